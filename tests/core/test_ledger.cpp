@@ -1,0 +1,28 @@
+#include <catch2/catch.hpp>
+
+#include "core/buffer.hpp"
+#include "core/ledger.hpp"
+
+using namespace zt;
+
+TEST_CASE("buffers register their bytes by category, with peaks", "[ledger]") {
+  auto& ledger = MemoryLedger::instance();
+  auto before = ledger.stats();
+  {
+    Buffer<float> p(MemCategory::Params, 1000);
+    Buffer<uint16_t> g(MemCategory::Grads, 300);
+    auto s = ledger.stats();
+    CHECK(s.cur(MemCategory::Params) - before.cur(MemCategory::Params) == 4000);
+    CHECK(s.cur(MemCategory::Grads) - before.cur(MemCategory::Grads) == 600);
+    CHECK(p[999] == 0.0f);  // zero-initialised
+    Buffer<float> moved = std::move(p);
+    CHECK(ledger.stats().cur(MemCategory::Params) - before.cur(MemCategory::Params) == 4000);
+    CHECK(p.size() == 0);
+  }
+  auto after = ledger.stats();
+  CHECK(after.cur(MemCategory::Params) == before.cur(MemCategory::Params));
+  CHECK(after.cur(MemCategory::Grads) == before.cur(MemCategory::Grads));
+  CHECK(after.pk(MemCategory::Params) >= before.cur(MemCategory::Params) + 4000);
+  ledger.reset_peaks();
+  CHECK(ledger.stats().pk(MemCategory::Params) == after.cur(MemCategory::Params));
+}
