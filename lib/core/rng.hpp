@@ -33,3 +33,12 @@ private:
 };
 
 }  // namespace zt
+
+namespace zt {
+// A standard normal that depends only on (seed, index): any rank can initialise any range of a
+// flat buffer and get the same values as a process that initialised all of it.
+inline double normal_at(uint64_t seed, uint64_t index) {
+  Rng r(seed * 0x9E3779B97F4A7C15ull + index * 0xD1B54A32D192ED03ull + 1);
+  return r.normal();
+}
+}  // namespace zt

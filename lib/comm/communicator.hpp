@@ -1,0 +1,69 @@
+#pragma once
+// The communicator: a small collective interface in the spirit of PyTorch's c10d Backend.
+// Counts are in elements. Every op may run asynchronously (returns a Work to wait on) and counts
+// the bytes this rank sends, per op kind, so the trainer can log communication volume.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "core/dtype.hpp"
+
+namespace zt {
+
+enum class ReduceOp : uint8_t { Sum, Max };
+enum class CommOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, Count };
+std::string_view comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
+
+struct CommStats {
+  std::array<uint64_t, size_t(CommOp::Count)> bytes_sent{};
+  std::array<uint64_t, size_t(CommOp::Count)> calls{};
+  std::array<double, size_t(CommOp::Count)> seconds{};  // time from issue to completion
+  uint64_t bytes(CommOp op) const { return bytes_sent[size_t(op)]; }
+};
+
+class Work {
+public:
+  virtual ~Work() = default;
+  virtual void wait() = 0;          // blocks until done (on GPU: makes the compute stream wait)
+  virtual bool is_completed() = 0;  // non-blocking test
+};
+using WorkPtr = std::shared_ptr<Work>;
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  virtual int local_rank() const = 0;
+
+  // Deterministic: element i of the result is ((x_0 + x_1) + x_2) ... + x_{N-1} in rank order,
+  // for any count and whatever the buffers were cut into. 16-bit inputs accumulate in fp32.
+  // In place when send == recv.
+  virtual WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                             bool async = false) = 0;
+  // send holds sum(recv_counts) elements; rank r receives the reduction of the r-th piece
+  // (pieces laid out in rank order) into recv (recv_counts[rank] elements). Pieces may differ in
+  // size and be empty. Same determinism as all_reduce.
+  virtual WorkPtr reduce_scatter(const void* send, void* recv, std::span<const size_t> recv_counts,
+                                 DType dtype, ReduceOp op, bool async = false) = 0;
+  // Each rank contributes counts[rank] elements from send; recv gets all pieces in rank order
+  // (sum(counts) elements). In place when send == recv + offset of this rank's piece.
+  virtual WorkPtr all_gather(const void* send, void* recv, std::span<const size_t> counts,
+                             DType dtype, bool async = false) = 0;
+  virtual WorkPtr broadcast(void* buf, size_t count, DType dtype, int root, bool async = false) = 0;
+  virtual WorkPtr barrier(bool async = false) = 0;
+
+  // Even split helpers: every rank gets `count` elements.
+  WorkPtr reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
+                         bool async = false);
+  WorkPtr all_gather(const void* send, void* recv, size_t count, DType dtype, bool async = false);
+
+  virtual CommStats stats() const = 0;
+  // Context named in timeout and mismatch messages ("step 17").
+  virtual void set_step(int64_t step) = 0;
+};
+
+}  // namespace zt

@@ -1,0 +1,192 @@
+#pragma once
+// The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, CONFIG.md) plus the
+// model, data and training blocks. Every default filled in, every "auto" resolved.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "optim/lr_schedule.hpp"
+
+namespace zt::config {
+
+struct OffloadOptimizerConfig {
+  std::string device = "none";  // none | cpu | nvme
+  std::string nvme_path;
+  bool pin_memory = true;
+  int64_t buffer_count = 4;
+  bool fast_init = false;
+  double ratio = 1.0;
+};
+
+struct OffloadParamConfig {
+  std::string device = "none";
+  std::string nvme_path;
+  bool pin_memory = true;
+  int64_t buffer_count = 5;
+  int64_t buffer_size = 100000000;
+  int64_t max_in_cpu = 1000000000;
+};
+
+struct ZeroConfig {
+  int stage = 0;
+  bool contiguous_gradients = true;
+  bool reduce_scatter = true;
+  int64_t reduce_bucket_size = 500000000;     // elements
+  int64_t allgather_bucket_size = 500000000;  // elements
+  bool overlap_comm = false;                  // resolved: true for stage 3 unless set
+  bool load_from_fp32_weights = true;
+  int64_t stage3_prefetch_bucket_size = 50000000;
+  int64_t stage3_param_persistence_threshold = 100000;
+  int64_t stage3_max_live_parameters = 1000000000;
+  int64_t stage3_max_reuse_distance = 1000000000;
+  bool stage3_gather_16bit_weights_on_model_save = false;
+  int64_t sub_group_size = 1000000000;
+  bool ignore_unused_parameters = true;
+  OffloadOptimizerConfig offload_optimizer;
+  OffloadParamConfig offload_param;
+};
+
+struct Fp16Config {
+  bool enabled = false;
+  double loss_scale = 0.0;  // 0: dynamic
+  int initial_scale_power = 16;
+  int64_t loss_scale_window = 1000;
+  int hysteresis = 2;
+  bool consecutive_hysteresis = false;
+  double min_loss_scale = 1.0;
+};
+
+struct Bf16Config {
+  bool enabled = false;
+  bool check_grad_overflow = true;
+};
+
+struct OptimizerConfig {
+  std::string type = "AdamW";  // canonical: Adam or AdamW
+  double lr = 1e-3;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  bool bias_correction = true;
+  bool adam_w_mode = true;  // Adam with adam_w_mode false: L2 decay added to the gradient
+};
+
+struct MonitorConfig {
+  bool enabled = false;
+  std::string output_path;
+  std::string job_name = "DeepSpeedJobName";
+};
+
+struct CommsLoggerConfig {
+  bool enabled = false;
+  bool verbose = false;
+  bool prof_all = true;
+  std::vector<std::string> prof_ops;
+};
+
+struct CheckpointConfig {
+  std::string tag_validation = "Warn";  // Warn | Ignore | Fail
+  bool load_universal = false;
+  bool use_node_local_storage = false;
+};
+
+struct ActivationCheckpointingConfig {
+  bool partition_activations = false;
+  int64_t number_checkpoints = 0;  // 0: none
+  bool contiguous_memory_optimization = false;
+  bool cpu_checkpointing = false;
+  bool recompute() const { return partition_activations || number_checkpoints > 0; }
+};
+
+struct ModelConfig {
+  std::string preset = "toy";  // toy | gpt2-tiny | gpt2-124m | gpt2-350m | gpt2-774m | gpt2-1.5b | custom
+  int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
+};
+
+struct DataConfig {
+  std::string train;  // default: the corpus shipped in data/
+  std::string val;
+  std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
+  int seq_len = 0;              // 0 resolves to the model's max_seq_len
+  bool shuffle = true;
+};
+
+struct TrainingConfig {
+  int64_t steps = 0;
+  int64_t micro_batch_size = 4;
+  int64_t gradient_accumulation_steps = 1;
+  double lr = 3e-4;
+  int64_t warmup_steps = 0;
+  double max_grad_norm = 1.0;
+  uint64_t seed = 1234;
+  int64_t eval_interval = 0;  // 0: no periodic eval
+  int64_t eval_batches = 4;
+  int64_t save_interval = 0;  // 0: no periodic checkpoints
+  int64_t keep_last = 0;      // 0: keep all
+  std::string checkpoint_dir;
+  std::string resume = "none";  // latest | path | none
+  std::string init_from;        // safetensors file
+  std::string save_final;       // directory
+  std::string log_dir;
+  std::string metrics;          // JSONL path
+  double comm_timeout = 600.0;  // seconds
+};
+
+struct Config {
+  int world_size = 1;
+  // batch sizes, resolved so that train_batch_size = micro * accumulation * world_size
+  int64_t train_batch_size = 0;
+  int64_t train_micro_batch_size_per_gpu = 0;
+  int64_t gradient_accumulation_steps = 0;
+  double gradient_clipping = 1.0;  // 0 disables
+  int64_t steps_per_print = 10;
+  bool wall_clock_breakdown = false;
+  bool prescale_gradients = false;
+  double gradient_predivide_factor = 1.0;
+  std::string communication_data_type;  // fp32 | bf16 | fp16; resolved to the training dtype
+  bool zero_allow_untested_optimizer = false;
+  bool zero_force_ds_cpu_optimizer = true;
+  bool dump_state = false;
+
+  ZeroConfig zero;
+  Fp16Config fp16;
+  Bf16Config bf16;
+  OptimizerConfig optimizer;
+  LrScheduleConfig scheduler;  // type "" when there is no scheduler block
+  MonitorConfig csv_monitor, tensorboard, wandb;
+  CommsLoggerConfig comms_logger;
+  CheckpointConfig checkpoint;
+  ActivationCheckpointingConfig activation_checkpointing;
+
+  ModelConfig model;
+  DataConfig data;
+  TrainingConfig training;
+
+  std::string source;  // where the config came from (file path or preset name), for messages
+  std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+};
+
+// Everything the command line contributes to resolution.
+struct ResolveOptions {
+  int world_size = 1;
+  std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
+  std::optional<std::string> model;    // --model FILE|PRESET
+  std::optional<std::string> data;     // --data PATH
+  std::optional<int64_t> steps;        // --steps N
+  bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0
+  bool cpu_backend = true;             // the CPU backend stores bf16 (auto picks bf16 there)
+};
+
+// Finds FILE, or configs/NAME.json for a preset name (the path as given, then the source tree's
+// and the installed configs/ folders). Throws zt::Error listing where it looked.
+std::string find_config_file(const std::string& name_or_path);
+// Parses (comments allowed, duplicate keys rejected), judges and resolves. Warnings go to spdlog.
+// Throws zt::Error whose message names the JSON path, the value and what was expected.
+Config load_config(const std::string& name_or_path, const ResolveOptions& options);
+Config resolve_config(const nlohmann::json& raw, const ResolveOptions& options, const std::string& source);
+// The resolved config as JSON with DeepSpeed's canonical key names plus model, data, training.
+nlohmann::json to_json(const Config& config);
+
+}  // namespace zt::config

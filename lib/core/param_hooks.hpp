@@ -1,0 +1,41 @@
+#pragma once
+// How the model asks for its parameters and hands over its gradients, group by group.
+// The ZeRO engine implements this; the model knows nothing of ranks or stages.
+#include <cstring>
+
+#include "core/buffer.hpp"
+#include "core/param_layout.hpp"
+
+namespace zt {
+
+class ParamHooks {
+public:
+  virtual ~ParamHooks() = default;
+  // fp32 values of group g (group.size elements; element i is flat index group.offset + i).
+  // Valid until release(g). Forward and backward each fetch a group before using it.
+  virtual const float* fetch(int g) = 0;
+  virtual void release(int g) = 0;
+  // fp32 gradient of group g for the current micro-batch: zeroed when first asked for in a
+  // backward pass; the model adds into it. Valid until grads_ready(g).
+  virtual float* grads(int g) = 0;
+  // The gradients of group g are final for this micro-batch.
+  virtual void grads_ready(int g) = 0;
+};
+
+// All parameters and gradients resident in fp32 on this process: single-process use and tests.
+class ResidentParams : public ParamHooks {
+public:
+  explicit ResidentParams(const ParamLayout& layout)
+      : layout_(layout), params(MemCategory::Params, layout.total), grad(MemCategory::Grads, layout.total) {}
+  const float* fetch(int g) override { return params.data() + layout_.groups[g].offset; }
+  void release(int) override {}
+  float* grads(int g) override { return grad.data() + layout_.groups[g].offset; }
+  void grads_ready(int) override {}
+  void zero_grads() { std::memset(grad.data(), 0, grad.bytes()); }
+
+  const ParamLayout& layout_;
+  Buffer<float> params;
+  Buffer<float> grad;  // accumulates across backward passes until zero_grads()
+};
+
+}  // namespace zt

@@ -1,0 +1,42 @@
+#pragma once
+// The contract between the model and the ZeRO engine (DESIGN.md): all parameters live in one
+// flat buffer, cut into groups (embeddings, each transformer block, the final norm); each group
+// is a contiguous run holding named tensors at fixed offsets. Offsets are absolute, in elements.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace zt {
+
+struct TensorSpec {
+  std::string name;           // e.g. "h.3.attn.c_attn.weight"
+  size_t offset = 0;          // first element in the flat buffer
+  std::vector<size_t> shape;  // as stored (row-major)
+  bool weight_decay = false;  // AdamW decay applies (tensors of two or more dimensions)
+  size_t numel() const {
+    size_t n = 1;
+    for (size_t d : shape) n *= d;
+    return n;
+  }
+};
+
+struct ParamGroup {
+  std::string name;  // "embeddings", "h.0", ..., "ln_f"
+  size_t offset = 0;
+  size_t size = 0;
+  std::vector<TensorSpec> tensors;  // in order, exactly covering [offset, offset + size)
+};
+
+struct ParamLayout {
+  std::vector<ParamGroup> groups;  // in order, exactly covering [0, total)
+  size_t total = 0;
+
+  const TensorSpec* find(const std::string& name) const {
+    for (auto& g : groups)
+      for (auto& t : g.tensors)
+        if (t.name == name) return &t;
+    return nullptr;
+  }
+};
+
+}  // namespace zt
