@@ -1,5 +1,7 @@
 #include "core/dtype.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace zt {
@@ -72,6 +74,23 @@ void from_f32(DType t, const float* src, void* dst, size_t n) {
     case DType::F32: std::memcpy(dst, src, n * 4); break;
     case DType::BF16: for (size_t i = 0; i < n; ++i) d16[i] = f32_to_bf16(src[i]); break;
     case DType::F16: for (size_t i = 0; i < n; ++i) d16[i] = f32_to_f16(src[i]); break;
+  }
+}
+
+void convert(DType st, const void* src, DType dt, void* dst, size_t n) {
+  if (st == dt) {
+    std::memmove(dst, src, n * dtype_size(st));
+    return;
+  }
+  if (st == DType::F32) return from_f32(dt, static_cast<const float*>(src), dst, n);
+  if (dt == DType::F32) return to_f32(st, src, static_cast<float*>(dst), n);
+  float tmp[1024];
+  auto s = static_cast<const char*>(src);
+  auto d = static_cast<char*>(dst);
+  for (size_t i = 0; i < n; i += 1024) {
+    size_t k = std::min<size_t>(1024, n - i);
+    to_f32(st, s + i * 2, tmp, k);
+    from_f32(dt, tmp, d + i * 2, k);
   }
 }
 

@@ -31,5 +31,7 @@ uint16_t f32_to_f16(float f);
 // Bulk conversions: dst[i] = convert(src[i]).
 void to_f32(DType src_type, const void* src, float* dst, size_t n);
 void from_f32(DType dst_type, const float* src, void* dst, size_t n);
+// dst = src converted between any two types (through fp32). Identical types: a copy.
+void convert(DType src_type, const void* src, DType dst_type, void* dst, size_t n);
 
 }  // namespace zt

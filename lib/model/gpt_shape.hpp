@@ -21,6 +21,8 @@ struct GptShape {
     size_t per_block = 12 * C * C + 13 * C;  // ln_1, c_attn, attn c_proj, ln_2, c_fc, mlp c_proj
     return size_t(vocab_size) * C + size_t(max_seq_len) * C + L * per_block + 2 * C;
   }
+  // Elements of the flat parameter buffer: num_params plus the zero rows that pad the vocabulary.
+  size_t flat_size() const { return num_params() + size_t(padded_vocab() - vocab_size) * size_t(d_model); }
 };
 
 struct GptPreset {

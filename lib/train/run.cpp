@@ -1,0 +1,21 @@
+#include "train/run.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "comm/mpi_communicator.hpp"
+#include "train/memory_plan.hpp"
+#include "train/trainer.hpp"
+
+namespace zt {
+
+int run_training(const config::Config& config, const RunOptions& options) {
+  auto comm = make_mpi_communicator(config.training.comm_timeout);
+  if (options.dry_run) {
+    if (comm->rank() == 0) print_memory_plan(config, comm->world_size());
+    return 0;
+  }
+  Trainer trainer(config, *comm);
+  return trainer.run();
+}
+
+}  // namespace zt

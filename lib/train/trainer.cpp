@@ -1,0 +1,222 @@
+#include "train/trainer.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "ckpt/safetensors.hpp"
+#include "core/error.hpp"
+#include "optim/lr_schedule.hpp"
+#include "train/peak_flops.hpp"
+
+namespace zt {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+extern "C" void on_sigint(int) { g_stop = true; }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+GptShape shape_of(const config::ModelConfig& m) {
+  return {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len};
+}
+
+CommStats minus(const CommStats& a, const CommStats& b) {
+  CommStats d;
+  for (size_t i = 0; i < d.bytes_sent.size(); ++i) {
+    d.bytes_sent[i] = a.bytes_sent[i] - b.bytes_sent[i];
+    d.calls[i] = a.calls[i] - b.calls[i];
+    d.seconds[i] = a.seconds[i] - b.seconds[i];
+  }
+  return d;
+}
+
+}  // namespace
+
+Trainer::Trainer(const config::Config& config, Communicator& comm)
+    : config_(config), comm_(comm), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
+      GA_(int(config.gradient_accumulation_steps)) {
+  model_ = std::make_unique<Gpt>(shape_of(config.model), B_, T_, config.activation_checkpointing.recompute());
+  train_data_ = open_dataset(config.data.train, config.data.format, config.training.seed);
+  if (!config.data.val.empty()) val_data_ = open_dataset(config.data.val, config.data.format, config.training.seed + 1);
+  for (auto* d : {train_data_.get(), val_data_.get()})
+    if (d && d->vocab_size() > config.model.vocab_size)
+      fail("data: {} has tokens up to {} but model.vocab_size is {}", d->path(), d->vocab_size() - 1,
+           config.model.vocab_size);
+  const int W = comm.world_size(), R = comm.rank();
+  train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, config.data.shuffle, config.training.seed);
+  if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config.training.seed);
+  inputs_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+  targets_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+
+  const ParamLayout& layout = model_->layout();
+  ParamInit init = [this](float* dst, size_t begin, size_t count) {
+    model_->init_params(dst, begin, count, config_.training.seed);
+  };
+  Buffer<float> loaded;
+  if (!config.training.init_from.empty()) {
+    loaded = Buffer<float>(MemCategory::Buffers, layout.total);
+    load_gpt2_safetensors(config.training.init_from, layout, loaded.data(), config.model.vocab_size);
+    init = [&loaded](float* dst, size_t begin, size_t count) {
+      std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
+    };
+  }
+  engine_ = std::make_unique<Engine>(config, layout, comm, init);
+  if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+  peak_flops_ = measure_peak_flops();
+}
+
+// The whole training step (DESIGN.md): micro-batches of forward and backward through the engine's
+// hooks, then one optimizer step.
+StepOutcome Trainer::train_step(int64_t step) {
+  comm_.set_step(step);
+  double loss_sum = 0;
+  for (int micro = 0; micro < GA_; ++micro) {
+    train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
+    engine_->begin_micro_batch();
+    loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    model_->backward(*engine_, engine_->backward_scale());
+  }
+  StepOutcome out;
+  int64_t taken = engine_->optimizer_steps();
+  out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
+  out.result = engine_->step(out.lr, beta1_at(config_.scheduler, config_.optimizer.beta1, taken));
+  float sums[2] = {float(loss_sum / GA_), g_stop ? 1.0f : 0.0f};
+  comm_.all_reduce(sums, sums, 2, DType::F32, ReduceOp::Sum)->wait();
+  out.loss = double(sums[0]) / comm_.world_size();
+  out.stop_requested = sums[1] > 0;
+  return out;
+}
+
+double Trainer::evaluate() {
+  if (!val_sampler_) return NAN;
+  double sum = 0;
+  for (int64_t b = 0; b < config_.training.eval_batches; ++b) {
+    val_sampler_->fill_eval(b, inputs_.data(), targets_.data());
+    engine_->begin_micro_batch();
+    sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+  }
+  float mean = float(sum / double(config_.training.eval_batches));
+  comm_.all_reduce(&mean, &mean, 1, DType::F32, ReduceOp::Sum)->wait();
+  return double(mean) / comm_.world_size();
+}
+
+SetupRecord Trainer::setup_record() {
+  auto s = MemoryLedger::instance().stats();
+  uint64_t mine[5] = {s.cur(MemCategory::Params), s.cur(MemCategory::Grads), s.cur(MemCategory::Optimizer),
+                      s.cur(MemCategory::Buffers), s.cur(MemCategory::Offload)};
+  std::vector<uint64_t> all(size_t(5 * comm_.world_size()));
+  // 64-bit counters travel as pairs of fp32 words: all_gather moves bytes, never adds them.
+  comm_.all_gather(mine, all.data(), 10, DType::F32)->wait();
+  SetupRecord r;
+  r.world_size = comm_.world_size();
+  r.stage = config_.zero.stage;
+  r.dtype = config_.dtype();
+  r.num_params = model_->num_params();
+  r.padded_params = engine_->partition().padded();
+  for (int k = 0; k < comm_.world_size(); ++k) {
+    const uint64_t* m = all.data() + 5 * k;
+    r.memory.push_back({k, m[0], m[1], m[2], m[3], m[4]});
+  }
+  return r;
+}
+
+int Trainer::run() {
+  const int64_t steps = config_.training.steps;
+  const bool rank0 = comm_.rank() == 0;
+  SetupRecord setup = setup_record();
+  metrics_.setup(setup);
+  if (rank0) log_start();
+  auto previous = std::signal(SIGINT, on_sigint);
+
+  auto t_start = std::chrono::steady_clock::now();
+  double last_loss = NAN;
+  int64_t done = 0;
+  for (int64_t step = 1; step <= steps; ++step) {
+    CommStats before = comm_.stats();
+    auto t0 = std::chrono::steady_clock::now();
+    StepOutcome out = train_step(step);
+    double seconds = seconds_since(t0);
+    done = step;
+    last_loss = out.loss;
+
+    StepRecord rec;
+    rec.step = step;
+    rec.loss = out.loss;
+    rec.lr = out.lr;
+    rec.grad_norm = out.result.grad_norm;
+    rec.loss_scale = out.result.loss_scale;
+    rec.skipped = out.result.skipped;
+    rec.tokens = int64_t(B_) * T_ * GA_ * comm_.world_size();
+    rec.step_ms = seconds * 1e3;
+    rec.tokens_per_s = double(rec.tokens) / seconds;
+    rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_flops_ * comm_.world_size());
+    rec.comm = minus(comm_.stats(), before);
+    metrics_.step(rec);
+    if (rank0 && (step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0))
+      log_step(rec);
+
+    if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || step == steps)) {
+      double val = evaluate();
+      metrics_.eval(step, val);
+      if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val);
+    }
+    if (out.stop_requested) {
+      if (rank0) spdlog::warn("interrupted: stopping after step {}", step);
+      break;
+    }
+  }
+  std::signal(SIGINT, previous);
+
+  if (!config_.training.save_final.empty()) {
+    std::vector<float> full(model_->layout().total);
+    engine_->gather_master(full.data());
+    if (rank0) {
+      std::filesystem::create_directories(config_.training.save_final);
+      auto dir = std::filesystem::path(config_.training.save_final);
+      save_gpt2_safetensors((dir / "model.safetensors").string(), model_->layout(), full.data(), config_.model.vocab_size);
+      auto& m = config_.model;
+      write_gpt2_config_json(dir.string(), m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len);
+      spdlog::info("saved final weights to {}", dir.string());
+    }
+  }
+  if (rank0) log_summary(seconds_since(t_start), done, last_loss);
+  return 0;
+}
+
+void Trainer::log_start() const {
+  auto& m = config_.model;
+  spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer,
+               m.n_head, m.d_model, m.vocab_size, T_, model_->num_params());
+  spdlog::info("ZeRO stage {} on {} ranks, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
+               config_.zero.stage, comm_.world_size(), config_.dtype(), config_.communication_data_type,
+               config_.train_batch_size, B_, GA_, comm_.world_size());
+  spdlog::info("MFU = flops/token ({}) x tokens/s / (peak x ranks); peak {:.1f} GFLOP/s per rank (fp32 sgemm 512^3 measured)",
+               model_->flops_per_token(), peak_flops_ / 1e9);
+}
+
+void Trainer::log_step(const StepRecord& r) const {
+  spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e} | grad norm {:.3f}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
+               r.step, config_.training.steps, r.loss, r.lr, r.grad_norm,
+               r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
+               r.tokens_per_s, 100.0 * r.mfu);
+}
+
+void Trainer::log_summary(double seconds, int64_t steps, double last_loss) const {
+  auto s = MemoryLedger::instance().stats();
+  spdlog::info("done: {} steps in {:.1f} s, final loss {:.4f}, {:.0f} tokens/s", steps, seconds, last_loss,
+               double(steps) * B_ * T_ * GA_ * comm_.world_size() / seconds);
+  spdlog::info("rank 0 memory (MiB): params {:.2f}, grads {:.2f}, optimizer {:.2f}, buffers {:.2f} (peak {:.2f}), "
+               "activations {:.2f}, offload {:.2f}",
+               s.cur(MemCategory::Params) / 1048576.0, s.cur(MemCategory::Grads) / 1048576.0,
+               s.cur(MemCategory::Optimizer) / 1048576.0, s.cur(MemCategory::Buffers) / 1048576.0,
+               s.pk(MemCategory::Buffers) / 1048576.0, s.cur(MemCategory::Activations) / 1048576.0,
+               s.cur(MemCategory::Offload) / 1048576.0);
+}
+
+}  // namespace zt

@@ -1,0 +1,51 @@
+#pragma once
+// The trainer: config + model + engine + data + metrics. train_step() is the whole training
+// step of DESIGN.md in one function.
+#include <memory>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "data/sampler.hpp"
+#include "model/gpt.hpp"
+#include "train/metrics.hpp"
+#include "zero/engine.hpp"
+
+namespace zt {
+
+struct StepOutcome {
+  double loss = 0;  // mean over ranks and micro-batches
+  StepResult result;
+  double lr = 0;
+  bool stop_requested = false;  // Ctrl-C on any rank
+};
+
+class Trainer {
+public:
+  Trainer(const config::Config& config, Communicator& comm);
+  int run();
+
+  StepOutcome train_step(int64_t step);  // step counts from 1
+  double evaluate();                      // mean val loss over ranks and eval_batches
+  Engine& engine() { return *engine_; }
+  Gpt& model() { return *model_; }
+
+private:
+  SetupRecord setup_record();
+  void log_start() const;
+  void log_step(const StepRecord& r) const;
+  void log_summary(double seconds, int64_t steps, double last_loss) const;
+
+  const config::Config& config_;
+  Communicator& comm_;
+  int B_, T_, GA_;
+  std::unique_ptr<Gpt> model_;
+  std::unique_ptr<TokenDataset> train_data_, val_data_;
+  std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
+  std::unique_ptr<Engine> engine_;
+  Buffer<int32_t> inputs_, targets_;
+  MetricsWriter metrics_;
+  double peak_flops_ = 0;  // per rank, for MFU
+};
+
+}  // namespace zt

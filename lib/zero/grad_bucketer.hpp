@@ -1,0 +1,54 @@
+#pragma once
+// Reduce-scatter of gradients in buckets of reduce_bucket_size elements. A bucket is a contiguous
+// flat range; gradients arrive top-down (backward visits groups last to first), so a bucket fills
+// from its end. A full bucket is reduce-scattered (on the communication thread when
+// overlap_comm) and this rank's piece handed to `apply`. Two bucket slots alternate, so one can
+// fill while the other is in flight.
+#include <functional>
+
+#include "comm/communicator.hpp"
+#include "core/buffer.hpp"
+#include "zero/partition.hpp"
+
+namespace zt {
+
+class GradBucketer {
+public:
+  // own_piece: the part of the reduced range this rank owns; data: its reduced values (comm dtype).
+  using Apply = std::function<void(Range own_piece, const void* data)>;
+
+  GradBucketer(const Partition& partition, Communicator& comm, DType comm_dtype,
+               size_t bucket_elements, bool overlap, Apply apply);
+
+  // Adds gradients for flat range [begin, begin + n), given in src_dtype. When the range does not
+  // end where the current bucket's content begins, the bucket is flushed first.
+  void add(size_t begin, const void* src, DType src_dtype, size_t n);
+  void flush();     // reduce whatever the current bucket holds
+  void wait_all();  // flush, then complete every reduction in flight and apply it
+
+  double exposed_wait_seconds() const { return exposed_wait_s_; }
+  void reset_timers() { exposed_wait_s_ = 0; }
+  size_t bucket_elements() const { return bucket_; }
+
+private:
+  struct Slot {
+    Buffer<uint8_t> send, recv;
+    Range range;  // flat range held (being filled, or in flight)
+    WorkPtr work;
+  };
+  void complete(Slot& slot);
+  Slot& current() { return slots_[current_]; }
+
+  const Partition& partition_;
+  Communicator& comm_;
+  DType dtype_;
+  size_t bucket_;
+  bool overlap_;
+  Apply apply_;
+  Slot slots_[2];
+  int current_ = 0;
+  size_t fill_ = 0;  // elements in the current bucket, stored at its end
+  double exposed_wait_s_ = 0;
+};
+
+}  // namespace zt

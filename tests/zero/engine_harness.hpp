@@ -1,0 +1,82 @@
+#pragma once
+// Builds small training runs for the engine tests: a GPT whose parameter count is not a multiple
+// of the world size, on the shipped text corpus, with bucket sizes that cut groups in odd places.
+#include <mpi.h>
+
+#include <cmath>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "train/trainer.hpp"
+
+namespace zt::test {
+
+struct RunSpec {
+  int stage = 0;
+  std::string dtype = "fp32";
+  int world = 1;
+  int micro = 2;
+  int accumulation = 1;
+  int64_t bucket = 1000;  // elements: cuts groups in odd places
+  bool overlap = true;
+};
+
+inline config::Config make_config(const RunSpec& s) {
+  config::Config c;
+  c.world_size = s.world;
+  c.train_micro_batch_size_per_gpu = s.micro;
+  c.gradient_accumulation_steps = s.accumulation;
+  c.train_batch_size = int64_t(s.micro) * s.accumulation * s.world;
+  c.gradient_clipping = 1.0;
+  c.zero.stage = s.stage;
+  c.zero.reduce_bucket_size = s.bucket;
+  c.zero.allgather_bucket_size = s.bucket + 333;
+  c.zero.overlap_comm = s.overlap;
+  c.zero.stage3_param_persistence_threshold = 0;
+  c.zero.stage3_prefetch_bucket_size = 3000;
+  c.zero.stage3_max_live_parameters = 20000;
+  c.zero.stage3_max_reuse_distance = 1;  // keeps the embeddings between the LM head's forward and backward
+  c.bf16.enabled = s.dtype == "bf16";
+  c.fp16.enabled = s.dtype == "fp16";
+  c.fp16.initial_scale_power = 8;
+  c.communication_data_type = s.dtype;
+  c.optimizer.lr = 3e-3;
+  c.optimizer.beta1 = 0.9;
+  c.optimizer.beta2 = 0.95;
+  c.optimizer.weight_decay = 0.1;
+  c.model = {"custom", 2, 2, 24, 256, 16};  // 21024 parameters
+  c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
+  c.data.format = "text";
+  c.data.seq_len = 16;
+  c.data.shuffle = false;
+  c.training.steps = 3;
+  c.training.seed = 42;
+  c.training.eval_interval = 0;
+  return c;
+}
+
+struct RunResult {
+  std::vector<double> losses;
+  std::vector<float> params;  // consolidated fp32 master weights after the run
+};
+
+inline RunResult train(const config::Config& c, Communicator& comm, int steps) {
+  Trainer trainer(c, comm);
+  RunResult r;
+  for (int s = 1; s <= steps; ++s) r.losses.push_back(trainer.train_step(s).loss);
+  r.params.resize(trainer.model().layout().total);
+  trainer.engine().gather_master(r.params.data());
+  return r;
+}
+
+inline double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return std::sqrt(num / den);
+}
+
+}  // namespace zt::test

@@ -1,0 +1,133 @@
+// Multi-rank (run under mpirun): memory per rank and bytes per step, measured by the program,
+// against the ZeRO formulas of DESIGN.md; the fp16 overflow path.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include "comm/mpi_communicator.hpp"
+#include "core/ledger.hpp"
+#include "engine_harness.hpp"
+#include "model/gpt.hpp"
+#include "zero/engine.hpp"
+
+using namespace zt;
+using namespace zt::test;
+
+static Communicator& world() {
+  static auto comm = make_mpi_communicator(120.0);
+  return *comm;
+}
+
+static GptShape shape_of(const config::Config& c) {
+  return {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
+}
+
+TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]") {
+  auto& comm = world();
+  const size_t N = size_t(comm.world_size());
+  for (std::string dtype : {"bf16", "fp32"}) {
+    for (int stage = 0; stage <= 3; ++stage) {
+      auto c = make_config({stage, dtype, comm.world_size()});
+      Gpt model(shape_of(c), 2, 16);
+      auto before = MemoryLedger::instance().stats();
+      Engine engine(c, model.layout(), comm, [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
+      auto after = MemoryLedger::instance().stats();
+      auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
+      const size_t P = engine.partition().padded(), S = P / N;
+      const size_t d = dtype == "bf16" ? 2 : 4, opt = dtype == "bf16" ? 12 : 8;
+      INFO(dtype << " stage " << stage << " N " << N << " P " << P);
+      CHECK(delta(MemCategory::Params) == (stage < 3 ? d * P : d * S));
+      CHECK(delta(MemCategory::Grads) == (stage < 2 ? d * P : d * S));
+      CHECK(delta(MemCategory::Optimizer) == (stage == 0 ? opt * P : opt * S));
+      // 16 bytes per parameter in all, as the table says: 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N.
+      double total = double(delta(MemCategory::Params) + delta(MemCategory::Grads) + delta(MemCategory::Optimizer));
+      double table[] = {16.0 * P, 4.0 * P + 12.0 * P / N, 2.0 * P + 14.0 * P / N, 16.0 * P / N};
+      CHECK(total == table[stage]);
+      // Transient buffers stay within the bucket settings: two slots of send + receive.
+      CHECK(delta(MemCategory::Buffers) <= 2 * 2 * size_t(c.zero.reduce_bucket_size) * d);
+    }
+  }
+}
+
+TEST_CASE("bytes sent per step match 2Ψ(N-1)/N for stages 0-2 and 3Ψ(N-1)/N for stage 3", "[engine][comm]") {
+  auto& comm = world();
+  const size_t N = size_t(comm.world_size());
+  for (int stage = 0; stage <= 3; ++stage) {
+    auto c = make_config({stage, "bf16", comm.world_size()});
+    Trainer trainer(c, comm);
+    trainer.train_step(1);  // stage 3 records its fetch order in the first step
+    CommStats before = comm.stats();
+    trainer.train_step(2);
+    CommStats after = comm.stats();
+    auto sent = [&](CommOp op) { return after.bytes(op) - before.bytes(op); };
+    const size_t numel = trainer.model().layout().total;
+    const size_t S = trainer.engine().partition().shard_size();
+    const size_t own = std::min(S, numel);  // rank 0's trained elements
+    const size_t norm_bytes = 8 * (N - 1);  // each rank's grad-norm partial, as a double
+    INFO("stage " << stage << " N " << N);
+    // Reduce-scatter: every element leaves its rank except the ones this rank owns.
+    CHECK(sent(CommOp::ReduceScatter) == 2 * (numel - own));
+    size_t gathers = stage == 3 ? 2 : 1;  // stage 3 gathers every group in forward and in backward
+    CHECK(sent(CommOp::AllGather) == gathers * 2 * S * (N - 1) + norm_bytes);
+    double psi_elements = double(sent(CommOp::ReduceScatter) + sent(CommOp::AllGather) - norm_bytes) / 2;
+    double expected = (stage == 3 ? 3.0 : 2.0) * double(numel) * double(N - 1) / double(N);
+    CHECK(psi_elements == Approx(expected).epsilon(0.02));  // padding aside
+  }
+}
+
+// Poisons one group's gradient with inf on one rank at chosen steps.
+class PoisonHooks : public ParamHooks {
+public:
+  PoisonHooks(Engine& e, bool poison) : engine_(e), poison_(poison) {}
+  const float* fetch(int g) override { return engine_.fetch(g); }
+  void release(int g) override { engine_.release(g); }
+  float* grads(int g) override { return engine_.grads(g); }
+  void grads_ready(int g) override {
+    if (poison_ && g == 1) engine_.grads(g)[3] = std::numeric_limits<float>::infinity();
+    engine_.grads_ready(g);
+  }
+
+private:
+  Engine& engine_;
+  bool poison_;
+};
+
+TEST_CASE("fp16: an inf on one rank skips the step everywhere and follows the hysteresis rules", "[engine][fp16]") {
+  auto& comm = world();
+  for (int stage : {0, 2, 3}) {
+    auto c = make_config({stage, "fp16", comm.world_size()});
+    c.fp16.hysteresis = 2;
+    Trainer trainer(c, comm);
+    trainer.train_step(1);
+    REQUIRE(trainer.engine().optimizer_steps() == 1);
+    std::vector<float> before(trainer.model().layout().total), after(before.size());
+    trainer.engine().gather_master(before.data());
+    float scale0 = trainer.engine().loss_scaler().scale();
+
+    std::vector<int32_t> in(2 * 16), tgt(2 * 16);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = tgt[i] = int32_t(i % 200);
+    auto poisoned_step = [&](int64_t step) {
+      PoisonHooks hooks(trainer.engine(), comm.rank() == comm.world_size() - 1);
+      trainer.engine().begin_micro_batch();
+      trainer.model().forward(in.data(), tgt.data(), 2, 16, hooks);
+      trainer.model().backward(hooks, trainer.engine().backward_scale());
+      comm.set_step(step);
+      return trainer.engine().step(1e-3, 0.9);
+    };
+    INFO("stage " << stage);
+    StepResult r1 = poisoned_step(2);
+    CHECK(r1.skipped);
+    CHECK_FALSE(std::isfinite(r1.grad_norm));
+    CHECK(trainer.engine().loss_scaler().scale() == scale0);  // hysteresis 2: the first is absorbed
+    StepResult r2 = poisoned_step(3);
+    CHECK(r2.skipped);
+    CHECK(trainer.engine().loss_scaler().scale() == scale0 / 2);  // then halved
+    CHECK(trainer.engine().optimizer_steps() == 1);  // the schedule did not advance
+    trainer.engine().gather_master(after.data());
+    CHECK(before == after);
+    // A clean step goes through again.
+    CHECK_FALSE(trainer.train_step(4).result.skipped);
+    CHECK(trainer.engine().optimizer_steps() == 2);
+  }
+}
