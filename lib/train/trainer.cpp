@@ -22,6 +22,14 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// Runs f and adds its duration to total.
+template <typename F>
+void timed(double& total, F&& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  total += seconds_since(t0);
+}
+
 GptShape shape_of(const config::ModelConfig& m) {
   return {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len};
 }
@@ -45,9 +53,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
   train_data_ = open_dataset(config.data.train, config.data.format, config.training.seed);
   if (!config.data.val.empty()) val_data_ = open_dataset(config.data.val, config.data.format, config.training.seed + 1);
   for (auto* d : {train_data_.get(), val_data_.get()})
-    if (d && d->vocab_size() > config.model.vocab_size)
-      fail("data: {} has tokens up to {} but model.vocab_size is {}", d->path(), d->vocab_size() - 1,
-           config.model.vocab_size);
+    if (d) d->check_vocab(config.model.vocab_size);
   const int W = comm.world_size(), R = comm.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, config.data.shuffle, config.training.seed);
   if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config.training.seed);
@@ -75,17 +81,22 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
 // hooks, then one optimizer step.
 StepOutcome Trainer::train_step(int64_t step) {
   comm_.set_step(step);
+  engine_->reset_timers();
+  StepOutcome out;
   double loss_sum = 0;
   for (int micro = 0; micro < GA_; ++micro) {
     train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
     engine_->begin_micro_batch();
-    loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
-    model_->backward(*engine_, engine_->backward_scale());
+    timed(out.time.forward, [&] { loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_); });
+    timed(out.time.backward, [&] { model_->backward(*engine_, engine_->backward_scale()); });
   }
-  StepOutcome out;
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
-  out.result = engine_->step(out.lr, beta1_at(config_.scheduler, config_.optimizer.beta1, taken));
+  timed(out.time.step, [&] {
+    out.result = engine_->step(out.lr, beta1_at(config_.scheduler, config_.optimizer.beta1, taken));
+  });
+  out.time.reduce_wait = engine_->timers().reduce_wait_s;
+  out.time.gather_wait = engine_->timers().gather_wait_s;
   float sums[2] = {float(loss_sum / GA_), g_stop ? 1.0f : 0.0f};
   comm_.all_reduce(sums, sums, 2, DType::F32, ReduceOp::Sum)->wait();
   out.loss = double(sums[0]) / comm_.world_size();
@@ -158,8 +169,14 @@ int Trainer::run() {
     rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_flops_ * comm_.world_size());
     rec.comm = minus(comm_.stats(), before);
     metrics_.step(rec);
-    if (rank0 && (step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0))
+    bool print = step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
+    if (rank0 && print) {
       log_step(rec);
+      if (config_.wall_clock_breakdown) {
+        out.time.comm_busy = rec.comm.seconds[size_t(CommOp::ReduceScatter)] + rec.comm.seconds[size_t(CommOp::AllGather)];
+        log_breakdown(out.time, seconds);
+      }
+    }
 
     if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || step == steps)) {
       double val = evaluate();
@@ -205,6 +222,15 @@ void Trainer::log_step(const StepRecord& r) const {
                r.step, config_.training.steps, r.loss, r.lr, r.grad_norm,
                r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
                r.tokens_per_s, 100.0 * r.mfu);
+}
+
+void Trainer::log_breakdown(const StepBreakdown& t, double step_seconds) const {
+  double exposed = t.reduce_wait + t.gather_wait;
+  double overlapped = t.comm_busy > 0 ? std::max(0.0, 1.0 - exposed / t.comm_busy) : 0.0;
+  spdlog::info("      time (ms): forward {:.1f} | backward {:.1f} | step {:.1f} | waiting on reduce {:.1f}, on gather {:.1f} "
+               "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
+               1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
+               1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
 }
 
 void Trainer::log_summary(double seconds, int64_t steps, double last_loss) const {

@@ -13,11 +13,19 @@
 
 namespace zt {
 
+// Where a step's time went (wall_clock_breakdown), in seconds.
+struct StepBreakdown {
+  double forward = 0, backward = 0, step = 0;
+  double reduce_wait = 0, gather_wait = 0;  // compute thread blocked on communication
+  double comm_busy = 0;                      // time collectives were in flight
+};
+
 struct StepOutcome {
   double loss = 0;  // mean over ranks and micro-batches
   StepResult result;
   double lr = 0;
   bool stop_requested = false;  // Ctrl-C on any rank
+  StepBreakdown time;
 };
 
 class Trainer {
@@ -34,6 +42,7 @@ private:
   SetupRecord setup_record();
   void log_start() const;
   void log_step(const StepRecord& r) const;
+  void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_summary(double seconds, int64_t steps, double last_loss) const;
 
   const config::Config& config_;

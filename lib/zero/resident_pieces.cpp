@@ -102,8 +102,9 @@ void FullGrads::accumulate(int g, const float* grads) {
 
 void FullGrads::reduce_scatter(StageTimers& timers) {
   bucketer_->reset_timers();
-  // Top-down, the order backward produces gradients in: buckets cut where stage 2's would.
-  bucketer_->add(0, values_.data(), ctx_.dtype, ctx_.partition.padded());
+  // Top-down, the order backward produces gradients in, and never the padding: the same buckets
+  // as stage 2 cuts, and the same bytes on the wire.
+  bucketer_->add(0, values_.data(), ctx_.dtype, ctx_.partition.numel());
   bucketer_->wait_all();
   timers.reduce_wait_s += bucketer_->exposed_wait_seconds();
 }

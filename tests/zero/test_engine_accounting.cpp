@@ -40,9 +40,11 @@ TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]
       CHECK(delta(MemCategory::Params) == (stage < 3 ? d * P : d * S));
       CHECK(delta(MemCategory::Grads) == (stage < 2 ? d * P : d * S));
       CHECK(delta(MemCategory::Optimizer) == (stage == 0 ? opt * P : opt * S));
-      // 16 bytes per parameter in all, as the table says: 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N.
+      // The ZeRO table: 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N in 16-bit training (fp32: 4+4+8 bytes).
       double total = double(delta(MemCategory::Params) + delta(MemCategory::Grads) + delta(MemCategory::Optimizer));
-      double table[] = {16.0 * P, 4.0 * P + 12.0 * P / N, 2.0 * P + 14.0 * P / N, 16.0 * P / N};
+      double mixed[] = {16.0 * P, 4.0 * P + 12.0 * P / N, 2.0 * P + 14.0 * P / N, 16.0 * P / N};
+      double fp32[] = {16.0 * P, 8.0 * P + 8.0 * P / N, 4.0 * P + 12.0 * P / N, 16.0 * P / N};
+      const double* table = dtype == "bf16" ? mixed : fp32;
       CHECK(total == table[stage]);
       // Transient buffers stay within the bucket settings: two slots of send + receive.
       CHECK(delta(MemCategory::Buffers) <= 2 * 2 * size_t(c.zero.reduce_bucket_size) * d);
@@ -63,13 +65,15 @@ TEST_CASE("bytes sent per step match 2Ψ(N-1)/N for stages 0-2 and 3Ψ(N-1)/N fo
     auto sent = [&](CommOp op) { return after.bytes(op) - before.bytes(op); };
     const size_t numel = trainer.model().layout().total;
     const size_t S = trainer.engine().partition().shard_size();
-    const size_t own = std::min(S, numel);  // rank 0's trained elements
-    const size_t norm_bytes = 8 * (N - 1);  // each rank's grad-norm partial, as a double
-    INFO("stage " << stage << " N " << N);
-    // Reduce-scatter: every element leaves its rank except the ones this rank owns.
+    const size_t own = trainer.engine().partition().trained(comm.rank()).size();
+    const size_t norm_bytes = stage == 0 ? 0 : 8 * (N - 1);  // each rank's grad-norm partial, a double
+    INFO("stage " << stage << " N " << N << " rank " << comm.rank());
+    // Reduce-scatter: every gradient element leaves its rank except the ones this rank owns.
     CHECK(sent(CommOp::ReduceScatter) == 2 * (numel - own));
-    size_t gathers = stage == 3 ? 2 : 1;  // stage 3 gathers every group in forward and in backward
-    CHECK(sent(CommOp::AllGather) == gathers * 2 * S * (N - 1) + norm_bytes);
+    // All-gather: stages 0-2 send the whole shard (padding included) to every other rank once;
+    // stage 3 sends its part of every group twice (forward and backward), padding never.
+    size_t gathered = stage == 3 ? 2 * 2 * own * (N - 1) : 2 * S * (N - 1);
+    CHECK(sent(CommOp::AllGather) == gathered + norm_bytes);
     double psi_elements = double(sent(CommOp::ReduceScatter) + sent(CommOp::AllGather) - norm_bytes) / 2;
     double expected = (stage == 3 ? 3.0 : 2.0) * double(numel) * double(N - 1) / double(N);
     CHECK(psi_elements == Approx(expected).epsilon(0.02));  // padding aside

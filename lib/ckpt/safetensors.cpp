@@ -1,0 +1,346 @@
+#include "ckpt/safetensors.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+
+namespace zt {
+
+static_assert(std::endian::native == std::endian::little, "safetensors data is little-endian");
+
+namespace {
+
+// The reference implementation refuses headers above 100 MB.
+constexpr uint64_t kMaxHeaderLength = 100'000'000;
+
+std::string shape_string(const std::vector<uint64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string_view dtype_tag(DType t) {
+  switch (t) {
+    case DType::F32: return "F32";
+    case DType::BF16: return "BF16";
+    case DType::F16: return "F16";
+  }
+  return "?";
+}
+
+void pread_exact(int fd, void* dst, uint64_t bytes, uint64_t offset, const std::string& path) {
+  auto* p = static_cast<char*>(dst);
+  while (bytes > 0) {
+    ssize_t got = ::pread(fd, p, bytes, off_t(offset));
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) fail("{}: read of {} bytes at offset {} failed: {}", path, bytes, offset,
+                       got == 0 ? "unexpected end of file" : std::strerror(errno));
+    p += got;
+    bytes -= uint64_t(got);
+    offset += uint64_t(got);
+  }
+}
+
+// Parses the header JSON, rejecting duplicate tensor names (nlohmann would keep the last one).
+nlohmann::json parse_header(const std::string& text, const std::string& path) {
+  std::set<std::string> seen;
+  std::string duplicate;
+  auto on_event = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1) {
+      auto name = parsed.get<std::string>();
+      if (!seen.insert(name).second && duplicate.empty()) duplicate = name;
+    }
+    return true;
+  };
+  nlohmann::json header;
+  try {
+    header = nlohmann::json::parse(text, on_event);
+  } catch (const nlohmann::json::parse_error& e) {
+    fail("{}: header is not valid JSON (header byte {}, file offset {}): {}", path, e.byte, 8 + e.byte, e.what());
+  }
+  if (!duplicate.empty()) fail("{}: tensor \"{}\" appears twice in the header", path, duplicate);
+  return header;
+}
+
+}  // namespace
+
+uint64_t SafetensorsEntry::numel() const {
+  uint64_t n = 1;
+  for (uint64_t d : shape) n *= d;
+  return n;
+}
+
+size_t safetensors_dtype_size(const std::string& dtype) {
+  static const std::map<std::string, size_t> sizes = {
+      {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1}, {"I16", 2}, {"U16", 2}, {"F16", 2},
+      {"BF16", 2}, {"I32", 4}, {"U32", 4}, {"F32", 4},     {"F64", 8},     {"I64", 8}, {"U64", 8}};
+  auto it = sizes.find(dtype);
+  return it == sizes.end() ? 0 : it->second;
+}
+
+SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) fail("{}: cannot open safetensors file: {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fail("{}: not a regular file", path);
+  }
+  file_size_ = uint64_t(st.st_size);
+  try {
+    if (file_size_ < 8) fail("{}: {} bytes is too small for a safetensors file (8-byte header length)", path, file_size_);
+    uint8_t length_bytes[8];
+    pread_exact(fd_, length_bytes, 8, 0, path);
+    std::memcpy(&header_length_, length_bytes, 8);
+    if (header_length_ < 2 || header_length_ > kMaxHeaderLength || header_length_ > file_size_ - 8)
+      fail("{}: bad header length {} at offset 0 (file size {}, so at most {})", path, header_length_, file_size_,
+           std::min(file_size_ - 8, kMaxHeaderLength));
+    std::string text(header_length_, '\0');
+    pread_exact(fd_, text.data(), header_length_, 8, path);
+    if (text[0] != '{') fail("{}: header at offset 8 does not start with '{{'", path);
+    nlohmann::json header = parse_header(text, path);
+    if (!header.is_object()) fail("{}: header is not a JSON object", path);
+
+    const uint64_t data_size = file_size_ - 8 - header_length_;
+    for (auto& [name, value] : header.items()) {
+      if (name == "__metadata__") {
+        if (!value.is_object()) fail("{}: __metadata__ is not an object", path);
+        for (auto& [k, v] : value.items()) {
+          if (!v.is_string()) fail("{}: __metadata__.{} is not a string", path, k);
+          metadata_[k] = v.get<std::string>();
+        }
+        continue;
+      }
+      if (!value.is_object()) fail("{}: tensor \"{}\": entry is not an object", path, name);
+      SafetensorsEntry e;
+      e.name = name;
+      if (!value.contains("dtype") || !value["dtype"].is_string())
+        fail("{}: tensor \"{}\": missing dtype", path, name);
+      e.dtype = value["dtype"].get<std::string>();
+      const size_t esize = safetensors_dtype_size(e.dtype);
+      if (esize == 0) fail("{}: tensor \"{}\": unknown dtype \"{}\"", path, name, e.dtype);
+      if (!value.contains("shape") || !value["shape"].is_array())
+        fail("{}: tensor \"{}\": missing shape", path, name);
+      for (auto& d : value["shape"]) {
+        if (!d.is_number_unsigned()) fail("{}: tensor \"{}\": shape {} is not a list of sizes", path, name, value["shape"].dump());
+        e.shape.push_back(d.get<uint64_t>());
+      }
+      const nlohmann::json offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
+      if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+          !offsets[1].is_number_unsigned())
+        fail("{}: tensor \"{}\": data_offsets must be [begin, end]", path, name);
+      e.begin = offsets[0].get<uint64_t>();
+      e.end = offsets[1].get<uint64_t>();
+      if (e.begin > e.end || e.end > data_size)
+        fail("{}: tensor \"{}\": data_offsets [{}, {}] outside the data section of {} bytes (file offset {})", path,
+             name, e.begin, e.end, data_size, data_start());
+      uint64_t numel = 1;
+      for (uint64_t d : e.shape) {
+        if (d != 0 && numel > UINT64_MAX / d) fail("{}: tensor \"{}\": shape {} overflows", path, name, shape_string(e.shape));
+        numel *= d;
+      }
+      if (numel > UINT64_MAX / esize || numel * esize != e.end - e.begin)
+        fail("{}: tensor \"{}\": shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}", path, name,
+             shape_string(e.shape), e.dtype, numel * esize, e.begin, e.end, e.end - e.begin);
+      tensors_.push_back(std::move(e));
+    }
+    std::sort(tensors_.begin(), tensors_.end(), [](auto& a, auto& b) {
+      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
+    });
+    for (size_t i = 1; i < tensors_.size(); ++i)
+      if (tensors_[i].begin < tensors_[i - 1].end)
+        fail("{}: tensors \"{}\" [{}, {}] and \"{}\" [{}, {}] overlap", path, tensors_[i - 1].name,
+             tensors_[i - 1].begin, tensors_[i - 1].end, tensors_[i].name, tensors_[i].begin, tensors_[i].end);
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+SafetensorsReader::~SafetensorsReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+const SafetensorsEntry* SafetensorsReader::find(const std::string& name) const {
+  for (auto& e : tensors_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+void SafetensorsReader::read_f32(const std::string& name, float* out) const {
+  const SafetensorsEntry* e = find(name);
+  if (!e) fail("{}: no tensor \"{}\"", path_, name);
+  read_f32(*e, out);
+}
+
+void SafetensorsReader::read_f32(const SafetensorsEntry& e, float* out) const {
+  DType type;
+  if (e.dtype == "F32") type = DType::F32;
+  else if (e.dtype == "BF16") type = DType::BF16;
+  else if (e.dtype == "F16") type = DType::F16;
+  else fail("{}: tensor \"{}\": dtype {} cannot be read as floating point (F32, BF16, F16)", path_, e.name, e.dtype);
+  const uint64_t n = e.numel(), offset = data_start() + e.begin;
+  if (type == DType::F32) {
+    pread_exact(fd_, out, n * 4, offset, path_);
+    return;
+  }
+  constexpr uint64_t kChunk = 1 << 16;
+  std::vector<uint16_t> buffer(std::min(n, kChunk));
+  for (uint64_t i = 0; i < n; i += kChunk) {
+    uint64_t len = std::min(kChunk, n - i);
+    pread_exact(fd_, buffer.data(), len * 2, offset + i * 2, path_);
+    to_f32(type, buffer.data(), out + i, len);
+  }
+}
+
+void write_safetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  std::vector<const SafetensorsTensor*> order;
+  std::set<std::string> names;
+  for (auto& t : tensors) {
+    if (t.name == "__metadata__" || !names.insert(t.name).second)
+      fail("{}: cannot write tensor name \"{}\" (reserved or repeated)", path, t.name);
+    order.push_back(&t);
+  }
+  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
+    size_t sa = dtype_size(a->dtype), sb = dtype_size(b->dtype);
+    return sa != sb ? sa > sb : a->name < b->name;
+  });
+
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  std::vector<uint64_t> bytes;
+  for (auto* t : order) {
+    uint64_t numel = 1;
+    for (uint64_t d : t->shape) numel *= d;
+    bytes.push_back(numel * dtype_size(t->dtype));
+    header[t->name] = {{"dtype", dtype_tag(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes.back()}}};
+    offset += bytes.back();
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  const uint64_t length = text.size();
+
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail("{}: cannot create: {}", tmp, std::strerror(errno));
+    uint8_t length_bytes[8];
+    std::memcpy(length_bytes, &length, 8);
+    out.write(reinterpret_cast<const char*>(length_bytes), 8);
+    out.write(text.data(), std::streamsize(text.size()));
+    for (size_t i = 0; i < order.size(); ++i)
+      out.write(static_cast<const char*>(order[i]->data), std::streamsize(bytes[i]));
+    out.flush();
+    if (!out) fail("{}: write failed: {}", tmp, std::strerror(errno));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) fail("{}: cannot rename {} into place: {}", path, tmp, ec.message());
+}
+
+// ---- GPT-2 ----
+
+namespace {
+
+constexpr std::string_view kWte = "wte.weight";
+
+// The layout's shape as exported: wte.weight loses its padding rows.
+std::vector<uint64_t> exported_shape(const TensorSpec& t, int vocab_size, const std::string& path) {
+  std::vector<uint64_t> shape(t.shape.begin(), t.shape.end());
+  if (t.name == kWte) {
+    if (shape.size() != 2 || vocab_size < 1 || uint64_t(vocab_size) > shape[0])
+      fail("{}: wte.weight of shape {} cannot hold a vocabulary of {} tokens", path, shape_string(shape), vocab_size);
+    shape[0] = uint64_t(vocab_size);
+  }
+  return shape;
+}
+
+}  // namespace
+
+void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
+                           int vocab_size) {
+  std::vector<SafetensorsTensor> tensors;
+  bool has_wte = false;
+  for (auto& g : layout.groups)
+    for (auto& t : g.tensors) {
+      has_wte |= t.name == kWte;
+      tensors.push_back({t.name, DType::F32, exported_shape(t, vocab_size, path), flat + t.offset});
+    }
+  if (!has_wte) fail("{}: the parameter layout has no wte.weight", path);
+  write_safetensors(path, tensors, {{"format", "pt"}});
+}
+
+void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, float* flat, int vocab_size) {
+  SafetensorsReader file(path);
+  std::set<std::string> used;
+  for (auto& g : layout.groups)
+    for (auto& t : g.tensors) {
+      const std::vector<uint64_t> expected = exported_shape(t, vocab_size, path);
+      const SafetensorsEntry* e = file.find(t.name);
+      if (!e) e = file.find("transformer." + t.name);
+      if (!e) fail("{}: tensor {} is missing (expected shape {})", path, t.name, shape_string(expected));
+      if (e->shape != expected)
+        fail("{}: tensor {} has shape {}, expected {}", path, e->name, shape_string(e->shape), shape_string(expected));
+      file.read_f32(*e, flat + t.offset);
+      if (t.name == kWte) {  // padding rows of the vocabulary start at zero
+        const size_t loaded = e->numel();
+        std::fill(flat + t.offset + loaded, flat + t.offset + t.numel(), 0.0f);
+      }
+      used.insert(e->name);
+    }
+  std::vector<std::string> ignored;
+  for (auto& e : file.tensors())
+    if (!used.count(e.name)) ignored.push_back(e.name);
+  if (!ignored.empty()) {
+    std::string list;
+    for (size_t i = 0; i < ignored.size() && i < 6; ++i) list += (i ? ", " : "") + ignored[i];
+    if (ignored.size() > 6) list += ", ...";
+    const bool lm_head = std::find(ignored.begin(), ignored.end(), "lm_head.weight") != ignored.end();
+    spdlog::info("{}: ignored {} tensor(s) the model does not have ({}){}", path, ignored.size(), list,
+                 lm_head ? "; the output layer is tied to wte.weight" : "");
+  }
+}
+
+void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int d_model, int vocab_size,
+                            int max_seq_len) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("{}: cannot create directory: {}", dir, ec.message());
+  nlohmann::ordered_json config = {
+      {"architectures", {"GPT2LMHeadModel"}},
+      {"model_type", "gpt2"},
+      {"n_layer", n_layer},
+      {"n_head", n_head},
+      {"n_embd", d_model},
+      {"vocab_size", vocab_size},
+      {"n_positions", max_seq_len},
+      {"n_ctx", max_seq_len},
+      {"layer_norm_epsilon", 1e-5},
+      {"activation_function", "gelu_new"},
+      {"tie_word_embeddings", true},
+      {"bos_token_id", vocab_size - 1},  // GPT-2 convention: the last token is <|endoftext|>
+      {"eos_token_id", vocab_size - 1},
+      {"torch_dtype", "float32"},
+  };
+  const std::string path = (std::filesystem::path(dir) / "config.json").string();
+  std::ofstream out(path, std::ios::trunc);
+  if (!out) fail("{}: cannot create: {}", path, std::strerror(errno));
+  out << config.dump(2) << "\n";
+  if (!out) fail("{}: write failed", path);
+}
+
+}  // namespace zt

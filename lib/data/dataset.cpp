@@ -1,0 +1,73 @@
+#include "data/dataset.hpp"
+
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "data/file_token_dataset.hpp"
+#include "data/synthetic_dataset.hpp"
+
+namespace zt {
+
+TokenFormat token_format_from_name(std::string_view name) {
+  if (name == "auto") return TokenFormat::Auto;
+  if (name == "llmc") return TokenFormat::LlmC;
+  if (name == "uint16") return TokenFormat::Uint16;
+  if (name == "text") return TokenFormat::Text;
+  if (name == "synthetic") return TokenFormat::Synthetic;
+  fail("data.format: unknown value \"{}\" (expected auto, llmc, uint16, text or synthetic)", name);
+}
+
+std::string_view token_format_name(TokenFormat format) {
+  switch (format) {
+    case TokenFormat::Auto: return "auto";
+    case TokenFormat::LlmC: return "llmc";
+    case TokenFormat::Uint16: return "uint16";
+    case TokenFormat::Text: return "text";
+    case TokenFormat::Synthetic: return "synthetic";
+  }
+  return "?";
+}
+
+TokenFormat detect_token_format(const std::string& source) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (is_synthetic_spec(source) && !fs::exists(source, ec)) return TokenFormat::Synthetic;
+  if (source.empty()) fail("data: no data file given");
+  if (!fs::exists(source, ec)) fail("{}: data file not found", source);
+  std::ifstream in(source, std::ios::binary);
+  if (!in) fail("{}: cannot open data file", source);
+  int32_t magic = 0;
+  if (in.read(reinterpret_cast<char*>(&magic), sizeof(magic)) && magic == FileTokenDataset::kLlmcMagic)
+    return TokenFormat::LlmC;
+  std::string ext = fs::path(source).extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".bin") return TokenFormat::LlmC;  // opening it reports the bad magic
+  if (ext == ".u16" || ext == ".uint16") return TokenFormat::Uint16;
+  if (ext == ".txt" || ext == ".md") return TokenFormat::Text;
+  fail("{}: cannot tell the data format: no llm.c header, and the extension \"{}\" is none of .bin, "
+       ".u16, .uint16, .txt, .md; set data.format (llmc, uint16, text)", source, ext);
+}
+
+std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenFormat format,
+                                           uint64_t stream_seed) {
+  if (format == TokenFormat::Auto) format = detect_token_format(source);
+  switch (format) {
+    case TokenFormat::LlmC: return FileTokenDataset::open_llmc(source);
+    case TokenFormat::Uint16: return FileTokenDataset::open_uint16(source);
+    case TokenFormat::Text: return FileTokenDataset::open_text(source);
+    case TokenFormat::Synthetic:
+      return std::make_unique<SyntheticDataset>(source, parse_synthetic_spec(source), stream_seed);
+    case TokenFormat::Auto: break;
+  }
+  fail("{}: unresolved data format", source);
+}
+
+std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
+                                           uint64_t stream_seed) {
+  return open_dataset(source, token_format_from_name(format), stream_seed);
+}
+
+}  // namespace zt

@@ -1,0 +1,51 @@
+#pragma once
+// A sequence of integer tokens, read by position. Formats (DESIGN.md "Files"):
+//   llmc      llm.c .bin shard: 256 int32 header (magic 20240520, version 1, token count at [2]),
+//             then count uint16 tokens; file size must be exactly 1024 + 2 * count.
+//   uint16    raw little-endian uint16 tokens, no header (even file size).
+//   text      any file read as bytes: token = byte value, vocabulary 256.
+//   synthetic tokens of a seeded order-1 Markov chain made on the fly (synthetic_dataset.hpp);
+//             the "path" is a spec such as "synthetic" or "synthetic:vocab=64,tokens=1000000".
+//   auto      llm.c header magic if present, else by extension (.bin llmc, .u16/.uint16 uint16,
+//             .txt/.md text), a synthetic spec when no such file exists, else an error.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace zt {
+
+enum class TokenFormat { Auto, LlmC, Uint16, Text, Synthetic };
+
+// "auto" | "llmc" | "uint16" | "text" | "synthetic"; anything else is an error naming data.format.
+TokenFormat token_format_from_name(std::string_view name);
+std::string_view token_format_name(TokenFormat format);
+
+class TokenDataset {
+public:
+  virtual ~TokenDataset() = default;
+  virtual TokenFormat format() const = 0;
+  virtual const std::string& path() const = 0;  // the file (or synthetic spec), for messages
+  virtual int64_t size() const = 0;               // number of tokens
+  // Tokens lie in [0, vocab_size()): the format's vocabulary (text 256, synthetic its own), or for
+  // token files the largest token present + 1.
+  virtual int vocab_size() const = 0;
+  // Copies tokens [begin, begin + count) to out; the range must lie inside [0, size()).
+  virtual void read(int64_t begin, int64_t count, int32_t* out) const = 0;
+  // Fails (zt::Error) when a token is >= model_vocab, naming the file, the token and its offset.
+  virtual void check_vocab(int model_vocab) const = 0;
+};
+
+// Resolves `auto` for a path (see above). Errors name the path and what is wrong.
+TokenFormat detect_token_format(const std::string& source);
+
+// Opens and validates a dataset; every problem is one zt::Error naming the file. stream_seed
+// only matters to synthetic data: it picks the token stream drawn from the (spec-seeded) Markov
+// chain, so a validation set opened with another stream_seed shares the task but no tokens.
+std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenFormat format,
+                                           uint64_t stream_seed = 0);
+// The same with the format by name (data.format).
+std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
+                                           uint64_t stream_seed = 0);
+
+}  // namespace zt

@@ -1,0 +1,44 @@
+#pragma once
+// Token files mapped into memory: llm.c shards, raw uint16 files and text read as bytes share one
+// representation (a header to skip, then tokens of 1 or 2 bytes); only validation differs.
+#include <string>
+
+#include "data/mapped_file.hpp"
+#include "data/dataset.hpp"
+
+namespace zt {
+
+class FileTokenDataset final : public TokenDataset {
+public:
+  // Each validates the file and throws zt::Error naming it and the problem.
+  static std::unique_ptr<FileTokenDataset> open_llmc(const std::string& path);
+  static std::unique_ptr<FileTokenDataset> open_uint16(const std::string& path);
+  static std::unique_ptr<FileTokenDataset> open_text(const std::string& path);
+
+  static constexpr int32_t kLlmcMagic = 20240520;
+  static constexpr int32_t kLlmcVersion = 1;
+  static constexpr size_t kLlmcHeaderBytes = 256 * sizeof(int32_t);
+
+  TokenFormat format() const override { return format_; }
+  const std::string& path() const override { return file_.path(); }
+  int64_t size() const override { return count_; }
+  int vocab_size() const override { return vocab_size_; }
+  void read(int64_t begin, int64_t count, int32_t* out) const override;
+  void check_vocab(int model_vocab) const override;
+
+  // Byte offset of token `index` in the file (for messages).
+  uint64_t byte_offset(int64_t index) const { return header_bytes_ + uint64_t(index) * token_bytes_; }
+
+private:
+  FileTokenDataset(MappedFile file, TokenFormat format, size_t header_bytes, int token_bytes);
+  int32_t token(int64_t index) const;
+
+  MappedFile file_;
+  TokenFormat format_;
+  size_t header_bytes_;
+  int token_bytes_;  // 1 (text) or 2 (uint16 tokens)
+  int64_t count_;
+  int vocab_size_ = 0;
+};
+
+}  // namespace zt

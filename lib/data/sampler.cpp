@@ -1,0 +1,99 @@
+#include "data/sampler.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "data/index_permutation.hpp"
+
+namespace zt {
+
+nlohmann::json sampler_state_to_json(const SamplerState& s) {
+  return {{"seed", s.seed},
+          {"shuffle", s.shuffle},
+          {"next_step", s.next_step},
+          {"window_tokens", s.window_tokens},
+          {"num_windows", s.num_windows},
+          {"windows_per_step", s.windows_per_step}};
+}
+
+SamplerState sampler_state_from_json(const nlohmann::json& j) {
+  auto get = [&](const char* key) -> const nlohmann::json& {
+    if (!j.is_object() || !j.contains(key)) fail("data sampler state: missing key \"{}\"", key);
+    return j.at(key);
+  };
+  SamplerState s;
+  try {
+    s.seed = get("seed").get<uint64_t>();
+    s.shuffle = get("shuffle").get<bool>();
+    s.next_step = get("next_step").get<int64_t>();
+    s.window_tokens = get("window_tokens").get<int64_t>();
+    s.num_windows = get("num_windows").get<int64_t>();
+    s.windows_per_step = get("windows_per_step").get<int64_t>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("data sampler state: {}", e.what());
+  }
+  return s;
+}
+
+BatchSampler::BatchSampler(const TokenDataset& data, int batch, int seq_len, int world_size, int rank,
+                           int grad_accum, bool shuffle, uint64_t seed)
+    : data_(data), batch_(batch), seq_len_(seq_len), world_size_(world_size), rank_(rank),
+      grad_accum_(grad_accum), shuffle_(shuffle), seed_(seed) {
+  if (batch < 1 || seq_len < 1) fail("data sampler: batch {} and seq_len {} must be positive", batch, seq_len);
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    fail("data sampler: rank {} outside world size {}", rank, world_size);
+  if (grad_accum < 1) fail("data sampler: gradient accumulation {} must be positive", grad_accum);
+  window_tokens_ = int64_t(batch) * seq_len;
+  const int64_t n = data.size();
+  if (n < window_tokens_ + 1)
+    fail("{}: too few tokens for one batch: B*T+1 = {}*{}+1 = {} needed, {} present", data.path(), batch,
+         seq_len, window_tokens_ + 1, n);
+  num_windows_ = (n - 1) / window_tokens_;
+}
+
+int64_t BatchSampler::global_index(int64_t step, int micro) const {
+  if (step < 0 || micro < 0 || micro >= grad_accum_)
+    fail("data sampler: step {} / micro-step {} out of range (accumulation {})", step, micro, grad_accum_);
+  return (step * grad_accum_ + micro) * world_size_ + rank_;
+}
+
+int64_t BatchSampler::window_of(int64_t global_index) const {
+  const int64_t position = global_index % num_windows_;
+  if (!shuffle_) return position;
+  // Epoch e's permutation is keyed by (seed, e) only, so any rank can evaluate any index.
+  const uint64_t epoch = uint64_t(global_index / num_windows_);
+  IndexPermutation permutation(uint64_t(num_windows_), seed_ * 0x9E3779B97F4A7C15ull ^ (epoch + 1));
+  return int64_t(permutation(uint64_t(position)));
+}
+
+void BatchSampler::read_window(int64_t window, int32_t* inputs, int32_t* targets) const {
+  const int64_t start = window * window_tokens_;
+  data_.read(start, window_tokens_, inputs);
+  data_.read(start + 1, window_tokens_, targets);
+}
+
+void BatchSampler::fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const {
+  read_window(window_of(global_index(step, micro)), inputs, targets);
+}
+
+void BatchSampler::fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const {
+  if (batch_index < 0) fail("data sampler: eval batch index {} is negative", batch_index);
+  read_window((batch_index * world_size_ + rank_) % num_windows_, inputs, targets);
+}
+
+SamplerState BatchSampler::state(int64_t next_step) const {
+  return SamplerState{seed_, shuffle_, next_step, window_tokens_, num_windows_, windows_per_step()};
+}
+
+int64_t BatchSampler::restore(const SamplerState& state) {
+  seed_ = state.seed;
+  if (state.shuffle != shuffle_ || state.window_tokens != window_tokens_ || state.num_windows != num_windows_ ||
+      state.windows_per_step != windows_per_step())
+    spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, window {} -> {} tokens, "
+                 "{} -> {} windows, {} -> {} windows per step): training continues at step {} in the new order",
+                 state.shuffle, shuffle_, state.window_tokens, window_tokens_, state.num_windows, num_windows_,
+                 state.windows_per_step, windows_per_step(), state.next_step);
+  return state.next_step;
+}
+
+}  // namespace zt

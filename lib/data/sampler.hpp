@@ -1,0 +1,74 @@
+#pragma once
+// Which tokens each rank reads at each step: the data-order contract of DESIGN.md.
+//
+// The dataset of N tokens is cut into windows of B*T tokens plus the one that follows:
+//   window k = tokens [k*B*T, k*B*T + B*T + 1),   k in [0, K),   K = floor((N - 1) / (B*T)).
+// (K is the number of windows that fit; the last < B*T tokens of the file are not read. With one
+// rank this is llm.c's wrap rule: a batch is read only if all B*T+1 of its tokens exist.)
+// Every micro-batch of every rank consumes one window, in the global order
+//   g = (step * GA + micro) * W + rank,
+// so that W ranks with accumulation GA read, together, exactly the windows a single process reads
+// with accumulation GA*W. Global index g falls in epoch e = g / K at position j = g % K and reads
+//   shuffle false: window j             (start token ((step*GA + micro)*W + rank)*B*T, wrapped)
+//   shuffle true:  window perm_e(j)     (perm_e: a seeded permutation of [0, K) from (seed, e))
+// inputs = the window's first B*T tokens, targets = the same shifted by one ([B, T] row-major).
+// The position (step, micro) alone determines the batch: a checkpoint needs the seed and the next
+// step (SamplerState).
+//
+// Evaluation reads windows in order without shuffling: eval batch b of rank r is window
+// (b*W + r) mod K, so ranks evaluate different windows.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "data/dataset.hpp"
+
+namespace zt {
+
+struct SamplerState {
+  uint64_t seed = 0;
+  bool shuffle = false;
+  int64_t next_step = 0;          // the first step (counting from 0) not yet trained
+  int64_t window_tokens = 0;      // B*T when saved
+  int64_t num_windows = 0;        // K when saved
+  int64_t windows_per_step = 0;   // GA*W when saved
+};
+nlohmann::json sampler_state_to_json(const SamplerState& state);
+SamplerState sampler_state_from_json(const nlohmann::json& j);  // errors name the missing key
+
+class BatchSampler {
+public:
+  // Fails (zt::Error naming the dataset) when it holds fewer than B*T+1 tokens.
+  BatchSampler(const TokenDataset& data, int batch, int seq_len, int world_size, int rank,
+               int grad_accum, bool shuffle, uint64_t seed);
+
+  // Fills inputs and targets ([B*T] each) for optimizer step `step` (from 0), micro-step `micro`.
+  void fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const;
+  // Fills the eval batch `batch_index` (from 0) of this rank.
+  void fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const;
+
+  int64_t window_tokens() const { return window_tokens_; }
+  int64_t num_windows() const { return num_windows_; }
+  int64_t windows_per_step() const { return int64_t(grad_accum_) * world_size_; }
+  // The global index g of (step, micro) for this rank, its epoch, and the window it reads.
+  int64_t global_index(int64_t step, int micro) const;
+  int64_t epoch_of(int64_t global_index) const { return global_index / num_windows_; }
+  int64_t window_of(int64_t global_index) const;
+  uint64_t seed() const { return seed_; }
+
+  SamplerState state(int64_t next_step) const;
+  // Adopts the saved seed and returns the step to continue from. A state saved with another window
+  // size, dataset length or shuffle setting cannot continue the same order: that is logged as a
+  // warning and the saved step is still returned.
+  int64_t restore(const SamplerState& state);
+
+private:
+  void read_window(int64_t window, int32_t* inputs, int32_t* targets) const;
+
+  const TokenDataset& data_;
+  int batch_, seq_len_, world_size_, rank_, grad_accum_;
+  bool shuffle_;
+  uint64_t seed_;
+  int64_t window_tokens_, num_windows_;
+};
+
+}  // namespace zt

@@ -1,0 +1,99 @@
+#include "zero/memory_estimate.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace zt {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// a·Ψ + b·Ψ/N as text; the terms that are zero are left out.
+std::string psi_formula(int whole, int sharded) {
+  std::string s;
+  if (whole) s = fmt::format("{}Ψ", whole);
+  if (sharded) s += fmt::format("{}{}Ψ/N", s.empty() ? "" : " + ", sharded);
+  return s.empty() ? "0" : s;
+}
+
+}  // namespace
+
+const char* offload_name(Offload o) {
+  switch (o) {
+    case Offload::None: return "none";
+    case Offload::Optimizer: return "optimizer";
+    case Offload::OptimizerAndParams: return "optimizer+params";
+  }
+  return "?";
+}
+
+BytesPerParam bytes_per_param(const std::string& dtype) {
+  if (dtype == "bf16" || dtype == "fp16") return {2, 2, 12};
+  if (dtype == "fp32") return {4, 4, 8};
+  fail("dtype {}: expected bf16, fp16 or fp32", dtype);
+}
+
+std::vector<MemoryEstimateRow> estimate_model_state_memory(const MemoryEstimateOptions& o) {
+  if (o.num_params == 0) fail("memory estimate: the number of parameters must be > 0");
+  if (o.world_size < 1) fail("memory estimate: world size {} (expected >= 1)", o.world_size);
+  if (o.nodes < 1 || o.world_size % o.nodes != 0)
+    fail("memory estimate: {} nodes do not divide world size {} (expected ranks spread evenly over nodes)", o.nodes,
+         o.world_size);
+  const BytesPerParam b = bytes_per_param(o.dtype);
+  const double psi = double(o.num_params), n = double(o.world_size);
+  const double ranks_per_node = double(o.world_size / o.nodes);
+
+  auto row = [&](int stage, Offload offload) {
+    // Which kinds of state this stage partitions over the N ranks.
+    const bool shard_optimizer = stage >= 1, shard_grads = stage >= 2, shard_params = stage >= 3;
+    const bool host_optimizer = offload != Offload::None;
+    const bool host_params = offload == Offload::OptimizerAndParams;
+    int device_whole = 0, device_sharded = 0, host_whole = 0, host_sharded = 0;
+    auto place = [&](int bytes, bool sharded, bool on_host) {
+      int& slot = on_host ? (sharded ? host_sharded : host_whole) : (sharded ? device_sharded : device_whole);
+      slot += bytes;
+      return on_host ? 0.0 : bytes * psi / (sharded ? n : 1.0);
+    };
+    MemoryEstimateRow r;
+    r.stage = stage;
+    r.offload = offload;
+    r.params = place(b.params, shard_params, host_params);
+    r.grads = place(b.grads, shard_grads, false);
+    r.optimizer = place(b.optimizer, shard_optimizer, host_optimizer);
+    r.offloaded = host_whole * psi + host_sharded * psi / n;
+    r.host_per_node = r.offloaded * ranks_per_node;
+    r.formula = psi_formula(device_whole, device_sharded);
+    if (offload != Offload::None) r.host_formula = psi_formula(host_whole, host_sharded);
+    return r;
+  };
+
+  std::vector<MemoryEstimateRow> rows;
+  for (int stage = 0; stage <= 3; ++stage) rows.push_back(row(stage, Offload::None));
+  for (int stage = 1; stage <= 3; ++stage) rows.push_back(row(stage, Offload::Optimizer));
+  rows.push_back(row(3, Offload::OptimizerAndParams));
+  return rows;
+}
+
+std::string format_memory_estimate(const MemoryEstimateOptions& o, const std::vector<MemoryEstimateRow>& rows) {
+  const BytesPerParam b = bytes_per_param(o.dtype);
+  std::string out = fmt::format(
+      "Model-state memory per rank: Ψ = {} parameters, N = {} ranks on {} node{}, {} ({} + {} + {} bytes per "
+      "parameter: params + grads + optimizer)\n",
+      o.num_params, o.world_size, o.nodes, o.nodes == 1 ? "" : "s",
+      o.dtype == "fp32" ? "fp32 training" : o.dtype + " mixed precision", b.params, b.grads, b.optimizer);
+  out += fmt::format("{:<6}{:<18}{:>10}{:>10}{:>11}{:>11}{:>12}  {}\n", "stage", "offload", "params", "grads",
+                     "optimizer", "total/GPU", "host/node", "formula (per rank; offloaded per rank)");
+  out += fmt::format("{:<6}{:<18}{:>10}{:>10}{:>11}{:>11}{:>12}\n", "", "", "GiB", "GiB", "GiB", "GiB", "GiB");
+  for (const auto& r : rows) {
+    std::string formula = r.formula;
+    if (!r.host_formula.empty()) formula += " (host " + r.host_formula + ")";
+    out += fmt::format("{:<6}{:<18}{:>10.2f}{:>10.2f}{:>11.2f}{:>11.2f}{:>12.2f}  {}\n", r.stage,
+                       offload_name(r.offload), r.params / kGiB, r.grads / kGiB, r.optimizer / kGiB,
+                       r.device_total() / kGiB, r.host_per_node / kGiB, formula);
+  }
+  return out;
+}
+
+}  // namespace zt
