@@ -1,24 +1,35 @@
 #include "train/peak_flops.hpp"
 
-#include <chrono>
-#include <vector>
+#include <fmt/format.h>
+#include <omp.h>
 
-#include "kernels/cpu/gemm.hpp"
+#include <fstream>
+#include <sstream>
 
 namespace zt {
 
-double measure_peak_flops() {
-  const int n = 512;
-  std::vector<float> a(size_t(n) * n, 0.5f), b(size_t(n) * n, 0.25f), c(size_t(n) * n);
-  auto run = [&] { cpu::gemm(cpu::Trans::No, cpu::Trans::No, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n); };
-  run();  // warm-up: oneDNN picks and compiles its kernel
-  double best = 1e30;
-  for (int i = 0; i < 3; ++i) {
-    auto t0 = std::chrono::steady_clock::now();
-    run();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+PeakFlops cpu_peak_flops() {
+  double mhz = 0;
+  std::string flags;
+  std::ifstream info("/proc/cpuinfo");
+  for (std::string line; std::getline(info, line);) {
+    auto value = line.substr(line.find(':') + 1);
+    if (mhz == 0 && line.rfind("cpu MHz", 0) == 0) mhz = std::stod(value);
+    if (flags.empty() && line.rfind("flags", 0) == 0) flags = " " + value + " ";
   }
-  return 2.0 * n * n * n / best;
+  auto has = [&](const char* f) { return flags.find(fmt::format(" {} ", f)) != std::string::npos; };
+  int per_cycle = 8;  // SSE: 4 lanes x add + mul
+  std::string isa = "SSE";
+  if (has("avx512f")) per_cycle = 64, isa = "AVX-512 FMA";
+  else if (has("avx2") && has("fma")) per_cycle = 32, isa = "AVX2 FMA";
+  else if (has("avx")) per_cycle = 16, isa = "AVX";
+  if (mhz == 0) mhz = 2000;  // no clock reported: assume 2 GHz and say so below
+  int threads = omp_get_max_threads();
+  PeakFlops p;
+  p.flops = double(threads) * mhz * 1e6 * per_cycle;
+  p.explanation = fmt::format("{} thread{} x {:.2f} GHz x {} FLOP/cycle ({})", threads, threads == 1 ? "" : "s",
+                              mhz / 1000, per_cycle, isa);
+  return p;
 }
 
 }  // namespace zt

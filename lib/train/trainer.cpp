@@ -74,7 +74,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
   }
   engine_ = std::make_unique<Engine>(config, layout, comm, init);
   if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
-  peak_flops_ = measure_peak_flops();
+  peak_ = cpu_peak_flops();
 }
 
 // The whole training step (DESIGN.md): micro-batches of forward and backward through the engine's
@@ -166,7 +166,7 @@ int Trainer::run() {
     rec.tokens = int64_t(B_) * T_ * GA_ * comm_.world_size();
     rec.step_ms = seconds * 1e3;
     rec.tokens_per_s = double(rec.tokens) / seconds;
-    rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_flops_ * comm_.world_size());
+    rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
     rec.comm = minus(comm_.stats(), before);
     metrics_.step(rec);
     bool print = step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
@@ -213,8 +213,8 @@ void Trainer::log_start() const {
   spdlog::info("ZeRO stage {} on {} ranks, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
                config_.zero.stage, comm_.world_size(), config_.dtype(), config_.communication_data_type,
                config_.train_batch_size, B_, GA_, comm_.world_size());
-  spdlog::info("MFU = flops/token ({}) x tokens/s / (peak x ranks); peak {:.1f} GFLOP/s per rank (fp32 sgemm 512^3 measured)",
-               model_->flops_per_token(), peak_flops_ / 1e9);
+  spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
+               model_->flops_per_token(), peak_.flops / 1e9, peak_.explanation);
 }
 
 void Trainer::log_step(const StepRecord& r) const {

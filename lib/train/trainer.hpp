@@ -9,6 +9,7 @@
 #include "data/sampler.hpp"
 #include "model/gpt.hpp"
 #include "train/metrics.hpp"
+#include "train/peak_flops.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -54,7 +55,7 @@ private:
   std::unique_ptr<Engine> engine_;
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
-  double peak_flops_ = 0;  // per rank, for MFU
+  PeakFlops peak_;  // per rank, for MFU
 };
 
 }  // namespace zt
