@@ -8,14 +8,14 @@ using namespace zt::test;
 TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "[e2e][presets]") {
   for (std::string preset : {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"}) {
     auto dir = fresh_dir("preset-" + preset);
-    std::string cmd = launch(4) + " --config " + preset + " --steps 40 --set training.metrics=" + dir +
+    std::string cmd = launch(4) + " --config " + preset + " --steps 60 --set training.lr=3e-3 --set training.metrics=" + dir +
                       "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64";
     INFO(preset << ": " << cmd);
     int code = run_command(cmd, dir + "/out.log");
     INFO(read_file(dir + "/out.log"));
     REQUIRE(code == 0);
     Metrics m = read_metrics(dir + "/metrics.jsonl");
-    REQUIRE(m.steps.size() == 40);
+    REQUIRE(m.steps.size() == 60);
     CHECK(m.setup["world_size"] == 4);
     CHECK(m.setup["memory"].size() == 4);
     double first = 0, last = 0;
