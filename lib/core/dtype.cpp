@@ -60,6 +60,7 @@ uint16_t f32_to_f16(float f) {
 }
 
 void to_f32(DType t, const void* src, float* dst, size_t n) {
+  if (n == 0) return;  // src and dst may be null
   const uint16_t* s16 = static_cast<const uint16_t*>(src);
   switch (t) {
     case DType::F32: std::memcpy(dst, src, n * 4); break;
@@ -69,6 +70,7 @@ void to_f32(DType t, const void* src, float* dst, size_t n) {
 }
 
 void from_f32(DType t, const float* src, void* dst, size_t n) {
+  if (n == 0) return;
   uint16_t* d16 = static_cast<uint16_t*>(dst);
   switch (t) {
     case DType::F32: std::memcpy(dst, src, n * 4); break;
@@ -78,6 +80,7 @@ void from_f32(DType t, const float* src, void* dst, size_t n) {
 }
 
 void convert(DType st, const void* src, DType dt, void* dst, size_t n) {
+  if (n == 0) return;
   if (st == dt) {
     std::memmove(dst, src, n * dtype_size(st));
     return;

@@ -1,0 +1,28 @@
+#pragma once
+// How collectives are cut into per-rank pieces, and how many bytes a rank puts on the wire for
+// each op. Both backends count with these, so volume logs mean the same thing everywhere:
+// reduce_scatter sends every piece but one's own (total - own), all_gather sends its own piece
+// to every other rank (own x (N-1)), all_reduce is the two of them over an even split, broadcast
+// forwards the buffer to each binomial-tree child, barrier carries no payload.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace zt {
+
+// count split into world_size pieces as evenly as possible; the first count % N pieces get one
+// more.
+std::vector<size_t> even_pieces(size_t count, int world_size);
+// Exclusive prefix sums: where each piece starts (one entry per piece).
+std::vector<size_t> piece_offsets(std::span<const size_t> counts);
+size_t total_count(std::span<const size_t> counts);
+
+uint64_t reduce_scatter_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
+uint64_t all_gather_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
+uint64_t all_reduce_bytes_sent(size_t count, int rank, int world_size, DType dtype);
+uint64_t broadcast_bytes_sent(size_t count, int rank, int root, int world_size, DType dtype);
+
+}  // namespace zt

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Starts a zerotrain job: N ranks on this machine (mpirun), on the hosts of a DeepSpeed-style
+# hostfile (mpirun), or inside a SLURM allocation (srun). See --help.
+set -euo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/launch.sh [-n N] [--hostfile FILE] [--dry-run] -- PROGRAM [ARGS...]
+
+Starts PROGRAM (usually zerotrain) as an MPI job of N ranks and waits for it.
+
+  -n, --np N         number of ranks. Default: the slots of the hostfile, SLURM_NTASKS inside
+                     a SLURM allocation, else 1.
+  --hostfile FILE    DeepSpeed-style hostfile: one "HOST slots=K" line per machine; blank lines
+                     and '#' comments are ignored. It is checked and converted to an OpenMPI
+                     hostfile; N may not exceed the total slots.
+  --dry-run          print the launch command (and the converted hostfile) instead of running it.
+  -h, --help         this text.
+
+Where the ranks run:
+  * Inside a SLURM allocation (SLURM_JOB_ID set) and without --hostfile: srun -n N
+    --kill-on-bad-exit=1 --label (N from -n, else SLURM_NTASKS). Extra srun options: ZT_SRUN_ARGS.
+  * Otherwise mpirun, with what shared machines need:
+      --bind-to none, --mca mpi_yield_when_idle 1 (waiting ranks yield their core),
+      --oversubscribe when N exceeds the cores of this machine (local runs),
+      --allow-run-as-root only when run as root.
+    Extra mpirun options: ZT_MPIRUN_ARGS (split on spaces).
+
+Environment:
+  OMP_NUM_THREADS    kept when set; otherwise max(1, cores / ranks per machine)
+                     (SLURM_CPUS_PER_TASK under srun). Exported to every rank, with every ZT_*
+                     and NCCL_* variable.
+
+Output: every line is tagged with the rank that wrote it: "[3] ...".
+
+Exit code: 0 when every rank succeeded, otherwise the failing rank's exit code (mpirun reports
+the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, the
+launcher ends the others, so the job never hangs on a dead rank.
+
+Examples:
+  scripts/launch.sh -n 4 -- build/app/zerotrain/zerotrain --config zero2 --steps 100
+  scripts/launch.sh --hostfile hosts.txt -- zerotrain --config zero3
+EOF
+}
+
+die() {
+  echo "launch.sh: $*" >&2
+  exit 2
+}
+
+ranks=""
+hostfile=""
+dry_run=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    -h | --help) usage; exit 0 ;;
+    -n | --np)
+      [ $# -ge 2 ] || die "$1 needs a number"
+      ranks=$2
+      shift 2
+      ;;
+    -n=* | --np=*) ranks=${1#*=}; shift ;;
+    --hostfile)
+      [ $# -ge 2 ] || die "--hostfile needs a file"
+      hostfile=$2
+      shift 2
+      ;;
+    --hostfile=*) hostfile=${1#*=}; shift ;;
+    --dry-run) dry_run=1; shift ;;
+    --) shift; break ;;
+    *) die "unknown option '$1' (the program and its arguments go after --; see --help)" ;;
+  esac
+done
+[ $# -gt 0 ] || die "no program given (usage: launch.sh -n N -- PROGRAM ARGS...; see --help)"
+program=("$@")
+
+if [ -n "$ranks" ] && ! [[ $ranks =~ ^[1-9][0-9]*$ ]]; then
+  die "-n expects a positive number of ranks, got '$ranks'"
+fi
+
+cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
+
+# Every rank gets these variables (mpirun -x; srun exports the whole environment).
+forwarded_vars() {
+  local name
+  for name in $(compgen -e); do
+    case $name in ZT_* | NCCL_* | OMP_NUM_THREADS) echo "$name" ;; esac
+  done
+}
+
+# Output lines are tagged by the launcher ("[1,3]<stdout>:" from mpirun --tag-output, "3: "
+# from srun --label); rewrite both as "[3] ".
+tag_lines() {
+  sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' -e "${1:-}"
+}
+
+# Runs the launch command with its stdout and stderr tagged separately; returns its exit code.
+run_tagged() {
+  local label_rewrite=$1
+  shift
+  local err_fd err_pid codes
+  exec {err_fd}> >(tag_lines "$label_rewrite" >&2)
+  err_pid=$!
+  set +e
+  "$@" 2>&"$err_fd" | tag_lines "$label_rewrite"
+  codes=("${PIPESTATUS[@]}")
+  set -e
+  exec {err_fd}>&-
+  wait "$err_pid" 2>/dev/null || true
+  return "${codes[0]}"
+}
+
+# --- SLURM --------------------------------------------------------------------------------
+if [ -n "${SLURM_JOB_ID:-}" ] && [ -z "$hostfile" ]; then
+  ranks=${ranks:-${SLURM_NTASKS:-1}}
+  if [ -z "${OMP_NUM_THREADS:-}" ]; then
+    if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
+      export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
+    else
+      per_node=$(( (ranks + ${SLURM_NNODES:-1} - 1) / ${SLURM_NNODES:-1} ))
+      export OMP_NUM_THREADS=$(( cores / per_node > 0 ? cores / per_node : 1 ))
+    fi
+  fi
+  # shellcheck disable=SC2206
+  cmd=(srun -n "$ranks" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} "${program[@]}")
+  if [ $dry_run -eq 1 ]; then
+    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS ${cmd[*]}"
+    exit 0
+  fi
+  status=0
+  run_tagged 's/^ *([0-9]+): /[\1] /' "${cmd[@]}" || status=$?
+  exit "$status"
+fi
+
+# --- mpirun -------------------------------------------------------------------------------
+cmd=(mpirun)
+converted=""
+if [ -n "$hostfile" ]; then
+  [ -r "$hostfile" ] || die "hostfile '$hostfile' cannot be read"
+  converted=$(mktemp "${TMPDIR:-/tmp}/zt-hostfile.XXXXXX")
+  trap 'rm -f "$converted"' EXIT
+  total_slots=0
+  max_slots=0
+  declare -A seen=()
+  line_no=0
+  while IFS= read -r line || [ -n "$line" ]; do
+    line_no=$((line_no + 1))
+    line=${line%%#*}
+    line=${line#"${line%%[![:space:]]*}"}  # trim
+    line=${line%"${line##*[![:space:]]}"}
+    [ -n "$line" ] || continue
+    if ! [[ $line =~ ^([^[:space:]=]+)[[:space:]]+slots=([1-9][0-9]*)$ ]]; then
+      die "hostfile $hostfile line $line_no: expected 'HOST slots=N' (N >= 1), got '$line'"
+    fi
+    host=${BASH_REMATCH[1]}
+    slots=${BASH_REMATCH[2]}
+    if [ -n "${seen[$host]:-}" ]; then
+      die "hostfile $hostfile line $line_no: host '$host' already listed on line ${seen[$host]}"
+    fi
+    seen[$host]=$line_no
+    echo "$host slots=$slots" >>"$converted"
+    total_slots=$((total_slots + slots))
+    max_slots=$((slots > max_slots ? slots : max_slots))
+  done <"$hostfile"
+  [ "$total_slots" -gt 0 ] || die "hostfile $hostfile lists no hosts"
+  ranks=${ranks:-$total_slots}
+  if [ "$ranks" -gt "$total_slots" ]; then
+    die "-n $ranks exceeds the $total_slots slots of hostfile $hostfile"
+  fi
+  ranks_per_machine=$max_slots
+  cmd+=(--hostfile "$converted")
+else
+  ranks=${ranks:-1}
+  ranks_per_machine=$ranks
+  if [ "$ranks" -gt "$cores" ]; then cmd+=(--oversubscribe); fi
+fi
+if [ -z "${OMP_NUM_THREADS:-}" ]; then
+  threads=$((cores / ranks_per_machine))
+  export OMP_NUM_THREADS=$((threads > 0 ? threads : 1))
+fi
+cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output)
+if [ "$(id -u)" -eq 0 ]; then cmd+=(--allow-run-as-root); fi
+for name in $(forwarded_vars); do cmd+=(-x "$name"); done
+# shellcheck disable=SC2206
+cmd+=(${ZT_MPIRUN_ARGS:-} "${program[@]}")
+
+if [ $dry_run -eq 1 ]; then
+  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS ${cmd[*]}"
+  if [ -n "$converted" ]; then
+    echo "# $converted:"
+    cat "$converted"
+  fi
+  exit 0
+fi
+status=0
+run_tagged "" "${cmd[@]}" || status=$?
+exit "$status"
