@@ -1,1 +1,267 @@
-int main() { return 0; }
+// zerotrain: the command line. Parses arguments and hands them to lib/; no logic of its own.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <spdlog/spdlog.h>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "config/model_block.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "zero/memory_estimate.hpp"
+#ifdef ZT_HAVE_TRAIN
+#include "train/run.hpp"
+#endif
+
+#ifndef ZT_VERSION
+#define ZT_VERSION "unknown"
+#endif
+
+namespace {
+
+constexpr int kExitUsage = 2;  // config and command-line errors, found before anything is allocated
+
+const char* const kExamples = R"(Examples:
+  zerotrain --config zero2                        train the toy model on the shipped corpus (ZeRO stage 2)
+  scripts/launch.sh -n 4 -- zerotrain --config zero3 --steps 200
+  zerotrain --config ds_config.json --model gpt2-124m --data train.bin --set zero_optimization.stage=3
+  zerotrain --config zero2 --print-config --world-size 8
+  zerotrain --config zero3_offload --dry-run
+  zerotrain estimate --model gpt2-1.5b --world-size 8
+  zerotrain export checkpoints/step_000100 -o exported/
+)";
+
+const char* const kEstimateExamples = R"(Examples:
+  zerotrain estimate --model gpt2-1.5b --world-size 8
+  zerotrain estimate --params 7e9 --world-size 64 --nodes 8
+  zerotrain estimate --model configs/models/gpt2-124m.json --world-size 4 --dtype fp32
+)";
+
+const char* const kExportExamples = R"(Examples:
+  zerotrain export checkpoints/step_000100 -o exported/
+)";
+
+// With no --config: DeepSpeed's defaults, batch sizes from the training block.
+const char* const kDefaultConfig = R"({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})";
+
+struct TrainArgs {
+  std::string config;
+  std::string model, data, log_level = "info";
+  int64_t steps = 0;
+  std::vector<std::string> overrides;
+  int world_size = 0;
+  bool print_config = false, dry_run = false;
+  CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr;
+};
+
+struct EstimateArgs {
+  std::string model, params, dtype = "bf16";
+  int world_size = 0, nodes = 1;
+};
+
+struct ExportArgs {
+  std::string checkpoint_dir, out_dir;
+};
+
+zt::LogOptions log_options(int rank, int world, const std::string& level, const std::string& dir = "") {
+  zt::LogOptions o;
+  o.rank = rank;
+  o.world_size = world;
+  o.level = level;
+  o.log_dir = dir;
+  return o;
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+// Started by mpirun or srun: then the world size comes from MPI. Without a launcher, MPI is not
+// needed to print a config or an estimate.
+bool launched_by_mpi() {
+  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(var)) return true;
+  return false;
+}
+
+zt::config::Config resolve(const TrainArgs& a, int world_size) {
+  zt::config::ResolveOptions o;
+  o.world_size = world_size;
+  o.overrides = a.overrides;
+  if (*a.model_opt) o.model = a.model;
+  if (*a.data_opt) o.data = a.data;
+  if (*a.steps_opt) o.steps = a.steps;
+  if (a.config.empty()) return zt::config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config");
+  return zt::config::load_config(a.config, o);
+}
+
+int print_config(const TrainArgs& a, int argc, char** argv) {
+  int rank = 0, world = 1;
+  const bool mpi = launched_by_mpi();
+  if (mpi) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &world);
+  }
+  int code = 0;
+  if (rank == 0) {
+    try {
+      zt::init_logging(log_options(0, 1, a.log_level));
+      auto config = resolve(a, *a.world_opt ? a.world_size : world);
+      std::printf("%s\n", zt::config::to_json(config).dump(2).c_str());
+    } catch (const std::exception& e) {
+      code = usage_error(e.what());
+    }
+  }
+  if (mpi) MPI_Finalize();
+  return code;
+}
+
+int train(const TrainArgs& a, int argc, char** argv) {
+  int provided = 0, rank = 0, world = 1;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+
+  // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
+  zt::config::Config config;
+  std::string error;
+  try {
+    zt::init_logging(log_options(rank, world, a.log_level));
+    if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
+    config = resolve(a, world);
+    zt::init_logging(log_options(rank, world, a.log_level, config.training.log_dir));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  int my_failure = error.empty() ? INT_MAX : rank, first_failure = INT_MAX;
+  MPI_Allreduce(&my_failure, &first_failure, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first_failure != INT_MAX) {
+    if (rank == first_failure) usage_error(error);
+    MPI_Finalize();
+    return kExitUsage;
+  }
+  if (rank == 0 && provided < MPI_THREAD_MULTIPLE)
+    spdlog::warn("MPI provides thread level {} < MPI_THREAD_MULTIPLE; communication overlap may serialize", provided);
+  if (rank == 0) spdlog::info("resolved config ({}):\n{}", config.source, zt::config::to_json(config).dump(2));
+
+  int code = 0;
+#ifdef ZT_HAVE_TRAIN
+  try {
+    code = zt::run_training(config, {a.dry_run});
+  } catch (const std::exception& e) {
+    spdlog::error("rank {}: {}", rank, e.what());
+    spdlog::default_logger()->flush();
+    MPI_Abort(MPI_COMM_WORLD, 1);  // the other ranks may be inside a collective: end them all now
+  }
+#else
+  if (rank == 0) spdlog::warn("this build has no trainer (lib/train); the config above was resolved, nothing trained");
+#endif
+  MPI_Finalize();
+  return code;
+}
+
+int estimate(const EstimateArgs& a) {
+  zt::MemoryEstimateOptions o;
+  o.world_size = a.world_size;
+  o.nodes = a.nodes;
+  o.dtype = a.dtype;
+  std::string what;
+  if (a.model.empty() == a.params.empty()) return usage_error("estimate: give exactly one of --model and --params");
+  try {
+    if (!a.model.empty()) {
+      auto model = zt::config::resolve_model_argument(a.model);
+      o.num_params = zt::config::shape_of(model).num_params();
+      what = fmt::format("model {}: {} layers, {} heads, d_model {}, vocab {}, sequence {}\n", model.preset,
+                         model.n_layer, model.n_head, model.d_model, model.vocab_size, model.max_seq_len);
+    } else {
+      // --params may be written as 1.5e9.
+      char* end = nullptr;
+      double n = std::strtod(a.params.c_str(), &end);
+      if (end == a.params.c_str() || *end != '\0' || !(n >= 1) || std::floor(n) != n || n > 1e18)
+        return usage_error("estimate --params " + a.params + ": expected a positive integer such as 1500000000 or 1.5e9");
+      o.num_params = uint64_t(n);
+    }
+    auto rows = zt::estimate_model_state_memory(o);
+    std::printf("%s%s", what.c_str(), zt::format_memory_estimate(o, rows).c_str());
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
+  }
+  return 0;
+}
+
+int export_checkpoint(const ExportArgs&) {
+  std::fprintf(stderr, "export: not available in this build\n");
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"zerotrain: GPT-2 training with ZeRO stages 0-3 (DeepSpeed configs), on CPUs with MPI or GPUs "
+               "with NCCL"};
+  app.footer(kExamples);
+  app.set_version_flag("--version", std::string("zerotrain ") + ZT_VERSION);
+  app.require_subcommand(0, 1);
+
+  TrainArgs t;
+  app.add_option("--config", t.config,
+                 "DeepSpeed JSON config: a file, or a preset in configs/ (zero0, zero1, zero2, zero2_offload, zero3, "
+                 "zero3_offload)");
+  t.model_opt = app.add_option("--model", t.model,
+                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b) or a "
+                               "JSON file such as configs/models/toy.json");
+  t.data_opt = app.add_option("--data", t.data, "training data file (data.train)");
+  t.steps_opt = app.add_option("--steps", t.steps, "optimizer steps (training.steps; default 100)")
+                    ->check(CLI::PositiveNumber);
+  app.add_option("--set", t.overrides,
+                 "override one key, KEY=VALUE (VALUE is JSON when it parses, else a string); repeatable")
+      ->allow_extra_args(false);
+  auto print_flag = app.add_flag("--print-config", t.print_config,
+                                 "print the resolved config as JSON on stdout and exit");
+  t.world_opt = app.add_option("--world-size", t.world_size, "with --print-config: resolve as if N ranks ran")
+                    ->check(CLI::PositiveNumber)
+                    ->needs(print_flag);
+  app.add_flag("--dry-run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
+  app.add_option("--log-level", t.log_level, "trace, debug, info, warn, error, critical or off")
+      ->capture_default_str();
+
+  EstimateArgs e;
+  auto est = app.add_subcommand("estimate", "per-rank model-state memory of ZeRO stages 0-3, with and without offload");
+  est->footer(kEstimateExamples);
+  auto est_model = est->add_option("--model", e.model, "model preset or JSON file");
+  est->add_option("--params", e.params, "number of parameters, e.g. 1.5e9")->excludes(est_model);
+  est->add_option("--world-size", e.world_size, "number of ranks N (all nodes)")->required()->check(CLI::PositiveNumber);
+  est->add_option("--nodes", e.nodes, "number of nodes M (host memory is reported per node)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  est->add_option("--dtype", e.dtype, "bf16 or fp16 (2+2+12 bytes per parameter) or fp32 (4+4+8)")
+      ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
+      ->capture_default_str();
+
+  ExportArgs x;
+  auto exp = app.add_subcommand("export", "consolidate a checkpoint into OUT_DIR/model.safetensors + config.json");
+  exp->footer(kExportExamples);
+  exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "checkpoint directory (one step)")->required();
+  exp->add_option("-o,--output", x.out_dir, "output directory")->required();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& err) {
+    if (err.get_exit_code() == 0) return app.exit(err);  // --help, --version
+    return usage_error(std::string(err.what()) + " (run with --help for usage)");
+  }
+
+  if (est->parsed()) return estimate(e);
+  if (exp->parsed()) return export_checkpoint(x);
+  if (t.print_config) return print_config(t, argc, argv);
+  return train(t, argc, argv);
+}

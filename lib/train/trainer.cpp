@@ -9,6 +9,7 @@
 #include "ckpt/safetensors.hpp"
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
+#include "train/memory_plan.hpp"
 #include "train/peak_flops.hpp"
 
 namespace zt {
@@ -142,7 +143,7 @@ int Trainer::run() {
   const bool rank0 = comm_.rank() == 0;
   SetupRecord setup = setup_record();
   metrics_.setup(setup);
-  if (rank0) log_start();
+  if (rank0) log_start(setup);
   auto previous = std::signal(SIGINT, on_sigint);
 
   auto t_start = std::chrono::steady_clock::now();
@@ -206,7 +207,7 @@ int Trainer::run() {
   return 0;
 }
 
-void Trainer::log_start() const {
+void Trainer::log_start(const SetupRecord& setup) const {
   auto& m = config_.model;
   spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer,
                m.n_head, m.d_model, m.vocab_size, T_, model_->num_params());
@@ -215,6 +216,14 @@ void Trainer::log_start() const {
                config_.train_batch_size, B_, GA_, comm_.world_size());
   spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
                model_->flops_per_token(), peak_.flops / 1e9, peak_.explanation);
+  // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
+  MemoryPlan plan = plan_memory(config_, comm_.world_size());
+  auto mib = [](uint64_t b) { return double(b) / 1048576.0; };
+  for (auto& m : setup.memory)
+    spdlog::info("memory rank {}: params {:.3f} grads {:.3f} optimizer {:.3f} offload {:.3f} MiB (formula {}: "
+                 "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
+                 m.rank, mib(m.params), mib(m.grads), mib(m.optimizer), mib(m.offload), plan.formula,
+                 mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(m.buffers));
 }
 
 void Trainer::log_step(const StepRecord& r) const {

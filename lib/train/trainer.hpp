@@ -41,7 +41,7 @@ public:
 
 private:
   SetupRecord setup_record();
-  void log_start() const;
+  void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_summary(double seconds, int64_t steps, double last_loss) const;

@@ -1,0 +1,29 @@
+#pragma once
+// The readers of the config's blocks, one per concept, each judging its own keys (CONFIG.md).
+// resolve.cpp calls them in dependency order: training, model, data, then DeepSpeed's blocks.
+#include "config/auto_values.hpp"
+#include "config/block.hpp"
+#include "config/config.hpp"
+
+namespace zt::config {
+
+TrainingConfig read_training(Block& training);
+ModelConfig read_model(Block& model);
+DataConfig read_data(Block& data, const ModelConfig& model);
+
+// Top level: batch sizes, clipping and the other scalar keys, and the keys that have no effect.
+void read_top_level_scalars(Block& top, const AutoValues& auto_values, Config& config);
+void read_ignored_top_level_keys(Block& top);
+
+void read_precision(Block& top, const AutoValues& auto_values, Config& config);  // fp16, bf16
+OptimizerConfig read_optimizer(Block& top, const AutoValues& auto_values);
+LrScheduleConfig read_scheduler(Block& top, const AutoValues& auto_values, double optimizer_lr);
+ZeroConfig read_zero(Block& top, const AutoValues& auto_values);
+void read_monitors(Block& top, Config& config);  // csv_monitor, tensorboard, wandb, comms_logger
+CheckpointConfig read_checkpoint(Block& top);
+ActivationCheckpointingConfig read_activation_checkpointing(Block& top);
+
+// The note on weight decay printed in the resolved optimizer block (and accepted back as input).
+extern const char* const kWeightDecayAppliesTo;
+
+}  // namespace zt::config

@@ -1,0 +1,33 @@
+// The data block: token files, their format, the sequence length and shuffling.
+#include <fmt/format.h>
+
+#include "config/blocks.hpp"
+#include "config/config_search.hpp"
+
+namespace zt::config {
+
+DataConfig read_data(Block& b, const ModelConfig& model) {
+  DataConfig d;
+  d.format = b.choice("format", d.format, {"auto", "llmc", "uint16", "text", "synthetic"});
+  const bool train_given = b.present("train");
+  d.train = b.text("train", "");
+  d.val = b.text("val", "");
+  if (!train_given) {
+    if (d.format == "llmc" || d.format == "uint16")
+      b.fail("train", fmt::format("missing (expected a token file for format {})", d.format));
+    // The shipped corpus is plain text; its validation split only goes with it.
+    if (d.format != "synthetic") {
+      d.train = default_train_data();
+      if (!b.present("val")) d.val = default_val_data();
+    }
+  }
+  d.seq_len = int(b.integer("seq_len", model.max_seq_len, IntRange::at_least(1)));
+  if (d.seq_len > model.max_seq_len)
+    b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", d.seq_len, model.max_seq_len,
+                                  model.max_seq_len));
+  d.shuffle = b.boolean("shuffle", d.shuffle);
+  b.finish();
+  return d;
+}
+
+}  // namespace zt::config

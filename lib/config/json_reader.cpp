@@ -1,0 +1,91 @@
+#include "config/json_reader.hpp"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "config/diagnostics.hpp"
+#include "core/error.hpp"
+
+namespace zt::config {
+
+namespace {
+
+// Where the parser is: one frame per open object or array, enough to name the path of a key.
+class DuplicateKeyGuard {
+public:
+  explicit DuplicateKeyGuard(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start: frames_.push_back({true, {}, {}, 0}); break;
+      case E::array_start: frames_.push_back({false, {}, {}, 0}); break;
+      case E::key: {
+        Frame& f = frames_.back();
+        std::string key = parsed.get<std::string>();
+        if (!f.keys.insert(key).second) Diagnostics{source_}.fail(join_path(path(), key), "duplicate key");
+        f.key = key;
+        break;
+      }
+      case E::object_end:
+      case E::array_end:
+        frames_.pop_back();
+        element_done();
+        break;
+      case E::value: element_done(); break;
+    }
+    return true;
+  }
+
+private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    std::string key;  // object: the key being read
+    size_t index;     // array: the element being read
+  };
+
+  // Path of the container at the top of the stack.
+  std::string path() const {
+    std::string p;
+    for (size_t i = 0; i + 1 < frames_.size(); ++i) {
+      const Frame& f = frames_[i];
+      p = f.object ? join_path(p, f.key) : p + "[" + std::to_string(f.index) + "]";
+    }
+    return p;
+  }
+
+  void element_done() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+  }
+
+  std::string source_;
+  std::vector<Frame> frames_;
+};
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  DuplicateKeyGuard guard(source);
+  try {
+    return nlohmann::json::parse(text, std::ref(guard), /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    // what() starts with "[json.exception.parse_error.101] "; keep the part a person needs.
+    std::string what = e.what();
+    if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
+      what = what.substr(pos + 2);
+    Diagnostics{source}.fail("", "invalid JSON: " + what);
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open the file for reading", path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_json(text.str(), path);
+}
+
+}  // namespace zt::config

@@ -1,0 +1,47 @@
+#include "config/overrides.hpp"
+
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace zt::config {
+
+namespace {
+
+nlohmann::json parse_value(const std::string& text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  if (parsed.is_discarded()) return text;  // a bare word such as AdamW or a path
+  return parsed;
+}
+
+}  // namespace
+
+void apply_override(nlohmann::json& raw, const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    fail("--set {}: expected KEY=VALUE, e.g. --set zero_optimization.stage=3", assignment);
+  const std::string key = assignment.substr(0, eq);
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t dot = key.find('.', start);
+    parts.push_back(key.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  for (const auto& p : parts)
+    if (p.empty()) fail("--set {}: empty component in the key {}", assignment, key);
+  if (!raw.is_object()) fail("--set {}: the config is not a JSON object", assignment);
+
+  nlohmann::json* node = &raw;
+  std::string walked;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked += (walked.empty() ? "" : ".") + parts[i];
+    nlohmann::json& next = (*node)[parts[i]];
+    if (next.is_null()) next = nlohmann::json::object();
+    if (!next.is_object()) fail("--set {}: {} is {} in the config, not an object", assignment, walked, next.dump());
+    node = &next;
+  }
+  (*node)[parts.back()] = parse_value(assignment.substr(eq + 1));
+}
+
+}  // namespace zt::config

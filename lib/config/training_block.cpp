@@ -1,0 +1,47 @@
+// The training block: zerotrain's own run settings, and the values "auto" takes.
+#include <fmt/format.h>
+
+#include "config/blocks.hpp"
+
+namespace zt::config {
+
+namespace {
+constexpr int64_t kDefaultSteps = 100;  // steps 0 means "not given"
+}
+
+TrainingConfig read_training(Block& b) {
+  TrainingConfig t;
+  const auto positive = NumberRange::positive();
+  const auto non_negative = NumberRange::non_negative();
+  t.steps = b.integer("steps", t.steps, IntRange::at_least(0));
+  if (t.steps == 0) t.steps = kDefaultSteps;
+  t.micro_batch_size = b.integer("micro_batch_size", t.micro_batch_size, IntRange::at_least(1));
+  t.gradient_accumulation_steps =
+      b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, IntRange::at_least(1));
+  t.lr = b.number("lr", t.lr, positive);
+  t.warmup_steps = b.integer("warmup_steps", t.warmup_steps, IntRange::at_least(0));
+  t.max_grad_norm = b.number("max_grad_norm", t.max_grad_norm, non_negative);
+  t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
+  t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
+  t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(1));
+  t.save_interval = b.integer("save_interval", t.save_interval, IntRange::at_least(0));
+  t.keep_last = b.integer("keep_last", t.keep_last, IntRange::at_least(0));
+  t.checkpoint_dir = b.text("checkpoint_dir", t.checkpoint_dir);
+  t.resume = b.text("resume", t.resume);
+  if (t.resume.empty()) t.resume = "none";
+  t.init_from = b.text("init_from", t.init_from);
+  t.save_final = b.text("save_final", t.save_final);
+  t.log_dir = b.text("log_dir", t.log_dir);
+  t.metrics = b.text("metrics", t.metrics);
+  t.comm_timeout = b.number("comm_timeout", t.comm_timeout, positive);
+  b.finish();
+
+  if (t.resume == "latest" && t.checkpoint_dir.empty())
+    b.fail("resume", "\"latest\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)");
+  if (t.save_interval > 0 && t.checkpoint_dir.empty())
+    b.fail("save_interval", fmt::format("{} needs training.checkpoint_dir (expected a directory for checkpoints)",
+                                        t.save_interval));
+  return t;
+}
+
+}  // namespace zt::config

@@ -1,0 +1,161 @@
+// zerotrain end to end: exit codes, machine-readable stdout, warnings and errors on stderr.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+const fs::path& scratch() {
+  static const fs::path dir = [] {
+    auto d = fs::temp_directory_path() / ("zt_test_cli_" + std::to_string(::getpid()));
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// Runs zerotrain with `args` (shell syntax) outside any MPI launcher.
+Run zerotrain(const std::string& args) {
+  const auto err_file = scratch() / "stderr.txt";
+  const std::string command = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE '" +
+                              std::string(ZEROTRAIN_BIN) + "' " + args + " 2>'" + err_file.string() + "'";
+  Run r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe);
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) r.out.append(buffer, n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::string write_config(const std::string& name, const std::string& text) {
+  auto path = scratch() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("--help and --version exit 0 on stdout") {
+  auto help = zerotrain("--help");
+  CHECK(help.code == 0);
+  CHECK(contains(help.out, "--config"));
+  CHECK(contains(help.out, "--print-config"));
+  CHECK(contains(help.out, "Examples:"));
+  CHECK(contains(help.out, "estimate"));
+  auto est = zerotrain("estimate --help");
+  CHECK(est.code == 0);
+  CHECK(contains(est.out, "--world-size"));
+  CHECK(contains(est.out, "zerotrain estimate --model gpt2-1.5b --world-size 8"));
+  auto exp = zerotrain("export --help");
+  CHECK(exp.code == 0);
+  CHECK(contains(exp.out, "zerotrain export"));
+  auto version = zerotrain("--version");
+  CHECK(version.code == 0);
+  CHECK(contains(version.out, "zerotrain "));
+}
+
+TEST_CASE("--print-config writes only the resolved JSON to stdout") {
+  auto r = zerotrain("--print-config");
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);  // throws if anything but JSON is on stdout
+  CHECK(j["train_micro_batch_size_per_gpu"] == 4);
+  CHECK(j["train_batch_size"] == 4);
+  CHECK(j["model"]["preset"] == "toy");
+
+  auto p = zerotrain("--config zero2 --print-config --world-size 8 --set zero_optimization.stage=3 --steps 7");
+  REQUIRE(p.code == 0);
+  auto k = nlohmann::json::parse(p.out);
+  CHECK(k["train_batch_size"] == 32);
+  CHECK(k["zero_optimization"]["stage"] == 3);
+  CHECK(k["training"]["steps"] == 7);
+  CHECK(k["bf16"]["enabled"] == true);
+  CHECK(k["scheduler"]["params"]["total_num_steps"] == 7);
+
+  auto m = zerotrain("--config zero1 --model gpt2-124m --print-config");
+  REQUIRE(m.code == 0);
+  CHECK(nlohmann::json::parse(m.out)["model"]["d_model"] == 768);
+}
+
+TEST_CASE("warnings go to stderr, stdout stays JSON") {
+  auto file = write_config("warn.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimisation": {"stage": 1}})");
+  auto r = zerotrain("--config '" + file + "' --print-config");
+  CHECK(r.code == 0);
+  CHECK_NOTHROW(nlohmann::json::parse(r.out));
+  CHECK(contains(r.err, "zero_optimisation: unknown key; did you mean zero_optimization?"));
+  CHECK_FALSE(contains(r.out, "zero_optimisation"));
+}
+
+TEST_CASE("a bad config exits 2 with one error line naming the key") {
+  auto file = write_config("bad.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 4}})");
+  for (const char* mode : {" --print-config", ""}) {
+    INFO(mode);
+    auto r = zerotrain("--config '" + file + "'" + mode);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err == "error: " + file + ": zero_optimization.stage: 4 is out of range (expected 0..3)\n");
+  }
+  auto missing = zerotrain("--config no_such_preset --print-config");
+  CHECK(missing.code == 2);
+  CHECK(contains(missing.err, "error: --config no_such_preset: no such file or preset"));
+  auto batch = write_config("batch.json", R"({"train_batch_size": 32, "train_micro_batch_size_per_gpu": 3,
+                                               "gradient_accumulation_steps": 2})");
+  auto b = zerotrain("--config '" + batch + "' --print-config --world-size 4");
+  CHECK(b.code == 2);
+  CHECK(contains(b.err, "train_batch_size 32 != micro 3 * accumulation 2 * world 4"));
+}
+
+TEST_CASE("command-line errors exit 2") {
+  CHECK(zerotrain("--no-such-flag").code == 2);
+  CHECK(zerotrain("--world-size 4").code == 2);  // only with --print-config
+  CHECK(zerotrain("--print-config --log-level loud").code == 2);
+  auto set = zerotrain("--print-config --set nonsense");
+  CHECK(set.code == 2);
+  CHECK(contains(set.err, "--set nonsense: expected KEY=VALUE"));
+}
+
+TEST_CASE("estimate prints the table; GPT-2 1.5B on 8 ranks is 23.21 GiB at stage 0") {
+  auto r = zerotrain("estimate --model gpt2-1.5b --world-size 8");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "23.21"));
+  CHECK(contains(r.out, "16Ψ"));
+  CHECK(contains(r.out, "4Ψ + 12Ψ/N"));
+  CHECK(contains(r.out, "optimizer+params"));
+  auto p = zerotrain("estimate --params 1.5e9 --world-size 16 --nodes 2 --dtype fp32");
+  CHECK(p.code == 0);
+  CHECK(contains(p.out, "2 nodes"));
+  CHECK(zerotrain("estimate --model gpt2-1.5b").code == 2);  // --world-size is required
+  CHECK(zerotrain("estimate --model toy --params 5 --world-size 2").code == 2);
+  CHECK(zerotrain("estimate --world-size 2").code == 2);
+  CHECK(zerotrain("estimate --params 2.5 --world-size 2").code == 2);
+  CHECK(zerotrain("estimate --params 100 --world-size 6 --nodes 4").code == 2);
+  CHECK(zerotrain("estimate --model no-such-model --world-size 2").code == 2);
+}
+
+TEST_CASE("export is declared") {
+  auto r = zerotrain("export ckpt -o out");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "export: not available in this build"));
+  CHECK(zerotrain("export ckpt").code == 2);  // -o is required
+}

@@ -1,0 +1,74 @@
+// Reading config text: comments, duplicate keys (top level, nested, inside arrays), bad JSON.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "config/json_reader.hpp"
+#include "core/error.hpp"
+
+using zt::config::parse_json;
+
+namespace {
+
+std::string parse_error(const std::string& text) {
+  try {
+    parse_json(text, "x.json");
+  } catch (const zt::Error& e) {
+    return e.what();
+  }
+  FAIL("expected a zt::Error for " << text);
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("comments are allowed in both styles") {
+  auto j = parse_json(R"({
+    // the stage
+    "zero_optimization": {"stage": 2 /* inline */},
+    /* block
+       comment */ "steps_per_print": 5
+  })",
+                      "x.json");
+  CHECK(j["zero_optimization"]["stage"] == 2);
+  CHECK(j["steps_per_print"] == 5);
+}
+
+TEST_CASE("duplicate keys are errors naming the key's path") {
+  CHECK(parse_error(R"({"train_batch_size": 8, "train_batch_size": 16})") == "x.json: train_batch_size: duplicate key");
+  CHECK(parse_error(R"({"zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu", "device": "none"}}})") ==
+        "x.json: zero_optimization.offload_optimizer.device: duplicate key");
+  CHECK(parse_error(R"({"a": [{"x": 1}, {"y": 1, "y": 2}]})") == "x.json: a[1].y: duplicate key");
+  CHECK(parse_error(R"({"a": [1, [2, 3], {"k": {"z": 0, "z": 0}}]})") == "x.json: a[2].k.z: duplicate key");
+}
+
+TEST_CASE("the same key in different objects is not a duplicate") {
+  auto j = parse_json(R"({"fp16": {"enabled": false}, "bf16": {"enabled": true}, "l": [{"enabled": 1}, {"enabled": 2}]})",
+                      "x.json");
+  CHECK(j["bf16"]["enabled"] == true);
+  CHECK(j["l"][1]["enabled"] == 2);
+}
+
+TEST_CASE("invalid JSON names the source and the position") {
+  auto m = parse_error("{\n  \"stage\": 1,\n  oops\n}");
+  CHECK(m.rfind("x.json: invalid JSON: ", 0) == 0);
+  CHECK(m.find("line 3") != std::string::npos);
+  CHECK(m.find("json.exception") == std::string::npos);
+  CHECK(parse_error("").rfind("x.json: invalid JSON", 0) == 0);
+}
+
+TEST_CASE("files: missing file and duplicate key in a file are reported with the path") {
+  auto dir = std::filesystem::temp_directory_path() / "zt_test_json_reader";
+  std::filesystem::create_directories(dir);
+  auto file = (dir / "dup.json").string();
+  std::ofstream(file) << "{\"fp16\": {\"enabled\": true, \"enabled\": false}}";
+  try {
+    zt::config::read_json_file(file);
+    FAIL("expected an error");
+  } catch (const zt::Error& e) {
+    CHECK(std::string(e.what()) == file + ": fp16.enabled: duplicate key");
+  }
+  CHECK_THROWS_WITH(zt::config::read_json_file((dir / "missing.json").string()),
+                    Catch::Contains("missing.json") && Catch::Contains("cannot open"));
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,126 @@
+// How keys are judged: strict blocks, unknown top-level keys, did-you-mean, keys that have no
+// effect, and the DeepSpeed keys that must never be errors.
+#include "config/edit_distance.hpp"
+#include "config_test_support.hpp"
+
+using namespace zt::config;
+using namespace zt::config::testing;
+
+TEST_CASE("edit distance and closest match") {
+  CHECK(edit_distance("", "") == 0);
+  CHECK(edit_distance("abc", "") == 3);
+  CHECK(edit_distance("kitten", "sitting") == 3);
+  CHECK(edit_distance("reduce_bucket_sise", "reduce_bucket_size") == 1);
+  CHECK(edit_distance("Stage", "stage") == 0);  // case-insensitive
+  CHECK(closest_match("stgae", {"stage", "overlap_comm"}) == std::optional<std::string>("stage"));
+  CHECK_FALSE(closest_match("completely_different", {"stage", "overlap_comm"}));
+}
+
+TEST_CASE("an unknown key in a strict block is an error with a suggestion") {
+  CHECK(error_of(with({{"zero_optimization", {{"reduce_bucket_sise", 5}}}})) ==
+        "test.json: zero_optimization.reduce_bucket_sise: unknown key; did you mean reduce_bucket_size?");
+}
+
+TEST_CASE("every strict block rejects unknown keys and names the path") {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"zero_optimization", {{"stagee", 1}}}}, "zero_optimization.stagee: unknown key; did you mean stage?"},
+      {{{"zero_optimization", {{"stage", 3}, {"offload_optimizer", {{"devise", "cpu"}}}}}},
+       "zero_optimization.offload_optimizer.devise: unknown key; did you mean device?"},
+      {{{"zero_optimization", {{"stage", 3}, {"offload_param", {{"max_in_cpus", 1}}}}}},
+       "zero_optimization.offload_param.max_in_cpus: unknown key; did you mean max_in_cpu?"},
+      {{{"fp16", {{"loss_scale_windw", 100}}}}, "fp16.loss_scale_windw: unknown key; did you mean loss_scale_window?"},
+      {{{"bf16", {{"enable", true}}}}, "bf16.enable: unknown key; did you mean enabled?"},
+      {{{"optimizer", {{"type", "AdamW"}, {"param", json::object()}}}}, "optimizer.param: unknown key; did you mean params?"},
+      {{{"optimizer", {{"type", "AdamW"}, {"params", {{"betas1", 0.9}}}}}},
+       "optimizer.params.betas1: unknown key; did you mean betas?"},
+      {{{"scheduler", {{"type", "WarmupLR"}, {"parms", json::object()}}}}, "scheduler.parms: unknown key; did you mean params?"},
+      {{{"scheduler", {{"type", "WarmupLR"}, {"params", {{"warmup_num_step", 5}}}}}},
+       "scheduler.params.warmup_num_step: unknown key; did you mean warmup_num_steps?"},
+      {{{"csv_monitor", {{"output", "x"}}}}, "csv_monitor.output: unknown key"},
+      {{{"tensorboard", {{"job_nam", "x"}}}}, "tensorboard.job_nam: unknown key; did you mean job_name?"},
+      {{{"wandb", {{"projekt", "x"}}}}, "wandb.projekt: unknown key; did you mean project?"},
+      {{{"model", {{"n_layers", 2}}}}, "model.n_layers: unknown key; did you mean n_layer?"},
+      {{{"data", {{"seqlen", 2}}}}, "data.seqlen: unknown key; did you mean seq_len?"},
+      {{{"training", {{"step", 2}}}}, "training.step: unknown key; did you mean steps?"},
+  };
+  for (const auto& [extra, expected] : cases) {
+    INFO(extra.dump());
+    auto message = error_of(with(extra));
+    CHECK(message.rfind("test.json: " + expected, 0) == 0);
+  }
+}
+
+TEST_CASE("an unknown top-level key is a warning with a suggestion, then ignored") {
+  CapturedLog log;
+  auto c = resolve(with({{"zero_optimisation", {{"stage", 3}}}}));
+  CHECK(c.zero.stage == 0);
+  CHECK(log.count("test.json: zero_optimisation: unknown key; did you mean zero_optimization? (ignored)") == 1);
+  resolve(with({{"no_such_thing_at_all", 1}}));
+  CHECK(log.count("no_such_thing_at_all: unknown key (ignored)") == 1);
+}
+
+TEST_CASE("lenient blocks (checkpoint, activation_checkpointing, comms_logger) warn on unknown keys") {
+  CapturedLog log;
+  resolve(with({{"checkpoint", {{"tag_validaton", "Fail"}}},
+                {"activation_checkpointing", {{"number_checkpoint", 2}}},
+                {"comms_logger", {{"verbos", true}}}}));
+  CHECK(log.count("checkpoint.tag_validaton: unknown key; did you mean tag_validation?") == 1);
+  CHECK(log.count("activation_checkpointing.number_checkpoint: unknown key; did you mean number_checkpoints?") == 1);
+  CHECK(log.count("comms_logger.verbos: unknown key; did you mean verbose?") == 1);
+}
+
+TEST_CASE("known but unimplemented keys: one warning when not the default, none otherwise") {
+  const std::vector<std::pair<json, std::string>> non_default = {
+      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_weights", true}}}}, "zero_optimization.zero_quantized_weights"},
+      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_gradients", true}}}}, "zero_optimization.zero_quantized_gradients"},
+      {{{"zero_optimization", {{"stage", 3}, {"zero_hpz_partition_size", 8}}}}, "zero_optimization.zero_hpz_partition_size"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_shard_size", 4}}}}, "zero_optimization.mics_shard_size"},
+      {{{"zero_optimization", {{"stage", 2}, {"round_robin_gradients", true}}}}, "zero_optimization.round_robin_gradients"},
+      {{{"zero_optimization", {{"stage", 3}, {"sub_group_size", 1e14}}}}, "zero_optimization.sub_group_size"},
+      {{{"zero_optimization", {{"stage", 2}, {"elastic_checkpoint", true}}}}, "zero_optimization.elastic_checkpoint"},
+      {{{"compile", {{"deepcompile", true}}}}, "compile"},
+      {{{"tensor_parallel", {{"autotp_size", 2}}}}, "tensor_parallel"},
+      {{{"flops_profiler", {{"enabled", true}}}}, "flops_profiler"},
+      {{{"sparse_gradients", true}}, "sparse_gradients"},
+      {{{"fp16", {{"auto_cast", true}}}}, "fp16.auto_cast"},
+      {{{"optimizer", {{"type", "AdamW"}, {"params", {{"amsgrad", true}}}}}}, "optimizer.params.amsgrad"},
+  };
+  for (const auto& [extra, key] : non_default) {
+    INFO(extra.dump());
+    CapturedLog log;
+    REQUIRE_NOTHROW(resolve(with(extra)));
+    CHECK(log.count("test.json: " + key + ": ") == 1);
+    CHECK(log.count("has no effect") == 1);
+  }
+  CapturedLog log;
+  resolve(with({{"zero_optimization",
+                 {{"stage", 3}, {"zero_quantized_weights", false}, {"zero_hpz_partition_size", 1},
+                  {"allgather_partitions", true}, {"sub_group_size", 1e9}, {"round_robin_gradients", false}}},
+                {"compile", json::object()},
+                {"flops_profiler", {{"enabled", false}, {"profile_step", 1}}}}));
+  CHECK(log.warnings().empty());
+}
+
+TEST_CASE("top-level keys DeepSpeed knows but zerotrain ignores are never errors") {
+  CapturedLog log;
+  REQUIRE_NOTHROW(resolve(with({{"flops_profiler", {{"enabled", false}}},
+                                {"data_efficiency", {{"enabled", false}}},
+                                {"amp", {{"enabled", false}}},
+                                {"zero_allow_untested_optimizer", true},
+                                {"zero_force_ds_cpu_optimizer", false},
+                                {"memory_breakdown", false},
+                                {"elasticity", {{"enabled", false}}},
+                                {"aio", json::object()}})));
+  CHECK(log.warnings().empty());
+  auto c = resolve(with({{"zero_allow_untested_optimizer", true}, {"zero_force_ds_cpu_optimizer", false}}));
+  CHECK(c.zero_allow_untested_optimizer);
+  CHECK_FALSE(c.zero_force_ds_cpu_optimizer);
+  CHECK(error_of(with({{"amp", true}})) == "test.json: amp: true is not an object (expected a JSON object {...})");
+}
+
+TEST_CASE("wandb is accepted and warned about when enabled") {
+  CapturedLog log;
+  auto c = resolve(with({{"wandb", {{"enabled", true}, {"project", "p"}, {"team", "t"}, {"group", "g"}}}}));
+  CHECK(c.wandb.enabled);
+  CHECK(log.count("wandb.enabled: true has no effect") == 1);
+}
