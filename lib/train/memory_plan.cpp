@@ -6,28 +6,34 @@
 #include <cstdio>
 
 #include "core/dtype.hpp"
-#include "model/gpt_shape.hpp"
+#include "config/model_block.hpp"
+#include "zero/memory_estimate.hpp"
 #include "zero/partition.hpp"
 
 namespace zt {
 
 MemoryPlan plan_memory(const config::Config& c, int world) {
-  GptShape shape{c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
+  GptShape shape = config::shape_of(c.model);
   Partition part(shape.flat_size(), world, 0);
+  const size_t P = part.padded(), S = part.shard_size();
   const size_t d = dtype_size(dtype_from_name(c.dtype()));
   const size_t comm_d = dtype_size(dtype_from_name(c.communication_data_type.empty() ? c.dtype() : c.communication_data_type));
-  const size_t P = part.padded(), S = part.shard_size();
-  const int stage = c.zero.stage;
   MemoryPlan p;
   p.num_params = shape.num_params();
   p.padded = P;
   p.shard = S;
-  p.params = (stage < 3 ? P : S) * d;
-  p.grads = (stage < 2 ? P : S) * d;
-  size_t state = (stage == 0 ? P : S) * (d == 4 ? 8 : 12);
-  (c.zero.offload_optimizer.device == "none" ? p.optimizer : p.offload) = state;
-  static const char* mixed[] = {"16Ψ", "4Ψ + 12Ψ/N", "2Ψ + 14Ψ/N", "16Ψ/N"};
-  p.formula = mixed[stage];
+  // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
+  Offload offload = c.zero.offload_param.device != "none"       ? Offload::OptimizerAndParams
+                    : c.zero.offload_optimizer.device != "none" ? Offload::Optimizer
+                                                                : Offload::None;
+  for (auto& row : estimate_model_state_memory({P, world, 1, c.dtype()}))
+    if (row.stage == c.zero.stage && row.offload == offload) {
+      p.params = size_t(row.params);
+      p.grads = size_t(row.grads);
+      p.optimizer = size_t(row.optimizer);
+      p.offload = size_t(row.offloaded);
+      p.formula = row.formula;
+    }
 
   // Transient: bucket slots, the largest groups' fp32 gradients and views, gathered groups.
   size_t largest = size_t(shape.padded_vocab()) * size_t(shape.d_model);
@@ -35,7 +41,7 @@ MemoryPlan plan_memory(const config::Config& c, int world) {
   size_t bucket = std::min<size_t>(size_t(c.zero.reduce_bucket_size), P);
   size_t slots = c.zero.overlap_comm ? 2 : 1;
   p.buffers_bound = slots * (bucket + std::min(bucket, S)) * comm_d + (largest + block) * 4 * 2;
-  if (stage == 3)
+  if (c.zero.stage == 3)
     p.buffers_bound += std::min<size_t>(size_t(c.zero.stage3_max_live_parameters) + size_t(c.zero.stage3_prefetch_bucket_size),
                                         P) * (4 + d);
   return p;
@@ -50,8 +56,8 @@ void print_memory_plan(const config::Config& c, int world) {
   std::printf("  %-12s %12.2f MiB\n", "grads", mib(p.grads));
   std::printf("  %-12s %12.2f MiB\n", "optimizer", mib(p.optimizer));
   if (p.offload) std::printf("  %-12s %12.2f MiB (host)\n", "offload", mib(p.offload));
-  std::printf("  %-12s %12.2f MiB   model states; formula %s (mixed precision)\n", "total",
-              mib(p.params + p.grads + p.optimizer + p.offload), p.formula);
+  std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total",
+              mib(p.params + p.grads + p.optimizer + p.offload), p.formula.c_str());
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views)\n", "buffers", mib(p.buffers_bound));
 }
 

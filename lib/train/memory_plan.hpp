@@ -1,6 +1,8 @@
 #pragma once
 // The per-rank memory plan printed by --dry-run: what the engine will allocate per category for
 // this config and world size, beside the ZeRO formula, before anything is allocated.
+#include <string>
+
 #include "config/config.hpp"
 
 namespace zt {
@@ -9,7 +11,7 @@ struct MemoryPlan {
   size_t num_params = 0, padded = 0, shard = 0;
   size_t params = 0, grads = 0, optimizer = 0, offload = 0;
   size_t buffers_bound = 0;  // buckets, gathered groups, fp32 group views and gradients
-  const char* formula = "";
+  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
 };
 
 MemoryPlan plan_memory(const config::Config& config, int world_size);

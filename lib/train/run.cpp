@@ -14,8 +14,12 @@ int run_training(const config::Config& config, const RunOptions& options) {
     if (comm->rank() == 0) print_memory_plan(config, comm->world_size());
     return 0;
   }
-  Trainer trainer(config, *comm);
-  return trainer.run();
+  try {
+    Trainer trainer(config, *comm);
+    return trainer.run();
+  } catch (const SetupFailed&) {
+    return 1;  // bad input, reported once by the rank that found it; no rank is mid-collective
+  }
 }
 
 }  // namespace zt

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ckpt/safetensors.hpp"
+#include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/memory_plan.hpp"
@@ -31,10 +32,6 @@ void timed(double& total, F&& f) {
   total += seconds_since(t0);
 }
 
-GptShape shape_of(const config::ModelConfig& m) {
-  return {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len};
-}
-
 CommStats minus(const CommStats& a, const CommStats& b) {
   CommStats d;
   for (size_t i = 0; i < d.bytes_sent.size(); ++i) {
@@ -50,32 +47,57 @@ CommStats minus(const CommStats& a, const CommStats& b) {
 Trainer::Trainer(const config::Config& config, Communicator& comm)
     : config_(config), comm_(comm), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
       GA_(int(config.gradient_accumulation_steps)) {
-  model_ = std::make_unique<Gpt>(shape_of(config.model), B_, T_, config.activation_checkpointing.recompute());
-  train_data_ = open_dataset(config.data.train, config.data.format, config.training.seed);
-  if (!config.data.val.empty()) val_data_ = open_dataset(config.data.val, config.data.format, config.training.seed + 1);
-  for (auto* d : {train_data_.get(), val_data_.get()})
-    if (d) d->check_vocab(config.model.vocab_size);
-  const int W = comm.world_size(), R = comm.rank();
-  train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, config.data.shuffle, config.training.seed);
-  if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config.training.seed);
-  inputs_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
-  targets_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+  // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
+  // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
+  Buffer<float> loaded;
+  std::string error;
+  try {
+    model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute());
+    open_data();
+    if (!config.training.init_from.empty()) {
+      loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
+      load_gpt2_safetensors(config.training.init_from, model_->layout(), loaded.data(), config.model.vocab_size);
+    }
+    if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  agree_on_setup(error);
 
-  const ParamLayout& layout = model_->layout();
   ParamInit init = [this](float* dst, size_t begin, size_t count) {
     model_->init_params(dst, begin, count, config_.training.seed);
   };
-  Buffer<float> loaded;
-  if (!config.training.init_from.empty()) {
-    loaded = Buffer<float>(MemCategory::Buffers, layout.total);
-    load_gpt2_safetensors(config.training.init_from, layout, loaded.data(), config.model.vocab_size);
+  if (!loaded.empty())
     init = [&loaded](float* dst, size_t begin, size_t count) {
       std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
     };
-  }
-  engine_ = std::make_unique<Engine>(config, layout, comm, init);
-  if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+  engine_ = std::make_unique<Engine>(config, model_->layout(), comm, init);
   peak_ = cpu_peak_flops();
+}
+
+void Trainer::open_data() {
+  const auto& d = config_.data;
+  train_data_ = open_dataset(d.train, d.format, config_.training.seed);
+  if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
+  for (auto* data : {train_data_.get(), val_data_.get()})
+    if (data) data->check_vocab(config_.model.vocab_size);
+  const int W = comm_.world_size(), R = comm_.rank();
+  train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
+  if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config_.training.seed);
+  inputs_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+  targets_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+}
+
+void Trainer::agree_on_setup(const std::string& error) {
+  float failed = error.empty() ? 0.0f : 1.0f;
+  std::vector<float> all(size_t(comm_.world_size()));
+  comm_.all_gather(&failed, all.data(), 1, DType::F32)->wait();
+  int first = -1;
+  for (int r = 0; r < comm_.world_size() && first < 0; ++r)
+    if (all[size_t(r)] != 0.0f) first = r;
+  if (first < 0) return;
+  if (first == comm_.rank()) spdlog::error("{}", error);  // the lowest failing rank speaks for all
+  throw SetupFailed();
 }
 
 // The whole training step (DESIGN.md): micro-batches of forward and backward through the engine's

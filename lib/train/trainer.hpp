@@ -1,7 +1,9 @@
 #pragma once
 // The trainer: config + model + engine + data + metrics. train_step() is the whole training
 // step of DESIGN.md in one function.
+#include <exception>
 #include <memory>
+#include <string>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
@@ -29,6 +31,11 @@ struct StepOutcome {
   StepBreakdown time;
 };
 
+// Set-up failed on some rank; the error was logged once. Every rank throws it.
+struct SetupFailed : std::exception {
+  const char* what() const noexcept override { return "set-up failed"; }
+};
+
 class Trainer {
 public:
   Trainer(const config::Config& config, Communicator& comm);
@@ -40,6 +47,8 @@ public:
   Gpt& model() { return *model_; }
 
 private:
+  void open_data();
+  void agree_on_setup(const std::string& error);
   SetupRecord setup_record();
   void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;

@@ -20,7 +20,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 class Stage3 final : public Stage {
 public:
   explicit Stage3(const StageContext& ctx)
-      : ctx_(ctx), shard_(MemCategory::Params, ctx.partition.shard_size() * dtype_size(ctx.dtype)),
+      : ctx_(ctx),
+        shard_(ctx.config.zero.offload_param.device == "none" ? MemCategory::Params : MemCategory::Offload,
+               ctx.partition.shard_size() * dtype_size(ctx.dtype)),
         grads_(ctx) {
     auto& z = ctx.config.zero;
     for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
