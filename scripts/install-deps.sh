@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages zerotrain builds against; installs only what is missing.
 # Idempotent: a machine that has everything runs no apt-get at all.
+#   --dev  also the tools that regenerate test fixtures and run the PyTorch side of bench/
+#          (python3-torch, python3-numpy, libopenblas0-pthread); neither the build nor the tests need them.
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,9 @@ packages=(
   libopenmpi-dev openmpi-bin
   libdnnl-dev
 )
+if [ "${1:-}" = "--dev" ]; then
+  packages+=(python3-torch python3-numpy libopenblas0-pthread)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

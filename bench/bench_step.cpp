@@ -1,0 +1,210 @@
+// One single-process training step of GPT-2: zero grads, forward, backward, global-norm clip,
+// AdamW; fp32. Prints the median step time over the measured steps and where the time goes
+// (per phase, per kernel kind, per parameter group). Not a test: nothing here passes or fails.
+//
+//   OMP_NUM_THREADS=2 bench_step                      # GPT-2 124M, B=4, T=64
+//   OMP_NUM_THREADS=2 bench_step --model toy --batch 8 --seq 128 --steps 10
+#include <CLI/CLI.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/param_hooks.hpp"
+#include "core/rng.hpp"
+#include "kernels/cpu/kernel_profile.hpp"
+#include "model/gpt.hpp"
+#include "optim/adamw.hpp"
+#include "optim/grad_clip.hpp"
+
+using namespace zt;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Resident parameters that also time the model's work per parameter group: each hook call
+// charges the time since the previous one to its group (the softmax + cross-entropy, which runs
+// after the last forward hook and before the first backward one, goes to the embeddings).
+class TimedHooks : public ResidentParams {
+public:
+  explicit TimedHooks(const ParamLayout& layout) : ResidentParams(layout), group_seconds(layout.groups.size(), 0.0) {}
+  void mark() { last_ = Clock::now(); }
+  void charge(int g) {
+    const auto now = Clock::now();
+    group_seconds[g] += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+  const float* fetch(int g) override {
+    charge(g);
+    return ResidentParams::fetch(g);
+  }
+  void release(int g) override { charge(g); }
+  void grads_ready(int g) override { charge(g); }
+  std::vector<double> group_seconds;
+
+private:
+  Clock::time_point last_ = Clock::now();
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string load_average() {
+  std::ifstream f("/proc/loadavg");
+  std::string a, b, c;
+  f >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"One GPT-2 training step (forward + backward + clip + AdamW), fp32, one process"};
+  std::string preset = "gpt2-124m";
+  int B = 4, T = 64, steps = 5, warmup = 1;
+  bool recompute = false;
+  app.add_option("--model", preset, "model preset")->capture_default_str();
+  app.add_option("--batch", B, "micro-batch size B")->capture_default_str();
+  app.add_option("--seq", T, "sequence length T")->capture_default_str();
+  app.add_option("--steps", steps, "measured steps")->capture_default_str();
+  app.add_option("--warmup", warmup, "steps run before measuring")->capture_default_str();
+  app.add_flag("--recompute", recompute, "recompute each block's forward in backward");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto shape = gpt_preset(preset);
+  if (!shape) {
+    std::fprintf(stderr, "unknown model preset %s\n", preset.c_str());
+    return 2;
+  }
+  try {
+    Gpt model(*shape, B, T, recompute);
+    const ParamLayout& layout = model.layout();
+    TimedHooks hooks(layout);
+    auto t_init = Clock::now();
+    model.init_params(hooks.params.data(), 0, layout.total, 1234);
+    const double init_s = seconds_since(t_init);
+    Buffer<float> m(MemCategory::Optimizer, layout.total), v(MemCategory::Optimizer, layout.total);
+    AdamWHyper hyper{};
+    hyper.lr = 6e-4f;
+    hyper.beta1 = 0.9f;
+    hyper.beta2 = 0.95f;
+    hyper.eps = 1e-8f;
+    hyper.weight_decay = 0.1f;
+
+    std::vector<int32_t> inputs(size_t(B) * T), targets(size_t(B) * T);
+    Rng rng(7);
+    for (size_t i = 0; i < inputs.size(); i++) {
+      inputs[i] = int32_t(rng.below(uint64_t(shape->vocab_size)));
+      targets[i] = int32_t(rng.below(uint64_t(shape->vocab_size)));
+    }
+
+    std::printf("bench_step: %s (%zu parameters, flat buffer %zu), B=%d T=%d, fp32, %d OpenMP threads%s\n",
+                preset.c_str(), model.num_params(), layout.total, B, T, omp_get_max_threads(),
+                recompute ? ", recompute" : "");
+    std::printf("load average before: %s; init %.2f s\n", load_average().c_str(), init_s);
+
+    enum Phase { ZeroGrad, Forward, Backward, Clip, AdamW, PhaseCount };
+    const char* phase_names[PhaseCount] = {"zero grads", "forward", "backward", "grad norm + clip", "AdamW"};
+    // Everything measured about one step; the breakdown printed is that of the median step, so
+    // a step slowed by other processes on the machine does not blur it.
+    struct StepRecord {
+      double total = 0;
+      double phase[PhaseCount] = {};
+      cpu::KernelTotals kernels;
+      std::vector<double> groups;
+    };
+    std::vector<StepRecord> records;
+    for (int s = 0; s < warmup + steps; s++) {
+      const bool measured = s >= warmup;
+      StepRecord rec;
+      cpu::KernelProfile::reset();
+      cpu::KernelProfile::enable(measured);
+      std::fill(hooks.group_seconds.begin(), hooks.group_seconds.end(), 0.0);
+      const auto step0 = Clock::now();
+      auto t0 = Clock::now();
+      hooks.zero_grads();
+      rec.phase[ZeroGrad] = seconds_since(t0);
+      t0 = Clock::now();
+      hooks.mark();
+      const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
+      hooks.charge(0);
+      rec.phase[Forward] = seconds_since(t0);
+      t0 = Clock::now();
+      hooks.mark();
+      model.backward(hooks, 1.0f);
+      rec.phase[Backward] = seconds_since(t0);
+      t0 = Clock::now();
+      const double norm = std::sqrt(sum_of_squares(hooks.grad.data(), layout.total));
+      scale_in_place(hooks.grad.data(), layout.total, float(clip_coefficient(norm, 1.0)));
+      rec.phase[Clip] = seconds_since(t0);
+      t0 = Clock::now();
+      for (auto& g : layout.groups)
+        for (auto& ts : g.tensors)
+          adamw_update(hooks.params.data() + ts.offset, hooks.grad.data() + ts.offset, m.data() + ts.offset,
+                       v.data() + ts.offset, ts.numel(), hyper, s + 1, ts.weight_decay);
+      rec.phase[AdamW] = seconds_since(t0);
+      rec.total = seconds_since(step0);
+      rec.kernels = cpu::KernelProfile::totals();
+      rec.groups = hooks.group_seconds;
+      std::printf("  step %d%s: %.1f ms  loss %.4f  grad norm %.3f\n", s + 1, measured ? "" : " (warm-up)",
+                  rec.total * 1e3, loss, norm);
+      if (measured) records.push_back(std::move(rec));
+    }
+    cpu::KernelProfile::enable(false);
+
+    std::vector<double> step_ms;
+    for (auto& r : records) step_ms.push_back(r.total * 1e3);
+    const double med = median(step_ms);
+    std::sort(records.begin(), records.end(), [](auto& a, auto& b) { return a.total < b.total; });
+    const StepRecord& mid = records[(records.size() - 1) / 2];
+    const double tokens = double(B) * T;
+    std::printf("\nmedian step: %.1f ms over %d steps (min %.1f, max %.1f); %.0f tokens/s; %.1f GFLOP/s by 6N+attention\n",
+                med, steps, records.front().total * 1e3, records.back().total * 1e3, tokens / (med * 1e-3),
+                double(model.flops_per_token()) * tokens / (med * 1e-3) / 1e9);
+
+    std::printf("\nbreakdown of the median step (%.1f ms), per phase:\n", mid.total * 1e3);
+    for (int p = 0; p < PhaseCount; p++) std::printf("  %-18s %8.1f ms\n", phase_names[p], mid.phase[p] * 1e3);
+
+    // Matmul FLOPs of one step: per block 24·N·C² forward, the LM head 2·N·C·Vp; backward twice that.
+    const double C = shape->d_model, N = tokens, Vp = model.padded_vocab();
+    const double matmul_flops = 3.0 * (shape->n_layer * 24.0 * N * C * C + 2.0 * N * C * Vp);
+    double kernel_sum = 0;
+    std::printf("per kernel kind:\n");
+    for (int k = 0; k < cpu::kKernelKinds; k++) {
+      const double sec = mid.kernels.seconds[k];
+      kernel_sum += sec;
+      if (mid.kernels.calls[k] == 0) continue;
+      std::printf("  %-18s %8.1f ms  %5ld calls\n", std::string(cpu::kernel_kind_name(cpu::KernelKind(k))).c_str(),
+                  sec * 1e3, mid.kernels.calls[k]);
+    }
+    std::printf("  %-18s %8.1f ms  (forward + backward outside the kernels: buffer zeroing, hooks)\n", "other",
+                (mid.phase[Forward] + mid.phase[Backward] - kernel_sum) * 1e3);
+    const double matmul_s = mid.kernels.seconds[int(cpu::KernelKind::MatmulForward)] +
+                            mid.kernels.seconds[int(cpu::KernelKind::MatmulBackward)];
+    std::printf("  matmuls: %.1f GFLOP per step at %.1f GFLOP/s\n", matmul_flops / 1e9, matmul_flops / matmul_s / 1e9);
+
+    std::printf("per parameter group, forward + backward:\n");
+    double blocks = 0;
+    for (size_t g = 1; g + 1 < layout.groups.size(); g++) blocks += mid.groups[g];
+    std::printf("  %-18s %8.1f ms  (embedding lookup, LM head, softmax + cross-entropy)\n", "embeddings",
+                mid.groups[0] * 1e3);
+    std::printf("  %-18s %8.1f ms  (%d blocks)\n", "transformer blocks", blocks * 1e3, shape->n_layer);
+    std::printf("  %-18s %8.1f ms\n", "ln_f", mid.groups.back() * 1e3);
+    std::printf("load average after: %s\n", load_average().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_step: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

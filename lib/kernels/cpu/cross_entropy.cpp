@@ -1,0 +1,81 @@
+#include "kernels/cpu/cross_entropy.hpp"
+
+#include <cfloat>
+#include <cmath>
+#include <cstddef>
+
+#include "kernels/cpu/kernel_profile.hpp"
+#include "kernels/cpu/simd.hpp"
+
+namespace zt::cpu {
+
+namespace {
+
+// Probabilities below exp(-70) ≈ 4e-31 are written as 0 in backward: scaled by dloss / N they
+// would be subnormal (slow to compute with, and meaningless as gradients).
+constexpr float kNegligibleLogProb = -70.0f;
+
+ZT_KERNEL_CLONES float row_max(const float* row, size_t V) {
+  f32x16 m = splat(-FLT_MAX);
+  size_t v = 0;
+  for (; v + kLanes <= V; v += kLanes) m = vmax(m, load(row + v));
+  if (v < V) m = vmax(m, load_partial(row + v, V - v, -FLT_MAX));
+  return hmax(m);
+}
+
+// Σ exp(row[v] - maxval); every argument is <= 0, padding lanes contribute 0.
+ZT_KERNEL_CLONES float row_sum_exp(const float* row, size_t V, float maxval) {
+  f32x16 s = splat(0.0f);
+  const f32x16 mx = splat(maxval);
+  size_t v = 0;
+  for (; v + kLanes <= V; v += kLanes) s += exp_fast(load(row + v) - mx);
+  if (v < V) {
+    const f32x16 x = load_partial(row + v, V - v, -FLT_MAX);
+    s += x > splat(-FLT_MAX) ? exp_fast(x - mx) : splat(0.0f);
+  }
+  return hsum(s);
+}
+
+ZT_KERNEL_CLONES void row_softmax_grad(float* drow, const float* row, size_t V, float lse, float scale) {
+  const f32x16 l = splat(lse), zero = splat(0.0f);
+  size_t v = 0;
+  for (; v + kLanes <= V; v += kLanes) {
+    const f32x16 a = load(row + v) - l;
+    store(drow + v, a < splat(kNegligibleLogProb) ? zero : scale * exp_fast(a));
+  }
+  if (v < V) {
+    const f32x16 a = load_partial(row + v, V - v, 0.0f) - l;
+    store_partial(drow + v, a < splat(kNegligibleLogProb) ? zero : scale * exp_fast(a), V - v);
+  }
+}
+
+}  // namespace
+
+float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp) {
+  KernelTimer timer(KernelKind::CrossEntropyForward);
+  double total = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+  for (int n = 0; n < N; n++) {
+    const float* row = logits + size_t(n) * Vp;
+    const float maxval = row_max(row, size_t(V));
+    const float log_sum = maxval + std::log(row_sum_exp(row, size_t(V), maxval));
+    lse[n] = log_sum;
+    total += double(log_sum - row[targets[n]]);
+  }
+  return float(total / double(N));
+}
+
+void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
+                            float scale, int N, int V, int Vp) {
+  KernelTimer timer(KernelKind::CrossEntropyBackward);
+#pragma omp parallel for schedule(static)
+  for (int n = 0; n < N; n++) {
+    const float* row = logits + size_t(n) * Vp;
+    float* drow = dlogits + size_t(n) * Vp;
+    row_softmax_grad(drow, row, size_t(V), lse[n], scale);
+    drow[targets[n]] -= scale;
+    for (int v = V; v < Vp; v++) drow[v] = 0.0f;
+  }
+}
+
+}  // namespace zt::cpu

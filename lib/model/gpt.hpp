@@ -1,0 +1,80 @@
+#pragma once
+// GPT-2 on the CPU kernels: learned position embeddings, pre-LayerNorm blocks, MLP 4x with GELU,
+// final LayerNorm, LM head tied to the token embedding. The vocabulary is padded to a multiple of
+// 128 inside (wte has padded_vocab() rows; the padding rows stay zero and their logits take no
+// part in the softmax); everything the model returns is in terms of the real vocabulary.
+//
+// Parameters live in one flat buffer described by layout() (gpt_layout.hpp). The model never
+// owns them: it reads and writes them group by group through zt::ParamHooks, which the ZeRO
+// engine implements (or zt::ResidentParams for a single process).
+#include <cstddef>
+#include <cstdint>
+
+#include "core/param_hooks.hpp"
+#include "core/param_layout.hpp"
+#include "model/gpt_activations.hpp"
+#include "model/gpt_layout.hpp"
+#include "model/gpt_shape.hpp"
+
+namespace zt {
+
+class Gpt {
+public:
+  // max_batch and max_seq bound every forward's B and T (max_seq <= shape.max_seq_len).
+  // recompute: keep only each block's input in forward and recompute the block in backward
+  // (activation checkpointing): activation memory of one block instead of n_layer.
+  // Throws zt::Error naming the field for an invalid shape or bound.
+  Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false);
+
+  const GptShape& shape() const { return shape_; }
+  const ParamLayout& layout() const { return layout_; }
+  int padded_vocab() const { return shape_.padded_vocab(); }
+  int max_batch() const { return max_batch_; }
+  int max_seq() const { return max_seq_; }
+  bool recompute() const { return recompute_; }
+
+  // Writes the GPT-2 initial value of flat elements [begin, begin + count) to dst[0, count):
+  // normal(0, 0.02) for wte, wpe and the weight matrices, attn.c_proj and mlp.c_proj weights
+  // scaled by 1/sqrt(2·n_layer), biases 0, LayerNorm weights 1, padded vocabulary rows 0, and 0
+  // past layout().total (partition padding). Element i depends only on (seed, i), so any range
+  // equals the same range of a full initialisation.
+  void init_params(float* dst, size_t begin, size_t count, uint64_t seed) const;
+
+  // inputs and targets are [B, T] token ids in [0, vocab_size). Returns the mean cross-entropy
+  // over the B·T positions, or NaN when targets is null (logits only). Fetches and releases each
+  // group in order: embeddings, h.0 ... h.{L-1}, ln_f, then embeddings again for the LM head.
+  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
+
+  // Adds the gradient of dloss · loss of the last forward (which must have had targets) into
+  // hooks.grads(g), in reverse group order. grads(0) is requested first (LM head) and
+  // grads_ready(0) called last (after the embedding lookup's gradient).
+  void backward(ParamHooks& hooks, float dloss);
+
+  // Logits of the last forward, [B, T, padded_vocab()] row-major; columns from vocab_size on are
+  // not logits of real tokens. Overwritten by backward.
+  const float* logits() const { return acts_.logits.data(); }
+
+  // Trainable parameters as exported (unpadded vocabulary) = GptShape::num_params().
+  size_t num_params() const { return shape_.num_params(); }
+  // Training FLOPs per token for MFU, the PaLM / nanoGPT estimate: 6·N for the matmuls of forward
+  // and backward (N = num_params()) plus 12·n_layer·d_model·T for the attention scores and their
+  // weighted sums (T = max_seq()).
+  size_t flops_per_token() const;
+
+private:
+  void block_forward(int layer, const float* params, const BlockActivations& a, int B, int T, bool write_output);
+  void block_backward(int layer, const float* params, float* grads, const BlockActivations& a, int B, int T);
+
+  GptShape shape_;
+  int max_batch_, max_seq_;
+  bool recompute_;
+  ParamLayout layout_;
+  BlockOffsets block_;
+  size_t wpe_offset_;  // of wpe.weight inside the embeddings group
+  GptActivations acts_;
+  // What backward needs to know about the last forward.
+  int last_B_ = 0, last_T_ = 0;
+  bool backward_ready_ = false;
+};
+
+}  // namespace zt

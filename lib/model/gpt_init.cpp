@@ -1,0 +1,54 @@
+#include "model/gpt.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "core/rng.hpp"
+
+namespace zt {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) const {
+  const size_t end = begin + count;
+  const double std_base = 0.02;
+  const double std_residual = 0.02 / std::sqrt(2.0 * shape_.n_layer);
+  const size_t C = size_t(shape_.d_model);
+  // Partition padding past the last tensor.
+  if (end > layout_.total) std::fill(dst + (std::max(begin, layout_.total) - begin), dst + count, 0.0f);
+
+  for (const ParamGroup& group : layout_.groups) {
+    for (const TensorSpec& t : group.tensors) {
+      const size_t t0 = std::max(begin, t.offset), t1 = std::min(end, t.offset + t.numel());
+      if (t0 >= t1) continue;
+      float* out = dst + (t0 - begin);
+      const std::string_view name = t.name;
+      if (t.shape.size() == 1) {  // LayerNorm weights 1; LayerNorm and linear biases 0
+        std::fill(out, out + (t1 - t0), ends_with(name, "ln_1.weight") || ends_with(name, "ln_2.weight") ||
+                                                name == "ln_f.weight"
+                                            ? 1.0f
+                                            : 0.0f);
+        continue;
+      }
+      const double stddev =
+          ends_with(name, "attn.c_proj.weight") || ends_with(name, "mlp.c_proj.weight") ? std_residual : std_base;
+      // Rows of wte past the real vocabulary are padding and stay zero.
+      const size_t real_end = name == "wte.weight" ? t.offset + size_t(shape_.vocab_size) * C : t1;
+      const std::ptrdiff_t n = std::ptrdiff_t(t1 - t0);
+#pragma omp parallel for schedule(static)
+      for (std::ptrdiff_t k = 0; k < n; k++) {
+        const size_t i = t0 + size_t(k);
+        out[k] = i < real_end ? float(stddev * normal_at(seed, i)) : 0.0f;
+      }
+    }
+  }
+}
+
+}  // namespace zt

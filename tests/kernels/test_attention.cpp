@@ -1,0 +1,78 @@
+#include "kernels/cpu/attention.hpp"
+
+#include "check.hpp"
+
+using namespace zt::cpu;
+using namespace zt::test;
+
+namespace {
+
+struct AttentionRef {
+  VecD out, att;
+};
+
+// Textbook causal attention, one (batch, head, query) at a time.
+AttentionRef attention_ref(const VecD& qkv, int B, int T, int C, int NH) {
+  const int hs = C / NH;
+  AttentionRef r{VecD(size_t(B) * T * C), VecD(size_t(B) * NH * T * T, 0.0)};
+  for (int b = 0; b < B; b++)
+    for (int h = 0; h < NH; h++)
+      for (int t = 0; t < T; t++) {
+        const double* q = &qkv[(size_t(b) * T + t) * 3 * C + size_t(h) * hs];
+        std::vector<double> score(t + 1);
+        double maxval = -1e300;
+        for (int j = 0; j <= t; j++) {
+          const double* k = &qkv[(size_t(b) * T + j) * 3 * C + C + size_t(h) * hs];
+          double dot = 0;
+          for (int i = 0; i < hs; i++) dot += q[i] * k[i];
+          score[j] = dot / std::sqrt(double(hs));
+          maxval = std::max(maxval, score[j]);
+        }
+        double sum = 0;
+        for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
+        double* a = &r.att[((size_t(b) * NH + h) * T + t) * T];
+        for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
+        double* y = &r.out[(size_t(b) * T + t) * C + size_t(h) * hs];
+        for (int i = 0; i < hs; i++) {
+          double acc = 0;
+          for (int j = 0; j <= t; j++) acc += a[j] * qkv[(size_t(b) * T + j) * 3 * C + 2 * C + size_t(h) * hs + i];
+          y[i] = acc;
+        }
+      }
+  return r;
+}
+
+struct Shape {
+  int B, T, C, NH;
+};
+
+}  // namespace
+
+TEST_CASE("attention_forward matches causal attention in double", "[kernels][attention]") {
+  for (Shape s : {Shape{1, 1, 4, 1}, Shape{2, 5, 12, 3}, Shape{3, 17, 20, 2}}) {
+    INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
+    Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 61, 1.5f);
+    Vec out = random_vec(size_t(s.B) * s.T * s.C, 62);  // forward overwrites both
+    Vec att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 63);
+    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    auto ref = attention_ref(to_double(qkv), s.B, s.T, s.C, s.NH);
+    require_close(out, ref.out, 1e-5, 1e-6);
+    require_close(att, ref.att, 1e-5, 1e-6);  // includes the zeros past the diagonal
+  }
+}
+
+TEST_CASE("attention_backward accumulates finite-difference gradients", "[kernels][attention]") {
+  for (Shape s : {Shape{2, 5, 12, 3}, Shape{1, 7, 6, 1}}) {
+    INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
+    Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 71);
+    Vec out(size_t(s.B) * s.T * s.C), att(size_t(s.B) * s.NH * s.T * s.T);
+    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    Vec dy = random_vec(out.size(), 72);
+    Vec dqkv0 = random_vec(qkv.size(), 73), dqkv = dqkv0;
+    Vec scratch = random_vec(attention_backward_scratch_size(s.B, s.T, s.NH), 74);  // contents irrelevant
+    attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
+    auto g = numeric_grad([&](const VecD& v) { return attention_ref(v, s.B, s.T, s.C, s.NH).out; }, to_double(qkv),
+                          to_double(dy));
+    require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
+  }
+}

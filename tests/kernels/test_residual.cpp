@@ -1,0 +1,23 @@
+#include "kernels/cpu/residual.hpp"
+
+#include "check.hpp"
+
+using namespace zt::cpu;
+using namespace zt::test;
+
+TEST_CASE("residual forward adds and backward passes the gradient to both inputs", "[kernels][residual]") {
+  const size_t n = 1037;
+  Vec a = random_vec(n, 111), b = random_vec(n, 112), y(n);
+  residual_forward(y.data(), a.data(), b.data(), n);
+  VecD want(n);
+  for (size_t i = 0; i < n; i++) want[i] = double(a[i]) + double(b[i]);
+  require_close(y, want, 1e-7, 1e-7);
+
+  Vec dy = random_vec(n, 113), da0 = random_vec(n, 114), db0 = random_vec(n, 115), da = da0, db = db0;
+  residual_backward(da.data(), db.data(), dy.data(), n);
+  require_close(da, plus(da0, to_double(dy)), 1e-7, 1e-7);
+  require_close(db, plus(db0, to_double(dy)), 1e-7, 1e-7);
+  Vec only_b = db0;
+  residual_backward(nullptr, only_b.data(), dy.data(), n);
+  REQUIRE(only_b == db);
+}
