@@ -38,7 +38,7 @@ the first rank that failed; a rank killed by signal S gives 128+S). When one ran
 launcher ends the others, so the job never hangs on a dead rank.
 
 Examples:
-  scripts/launch.sh -n 4 -- build/app/zerotrain/zerotrain --config zero2 --steps 100
+  scripts/launch.sh -n 4 -- build/zerotrain --config zero2 --steps 100
   scripts/launch.sh --hostfile hosts.txt -- zerotrain --config zero3
 EOF
 }

@@ -16,9 +16,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "zero/memory_estimate.hpp"
-#ifdef ZT_HAVE_TRAIN
 #include "train/run.hpp"
-#endif
 
 #ifndef ZT_VERSION
 #define ZT_VERSION "unknown"
@@ -154,7 +152,6 @@ int train(const TrainArgs& a, int argc, char** argv) {
   if (rank == 0) spdlog::info("resolved config ({}):\n{}", config.source, zt::config::to_json(config).dump(2));
 
   int code = 0;
-#ifdef ZT_HAVE_TRAIN
   try {
     code = zt::run_training(config, {a.dry_run});
   } catch (const std::exception& e) {
@@ -162,9 +159,6 @@ int train(const TrainArgs& a, int argc, char** argv) {
     spdlog::default_logger()->flush();
     MPI_Abort(MPI_COMM_WORLD, 1);  // the other ranks may be inside a collective: end them all now
   }
-#else
-  if (rank == 0) spdlog::warn("this build has no trainer (lib/train); the config above was resolved, nothing trained");
-#endif
   MPI_Finalize();
   return code;
 }
