@@ -1,6 +1,4 @@
 // Stages 0, 1 and 2: parameters resident on every rank.
-#include <chrono>
-
 #include "zero/resident_pieces.hpp"
 #include "zero/stage.hpp"
 #include "zero/stage3.hpp"
@@ -9,14 +7,28 @@ namespace zt {
 
 namespace {
 
-// Stage 0, plain data parallel: gradients all-reduced (as reduce-scatter + all-gather over the
-// same shards as the other stages, so the sums are bit-identical), every rank updates everything.
-class Stage0 final : public Stage {
+// What stages 0-2 share: every parameter resident on every rank.
+class ResidentStage : public Stage {
 public:
-  explicit Stage0(const StageContext& ctx) : ctx_(ctx), params_(ctx), grads_(ctx) {}
+  explicit ResidentStage(const StageContext& ctx) : ctx_(ctx), params_(ctx) {}
   void init_params(const ParamInit& init) override { params_.init(init); }
   const float* fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
+  const void* grads_of_shard(int) const override { return nullptr; }
+  StageTimers timers() const override { return timers_; }
+  void reset_timers() override { timers_ = {}; }
+
+protected:
+  const StageContext& ctx_;
+  FullParams params_;
+  StageTimers timers_;
+};
+
+// Stage 0, plain data parallel: gradients all-reduced (as reduce-scatter + all-gather over the
+// same shards as the other stages, so the sums are bit-identical), every rank updates everything.
+class Stage0 final : public ResidentStage {
+public:
+  explicit Stage0(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
   void grads_ready(int g, float* grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override {
     grads_.reduce_scatter(timers_);
@@ -26,64 +38,41 @@ public:
   void* params() override { return params_.data(); }
   const void* grads() const override { return grads_.at(0); }
   bool holds_all_gradients() const override { return true; }
-  const void* grads_of_shard(int r) const override {
-    return grads_.at(ctx_.partition.shard(r).begin);
-  }
+  const void* grads_of_shard(int r) const override { return grads_.at(ctx_.partition.shard(r).begin); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override {}
-  StageTimers timers() const override { return timers_; }
-  void reset_timers() override { timers_ = {}; }
 
 private:
-  const StageContext& ctx_;
-  FullParams params_;
   FullGrads grads_;
-  StageTimers timers_;
 };
 
 // Stage 1: optimizer state sharded. Full gradients accumulate locally and are reduce-scattered at
 // the accumulation boundary; updated shards are all-gathered.
-class Stage1 final : public Stage {
+class Stage1 final : public ResidentStage {
 public:
-  explicit Stage1(const StageContext& ctx) : ctx_(ctx), params_(ctx), grads_(ctx) {}
-  void init_params(const ParamInit& init) override { params_.init(init); }
-  const float* fetch(int g) override { return params_.fetch(g); }
-  void release(int g) override { params_.release(g); }
+  explicit Stage1(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
   void grads_ready(int g, float* grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override { grads_.reduce_scatter(timers_); }
   Range update_range() const override { return ctx_.partition.own(); }
   void* params() override { return params_.at(ctx_.partition.own().begin); }
   const void* grads() const override { return grads_.at(ctx_.partition.own().begin); }
-  const void* grads_of_shard(int) const override { return nullptr; }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(timers_); }
-  StageTimers timers() const override { return timers_; }
-  void reset_timers() override { timers_ = {}; }
 
 private:
-  const StageContext& ctx_;
-  FullParams params_;
   FullGrads grads_;
-  StageTimers timers_;
 };
 
 // Stage 2: gradients sharded too. Each group's gradients are reduce-scattered in buckets as soon
 // as backward finishes them; only this rank's shard is kept.
-class Stage2 final : public Stage {
+class Stage2 final : public ResidentStage {
 public:
-  explicit Stage2(const StageContext& ctx) : ctx_(ctx), params_(ctx), grads_(ctx) {}
-  void init_params(const ParamInit& init) override { params_.init(init); }
-  const float* fetch(int g) override { return params_.fetch(g); }
-  void release(int g) override { params_.release(g); }
+  explicit Stage2(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
   void grads_ready(int g, float* grads) override { grads_.add_group(g, grads); }
-  void reduce_gradients() override {
-    grads_.finish();
-    timers_.reduce_wait_s = grads_.exposed_wait_seconds();
-  }
+  void reduce_gradients() override { grads_.finish(); }
   Range update_range() const override { return ctx_.partition.own(); }
   void* params() override { return params_.at(ctx_.partition.own().begin); }
   const void* grads() const override { return grads_.data(); }
-  const void* grads_of_shard(int) const override { return nullptr; }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(timers_); }
   StageTimers timers() const override {
@@ -97,10 +86,7 @@ public:
   }
 
 private:
-  const StageContext& ctx_;
-  FullParams params_;
   ShardGrads grads_;
-  StageTimers timers_;
 };
 
 }  // namespace
