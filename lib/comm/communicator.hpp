@@ -20,7 +20,7 @@ std::string_view comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ..
 struct CommStats {
   std::array<uint64_t, size_t(CommOp::Count)> bytes_sent{};
   std::array<uint64_t, size_t(CommOp::Count)> calls{};
-  std::array<double, size_t(CommOp::Count)> seconds{};  // time from issue to completion
+  std::array<double, size_t(CommOp::Count)> seconds{};  // time each op ran, queueing excluded
   uint64_t bytes(CommOp op) const { return bytes_sent[size_t(op)]; }
 };
 
@@ -38,6 +38,7 @@ public:
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
   virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;  // ranks on this machine
 
   // Deterministic: element i of the result is ((x_0 + x_1) + x_2) ... + x_{N-1} in rank order,
   // for any count and whatever the buffers were cut into. 16-bit inputs accumulate in fp32.

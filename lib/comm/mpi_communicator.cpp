@@ -78,7 +78,6 @@ struct Op {
   void* recv = nullptr;
   std::vector<size_t> counts;  // per-rank pieces (reduce_scatter, all_gather)
   std::shared_ptr<CompletionWork> work;
-  Clock::time_point issued;
 };
 
 class MpiCommunicator final : public Communicator {
@@ -89,6 +88,7 @@ public:
   int rank() const override { return rank_; }
   int world_size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
 
   WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      bool async) override;
@@ -128,7 +128,7 @@ private:
   bool sequence_check_ = false;
   size_t chunk_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::atomic<int64_t> step_{0};
 
   // Issue queue. busy_ marks that some thread (worker or an inline caller) is running an op.
@@ -160,7 +160,9 @@ MpiCommunicator::MpiCommunicator(const MpiCommOptions& options) : options_(optio
   MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
-  local_rank_ = mpi_world_info().local_rank;
+  WorldInfo world = mpi_world_info();
+  local_rank_ = world.local_rank;
+  local_size_ = world.local_size;
   // Messages carry at most INT_MAX elements (MPI counts are int).
   chunk_ = std::min<size_t>(
       options.chunk_elements > 0 ? options.chunk_elements : kDefaultChunkElements, size_t(1) << 30);
@@ -305,7 +307,6 @@ WorkPtr MpiCommunicator::submit(Op op, bool async) {
 
   std::unique_lock lock(mutex_);
   op.sig.seq = ++issued_;
-  op.issued = Clock::now();
   if (!async && queue_.empty() && !busy_) {
     // Nothing ahead of it: run on this thread rather than paying a hand-off to the worker.
     busy_ = true;
@@ -363,8 +364,9 @@ private:
 void MpiCommunicator::run(Op& op) {
   FineTimerSlack slack;
   try {
+    const auto started = Clock::now();  // queueing behind earlier ops is not time in flight
     execute(op);
-    const double seconds = std::chrono::duration<double>(Clock::now() - op.issued).count();
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
     {
       std::lock_guard lock(stats_mutex_);
       stats_.seconds[size_t(op.sig.op)] += seconds;

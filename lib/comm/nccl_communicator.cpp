@@ -98,6 +98,7 @@ public:
   int rank() const override { return rank_; }
   int world_size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
 
   WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                      bool async) override;
@@ -121,7 +122,7 @@ private:
 
   NcclCommOptions options_;
   bool sequence_check_ = false;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, device_ = 0;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, device_ = 0;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t inputs_ready_ = nullptr;
@@ -144,6 +145,7 @@ NcclCommunicator::NcclCommunicator(const NcclCommOptions& options) : options_(op
   rank_ = world.rank;
   size_ = world.world_size;
   local_rank_ = world.local_rank;
+  local_size_ = world.local_size;
   sequence_check_ = options.sequence_check.value_or(sequence_check_default());
 
   int devices = 0;

@@ -38,14 +38,23 @@ void MetricsWriter::setup(const SetupRecord& r) {
 }
 
 void MetricsWriter::step(const StepRecord& r) {
+  std::string time;
+  if (r.time) {
+    const StepBreakdown& t = *r.time;
+    time = fmt::format(",\"time_ms\":{{\"forward\":{},\"backward\":{},\"step\":{},\"reduce_wait\":{},"
+                       "\"gather_wait\":{},\"comm_busy\":{}}}",
+                       format_float(1e3 * t.forward), format_float(1e3 * t.backward), format_float(1e3 * t.step),
+                       format_float(1e3 * t.reduce_wait), format_float(1e3 * t.gather_wait),
+                       format_float(1e3 * t.comm_busy));
+  }
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{},\"grad_norm\":{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
-      "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}}}",
+      "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
       r.step, format_float(r.loss), format_float(r.lr), format_float(r.grad_norm), format_float(r.loss_scale),
       r.skipped ? "true" : "false", r.tokens, format_float(r.step_ms), format_float(r.tokens_per_s),
       format_float(r.mfu), r.comm.bytes(CommOp::AllReduce), r.comm.bytes(CommOp::ReduceScatter),
-      r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast)));
+      r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast), time));
 }
 
 void MetricsWriter::eval(int64_t step, double val_loss) {

@@ -3,6 +3,7 @@
 // digits so fp32 values round-trip and runs can be compared bit for bit.
 #include <cstdint>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ struct SetupRecord {
   std::vector<RankMemory> memory;
 };
 
+// Where a step's wall time went, as seen by rank 0 (wall_clock_breakdown).
+struct StepBreakdown {
+  double forward = 0, backward = 0, step = 0;
+  double reduce_wait = 0, gather_wait = 0;  // compute thread blocked on communication
+  double comm_busy = 0;                      // time collectives were in flight
+};
+
 struct StepRecord {
   int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, loss_scale = 1;
@@ -31,6 +39,7 @@ struct StepRecord {
   int64_t tokens = 0;
   double step_ms = 0, tokens_per_s = 0, mfu = 0;
   CommStats comm;  // bytes rank 0 sent in this step
+  std::optional<StepBreakdown> time;  // written as "time_ms" when wall_clock_breakdown is on
 };
 
 class MetricsWriter {

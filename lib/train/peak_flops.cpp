@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 namespace zt {
 
-PeakFlops cpu_peak_flops() {
+PeakFlops cpu_peak_flops(int ranks_on_this_machine) {
   double mhz = 0;
   std::string flags;
   std::ifstream info("/proc/cpuinfo");
@@ -24,11 +26,14 @@ PeakFlops cpu_peak_flops() {
   else if (has("avx2") && has("fma")) per_cycle = 32, isa = "AVX2 FMA";
   else if (has("avx")) per_cycle = 16, isa = "AVX";
   if (mhz == 0) mhz = 2000;  // no clock reported: assume 2 GHz and say so below
-  int threads = omp_get_max_threads();
+  const int threads = omp_get_max_threads();
+  const double share = double(std::max(1u, std::thread::hardware_concurrency())) / std::max(1, ranks_on_this_machine);
+  const double cores = std::min(double(threads), share);
   PeakFlops p;
-  p.flops = double(threads) * mhz * 1e6 * per_cycle;
-  p.explanation = fmt::format("{} thread{} x {:.2f} GHz x {} FLOP/cycle ({})", threads, threads == 1 ? "" : "s",
-                              mhz / 1000, per_cycle, isa);
+  p.flops = cores * mhz * 1e6 * per_cycle;
+  std::string who = cores < threads ? fmt::format("{:.3g} cores (machine's share per rank)", cores)
+                                    : fmt::format("{} core{}", threads, threads == 1 ? "" : "s");
+  p.explanation = fmt::format("{} x {:.2f} GHz x {} FLOP/cycle ({})", who, mhz / 1000, per_cycle, isa);
   return p;
 }
 

@@ -72,7 +72,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
       std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
     };
   engine_ = std::make_unique<Engine>(config, model_->layout(), comm, init);
-  peak_ = cpu_peak_flops();
+  peak_ = cpu_peak_flops(comm.local_size());
 }
 
 void Trainer::open_data() {
@@ -191,14 +191,15 @@ int Trainer::run() {
     rec.tokens_per_s = double(rec.tokens) / seconds;
     rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
     rec.comm = minus(comm_.stats(), before);
+    if (config_.wall_clock_breakdown) {
+      out.time.comm_busy = rec.comm.seconds[size_t(CommOp::ReduceScatter)] + rec.comm.seconds[size_t(CommOp::AllGather)];
+      rec.time = out.time;
+    }
     metrics_.step(rec);
     bool print = step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
     if (rank0 && print) {
       log_step(rec);
-      if (config_.wall_clock_breakdown) {
-        out.time.comm_busy = rec.comm.seconds[size_t(CommOp::ReduceScatter)] + rec.comm.seconds[size_t(CommOp::AllGather)];
-        log_breakdown(out.time, seconds);
-      }
+      if (rec.time) log_breakdown(*rec.time, seconds);
     }
 
     if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || step == steps)) {

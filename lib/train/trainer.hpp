@@ -17,12 +17,6 @@
 namespace zt {
 
 // Where a step's time went (wall_clock_breakdown), in seconds.
-struct StepBreakdown {
-  double forward = 0, backward = 0, step = 0;
-  double reduce_wait = 0, gather_wait = 0;  // compute thread blocked on communication
-  double comm_busy = 0;                      // time collectives were in flight
-};
-
 struct StepOutcome {
   double loss = 0;  // mean over ranks and micro-batches
   StepResult result;

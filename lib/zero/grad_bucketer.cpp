@@ -43,7 +43,9 @@ void GradBucketer::flush() {
   Slot& slot = current();
   auto counts = partition_.pieces(slot.range);
   const void* data = slot.send.data() + (bucket_ - fill_) * dtype_size(dtype_);
+  auto t0 = std::chrono::steady_clock::now();  // without overlap the call itself blocks
   slot.work = comm_.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
+  exposed_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fill_ = 0;
   if (overlap_) current_ ^= 1;
   else complete(slot);

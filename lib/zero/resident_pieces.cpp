@@ -39,6 +39,7 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
   piece_elements = std::max<size_t>(1, piece_elements);
   std::vector<std::vector<size_t>> counts;
   std::vector<WorkPtr> works;
+  auto t0 = std::chrono::steady_clock::now();
   for (size_t a = 0; a < part.padded(); a += piece_elements) {
     Range range{a, std::min(a + piece_elements, part.padded())};
     Range own = range.intersect(part.own());
@@ -46,7 +47,6 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
     const char* send = base + (own.empty() ? a : own.begin) * esz;
     works.push_back(ctx.comm.all_gather(send, base + a * esz, counts.back(), dtype, true));
   }
-  auto t0 = std::chrono::steady_clock::now();
   for (auto& w : works) w->wait();
   wait_seconds += seconds_since(t0);
 }

@@ -139,7 +139,9 @@ private:
     e.counts = ctx_.partition.pieces(range);
     Range own = range.intersect(ctx_.partition.own());
     const void* send = own.empty() ? shard_.data() : shard_at(own.begin);
+    auto t0 = std::chrono::steady_clock::now();  // without overlap the call itself blocks
     e.work = ctx_.comm.all_gather(send, recv, e.counts, ctx_.dtype, ctx_.config.zero.overlap_comm);
+    timers_.gather_wait_s += seconds_since(t0);
     live_elements_ += range.size();
     return e;
   }
@@ -164,15 +166,18 @@ private:
       }
   }
 
+  // Gathers the next groups of the trace until stage3_prefetch_bucket_size elements are on the
+  // way; the last may overshoot it (as in DeepSpeed's coordinator), so a bucket smaller than a
+  // group still prefetches the next group. Prefetch never takes the live parameters past
+  // stage3_max_live_parameters (a fetch on demand may).
   void prefetch() {
     auto& z = ctx_.config.zero;
-    if (tracing_ || z.stage3_max_live_parameters == 0 || z.stage3_prefetch_bucket_size == 0) return;
+    if (tracing_) return;
     size_t ahead = 0;
-    for (size_t k = pos_; k < trace_.size(); ++k) {
+    for (size_t k = pos_; k < trace_.size() && ahead < size_t(z.stage3_prefetch_bucket_size); ++k) {
       int h = trace_[k];
       if (is_persistent_[size_t(h)] || live_.count(h)) continue;
       size_t n = group_range(h).size();
-      if (ahead + n > size_t(z.stage3_prefetch_bucket_size)) break;
       if (live_elements_ + n > size_t(z.stage3_max_live_parameters)) break;
       issue(h);
       ahead += n;

@@ -8,8 +8,10 @@ using namespace zt::test;
 TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "[e2e][presets]") {
   for (std::string preset : {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"}) {
     auto dir = fresh_dir("preset-" + preset);
+    const bool breakdown = preset == "zero2" || preset == "zero3";
     std::string cmd = launch(4) + " --config " + preset + " --steps 60 --set training.lr=3e-3 --set training.metrics=" + dir +
-                      "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64";
+                      "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64" +
+                      (breakdown ? " --set wall_clock_breakdown=true" : "");
     INFO(preset << ": " << cmd);
     int code = run_command(cmd, dir + "/out.log");
     INFO(read_file(dir + "/out.log"));
@@ -24,6 +26,17 @@ TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "
       last += m.steps[m.steps.size() - 1 - size_t(i)]["loss"].get<double>() / 5;
     }
     CHECK(last < first - 1.0);
+    // wall_clock_breakdown adds where each step's time went; the parts fit inside the step.
+    for (auto& step : m.steps) {
+      REQUIRE(step.contains("time_ms") == breakdown);
+      if (!breakdown) continue;
+      auto& t = step["time_ms"];
+      double parts = t["forward"].get<double>() + t["backward"].get<double>() + t["step"].get<double>();
+      CHECK(parts > 0);
+      CHECK(parts <= step["step_ms"].get<double>() * 1.001);
+      CHECK(t["reduce_wait"].get<double>() + t["gather_wait"].get<double>() <= parts * 1.001);
+      CHECK(t["comm_busy"].get<double>() > 0);
+    }
     // Offloaded optimizer state is accounted as host memory, not device optimizer memory.
     if (preset.find("offload") != std::string::npos) {
       CHECK(m.setup["memory"][0]["offload"].get<uint64_t>() > 0);
