@@ -42,6 +42,7 @@ public:
 
   // Deterministic: element i of the result is ((x_0 + x_1) + x_2) ... + x_{N-1} in rank order,
   // for any count and whatever the buffers were cut into. 16-bit inputs accumulate in fp32.
+  // (The NCCL backend keeps NCCL's own order and 16-bit accumulation: nccl_communicator.hpp.)
   // In place when send == recv.
   virtual WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                              bool async = false) = 0;

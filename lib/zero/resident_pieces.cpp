@@ -34,6 +34,7 @@ void add_into(DType dtype, void* dst, const float* add, size_t n) {
 void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements,
                          double& wait_seconds) {
   const Partition& part = ctx.partition;
+  if (part.world_size() == 1) return;  // the one shard is the whole buffer, already in place
   const size_t esz = dtype_size(dtype);
   auto base = static_cast<char*>(full);
   piece_elements = std::max<size_t>(1, piece_elements);
@@ -101,6 +102,8 @@ void FullGrads::accumulate(int g, const float* grads) {
 }
 
 void FullGrads::reduce_scatter(StageTimers& timers) {
+  // One rank reducing in its own dtype: the sum is what the buffer holds (a pass over Ψ saved).
+  if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype == ctx_.dtype) return;
   bucketer_->reset_timers();
   // Top-down, the order backward produces gradients in, and never the padding: the same buckets
   // as stage 2 cuts, and the same bytes on the wire.
