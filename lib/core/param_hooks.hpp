@@ -15,8 +15,9 @@ public:
   // Valid until release(g). Forward and backward each fetch a group before using it.
   virtual const float* fetch(int g) = 0;
   virtual void release(int g) = 0;
-  // fp32 gradient of group g for the current micro-batch: zeroed when first asked for in a
-  // backward pass; the model adds into it. Valid until grads_ready(g).
+  // Where the model adds group g's fp32 gradient for the current micro-batch: a buffer that
+  // starts at zero, or one that already holds earlier micro-batches' sum (gradient
+  // accumulation in place). Valid until grads_ready(g).
   virtual float* grads(int g) = 0;
   // The gradients of group g are final for this micro-batch.
   virtual void grads_ready(int g) = 0;

@@ -30,12 +30,14 @@ Engine::Engine(const config::Config& config, const ParamLayout& layout, Communic
 }
 
 float* Engine::grads(int g) {
+  if (float* direct = stage_->grads_in_place(g)) return direct;
   auto& buf = group_grads_[g];
   if (buf.empty()) buf = Buffer<float>(MemCategory::Buffers, layout_.groups[size_t(g)].size);
   return buf.data();
 }
 
 void Engine::grads_ready(int g) {
+  if (stage_->grads_in_place(g)) return;  // the model accumulated them where they belong
   auto it = group_grads_.find(g);
   if (it == group_grads_.end()) fail("grads_ready({}) without gradients for group {}", g, layout_.groups[size_t(g)].name);
   stage_->grads_ready(g, it->second.data());

@@ -101,6 +101,11 @@ void FullGrads::accumulate(int g, const float* grads) {
   add_into(ctx_.dtype, at(group.offset), grads, group.size);
 }
 
+float* FullGrads::in_place(int g) {
+  if (ctx_.dtype != DType::F32) return nullptr;
+  return static_cast<float*>(at(ctx_.layout.groups[size_t(g)].offset));
+}
+
 void FullGrads::reduce_scatter(StageTimers& timers) {
   // One rank reducing in its own dtype: the sum is what the buffer holds (a pass over Ψ saved).
   if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype == ctx_.dtype) return;

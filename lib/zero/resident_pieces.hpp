@@ -33,6 +33,8 @@ class FullGrads {
 public:
   explicit FullGrads(const StageContext& ctx);
   void accumulate(int g, const float* grads);
+  // In fp32 training the model may accumulate a group's gradients here directly; else nullptr.
+  float* in_place(int g);
   // Reduce-scatter everything in buckets; afterwards this rank's shard holds the summed values.
   void reduce_scatter(StageTimers& timers);
   void all_gather_shards(StageTimers& timers);  // every rank gets every reduced shard (stage 0)

@@ -17,7 +17,8 @@ ShardOptimizer::ShardOptimizer(const ParamLayout& layout, Range range, DType par
   for (auto& g : layout.groups)
     for (auto& t : g.tensors) {
       Range piece = range.intersect({t.offset, t.offset + t.numel()});
-      if (!piece.empty()) segments_.push_back({piece, t.weight_decay});
+      for (size_t a = piece.begin; a < piece.end; a += kChunk)
+        chunks_.push_back({a - range.begin, std::min(kChunk, piece.end - a), t.weight_decay});
     }
 }
 
@@ -38,14 +39,17 @@ void ShardOptimizer::update(void* params, const void* grads, float grad_factor,
   const size_t esz = dtype_size(dtype_);
   auto grad_bytes = static_cast<const char*>(grads);
   auto param_bytes = static_cast<char*>(params);
-  std::vector<float> g(kChunk);
-  for (auto& seg : segments_) {
-    for (size_t i = seg.range.begin - range_.begin; i < seg.range.end - range_.begin; i += kChunk) {
-      size_t n = std::min(kChunk, seg.range.end - range_.begin - i);
-      to_f32(dtype_, grad_bytes + i * esz, g.data(), n);
-      for (size_t k = 0; k < n; ++k) g[k] *= grad_factor;
-      adamw_update(w + i, g.data(), m_.data() + i, v_.data() + i, n, hyper, step, seg.decay);
-      if (dtype_ != DType::F32) from_f32(dtype_, w + i, param_bytes + i * esz, n);
+  // Elementwise, so the threads' split never changes a bit.
+#pragma omp parallel
+  {
+    std::vector<float> g(kChunk);
+#pragma omp for schedule(static)
+    for (size_t c = 0; c < chunks_.size(); ++c) {
+      const Chunk& k = chunks_[c];
+      to_f32(dtype_, grad_bytes + k.offset * esz, g.data(), k.size);
+      for (size_t i = 0; i < k.size; ++i) g[i] *= grad_factor;
+      adamw_update(w + k.offset, g.data(), m_.data() + k.offset, v_.data() + k.offset, k.size, hyper, step, k.decay);
+      if (dtype_ != DType::F32) from_f32(dtype_, w + k.offset, param_bytes + k.offset * esz, k.size);
     }
   }
 }

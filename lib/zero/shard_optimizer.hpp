@@ -26,17 +26,16 @@ public:
   const float* master(const void* params) const;
   float* master(void* params);
 
-  struct Segment {
-    Range range;
+private:
+  // A piece of one tensor inside range_, at most a chunk long: the unit of parallel work.
+  struct Chunk {
+    size_t offset, size;  // relative to range_.begin
     bool decay;
   };
-  const std::vector<Segment>& segments() const { return segments_; }
-
-private:
   Range range_;
   DType dtype_;
   Buffer<float> master_, m_, v_;
-  std::vector<Segment> segments_;  // the tensor pieces inside range_, with their decay flag
+  std::vector<Chunk> chunks_;
 };
 
 // Sum over [0, n) of (float(grads[i]) * factor)^2 in double, in fixed-size chunks summed in order:

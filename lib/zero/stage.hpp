@@ -37,6 +37,9 @@ public:
   virtual const float* fetch(int g) = 0;
   virtual void release(int g) = 0;
   virtual void begin_micro_batch() {}
+  // Where the model may accumulate the group's fp32 gradients itself, across micro-batches, so
+  // that grads_ready has nothing to add (fp32 full gradients); nullptr: give them to grads_ready.
+  virtual float* grads_in_place(int) { return nullptr; }
   // The group's fp32 gradients for this micro-batch (the buffer may be modified).
   virtual void grads_ready(int g, float* grads) = 0;
   // At the accumulation boundary: after this, grads() holds the summed gradients of update_range().

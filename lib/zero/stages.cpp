@@ -29,6 +29,7 @@ protected:
 class Stage0 final : public ResidentStage {
 public:
   explicit Stage0(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
+  float* grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, float* grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override {
     grads_.reduce_scatter(timers_);
@@ -51,6 +52,7 @@ private:
 class Stage1 final : public ResidentStage {
 public:
   explicit Stage1(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
+  float* grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, float* grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override { grads_.reduce_scatter(timers_); }
   Range update_range() const override { return ctx_.partition.own(); }
