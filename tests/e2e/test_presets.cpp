@@ -9,9 +9,11 @@ TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "
   for (std::string preset : {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"}) {
     auto dir = fresh_dir("preset-" + preset);
     const bool breakdown = preset == "zero2" || preset == "zero3";
+    const bool eval = preset == "zero3";  // every rank evaluates, gathering parameters as in training
     std::string cmd = launch(4) + " --config " + preset + " --steps 60 --set training.lr=3e-3 --set training.metrics=" + dir +
                       "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64" +
-                      (breakdown ? " --set wall_clock_breakdown=true" : "");
+                      (breakdown ? " --set wall_clock_breakdown=true" : "") +
+                      (eval ? " --set training.eval_interval=30 --set training.eval_batches=4" : " --set training.eval_interval=0");
     INFO(preset << ": " << cmd);
     int code = run_command(cmd, dir + "/out.log");
     INFO(read_file(dir + "/out.log"));
@@ -26,6 +28,8 @@ TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "
       last += m.steps[m.steps.size() - 1 - size_t(i)]["loss"].get<double>() / 5;
     }
     CHECK(last < first - 1.0);
+    REQUIRE(m.evals.size() == (eval ? 2u : 0u));
+    for (auto& e : m.evals) CHECK(e["val_loss"].get<double>() < first - 1.0);
     // wall_clock_breakdown adds where each step's time went; the parts fit inside the step.
     for (auto& step : m.steps) {
       REQUIRE(step.contains("time_ms") == breakdown);
