@@ -195,6 +195,7 @@ void Block::rename(const std::string& old_key, const std::string& new_key, const
     fail(old_key, fmt::format("given together with {} ({}); keep only {}", path_of(new_key), why, new_key));
   object_[new_key] = object_[old_key];
   object_.erase(old_key);
+  if (diag_.origins) diag_.origins->alias(path_of(old_key), path_of(new_key));
   warn(old_key, why);
 }
 

@@ -8,9 +8,51 @@
 
 namespace zt::config {
 
+namespace {
+
+// `inner` is `outer` or lies below it: "a.b" contains "a.b", "a.b.c" and "a.b[0]", not "a.bc".
+bool contains_path(const std::string& outer, const std::string& inner) {
+  if (inner.compare(0, outer.size(), outer) != 0) return false;
+  return inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[';
+}
+
+}  // namespace
+
+void ValueOrigins::set(const std::string& path, const std::string& origin) {
+  for (auto it = origins_.begin(); it != origins_.end();)
+    it = contains_path(path, it->first) ? origins_.erase(it) : std::next(it);
+  origins_[path] = origin;
+}
+
+void ValueOrigins::alias(const std::string& from, const std::string& to) {
+  std::map<std::string, std::string> moved;
+  for (const auto& [path, origin] : origins_)
+    if (contains_path(from, path)) moved[to + path.substr(from.size())] = origin;
+  // Outermost first, so that set() keeps the inner entries it is given after.
+  for (const auto& [path, origin] : moved) set(path, origin);
+}
+
+const std::string* ValueOrigins::find(const std::string& path) const {
+  const std::string* found = nullptr;
+  size_t longest = 0;
+  for (const auto& [p, origin] : origins_)
+    if (contains_path(p, path) && (!found || p.size() > longest)) {
+      found = &origin;
+      longest = p.size();
+    }
+  return found;
+}
+
+const std::string& Diagnostics::origin_of(const std::string& path) const {
+  if (origins && !path.empty())
+    if (const std::string* o = origins->find(path)) return *o;
+  return source;
+}
+
 std::string Diagnostics::message(const std::string& path, const std::string& what) const {
   std::string m;
-  if (!source.empty()) m += source + ": ";
+  const std::string& where = origin_of(path);
+  if (!where.empty()) m += where + ": ";
   if (!path.empty()) m += path + ": ";
   return m + what;
 }

@@ -33,7 +33,7 @@ MonitorConfig read_wandb(Block& top) {
 }
 
 CommsLoggerConfig read_comms_logger(Block& top) {
-  Block b = top.child("comms_logger", UnknownKeys::Warn);
+  Block b = top.child("comms_logger", UnknownKeys::Error);
   CommsLoggerConfig c;
   c.enabled = b.boolean("enabled", c.enabled);
   c.verbose = b.boolean("verbose", c.verbose);

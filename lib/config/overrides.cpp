@@ -16,7 +16,7 @@ nlohmann::json parse_value(const std::string& text) {
 
 }  // namespace
 
-void apply_override(nlohmann::json& raw, const std::string& assignment) {
+void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOrigins* origins) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
     fail("--set {}: expected KEY=VALUE, e.g. --set zero_optimization.stage=3", assignment);
@@ -32,16 +32,21 @@ void apply_override(nlohmann::json& raw, const std::string& assignment) {
     if (p.empty()) fail("--set {}: empty component in the key {}", assignment, key);
   if (!raw.is_object()) fail("--set {}: the config is not a JSON object", assignment);
 
+  const std::string origin = "--set " + assignment;
   nlohmann::json* node = &raw;
   std::string walked;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
     walked += (walked.empty() ? "" : ".") + parts[i];
     nlohmann::json& next = (*node)[parts[i]];
-    if (next.is_null()) next = nlohmann::json::object();
+    if (next.is_null()) {
+      next = nlohmann::json::object();
+      if (origins) origins->set(walked, origin);  // the block exists because of this option
+    }
     if (!next.is_object()) fail("--set {}: {} is {} in the config, not an object", assignment, walked, next.dump());
     node = &next;
   }
   (*node)[parts.back()] = parse_value(assignment.substr(eq + 1));
+  if (origins) origins->set(key, origin);
 }
 
 }  // namespace zt::config

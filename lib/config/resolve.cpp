@@ -2,6 +2,8 @@
 // dependency order (training and model feed "auto"), then the verdict on unknown top-level keys.
 #include <fmt/format.h>
 
+#include <memory>
+
 #include "config/auto_values.hpp"
 #include "config/blocks.hpp"
 #include "config/config.hpp"
@@ -16,27 +18,38 @@ namespace zt::config {
 namespace {
 
 // --model, --data and --steps become the keys they stand for; --set is applied after them, in order.
-void apply_command_line(nlohmann::json& raw, const ResolveOptions& o) {
+// Each key set here is recorded with its option, so that messages about it name the option.
+void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigins& origins) {
   auto block = [&raw](const char* key) -> nlohmann::json& {
     nlohmann::json& b = raw[key];
     if (b.is_null()) b = nlohmann::json::object();
     if (!b.is_object()) fail("{}: {} is not an object, cannot apply the command line to it", key, show(b));
     return b;
   };
-  if (o.model) raw["model"] = model_argument(*o.model);
-  if (o.data) block("data")["train"] = *o.data;
-  if (o.steps) block("training")["steps"] = *o.steps;
-  for (const auto& assignment : o.overrides) apply_override(raw, assignment);
+  if (o.model) {
+    raw["model"] = model_argument(*o.model);
+    origins.set("model", "--model " + *o.model);
+  }
+  if (o.data) {
+    block("data")["train"] = *o.data;
+    origins.set("data.train", "--data " + *o.data);
+  }
+  if (o.steps) {
+    block("training")["steps"] = *o.steps;
+    origins.set("training.steps", fmt::format("--steps {}", *o.steps));
+  }
+  for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
 }
 
 }  // namespace
 
 Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& options, const std::string& source) {
-  const Diagnostics diag{source};
+  auto origins = std::make_shared<ValueOrigins>();
+  const Diagnostics diag{source, origins};
   if (!raw_config.is_object()) diag.fail("", show(raw_config) + " is not a JSON object (expected a DeepSpeed config {...})");
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
-  apply_command_line(raw, options);
+  apply_command_line(raw, options, *origins);
 
   Config c;
   c.world_size = options.world_size;

@@ -31,8 +31,8 @@ void init_logging(const LogOptions& o) {
     sinks.push_back(file);
   }
   auto logger = std::make_shared<spdlog::logger>("zerotrain", sinks.begin(), sinks.end());
-  std::string rank_tag = o.world_size > 1 ? fmt::format("[rank {}]", o.rank) : "";
-  logger->set_pattern("[%H:%M:%S.%e]" + rank_tag + " %^%l%$: %v");
+  // Time, rank and level on every line, at any world size: "[12:34:56.789][rank 0] info: ...".
+  logger->set_pattern(fmt::format("[%H:%M:%S.%e][rank {}] %^%l%$: %v", o.rank));
   logger->set_level(level);
   logger->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(logger);

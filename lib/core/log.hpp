@@ -1,6 +1,7 @@
 #pragma once
 // Rank-aware logging over spdlog: rank 0 writes to the console (stderr), every rank to its own
-// file when a log directory is given. Use spdlog::info/warn/... after init_logging.
+// file when a log directory is given. Every line carries the time, the rank (also with one rank)
+// and the level: "[12:34:56.789][rank 0] info: ...". Use spdlog::info/warn/... after init_logging.
 #include <spdlog/spdlog.h>
 
 #include <string>

@@ -215,7 +215,7 @@ int Trainer::run() {
   std::signal(SIGINT, previous);
 
   if (!config_.training.save_final.empty()) {
-    std::vector<float> full(model_->layout().total);
+    Buffer<float> full(MemCategory::Buffers, model_->layout().total);  // every rank: gather_master all-gathers
     engine_->gather_master(full.data());
     if (rank0) {
       std::filesystem::create_directories(config_.training.save_final);

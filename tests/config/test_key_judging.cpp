@@ -39,6 +39,8 @@ TEST_CASE("every strict block rejects unknown keys and names the path") {
       {{{"csv_monitor", {{"output", "x"}}}}, "csv_monitor.output: unknown key"},
       {{{"tensorboard", {{"job_nam", "x"}}}}, "tensorboard.job_nam: unknown key; did you mean job_name?"},
       {{{"wandb", {{"projekt", "x"}}}}, "wandb.projekt: unknown key; did you mean project?"},
+      {{{"comms_logger", {{"verbos", true}}}}, "comms_logger.verbos: unknown key; did you mean verbose?"},
+      {{{"comms_logger", {{"prof_op", json::array()}}}}, "comms_logger.prof_op: unknown key; did you mean prof_ops?"},
       {{{"model", {{"n_layers", 2}}}}, "model.n_layers: unknown key; did you mean n_layer?"},
       {{{"data", {{"seqlen", 2}}}}, "data.seqlen: unknown key; did you mean seq_len?"},
       {{{"training", {{"step", 2}}}}, "training.step: unknown key; did you mean steps?"},
@@ -59,14 +61,23 @@ TEST_CASE("an unknown top-level key is a warning with a suggestion, then ignored
   CHECK(log.count("no_such_thing_at_all: unknown key (ignored)") == 1);
 }
 
-TEST_CASE("lenient blocks (checkpoint, activation_checkpointing, comms_logger) warn on unknown keys") {
+TEST_CASE("lenient blocks (checkpoint, activation_checkpointing) warn on unknown keys") {
   CapturedLog log;
   resolve(with({{"checkpoint", {{"tag_validaton", "Fail"}}},
-                {"activation_checkpointing", {{"number_checkpoint", 2}}},
-                {"comms_logger", {{"verbos", true}}}}));
+                {"activation_checkpointing", {{"number_checkpoint", 2}}}}));
   CHECK(log.count("checkpoint.tag_validaton: unknown key; did you mean tag_validation?") == 1);
   CHECK(log.count("activation_checkpointing.number_checkpoint: unknown key; did you mean number_checkpoints?") == 1);
-  CHECK(log.count("comms_logger.verbos: unknown key; did you mean verbose?") == 1);
+}
+
+TEST_CASE("comms_logger is a monitor block: unknown keys are errors, its own keys load") {
+  CHECK(error_of(with({{"comms_logger", {{"enabled", true}, {"verbos", true}}}})) ==
+        "test.json: comms_logger.verbos: unknown key; did you mean verbose?");
+  CHECK(error_of(with({{"comms_logger", {{"no_such_setting", 1}}}})).rfind("test.json: comms_logger.no_such_setting: "
+                                                                          "unknown key (expected one of ", 0) == 0);
+  auto c = resolve(with({{"comms_logger", {{"enabled", true}, {"verbose", false}, {"prof_all", false},
+                                           {"prof_ops", {"all_reduce"}}, {"debug", false}}}}));
+  CHECK(c.comms_logger.enabled);
+  CHECK(c.comms_logger.prof_ops == std::vector<std::string>{"all_reduce"});
 }
 
 TEST_CASE("known but unimplemented keys: one warning when not the default, none otherwise") {
