@@ -33,6 +33,17 @@ Environment:
 
 Output: every line is tagged with the rank that wrote it: "[3] ...".
 
+Ctrl-C (or SIGTERM to the launcher), with mpirun: the first asks every rank to stop after its
+current step (the launcher sends SIGUSR1 to mpirun, which forwards it to the ranks). zerotrain
+takes SIGUSR1, SIGINT and SIGTERM alike: the ranks agree on the step to stop after, then end as a
+finished run does (final eval, training.save_final, summary) and the job exits 0. A second Ctrl-C
+kills the job (SIGTERM to mpirun, which ends the ranks) and the launcher exits non-zero. mpirun
+runs in a process group of its own, with stdin from /dev/null, so the terminal's signal reaches
+only the launcher.
+Under srun, Ctrl-C is srun's own (once: the state of the tasks; twice within a second: SIGINT to
+the tasks, then Slurm ends them). Slurm's SIGTERM at the time limit, or
+`scancel --signal=USR1 JOB`, gives zerotrain's clean stop.
+
 Exit code: 0 when every rank succeeded, otherwise the failing rank's exit code (mpirun reports
 the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, the
 launcher ends the others, so the job never hangs on a dead rank.
@@ -89,10 +100,12 @@ forwarded_vars() {
 }
 
 # Output lines are tagged by the launcher ("[1,3]<stdout>:" from mpirun --tag-output, "3: "
-# from srun --label); rewrite both as "[3] ".
-tag_lines() {
-  sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' -e "${1:-}"
-}
+# from srun --label); rewrite both as "[3] ". The filter ignores Ctrl-C and SIGTERM: it ends when
+# the job's output does, so the lines the ranks write while they stop are not lost.
+tag_lines() (
+  trap '' INT TERM
+  exec sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' -e "${1:-}"
+)
 
 # Runs the launch command with its stdout and stderr tagged separately; returns its exit code.
 run_tagged() {
@@ -108,6 +121,76 @@ run_tagged() {
   exec {err_fd}>&-
   wait "$err_pid" 2>/dev/null || true
   return "${codes[0]}"
+}
+
+# Runs mpirun with its output tagged and Ctrl-C turned into a clean stop; returns its exit code.
+# The terminal sends Ctrl-C's SIGINT to its foreground process group. mpirun runs in a process
+# group of its own (job control, set -m), and without the terminal as its stdin, so the signal
+# reaches only this script. The first SIGINT or SIGTERM sends SIGUSR1 to mpirun, which forwards it
+# to every rank: zerotrain stops after the current step, saves and exits 0. mpirun forwards a
+# signal only to the ranks it has started, and a rank ignores SIGUSR1 until zerotrain has set up
+# its handler, so SIGUSR1 is repeated every second until the job ends (zerotrain takes a repeated
+# SIGUSR1 as the same request). The second SIGINT or SIGTERM sends SIGTERM: mpirun ends the
+# ranks, and the launcher exits non-zero even if they had finished.
+run_interruptible() {
+  local out_fd err_fd out_pid err_pid
+  exec {out_fd}> >(tag_lines "")
+  out_pid=$!
+  # mpirun says so on every forwarded signal; the launcher has said it once.
+  exec {err_fd}> >(tag_lines '/^mpirun: Forwarding signal [0-9]+ to job$/d' >&2)
+  err_pid=$!
+  interrupts=0
+  job=""
+  repeater=""
+  trap 'on_interrupt' INT TERM
+  # mpirun starts with SIGUSR1 ignored: it installs its forwarding handler during start-up and
+  # restores the ignore when it shuts down, so a SIGUSR1 before or after never kills it.
+  set -m
+  (
+    trap '' USR1
+    exec "$@"
+  ) </dev/null >&"$out_fd" 2>&"$err_fd" &
+  job=$!
+  set +m
+  exec {out_fd}>&- {err_fd}>&-
+  # Interrupted while mpirun was being started: nothing ran yet to stop cleanly.
+  if [ "$interrupts" -gt 0 ]; then interrupts=2; kill -TERM "$job" 2>/dev/null || true; fi
+  local code=0
+  # wait returns early (>128) when a trapped signal arrives; wait again while mpirun runs. Bash
+  # keeps the status of a finished background job, so the last wait returns mpirun's exit code.
+  while kill -0 "$job" 2>/dev/null; do wait "$job" || true; done
+  wait "$job" || code=$?
+  trap - INT TERM
+  stop_repeater
+  wait "$out_pid" "$err_pid" 2>/dev/null || true
+  if [ "$interrupts" -ge 2 ] && [ "$code" -eq 0 ]; then code=130; fi
+  return "$code"
+}
+
+on_interrupt() {
+  interrupts=$((interrupts + 1))
+  if [ -z "$job" ]; then
+    return
+  elif [ "$interrupts" -eq 1 ]; then
+    echo "launch.sh: interrupted: the ranks stop after their current step (Ctrl-C again to kill them)" >&2
+    (
+      trap '' INT
+      while kill -USR1 "$job" 2>/dev/null; do sleep 1; done
+    ) </dev/null >/dev/null 2>&1 &
+    repeater=$!
+  else
+    echo "launch.sh: interrupted again: killing the job" >&2
+    stop_repeater
+    kill -TERM "$job" 2>/dev/null || true
+  fi
+}
+
+stop_repeater() {
+  if [ -n "$repeater" ]; then
+    kill "$repeater" 2>/dev/null || true
+    wait "$repeater" 2>/dev/null || true
+    repeater=""
+  fi
 }
 
 # --- SLURM --------------------------------------------------------------------------------
@@ -181,8 +264,15 @@ fi
 cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output)
 if [ "$(id -u)" -eq 0 ]; then cmd+=(--allow-run-as-root); fi
 for name in $(forwarded_vars); do cmd+=(-x "$name"); done
+# The ranks start with SIGUSR1 ignored, so a Ctrl-C while they load cannot kill them; zerotrain
+# installs its handler once MPI is initialised (see run_interruptible).
+if env --ignore-signal=USR1 true 2>/dev/null; then
+  rank_prefix=(env --ignore-signal=USR1)
+else  # coreutils before 8.31
+  rank_prefix=(sh -c 'trap "" USR1; exec "$@"' zt-rank)
+fi
 # shellcheck disable=SC2206
-cmd+=(${ZT_MPIRUN_ARGS:-} "${program[@]}")
+cmd+=(${ZT_MPIRUN_ARGS:-} "${rank_prefix[@]}" "${program[@]}")
 
 if [ $dry_run -eq 1 ]; then
   echo "OMP_NUM_THREADS=$OMP_NUM_THREADS ${cmd[*]}"
@@ -193,5 +283,5 @@ if [ $dry_run -eq 1 ]; then
   exit 0
 fi
 status=0
-run_tagged "" "${cmd[@]}" || status=$?
+run_interruptible "${cmd[@]}" || status=$?
 exit "$status"

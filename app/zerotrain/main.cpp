@@ -19,6 +19,7 @@
 #include "core/log.hpp"
 #include "zero/memory_estimate.hpp"
 #include "train/run.hpp"
+#include "train/stop_signals.hpp"
 
 #ifndef ZT_VERSION
 #define ZT_VERSION "unknown"
@@ -35,6 +36,10 @@ const char* const kExamples = R"(Examples:
   zerotrain --config zero2 --print-config --world-size 8
   zerotrain --config zero3_offload --dry-run
   zerotrain estimate --model gpt2-1.5b --world-size 8
+
+Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step; the run then
+ends as a finished one does (final eval, training.save_final, summary) and exits 0. SIGINT or
+SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
 )";
 
 const char* const kEstimateExamples = R"(Examples:
@@ -144,6 +149,10 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
 int train(const TrainArgs& a, int argc, char** argv) {
   int provided = 0, rank = 0, world = 1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (a request
+  // during set-up is honoured after the first step). Installed before any compute thread starts:
+  // those never take the signals (train/stop_signals.hpp).
+  zt::StopSignals::install();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
 

@@ -1,8 +1,6 @@
 #include "train/trainer.hpp"
 
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
@@ -12,13 +10,11 @@
 #include "optim/lr_schedule.hpp"
 #include "train/memory_plan.hpp"
 #include "train/peak_flops.hpp"
+#include "train/stop_signals.hpp"
 
 namespace zt {
 
 namespace {
-
-std::atomic<bool> g_stop{false};
-extern "C" void on_sigint(int) { g_stop = true; }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -120,10 +116,11 @@ StepOutcome Trainer::train_step(int64_t step) {
   });
   out.time.reduce_wait = engine_->timers().reduce_wait_s;
   out.time.gather_wait = engine_->timers().gather_wait_s;
-  float sums[2] = {float(loss_sum / GA_), g_stop ? 1.0f : 0.0f};
+  // The stop flag travels with the loss: every rank learns of a request on any rank in the same step.
+  float sums[2] = {float(loss_sum / GA_), StopSignals::requested() ? 1.0f : 0.0f};
   comm_.all_reduce(sums, sums, 2, DType::F32, ReduceOp::Sum)->wait();
   out.loss = double(sums[0]) / comm_.world_size();
-  out.stop_requested = sums[1] > 0;
+  out.stop_requests = int(sums[1]);
   return out;
 }
 
@@ -166,7 +163,6 @@ int Trainer::run() {
   SetupRecord setup = setup_record();
   metrics_.setup(setup);
   if (rank0) log_start(setup);
-  auto previous = std::signal(SIGINT, on_sigint);
 
   auto t_start = std::chrono::steady_clock::now();
   double last_loss = NAN;
@@ -196,23 +192,31 @@ int Trainer::run() {
       rec.time = out.time;
     }
     metrics_.step(rec);
-    bool print = step == 1 || step == steps || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
+    // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
+    const bool last = step == steps || out.stop_requests > 0;
+    bool print = step == 1 || last || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
     if (rank0 && print) {
       log_step(rec);
       if (rec.time) log_breakdown(*rec.time, seconds);
     }
 
-    if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || step == steps)) {
+    if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || last)) {
       double val = evaluate();
       metrics_.eval(step, val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val);
     }
-    if (out.stop_requested) {
-      if (rank0) spdlog::warn("interrupted: stopping after step {}", step);
+    if (out.stop_requests > 0) {
+      if (rank0) {
+        const int W = comm_.world_size();
+        const int sig = StopSignals::first_signal();  // 0 when only other ranks were asked
+        std::string by = sig ? fmt::format(" by {}", StopSignals::name(sig)) : "";
+        spdlog::warn("interrupted{}: stopping after step {} (stop requested on {} of {} rank{}; Ctrl-C again ends "
+                     "the job at once)",
+                     by, step, out.stop_requests, W, W == 1 ? "" : "s");
+      }
       break;
     }
   }
-  std::signal(SIGINT, previous);
 
   if (!config_.training.save_final.empty()) {
     Buffer<float> full(MemCategory::Buffers, model_->layout().total);  // every rank: gather_master all-gathers

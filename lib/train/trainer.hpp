@@ -21,7 +21,7 @@ struct StepOutcome {
   double loss = 0;  // mean over ranks and micro-batches
   StepResult result;
   double lr = 0;
-  bool stop_requested = false;  // Ctrl-C on any rank
+  int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
   StepBreakdown time;
 };
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tests scripts/launch.sh: rank-tagged output, OMP_NUM_THREADS split, exit code propagation,
-# hostfile conversion and errors, the SLURM path (dry run), --help, and a real MPI program.
+# hostfile conversion and errors, the SLURM path (dry run), --help, a real MPI program, and Ctrl-C
+# (a clean stop through SIGUSR1; a second one kills the job).
 #   test_launch.sh LAUNCH_SH MPI_TEST_BINARY
 set -u
 launch=$1
@@ -70,6 +71,9 @@ echo "$dry" | grep -q -- "-np 6 " || fail "hostfile: expected -np 6: $dry"
 echo "$dry" | grep -qx "node-a slots=4" || fail "hostfile: node-a line missing: $dry"
 echo "$dry" | grep -qx "node-b slots=2" || fail "hostfile: node-b line missing: $dry"
 echo "$dry" | grep -q "zerotrain --steps 2$" || fail "hostfile: program missing: $dry"
+# The ranks start with SIGUSR1 ignored (a Ctrl-C while they load must not kill them).
+echo "$dry" | grep -Eq "(env --ignore-signal=USR1|zt-rank) zerotrain --steps 2$" ||
+  fail "ranks do not start with SIGUSR1 ignored: $dry"
 expected_threads=$((cores / 4 > 0 ? cores / 4 : 1))
 echo "$dry" | grep -q "^OMP_NUM_THREADS=$expected_threads " || fail "hostfile: OMP_NUM_THREADS: $dry"
 
@@ -104,7 +108,7 @@ echo "$dry" | grep -q "srun -n 2 " || fail "slurm -n 2: $dry"
 # 9. --help documents every choice.
 help=$("$launch" --help)
 for word in "-n" "--hostfile" "slots=" "srun" "SLURM" "OMP_NUM_THREADS" "--oversubscribe" \
-            "--allow-run-as-root" "mpi_yield_when_idle" "Exit code" "tagged"; do
+            "--allow-run-as-root" "mpi_yield_when_idle" "Exit code" "tagged" "Ctrl-C" "SIGUSR1"; do
   echo "$help" | grep -q -- "$word" || fail "--help does not mention '$word'"
 done
 
@@ -113,6 +117,91 @@ out=$("$launch" -n 2 -- "$mpi_binary" "[check]" --use-colour no 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "MPI test through launch.sh exited $rc: $out"
 echo "$out" | grep -q "^\[1\] All tests passed" || fail "rank 1 output not tagged: $out"
+
+# 11. Ctrl-C (SIGINT to the launcher's process group, as a terminal sends it): the first reaches the
+#     ranks as SIGUSR1, repeated until the job ends, and the job ends with the ranks' exit code; the
+#     second kills the job and the launcher exits non-zero. The job runs in its own process group
+#     (set -m), like a terminal's foreground job. The ranks start with SIGUSR1 ignored, so they are
+#     written in perl, which can still catch it (a shell cannot).
+wait_for() {  # wait_for PATTERN FILE: up to 30 s
+  local i
+  for i in $(seq 300); do
+    grep -q -- "$1" "$2" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+ranks_alive() { pgrep -f "$tmp/rank.pl" >/dev/null; }
+# interrupt_job WHEN SIGNAL [SIGNAL]: starts 2 ranks of $tmp/rank.pl, sends SIGNAL to the job's
+# process group once both ranks run (WHEN=running) or once mpirun is there (WHEN=start); a second SIGNAL once
+# rank 0 has had the request twice. Returns the launcher's exit code; job.log holds the output.
+interrupt_job() {
+  local when=$1
+  shift
+  set -m
+  "$launch" -n 2 -- perl "$tmp/rank.pl" >"$tmp/job.log" 2>&1 &
+  local job=$!
+  set +m
+  if [ "$when" = running ]; then
+    wait_for "\\[1\\] running" "$tmp/job.log" && wait_for "\\[0\\] running" "$tmp/job.log" ||
+      fail "ranks did not start: $(cat "$tmp/job.log")"
+  else  # as soon as mpirun is there
+    local i
+    for i in $(seq 300); do
+      pgrep -f "^mpirun .*$tmp/rank.pl" >/dev/null && break
+      sleep 0.01
+    done
+  fi
+  kill "-$1" -- "-$job"
+  if [ $# -gt 1 ]; then
+    wait_for "\\[0\\] got USR1 2" "$tmp/job.log" || fail "SIGUSR1 not repeated: $(cat "$tmp/job.log")"
+    kill "-$2" -- "-$job"
+  fi
+  local waited=0
+  while kill -0 "$job" 2>/dev/null && [ $waited -lt 200 ]; do sleep 0.1; waited=$((waited + 1)); done
+  if kill -0 "$job" 2>/dev/null; then
+    fail "launcher still running 20 s after $*: $(cat "$tmp/job.log")"
+    kill -KILL -- "-$job"
+  fi
+  wait "$job"
+}
+# Ranks that stop on SIGUSR1, as zerotrain does (after the current step); rank 1 fails doing so.
+cat >"$tmp/rank.pl" <<'RANK'
+$| = 1;
+my $rank = $ENV{OMPI_COMM_WORLD_RANK};
+$SIG{USR1} = sub { print "stopping\n"; exit($rank == 1 ? 5 : 0) };
+print "running\n";
+sleep 1 while 1;
+RANK
+interrupt_job running INT
+rc=$?
+[ $rc -eq 5 ] || fail "Ctrl-C: exit code $rc, expected rank 1's 5: $(cat "$tmp/job.log")"
+grep -q "^\\[0\\] stopping" "$tmp/job.log" || fail "Ctrl-C: rank 0 got no SIGUSR1: $(cat "$tmp/job.log")"
+grep -q "Ctrl-C again" "$tmp/job.log" || fail "Ctrl-C: the launcher did not say what happens: $(cat "$tmp/job.log")"
+grep -q "Forwarding signal" "$tmp/job.log" && fail "Ctrl-C: mpirun's notice of each signal shown: $(cat "$tmp/job.log")"
+ranks_alive && fail "Ctrl-C: ranks left running"
+sed -i 's/exit(\$rank == 1 ? 5 : 0)/exit(0)/' "$tmp/rank.pl"
+interrupt_job running TERM
+rc=$?
+[ $rc -eq 0 ] || fail "SIGTERM to the launcher: exit code $rc, expected 0: $(cat "$tmp/job.log")"
+# Ctrl-C while the ranks are still starting: the request reaches them once they can take it.
+interrupt_job start INT
+rc=$?
+[ $rc -eq 0 ] || fail "Ctrl-C at start: exit code $rc, expected 0: $(cat "$tmp/job.log")"
+[ "$(grep -c "stopping" "$tmp/job.log")" -eq 2 ] || fail "Ctrl-C at start: ranks did not stop: $(cat "$tmp/job.log")"
+# Ranks that take their time to stop: the second Ctrl-C kills them.
+cat >"$tmp/rank.pl" <<'RANK'
+$| = 1;
+my $n = 0;
+$SIG{USR1} = sub { $n++; print "got USR1 $n\n" };
+print "running\n";
+sleep 1 while 1;
+RANK
+interrupt_job running INT INT
+rc=$?
+[ $rc -ne 0 ] || fail "second Ctrl-C: exit code 0: $(cat "$tmp/job.log")"
+grep -q "killing the job" "$tmp/job.log" || fail "second Ctrl-C: no message: $(cat "$tmp/job.log")"
+ranks_alive && fail "second Ctrl-C: ranks left running"
 
 if [ $failed -ne 0 ]; then exit 1; fi
 echo "PASS"

@@ -1,10 +1,16 @@
 #pragma once
 // Runs the zerotrain binary (through scripts/launch.sh for several ranks) and reads what it wrote.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zt::test {
@@ -47,6 +53,78 @@ inline std::string fresh_dir(const std::string& name) {
 
 inline std::string launch(int ranks) {
   return std::string(ZT_SOURCE_DIR) + "/scripts/launch.sh -n " + std::to_string(ranks) + " -- " + ZT_ZEROTRAIN;
+}
+
+// A command running in the background, in a process group of its own (as a terminal runs a
+// foreground job), with its stdout and stderr going to a log file.
+class Background {
+public:
+  Background(const std::string& command, const std::string& log) {
+    const std::string script = "exec " + command + " >" + log + " 2>&1";
+    pid_ = fork();
+    if (pid_ == 0) {
+      setpgid(0, 0);
+      sigset_t none;  // the signals under test arrive as they would from a terminal
+      sigemptyset(&none);
+      sigprocmask(SIG_SETMASK, &none, nullptr);
+      for (int sig : {SIGINT, SIGTERM, SIGUSR1}) std::signal(sig, SIG_DFL);
+      execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    setpgid(pid_, pid_);  // on both sides: the group exists before the parent signals it
+  }
+  ~Background() {
+    if (pid_ > 0) {  // a test that failed early: leave nothing behind
+      kill(-pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  pid_t pid() const { return pid_; }
+  void signal(int sig) const { kill(pid_, sig); }
+  void signal_group(int sig) const { kill(-pid_, sig); }  // what Ctrl-C on a terminal does
+
+  // The exit status as run_command reports it, or -1 when the command is still running after
+  // `seconds` (it is then killed).
+  int wait(double seconds) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    int status = 0;
+    while (waitpid(pid_, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+private:
+  pid_t pid_ = -1;
+};
+
+// Waits up to `seconds` for `text` to appear in the file at `path`.
+inline bool wait_for_text(const std::string& path, const std::string& text, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (read_file(path).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
+
+// Processes (other than this one) whose command line mentions `text`.
+inline std::vector<std::string> processes_mentioning(const std::string& text) {
+  std::vector<std::string> found;
+  for (auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos || name == std::to_string(getpid())) continue;
+    std::string cmdline = read_file(entry.path().string() + "/cmdline");
+    for (char& c : cmdline)
+      if (c == '\0') c = ' ';
+    if (cmdline.find(text) != std::string::npos) found.push_back(name + ": " + cmdline);
+  }
+  return found;
 }
 
 }  // namespace zt::test

@@ -1,0 +1,34 @@
+#pragma once
+// Stop requests. SIGINT (Ctrl-C), SIGTERM (schedulers, srun, mpirun ending a job) and SIGUSR1
+// (what scripts/launch.sh sends on Ctrl-C; mpirun forwards it to every rank) all ask the trainer to
+// stop after the current step: the ranks agree on it in the step's all-reduce, so every rank stops
+// after the same step, then the run ends as a finished one does (final eval, save_final, summary,
+// exit code 0).
+//
+// SIGINT or SIGTERM a second time ends the process at once with the signal's default action
+// (Ctrl-C twice). SIGUSR1 only ever asks: the launcher repeats it until the job ends, so that ranks
+// still starting when Ctrl-C came get it too. Two different signals count as one request: a
+// scheduler that signals both the launcher and the ranks still gets a clean stop.
+//
+// Compute threads never take these signals. oneDNN's JIT GEMM kernels (Debian's libdnnl 2.6 among
+// them; fixed upstream after oneDNN issue #4845) point the stack pointer into the heap while they
+// run; a handler run on such a thread writes its frame over heap memory, and the process later
+// aborts in free(). install() blocks the stop signals in the
+// calling thread, so in every thread it starts afterwards (OpenMP workers, the communication
+// thread), and starts one thread that has them unblocked and does nothing else; threads started
+// before (MPI's) may take them too, on an ordinary stack. The handlers stay for the life of the
+// process (a repeated SIGUSR1 may arrive while MPI shuts down).
+#include <csignal>
+
+namespace zt {
+
+class StopSignals {
+public:
+  // Call once, from the main thread, before any compute thread exists (after MPI_Init is fine).
+  static void install();
+  static bool requested();           // a stop signal reached this process
+  static int first_signal();         // the signal that asked first, 0 when none
+  static const char* name(int sig);  // "SIGINT", "SIGTERM", "SIGUSR1"
+};
+
+}  // namespace zt

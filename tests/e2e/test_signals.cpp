@@ -1,0 +1,109 @@
+// Stopping a run from outside: SIGINT (Ctrl-C), SIGTERM or SIGUSR1 stops zerotrain after the
+// current step, and the run ends as a finished one does; Ctrl-C on scripts/launch.sh does the same
+// for every rank of a job.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <regex>
+
+#include "run_helpers.hpp"
+
+using namespace zt::test;
+
+namespace {
+
+// The step the run said it stopped after ("interrupted ...: stopping after step K"), or -1.
+int64_t stopped_after(const std::string& log) {
+  std::smatch m;
+  if (!std::regex_search(log, m, std::regex(R"(interrupted[^\n]*: stopping after step (\d+))"))) return -1;
+  return std::stoll(m[1]);
+}
+
+// What every interrupted run must show: it stopped after a step it logged, the metrics end with
+// that step, the summary counts it, and the final weights were written.
+void check_clean_stop(const std::string& dir, const std::string& log, int64_t at_least) {
+  const int64_t k = stopped_after(log);
+  REQUIRE(k >= at_least);
+  Metrics m = read_metrics(dir + "/metrics.jsonl");
+  REQUIRE(m.steps.size() == size_t(k));
+  CHECK(m.steps.back()["step"] == k);
+  CHECK(log.find("done: " + std::to_string(k) + " steps in") != std::string::npos);
+  CHECK(log.find("rank 0 memory (MiB)") != std::string::npos);
+  CHECK(std::filesystem::file_size(dir + "/final/model.safetensors") > 0);
+  CHECK(std::filesystem::exists(dir + "/final/config.json"));
+}
+
+std::string run_args(const std::string& dir) {
+  return " --steps 100000 --set steps_per_print=1 --set training.metrics=" + dir +
+         "/metrics.jsonl --set training.save_final=" + dir + "/final";
+}
+
+}  // namespace
+
+TEST_CASE("a stop signal ends a single process after the current step, exit code 0", "[e2e][signals]") {
+  for (auto [sig, name] : {std::pair{SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"}}) {
+    DYNAMIC_SECTION(name) {
+      auto dir = fresh_dir(std::string("stop-") + name);
+      const std::string log = dir + "/out.log";
+      Background run(std::string(ZT_ZEROTRAIN) + " --config zero2" + run_args(dir), log);
+      REQUIRE(wait_for_text(log, "step     3/", 60));
+      run.signal(sig);
+      int code = run.wait(30);
+      std::string out = read_file(log);
+      INFO(out);
+      CHECK(code == 0);
+      CHECK(out.find(std::string("interrupted by ") + name) != std::string::npos);
+      check_clean_stop(dir, out, 3);
+    }
+  }
+}
+
+TEST_CASE("a second SIGINT ends the process at once", "[e2e][signals]") {
+  auto dir = fresh_dir("stop-twice");
+  const std::string log = dir + "/out.log";
+  // Steps of about a second, so the second signal lands inside the step the first one interrupted.
+  Background run(std::string(ZT_ZEROTRAIN) + " --config zero0 --set model.d_model=256 --set model.n_layer=4" +
+                     " --set training.micro_batch_size=64" + run_args(dir),
+                 log);
+  REQUIRE(wait_for_text(log, "step     1/", 120));
+  run.signal(SIGINT);
+  // Once the first has been taken (no longer pending), the second.
+  const std::string status = "/proc/" + std::to_string(run.pid()) + "/status";
+  for (int i = 0; i < 1000; ++i) {
+    std::string s = read_file(status);
+    auto at = s.find("ShdPnd:");
+    if (at == std::string::npos || std::stoull(s.substr(at + 7), nullptr, 16) == 0) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  run.signal(SIGINT);
+  int code = run.wait(30);
+  std::string out = read_file(log);
+  INFO(out);
+  CHECK(code == 128 + SIGINT);
+  CHECK(out.find("done: ") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/final/model.safetensors"));
+}
+
+TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 0", "[e2e][signals][launch]") {
+  auto dir = fresh_dir("stop-launch");
+  const std::string log = dir + "/out.log";
+  Background job(launch(2) + " --config zero2" + run_args(dir), log);
+  REQUIRE(wait_for_text(log, "step     3/", 120));
+  job.signal_group(SIGINT);  // the terminal's Ctrl-C: the launcher's whole process group
+  int code = job.wait(60);
+  std::string out = read_file(log);
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("launch.sh: interrupted") != std::string::npos);
+  CHECK(out.find("stop requested on 2 of 2 ranks") != std::string::npos);
+  check_clean_stop(dir, out, 3);
+  // mpirun waited for its ranks; nothing of the job is left.
+  std::vector<std::string> left;
+  for (int i = 0; i < 50; ++i) {
+    left = processes_mentioning(dir);
+    if (left.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  INFO("still running: " << (left.empty() ? "" : left.front()));
+  CHECK(left.empty());
+}
