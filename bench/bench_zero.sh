@@ -3,12 +3,12 @@
 # overlap_comm off and on, on N CPU ranks. Each run writes its metrics file under OUT; the table
 # is made from those files by bench/zero_table.py. Arguments after -- go to every zerotrain run.
 #
-#   bench/bench_zero.sh [-n "2 4"] [--stages "0 1 2 3"] [--steps 15] [--warmup 3]
+#   bench/bench_zero.sh [-n "2 4"] [--stages "0 1 2 3"] [--steps 40] [--warmup 5]
 #                       [--out bench/out/zero] [-- ZEROTRAIN_ARGS...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
-ranks="2 4" stages="0 1 2 3" steps=15 warmup=3 out="$root/bench/out/zero"
+ranks="2 4" stages="0 1 2 3" steps=40 warmup=5 out="$root/bench/out/zero"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -n) ranks="$2"; shift 2 ;;
