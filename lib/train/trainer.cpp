@@ -157,6 +157,39 @@ SetupRecord Trainer::setup_record() {
   return r;
 }
 
+StepRecord Trainer::step_record(int64_t step, StepOutcome& out, double seconds, const CommStats& comm) const {
+  StepRecord rec;
+  rec.step = step;
+  rec.loss = out.loss;
+  rec.lr = out.lr;
+  rec.grad_norm = out.result.grad_norm;
+  rec.loss_scale = out.result.loss_scale;
+  rec.skipped = out.result.skipped;
+  rec.tokens = int64_t(B_) * T_ * GA_ * comm_.world_size();
+  rec.step_ms = seconds * 1e3;
+  rec.tokens_per_s = double(rec.tokens) / seconds;
+  rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
+  rec.comm = comm;
+  if (config_.wall_clock_breakdown) {
+    out.time.comm_busy = comm.seconds[size_t(CommOp::ReduceScatter)] + comm.seconds[size_t(CommOp::AllGather)];
+    rec.time = out.time;
+  }
+  return rec;
+}
+
+// Every rank takes part (gather_master all-gathers the shards); rank 0 writes.
+void Trainer::save_final() {
+  Buffer<float> full(MemCategory::Buffers, model_->layout().total);
+  engine_->gather_master(full.data());
+  if (comm_.rank() != 0) return;
+  auto dir = std::filesystem::path(config_.training.save_final);
+  std::filesystem::create_directories(dir);
+  save_gpt2_safetensors((dir / "model.safetensors").string(), model_->layout(), full.data(), config_.model.vocab_size);
+  auto& m = config_.model;
+  write_gpt2_config_json(dir.string(), m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len);
+  spdlog::info("saved final weights to {}", dir.string());
+}
+
 int Trainer::run() {
   const int64_t steps = config_.training.steps;
   const bool rank0 = comm_.rank() == 0;
@@ -175,22 +208,7 @@ int Trainer::run() {
     done = step;
     last_loss = out.loss;
 
-    StepRecord rec;
-    rec.step = step;
-    rec.loss = out.loss;
-    rec.lr = out.lr;
-    rec.grad_norm = out.result.grad_norm;
-    rec.loss_scale = out.result.loss_scale;
-    rec.skipped = out.result.skipped;
-    rec.tokens = int64_t(B_) * T_ * GA_ * comm_.world_size();
-    rec.step_ms = seconds * 1e3;
-    rec.tokens_per_s = double(rec.tokens) / seconds;
-    rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
-    rec.comm = minus(comm_.stats(), before);
-    if (config_.wall_clock_breakdown) {
-      out.time.comm_busy = rec.comm.seconds[size_t(CommOp::ReduceScatter)] + rec.comm.seconds[size_t(CommOp::AllGather)];
-      rec.time = out.time;
-    }
+    StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
     metrics_.step(rec);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
     const bool last = step == steps || out.stop_requests > 0;
@@ -206,30 +224,12 @@ int Trainer::run() {
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val);
     }
     if (out.stop_requests > 0) {
-      if (rank0) {
-        const int W = comm_.world_size();
-        const int sig = StopSignals::first_signal();  // 0 when only other ranks were asked
-        std::string by = sig ? fmt::format(" by {}", StopSignals::name(sig)) : "";
-        spdlog::warn("interrupted{}: stopping after step {} (stop requested on {} of {} rank{}; Ctrl-C again ends "
-                     "the job at once)",
-                     by, step, out.stop_requests, W, W == 1 ? "" : "s");
-      }
+      if (rank0) log_interrupted(step, out.stop_requests);
       break;
     }
   }
 
-  if (!config_.training.save_final.empty()) {
-    Buffer<float> full(MemCategory::Buffers, model_->layout().total);  // every rank: gather_master all-gathers
-    engine_->gather_master(full.data());
-    if (rank0) {
-      std::filesystem::create_directories(config_.training.save_final);
-      auto dir = std::filesystem::path(config_.training.save_final);
-      save_gpt2_safetensors((dir / "model.safetensors").string(), model_->layout(), full.data(), config_.model.vocab_size);
-      auto& m = config_.model;
-      write_gpt2_config_json(dir.string(), m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len);
-      spdlog::info("saved final weights to {}", dir.string());
-    }
-  }
+  if (!config_.training.save_final.empty()) save_final();
   if (rank0) log_summary(seconds_since(t_start), done, last_loss);
   return 0;
 }
@@ -267,6 +267,15 @@ void Trainer::log_breakdown(const StepBreakdown& t, double step_seconds) const {
                "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
                1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
                1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
+}
+
+void Trainer::log_interrupted(int64_t step, int stop_requests) const {
+  const int W = comm_.world_size();
+  const int sig = StopSignals::first_signal();  // 0 when only other ranks were asked
+  std::string by = sig ? fmt::format(" by {}", StopSignals::name(sig)) : "";
+  spdlog::warn("interrupted{}: stopping after step {} (stop requested on {} of {} rank{}; Ctrl-C again ends the job "
+               "at once)",
+               by, step, stop_requests, W, W == 1 ? "" : "s");
 }
 
 void Trainer::log_summary(double seconds, int64_t steps, double last_loss) const {

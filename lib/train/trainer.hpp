@@ -44,10 +44,13 @@ private:
   void open_data();
   void agree_on_setup(const std::string& error);
   SetupRecord setup_record();
+  StepRecord step_record(int64_t step, StepOutcome& out, double seconds, const CommStats& comm) const;
+  void save_final();
   void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_summary(double seconds, int64_t steps, double last_loss) const;
+  void log_interrupted(int64_t step, int stop_requests) const;
 
   const config::Config& config_;
   Communicator& comm_;
