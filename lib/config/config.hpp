@@ -121,7 +121,7 @@ struct TrainingConfig {
   int64_t warmup_steps = 0;
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
-  int64_t eval_interval = 0;  // 0: no periodic eval
+  int64_t eval_interval = 100;  // and after the last step; 0: no eval
   int64_t eval_batches = 4;
   int64_t save_interval = 0;  // 0: no periodic checkpoints
   int64_t keep_last = 0;      // 0: keep all

@@ -1,6 +1,7 @@
 #include "train/trainer.hpp"
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
@@ -198,7 +199,7 @@ int Trainer::run() {
   if (rank0) log_start(setup);
 
   auto t_start = std::chrono::steady_clock::now();
-  double last_loss = NAN;
+  double last_loss = NAN, last_val = NAN;
   int64_t done = 0;
   for (int64_t step = 1; step <= steps; ++step) {
     CommStats before = comm_.stats();
@@ -218,10 +219,11 @@ int Trainer::run() {
       if (rec.time) log_breakdown(*rec.time, seconds);
     }
 
-    if (config_.training.eval_interval > 0 && (step % config_.training.eval_interval == 0 || last)) {
-      double val = evaluate();
-      metrics_.eval(step, val);
-      if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val);
+    const int64_t every = config_.training.eval_interval;
+    if (val_sampler_ && every > 0 && (step % every == 0 || last)) {
+      last_val = evaluate();
+      metrics_.eval(step, last_val);
+      if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (out.stop_requests > 0) {
       if (rank0) log_interrupted(step, out.stop_requests);
@@ -230,7 +232,7 @@ int Trainer::run() {
   }
 
   if (!config_.training.save_final.empty()) save_final();
-  if (rank0) log_summary(seconds_since(t_start), done, last_loss);
+  if (rank0) log_summary(seconds_since(t_start), done, last_loss, last_val);
   return 0;
 }
 
@@ -251,6 +253,9 @@ void Trainer::log_start(const SetupRecord& setup) const {
                  "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
                  m.rank, mib(m.params), mib(m.grads), mib(m.optimizer), mib(m.offload), plan.formula,
                  mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(m.buffers));
+  if (config_.training.eval_interval > 0 && !val_sampler_)
+    spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
+                 config_.training.eval_interval);
 }
 
 void Trainer::log_step(const StepRecord& r) const {
@@ -278,9 +283,10 @@ void Trainer::log_interrupted(int64_t step, int stop_requests) const {
                by, step, stop_requests, W, W == 1 ? "" : "s");
 }
 
-void Trainer::log_summary(double seconds, int64_t steps, double last_loss) const {
+void Trainer::log_summary(double seconds, int64_t steps, double last_loss, double last_val) const {
   auto s = MemoryLedger::instance().stats();
-  spdlog::info("done: {} steps in {:.1f} s, final loss {:.4f}, {:.0f} tokens/s", steps, seconds, last_loss,
+  std::string val = std::isnan(last_val) ? "" : fmt::format(", val loss {:.4f}", last_val);
+  spdlog::info("done: {} steps in {:.1f} s, final loss {:.4f}{}, {:.0f} tokens/s", steps, seconds, last_loss, val,
                double(steps) * B_ * T_ * GA_ * comm_.world_size() / seconds);
   spdlog::info("rank 0 memory (MiB): params {:.2f}, grads {:.2f}, optimizer {:.2f}, buffers {:.2f} (peak {:.2f}), "
                "activations {:.2f}, offload {:.2f}",

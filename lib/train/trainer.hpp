@@ -49,7 +49,7 @@ private:
   void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
-  void log_summary(double seconds, int64_t steps, double last_loss) const;
+  void log_summary(double seconds, int64_t steps, double last_loss, double last_val) const;
   void log_interrupted(int64_t step, int stop_requests) const;
 
   const config::Config& config_;

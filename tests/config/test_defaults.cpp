@@ -164,7 +164,7 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.warmup_steps == 0);
   CHECK(t.max_grad_norm == 1.0);
   CHECK(t.seed == 1234);
-  CHECK(t.eval_interval == 0);
+  CHECK(t.eval_interval == 100);
   CHECK(t.eval_batches == 4);
   CHECK(t.save_interval == 0);
   CHECK(t.keep_last == 0);

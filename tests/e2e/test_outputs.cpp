@@ -1,5 +1,5 @@
 // What a run leaves behind and prints: the final weights (training.save_final) and starting from
-// them (training.init_from), and the console's per-step line and MFU explanation.
+// them (training.init_from), and the console's per-step line, MFU explanation and summary.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -97,7 +97,7 @@ TEST_CASE("init_from with weights of another shape names the tensor and both sha
   CHECK(out.find("step ") == std::string::npos);  // no training
 }
 
-TEST_CASE("the console logs each printed step with its fields, and the MFU formula once", "[e2e][logging]") {
+TEST_CASE("the console logs each printed step with its fields, the MFU formula once, and a summary", "[e2e][logging]") {
   auto dir = fresh_dir("step-log");
   int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set steps_per_print=5" +
                              " --set training.metrics=" + dir + "/metrics.jsonl",
@@ -143,4 +143,14 @@ TEST_CASE("the console logs each printed step with its fields, and the MFU formu
   CHECK(printed == std::vector<int64_t>{1, 5, 10, 12});
   // The formula comes before the first step.
   CHECK(out.find("MFU = ") < out.find("step     1/12"));
+
+  // The default eval_interval (100) evaluates after the last step too; the summary shows that
+  // evaluation and the last step's loss.
+  REQUIRE(m.evals.size() == 1);
+  CHECK(m.evals[0]["step"] == 12);
+  const std::regex done_line(R"(done: 12 steps in \d+\.\d s, final loss (\d+\.\d{4}), val loss (\d+\.\d{4}), \d+ tokens/s)");
+  std::smatch done;
+  REQUIRE(std::regex_search(out, done, done_line));
+  CHECK(std::abs(std::stod(done[1]) - m.steps.back()["loss"].get<double>()) <= 0.5e-4 + 1e-9);
+  CHECK(std::abs(std::stod(done[2]) - m.evals[0]["val_loss"].get<double>()) <= 0.5e-4 + 1e-9);
 }
