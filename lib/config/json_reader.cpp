@@ -39,6 +39,13 @@ public:
     return true;
   }
 
+  // Path of the value being read (the last key or array element opened).
+  std::string value_path() const {
+    if (frames_.empty()) return "";
+    const Frame& f = frames_.back();
+    return f.object ? join_path(path(), f.key) : path() + "[" + std::to_string(f.index) + "]";
+  }
+
 private:
   struct Frame {
     bool object;
@@ -77,6 +84,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
     if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
       what = what.substr(pos + 2);
     Diagnostics{source}.fail("", "invalid JSON: " + what);
+  } catch (const nlohmann::json::out_of_range&) {
+    // A number literal too large for a double (1e400): the parser says which text, not where.
+    Diagnostics{source}.fail(guard.value_path(), "number out of range (beyond the largest double, about 1.8e308)");
   }
 }
 

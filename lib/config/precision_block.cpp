@@ -7,7 +7,7 @@ namespace zt::config {
 
 namespace {
 
-enum class Enabled { No, Yes, Auto };
+enum class Enabled { Absent, No, Yes, Auto };
 
 Enabled read_enabled(Block& b) {
   if (b.is_auto("enabled")) {
@@ -15,9 +15,10 @@ Enabled read_enabled(Block& b) {
     return Enabled::Auto;
   }
   auto v = b.raw("enabled");
-  if (v && !v->is_boolean())
+  if (!v) return Enabled::Absent;
+  if (!v->is_boolean())
     b.fail("enabled", fmt::format("{} is not a boolean (expected true, false or \"auto\")", show(*v)));
-  return v && v->get<bool>() ? Enabled::Yes : Enabled::No;
+  return v->get<bool>() ? Enabled::Yes : Enabled::No;
 }
 
 }  // namespace
@@ -48,12 +49,13 @@ void read_precision(Block& top, const AutoValues& av, Config& c) {
 
   if (fp16_enabled == Enabled::Yes && bf16_enabled == Enabled::Yes)
     fp16.fail("enabled", "true together with bf16.enabled true (expected at most one of fp16 and bf16)");
-  // An explicit choice wins; "auto" picks bf16 where the device has it, and never fp16.
+  // An explicit choice wins, an explicit false included; "auto" picks bf16 where the device has
+  // it, and never fp16.
   if (fp16_enabled == Enabled::Yes) {
     f.enabled = true;
   } else if (bf16_enabled == Enabled::Yes) {
     c.bf16.enabled = true;
-  } else if (fp16_enabled == Enabled::Auto || bf16_enabled == Enabled::Auto) {
+  } else if ((fp16_enabled == Enabled::Auto || bf16_enabled == Enabled::Auto) && bf16_enabled != Enabled::No) {
     c.bf16.enabled = av.bf16;
   }
   c.communication_data_type = top.choice("communication_data_type", c.dtype(), {"fp32", "fp16", "bf16"});

@@ -85,7 +85,9 @@ TEST_CASE("auto precision: bf16 where the device supports it, never fp16") {
   }
   // An explicit choice wins over "auto" in the other block.
   CHECK(resolve(with({{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", "auto"}}}}), cpu).dtype() == "fp16");
-  CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", false}}}}), cpu).dtype() == "bf16");
+  // bf16 turned off by name stays off: fp16 "auto" does not turn it back on (and never picks fp16).
+  CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", false}}}}), cpu).dtype() == "fp32");
+  CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", false}}}}), new_gpu).dtype() == "fp32");
   CHECK(resolve(with({{"fp16", {{"enabled", false}}}, {"bf16", {{"enabled", false}}}}), cpu).dtype() == "fp32");
   CHECK(error_of(with({{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", true}}}})) ==
         "test.json: fp16.enabled: true together with bf16.enabled true (expected at most one of fp16 and bf16)");

@@ -72,3 +72,10 @@ TEST_CASE("files: missing file and duplicate key in a file are reported with the
                     Catch::Contains("missing.json") && Catch::Contains("cannot open"));
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a number too large for a double names its key") {
+  CHECK(parse_error(R"({"train_batch_size": 1e400})") ==
+        "x.json: train_batch_size: number out of range (beyond the largest double, about 1.8e308)");
+  CHECK(parse_error(R"({"optimizer": {"params": {"betas": [0.9, -1e999]}}})") ==
+        "x.json: optimizer.params.betas[1]: number out of range (beyond the largest double, about 1.8e308)");
+}
