@@ -61,6 +61,8 @@ die() {
 
 ranks=""
 hostfile=""
+# The command as a shell would need it typed back (--dry-run).
+shell_quoted() { local s; s=$(printf '%q ' "$@"); echo "${s% }"; }
 dry_run=0
 while [ $# -gt 0 ]; do
   case $1 in
@@ -207,7 +209,7 @@ if [ -n "${SLURM_JOB_ID:-}" ] && [ -z "$hostfile" ]; then
   # shellcheck disable=SC2206
   cmd=(srun -n "$ranks" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} "${program[@]}")
   if [ $dry_run -eq 1 ]; then
-    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS ${cmd[*]}"
+    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS $(shell_quoted "${cmd[@]}")"
     exit 0
   fi
   status=0
@@ -275,7 +277,7 @@ fi
 cmd+=(${ZT_MPIRUN_ARGS:-} "${rank_prefix[@]}" "${program[@]}")
 
 if [ $dry_run -eq 1 ]; then
-  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS ${cmd[*]}"
+  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS $(shell_quoted "${cmd[@]}")"
   if [ -n "$converted" ]; then
     echo "# $converted:"
     cat "$converted"

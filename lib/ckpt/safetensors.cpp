@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -296,6 +297,11 @@ void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, f
       if (e->shape != expected)
         fail("{}: tensor {} has shape {}, expected {}", path, e->name, shape_string(e->shape), shape_string(expected));
       file.read_f32(*e, flat + t.offset);
+      // A non-finite weight would make every step's gradient non-finite and every step skipped.
+      const float* w = flat + t.offset;
+      for (size_t i = 0; i < e->numel(); ++i)
+        if (!std::isfinite(w[i]))
+          fail("{}: tensor {} element {} is {} (expected finite weights)", path, e->name, i, w[i]);
       if (t.name == kWte) {  // padding rows of the vocabulary start at zero
         const size_t loaded = e->numel();
         std::fill(flat + t.offset + loaded, flat + t.offset + t.numel(), 0.0f);

@@ -25,7 +25,7 @@ struct AutoValues {
   int64_t stage3_param_persistence_threshold = 0;  // 10 * d_model
 };
 
-// `training.steps` must already be resolved (0 replaced by the default).
+// `training.steps` must already be resolved.
 AutoValues auto_values(const TrainingConfig& training, const ModelConfig& model, const ResolveOptions& options);
 
 }  // namespace zt::config

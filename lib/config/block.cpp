@@ -201,7 +201,18 @@ void Block::rename(const std::string& old_key, const std::string& new_key, const
 
 void Block::unimplemented(const std::string& key, const nlohmann::json& default_value) {
   auto v = raw(key);
-  if (v && !is_auto(key) && !same_value(*v, default_value))
+  if (!v) return;
+  // Ignored, but still judged as DeepSpeed would read it: a boolean must be a boolean, a number a number.
+  const char* expected = default_value.is_boolean() ? "a boolean" : default_value.is_number() ? "a number"
+                         : default_value.is_string() ? "a string" : nullptr;
+  if (is_auto(key) && expected) auto_not_allowed(key, expected);
+  const bool type_ok = default_value.is_boolean()  ? v->is_boolean()
+                       : default_value.is_number() ? v->is_number()
+                       : default_value.is_string() ? v->is_string()
+                                                   : true;
+  if (!type_ok) fail(key, fmt::format("{} is not {} (expected {} such as the default {})", show(*v), expected,
+                                      expected, show(default_value)));
+  if (!same_value(*v, default_value))
     warn(key, fmt::format("{} has no effect (not implemented in zerotrain; default {}); ignored", show(*v),
                           show(default_value)));
 }

@@ -114,7 +114,7 @@ struct DataConfig {
 };
 
 struct TrainingConfig {
-  int64_t steps = 0;
+  int64_t steps = 100;
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   double lr = 3e-4;

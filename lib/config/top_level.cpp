@@ -1,5 +1,6 @@
 // Top-level keys: batch sizes, clipping and the other scalars, and the keys DeepSpeed knows that
 // zerotrain accepts without acting on them.
+#include <climits>
 #include <fmt/format.h>
 
 #include "config/batch_size.hpp"
@@ -8,12 +9,15 @@
 namespace zt::config {
 
 void read_top_level_scalars(Block& top, const AutoValues& av, Config& c) {
-  const auto mb = top.optional_integer("train_micro_batch_size_per_gpu", IntRange::at_least(1), av.micro_batch_size);
-  const auto ga = top.optional_integer("gradient_accumulation_steps", IntRange::at_least(1),
-                                       av.gradient_accumulation_steps);
-  // "auto" train_batch_size: what the Trainer would pass, MB * GA * W with its own MB and GA.
-  const int64_t auto_tb = mb.value_or(av.micro_batch_size) * ga.value_or(av.gradient_accumulation_steps) *
-                          int64_t(c.world_size);
+  // Micro-batch and accumulation are counts of sequences and steps held in an int.
+  const IntRange count = IntRange::between(1, INT32_MAX);
+  const auto mb = top.optional_integer("train_micro_batch_size_per_gpu", count, av.micro_batch_size);
+  const auto ga = top.optional_integer("gradient_accumulation_steps", count, av.gradient_accumulation_steps);
+  // "auto" train_batch_size: what the Trainer would pass, MB * GA * W with its own MB and GA (a
+  // product beyond 64 bits is reported by derive_batch_sizes).
+  const int64_t auto_tb = batch_product(mb.value_or(av.micro_batch_size), ga.value_or(av.gradient_accumulation_steps),
+                                        int64_t(c.world_size))
+                              .value_or(INT64_MAX);
   const auto tb = top.optional_integer("train_batch_size", IntRange::at_least(1), auto_tb);
   BatchSizes batch = derive_batch_sizes(tb, mb, ga, c.world_size, top.diagnostics());
   c.train_batch_size = batch.train_batch_size;

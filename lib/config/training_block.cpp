@@ -1,23 +1,19 @@
 // The training block: zerotrain's own run settings, and the values "auto" takes.
+#include <climits>
 #include <fmt/format.h>
 
 #include "config/blocks.hpp"
 
 namespace zt::config {
 
-namespace {
-constexpr int64_t kDefaultSteps = 100;  // steps 0 means "not given"
-}
-
 TrainingConfig read_training(Block& b) {
   TrainingConfig t;
   const auto positive = NumberRange::positive();
   const auto non_negative = NumberRange::non_negative();
-  t.steps = b.integer("steps", t.steps, IntRange::at_least(0));
-  if (t.steps == 0) t.steps = kDefaultSteps;
-  t.micro_batch_size = b.integer("micro_batch_size", t.micro_batch_size, IntRange::at_least(1));
-  t.gradient_accumulation_steps =
-      b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, IntRange::at_least(1));
+  t.steps = b.integer("steps", t.steps, IntRange::at_least(1));
+  const IntRange count = IntRange::between(1, INT32_MAX);  // held in an int by the trainer
+  t.micro_batch_size = b.integer("micro_batch_size", t.micro_batch_size, count);
+  t.gradient_accumulation_steps = b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, count);
   t.lr = b.number("lr", t.lr, positive);
   t.warmup_steps = b.integer("warmup_steps", t.warmup_steps, IntRange::at_least(0));
   t.max_grad_norm = b.number("max_grad_norm", t.max_grad_norm, non_negative);

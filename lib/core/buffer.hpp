@@ -2,6 +2,7 @@
 // Host memory that registers in the memory ledger. Buffer<T> owns n elements of T,
 // 64-byte aligned, zero-initialised, and counted under its category for its lifetime.
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -18,9 +19,10 @@ public:
   Buffer() = default;
   Buffer(MemCategory category, size_t n) : category_(category), n_(n) {
     if (n == 0) return;
+    if (n > (SIZE_MAX - 63) / sizeof(T)) fail_allocation(category, SIZE_MAX);
     size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
     data_ = static_cast<T*>(std::aligned_alloc(64, bytes));
-    if (!data_) throw std::bad_alloc();
+    if (!data_) fail_allocation(category, bytes);
     std::memset(static_cast<void*>(data_), 0, bytes);
     MemoryLedger::instance().add(category_, n_ * sizeof(T));
   }

@@ -1,5 +1,7 @@
 #include "core/ledger.hpp"
 
+#include "core/error.hpp"
+
 namespace zt {
 
 std::string_view mem_category_name(MemCategory c) {
@@ -13,6 +15,15 @@ std::string_view mem_category_name(MemCategory c) {
     case MemCategory::Count: break;
   }
   return "?";
+}
+
+void fail_allocation(MemCategory c, size_t bytes) {
+  MemStats s = MemoryLedger::instance().stats();
+  size_t held = 0;
+  for (size_t b : s.current) held += b;
+  fail("out of memory: cannot allocate {:.1f} MiB for {} (this rank already holds {:.1f} MiB; "
+       "`zerotrain --dry-run` prints the memory plan)",
+       double(bytes) / 1048576.0, mem_category_name(c), double(held) / 1048576.0);
 }
 
 MemoryLedger& MemoryLedger::instance() {

@@ -12,6 +12,9 @@ enum class MemCategory : int { Params, Grads, Optimizer, Activations, Buffers, O
 constexpr int kMemCategories = int(MemCategory::Count);
 std::string_view mem_category_name(MemCategory c);  // "params", "grads", ...
 
+// Throws zt::Error: an allocation of `bytes` for `c` failed; says what this rank already holds.
+[[noreturn]] void fail_allocation(MemCategory c, size_t bytes);
+
 struct MemStats {
   std::array<size_t, kMemCategories> current{};
   std::array<size_t, kMemCategories> peak{};

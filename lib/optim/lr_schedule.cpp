@@ -87,6 +87,9 @@ double one_cycle_lr(const LrScheduleConfig& c, int64_t steps_taken) {
 }
 
 double one_cycle_beta1(const LrScheduleConfig& c, int64_t steps_taken) {
+  // DeepSpeed sets the optimizer's momentum to cycle_min_mom when the schedule is created, and
+  // its first scheduler step (after the first optimizer step) moves it to the cycle's value.
+  if (steps_taken == 0) return c.cycle_min_mom;
   OneCycleShape shape(c);
   if (shape.in_cycle(steps_taken))
     return c.cycle_max_mom - (c.cycle_max_mom - c.cycle_min_mom) * shape.scale_factor(steps_taken);
@@ -118,10 +121,10 @@ double lr_at(const LrScheduleConfig& config, double base_lr, int64_t steps_taken
        "OneCycle or LRRangeTest)", type);
 }
 
-double beta1_at(const LrScheduleConfig& config, double base_beta1, int64_t steps_taken) {
-  if (steps_taken < 0) fail("beta1_at: steps_taken must be >= 0, got {}", steps_taken);
-  if (config.type == "OneCycle" && config.cycle_momentum) return one_cycle_beta1(config, steps_taken);
-  return base_beta1;
+AdamBetas betas_at(const LrScheduleConfig& config, AdamBetas base, int64_t steps_taken) {
+  if (steps_taken < 0) fail("betas_at: steps_taken must be >= 0, got {}", steps_taken);
+  if (config.type == "OneCycle" && config.cycle_momentum) return {one_cycle_beta1(config, steps_taken), 0.99};
+  return base;
 }
 
 }  // namespace zt

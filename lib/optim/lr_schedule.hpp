@@ -33,7 +33,11 @@ struct LrScheduleConfig {
 // Learning rate for the optimizer step that follows `steps_taken` successful steps (0 for the first
 // step), as DeepSpeed's scheduler reports it; `base_lr` is the optimizer's lr (used when type is "").
 double lr_at(const LrScheduleConfig& config, double base_lr, int64_t steps_taken);
-// OneCycle also cycles Adam's beta1 when cycle_momentum is set; other schedules return base_beta1.
-double beta1_at(const LrScheduleConfig& config, double base_beta1, int64_t steps_taken);
+struct AdamBetas {
+  double beta1, beta2;
+};
+// Adam's betas for that step. OneCycle with cycle_momentum cycles beta1 and, as DeepSpeed does,
+// holds beta2 at 0.99; other schedules return the optimizer's betas.
+AdamBetas betas_at(const LrScheduleConfig& config, AdamBetas base, int64_t steps_taken);
 
 }  // namespace zt

@@ -49,6 +49,12 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
   Buffer<float> loaded;
   std::string error;
   try {
+    // Checkpoints (DESIGN.md) are not written or read by this version: starting from scratch
+    // instead of resuming would silently redo the work.
+    if (config.training.resume != "none")
+      fail("training.resume: \"{}\": resuming from a checkpoint is not supported by this version of zerotrain "
+           "(expected \"none\"; training.init_from starts from saved weights)",
+           config.training.resume);
     model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute());
     open_data();
     if (!config.training.init_from.empty()) {
@@ -113,7 +119,9 @@ StepOutcome Trainer::train_step(int64_t step) {
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
   timed(out.time.step, [&] {
-    out.result = engine_->step(out.lr, beta1_at(config_.scheduler, config_.optimizer.beta1, taken));
+    const auto& o = config_.optimizer;
+    AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
+    out.result = engine_->step(out.lr, betas.beta1, betas.beta2);
   });
   out.time.reduce_wait = engine_->timers().reduce_wait_s;
   out.time.gather_wait = engine_->timers().gather_wait_s;
@@ -253,6 +261,9 @@ void Trainer::log_start(const SetupRecord& setup) const {
                  "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
                  m.rank, mib(m.params), mib(m.grads), mib(m.optimizer), mib(m.offload), plan.formula,
                  mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(m.buffers));
+  if (config_.training.save_interval > 0)
+    spdlog::warn("training.save_interval {}: checkpoints are not written by this version of zerotrain; "
+                 "training.save_final writes the final weights", config_.training.save_interval);
   if (config_.training.eval_interval > 0 && !val_sampler_)
     spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
                  config_.training.eval_interval);

@@ -66,7 +66,7 @@ double Engine::global_grad_sum_of_squares(float factor) {
   return total;
 }
 
-StepResult Engine::step(double lr, double beta1) {
+StepResult Engine::step(double lr, double beta1, double beta2) {
   StepResult result;
   result.loss_scale = scaler_.scale();
   stage_->reduce_gradients();
@@ -77,6 +77,11 @@ StepResult Engine::step(double lr, double beta1) {
   double sum_sq = global_grad_sum_of_squares(factor);
   result.grad_norm = std::sqrt(sum_sq);
   bool overflow = !std::isfinite(sum_sq);
+  if (overflow && config_.bf16.enabled && !config_.bf16.check_grad_overflow) {
+    // As DeepSpeed's bf16 optimizer without the check: the step is taken, inf/nan and all.
+    spdlog::warn("step {}: gradient has inf/nan; taking the step (bf16.check_grad_overflow is false)", steps_ + 1);
+    overflow = false;
+  }
   if (config_.fp16.enabled) scaler_.update(overflow);
   if (overflow) {
     result.skipped = true;
@@ -89,7 +94,7 @@ StepResult Engine::step(double lr, double beta1) {
   double clip = 1.0;
   if (config_.gradient_clipping > 0) clip = clip_coefficient(result.grad_norm, config_.gradient_clipping);
   auto& o = config_.optimizer;
-  AdamWHyper hyper{float(lr), float(beta1), float(o.beta2), float(o.eps), float(o.weight_decay),
+  AdamWHyper hyper{float(lr), float(beta1), float(beta2), float(o.eps), float(o.weight_decay),
                    o.bias_correction, o.adam_w_mode};
   optimizer_->update(stage_->params(), stage_->grads(), float(factor * clip), hyper, ++steps_);
   stage_->publish_params();

@@ -36,8 +36,8 @@ public:
   // What backward multiplies the loss gradient by (the fp16 loss scale, and any predivision).
   float backward_scale() const;
   // Finishes reductions, unscales, clips, applies AdamW to this rank's shard and publishes the
-  // new parameters. lr and beta1 come from the schedule.
-  StepResult step(double lr, double beta1);
+  // new parameters. lr and the betas come from the schedule.
+  StepResult step(double lr, double beta1, double beta2);
 
   // Consolidated fp32 parameters (master weights), numel elements, on every rank (collective).
   void gather_master(float* full);

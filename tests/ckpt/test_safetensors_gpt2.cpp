@@ -154,3 +154,19 @@ TEST_CASE("GPT-2 config.json for transformers", "[safetensors][gpt2]") {
   CHECK(j["activation_function"] == "gelu_new");
   CHECK(j["tie_word_embeddings"] == true);
 }
+
+TEST_CASE("GPT-2 loading refuses non-finite weights, naming the tensor and element", "[safetensors][gpt2]") {
+  TempDir dir;
+  ParamLayout layout = tiny_layout();
+  std::vector<float> out(layout.total);
+  const TensorSpec* ln_f = layout.find("ln_f.weight");
+  for (float bad : {NAN, INFINITY, -INFINITY}) {
+    std::vector<float> flat = ramp(layout.total);
+    flat[ln_f->offset + 2] = bad;
+    const std::string path = dir.file("bad.safetensors");
+    save_gpt2_safetensors(path, layout, flat.data(), 6);
+    CHECK_THROWS_WITH(load_gpt2_safetensors(path, layout, out.data(), 6),
+                      Catch::Contains("bad.safetensors: tensor ln_f.weight element 2 is") &&
+                          Catch::Contains("(expected finite weights)"));
+  }
+}

@@ -54,6 +54,9 @@ if [ "$(id -u)" -eq 0 ]; then
 else
   echo "$dry" | grep -q -- "--allow-run-as-root" && fail "--allow-run-as-root for a non-root user"
 fi
+# The printed command can be typed back: arguments with spaces or quotes stay whole.
+dry=$("$launch" -n 1 --dry-run -- prog --set "training.metrics=/tmp/a b.jsonl" "it's")
+echo "$dry" | grep -qF -- "prog --set training.metrics=/tmp/a\\ b.jsonl it\\'s" || fail "dry run loses quoting: $dry"
 dry=$(ZT_COMM_CHECK=1 "$launch" -n 2 --dry-run -- prog)
 echo "$dry" | grep -q -- "-x ZT_COMM_CHECK" || fail "ZT_* variables not forwarded: $dry"
 

@@ -95,3 +95,22 @@ TEST_CASE("derive_batch_sizes on its own, over a grid") {
         check(derive_batch_sizes(std::nullopt, mb, ga, w, diag));
       }
 }
+
+TEST_CASE("batch sizes beyond what the trainer can count are errors, never wrapped around") {
+  // Each count is held in an int.
+  CHECK(error_of({{"train_micro_batch_size_per_gpu", 4294967297LL}}) ==
+        "test.json: train_micro_batch_size_per_gpu: 4294967297 is out of range (expected 1..2147483647)");
+  CHECK(error_of({{"train_micro_batch_size_per_gpu", 1}, {"gradient_accumulation_steps", 2147483648LL}}) ==
+        "test.json: gradient_accumulation_steps: 2147483648 is out of range (expected 1..2147483647)");
+  // Derived from train_batch_size.
+  CHECK(error_of({{"train_batch_size", 1LL << 40}, {"train_micro_batch_size_per_gpu", 1}}, world(2)) ==
+        "test.json: train_batch_size 1099511627776 gives 549755813888 accumulation steps (expected at most 2147483647)");
+  CHECK(error_of({{"train_batch_size", 1LL << 40}}, world(2)) ==
+        "test.json: train_batch_size 1099511627776 gives a micro-batch of 549755813888 (expected at most 2147483647)");
+  // MB * GA * W past 2^63.
+  CHECK(error_of({{"train_micro_batch_size_per_gpu", 2147483647}, {"gradient_accumulation_steps", 2147483647}}, world(4)) ==
+        "test.json: micro 2147483647 * accumulation 2147483647 * world 4 does not fit in 64 bits (expected a global "
+        "batch below 2^63)");
+  auto big = resolved({{"train_micro_batch_size_per_gpu", 2147483647}, {"gradient_accumulation_steps", 2147483647}}, 2);
+  CHECK(big.tb == 2LL * 2147483647LL * 2147483647LL);
+}

@@ -157,7 +157,7 @@ TEST_CASE("model, data and training defaults") {
   CHECK(std::filesystem::is_regular_file(c.data.train));  // the shipped corpus exists
 
   const auto& t = c.training;
-  CHECK(t.steps == 100);  // 0 means "not given"
+  CHECK(t.steps == 100);
   CHECK(t.micro_batch_size == 4);
   CHECK(t.gradient_accumulation_steps == 1);
   CHECK(t.lr == 3e-4);
@@ -178,7 +178,7 @@ TEST_CASE("model, data and training defaults") {
 }
 
 TEST_CASE("training block rules") {
-  CHECK(resolve(with({{"training", {{"steps", 0}}}})).training.steps == 100);
+  CHECK(error_of(with({{"training", {{"steps", 0}}}})) == "test.json: training.steps: 0 is out of range (expected >= 1)");
   CHECK(resolve(with({{"training", {{"steps", 7}}}})).training.steps == 7);
   CHECK(error_of(with({{"training", {{"resume", "latest"}}}})).find("training.resume: \"latest\" needs "
                                                                     "training.checkpoint_dir") != std::string::npos);

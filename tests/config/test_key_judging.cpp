@@ -112,6 +112,20 @@ TEST_CASE("known but unimplemented keys: one warning when not the default, none 
   CHECK(log.warnings().empty());
 }
 
+TEST_CASE("known but unimplemented keys are still typed, and \"auto\" is not theirs") {
+  CHECK(error_of(with({{"zero_optimization", {{"round_robin_gradients", "auto"}}}})) ==
+        "test.json: zero_optimization.round_robin_gradients: \"auto\" cannot be resolved for this key (expected a "
+        "boolean)");
+  CHECK(error_of(with({{"sparse_gradients", "auto"}})) ==
+        "test.json: sparse_gradients: \"auto\" cannot be resolved for this key (expected a boolean)");
+  CHECK(error_of(with({{"zero_optimization", {{"round_robin_gradients", 5}}}})) ==
+        "test.json: zero_optimization.round_robin_gradients: 5 is not a boolean (expected a boolean such as the "
+        "default false)");
+  CHECK(error_of(with({{"zero_optimization", {{"stage", 3}, {"mics_shard_size", "4"}}}})) ==
+        "test.json: zero_optimization.mics_shard_size: \"4\" is not a number (expected a number such as the default "
+        "-1)");
+}
+
 TEST_CASE("top-level keys DeepSpeed knows but zerotrain ignores are never errors") {
   CapturedLog log;
   REQUIRE_NOTHROW(resolve(with({{"flops_profiler", {{"enabled", false}}},

@@ -114,10 +114,17 @@ TEST_CASE("a message about a value names where the value came from: the option o
   // Array elements below an overridden key.
   CHECK(error_of(with({}), sets({"comms_logger.prof_ops=[\"all_reduce\", 3]"}))
             .rfind("--set comms_logger.prof_ops=[\"all_reduce\", 3]: comms_logger.prof_ops[1]: ", 0) == 0);
+  // The batch equation involves three keys: the options that set any of them are named, with the file.
+  CHECK(error_of(with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}}), sets({"gradient_accumulation_steps=3"}))
+            .rfind("--set gradient_accumulation_steps=3 (with test.json): train_batch_size 8 != micro 2 * accumulation 3 "
+                   "* world 1", 0) == 0);
+  CHECK(error_of(with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}, {"gradient_accumulation_steps", 3}}),
+                 sets({"training.steps=3"}))
+            .rfind("test.json: train_batch_size 8 != micro 2", 0) == 0);
   // --steps and --data name themselves too.
   auto o = world(1);
   o.steps = -1;
-  CHECK(error_of(with({}), o) == "--steps -1: training.steps: -1 is out of range (expected >= 0)");
+  CHECK(error_of(with({}), o) == "--steps -1: training.steps: -1 is out of range (expected >= 1)");
   o.steps = std::nullopt;
   const auto model_file = std::filesystem::temp_directory_path() / ("zt_test_model_" + std::to_string(::getpid()) + ".json");
   std::ofstream(model_file) << R"({"preset": "toy", "n_layers": 2})";

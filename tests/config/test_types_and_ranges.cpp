@@ -20,7 +20,7 @@ TEST_CASE("a fractional value for an integer key is an error") {
   CHECK(error_of(with({{"zero_optimization", {{"reduce_bucket_size", 2.5e-1}}}})) ==
         "test.json: zero_optimization.reduce_bucket_size: 0.25 is not an integer (expected an integer >= 1)");
   CHECK(error_of(with({{"training", {{"steps", 10.5}}}})) ==
-        "test.json: training.steps: 10.5 is not an integer (expected an integer >= 0)");
+        "test.json: training.steps: 10.5 is not an integer (expected an integer >= 1)");
 }
 
 TEST_CASE("wrong JSON types are errors") {
@@ -60,12 +60,12 @@ TEST_CASE("ranges are checked") {
   CHECK(error_of(with({{"zero_optimization", {{"stage", 3}, {"offload_optimizer", {{"ratio", 1.5}}}}}})) ==
         "test.json: zero_optimization.offload_optimizer.ratio: 1.5 is out of range (expected in (0, 1])");
   CHECK(error_of(with({{"training", {{"micro_batch_size", 0}}}})) ==
-        "test.json: training.micro_batch_size: 0 is out of range (expected >= 1)");
+        "test.json: training.micro_batch_size: 0 is out of range (expected 1..2147483647)");
   CHECK(error_of(with({{"training", {{"comm_timeout", 0}}}})) ==
         "test.json: training.comm_timeout: 0 is out of range (expected > 0)");
   CHECK(error_of(with({{"data", {{"seq_len", 0}}}})) == "test.json: data.seq_len: 0 is out of range (expected >= 1)");
   CHECK(error_of(with({{"train_micro_batch_size_per_gpu", 0}})) ==
-        "test.json: train_micro_batch_size_per_gpu: 0 is out of range (expected >= 1)");
+        "test.json: train_micro_batch_size_per_gpu: 0 is out of range (expected 1..2147483647)");
   CHECK(error_of(with({{"zero_optimization", {{"stage", 1e30}}}})) ==
         "test.json: zero_optimization.stage: 1e+30 is out of range (expected 0..3)");
 }

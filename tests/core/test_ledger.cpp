@@ -26,3 +26,14 @@ TEST_CASE("buffers register their bytes by category, with peaks", "[ledger]") {
   ledger.reset_peaks();
   CHECK(ledger.stats().pk(MemCategory::Params) == after.cur(MemCategory::Params));
 }
+
+TEST_CASE("an allocation that cannot be made names its size and category, and changes nothing", "[ledger]") {
+  const auto before = MemoryLedger::instance().stats();
+  // 2^60 floats (4 EiB): no machine has it; 2^62 floats: the byte count itself overflows.
+  CHECK_THROWS_WITH(Buffer<float>(MemCategory::Activations, size_t(1) << 60),
+                    Catch::StartsWith("out of memory: cannot allocate 4398046511104.0 MiB for activations"));
+  CHECK_THROWS_WITH(Buffer<float>(MemCategory::Grads, size_t(1) << 62),
+                    Catch::StartsWith("out of memory: cannot allocate") && Catch::Contains("for grads"));
+  const auto after = MemoryLedger::instance().stats();
+  CHECK(after.current == before.current);
+}

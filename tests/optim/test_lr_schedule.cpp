@@ -9,6 +9,12 @@
 
 using namespace zt;
 
+namespace {
+double beta1_at(const LrScheduleConfig& c, double beta1, int64_t steps_taken) {
+  return betas_at(c, {beta1, 0.999}, steps_taken).beta1;
+}
+}  // namespace
+
 TEST_CASE("no scheduler keeps the optimizer lr", "[optim][schedule]") {
   LrScheduleConfig c;
   CHECK(lr_at(c, 3e-4, 0) == 3e-4);
@@ -103,9 +109,14 @@ TEST_CASE("OneCycle cycles lr and momentum, then decays", "[optim][schedule]") {
   c.cycle_max_mom = 0.95;
   c.decay_mom_rate = 0.01;
   const double amp = 9e-4;
-  // First step: cycle_min_lr; momentum at its maximum.
+  // First step: cycle_min_lr, and the momentum DeepSpeed sets when it creates the schedule:
+  // cycle_min_mom (its first scheduler step comes after the first optimizer step).
   CHECK(lr_at(c, 1.0, 0) == Approx(1e-4).epsilon(1e-14));
-  CHECK(beta1_at(c, 0.9, 0) == Approx(0.95).epsilon(1e-14));
+  CHECK(beta1_at(c, 0.9, 0) == Approx(0.85).epsilon(1e-14));
+  // Then the cycle: momentum at its maximum where lr is at its minimum.
+  CHECK(beta1_at(c, 0.9, 40) == Approx(0.95).epsilon(1e-14));
+  // beta2 is held at 0.99 while momentum cycles, whatever the optimizer's.
+  for (int64_t k : {0, 4, 10, 50}) CHECK(betas_at(c, {0.9, 0.999}, k).beta2 == 0.99);
   // Rising: x = k / 40, step_ratio = 0.25, scale = x / 0.25.
   CHECK(lr_at(c, 1.0, 4) == Approx(1e-4 + amp * (4.0 / 40.0) / 0.25).epsilon(1e-14));
   CHECK(beta1_at(c, 0.9, 4) == Approx(0.95 - 0.1 * 0.4).epsilon(1e-14));
@@ -125,6 +136,7 @@ TEST_CASE("OneCycle cycles lr and momentum, then decays", "[optim][schedule]") {
   CHECK(beta1_at(c, 0.9, 50) == 0.95);
   c.cycle_momentum = false;
   CHECK(beta1_at(c, 0.9, 4) == 0.9);
+  CHECK(betas_at(c, {0.9, 0.999}, 4).beta2 == 0.999);
   // Second step size defaults to the first: symmetric triangle.
   c.cycle_second_step_size = -1;
   CHECK(lr_at(c, 1.0, 15) == Approx(1e-4 + amp * 0.5).epsilon(1e-14));

@@ -1,5 +1,5 @@
 // Multi-rank (run under mpirun): memory per rank and bytes per step, measured by the program,
-// against the ZeRO formulas of DESIGN.md; the fp16 overflow path.
+// against the ZeRO formulas of DESIGN.md; the fp16 and bf16 overflow paths.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -201,7 +201,7 @@ TEST_CASE("fp16: an inf on one rank skips the step everywhere and follows the hy
       trainer.model().forward(in.data(), tgt.data(), 2, 16, hooks);
       trainer.model().backward(hooks, trainer.engine().backward_scale());
       comm.set_step(step);
-      return trainer.engine().step(1e-3, 0.9);
+      return trainer.engine().step(1e-3, 0.9, 0.999);
     };
     INFO("stage " << stage);
     StepResult r1 = poisoned_step(2);
@@ -217,5 +217,32 @@ TEST_CASE("fp16: an inf on one rank skips the step everywhere and follows the hy
     // A clean step goes through again.
     CHECK_FALSE(trainer.train_step(4).result.skipped);
     CHECK(trainer.engine().optimizer_steps() == 2);
+  }
+}
+
+TEST_CASE("bf16: an inf skips the step on every rank unless check_grad_overflow is false", "[engine][bf16]") {
+  auto& comm = world();
+  for (bool check : {true, false}) {
+    auto c = make_config({2, "bf16", comm.world_size()});
+    c.bf16.check_grad_overflow = check;
+    Trainer trainer(c, comm);
+    std::vector<int32_t> in(2 * 16), tgt(2 * 16);
+    for (size_t i = 0; i < in.size(); ++i) in[i] = tgt[i] = int32_t(i % 200);
+    PoisonHooks hooks(trainer.engine(), comm.rank() == 0);
+    trainer.engine().begin_micro_batch();
+    trainer.model().forward(in.data(), tgt.data(), 2, 16, hooks);
+    trainer.model().backward(hooks, trainer.engine().backward_scale());
+    comm.set_step(1);
+    StepResult r = trainer.engine().step(1e-3, 0.9, 0.999);
+    INFO("check_grad_overflow " << check);
+    CHECK_FALSE(std::isfinite(r.grad_norm));
+    CHECK(r.skipped == check);
+    CHECK(trainer.engine().optimizer_steps() == (check ? 0 : 1));
+    // Without the check the step is taken as DeepSpeed takes it: the inf reaches the weights.
+    std::vector<float> params(trainer.model().layout().total);
+    trainer.engine().gather_master(params.data());
+    bool all_finite = true;
+    for (float p : params) all_finite = all_finite && std::isfinite(p);
+    CHECK(all_finite == check);
   }
 }
