@@ -42,6 +42,17 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   datt = Buffer<float>(A, cpu::attention_backward_scratch_size(max_batch, max_seq, shape.n_head));
 }
 
+size_t GptActivations::bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots) {
+  const size_t BT = size_t(max_batch) * max_seq, C = size_t(shape.d_model), Vp = size_t(shape.padded_vocab());
+  const size_t slots = size_t(block_slots), att = size_t(max_batch) * shape.n_head * max_seq * max_seq;
+  const size_t per_block = BT * C * 4 + BT * 4 + BT * 3 * C + att + BT * 4 * C * 2;  // ln1..fch_gelu
+  const size_t floats = size_t(shape.n_layer + 1) * BT * C + slots * per_block  // residual stream, blocks
+                        + BT * C * 2 + BT * 3 + BT * Vp                         // proj, lnf, logits, lse
+                        + BT * C * 3 + BT * 3 * C + BT * 4 * C * 2              // backward scratch
+                        + cpu::attention_backward_scratch_size(max_batch, max_seq, shape.n_head);
+  return floats * sizeof(float) + 2 * BT * sizeof(int32_t);  // + inputs, targets
+}
+
 BlockActivations GptActivations::block(int slot) {
   const size_t s = size_t(slot), BT = bt_max_, C = C_;
   return BlockActivations{

@@ -30,6 +30,8 @@ class GptActivations {
 public:
   // block_slots: n_layer to keep every block's activations, 1 to recompute them in backward.
   GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots);
+  // The bytes the constructor registers in the ledger, without allocating (--dry-run's plan).
+  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots);
 
   BlockActivations block(int slot);
   float* residual(int i) { return residual_.data() + size_t(i) * bt_max_ * C_; }  // [BT, C], i in [0, n_layer]

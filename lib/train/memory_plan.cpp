@@ -7,6 +7,7 @@
 
 #include "core/dtype.hpp"
 #include "config/model_block.hpp"
+#include "model/gpt_activations.hpp"
 #include "zero/memory_estimate.hpp"
 #include "zero/partition.hpp"
 
@@ -44,6 +45,9 @@ MemoryPlan plan_memory(const config::Config& c, int world) {
   if (c.zero.stage == 3)
     p.buffers_bound += std::min<size_t>(size_t(c.zero.stage3_max_live_parameters) + size_t(c.zero.stage3_prefetch_bucket_size),
                                         P) * (4 + d);
+  const bool recompute = c.activation_checkpointing.recompute();
+  p.activations = GptActivations::bytes(shape, int(c.train_micro_batch_size_per_gpu), int(c.data.seq_len),
+                                        recompute ? 1 : shape.n_layer);
   return p;
 }
 
@@ -59,6 +63,9 @@ void print_memory_plan(const config::Config& c, int world) {
   std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total",
               mib(p.params + p.grads + p.optimizer + p.offload), p.formula.c_str());
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views)\n", "buffers", mib(p.buffers_bound));
+  std::printf("  %-12s %12.2f MiB   micro-batch %lld x %lld tokens, fp32%s\n", "activations", mib(p.activations),
+              (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
+              c.activation_checkpointing.recompute() ? ", one block kept (activation checkpointing)" : "");
 }
 
 }  // namespace zt

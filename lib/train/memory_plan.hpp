@@ -11,6 +11,7 @@ struct MemoryPlan {
   size_t num_params = 0, padded = 0, shard = 0;
   size_t params = 0, grads = 0, optimizer = 0, offload = 0;
   size_t buffers_bound = 0;  // buckets, gathered groups, fp32 group views and gradients
+  size_t activations = 0;    // the model's forward results and backward scratch for one micro-batch
   std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
 };
 

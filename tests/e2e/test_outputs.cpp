@@ -154,3 +154,18 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
   CHECK(std::abs(std::stod(done[1]) - m.steps.back()["loss"].get<double>()) <= 0.5e-4 + 1e-9);
   CHECK(std::abs(std::stod(done[2]) - m.evals[0]["val_loss"].get<double>()) <= 0.5e-4 + 1e-9);
 }
+
+TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry-run]") {
+  auto dir = fresh_dir("dry-run-activations");
+  const std::string common = std::string(ZT_ZEROTRAIN) + " --config zero1 --set data.seq_len=96" +
+                             " --set train_micro_batch_size_per_gpu=3 --set training.eval_interval=0";
+  REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
+  REQUIRE(run_command(common + " --steps 1", dir + "/run.log") == 0);
+  const std::string plan = read_file(dir + "/plan.log"), run = read_file(dir + "/run.log");
+  INFO(plan << run);
+  std::smatch planned, held;
+  REQUIRE(std::regex_search(plan, planned, std::regex(R"(activations +(\d+\.\d\d) MiB +micro-batch 3 x 96 tokens)")));
+  REQUIRE(std::regex_search(run, held, std::regex(R"(rank 0 memory \(MiB\):.* activations (\d+\.\d\d),)")));
+  CHECK(planned[1] == held[1]);
+  CHECK(std::stod(held[1]) > 0);
+}
