@@ -3,7 +3,9 @@
 // each op. Both backends count with these, so volume logs mean the same thing everywhere:
 // reduce_scatter sends every piece but one's own (total - own), all_gather sends its own piece
 // to every other rank (own x (N-1)), all_reduce is the two of them over an even split, broadcast
-// forwards the buffer to each binomial-tree child, barrier carries no payload.
+// forwards the buffer to each binomial-tree child, barrier carries no payload. These are the
+// algorithm's volumes (ZeRO's kΨ(N-1)/N); NCCL moves exactly these for even pieces, while for
+// uneven pieces its fallback (one ring broadcast or reduce per piece) forwards more than counted.
 #include <cstddef>
 #include <cstdint>
 #include <span>

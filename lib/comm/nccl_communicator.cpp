@@ -8,6 +8,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -64,8 +65,12 @@ struct OpEvents {
   }
   OpEvents(const OpEvents&) = delete;
   OpEvents& operator=(const OpEvents&) = delete;
-  bool completed() const {
-    cudaError_t status = cudaEventQuery(done);
+  bool completed() const { return reached(done); }
+  bool started() const { return reached(start); }
+
+private:
+  static bool reached(cudaEvent_t event) {
+    cudaError_t status = cudaEventQuery(event);
     if (status == cudaErrorNotReady) return false;
     check_cuda(status, "cudaEventQuery", "NCCL op");
     return true;
@@ -87,7 +92,10 @@ private:
 struct PendingOp {
   OpSignature sig;
   std::shared_ptr<OpEvents> events;
-  Clock::time_point issued;
+  // When the watchdog first saw the op running on the comm stream: the timeout counts from there,
+  // not from the issue, so an op queued behind compute or earlier ops is not taken for a hang
+  // (the MPI backend also times an op from its start).
+  std::optional<Clock::time_point> started;
 };
 
 class NcclCommunicator final : public Communicator {
@@ -232,7 +240,7 @@ std::shared_ptr<NcclWork> NcclCommunicator::launch(OpSignature sig, uint64_t byt
     std::lock_guard lock(stats_mutex_);
     stats_.calls[size_t(sig.op)] += 1;
     stats_.bytes_sent[size_t(sig.op)] += bytes;
-    pending_.push_back(PendingOp{sig, events, Clock::now()});
+    pending_.push_back(PendingOp{sig, events, std::nullopt});
   }
   auto work = std::make_shared<NcclWork>(events, options_.compute_stream);
   if (!async) work->wait();
@@ -370,10 +378,11 @@ WorkPtr NcclCommunicator::barrier(bool async) {
 }
 
 void NcclCommunicator::collect_completed(Clock::time_point now) const {
-  std::erase_if(pending_, [&](const PendingOp& p) {
+  std::erase_if(pending_, [&](PendingOp& p) {
     if (!p.events->completed()) {
-      const double waited = std::chrono::duration<double>(now - p.issued).count();
-      if (options_.timeout_seconds > 0 && waited > options_.timeout_seconds) {
+      if (!p.started && p.events->started()) p.started = now;
+      const double running = p.started ? std::chrono::duration<double>(now - *p.started).count() : 0.0;
+      if (options_.timeout_seconds > 0 && running > options_.timeout_seconds) {
         ncclCommAbort(comm_);
         abort_job(kCommTimeoutExitCode,
                   timeout_message(rank_, p.sig, step_.load(std::memory_order_relaxed),
