@@ -83,6 +83,8 @@ struct CommsLoggerConfig {
   bool enabled = false;
   bool verbose = false;
   bool prof_all = true;
+  // Collective kinds as zerotrain names them (all_reduce, reduce_scatter, all_gather, broadcast,
+  // barrier): DeepSpeed's op names (reduce_scatter_tensor, ...) are mapped when the config is read.
   std::vector<std::string> prof_ops;
 };
 

@@ -62,6 +62,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
       load_gpt2_safetensors(config.training.init_from, model_->layout(), loaded.data(), config.model.vocab_size);
     }
     if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+    if (comm.rank() == 0 && config.csv_monitor.enabled)
+      csv_ = CsvMonitor(config.csv_monitor, {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
+                        config.train_batch_size);
+    if (comm.rank() == 0) comms_ = CommsSummary(config.comms_logger);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -132,6 +136,8 @@ StepOutcome Trainer::train_step(int64_t step) {
   out.stop_requests = int(sums[1]);
   return out;
 }
+
+bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
 
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
@@ -219,18 +225,22 @@ int Trainer::run() {
 
     StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
     metrics_.step(rec);
+    csv_.step(rec);
+    comms_.add(rec.comm);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
     const bool last = step == steps || out.stop_requests > 0;
     bool print = step == 1 || last || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
     if (rank0 && print) {
       log_step(rec);
       if (rec.time) log_breakdown(*rec.time, seconds);
+      comms_.log_step(step, rec.comm);
     }
 
     const int64_t every = config_.training.eval_interval;
-    if (val_sampler_ && every > 0 && (step % every == 0 || last)) {
+    if (evaluates() && (step % every == 0 || last)) {
       last_val = evaluate();
       metrics_.eval(step, last_val);
+      csv_.eval(step, last_val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (out.stop_requests > 0) {
@@ -240,6 +250,7 @@ int Trainer::run() {
   }
 
   if (!config_.training.save_final.empty()) save_final();
+  comms_.log_total(done);
   if (rank0) log_summary(seconds_since(t_start), done, last_loss, last_val);
   return 0;
 }

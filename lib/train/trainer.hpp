@@ -10,6 +10,8 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "model/gpt.hpp"
+#include "train/comms_summary.hpp"
+#include "train/csv_monitor.hpp"
 #include "train/metrics.hpp"
 #include "train/peak_flops.hpp"
 #include "zero/engine.hpp"
@@ -37,6 +39,7 @@ public:
 
   StepOutcome train_step(int64_t step);  // step counts from 1
   double evaluate();                      // mean val loss over ranks and eval_batches
+  bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
 
@@ -61,6 +64,8 @@ private:
   std::unique_ptr<Engine> engine_;
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
+  CsvMonitor csv_;      // csv_monitor (rank 0)
+  CommsSummary comms_;  // comms_logger (rank 0)
   PeakFlops peak_;  // per rank, for MFU
 };
 

@@ -80,6 +80,40 @@ TEST_CASE("comms_logger is a monitor block: unknown keys are errors, its own key
   CHECK(c.comms_logger.prof_ops == std::vector<std::string>{"all_reduce"});
 }
 
+TEST_CASE("comms_logger.prof_ops: DeepSpeed's op names map to zerotrain's collectives; an unknown name is an error") {
+  auto c = resolve(with({{"comms_logger", {{"prof_all", false},
+                                           {"prof_ops", {"reduce_scatter_tensor", "all_gather_into_tensor", "all_gather",
+                                                         "broadcast", "barrier", "all_reduce"}}}}}));
+  CHECK(c.comms_logger.prof_ops ==
+        std::vector<std::string>{"reduce_scatter", "all_gather", "broadcast", "barrier", "all_reduce"});
+
+  CHECK(error_of(with({{"comms_logger", {{"prof_ops", {"all_reduce", "all_gathr"}}}}})) ==
+        "test.json: comms_logger.prof_ops[1]: \"all_gathr\" is not a collective; did you mean all_gather? (expected "
+        "all_reduce, reduce_scatter, all_gather, broadcast or barrier, or a DeepSpeed name such as "
+        "reduce_scatter_tensor or all_gather_into_tensor)");
+  CHECK(error_of(with({{"comms_logger", {{"prof_ops", {"alltoall_everything"}}}}}))
+            .rfind("test.json: comms_logger.prof_ops[0]: \"alltoall_everything\" is not a collective (expected ", 0) == 0);
+
+  // An op DeepSpeed profiles that zerotrain never issues: the config still loads, with a warning.
+  CapturedLog log;
+  c = resolve(with({{"comms_logger", {{"prof_ops", {"all_reduce", "all_to_all_single"}}}}}));
+  CHECK(c.comms_logger.prof_ops == std::vector<std::string>{"all_reduce"});
+  CHECK(log.count("comms_logger.prof_ops[1]: \"all_to_all_single\" has no effect (zerotrain never issues that op)") ==
+        1);
+}
+
+TEST_CASE("tensorboard and wandb enabled: a warning that points to what works") {
+  CapturedLog log;
+  resolve(with({{"tensorboard", {{"enabled", true}}}, {"wandb", {{"enabled", true}}}}));
+  CHECK(log.count("tensorboard.enabled: true has no effect (tensorboard event files are not written by zerotrain; "
+                  "use csv_monitor or training.metrics)") == 1);
+  CHECK(log.count("wandb.enabled: true has no effect (zerotrain runs offline and does not log to Weights & Biases; "
+                  "use csv_monitor or training.metrics)") == 1);
+  CapturedLog quiet;
+  resolve(with({{"tensorboard", {{"enabled", false}}}, {"csv_monitor", {{"enabled", true}}}}));
+  CHECK(quiet.warnings().empty());
+}
+
 TEST_CASE("known but unimplemented keys: one warning when not the default, none otherwise") {
   const std::vector<std::pair<json, std::string>> non_default = {
       {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_weights", true}}}}, "zero_optimization.zero_quantized_weights"},

@@ -1,0 +1,46 @@
+#pragma once
+// DeepSpeed's csv_monitor: rank 0 writes one CSV file per event into <output_path>/<job_name>/,
+// named after the event with '/' and ' ' made '_' ("Train/Samples/train_loss" ->
+// Train_Samples_train_loss.csv). Each file starts with "step,<last part of the event name>" and
+// holds one "samples,value" row per record, where samples counts the training samples seen so far
+// (DeepSpeed's global_samples = step x train_batch_size).
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "config/config.hpp"
+#include "train/metrics.hpp"
+
+namespace zt {
+
+// The events a run will record; their files are all opened at start-up.
+struct CsvEvents {
+  bool loss_scale = false;  // fp16 only, as in DeepSpeed
+  bool breakdown = false;   // wall_clock_breakdown: forward, backward and step times
+  bool val_loss = false;    // the run evaluates
+};
+
+class CsvMonitor {
+public:
+  CsvMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
+  // Creates the directory and opens every file, so an unwritable path fails at start-up, naming it.
+  CsvMonitor(const config::MonitorConfig& config, const CsvEvents& events, int64_t samples_per_step);
+
+  void step(const StepRecord& r);
+  void eval(int64_t step, double val_loss);
+
+  // <output_path>/<job_name>; an empty output_path means ./csv_monitor.
+  static std::filesystem::path directory(const config::MonitorConfig& config);
+
+private:
+  void open(const std::string& event);
+  void write(const std::string& event, int64_t step, double value);
+
+  std::filesystem::path dir_;
+  int64_t samples_per_step_ = 0;
+  std::map<std::string, std::ofstream> files_;  // by event name
+};
+
+}  // namespace zt
