@@ -11,15 +11,13 @@ namespace zt::config {
 
 namespace {
 
-// `no_effect`: why enabling this monitor does nothing here (null when it works).
-MonitorConfig read_monitor(Block& top, const std::string& key, const char* no_effect = nullptr) {
+MonitorConfig read_monitor(Block& top, const std::string& key) {
   Block b = top.child(key, UnknownKeys::Error);
   MonitorConfig m;
   m.enabled = b.boolean("enabled", m.enabled);
   m.output_path = b.text("output_path", m.output_path);
   m.job_name = b.text("job_name", m.job_name);
   b.finish();
-  if (m.enabled && no_effect) b.warn("enabled", fmt::format("true has no effect ({})", no_effect));
   return m;
 }
 
@@ -34,7 +32,7 @@ MonitorConfig read_wandb(Block& top) {
   b.finish();
   if (m.enabled)
     b.warn("enabled", "true has no effect (zerotrain runs offline and does not log to Weights & Biases; "
-                      "use csv_monitor or training.metrics)");
+                      "use csv_monitor, tensorboard or training.metrics)");
   return m;
 }
 
@@ -110,8 +108,7 @@ CommsLoggerConfig read_comms_logger(Block& top) {
 
 void read_monitors(Block& top, Config& c) {
   c.csv_monitor = read_monitor(top, "csv_monitor");  // written by train/csv_monitor
-  c.tensorboard = read_monitor(top, "tensorboard",
-                               "tensorboard event files are not written by zerotrain; use csv_monitor or training.metrics");
+  c.tensorboard = read_monitor(top, "tensorboard");  // written by train/tensorboard_monitor
   c.wandb = read_wandb(top);
   c.comms_logger = read_comms_logger(top);
 }

@@ -11,13 +11,7 @@ namespace zt {
 
 namespace {
 
-const char* const kTrainLoss = "Train/Samples/train_loss";
-const char* const kLr = "Train/Samples/lr";
-const char* const kLossScale = "Train/Samples/loss_scale";
-const char* const kForward = "Train/Samples/elapsed_time_ms_forward";
-const char* const kBackward = "Train/Samples/elapsed_time_ms_backward";
-const char* const kStep = "Train/Samples/elapsed_time_ms_step";
-const char* const kValLoss = "Train/Samples/val_loss";
+using namespace monitor_event;
 
 std::string file_name(std::string event) {
   std::replace(event.begin(), event.end(), '/', '_');
@@ -35,7 +29,7 @@ std::filesystem::path CsvMonitor::directory(const config::MonitorConfig& config)
   return base / config.job_name;
 }
 
-CsvMonitor::CsvMonitor(const config::MonitorConfig& config, const CsvEvents& events, int64_t samples_per_step)
+CsvMonitor::CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step)
     : dir_(directory(config)), samples_per_step_(samples_per_step) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);

@@ -12,21 +12,15 @@
 
 #include "config/config.hpp"
 #include "train/metrics.hpp"
+#include "train/monitor_events.hpp"
 
 namespace zt {
-
-// The events a run will record; their files are all opened at start-up.
-struct CsvEvents {
-  bool loss_scale = false;  // fp16 only, as in DeepSpeed
-  bool breakdown = false;   // wall_clock_breakdown: forward, backward and step times
-  bool val_loss = false;    // the run evaluates
-};
 
 class CsvMonitor {
 public:
   CsvMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
   // Creates the directory and opens every file, so an unwritable path fails at start-up, naming it.
-  CsvMonitor(const config::MonitorConfig& config, const CsvEvents& events, int64_t samples_per_step);
+  CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
   void step(const StepRecord& r);
   void eval(int64_t step, double val_loss);

@@ -65,6 +65,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
     if (comm.rank() == 0 && config.csv_monitor.enabled)
       csv_ = CsvMonitor(config.csv_monitor, {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
                         config.train_batch_size);
+    if (comm.rank() == 0 && config.tensorboard.enabled)
+      tensorboard_ = TensorboardMonitor(config.tensorboard,
+                                        {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
+                                        config.train_batch_size);
     if (comm.rank() == 0) comms_ = CommsSummary(config.comms_logger);
   } catch (const std::exception& e) {
     error = e.what();
@@ -226,6 +230,7 @@ int Trainer::run() {
     StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
     metrics_.step(rec);
     csv_.step(rec);
+    tensorboard_.step(rec);
     comms_.add(rec.comm);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
     const bool last = step == steps || out.stop_requests > 0;
@@ -241,6 +246,7 @@ int Trainer::run() {
       last_val = evaluate();
       metrics_.eval(step, last_val);
       csv_.eval(step, last_val);
+      tensorboard_.eval(step, last_val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (out.stop_requests > 0) {

@@ -14,6 +14,7 @@
 #include "train/csv_monitor.hpp"
 #include "train/metrics.hpp"
 #include "train/peak_flops.hpp"
+#include "train/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -64,8 +65,9 @@ private:
   std::unique_ptr<Engine> engine_;
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
-  CsvMonitor csv_;      // csv_monitor (rank 0)
-  CommsSummary comms_;  // comms_logger (rank 0)
+  CsvMonitor csv_;                  // csv_monitor (rank 0)
+  TensorboardMonitor tensorboard_;  // tensorboard (rank 0)
+  CommsSummary comms_;              // comms_logger (rank 0)
   PeakFlops peak_;  // per rank, for MFU
 };
 

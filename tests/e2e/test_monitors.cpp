@@ -1,5 +1,6 @@
 // The monitors a run writes or prints beside the metrics file: csv_monitor's CSV files (DeepSpeed's
-// layout) and comms_logger's per-collective table, both checked against the metrics file.
+// layout), tensorboard's event file and comms_logger's per-collective table, all checked against
+// the metrics file.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "run_helpers.hpp"
+#include "tb_reader.hpp"
 
 using namespace zt::test;
 
@@ -252,4 +254,127 @@ TEST_CASE("comms_logger disabled prints no table", "[e2e][monitor]") {
   REQUIRE(code == 0);
   CHECK(out.find("comms_logger: collectives") == std::string::npos);
   CHECK(out.find("comms step") == std::string::npos);
+}
+
+namespace {
+
+// The files in `dir`.
+std::vector<std::filesystem::path> event_files(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files.push_back(entry.path());
+  return files;
+}
+
+// The scalars of one tag: (step, value) in file order.
+std::vector<std::pair<int64_t, float>> scalars(const std::vector<TbEvent>& events, const std::string& tag) {
+  std::vector<std::pair<int64_t, float>> found;
+  for (const auto& e : events)
+    for (const auto& [t, v] : e.values)
+      if (t == tag) found.emplace_back(e.step, v);
+  return found;
+}
+
+}  // namespace
+
+TEST_CASE("tensorboard writes one event file of the csv_monitor scalars, matching the metrics file",
+          "[e2e][monitor]") {
+  auto dir = fresh_dir("tensorboard");
+  const std::string out_dir = dir + "/tb";
+  // Batch 6 = micro 2 x accumulation 3, so samples (6 per step) differ from steps.
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --set training.micro_batch_size=2" +
+                             " --set training.gradient_accumulation_steps=3 --set training.eval_batches=1" +
+                             " --steps 12 --set training.eval_interval=5 --set wall_clock_breakdown=true" +
+                             " --set tensorboard.enabled=true --set tensorboard.output_path=" + out_dir +
+                             " --set tensorboard.job_name=run1 --set training.metrics=" + dir + "/metrics.jsonl",
+                         dir + "/out.log");
+  INFO(read_file(dir + "/out.log"));
+  REQUIRE(code == 0);
+  const int64_t batch = 6;
+  Metrics m = read_metrics(dir + "/metrics.jsonl");
+  REQUIRE(m.steps.size() == 12);
+  REQUIRE(m.setup["dtype"] != "fp16");
+
+  auto files = event_files(out_dir + "/run1");
+  REQUIRE(files.size() == 1);
+  const std::string name = files[0].filename().string();
+  INFO(name);
+  CHECK(std::regex_match(name, std::regex(R"(events\.out\.tfevents\.\d{10}\..+)")));
+  std::vector<TbEvent> events;
+  REQUIRE_NOTHROW(events = read_tb_events(read_file(files[0].string())));
+  REQUIRE(!events.empty());
+  CHECK(events[0].file_version == "brain.Event:2");
+  CHECK(events[0].values.empty());
+  for (size_t i = 1; i < events.size(); ++i) {
+    CHECK(events[i].values.size() == 1);  // one scalar per Event, as TensorBoard's writers do
+    CHECK(events[i].wall_time >= events[0].wall_time);
+  }
+
+  auto check_steps = [&](const std::string& tag, const std::string& key) {
+    INFO(tag);
+    auto s = scalars(events, tag);
+    REQUIRE(s.size() == m.steps.size());
+    for (size_t i = 0; i < s.size(); ++i) {
+      INFO("step " << i + 1 << " metrics " << m.steps[i].dump());
+      CHECK(s[i].first == m.steps[i]["step"].get<int64_t>() * batch);
+      if (!key.empty()) CHECK(s[i].second == float(m.steps[i][key].get<double>()));
+    }
+  };
+  check_steps("Train/Samples/train_loss", "loss");
+  check_steps("Train/Samples/lr", "lr");
+  for (const std::string part : {"forward", "backward", "step"}) {
+    check_steps("Train/Samples/elapsed_time_ms_" + part, "");
+    for (const auto& [step, v] : scalars(events, "Train/Samples/elapsed_time_ms_" + part)) CHECK(v >= 0.0f);
+  }
+  CHECK(scalars(events, "Train/Samples/loss_scale").empty());  // fp16 only
+
+  // Evaluations after steps 5 and 10 and after the last.
+  auto val = scalars(events, "Train/Samples/val_loss");
+  REQUIRE(m.evals.size() == 3);
+  REQUIRE(val.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    CHECK(val[i].first == m.evals[i]["step"].get<int64_t>() * batch);
+    CHECK(val[i].second == float(m.evals[i]["val_loss"].get<double>()));
+  }
+  CHECK(val.back().first == 12 * batch);
+  // Nothing else: 12 steps of 5 scalars, 3 evaluations, the file_version record.
+  CHECK(events.size() == 1 + 12 * 5 + 3);
+}
+
+TEST_CASE("tensorboard in fp16 records the loss scale; without output_path it writes ./tensorboard/<job_name>",
+          "[e2e][monitor]") {
+  auto dir = fresh_dir("tensorboard-default-path");
+  int code = run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set tensorboard.enabled=true" +
+                             " --set fp16.enabled=true --set bf16.enabled=false --set training.eval_interval=0" +
+                             " --set training.metrics=" + dir + "/metrics.jsonl",
+                         dir + "/out.log");
+  INFO(read_file(dir + "/out.log"));
+  REQUIRE(code == 0);
+  Metrics m = read_metrics(dir + "/metrics.jsonl");
+  REQUIRE(m.setup["dtype"] == "fp16");
+  REQUIRE(m.steps.size() == 2);
+  auto files = event_files(dir + "/tensorboard/DeepSpeedJobName");
+  REQUIRE(files.size() == 1);
+  auto events = read_tb_events(read_file(files[0].string()));
+  auto scale = scalars(events, "Train/Samples/loss_scale");
+  REQUIRE(scale.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(scale[i].second == float(m.steps[i]["loss_scale"].get<double>()));
+  CHECK(scalars(events, "Train/Samples/train_loss").size() == 2);
+  CHECK(scalars(events, "Train/Samples/elapsed_time_ms_step").empty());  // no wall_clock_breakdown
+  CHECK(scalars(events, "Train/Samples/val_loss").empty());              // no evaluation
+}
+
+TEST_CASE("tensorboard: a directory that cannot be created stops every rank at start-up, naming it",
+          "[e2e][monitor]") {
+  auto dir = fresh_dir("tensorboard-bad-path");
+  { std::ofstream(dir + "/a-file") << "not a directory\n"; }
+  int code = run_command(launch(2) + " --config zero1 --steps 2 --set tensorboard.enabled=true" +
+                             " --set tensorboard.output_path=" + dir + "/a-file --set tensorboard.job_name=run1",
+                         dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out);
+  CHECK(code != 0);
+  const std::string message = "tensorboard: cannot create directory '" + dir + "/a-file/run1'";
+  CHECK(out.find(message) != std::string::npos);
+  CHECK(out.find(message) == out.rfind(message));  // said once, for all ranks
+  CHECK(out.find("step ") == std::string::npos);     // no training
 }

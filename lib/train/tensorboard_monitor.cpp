@@ -1,0 +1,48 @@
+#include "train/tensorboard_monitor.hpp"
+
+#include <system_error>
+
+#include "core/error.hpp"
+
+namespace zt {
+
+using namespace monitor_event;
+
+std::filesystem::path TensorboardMonitor::directory(const config::MonitorConfig& config) {
+  // DeepSpeed means ~/tensorboard/<job id>/logs/<job_name> for a missing path. ./tensorboard
+  // mirrors csv_monitor's choice (./csv_monitor): a run's files stay beside the run, out of the
+  // home directory.
+  std::filesystem::path base = config.output_path.empty() ? "tensorboard" : config.output_path;
+  return base / config.job_name;
+}
+
+TensorboardMonitor::TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events,
+                                       int64_t samples_per_step)
+    : events_(events), samples_per_step_(samples_per_step) {
+  const auto dir = directory(config);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("tensorboard: cannot create directory '{}': {}", dir.string(), ec.message());
+  writer_ = TbEventWriter(dir);
+}
+
+void TensorboardMonitor::step(const StepRecord& r) {
+  const int64_t samples = r.step * samples_per_step_;
+  writer_.scalar(kTrainLoss, samples, float(r.loss));
+  writer_.scalar(kLr, samples, float(r.lr));
+  if (events_.loss_scale) writer_.scalar(kLossScale, samples, float(r.loss_scale));
+  if (events_.breakdown && r.time) {
+    writer_.scalar(kForward, samples, float(1e3 * r.time->forward));
+    writer_.scalar(kBackward, samples, float(1e3 * r.time->backward));
+    writer_.scalar(kStep, samples, float(1e3 * r.time->step));
+  }
+  writer_.flush();
+}
+
+void TensorboardMonitor::eval(int64_t step, double val_loss) {
+  if (!events_.val_loss) return;
+  writer_.scalar(kValLoss, step * samples_per_step_, float(val_loss));
+  writer_.flush();
+}
+
+}  // namespace zt

@@ -1,0 +1,34 @@
+#pragma once
+// DeepSpeed's TensorBoard monitor: rank 0 writes one TensorFlow event file into
+// <output_path>/<job_name>/ holding the scalars csv_monitor records (train/monitor_events.hpp),
+// with step = samples seen (step x train_batch_size). Flushed after every step and evaluation, so
+// a crash keeps what was written.
+#include <cstdint>
+#include <filesystem>
+
+#include "config/config.hpp"
+#include "train/metrics.hpp"
+#include "train/monitor_events.hpp"
+#include "train/tb_event_writer.hpp"
+
+namespace zt {
+
+class TensorboardMonitor {
+public:
+  TensorboardMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
+  // Creates the directory and opens the event file, so an unwritable path fails at start-up, naming it.
+  TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
+
+  void step(const StepRecord& r);
+  void eval(int64_t step, double val_loss);
+
+  // <output_path>/<job_name>; an empty output_path means ./tensorboard.
+  static std::filesystem::path directory(const config::MonitorConfig& config);
+
+private:
+  MonitorEvents events_;
+  int64_t samples_per_step_ = 0;
+  TbEventWriter writer_;
+};
+
+}  // namespace zt
