@@ -126,20 +126,23 @@ TEST_CASE("csv_monitor writes DeepSpeed's per-event CSV files, matching the metr
   CHECK(read_csv(files + "Train_Samples_val_loss.csv").rows.size() == 3);
 }
 
-TEST_CASE("csv_monitor: a directory that cannot be created stops every rank at start-up, naming it",
+TEST_CASE("a monitor directory that cannot be created stops every rank at start-up, naming it",
           "[e2e][monitor]") {
-  auto dir = fresh_dir("csv-monitor-bad-path");
-  { std::ofstream(dir + "/a-file") << "not a directory\n"; }
-  int code = run_command(launch(2) + " --config zero1 --steps 2 --set csv_monitor.enabled=true" +
-                             " --set csv_monitor.output_path=" + dir + "/a-file --set csv_monitor.job_name=run1",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
-  INFO(out);
-  CHECK(code != 0);
-  const std::string message = "csv_monitor: cannot create directory '" + dir + "/a-file/run1'";
-  CHECK(out.find(message) != std::string::npos);
-  CHECK(out.find(message) == out.rfind(message));  // said once, for all ranks
-  CHECK(out.find("step ") == std::string::npos);     // no training
+  for (const std::string monitor : {"csv_monitor", "tensorboard"}) {
+    INFO(monitor);
+    auto dir = fresh_dir(monitor + "-bad-path");
+    { std::ofstream(dir + "/a-file") << "not a directory\n"; }
+    int code = run_command(launch(2) + " --config zero1 --steps 2 --set " + monitor + ".enabled=true --set " +
+                               monitor + ".output_path=" + dir + "/a-file --set " + monitor + ".job_name=run1",
+                           dir + "/out.log");
+    std::string out = read_file(dir + "/out.log");
+    INFO(out);
+    CHECK(code != 0);
+    const std::string message = monitor + ": cannot create directory '" + dir + "/a-file/run1'";
+    CHECK(out.find(message) != std::string::npos);
+    CHECK(out.find(message) == out.rfind(message));  // said once, for all ranks
+    CHECK(out.find("step ") == std::string::npos);     // no training
+  }
 }
 
 TEST_CASE("csv_monitor without output_path writes into ./csv_monitor/<job_name>", "[e2e][monitor]") {
@@ -363,18 +366,3 @@ TEST_CASE("tensorboard in fp16 records the loss scale; without output_path it wr
   CHECK(scalars(events, "Train/Samples/val_loss").empty());              // no evaluation
 }
 
-TEST_CASE("tensorboard: a directory that cannot be created stops every rank at start-up, naming it",
-          "[e2e][monitor]") {
-  auto dir = fresh_dir("tensorboard-bad-path");
-  { std::ofstream(dir + "/a-file") << "not a directory\n"; }
-  int code = run_command(launch(2) + " --config zero1 --steps 2 --set tensorboard.enabled=true" +
-                             " --set tensorboard.output_path=" + dir + "/a-file --set tensorboard.job_name=run1",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
-  INFO(out);
-  CHECK(code != 0);
-  const std::string message = "tensorboard: cannot create directory '" + dir + "/a-file/run1'";
-  CHECK(out.find(message) != std::string::npos);
-  CHECK(out.find(message) == out.rfind(message));  // said once, for all ranks
-  CHECK(out.find("step ") == std::string::npos);     // no training
-}
