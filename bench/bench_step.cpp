@@ -18,6 +18,7 @@
 #include "core/buffer.hpp"
 #include "core/param_hooks.hpp"
 #include "core/rng.hpp"
+#include "kernels/backend.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
 #include "model/gpt.hpp"
 #include "optim/adamw.hpp"
@@ -42,7 +43,7 @@ public:
     group_seconds[g] += std::chrono::duration<double>(now - last_).count();
     last_ = now;
   }
-  const float* fetch(int g) override {
+  ConstView fetch(int g) override {
     charge(g);
     return ResidentParams::fetch(g);
   }
@@ -125,6 +126,7 @@ int main(int argc, char** argv) {
       std::vector<double> groups;
     };
     std::vector<StepRecord> records;
+    VectorOps& vector = cpu_backend().vector;
     for (int s = 0; s < warmup + steps; s++) {
       const bool measured = s >= warmup;
       StepRecord rec;
@@ -145,8 +147,11 @@ int main(int argc, char** argv) {
       model.backward(hooks, 1.0f);
       rec.phase[Backward] = seconds_since(t0);
       t0 = Clock::now();
-      const double norm = std::sqrt(sum_of_squares(hooks.grad.data(), layout.total));
-      scale_in_place(hooks.grad.data(), layout.total, float(clip_coefficient(norm, 1.0)));
+      const double norm = std::sqrt(vector.sum_of_squares({hooks.grad.data(), DType::F32, MemSpace::Host}, layout.total, 1.0f));
+      const float clip = float(clip_coefficient(norm, 1.0));
+      float* grad = hooks.grad.data();
+#pragma omp parallel for schedule(static)
+      for (size_t i = 0; i < layout.total; ++i) grad[i] *= clip;
       rec.phase[Clip] = seconds_since(t0);
       t0 = Clock::now();
       for (auto& g : layout.groups)

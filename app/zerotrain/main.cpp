@@ -1,6 +1,4 @@
 // zerotrain: the command line. Parses arguments and hands them to lib/; no logic of its own.
-#include <mpi.h>
-
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <charconv>
@@ -13,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/world.hpp"
 #include "config/config.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
@@ -74,10 +73,9 @@ struct ExportArgs {
   std::string checkpoint_dir, out_dir;
 };
 
-zt::LogOptions log_options(int rank, int world, const std::string& level, const std::string& dir = "") {
+zt::LogOptions log_options(int rank, const std::string& level, const std::string& dir = "") {
   zt::LogOptions o;
   o.rank = rank;
-  o.world_size = world;
   o.level = level;
   o.log_dir = dir;
   return o;
@@ -105,14 +103,6 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
-// Started by mpirun or srun: then the world size comes from MPI. Without a launcher, MPI is not
-// needed to print a config or an estimate.
-bool launched_by_mpi() {
-  for (const char* var : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
-    if (std::getenv(var)) return true;
-  return false;
-}
-
 zt::config::Config resolve(const TrainArgs& a, int world_size) {
   zt::config::ResolveOptions o;
   o.world_size = world_size;
@@ -125,69 +115,52 @@ zt::config::Config resolve(const TrainArgs& a, int world_size) {
 }
 
 int print_config(const TrainArgs& a, int argc, char** argv) {
-  int rank = 0, world = 1;
-  const bool mpi = launched_by_mpi();
-  if (mpi) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &world);
+  zt::World world(argc, argv);  // started by mpirun or srun: the world size comes from MPI
+  if (world.rank() != 0) return 0;
+  try {
+    zt::init_logging(log_options(0, a.log_level));
+    auto config = resolve(a, *a.world_opt ? a.world_size : world.size());
+    std::printf("%s\n", zt::config::to_json(config).dump(2).c_str());
+  } catch (const std::exception& e) {
+    return usage_error(e.what());
   }
-  int code = 0;
-  if (rank == 0) {
-    try {
-      zt::init_logging(log_options(0, 1, a.log_level));
-      auto config = resolve(a, *a.world_opt ? a.world_size : world);
-      std::printf("%s\n", zt::config::to_json(config).dump(2).c_str());
-    } catch (const std::exception& e) {
-      code = usage_error(e.what());
-    }
-  }
-  if (mpi) MPI_Finalize();
-  return code;
+  return 0;
 }
 
 int train(const TrainArgs& a, int argc, char** argv) {
-  int provided = 0, rank = 0, world = 1;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  zt::World world(argc, argv);
   // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (a request
   // during set-up is honoured after the first step). Installed before any compute thread starts:
   // those never take the signals (train/stop_signals.hpp).
   zt::StopSignals::install();
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const int rank = world.rank();
 
   // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
   zt::config::Config config;
   std::string error;
   try {
-    zt::init_logging(log_options(rank, world, a.log_level));
+    zt::init_logging(log_options(rank, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
-    config = resolve(a, world);
-    zt::init_logging(log_options(rank, world, a.log_level, config.training.log_dir));
+    config = resolve(a, world.size());
+    zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();
   }
-  int my_failure = error.empty() ? INT_MAX : rank, first_failure = INT_MAX;
-  MPI_Allreduce(&my_failure, &first_failure, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first_failure != INT_MAX) {
+  const int first_failure = world.first_failure(!error.empty());
+  if (first_failure >= 0) {
     if (rank == first_failure) usage_error(error);
-    MPI_Finalize();
     return kExitUsage;
   }
-  if (rank == 0 && provided < MPI_THREAD_MULTIPLE)
-    spdlog::warn("MPI provides thread level {} < MPI_THREAD_MULTIPLE; communication overlap may serialize", provided);
+  if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
+    spdlog::warn("MPI does not provide MPI_THREAD_MULTIPLE; communication overlap may serialize");
   if (rank == 0) spdlog::info("resolved config ({}):\n{}", config.source, zt::config::to_json(config).dump(2));
 
-  int code = 0;
   try {
-    code = zt::run_training(config, {a.dry_run});
+    return zt::run_training(world, config, {a.dry_run});
   } catch (const std::exception& e) {
-    spdlog::error("rank {}: {}", rank, e.what());
-    spdlog::default_logger()->flush();
-    MPI_Abort(MPI_COMM_WORLD, 1);  // the other ranks may be inside a collective: end them all now
+    // The other ranks may be inside a collective: end them all now.
+    zt::abort_job(1, fmt::format("rank {}: {}", rank, e.what()));
   }
-  MPI_Finalize();
-  return code;
 }
 
 int estimate(const EstimateArgs& a) {

@@ -1,7 +1,9 @@
 #pragma once
-// The communicator: a small collective interface in the spirit of PyTorch's c10d Backend.
+// The communicator: a small collective interface in the spirit of PyTorch's c10d Backend, for
+// tensors in the memory the device computes in (host buffers on MPI, GPU buffers on NCCL).
 // Counts are in elements. Every op may run asynchronously (returns a Work to wait on) and counts
-// the bytes this rank sends, per op kind, so the trainer can log communication volume.
+// the bytes this rank puts on the wire, per op kind, so the trainer can log communication volume.
+// Small host values (losses, flags, norm partials) travel through its control channel instead.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <span>
 #include <string_view>
 
+#include "core/device.hpp"
 #include "core/dtype.hpp"
 
 namespace zt {
@@ -27,10 +30,13 @@ struct CommStats {
 class Work {
 public:
   virtual ~Work() = default;
-  virtual void wait() = 0;          // blocks until done (on GPU: makes the compute stream wait)
+  virtual void wait() = 0;          // blocks the host until the op is done and its output readable
+  virtual void sync(Stream s) = 0;  // makes stream s wait for the op, without blocking the host
   virtual bool is_completed() = 0;  // non-blocking test
 };
 using WorkPtr = std::shared_ptr<Work>;
+
+class ControlChannel;
 
 class Communicator {
 public:
@@ -62,6 +68,10 @@ public:
   WorkPtr reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
                          bool async = false);
   WorkPtr all_gather(const void* send, void* recv, size_t count, DType dtype, bool async = false);
+
+  // Host-side channel for small control values between the same ranks; its traffic is counted in
+  // stats() with the data's.
+  virtual ControlChannel& control() = 0;
 
   virtual CommStats stats() const = 0;
   // Context named in timeout and mismatch messages ("step 17").

@@ -17,7 +17,9 @@
 
 #include "comm/binomial_tree.hpp"
 #include "comm/comm_volume.hpp"
+#include "comm/communicator_base.hpp"
 #include "comm/completion_work.hpp"
+#include "comm/mpi_control_channel.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/progress_backoff.hpp"
@@ -46,11 +48,6 @@ unsigned char* bytes_at(void* base, size_t elements, DType t) {
   return static_cast<unsigned char*>(base) + elements * dtype_size(t);
 }
 
-bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
-  auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;
-}
-
 // Requests that may complete in any order; completed ones become MPI_REQUEST_NULL.
 struct RequestSet {
   std::vector<MPI_Request> requests;
@@ -72,38 +69,21 @@ struct RequestSet {
   }
 };
 
-struct Op {
-  OpSignature sig;
-  const void* send = nullptr;
-  void* recv = nullptr;
-  std::vector<size_t> counts;  // per-rank pieces (reduce_scatter, all_gather)
+struct Op : Collective {
   std::shared_ptr<CompletionWork> work;
 };
 
-class MpiCommunicator final : public Communicator {
+
+class MpiCommunicator final : public CommunicatorBase {
 public:
-  explicit MpiCommunicator(const MpiCommOptions& options);
+  MpiCommunicator(const MpiCommOptions& options, const WorldInfo& world);
   ~MpiCommunicator() override;
+  ControlChannel& control() override { return *control_; }
 
-  int rank() const override { return rank_; }
-  int world_size() const override { return size_; }
-  int local_rank() const override { return local_rank_; }
-  int local_size() const override { return local_size_; }
-
-  WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                     bool async) override;
-  WorkPtr reduce_scatter(const void* send, void* recv, std::span<const size_t> recv_counts,
-                         DType dtype, ReduceOp op, bool async) override;
-  WorkPtr all_gather(const void* send, void* recv, std::span<const size_t> counts, DType dtype,
-                     bool async) override;
-  WorkPtr broadcast(void* buf, size_t count, DType dtype, int root, bool async) override;
-  WorkPtr barrier(bool async) override;
-
-  CommStats stats() const override;
-  void set_step(int64_t step) override { step_.store(step, std::memory_order_relaxed); }
+protected:
+  WorkPtr issue(Collective c, bool async) override;
 
 private:
-  WorkPtr submit(Op op, bool async);
   void worker_loop();
   void run(Op& op);
   void execute(const Op& op);
@@ -120,16 +100,15 @@ private:
   void drive(const Op& op, Clock::time_point started, Step&& step);
   [[noreturn]] void abort_on_timeout(const Op& op);
 
-  void post_sends(RequestSet& set, const void* buf, size_t count, DType dtype, int dest, int tag);
+  void post_sends(RequestSet& set, const Op& op, const void* buf, size_t count, int dest, int tag);
   void post_recvs(RequestSet& set, void* buf, size_t count, DType dtype, int source, int tag);
-  void check_count(size_t count, const char* what) const;
 
   MpiCommOptions options_;
   bool sequence_check_ = false;
   size_t chunk_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
-  std::atomic<int64_t> step_{0};
+  const int rank_, size_;
+  std::unique_ptr<MpiControlChannel> control_;
 
   // Issue queue. busy_ marks that some thread (worker or an inline caller) is running an op.
   std::mutex mutex_;
@@ -140,15 +119,15 @@ private:
   uint64_t issued_ = 0;
   std::thread worker_;
 
-  mutable std::mutex stats_mutex_;
-  CommStats stats_;
-
   // Used only by the thread running the current op.
   Buffer<unsigned char> staging_;
 };
 
-MpiCommunicator::MpiCommunicator(const MpiCommOptions& options) : options_(options) {
-  ensure_mpi_initialised();
+MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, const WorldInfo& world)
+    : CommunicatorBase(world.rank, world.world_size, world.local_rank, world.local_size),
+      options_(options),
+      rank_(world.rank),
+      size_(world.world_size) {
   int level = 0;
   MPI_Query_thread(&level);
   if (level < MPI_THREAD_SERIALIZED)
@@ -158,11 +137,7 @@ MpiCommunicator::MpiCommunicator(const MpiCommOptions& options) : options_(optio
         level, int(MPI_THREAD_SERIALIZED));
   sequence_check_ = options.sequence_check.value_or(sequence_check_default());
   MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
-  WorldInfo world = mpi_world_info();
-  local_rank_ = world.local_rank;
-  local_size_ = world.local_size;
+  control_ = std::make_unique<MpiControlChannel>(counters(), options.timeout_seconds, step_source());
   // Messages carry at most INT_MAX elements (MPI counts are int).
   chunk_ = std::min<size_t>(
       options.chunk_elements > 0 ? options.chunk_elements : kDefaultChunkElements, size_t(1) << 30);
@@ -181,129 +156,11 @@ MpiCommunicator::~MpiCommunicator() {
   if (!finalised) MPI_Comm_free(&comm_);
 }
 
-void MpiCommunicator::check_count(size_t count, const char* what) const {
-  // Element offsets are computed in size_t bytes; refuse sizes whose byte count would overflow.
-  if (count > (SIZE_MAX >> 3)) fail("{}: count {} is too large", what, count);
-}
-
-WorkPtr MpiCommunicator::all_reduce(const void* send, void* recv, size_t count, DType dtype,
-                                    ReduceOp op, bool async) {
-  check_count(count, "all_reduce");
-  const size_t bytes = count * dtype_size(dtype);
-  if (count > 0 && (!send || !recv)) fail("all_reduce: null buffer for {} elements", count);
-  if (send != recv && ranges_overlap(send, bytes, recv, bytes))
-    fail("all_reduce: send and recv overlap without being the same buffer");
-  Op o;
-  o.sig.op = CommOp::AllReduce;
-  o.sig.count = count;
-  o.sig.dtype = dtype;
-  o.sig.reduce = op;
-  o.send = send;
-  o.recv = recv;
-  return submit(std::move(o), async);
-}
-
-WorkPtr MpiCommunicator::reduce_scatter(const void* send, void* recv,
-                                        std::span<const size_t> recv_counts, DType dtype,
-                                        ReduceOp op, bool async) {
-  if (int(recv_counts.size()) != size_)
-    fail("reduce_scatter: {} piece counts given for a world of {} ranks", recv_counts.size(),
-         size_);
-  const size_t total = total_count(recv_counts);
-  check_count(total, "reduce_scatter");
-  const size_t own = recv_counts[size_t(rank_)];
-  if (total > 0 && !send) fail("reduce_scatter: null send buffer for {} elements", total);
-  if (own > 0 && !recv) fail("reduce_scatter: null recv buffer for {} elements", own);
-  const size_t own_offset = piece_offsets(recv_counts)[size_t(rank_)];
-  if (recv != bytes_at(send, own_offset, dtype) &&
-      ranges_overlap(send, total * dtype_size(dtype), recv, own * dtype_size(dtype)))
-    fail("reduce_scatter: recv overlaps send but is not this rank's piece (element offset {})",
-         own_offset);
-  Op o;
-  o.sig.op = CommOp::ReduceScatter;
-  o.sig.count = total;
-  o.sig.pieces_hash = hash_piece_counts(recv_counts);
-  o.sig.dtype = dtype;
-  o.sig.reduce = op;
-  o.send = send;
-  o.recv = recv;
-  o.counts.assign(recv_counts.begin(), recv_counts.end());
-  return submit(std::move(o), async);
-}
-
-WorkPtr MpiCommunicator::all_gather(const void* send, void* recv, std::span<const size_t> counts,
-                                    DType dtype, bool async) {
-  if (int(counts.size()) != size_)
-    fail("all_gather: {} piece counts given for a world of {} ranks", counts.size(), size_);
-  const size_t total = total_count(counts);
-  check_count(total, "all_gather");
-  const size_t own = counts[size_t(rank_)];
-  if (own > 0 && !send) fail("all_gather: null send buffer for {} elements", own);
-  if (total > 0 && !recv) fail("all_gather: null recv buffer for {} elements", total);
-  const size_t own_offset = piece_offsets(counts)[size_t(rank_)];
-  if (send != bytes_at(recv, own_offset, dtype) &&
-      ranges_overlap(send, own * dtype_size(dtype), recv, total * dtype_size(dtype)))
-    fail("all_gather: send overlaps recv but is not this rank's piece (element offset {})",
-         own_offset);
-  Op o;
-  o.sig.op = CommOp::AllGather;
-  o.sig.count = total;
-  o.sig.pieces_hash = hash_piece_counts(counts);
-  o.sig.dtype = dtype;
-  o.send = send;
-  o.recv = recv;
-  o.counts.assign(counts.begin(), counts.end());
-  return submit(std::move(o), async);
-}
-
-WorkPtr MpiCommunicator::broadcast(void* buf, size_t count, DType dtype, int root, bool async) {
-  if (root < 0 || root >= size_)
-    fail("broadcast: root {} is not a rank of this world of {}", root, size_);
-  check_count(count, "broadcast");
-  if (count > 0 && !buf) fail("broadcast: null buffer for {} elements", count);
-  Op o;
-  o.sig.op = CommOp::Broadcast;
-  o.sig.count = count;
-  o.sig.dtype = dtype;
-  o.sig.root = root;
-  o.recv = buf;
-  return submit(std::move(o), async);
-}
-
-WorkPtr MpiCommunicator::barrier(bool async) {
-  Op o;
-  o.sig.op = CommOp::Barrier;
-  return submit(std::move(o), async);
-}
-
-CommStats MpiCommunicator::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  return stats_;
-}
-
-WorkPtr MpiCommunicator::submit(Op op, bool async) {
+WorkPtr MpiCommunicator::issue(Collective c, bool async) {
   auto work = std::make_shared<CompletionWork>();
+  Op op;
+  static_cast<Collective&>(op) = std::move(c);
   op.work = work;
-  const auto kind = size_t(op.sig.op);
-  uint64_t bytes = 0;
-  switch (op.sig.op) {
-    case CommOp::AllReduce:
-      bytes = all_reduce_bytes_sent(op.sig.count, rank_, size_, op.sig.dtype);
-      break;
-    case CommOp::ReduceScatter:
-      bytes = reduce_scatter_bytes_sent(op.counts, rank_, op.sig.dtype);
-      break;
-    case CommOp::AllGather: bytes = all_gather_bytes_sent(op.counts, rank_, op.sig.dtype); break;
-    case CommOp::Broadcast:
-      bytes = broadcast_bytes_sent(op.sig.count, rank_, op.sig.root, size_, op.sig.dtype);
-      break;
-    default: break;
-  }
-  {
-    std::lock_guard lock(stats_mutex_);
-    stats_.calls[kind] += 1;
-    stats_.bytes_sent[kind] += bytes;
-  }
 
   std::unique_lock lock(mutex_);
   op.sig.seq = ++issued_;
@@ -366,11 +223,7 @@ void MpiCommunicator::run(Op& op) {
   try {
     const auto started = Clock::now();  // queueing behind earlier ops is not time in flight
     execute(op);
-    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    {
-      std::lock_guard lock(stats_mutex_);
-      stats_.seconds[size_t(op.sig.op)] += seconds;
-    }
+    counters().ran(op.sig.op, std::chrono::duration<double>(Clock::now() - started).count());
     op.work->complete();
   } catch (...) {
     op.work->complete(std::current_exception());
@@ -417,9 +270,7 @@ void MpiCommunicator::drive(const Op& op, Clock::time_point started, Step&& step
 }
 
 void MpiCommunicator::abort_on_timeout(const Op& op) {
-  abort_job(kCommTimeoutExitCode,
-            timeout_message(rank_, op.sig, step_.load(std::memory_order_relaxed),
-                            options_.timeout_seconds));
+  abort_job(kCommTimeoutExitCode, timeout_message(rank_, op.sig, step(), options_.timeout_seconds));
 }
 
 void MpiCommunicator::verify_signature(const Op& op, Clock::time_point started) {
@@ -434,15 +285,17 @@ void MpiCommunicator::verify_signature(const Op& op, Clock::time_point started) 
   });
   auto mismatch = find_signature_mismatch(all);
   if (!mismatch) return;
-  const std::string message = mismatch_message(step_.load(std::memory_order_relaxed), *mismatch);
+  const std::string message = mismatch_message(step(), *mismatch);
   // Every rank sees the same table; rank 0 reports it. The others follow shortly in case rank 0
   // cannot (its abort takes them down first in the normal case).
   if (rank_ != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
   abort_job(kCommMismatchExitCode, message);
 }
 
-void MpiCommunicator::post_sends(RequestSet& set, const void* buf, size_t count, DType dtype,
-                                 int dest, int tag) {
+// Every byte that leaves this rank goes through here (or the broadcast's forwarding), and is counted.
+void MpiCommunicator::post_sends(RequestSet& set, const Op& op, const void* buf, size_t count, int dest, int tag) {
+  const DType dtype = op.sig.dtype;
+  counters().sent(op.sig.op, uint64_t(count) * dtype_size(dtype));
   for (size_t at = 0; at < count; at += chunk_) {
     MPI_Request r;
     MPI_Isend(bytes_at(buf, at, dtype), int(std::min(chunk_, count - at)), mpi_type(dtype), dest,
@@ -477,7 +330,7 @@ void MpiCommunicator::run_reduce_scatter(const Op& op, Clock::time_point started
   RequestSet sends;
   for (int p = 0; p < size_; ++p)
     if (p != rank_)
-      post_sends(sends, bytes_at(send, offsets[size_t(p)], dt), counts[size_t(p)], dt, p, tag);
+      post_sends(sends, op, bytes_at(send, offsets[size_t(p)], dt), counts[size_t(p)], p, tag);
 
   // Own piece: contributions of the other ranks arrive chunk by chunk into staging slots; a chunk
   // is reduced in rank order as soon as all of its contributions are in, and its slot reused.
@@ -538,7 +391,7 @@ void MpiCommunicator::run_all_gather(const Op& op, Clock::time_point started, co
   for (int q = 0; q < size_; ++q) {
     if (q == rank_) continue;
     post_recvs(requests, bytes_at(recv, offsets[size_t(q)], dt), counts[size_t(q)], dt, q, tag);
-    post_sends(requests, own_slot, own, dt, q, tag);
+    post_sends(requests, op, own_slot, own, q, tag);
   }
   drive(op, started, [&](bool& progressed) { return requests.test(progressed); });
 }
@@ -561,6 +414,8 @@ void MpiCommunicator::run_broadcast(const Op& op, Clock::time_point started, voi
   }
   RequestSet to_children;
   auto forward = [&](size_t k) {
+    counters().sent(CommOp::Broadcast, uint64_t(std::min(chunk_, count - k * chunk_)) * dtype_size(dt) *
+                                           tree.children.size());
     for (int child : tree.children) {
       MPI_Request r;
       MPI_Isend(bytes_at(buf, k * chunk_, dt), int(std::min(chunk_, count - k * chunk_)),
@@ -616,7 +471,8 @@ std::unique_ptr<Communicator> make_mpi_communicator(double timeout_seconds) {
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator(const MpiCommOptions& options) {
-  return std::make_unique<MpiCommunicator>(options);
+  ensure_mpi_initialised();
+  return std::make_unique<MpiCommunicator>(options, mpi_world_info());
 }
 
 }  // namespace zt

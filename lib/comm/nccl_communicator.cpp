@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "comm/comm_volume.hpp"
+#include "comm/communicator_base.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "comm/mpi_control_channel.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/progress_backoff.hpp"
@@ -79,14 +81,15 @@ private:
 
 class NcclWork final : public Work {
 public:
-  NcclWork(std::shared_ptr<OpEvents> events, cudaStream_t compute)
-      : events_(std::move(events)), compute_(compute) {}
-  void wait() override { ZT_CUDA_CHECK(cudaStreamWaitEvent(compute_, events_->done, 0)); }
+  explicit NcclWork(std::shared_ptr<OpEvents> events) : events_(std::move(events)) {}
+  void wait() override { ZT_CUDA_CHECK(cudaEventSynchronize(events_->done)); }
+  void sync(Stream s) override {
+    ZT_CUDA_CHECK(cudaStreamWaitEvent(static_cast<cudaStream_t>(s.handle), events_->done, 0));
+  }
   bool is_completed() override { return events_->completed(); }
 
 private:
   std::shared_ptr<OpEvents> events_;
-  cudaStream_t compute_;
 };
 
 struct PendingOp {
@@ -98,62 +101,53 @@ struct PendingOp {
   std::optional<Clock::time_point> started;
 };
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public CommunicatorBase {
 public:
-  explicit NcclCommunicator(const NcclCommOptions& options);
+  NcclCommunicator(const NcclCommOptions& options, const WorldInfo& world);
   ~NcclCommunicator() override;
-
-  int rank() const override { return rank_; }
-  int world_size() const override { return size_; }
-  int local_rank() const override { return local_rank_; }
-  int local_size() const override { return local_size_; }
-
-  WorkPtr all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,
-                     bool async) override;
-  WorkPtr reduce_scatter(const void* send, void* recv, std::span<const size_t> recv_counts,
-                         DType dtype, ReduceOp op, bool async) override;
-  WorkPtr all_gather(const void* send, void* recv, std::span<const size_t> counts, DType dtype,
-                     bool async) override;
-  WorkPtr broadcast(void* buf, size_t count, DType dtype, int root, bool async) override;
-  WorkPtr barrier(bool async) override;
-
+  ControlChannel& control() override { return *control_; }
   CommStats stats() const override;
-  void set_step(int64_t step) override { step_.store(step, std::memory_order_relaxed); }
+
+protected:
+  WorkPtr issue(Collective c, bool async) override;
 
 private:
   // Records the op on the communication stream between its two events and hands it to the watchdog.
   template <typename Enqueue>
-  std::shared_ptr<NcclWork> launch(OpSignature sig, uint64_t bytes, Enqueue&& enqueue, bool async);
+  WorkPtr launch(OpSignature sig, uint64_t bytes, Enqueue&& enqueue, bool async);
+  // Bytes NCCL's ring algorithms send from this rank for the op (the per-piece broadcasts and
+  // reduces of uneven pieces included).
+  uint64_t bytes_sent(const Collective& c) const;
   void verify_signature(const OpSignature& sig);
-  void collect_completed(Clock::time_point now) const;  // stats_mutex_ held
+  void collect_completed(Clock::time_point now) const;  // pending_mutex_ held
   void watchdog_loop();
 
   NcclCommOptions options_;
   bool sequence_check_ = false;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, device_ = 0;
+  const int rank_, size_;
+  int device_ = 0;
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
   cudaEvent_t inputs_ready_ = nullptr;
   float* barrier_scratch_ = nullptr;
   MPI_Comm check_comm_ = MPI_COMM_NULL;
-  std::atomic<int64_t> step_{0};
+  std::unique_ptr<MpiControlChannel> control_;
   uint64_t issued_ = 0;
 
-  mutable std::mutex stats_mutex_;
-  mutable CommStats stats_;
+  mutable std::mutex pending_mutex_;
   mutable std::vector<PendingOp> pending_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread watchdog_;
 };
 
-NcclCommunicator::NcclCommunicator(const NcclCommOptions& options) : options_(options) {
-  ensure_mpi_initialised();
-  const WorldInfo world = mpi_world_info();
-  rank_ = world.rank;
-  size_ = world.world_size;
-  local_rank_ = world.local_rank;
-  local_size_ = world.local_size;
+NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const WorldInfo& world)
+    : CommunicatorBase(world.rank, world.world_size, world.local_rank, world.local_size),
+      options_(options),
+      rank_(world.rank),
+      size_(world.world_size) {
+  const int local_rank_ = world.local_rank;
+  control_ = std::make_unique<MpiControlChannel>(counters(), options.timeout_seconds, step_source());
   sequence_check_ = options.sequence_check.value_or(sequence_check_default());
 
   int devices = 0;
@@ -181,14 +175,14 @@ NcclCommunicator::NcclCommunicator(const NcclCommOptions& options) : options_(op
 
 NcclCommunicator::~NcclCommunicator() {
   {
-    std::lock_guard lock(stats_mutex_);
+    std::lock_guard lock(pending_mutex_);
     stopping_ = true;
   }
   stop_cv_.notify_all();
   watchdog_.join();
   cudaStreamSynchronize(stream_);
   {
-    std::lock_guard lock(stats_mutex_);
+    std::lock_guard lock(pending_mutex_);
     pending_.clear();
   }
   ncclCommDestroy(comm_);
@@ -213,21 +207,18 @@ void NcclCommunicator::verify_signature(const OpSignature& sig) {
     if (done) break;
     const double waited = std::chrono::duration<double>(Clock::now() - started).count();
     if (options_.timeout_seconds > 0 && waited > options_.timeout_seconds)
-      abort_job(kCommTimeoutExitCode,
-                timeout_message(rank_, sig, step_.load(std::memory_order_relaxed),
-                                options_.timeout_seconds));
+      abort_job(kCommTimeoutExitCode, timeout_message(rank_, sig, step(), options_.timeout_seconds));
     backoff.pause();
   }
   if (auto mismatch = find_signature_mismatch(all)) {
-    const std::string message = mismatch_message(step_.load(std::memory_order_relaxed), *mismatch);
+    const std::string message = mismatch_message(step(), *mismatch);
     if (rank_ != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
     abort_job(kCommMismatchExitCode, message);
   }
 }
 
 template <typename Enqueue>
-std::shared_ptr<NcclWork> NcclCommunicator::launch(OpSignature sig, uint64_t bytes,
-                                                   Enqueue&& enqueue, bool async) {
+WorkPtr NcclCommunicator::launch(OpSignature sig, uint64_t bytes, Enqueue&& enqueue, bool async) {
   sig.seq = ++issued_;
   if (sequence_check_ && size_ > 1) verify_signature(sig);
   auto events = std::make_shared<OpEvents>();
@@ -236,145 +227,126 @@ std::shared_ptr<NcclWork> NcclCommunicator::launch(OpSignature sig, uint64_t byt
   ZT_CUDA_CHECK(cudaEventRecord(events->start, stream_));
   enqueue();
   ZT_CUDA_CHECK(cudaEventRecord(events->done, stream_));
+  counters().sent(sig.op, bytes);
   {
-    std::lock_guard lock(stats_mutex_);
-    stats_.calls[size_t(sig.op)] += 1;
-    stats_.bytes_sent[size_t(sig.op)] += bytes;
+    std::lock_guard lock(pending_mutex_);
     pending_.push_back(PendingOp{sig, events, std::nullopt});
   }
-  auto work = std::make_shared<NcclWork>(events, options_.compute_stream);
-  if (!async) work->wait();
+  auto work = std::make_shared<NcclWork>(events);
+  // A blocking op orders the compute stream after it, without blocking the host, except barrier.
+  if (!async) work->sync(Stream{options_.compute_stream});
   return work;
 }
 
-WorkPtr NcclCommunicator::all_reduce(const void* send, void* recv, size_t count, DType dtype,
-                                     ReduceOp op, bool async) {
-  if (count > 0 && (!send || !recv)) fail("all_reduce: null buffer for {} elements", count);
-  OpSignature sig;
-  sig.op = CommOp::AllReduce;
-  sig.count = count;
-  sig.dtype = dtype;
-  sig.reduce = op;
-  return launch(
-      sig, all_reduce_bytes_sent(count, rank_, size_, dtype),
-      [&] {
-        if (count > 0)
-          ZT_NCCL_CHECK(
-              ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), comm_, stream_));
-      },
-      async);
+uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
+  const size_t esz = dtype_size(c.sig.dtype);
+  const uint64_t N = uint64_t(size_);
+  switch (c.sig.op) {
+    case CommOp::AllReduce: return all_reduce_bytes_sent(c.sig.count, rank_, size_, c.sig.dtype);
+    case CommOp::Broadcast: {
+      // A ring from the root: every rank but the last forwards the whole buffer once.
+      const bool last = (c.sig.root + size_ - 1) % size_ == rank_;
+      return size_ == 1 || last ? 0 : uint64_t(c.sig.count) * esz;
+    }
+    case CommOp::ReduceScatter:
+      // Even pieces: the ring sends (N-1) pieces. Uneven: one ring reduce per piece towards its
+      // owner, where every rank but the owner sends the piece once. Both: total - own.
+      return reduce_scatter_bytes_sent(c.counts, rank_, c.sig.dtype);
+    case CommOp::AllGather: {
+      bool even = true;
+      for (size_t n : c.counts) even = even && n == c.counts[0];
+      if (even) return all_gather_bytes_sent(c.counts, rank_, c.sig.dtype);
+      // One ring broadcast per piece from its owner: this rank forwards every piece except the one
+      // whose ring ends here (the piece of the next rank in ring order, taken as rank order).
+      uint64_t total = 0;
+      for (int p = 0; p < size_; ++p)
+        if ((p + size_ - 1) % size_ != rank_) total += uint64_t(c.counts[size_t(p)]) * esz;
+      return N == 1 ? 0 : total;
+    }
+    default: return 0;
+  }
 }
 
-WorkPtr NcclCommunicator::reduce_scatter(const void* send, void* recv,
-                                         std::span<const size_t> recv_counts, DType dtype,
-                                         ReduceOp op, bool async) {
-  if (int(recv_counts.size()) != size_)
-    fail("reduce_scatter: {} piece counts given for a world of {} ranks", recv_counts.size(),
-         size_);
-  const size_t total = total_count(recv_counts);
-  if (total > 0 && !send) fail("reduce_scatter: null send buffer for {} elements", total);
-  if (recv_counts[size_t(rank_)] > 0 && !recv)
-    fail("reduce_scatter: null recv buffer for {} elements", recv_counts[size_t(rank_)]);
-  bool even = true;
-  for (size_t c : recv_counts) even = even && c == recv_counts[0];
-  const auto offsets = piece_offsets(recv_counts);
-  OpSignature sig;
-  sig.op = CommOp::ReduceScatter;
-  sig.count = total;
-  sig.pieces_hash = hash_piece_counts(recv_counts);
-  sig.dtype = dtype;
-  sig.reduce = op;
-  return launch(
-      sig, reduce_scatter_bytes_sent(recv_counts, rank_, dtype),
-      [&] {
-        if (total == 0) return;
-        if (even) {
-          ZT_NCCL_CHECK(ncclReduceScatter(send, recv, recv_counts[0], nccl_type(dtype), nccl_op(op),
-                                          comm_, stream_));
-          return;
-        }
-        // Unequal pieces: one reduce per piece, rooted at its owner, fused into one NCCL launch.
-        ZT_NCCL_CHECK(ncclGroupStart());
-        for (int p = 0; p < size_; ++p) {
-          if (recv_counts[size_t(p)] == 0) continue;
-          ZT_NCCL_CHECK(ncclReduce(bytes_at(send, offsets[size_t(p)], dtype), recv,
-                                   recv_counts[size_t(p)], nccl_type(dtype), nccl_op(op), p, comm_,
-                                   stream_));
-        }
-        ZT_NCCL_CHECK(ncclGroupEnd());
-      },
-      async);
-}
-
-WorkPtr NcclCommunicator::all_gather(const void* send, void* recv, std::span<const size_t> counts,
-                                     DType dtype, bool async) {
-  if (int(counts.size()) != size_)
-    fail("all_gather: {} piece counts given for a world of {} ranks", counts.size(), size_);
-  const size_t total = total_count(counts);
-  if (counts[size_t(rank_)] > 0 && !send)
-    fail("all_gather: null send buffer for {} elements", counts[size_t(rank_)]);
-  if (total > 0 && !recv) fail("all_gather: null recv buffer for {} elements", total);
-  bool even = true;
-  for (size_t c : counts) even = even && c == counts[0];
-  const auto offsets = piece_offsets(counts);
-  OpSignature sig;
-  sig.op = CommOp::AllGather;
-  sig.count = total;
-  sig.pieces_hash = hash_piece_counts(counts);
-  sig.dtype = dtype;
-  return launch(
-      sig, all_gather_bytes_sent(counts, rank_, dtype),
-      [&] {
-        if (total == 0) return;
-        if (even) {
-          ZT_NCCL_CHECK(ncclAllGather(send, recv, counts[0], nccl_type(dtype), comm_, stream_));
-          return;
-        }
-        // Unequal pieces: every rank broadcasts its piece into place, fused into one NCCL launch.
-        ZT_NCCL_CHECK(ncclGroupStart());
-        for (int p = 0; p < size_; ++p) {
-          if (counts[size_t(p)] == 0) continue;
-          void* slot = bytes_at(recv, offsets[size_t(p)], dtype);
-          const void* source = p == rank_ ? send : slot;
-          ZT_NCCL_CHECK(
-              ncclBroadcast(source, slot, counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
-        }
-        ZT_NCCL_CHECK(ncclGroupEnd());
-      },
-      async);
-}
-
-WorkPtr NcclCommunicator::broadcast(void* buf, size_t count, DType dtype, int root, bool async) {
-  if (root < 0 || root >= size_)
-    fail("broadcast: root {} is not a rank of this world of {}", root, size_);
-  if (count > 0 && !buf) fail("broadcast: null buffer for {} elements", count);
-  OpSignature sig;
-  sig.op = CommOp::Broadcast;
-  sig.count = count;
-  sig.dtype = dtype;
-  sig.root = root;
-  return launch(
-      sig, broadcast_bytes_sent(count, rank_, root, size_, dtype),
-      [&] {
-        if (count > 0)
-          ZT_NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_type(dtype), root, comm_, stream_));
-      },
-      async);
-}
-
-WorkPtr NcclCommunicator::barrier(bool async) {
-  OpSignature sig;
-  sig.op = CommOp::Barrier;
-  auto work = launch(
-      sig, 0,
-      [&] {
-        ZT_NCCL_CHECK(ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum,
-                                    comm_, stream_));
-      },
-      async);
-  // A blocking barrier is a host-side rendezvous.
-  if (!async) ZT_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  return work;
+WorkPtr NcclCommunicator::issue(Collective c, bool async) {
+  const DType dtype = c.sig.dtype;
+  const uint64_t bytes = bytes_sent(c);
+  switch (c.sig.op) {
+    case CommOp::AllReduce:
+      return launch(
+          c.sig, bytes,
+          [&] {
+            if (c.sig.count > 0)
+              ZT_NCCL_CHECK(ncclAllReduce(c.send, c.recv, c.sig.count, nccl_type(dtype), nccl_op(c.sig.reduce), comm_,
+                                          stream_));
+          },
+          async);
+    case CommOp::ReduceScatter: {
+      bool even = true;
+      for (size_t n : c.counts) even = even && n == c.counts[0];
+      const auto offsets = piece_offsets(c.counts);
+      return launch(
+          c.sig, bytes,
+          [&] {
+            if (c.sig.count == 0) return;
+            if (even) {
+              ZT_NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.counts[0], nccl_type(dtype), nccl_op(c.sig.reduce),
+                                              comm_, stream_));
+              return;
+            }
+            // Unequal pieces: one reduce per piece, rooted at its owner, fused into one NCCL launch.
+            ZT_NCCL_CHECK(ncclGroupStart());
+            for (int p = 0; p < size_; ++p) {
+              if (c.counts[size_t(p)] == 0) continue;
+              ZT_NCCL_CHECK(ncclReduce(bytes_at(c.send, offsets[size_t(p)], dtype), c.recv, c.counts[size_t(p)],
+                                       nccl_type(dtype), nccl_op(c.sig.reduce), p, comm_, stream_));
+            }
+            ZT_NCCL_CHECK(ncclGroupEnd());
+          },
+          async);
+    }
+    case CommOp::AllGather: {
+      bool even = true;
+      for (size_t n : c.counts) even = even && n == c.counts[0];
+      const auto offsets = piece_offsets(c.counts);
+      return launch(
+          c.sig, bytes,
+          [&] {
+            if (c.sig.count == 0) return;
+            if (even) {
+              ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_));
+              return;
+            }
+            // Unequal pieces: every rank broadcasts its piece into place, fused into one NCCL launch.
+            ZT_NCCL_CHECK(ncclGroupStart());
+            for (int p = 0; p < size_; ++p) {
+              if (c.counts[size_t(p)] == 0) continue;
+              void* slot = bytes_at(c.recv, offsets[size_t(p)], dtype);
+              const void* source = p == rank_ ? c.send : slot;
+              ZT_NCCL_CHECK(ncclBroadcast(source, slot, c.counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
+            }
+            ZT_NCCL_CHECK(ncclGroupEnd());
+          },
+          async);
+    }
+    case CommOp::Broadcast:
+      return launch(
+          c.sig, bytes,
+          [&] {
+            if (c.sig.count > 0)
+              ZT_NCCL_CHECK(ncclBroadcast(c.recv, c.recv, c.sig.count, nccl_type(dtype), c.sig.root, comm_, stream_));
+          },
+          async);
+    default: {
+      auto work = launch(
+          c.sig, 0,
+          [&] {
+            ZT_NCCL_CHECK(ncclAllReduce(barrier_scratch_, barrier_scratch_, 1, ncclFloat32, ncclSum, comm_, stream_));
+          },
+          async);
+      if (!async) work->wait();  // a blocking barrier is a host-side rendezvous
+      return work;
+    }
+  }
 }
 
 void NcclCommunicator::collect_completed(Clock::time_point now) const {
@@ -384,29 +356,29 @@ void NcclCommunicator::collect_completed(Clock::time_point now) const {
       const double running = p.started ? std::chrono::duration<double>(now - *p.started).count() : 0.0;
       if (options_.timeout_seconds > 0 && running > options_.timeout_seconds) {
         ncclCommAbort(comm_);
-        abort_job(kCommTimeoutExitCode,
-                  timeout_message(rank_, p.sig, step_.load(std::memory_order_relaxed),
-                                  options_.timeout_seconds));
+        abort_job(kCommTimeoutExitCode, timeout_message(rank_, p.sig, step(), options_.timeout_seconds));
       }
       return false;
     }
     float ms = 0;
     if (cudaEventElapsedTime(&ms, p.events->start, p.events->done) == cudaSuccess)
-      stats_.seconds[size_t(p.sig.op)] += ms / 1000.0;
+      const_cast<NcclCommunicator*>(this)->counters().ran(p.sig.op, ms / 1000.0);
     return true;
   });
 }
 
 CommStats NcclCommunicator::stats() const {
-  std::lock_guard lock(stats_mutex_);
-  collect_completed(Clock::now());
-  return stats_;
+  {
+    std::lock_guard lock(pending_mutex_);
+    collect_completed(Clock::now());
+  }
+  return CommunicatorBase::stats();
 }
 
 void NcclCommunicator::watchdog_loop() {
   // CUDA calls from this thread act on the communicator's device.
   cudaSetDevice(device_);
-  std::unique_lock lock(stats_mutex_);
+  std::unique_lock lock(pending_mutex_);
   while (!stopping_) {
     stop_cv_.wait_for(lock, std::chrono::milliseconds(100));
     collect_completed(Clock::now());
@@ -422,7 +394,8 @@ std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds) {
 }
 
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options) {
-  return std::make_unique<NcclCommunicator>(options);
+  ensure_mpi_initialised();
+  return std::make_unique<NcclCommunicator>(options, mpi_world_info());
 }
 
 }  // namespace zt

@@ -134,6 +134,7 @@ struct TrainingConfig {
   std::string log_dir;
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds
+  std::string device = "auto";  // auto | cpu | cuda
 };
 
 struct Config {

@@ -114,7 +114,8 @@ json training_json(const TrainingConfig& t) {
           {"save_final", t.save_final},
           {"log_dir", t.log_dir},
           {"metrics", t.metrics},
-          {"comm_timeout", t.comm_timeout}};
+          {"comm_timeout", t.comm_timeout},
+          {"device", t.device}};
 }
 
 }  // namespace

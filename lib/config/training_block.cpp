@@ -30,6 +30,7 @@ TrainingConfig read_training(Block& b) {
   t.log_dir = b.text("log_dir", t.log_dir);
   t.metrics = b.text("metrics", t.metrics);
   t.comm_timeout = b.number("comm_timeout", t.comm_timeout, positive);
+  t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   b.finish();
 
   if (t.resume == "latest" && t.checkpoint_dir.empty())

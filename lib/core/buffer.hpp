@@ -1,30 +1,35 @@
 #pragma once
-// Host memory that registers in the memory ledger. Buffer<T> owns n elements of T,
-// 64-byte aligned, zero-initialised, and counted under its category for its lifetime.
+// Memory that registers in the memory ledger. Buffer<T> owns n elements of T in one memory space
+// of a device, counted under (space, category) for its lifetime. Without a device it is host
+// memory of the CPU device. Zero-initialised unless asked otherwise (Init::Uninitialised, for
+// buffers every use overwrites first). operator[] and span() are for host-visible spaces only.
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
-#include <new>
 #include <span>
 #include <utility>
 
+#include "core/device.hpp"
 #include "core/ledger.hpp"
 
 namespace zt {
+
+enum class Init { Zero, Uninitialised };
 
 template <typename T>
 class Buffer {
 public:
   Buffer() = default;
-  Buffer(MemCategory category, size_t n) : category_(category), n_(n) {
+  Buffer(MemCategory category, size_t n, Init init = Init::Zero)
+      : Buffer(cpu_device(), MemSpace::Host, category, n, init) {}
+  Buffer(Device& device, MemSpace space, MemCategory category, size_t n, Init init = Init::Zero)
+      : device_(&device), space_(space), category_(category) {
     if (n == 0) return;
-    if (n > (SIZE_MAX - 63) / sizeof(T)) fail_allocation(category, SIZE_MAX);
-    size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
-    data_ = static_cast<T*>(std::aligned_alloc(64, bytes));
-    if (!data_) fail_allocation(category, bytes);
-    std::memset(static_cast<void*>(data_), 0, bytes);
-    MemoryLedger::instance().add(category_, n_ * sizeof(T));
+    if (n > (SIZE_MAX - 63) / sizeof(T)) fail_allocation(category, SIZE_MAX, space);
+    const size_t bytes = n * sizeof(T);
+    data_ = static_cast<T*>(device.allocate(space, bytes, init == Init::Zero));
+    if (!data_) fail_allocation(category, bytes, space);
+    n_ = n;
+    MemoryLedger::instance().add(space_, category_, bytes);
   }
   ~Buffer() { reset(); }
   Buffer(const Buffer&) = delete;
@@ -33,6 +38,8 @@ public:
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       reset();
+      device_ = o.device_;
+      space_ = o.space_;
       category_ = o.category_;
       data_ = std::exchange(o.data_, nullptr);
       n_ = std::exchange(o.n_, 0);
@@ -42,8 +49,8 @@ public:
 
   void reset() {
     if (data_) {
-      MemoryLedger::instance().sub(category_, n_ * sizeof(T));
-      std::free(data_);
+      MemoryLedger::instance().sub(space_, category_, bytes());
+      device_->free(space_, data_, bytes());
     }
     data_ = nullptr;
     n_ = 0;
@@ -59,8 +66,12 @@ public:
   std::span<T> span() { return {data_, n_}; }
   std::span<const T> span() const { return {data_, n_}; }
   MemCategory category() const { return category_; }
+  MemSpace space() const { return space_; }
+  Device& device() const { return *device_; }
 
 private:
+  Device* device_ = nullptr;
+  MemSpace space_ = MemSpace::Host;
   MemCategory category_ = MemCategory::Buffers;
   T* data_ = nullptr;
   size_t n_ = 0;

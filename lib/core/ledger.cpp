@@ -11,19 +11,27 @@ std::string_view mem_category_name(MemCategory c) {
     case MemCategory::Optimizer: return "optimizer";
     case MemCategory::Activations: return "activations";
     case MemCategory::Buffers: return "buffers";
-    case MemCategory::Offload: return "offload";
+    case MemCategory::Cached: return "cached";
     case MemCategory::Count: break;
   }
   return "?";
 }
 
-void fail_allocation(MemCategory c, size_t bytes) {
+size_t MemStats::offloaded() const {
+  size_t bytes = 0;
+  for (MemSpace s : {MemSpace::Host, MemSpace::Pinned, MemSpace::File})
+    for (MemCategory c : {MemCategory::Params, MemCategory::Grads, MemCategory::Optimizer}) bytes += cur(s, c);
+  return bytes;
+}
+
+void fail_allocation(MemCategory c, size_t bytes, MemSpace space) {
   MemStats s = MemoryLedger::instance().stats();
   size_t held = 0;
   for (size_t b : s.current) held += b;
-  fail("out of memory: cannot allocate {:.1f} MiB for {} (this rank already holds {:.1f} MiB; "
+  std::string where = space == MemSpace::Device ? "" : fmt::format(" in {} memory", mem_space_name(space));
+  fail("out of memory: cannot allocate {:.1f} MiB for {}{} (this rank already holds {:.1f} MiB; "
        "`zerotrain --dry-run` prints the memory plan)",
-       double(bytes) / 1048576.0, mem_category_name(c), double(held) / 1048576.0);
+       double(bytes) / 1048576.0, mem_category_name(c), where, double(held) / 1048576.0);
 }
 
 MemoryLedger& MemoryLedger::instance() {
@@ -31,27 +39,50 @@ MemoryLedger& MemoryLedger::instance() {
   return ledger;
 }
 
-void MemoryLedger::add(MemCategory c, size_t bytes) {
-  auto i = size_t(c);
-  size_t now = current_[i].fetch_add(bytes) + bytes;
-  size_t old = peak_[i].load();
-  while (now > old && !peak_[i].compare_exchange_weak(old, now)) {
+void MemoryLedger::raise(std::atomic<size_t>& peak, size_t now) {
+  size_t old = peak.load();
+  while (now > old && !peak.compare_exchange_weak(old, now)) {
   }
 }
 
-void MemoryLedger::sub(MemCategory c, size_t bytes) { current_[size_t(c)].fetch_sub(bytes); }
+void MemoryLedger::add(MemSpace s, MemCategory c, size_t bytes) {
+  auto i = size_t(s), j = size_t(c);
+  raise(peak_[i][j], current_[i][j].fetch_add(bytes) + bytes);
+  raise(total_peak_[j], total_[j].fetch_add(bytes) + bytes);
+  allocations_.fetch_add(1);
+}
+
+void MemoryLedger::sub(MemSpace s, MemCategory c, size_t bytes) {
+  current_[size_t(s)][size_t(c)].fetch_sub(bytes);
+  total_[size_t(c)].fetch_sub(bytes);
+}
+
+void MemoryLedger::move(MemSpace s, MemCategory from, MemCategory to, size_t bytes) {
+  const auto i = size_t(s), j = size_t(to);
+  raise(peak_[i][j], current_[i][j].fetch_add(bytes) + bytes);
+  raise(total_peak_[j], total_[j].fetch_add(bytes) + bytes);
+  sub(s, from, bytes);
+}
 
 MemStats MemoryLedger::stats() const {
   MemStats s;
-  for (int i = 0; i < kMemCategories; ++i) {
-    s.current[i] = current_[i].load();
-    s.peak[i] = peak_[i].load();
+  for (int i = 0; i < kMemSpaces; ++i)
+    for (int j = 0; j < kMemCategories; ++j) {
+      s.current_by_space[i][j] = current_[i][j].load();
+      s.peak_by_space[i][j] = peak_[i][j].load();
+    }
+  for (int j = 0; j < kMemCategories; ++j) {
+    s.current[j] = total_[j].load();
+    s.peak[j] = total_peak_[j].load();
   }
+  s.allocations = allocations_.load();
   return s;
 }
 
 void MemoryLedger::reset_peaks() {
-  for (int i = 0; i < kMemCategories; ++i) peak_[i].store(current_[i].load());
+  for (int i = 0; i < kMemSpaces; ++i)
+    for (int j = 0; j < kMemCategories; ++j) peak_[i][j].store(current_[i][j].load());
+  for (int j = 0; j < kMemCategories; ++j) total_peak_[j].store(total_[j].load());
 }
 
 }  // namespace zt

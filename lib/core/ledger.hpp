@@ -1,38 +1,56 @@
 #pragma once
-// The memory ledger: every large allocation registers its bytes under a category, so the
-// program can print what it holds per category beside the ZeRO formulas (DESIGN.md).
+// The memory ledger: every large allocation registers its bytes under (space, category), so the
+// program can print what it holds per category beside the ZeRO formulas (DESIGN.md) and say where
+// it lives: "offload" is optimizer state or parameters held in host memory or files, not a label.
 #include <array>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
+
+#include "core/device.hpp"
 
 namespace zt {
 
-enum class MemCategory : int { Params, Grads, Optimizer, Activations, Buffers, Offload, Count };
+// Buffers: transient buffers in use (buckets, gathered groups, working copies). Cached: buffers
+// kept for reuse by the next step while nothing uses them (allocated, but not in use).
+enum class MemCategory : int { Params, Grads, Optimizer, Activations, Buffers, Cached, Count };
 constexpr int kMemCategories = int(MemCategory::Count);
 std::string_view mem_category_name(MemCategory c);  // "params", "grads", ...
 
-// Throws zt::Error: an allocation of `bytes` for `c` failed; says what this rank already holds.
-[[noreturn]] void fail_allocation(MemCategory c, size_t bytes);
+// Throws zt::Error: an allocation of `bytes` for `c` in `space` failed; says what this rank
+// already holds.
+[[noreturn]] void fail_allocation(MemCategory c, size_t bytes, MemSpace space = MemSpace::Device);
 
 struct MemStats {
-  std::array<size_t, kMemCategories> current{};
-  std::array<size_t, kMemCategories> peak{};
+  using Table = std::array<std::array<size_t, kMemCategories>, kMemSpaces>;
+  Table current_by_space{}, peak_by_space{};
+  std::array<size_t, kMemCategories> current{};  // all spaces together
+  std::array<size_t, kMemCategories> peak{};     // peak of the all-spaces total
+  uint64_t allocations = 0;                      // buffers allocated since the process started
+
   size_t cur(MemCategory c) const { return current[size_t(c)]; }
   size_t pk(MemCategory c) const { return peak[size_t(c)]; }
+  size_t cur(MemSpace s, MemCategory c) const { return current_by_space[size_t(s)][size_t(c)]; }
+  size_t pk(MemSpace s, MemCategory c) const { return peak_by_space[size_t(s)][size_t(c)]; }
+  // Model states (params, grads, optimizer) held outside device memory: host, pinned and file.
+  size_t offloaded() const;
 };
 
 class MemoryLedger {
 public:
   static MemoryLedger& instance();  // one per process (= one per rank)
-  void add(MemCategory c, size_t bytes);
-  void sub(MemCategory c, size_t bytes);
+  void add(MemSpace s, MemCategory c, size_t bytes);  // an allocation
+  void sub(MemSpace s, MemCategory c, size_t bytes);
+  void move(MemSpace s, MemCategory from, MemCategory to, size_t bytes);  // the same bytes, another use
   MemStats stats() const;
   void reset_peaks();  // peaks restart from the current values
 
 private:
-  std::array<std::atomic<size_t>, kMemCategories> current_{};
-  std::array<std::atomic<size_t>, kMemCategories> peak_{};
+  static void raise(std::atomic<size_t>& peak, size_t now);
+  std::array<std::array<std::atomic<size_t>, kMemCategories>, kMemSpaces> current_{}, peak_{};
+  std::array<std::atomic<size_t>, kMemCategories> total_{}, total_peak_{};
+  std::atomic<uint64_t> allocations_{0};
 };
 
 }  // namespace zt

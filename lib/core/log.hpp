@@ -10,10 +10,8 @@ namespace zt {
 
 struct LogOptions {
   int rank = 0;
-  int world_size = 1;
   std::string level = "info";  // trace|debug|info|warn|error|critical|off
   std::string log_dir;         // empty: no per-rank files
-  bool console_all_ranks = false;  // warnings/errors from every rank still reach the console
 };
 
 void init_logging(const LogOptions& options);

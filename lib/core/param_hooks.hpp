@@ -5,32 +5,35 @@
 
 #include "core/buffer.hpp"
 #include "core/param_layout.hpp"
+#include "core/view.hpp"
 
 namespace zt {
 
 class ParamHooks {
 public:
   virtual ~ParamHooks() = default;
-  // fp32 values of group g (group.size elements; element i is flat index group.offset + i).
-  // Valid until release(g). Forward and backward each fetch a group before using it.
-  virtual const float* fetch(int g) = 0;
+  // The values of group g (group.size elements; element i is flat index group.offset + i), in the
+  // dtype the model computes with. Valid until release(g). Forward and backward each fetch a
+  // group before using it.
+  virtual ConstView fetch(int g) = 0;
   virtual void release(int g) = 0;
-  // Where the model adds group g's fp32 gradient for the current micro-batch: a buffer that
-  // starts at zero, or one that already holds earlier micro-batches' sum (gradient
+  // Where the model adds group g's gradient for the current micro-batch (same dtype as fetch): a
+  // buffer that starts at zero, or one that already holds earlier micro-batches' sum (gradient
   // accumulation in place). Valid until grads_ready(g).
-  virtual float* grads(int g) = 0;
+  virtual View grads(int g) = 0;
   // The gradients of group g are final for this micro-batch.
   virtual void grads_ready(int g) = 0;
 };
 
-// All parameters and gradients resident in fp32 on this process: single-process use and tests.
+// All parameters and gradients resident in fp32 host memory on this process: single-process use
+// and tests of a CPU model.
 class ResidentParams : public ParamHooks {
 public:
   explicit ResidentParams(const ParamLayout& layout)
       : layout_(layout), params(MemCategory::Params, layout.total), grad(MemCategory::Grads, layout.total) {}
-  const float* fetch(int g) override { return params.data() + layout_.groups[g].offset; }
+  ConstView fetch(int g) override { return {params.data() + layout_.groups[g].offset, DType::F32, MemSpace::Host}; }
   void release(int) override {}
-  float* grads(int g) override { return grad.data() + layout_.groups[g].offset; }
+  View grads(int g) override { return {grad.data() + layout_.groups[g].offset, DType::F32, MemSpace::Host}; }
   void grads_ready(int) override {}
   void zero_grads() { std::memset(grad.data(), 0, grad.bytes()); }
 

@@ -1,17 +1,13 @@
 #include "model/gpt.hpp"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "core/error.hpp"
-#include "kernels/cpu/kernels.hpp"
 
 namespace zt {
 
 namespace {
-
-using cpu::WeightLayout;
 
 int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   validate_gpt_shape(shape);
@@ -22,8 +18,6 @@ int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   return max_batch;
 }
 
-void zero(float* p, size_t n) { std::memset(p, 0, n * sizeof(float)); }
-
 void check_tokens(const char* what, const int32_t* tokens, size_t n, int vocab_size) {
   for (size_t i = 0; i < n; i++)
     if (tokens[i] < 0 || tokens[i] >= vocab_size)
@@ -32,38 +26,73 @@ void check_tokens(const char* what, const int32_t* tokens, size_t n, int vocab_s
 
 }  // namespace
 
-Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute)
+Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend)
     : shape_(shape),
+      device_(backend.device),
+      ops_(backend.model),
       max_batch_(checked_bound(shape, max_batch, max_seq)),
       max_seq_(max_seq),
       recompute_(recompute),
       layout_(make_gpt_layout(shape)),
       block_(gpt_block_offsets(shape.d_model)),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer) {}
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {}
 
 size_t Gpt::flops_per_token() const {
   return 6 * num_params() + 12 * size_t(shape_.n_layer) * size_t(shape_.d_model) * size_t(max_seq_);
 }
 
-void Gpt::block_forward(int layer, const float* p, const BlockActivations& a, int B, int T, bool write_output) {
-  using enum BlockTensor;
-  auto w = [&](BlockTensor t) { return p + block_[int(t)]; };
-  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
-  const float* input = acts_.residual(layer);
-  float* proj = acts_.proj.data();
+std::vector<int> Gpt::fetch_order() const {
+  const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_);
+  std::vector<int> order{kEmbeddingsGroup};
+  for (int l = 0; l < L; ++l) order.push_back(gpt_block_group(l));
+  order.push_back(lnf);
+  order.push_back(kEmbeddingsGroup);  // LM head
+  order.push_back(kEmbeddingsGroup);  // its backward
+  order.push_back(lnf);
+  for (int l = L - 1; l >= 0; --l) order.push_back(gpt_block_group(l));
+  return order;
+}
 
-  cpu::layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Ln1Weight), w(Ln1Bias), N, C);
-  cpu::matmul_forward(a.qkv, a.ln1, w(AttnWeight), w(AttnBias), N, C, 3 * C);
-  cpu::attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
-  cpu::matmul_forward(proj, a.atty, w(AttnProjWeight), w(AttnProjBias), N, C, C);
-  cpu::residual_forward(a.residual2, input, proj, size_t(N) * C);
-  cpu::layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Ln2Weight), w(Ln2Bias), N, C);
-  cpu::matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C);
-  cpu::gelu_forward(a.fch_gelu, a.fch, size_t(N) * 4 * C);
+const void* Gpt::fetch(ParamHooks& hooks, int g) {
+  ConstView v = hooks.fetch(g);
+  if (v.dtype != ops_.dtype())
+    fail("Gpt: parameters of group {} come as {}, the model computes in {}", layout_.groups[size_t(g)].name,
+         dtype_name(v.dtype), dtype_name(ops_.dtype()));
+  return v.data;
+}
+
+void* Gpt::grads(ParamHooks& hooks, int g) {
+  View v = hooks.grads(g);
+  if (v.dtype != ops_.dtype())
+    fail("Gpt: gradients of group {} are taken as {}, the model computes in {}", layout_.groups[size_t(g)].name,
+         dtype_name(v.dtype), dtype_name(ops_.dtype()));
+  return v.data;
+}
+
+void Gpt::zero(ActTensor& t, size_t elements) {
+  device_.fill_zero(t.data(), elements * dtype_size(ops_.dtype()), device_.compute());
+}
+
+void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output) {
+  using enum BlockTensor;
+  const size_t esz = dtype_size(ops_.dtype());
+  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
+  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
+  const void* input = acts_.residual(layer);
+  void* proj = acts_.proj.data();
+
+  ops_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Ln1Weight), w(Ln1Bias), N, C);
+  ops_.matmul_forward(a.qkv, a.ln1, w(AttnWeight), w(AttnBias), N, C, 3 * C, WeightLayout::InputMajor);
+  ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
+  ops_.matmul_forward(proj, a.atty, w(AttnProjWeight), w(AttnProjBias), N, C, C, WeightLayout::InputMajor);
+  ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
+  ops_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Ln2Weight), w(Ln2Bias), N, C);
+  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C, WeightLayout::InputMajor);
+  ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * 4 * C);
   if (!write_output) return;  // recomputation for backward needs nothing past the GELU
-  cpu::matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, 4 * C, C);
-  cpu::residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
+  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, 4 * C, C, WeightLayout::InputMajor);
+  ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
 float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks) {
@@ -72,71 +101,75 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   if (T <= 0 || T > max_seq_)
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
+  const size_t esz = dtype_size(ops_.dtype());
   check_tokens("inputs", inputs, size_t(N), V);
   if (targets) check_tokens("targets", targets, size_t(N), V);
   backward_ready_ = false;
-  std::memcpy(acts_.inputs.data(), inputs, sizeof(int32_t) * N);
-  if (targets) std::memcpy(acts_.targets.data(), targets, sizeof(int32_t) * N);
+  device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
+  if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
 
-  const float* emb = hooks.fetch(kEmbeddingsGroup);
-  cpu::embedding_forward(acts_.residual(0), inputs, emb, emb + wpe_offset_, B, T, C);
+  auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
+  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb, emb + wpe_offset_ * esz, B, T, C);
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
-    const float* p = hooks.fetch(gpt_block_group(l));
+    const void* p = fetch(hooks, gpt_block_group(l));
     block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true);
     hooks.release(gpt_block_group(l));
   }
 
   const int lnf_group = gpt_ln_f_group(shape_);
-  const float* lnf = hooks.fetch(lnf_group);
-  cpu::layernorm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
-                         lnf + C, N, C);
+  auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
+  ops_.layernorm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
+                         lnf + C * esz, N, C);
   hooks.release(lnf_group);
 
-  emb = hooks.fetch(kEmbeddingsGroup);  // LM head: logits = lnf · wteᵀ
-  cpu::matmul_forward(acts_.logits.data(), acts_.lnf.data(), emb, nullptr, N, C, Vp, WeightLayout::OutputMajor);
+  emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));  // LM head: logits = lnf · wteᵀ
+  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), emb, nullptr, N, C, Vp, WeightLayout::OutputMajor);
   hooks.release(kEmbeddingsGroup);
 
   last_B_ = B;
   last_T_ = T;
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   backward_ready_ = true;
-  return cpu::cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), targets, N, V, Vp);
+  return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
 }
 
-void Gpt::block_backward(int layer, const float* p, float* g, const BlockActivations& a, int B, int T) {
+void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
   using enum BlockTensor;
-  auto w = [&](BlockTensor t) { return p + block_[int(t)]; };
-  auto dw = [&](BlockTensor t) { return g + block_[int(t)]; };
+  const size_t esz = dtype_size(ops_.dtype());
+  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
+  auto dw = [&](BlockTensor t) { return static_cast<char*>(grads) + block_[int(t)] * esz; };
   const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
   const size_t NC = size_t(N) * C;
-  float* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
+  void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
+  constexpr auto IM = WeightLayout::InputMajor;
 
   // MLP branch: residual3 = residual2 + c_proj(gelu(c_fc(ln_2(residual2))))
-  zero(acts_.dfch_gelu.data(), 4 * NC);
-  cpu::matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu,
-                       w(FcProjWeight), N, 4 * C, C);
-  zero(acts_.dfch.data(), 4 * NC);
-  cpu::gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC);
-  zero(acts_.dln.data(), NC);
-  cpu::matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2,
-                       w(FcWeight), N, C, 4 * C);
+  zero(acts_.dfch_gelu, 4 * NC);
+  ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
+                       N, 4 * C, C, IM);
+  zero(acts_.dfch, 4 * NC);
+  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC);
+  zero(acts_.dln, NC);
+  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C,
+                       4 * C, IM);
   // The residual passes dres through unchanged; ln_2 adds its input gradient on top.
-  cpu::layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2,
-                          w(Ln2Weight), a.ln2_mean, a.ln2_rstd, N, C);
+  ops_.layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2, w(Ln2Weight), a.ln2_mean,
+                          a.ln2_rstd, N, C);
 
   // Attention branch: residual2 = input + c_proj(attention(c_attn(ln_1(input))))
-  zero(acts_.datty.data(), NC);
-  cpu::matmul_backward(acts_.datty.data(), dw(AttnProjWeight), dw(AttnProjBias), dres, a.atty,
-                       w(AttnProjWeight), N, C, C);
-  zero(acts_.dqkv.data(), 3 * NC);
-  cpu::attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.att, B, T, C, NH);
-  zero(acts_.dln.data(), NC);
-  cpu::matmul_backward(acts_.dln.data(), dw(AttnWeight), dw(AttnBias), acts_.dqkv.data(), a.ln1,
-                       w(AttnWeight), N, C, 3 * C);
-  cpu::layernorm_backward(dres, dw(Ln1Weight), dw(Ln1Bias), acts_.dln.data(), acts_.residual(layer),
-                          w(Ln1Weight), a.ln1_mean, a.ln1_rstd, N, C);
+  zero(acts_.datty, NC);
+  ops_.matmul_backward(acts_.datty.data(), dw(AttnProjWeight), dw(AttnProjBias), dres, a.atty, w(AttnProjWeight), N,
+                       C, C, IM);
+  zero(acts_.dqkv, 3 * NC);
+  ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
+                          NH);
+  zero(acts_.dln, NC);
+  ops_.matmul_backward(acts_.dln.data(), dw(AttnWeight), dw(AttnBias), acts_.dqkv.data(), a.ln1, w(AttnWeight), N, C,
+                       3 * C, IM);
+  ops_.layernorm_backward(dres, dw(Ln1Weight), dw(Ln1Bias), acts_.dln.data(), acts_.residual(layer), w(Ln1Weight),
+                          a.ln1_mean, a.ln1_rstd, N, C);
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss) {
@@ -145,39 +178,40 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   backward_ready_ = false;
   const int B = last_B_, T = last_T_, N = B * T;
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
-  float* dlogits = acts_.logits.data();  // in place over the logits
-  cpu::cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), dloss / float(N),
+  const size_t esz = dtype_size(ops_.dtype());
+  void* dlogits = acts_.logits.data();  // in place over the logits
+  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), dloss / float(N),
                               N, V, Vp);
 
   // LM head. The embeddings' gradient buffer stays open until the lookup's gradient is added last.
-  const float* emb = hooks.fetch(kEmbeddingsGroup);
-  float* demb = hooks.grads(kEmbeddingsGroup);
-  zero(acts_.dln.data(), size_t(N) * C);
-  cpu::matmul_backward(acts_.dln.data(), demb, nullptr, dlogits, acts_.lnf.data(), emb, N, C, Vp,
+  const void* emb = fetch(hooks, kEmbeddingsGroup);
+  auto demb = static_cast<char*>(grads(hooks, kEmbeddingsGroup));
+  zero(acts_.dln, size_t(N) * C);
+  ops_.matmul_backward(acts_.dln.data(), demb, nullptr, dlogits, acts_.lnf.data(), emb, N, C, Vp,
                        WeightLayout::OutputMajor);
   hooks.release(kEmbeddingsGroup);
 
   const int lnf_group = gpt_ln_f_group(shape_);
-  const float* lnf = hooks.fetch(lnf_group);
-  float* dlnf = hooks.grads(lnf_group);
-  zero(acts_.dresidual.data(), size_t(N) * C);
-  cpu::layernorm_backward(acts_.dresidual.data(), dlnf, dlnf + C, acts_.dln.data(), acts_.residual(L), lnf,
+  auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
+  auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
+  zero(acts_.dresidual, size_t(N) * C);
+  ops_.layernorm_backward(acts_.dresidual.data(), dlnf, dlnf + C * esz, acts_.dln.data(), acts_.residual(L), lnf,
                           acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, C);
   hooks.grads_ready(lnf_group);
   hooks.release(lnf_group);
 
   for (int l = L - 1; l >= 0; l--) {
     const int g = gpt_block_group(l);
-    const float* p = hooks.fetch(g);
+    const void* p = fetch(hooks, g);
     const BlockActivations a = acts_.block(recompute_ ? 0 : l);
     if (recompute_) block_forward(l, p, a, B, T, false);
-    block_backward(l, p, hooks.grads(g), a, B, T);
+    block_backward(l, p, grads(hooks, g), a, B, T);
     hooks.grads_ready(g);
     hooks.release(g);
   }
 
   // The lookup needs no parameter values, only the token ids.
-  cpu::embedding_backward(demb, demb + wpe_offset_, acts_.dresidual.data(), acts_.inputs.data(), B, T, C);
+  ops_.embedding_backward(demb, demb + wpe_offset_ * esz, acts_.dresidual.data(), acts_.inputs.data(), B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);
 }
 

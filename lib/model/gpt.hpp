@@ -1,17 +1,20 @@
 #pragma once
-// GPT-2 on the CPU kernels: learned position embeddings, pre-LayerNorm blocks, MLP 4x with GELU,
+// GPT-2 over a backend's ModelOps: learned position embeddings, pre-LayerNorm blocks, MLP 4x with GELU,
 // final LayerNorm, LM head tied to the token embedding. The vocabulary is padded to a multiple of
 // 128 inside (wte has padded_vocab() rows; the padding rows stay zero and their logits take no
 // part in the softmax); everything the model returns is in terms of the real vocabulary.
 //
 // Parameters live in one flat buffer described by layout() (gpt_layout.hpp). The model never
 // owns them: it reads and writes them group by group through zt::ParamHooks, which the ZeRO
-// engine implements (or zt::ResidentParams for a single process).
+// engine implements (or zt::ResidentParams for a single process). It computes on one device with
+// the backend's operator table, in the table's dtype (fp32 on the CPU).
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "core/param_hooks.hpp"
 #include "core/param_layout.hpp"
+#include "kernels/backend.hpp"
 #include "model/gpt_activations.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/gpt_shape.hpp"
@@ -24,7 +27,8 @@ public:
   // recompute: keep only each block's input in forward and recompute the block in backward
   // (activation checkpointing): activation memory of one block instead of n_layer.
   // Throws zt::Error naming the field for an invalid shape or bound.
-  Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false);
+  Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false,
+      const Backend& backend = cpu_backend());
 
   const GptShape& shape() const { return shape_; }
   const ParamLayout& layout() const { return layout_; }
@@ -40,7 +44,10 @@ public:
   // equals the same range of a full initialisation.
   void init_params(float* dst, size_t begin, size_t count, uint64_t seed) const;
 
-  // inputs and targets are [B, T] token ids in [0, vocab_size). Returns the mean cross-entropy
+  // The dtype the model computes in: the dtype of the views ParamHooks must hand it.
+  DType dtype() const { return ops_.dtype(); }
+
+  // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory. Returns the mean cross-entropy
   // over the B·T positions, or NaN when targets is null (logits only). Fetches and releases each
   // group in order: embeddings, h.0 ... h.{L-1}, ln_f, then embeddings again for the LM head.
   float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
@@ -50,9 +57,13 @@ public:
   // grads_ready(0) called last (after the embedding lookup's gradient).
   void backward(ParamHooks& hooks, float dloss);
 
-  // Logits of the last forward, [B, T, padded_vocab()] row-major; columns from vocab_size on are
-  // not logits of real tokens. Overwritten by backward.
-  const float* logits() const { return acts_.logits.data(); }
+  // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
+  // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
+  // backend: fp32 host memory.
+  const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
+
+  // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
+  std::vector<int> fetch_order() const;
 
   // Trainable parameters as exported (unpadded vocabulary) = GptShape::num_params().
   size_t num_params() const { return shape_.num_params(); }
@@ -62,10 +73,15 @@ public:
   size_t flops_per_token() const;
 
 private:
-  void block_forward(int layer, const float* params, const BlockActivations& a, int B, int T, bool write_output);
-  void block_backward(int layer, const float* params, float* grads, const BlockActivations& a, int B, int T);
+  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output);
+  void block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T);
+  const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
+  void* grads(ParamHooks& hooks, int g);
+  void zero(ActTensor& t, size_t elements);
 
   GptShape shape_;
+  Device& device_;
+  ModelOps& ops_;
   int max_batch_, max_seq_;
   bool recompute_;
   ParamLayout layout_;

@@ -1,62 +1,83 @@
 #pragma once
-// The activation memory of the GPT model, allocated once for the largest micro-batch (B, T) it
-// was built for and registered in the memory ledger as Activations. For a smaller batch every
-// tensor uses the first B·T rows of its slot.
+// The activation memory of the GPT model, allocated once in device memory for the largest
+// micro-batch (B, T) it was built for and registered in the memory ledger as Activations. For a
+// smaller batch every tensor uses the first B·T rows of its slot. Tensors hold elements of the
+// backend's dtype, except the fp32 statistics (mean, rstd, lse, what attention saves) and tokens.
 #include <cstddef>
 #include <cstdint>
 
 #include "core/buffer.hpp"
+#include "kernels/backend.hpp"
 #include "model/gpt_shape.hpp"
 
 namespace zt {
 
+// A device tensor of the model's compute dtype.
+class ActTensor {
+public:
+  ActTensor() = default;
+  ActTensor(Device& device, DType dtype, size_t n)
+      : dtype_(dtype), bytes_(device, MemSpace::Device, MemCategory::Activations, n * dtype_size(dtype)) {}
+  void* data() { return bytes_.data(); }
+  const void* data() const { return bytes_.data(); }
+  void* at(size_t elements) { return bytes_.data() + elements * dtype_size(dtype_); }
+  size_t bytes() const { return bytes_.bytes(); }
+
+private:
+  DType dtype_ = DType::F32;
+  Buffer<uint8_t> bytes_;
+};
+
 // One transformer block's saved forward results (pointers into GptActivations' buffers).
 struct BlockActivations {
-  float* ln1;        // [BT, C]
-  float* ln1_mean;   // [BT]
-  float* ln1_rstd;   // [BT]
-  float* qkv;        // [BT, 3C]
-  float* atty;       // [BT, C]  attention output, input of attn.c_proj
-  float* att;        // [B, NH, T, T] softmax probabilities
-  float* residual2;  // [BT, C]  block input + attention branch
-  float* ln2;        // [BT, C]
-  float* ln2_mean;   // [BT]
-  float* ln2_rstd;   // [BT]
-  float* fch;        // [BT, 4C] mlp.c_fc output
-  float* fch_gelu;   // [BT, 4C]
+  void* ln1;          // [BT, C]
+  float* ln1_mean;    // [BT]
+  float* ln1_rstd;    // [BT]
+  void* qkv;          // [BT, 3C]
+  void* atty;         // [BT, C]  attention output, input of attn.c_proj
+  float* att;         // what attention saves for backward (ModelOps::attention_saved_floats)
+  void* residual2;    // [BT, C]  block input + attention branch
+  void* ln2;          // [BT, C]
+  float* ln2_mean;    // [BT]
+  float* ln2_rstd;    // [BT]
+  void* fch;          // [BT, 4C] mlp.c_fc output
+  void* fch_gelu;     // [BT, 4C]
 };
 
 class GptActivations {
 public:
   // block_slots: n_layer to keep every block's activations, 1 to recompute them in backward.
-  GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots);
+  GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
+                 const Backend& backend = cpu_backend());
   // The bytes the constructor registers in the ledger, without allocating (--dry-run's plan).
-  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots);
+  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots,
+                      const ModelOps& ops = cpu_backend().model);
 
   BlockActivations block(int slot);
-  float* residual(int i) { return residual_.data() + size_t(i) * bt_max_ * C_; }  // [BT, C], i in [0, n_layer]
+  void* residual(int i) { return residual_.at(size_t(i) * bt_max_ * C_); }  // [BT, C], i in [0, n_layer]
 
   // Forward scratch and the final norm / LM head.
-  Buffer<float> proj;  // [BT, C] output of a c_proj matmul before its residual add
-  Buffer<float> lnf, lnf_mean, lnf_rstd;
-  Buffer<float> logits;  // [BT, Vp]; overwritten by dlogits in backward
-  Buffer<float> lse;     // [BT] log-sum-exp of each logits row
-  Buffer<int32_t> inputs, targets;  // copies of the last forward's tokens, for backward
+  ActTensor proj;  // [BT, C] output of a c_proj matmul before its residual add
+  ActTensor lnf;   // [BT, C]
+  Buffer<float> lnf_mean, lnf_rstd;
+  ActTensor logits;  // [BT, Vp]; overwritten by dlogits in backward
+  Buffer<float> lse;  // [BT] log-sum-exp of each logits row
+  Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
 
   // Backward scratch, reused by every block.
-  Buffer<float> dresidual;  // [BT, C] gradient flowing down the residual stream
-  Buffer<float> dln;        // [BT, C]
-  Buffer<float> datty;      // [BT, C]
-  Buffer<float> dqkv;       // [BT, 3C]
-  Buffer<float> dfch_gelu;  // [BT, 4C]
-  Buffer<float> dfch;       // [BT, 4C]
-  Buffer<float> datt;       // attention backward scratch [B, NH, T, T]
+  ActTensor dresidual;  // [BT, C] gradient flowing down the residual stream
+  ActTensor dln;        // [BT, C]
+  ActTensor datty;      // [BT, C]
+  ActTensor dqkv;       // [BT, 3C]
+  ActTensor dfch_gelu;  // [BT, 4C]
+  ActTensor dfch;       // [BT, 4C]
+  Buffer<float> datt;   // attention backward scratch (ModelOps::attention_scratch_floats)
 
 private:
   size_t bt_max_, C_, att_slot_;
-  Buffer<float> residual_;  // [n_layer + 1][BT, C]: embeddings, then each block's output
-  Buffer<float> ln1_, ln1_mean_, ln1_rstd_, qkv_, atty_, att_, residual2_, ln2_, ln2_mean_, ln2_rstd_, fch_,
-      fch_gelu_;
+  ActTensor residual_;  // [n_layer + 1][BT, C]: embeddings, then each block's output
+  ActTensor ln1_, qkv_, atty_, residual2_, ln2_, fch_, fch_gelu_;
+  Buffer<float> ln1_mean_, ln1_rstd_, att_, ln2_mean_, ln2_rstd_;
 };
 
 }  // namespace zt

@@ -2,20 +2,36 @@
 
 #include <spdlog/spdlog.h>
 
-#include "comm/mpi_communicator.hpp"
+#include "kernels/backend.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
 
 namespace zt {
 
-int run_training(const config::Config& config, const RunOptions& options) {
-  auto comm = make_mpi_communicator(config.training.comm_timeout);
+int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (options.dry_run) {
-    if (comm->rank() == 0) print_memory_plan(config, comm->world_size());
+    if (world.rank() == 0) print_memory_plan(config, world.size());
     return 0;
   }
+  // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
+  Backend* backend = nullptr;
+  std::string error;
   try {
-    Trainer trainer(config, *comm);
+    backend = &select_backend(config.training.device, world.info().local_rank, dtype_from_name(config.dtype()));
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const int failed = world.first_failure(!error.empty());
+  if (failed >= 0) {
+    if (failed == world.rank()) spdlog::error("{}", error);
+    return 1;
+  }
+  if (world.rank() == 0)
+    spdlog::info("device: {} ({} rank{}{})", backend->device.name(), world.size(), world.size() == 1 ? "" : "s",
+                 world.uses_mpi() ? "" : ", no MPI");
+  auto comm = world.communicator(backend->device, config.training.comm_timeout);
+  try {
+    Trainer trainer(config, *comm, *backend);
     return trainer.run();
   } catch (const SetupFailed&) {
     return 1;  // bad input, reported once by the rank that found it; no rank is mid-collective

@@ -1,14 +1,16 @@
 #include "train/trainer.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
 #include "ckpt/safetensors.hpp"
+#include "comm/control_channel.hpp"
 #include "config/model_block.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
+#include "train/engine_options.hpp"
 #include "train/memory_plan.hpp"
 #include "train/peak_flops.hpp"
 #include "train/stop_signals.hpp"
@@ -16,18 +18,6 @@
 namespace zt {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// Runs f and adds its duration to total.
-template <typename F>
-void timed(double& total, F&& f) {
-  auto t0 = std::chrono::steady_clock::now();
-  f();
-  total += seconds_since(t0);
-}
 
 CommStats minus(const CommStats& a, const CommStats& b) {
   CommStats d;
@@ -41,8 +31,8 @@ CommStats minus(const CommStats& a, const CommStats& b) {
 
 }  // namespace
 
-Trainer::Trainer(const config::Config& config, Communicator& comm)
-    : config_(config), comm_(comm), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
+Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
+    : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
       GA_(int(config.gradient_accumulation_steps)) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
@@ -55,7 +45,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
       fail("training.resume: \"{}\": resuming from a checkpoint is not supported by this version of zerotrain "
            "(expected \"none\"; training.init_from starts from saved weights)",
            config.training.resume);
-    model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute());
+    model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
+                                   backend);
     open_data();
     if (!config.training.init_from.empty()) {
       loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
@@ -82,7 +73,9 @@ Trainer::Trainer(const config::Config& config, Communicator& comm)
     init = [&loaded](float* dst, size_t begin, size_t count) {
       std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
     };
-  engine_ = std::make_unique<Engine>(config, model_->layout(), comm, init);
+  EngineOptions options = engine_options(config);
+  options.fetch_order = model_->fetch_order();
+  engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
   peak_ = cpu_peak_flops(comm.local_size());
 }
 
@@ -100,12 +93,7 @@ void Trainer::open_data() {
 }
 
 void Trainer::agree_on_setup(const std::string& error) {
-  float failed = error.empty() ? 0.0f : 1.0f;
-  std::vector<float> all(size_t(comm_.world_size()));
-  comm_.all_gather(&failed, all.data(), 1, DType::F32)->wait();
-  int first = -1;
-  for (int r = 0; r < comm_.world_size() && first < 0; ++r)
-    if (all[size_t(r)] != 0.0f) first = r;
+  const int first = comm_.control().first_failure(!error.empty());
   if (first < 0) return;
   if (first == comm_.rank()) spdlog::error("{}", error);  // the lowest failing rank speaks for all
   throw SetupFailed();
@@ -113,10 +101,10 @@ void Trainer::agree_on_setup(const std::string& error) {
 
 // The whole training step (DESIGN.md): micro-batches of forward and backward through the engine's
 // hooks, then one optimizer step.
-StepOutcome Trainer::train_step(int64_t step) {
+TrainStepResult Trainer::train_step(int64_t step) {
   comm_.set_step(step);
   engine_->reset_timers();
-  StepOutcome out;
+  TrainStepResult out;
   double loss_sum = 0;
   for (int micro = 0; micro < GA_; ++micro) {
     train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
@@ -134,9 +122,9 @@ StepOutcome Trainer::train_step(int64_t step) {
   out.time.reduce_wait = engine_->timers().reduce_wait_s;
   out.time.gather_wait = engine_->timers().gather_wait_s;
   // The stop flag travels with the loss: every rank learns of a request on any rank in the same step.
-  float sums[2] = {float(loss_sum / GA_), StopSignals::requested() ? 1.0f : 0.0f};
-  comm_.all_reduce(sums, sums, 2, DType::F32, ReduceOp::Sum)->wait();
-  out.loss = double(sums[0]) / comm_.world_size();
+  double sums[2] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0};
+  comm_.control().all_reduce_sum(sums, 2);
+  out.loss = sums[0] / comm_.world_size();
   out.stop_requests = int(sums[1]);
   return out;
 }
@@ -151,18 +139,21 @@ double Trainer::evaluate() {
     engine_->begin_micro_batch();
     sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
   }
-  float mean = float(sum / double(config_.training.eval_batches));
-  comm_.all_reduce(&mean, &mean, 1, DType::F32, ReduceOp::Sum)->wait();
-  return double(mean) / comm_.world_size();
+  double mean = sum / double(config_.training.eval_batches);
+  comm_.control().all_reduce_sum(&mean, 1);
+  return mean / comm_.world_size();
 }
 
 SetupRecord Trainer::setup_record() {
-  auto s = MemoryLedger::instance().stats();
-  uint64_t mine[5] = {s.cur(MemCategory::Params), s.cur(MemCategory::Grads), s.cur(MemCategory::Optimizer),
-                      s.cur(MemCategory::Buffers), s.cur(MemCategory::Offload)};
-  std::vector<uint64_t> all(size_t(5 * comm_.world_size()));
-  // 64-bit counters travel as pairs of fp32 words: all_gather moves bytes, never adds them.
-  comm_.all_gather(mine, all.data(), 10, DType::F32)->wait();
+  const auto s = MemoryLedger::instance().stats();
+  // Model states in device memory per category; what lives in host memory or files is "offload".
+  auto device = [&](MemCategory c) { return uint64_t(s.cur(MemSpace::Device, c)); };
+  struct Held {
+    uint64_t params, grads, optimizer, buffers, offload;
+  };
+  const Held mine{device(MemCategory::Params), device(MemCategory::Grads), device(MemCategory::Optimizer),
+                  uint64_t(s.cur(MemCategory::Buffers)), uint64_t(s.offloaded())};
+  const std::vector<Held> all = comm_.control().gather_all(mine);
   SetupRecord r;
   r.world_size = comm_.world_size();
   r.stage = config_.zero.stage;
@@ -170,13 +161,13 @@ SetupRecord Trainer::setup_record() {
   r.num_params = model_->num_params();
   r.padded_params = engine_->partition().padded();
   for (int k = 0; k < comm_.world_size(); ++k) {
-    const uint64_t* m = all.data() + 5 * k;
-    r.memory.push_back({k, m[0], m[1], m[2], m[3], m[4]});
+    const Held& m = all[size_t(k)];
+    r.memory.push_back({k, m.params, m.grads, m.optimizer, m.buffers, m.offload});
   }
   return r;
 }
 
-StepRecord Trainer::step_record(int64_t step, StepOutcome& out, double seconds, const CommStats& comm) const {
+StepRecord Trainer::step_record(int64_t step, TrainStepResult& out, double seconds, const CommStats& comm) const {
   StepRecord rec;
   rec.step = step;
   rec.loss = out.loss;
@@ -216,13 +207,13 @@ int Trainer::run() {
   metrics_.setup(setup);
   if (rank0) log_start(setup);
 
-  auto t_start = std::chrono::steady_clock::now();
+  auto t_start = SteadyClock::now();
   double last_loss = NAN, last_val = NAN;
   int64_t done = 0;
   for (int64_t step = 1; step <= steps; ++step) {
     CommStats before = comm_.stats();
-    auto t0 = std::chrono::steady_clock::now();
-    StepOutcome out = train_step(step);
+    auto t0 = SteadyClock::now();
+    TrainStepResult out = train_step(step);
     double seconds = seconds_since(t0);
     done = step;
     last_loss = out.loss;
@@ -316,12 +307,12 @@ void Trainer::log_summary(double seconds, int64_t steps, double last_loss, doubl
   std::string val = std::isnan(last_val) ? "" : fmt::format(", val loss {:.4f}", last_val);
   spdlog::info("done: {} steps in {:.1f} s, final loss {:.4f}{}, {:.0f} tokens/s", steps, seconds, last_loss, val,
                double(steps) * B_ * T_ * GA_ * comm_.world_size() / seconds);
+  auto mib = [](size_t b) { return double(b) / 1048576.0; };
   spdlog::info("rank 0 memory (MiB): params {:.2f}, grads {:.2f}, optimizer {:.2f}, buffers {:.2f} (peak {:.2f}), "
                "activations {:.2f}, offload {:.2f}",
-               s.cur(MemCategory::Params) / 1048576.0, s.cur(MemCategory::Grads) / 1048576.0,
-               s.cur(MemCategory::Optimizer) / 1048576.0, s.cur(MemCategory::Buffers) / 1048576.0,
-               s.pk(MemCategory::Buffers) / 1048576.0, s.cur(MemCategory::Activations) / 1048576.0,
-               s.cur(MemCategory::Offload) / 1048576.0);
+               mib(s.cur(MemSpace::Device, MemCategory::Params)), mib(s.cur(MemSpace::Device, MemCategory::Grads)),
+               mib(s.cur(MemSpace::Device, MemCategory::Optimizer)), mib(s.cur(MemCategory::Buffers)),
+               mib(s.pk(MemCategory::Buffers)), mib(s.cur(MemCategory::Activations)), mib(s.offloaded()));
 }
 
 }  // namespace zt

@@ -7,6 +7,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "kernels/backend.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "model/gpt.hpp"
@@ -19,13 +20,13 @@
 
 namespace zt {
 
-// Where a step's time went (wall_clock_breakdown), in seconds.
-struct StepOutcome {
+// One training step as every rank agrees on it.
+struct TrainStepResult {
   double loss = 0;  // mean over ranks and micro-batches
-  StepResult result;
+  UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
-  StepBreakdown time;
+  StepBreakdown time;  // where the step's time went (wall_clock_breakdown), in seconds
 };
 
 // Set-up failed on some rank; the error was logged once. Every rank throws it.
@@ -35,10 +36,10 @@ struct SetupFailed : std::exception {
 
 class Trainer {
 public:
-  Trainer(const config::Config& config, Communicator& comm);
+  Trainer(const config::Config& config, Communicator& comm, const Backend& backend = cpu_backend());
   int run();
 
-  StepOutcome train_step(int64_t step);  // step counts from 1
+  TrainStepResult train_step(int64_t step);  // step counts from 1
   double evaluate();                      // mean val loss over ranks and eval_batches
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
@@ -48,7 +49,7 @@ private:
   void open_data();
   void agree_on_setup(const std::string& error);
   SetupRecord setup_record();
-  StepRecord step_record(int64_t step, StepOutcome& out, double seconds, const CommStats& comm) const;
+  StepRecord step_record(int64_t step, TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
   void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;
@@ -58,6 +59,7 @@ private:
 
   const config::Config& config_;
   Communicator& comm_;
+  const Backend& backend_;
   int B_, T_, GA_;
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;

@@ -2,12 +2,14 @@
 // The ZeRO engine: the model's ParamHooks, and the optimizer step. Which stage runs is a
 // strategy (stage.hpp); partitioning, bucketing, the shard optimizer and the loss scaler are
 // shared. One step is: micro-batches of forward/backward through the hooks, then step().
-#include <map>
 #include <memory>
+#include <vector>
 
 #include "comm/communicator.hpp"
-#include "config/config.hpp"
 #include "core/param_hooks.hpp"
+#include "kernels/backend.hpp"
+#include "zero/buffer_pool.hpp"
+#include "zero/engine_options.hpp"
 #include "zero/loss_scaler.hpp"
 #include "zero/partition.hpp"
 #include "zero/shard_optimizer.hpp"
@@ -15,20 +17,23 @@
 
 namespace zt {
 
-struct StepResult {
-  bool skipped = false;    // overflow: no update was applied
-  double grad_norm = 0.0;  // global L2 norm of the (unscaled, unclipped) gradients
+// What one optimizer update did.
+struct UpdateResult {
+  bool skipped = false;     // overflow: no update was applied
+  double grad_norm = 0.0;   // global L2 norm of the (unscaled, unclipped) gradients
   float loss_scale = 1.0f;  // the scale this step's backward used
 };
 
 class Engine final : public ParamHooks {
 public:
-  // init fills initial fp32 values of any flat range (model init, or loaded weights).
-  Engine(const config::Config& config, const ParamLayout& layout, Communicator& comm, const ParamInit& init);
+  // init fills initial fp32 values of any flat range (model init, or loaded weights). The model
+  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype.
+  Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
+         const ParamInit& init);
 
-  const float* fetch(int g) override { return stage_->fetch(g); }
+  ConstView fetch(int g) override { return stage_->fetch(g); }
   void release(int g) override { stage_->release(g); }
-  float* grads(int g) override;
+  View grads(int g) override;
   void grads_ready(int g) override;
 
   // Call before each micro-batch's forward.
@@ -37,13 +42,15 @@ public:
   float backward_scale() const;
   // Finishes reductions, unscales, clips, applies AdamW to this rank's shard and publishes the
   // new parameters. lr and the betas come from the schedule.
-  StepResult step(double lr, double beta1, double beta2);
+  UpdateResult step(double lr, double beta1, double beta2);
 
-  // Consolidated fp32 parameters (master weights), numel elements, on every rank (collective).
+  // Consolidated fp32 parameters (master weights), numel elements, into host memory on every rank
+  // (collective).
   void gather_master(float* full);
 
+  const EngineOptions& options() const { return options_; }
   const Partition& partition() const { return partition_; }
-  DType dtype() const { return dtype_; }
+  DType dtype() const { return options_.dtype; }
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
   StageTimers timers() const { return stage_->timers(); }
@@ -52,16 +59,17 @@ public:
 private:
   double global_grad_sum_of_squares(float factor);
 
-  const config::Config& config_;
+  const EngineOptions options_;
   const ParamLayout& layout_;
   Communicator& comm_;
+  const Backend& backend_;
   Partition partition_;
-  DType dtype_, comm_dtype_;
+  BufferPool pool_;
   StageContext ctx_;
   std::unique_ptr<Stage> stage_;
   std::unique_ptr<ShardOptimizer> optimizer_;
   LossScaler scaler_;
-  std::map<int, Buffer<float>> group_grads_;  // the model's fp32 gradients, per group in flight
+  std::vector<void*> open_grads_;  // the model's gradients per group in flight (from pool_)
   int64_t steps_ = 0;
 };
 

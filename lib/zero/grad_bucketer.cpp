@@ -1,25 +1,23 @@
 #include "zero/grad_bucketer.hpp"
 
-#include <chrono>
+#include "core/clock.hpp"
 
 namespace zt {
 
-GradBucketer::GradBucketer(const Partition& partition, Communicator& comm, DType comm_dtype,
-                           size_t bucket_elements, bool overlap, Apply apply)
-    : partition_(partition), comm_(comm), dtype_(comm_dtype),
-      bucket_(std::max<size_t>(1, std::min(bucket_elements, partition.padded()))),
-      overlap_(overlap), apply_(std::move(apply)) {
-  size_t recv = std::min(bucket_, partition.shard_size());
-  int slots = overlap_ ? 2 : 1;
+GradBucketer::GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply)
+    : ctx_(ctx), dtype_(ctx.comm_dtype()),
+      bucket_(std::max<size_t>(1, std::min(bucket_elements, ctx.partition.padded()))),
+      overlap_(ctx.options.overlap_comm), apply_(std::move(apply)) {
+  const size_t recv = std::min(bucket_, ctx.partition.shard_size());
+  const int slots = overlap_ ? 2 : 1;
   for (int i = 0; i < slots; ++i) {
-    slots_[i].send = Buffer<uint8_t>(MemCategory::Buffers, bucket_ * dtype_size(dtype_));
-    slots_[i].recv = Buffer<uint8_t>(MemCategory::Buffers, recv * dtype_size(dtype_));
+    slots_[i].send = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
+    slots_[i].recv = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, recv * dtype_size(dtype_));
   }
 }
 
-void GradBucketer::add(size_t begin, const void* src, DType src_dtype, size_t n) {
-  const size_t esz = dtype_size(src_dtype), bsz = dtype_size(dtype_);
-  auto bytes = static_cast<const char*>(src);
+void GradBucketer::add(size_t begin, ConstView src, size_t n) {
+  const size_t bsz = dtype_size(dtype_);
   if (fill_ > 0 && begin + n != current().range.begin) flush();
   // Walk the range from its end down, filling the bucket from its end down.
   while (n > 0) {
@@ -28,9 +26,9 @@ void GradBucketer::add(size_t begin, const void* src, DType src_dtype, size_t n)
       if (slot.work) complete(slot);  // the slot's previous reduction must land before reuse
       slot.range = {begin + n, begin + n};
     }
-    size_t take = std::min(n, bucket_ - fill_);
-    size_t dst = bucket_ - fill_ - take;
-    convert(src_dtype, bytes + (n - take) * esz, dtype_, slot.send.data() + dst * bsz, take);
+    const size_t take = std::min(n, bucket_ - fill_);
+    const size_t dst = bucket_ - fill_ - take;
+    ctx_.vector().convert(src.at(n - take), ctx_.view(slot.send.data() + dst * bsz, dtype_), take);
     fill_ += take;
     n -= take;
     slot.range.begin -= take;
@@ -41,22 +39,22 @@ void GradBucketer::add(size_t begin, const void* src, DType src_dtype, size_t n)
 void GradBucketer::flush() {
   if (fill_ == 0) return;
   Slot& slot = current();
-  auto counts = partition_.pieces(slot.range);
+  auto counts = ctx_.partition.pieces(slot.range);
   const void* data = slot.send.data() + (bucket_ - fill_) * dtype_size(dtype_);
-  auto t0 = std::chrono::steady_clock::now();  // without overlap the call itself blocks
-  slot.work = comm_.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
-  exposed_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  auto t0 = SteadyClock::now();  // without overlap the call itself blocks
+  slot.work = ctx_.comm.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
+  exposed_wait_s_ += seconds_since(t0);
   fill_ = 0;
   if (overlap_) current_ ^= 1;
   else complete(slot);
 }
 
 void GradBucketer::complete(Slot& slot) {
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = SteadyClock::now();
   slot.work->wait();
-  exposed_wait_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  exposed_wait_s_ += seconds_since(t0);
   slot.work.reset();
-  Range own = slot.range.intersect(partition_.own());
+  Range own = slot.range.intersect(ctx_.partition.own());
   if (!own.empty()) apply_(own, slot.recv.data());
 }
 

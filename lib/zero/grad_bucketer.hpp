@@ -8,27 +8,26 @@
 
 #include "comm/communicator.hpp"
 #include "core/buffer.hpp"
-#include "zero/partition.hpp"
+#include "zero/stage.hpp"
 
 namespace zt {
 
 class GradBucketer {
 public:
-  // own_piece: the part of the reduced range this rank owns; data: its reduced values (comm dtype).
+  // own_piece: the part of the reduced range this rank owns; data: its reduced values (comm dtype,
+  // device memory).
   using Apply = std::function<void(Range own_piece, const void* data)>;
 
-  GradBucketer(const Partition& partition, Communicator& comm, DType comm_dtype,
-               size_t bucket_elements, bool overlap, Apply apply);
+  GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply);
 
-  // Adds gradients for flat range [begin, begin + n), given in src_dtype. When the range does not
-  // end where the current bucket's content begins, the bucket is flushed first.
-  void add(size_t begin, const void* src, DType src_dtype, size_t n);
+  // Adds gradients for flat range [begin, begin + n). When the range does not end where the
+  // current bucket's content begins, the bucket is flushed first.
+  void add(size_t begin, ConstView src, size_t n);
   void flush();     // reduce whatever the current bucket holds
   void wait_all();  // flush, then complete every reduction in flight and apply it
 
   double exposed_wait_seconds() const { return exposed_wait_s_; }
   void reset_timers() { exposed_wait_s_ = 0; }
-  size_t bucket_elements() const { return bucket_; }
 
 private:
   struct Slot {
@@ -39,8 +38,7 @@ private:
   void complete(Slot& slot);
   Slot& current() { return slots_[current_]; }
 
-  const Partition& partition_;
-  Communicator& comm_;
+  const StageContext& ctx_;
   DType dtype_;
   size_t bucket_;
   bool overlap_;

@@ -1,42 +1,53 @@
 #pragma once
-// fp32 working copies of parameter groups handed to the model, counted by fetch/release:
-// a group fetched twice (the embeddings: lookup and LM head) shares one copy.
-#include <map>
+// Working copies of parameter groups in the model's dtype (when it differs from the storage dtype),
+// counted by fetch/release: a group fetched twice (the embeddings: lookup and LM head) shares one
+// copy. Copies come from the engine's buffer pool and go back to it when nobody holds them.
+#include <vector>
 
-#include "core/buffer.hpp"
+#include "core/error.hpp"
+#include "zero/buffer_pool.hpp"
 
 namespace zt {
 
 class GroupViews {
 public:
-  float* find(int g) {
-    auto it = views_.find(g);
-    return it == views_.end() ? nullptr : it->second.values.data();
-  }
-  float* acquire(int g, size_t n, bool* fresh) {
-    auto& v = views_[g];
-    *fresh = v.values.empty() && n > 0;
-    if (*fresh) v.values = Buffer<float>(MemCategory::Buffers, n);
+  GroupViews(BufferPool& pool, size_t groups) : pool_(pool), views_(groups) {}
+  ~GroupViews() { clear(); }
+  GroupViews(const GroupViews&) = delete;
+  GroupViews& operator=(const GroupViews&) = delete;
+
+  void* find(int g) const { return views_[size_t(g)].data; }
+  // Takes a reference to group g's copy of `bytes` bytes; *fresh: it was just made and must be filled.
+  void* acquire(int g, size_t bytes, bool* fresh) {
+    auto& v = views_[size_t(g)];
+    *fresh = v.data == nullptr;
+    if (*fresh) v.data = pool_.acquire(bytes);
     ++v.refs;
-    return v.values.data();
+    return v.data;
   }
-  // Returns the reference count left; the copy is dropped at zero unless `keep`.
-  int release(int g, bool keep = false) {
-    auto it = views_.find(g);
-    if (it == views_.end()) return 0;
-    int left = --it->second.refs;
-    if (left <= 0 && !keep) views_.erase(it);
-    return std::max(left, 0);
+  // Drops a reference; the copy goes back to the pool at zero.
+  void release(int g) {
+    auto& v = views_[size_t(g)];
+    if (v.refs <= 0) fail("GroupViews: group {} released more often than fetched", g);
+    if (--v.refs == 0) {
+      pool_.release(v.data);
+      v.data = nullptr;
+    }
   }
-  void drop(int g) { views_.erase(g); }
-  void clear() { views_.clear(); }
+  void clear() {
+    for (auto& v : views_) {
+      if (v.data) pool_.release(v.data);
+      v = {};
+    }
+  }
 
 private:
-  struct View {
-    Buffer<float> values;
+  struct Copy {
+    void* data = nullptr;
     int refs = 0;
   };
-  std::map<int, View> views_;
+  BufferPool& pool_;
+  std::vector<Copy> views_;
 };
 
 }  // namespace zt

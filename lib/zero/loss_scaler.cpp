@@ -7,7 +7,7 @@
 
 namespace zt {
 
-LossScaler::LossScaler(const config::Fp16Config& c) {
+LossScaler::LossScaler(const LossScalerOptions& c) {
   dynamic_ = c.loss_scale == 0.0;
   scale_ = dynamic_ ? std::ldexp(1.0f, c.initial_scale_power) : float(c.loss_scale);
   min_scale_ = float(c.min_loss_scale);

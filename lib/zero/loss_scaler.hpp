@@ -3,14 +3,14 @@
 // optimizer step after all ranks agree whether any gradient overflowed.
 #include <cstdint>
 
-#include "config/config.hpp"
+#include "zero/engine_options.hpp"
 
 namespace zt {
 
 class LossScaler {
 public:
   LossScaler() = default;  // scale 1, never changes (bf16 and fp32 training)
-  explicit LossScaler(const config::Fp16Config& fp16);
+  explicit LossScaler(const LossScalerOptions& options);
 
   float scale() const { return scale_; }
   bool dynamic() const { return dynamic_; }

@@ -1,35 +1,11 @@
 #include "zero/resident_pieces.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <vector>
 
+#include "core/clock.hpp"
+
 namespace zt {
-
-namespace {
-constexpr size_t kChunk = 16384;
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// dst[i] = D(float(dst[i]) + add[i]) for a dtype-D array and an fp32 addend.
-void add_into(DType dtype, void* dst, const float* add, size_t n) {
-  if (dtype == DType::F32) {
-    float* d = static_cast<float*>(dst);
-    for (size_t i = 0; i < n; ++i) d[i] += add[i];
-    return;
-  }
-  auto bytes = static_cast<char*>(dst);
-  float tmp[kChunk];
-  for (size_t i = 0; i < n; i += kChunk) {
-    size_t k = std::min(kChunk, n - i);
-    to_f32(dtype, bytes + i * 2, tmp, k);
-    for (size_t j = 0; j < k; ++j) tmp[j] += add[i + j];
-    from_f32(dtype, tmp, bytes + i * 2, k);
-  }
-}
-}  // namespace
 
 void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements,
                          double& wait_seconds) {
@@ -40,7 +16,7 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
   piece_elements = std::max<size_t>(1, piece_elements);
   std::vector<std::vector<size_t>> counts;
   std::vector<WorkPtr> works;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = SteadyClock::now();
   for (size_t a = 0; a < part.padded(); a += piece_elements) {
     Range range{a, std::min(a + piece_elements, part.padded())};
     Range own = range.intersect(part.own());
@@ -55,106 +31,68 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
 // ---- FullParams ----
 
 FullParams::FullParams(const StageContext& ctx)
-    : ctx_(ctx), values_(MemCategory::Params, ctx.partition.padded() * dtype_size(ctx.dtype)) {}
+    : ctx_(ctx),
+      values_(ctx.device(), MemSpace::Device, MemCategory::Params, ctx.partition.padded() * dtype_size(ctx.dtype())),
+      views_(ctx.pool, ctx.layout.groups.size()) {}
 
 void FullParams::init(const ParamInit& init) {
-  std::vector<float> tmp(kChunk);
-  for (size_t a = 0; a < ctx_.partition.numel(); a += kChunk) {
-    size_t n = std::min(kChunk, ctx_.partition.numel() - a);
-    init(tmp.data(), a, n);
-    from_f32(ctx_.dtype, tmp.data(), at(a), n);
-  }
+  upload_params(ctx_, init, values_.data(), 0, ctx_.partition.numel());
 }
 
-const float* FullParams::fetch(int g) {
+ConstView FullParams::fetch(int g) {
   auto& group = ctx_.layout.groups[size_t(g)];
-  if (ctx_.dtype == DType::F32) return reinterpret_cast<const float*>(at(group.offset));
+  if (ctx_.model_dtype == ctx_.dtype()) return at(group.offset);
   bool fresh = false;
-  float* view = views_.acquire(g, group.size, &fresh);
-  if (fresh) to_f32(ctx_.dtype, at(group.offset), view, group.size);
+  void* copy = views_.acquire(g, group.size * dtype_size(ctx_.model_dtype), &fresh);
+  View view = ctx_.view(copy, ctx_.model_dtype);
+  if (fresh) ctx_.vector().convert(at(group.offset), view, group.size);
   return view;
 }
 
 void FullParams::release(int g) {
-  if (ctx_.dtype != DType::F32) views_.release(g);
+  if (ctx_.model_dtype != ctx_.dtype()) views_.release(g);
 }
 
 void FullParams::all_gather_shards(StageTimers& timers) {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype, size_t(ctx_.config.zero.allgather_bucket_size),
-                      timers.gather_wait_s);
+  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size, timers.gather_wait_s);
 }
 
 // ---- FullGrads ----
 
 FullGrads::FullGrads(const StageContext& ctx)
-    : ctx_(ctx), values_(MemCategory::Grads, ctx.partition.padded() * dtype_size(ctx.dtype)) {
+    : ctx_(ctx),
+      values_(ctx.device(), MemSpace::Device, MemCategory::Grads, ctx.partition.padded() * dtype_size(ctx.dtype())) {
   auto apply = [this](Range own, const void* data) {
-    convert(ctx_.comm_dtype, data, ctx_.dtype, at(own.begin), own.size());
+    ctx_.vector().convert(ctx_.view(const_cast<void*>(data), ctx_.comm_dtype()), at(own.begin), own.size());
   };
-  bucketer_ = std::make_unique<GradBucketer>(ctx.partition, ctx.comm, ctx.comm_dtype,
-                                             size_t(ctx.config.zero.reduce_bucket_size),
-                                             ctx.config.zero.overlap_comm, apply);
+  bucketer_ = std::make_unique<GradBucketer>(ctx, ctx.options.reduce_bucket_size, apply);
 }
 
-void FullGrads::accumulate(int g, const float* grads) {
+void FullGrads::accumulate(int g, View grads) {
   auto& group = ctx_.layout.groups[size_t(g)];
-  add_into(ctx_.dtype, at(group.offset), grads, group.size);
+  ctx_.vector().add(grads, at(group.offset), group.size);
 }
 
-float* FullGrads::in_place(int g) {
-  if (ctx_.dtype != DType::F32) return nullptr;
-  return static_cast<float*>(at(ctx_.layout.groups[size_t(g)].offset));
+View FullGrads::in_place(int g) {
+  if (ctx_.model_dtype != ctx_.dtype()) return {};
+  return at(ctx_.layout.groups[size_t(g)].offset);
 }
 
 void FullGrads::reduce_scatter(StageTimers& timers) {
   // One rank reducing in its own dtype: the sum is what the buffer holds (a pass over Ψ saved).
-  if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype == ctx_.dtype) return;
+  if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype() == ctx_.dtype()) return;
   bucketer_->reset_timers();
   // Top-down, the order backward produces gradients in, and never the padding: the same buckets
   // as stage 2 cuts, and the same bytes on the wire.
-  bucketer_->add(0, values_.data(), ctx_.dtype, ctx_.partition.numel());
+  bucketer_->add(0, at(0), ctx_.partition.numel());
   bucketer_->wait_all();
   timers.reduce_wait_s += bucketer_->exposed_wait_seconds();
 }
 
 void FullGrads::all_gather_shards(StageTimers& timers) {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype, size_t(ctx_.config.zero.allgather_bucket_size),
-                      timers.gather_wait_s);
+  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size, timers.gather_wait_s);
 }
 
-void FullGrads::zero() { std::memset(values_.data(), 0, values_.bytes()); }
-
-// ---- ShardGrads ----
-
-ShardGrads::ShardGrads(const StageContext& ctx)
-    : ctx_(ctx), values_(MemCategory::Grads, ctx.partition.shard_size() * dtype_size(ctx.dtype)) {
-  auto apply = [this](Range own, const void* data) {
-    size_t offset = own.begin - ctx_.partition.own().begin;
-    std::vector<float> add(own.size());
-    to_f32(ctx_.comm_dtype, data, add.data(), own.size());
-    add_into(ctx_.dtype, values_.data() + offset * dtype_size(ctx_.dtype), add.data(), own.size());
-  };
-  bucketer_ = std::make_unique<GradBucketer>(ctx.partition, ctx.comm, ctx.comm_dtype,
-                                             size_t(ctx.config.zero.reduce_bucket_size),
-                                             ctx.config.zero.overlap_comm, apply);
-}
-
-void ShardGrads::add_group(int g, float* grads) {
-  auto& group = ctx_.layout.groups[size_t(g)];
-  if (ctx_.dtype != DType::F32) {
-    // Round to the training dtype first, as stages 0-1 do when they store gradients.
-    uint16_t tmp[kChunk];
-    for (size_t i = 0; i < group.size; i += kChunk) {
-      size_t k = std::min(kChunk, group.size - i);
-      from_f32(ctx_.dtype, grads + i, tmp, k);
-      to_f32(ctx_.dtype, tmp, grads + i, k);
-    }
-  }
-  bucketer_->add(group.offset, grads, DType::F32, group.size);
-}
-
-void ShardGrads::finish() { bucketer_->wait_all(); }
-
-void ShardGrads::zero() { std::memset(values_.data(), 0, values_.bytes()); }
+void FullGrads::zero() { ctx_.device().fill_zero(values_.data(), values_.bytes(), ctx_.device().compute()); }
 
 }  // namespace zt

@@ -13,7 +13,8 @@ using namespace zt;
 
 namespace {
 
-// Logs one line as `rank` of `world` into a fresh log directory and returns what rank's file holds.
+// Logs one line as `rank` (of a world of `world`: nothing in a line depends on it) into a fresh log
+// directory and returns what rank's file holds.
 std::string logged_line(int rank, int world) {
   auto dir = std::filesystem::temp_directory_path() /
              ("zt_test_log_" + std::to_string(::getpid()) + "_" + std::to_string(rank) + "_" + std::to_string(world));
@@ -21,7 +22,6 @@ std::string logged_line(int rank, int world) {
   auto previous = spdlog::default_logger();
   LogOptions o;
   o.rank = rank;
-  o.world_size = world;
   o.level = "info";
   o.log_dir = dir.string();
   init_logging(o);

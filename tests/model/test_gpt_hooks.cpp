@@ -22,13 +22,13 @@ public:
   explicit TransientHooks(const ParamLayout& layout, const float* params)
       : grad_total(layout.total, 0.0f), layout_(layout), params_(params) {}
 
-  const float* fetch(int g) override {
+  ConstView fetch(int g) override {
     log.push_back("fetch " + std::to_string(g));
     auto& copy = gathered_[g];
     REQUIRE(copy.empty());  // not fetched twice without a release
     const ParamGroup& group = layout_.groups[g];
     copy.assign(params_ + group.offset, params_ + group.offset + group.size);
-    return copy.data();
+    return {copy.data(), DType::F32, MemSpace::Host};
   }
   void release(int g) override {
     log.push_back("release " + std::to_string(g));
@@ -38,12 +38,12 @@ public:
     retired_.push_back(std::move(copy));  // keep the memory so a late read sees NaN, not a crash
     copy.clear();
   }
-  float* grads(int g) override {
+  View grads(int g) override {
     log.push_back("grads " + std::to_string(g));
     auto& buf = open_grads_[g];
     REQUIRE(buf.empty());
     buf.assign(layout_.groups[g].size, 0.0f);
-    return buf.data();
+    return {buf.data(), DType::F32, MemSpace::Host};
   }
   void grads_ready(int g) override {
     log.push_back("grads_ready " + std::to_string(g));

@@ -10,6 +10,7 @@
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
+#include "train/engine_options.hpp"
 #include "train/memory_plan.hpp"
 #include "zero/engine.hpp"
 
@@ -33,7 +34,8 @@ TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]
       auto c = make_config({stage, dtype, comm.world_size()});
       Gpt model(shape_of(c), 2, 16);
       auto before = MemoryLedger::instance().stats();
-      Engine engine(c, model.layout(), comm, [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
+      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(),
+                    [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
       auto after = MemoryLedger::instance().stats();
       auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
       const size_t P = engine.partition().padded(), S = P / N;
@@ -168,11 +170,11 @@ TEST_CASE("communication_data_type bf16 halves the gradient bytes of fp32 traini
 class PoisonHooks : public ParamHooks {
 public:
   PoisonHooks(Engine& e, bool poison) : engine_(e), poison_(poison) {}
-  const float* fetch(int g) override { return engine_.fetch(g); }
+  ConstView fetch(int g) override { return engine_.fetch(g); }
   void release(int g) override { engine_.release(g); }
-  float* grads(int g) override { return engine_.grads(g); }
+  View grads(int g) override { return engine_.grads(g); }
   void grads_ready(int g) override {
-    if (poison_ && g == 1) engine_.grads(g)[3] = std::numeric_limits<float>::infinity();
+    if (poison_ && g == 1) static_cast<float*>(engine_.grads(g).data)[3] = std::numeric_limits<float>::infinity();
     engine_.grads_ready(g);
   }
 
@@ -204,11 +206,11 @@ TEST_CASE("fp16: an inf on one rank skips the step everywhere and follows the hy
       return trainer.engine().step(1e-3, 0.9, 0.999);
     };
     INFO("stage " << stage);
-    StepResult r1 = poisoned_step(2);
+    UpdateResult r1 = poisoned_step(2);
     CHECK(r1.skipped);
     CHECK_FALSE(std::isfinite(r1.grad_norm));
     CHECK(trainer.engine().loss_scaler().scale() == scale0);  // hysteresis 2: the first is absorbed
-    StepResult r2 = poisoned_step(3);
+    UpdateResult r2 = poisoned_step(3);
     CHECK(r2.skipped);
     CHECK(trainer.engine().loss_scaler().scale() == scale0 / 2);  // then halved
     CHECK(trainer.engine().optimizer_steps() == 1);  // the schedule did not advance
@@ -233,7 +235,7 @@ TEST_CASE("bf16: an inf skips the step on every rank unless check_grad_overflow 
     trainer.model().forward(in.data(), tgt.data(), 2, 16, hooks);
     trainer.model().backward(hooks, trainer.engine().backward_scale());
     comm.set_step(1);
-    StepResult r = trainer.engine().step(1e-3, 0.9, 0.999);
+    UpdateResult r = trainer.engine().step(1e-3, 0.9, 0.999);
     INFO("check_grad_overflow " << check);
     CHECK_FALSE(std::isfinite(r.grad_norm));
     CHECK(r.skipped == check);

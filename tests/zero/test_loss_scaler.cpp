@@ -4,9 +4,8 @@
 
 using namespace zt;
 
-static config::Fp16Config fp16(int power, int64_t window, int hysteresis, bool consecutive = false, double min = 1) {
-  config::Fp16Config c;
-  c.enabled = true;
+static LossScalerOptions fp16(int power, int64_t window, int hysteresis, bool consecutive = false, double min = 1) {
+  LossScalerOptions c;
   c.initial_scale_power = power;
   c.loss_scale_window = window;
   c.hysteresis = hysteresis;

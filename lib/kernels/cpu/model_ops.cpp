@@ -1,0 +1,78 @@
+// ModelOps on the CPU: the fp32 kernels of kernels/cpu over host memory.
+#include "kernels/cpu/model_ops.hpp"
+
+#include "kernels/cpu/kernels.hpp"
+
+namespace zt::cpu {
+
+namespace {
+const float* f(const void* p) { return static_cast<const float*>(p); }
+float* f(void* p) { return static_cast<float*>(p); }
+}  // namespace
+
+void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                                    int C) {
+  cpu::embedding_forward(f(out), tokens, f(wte), f(wpe), B, T, C);
+}
+
+void CpuModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
+                                     int C) {
+  cpu::embedding_backward(f(dwte), f(dwpe), f(dout), tokens, B, T, C);
+}
+
+void CpuModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
+                                    const void* bias, int N, int C) {
+  cpu::layernorm_forward(f(out), mean, rstd, f(inp), f(weight), f(bias), N, C);
+}
+
+void CpuModelOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                     const void* weight, const float* mean, const float* rstd, int N, int C) {
+  cpu::layernorm_backward(f(dinp), f(dweight), f(dbias), f(dout), f(inp), f(weight), mean, rstd, N, C);
+}
+
+void CpuModelOps::matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C,
+                                 int OC, WeightLayout layout) {
+  cpu::matmul_forward(f(out), f(inp), f(weight), f(bias), N, C, OC, layout);
+}
+
+void CpuModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                  const void* weight, int N, int C, int OC, WeightLayout layout) {
+  cpu::matmul_backward(f(dinp), f(dweight), f(dbias), f(dout), f(inp), f(weight), N, C, OC, layout);
+}
+
+// Forward keeps the softmax probabilities [B, NH, T, T]; backward needs a square of the same size.
+size_t CpuModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T * T; }
+size_t CpuModelOps::attention_scratch_floats(int B, int T, int NH) const {
+  return attention_backward_scratch_size(B, T, NH);
+}
+
+void CpuModelOps::attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) {
+  cpu::attention_forward(f(out), saved, f(qkv), B, T, C, NH);
+}
+
+void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
+                                     const float* saved, int B, int T, int C, int NH) {
+  cpu::attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, C, NH);
+}
+
+void CpuModelOps::gelu_forward(void* out, const void* inp, size_t n) { cpu::gelu_forward(f(out), f(inp), n); }
+
+void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {
+  cpu::gelu_backward(f(dinp), f(inp), f(dout), n);
+}
+
+void CpuModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
+  cpu::residual_forward(f(out), f(a), f(b), n);
+}
+
+float CpuModelOps::cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
+                                         int Vp) {
+  return cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
+}
+
+void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                                         float scale, int N, int V, int Vp) {
+  cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp);
+}
+
+}  // namespace zt::cpu

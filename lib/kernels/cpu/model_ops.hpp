@@ -1,0 +1,35 @@
+#pragma once
+// The model's operator table on the CPU: every tensor fp32 in host memory.
+#include "kernels/model_ops.hpp"
+
+namespace zt::cpu {
+
+class CpuModelOps final : public ModelOps {
+public:
+  DType dtype() const override { return DType::F32; }
+  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                         int C) override;
+  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
+                          int C) override;
+  void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
+                         int N, int C) override;
+  void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                          const void* weight, const float* mean, const float* rstd, int N, int C) override;
+  void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
+                      WeightLayout layout) override;
+  void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
+                       int N, int C, int OC, WeightLayout layout) override;
+  size_t attention_saved_floats(int B, int T, int NH) const override;
+  size_t attention_scratch_floats(int B, int T, int NH) const override;
+  void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
+  void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                          const float* saved, int B, int T, int C, int NH) override;
+  void gelu_forward(void* out, const void* inp, size_t n) override;
+  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
+  void residual_forward(void* out, const void* a, const void* b, size_t n) override;
+  float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                              float scale, int N, int V, int Vp) override;
+};
+
+}  // namespace zt::cpu

@@ -1,0 +1,17 @@
+#pragma once
+// The engine's operator table on the CPU: host loops, OpenMP where the work is large.
+#include "kernels/vector_ops.hpp"
+
+namespace zt::cpu {
+
+class CpuVectorOps final : public VectorOps {
+public:
+  void convert(ConstView src, View dst, size_t n) override;
+  void add(ConstView src, View dst, size_t n) override;
+  void round_to(DType dtype, float* x, size_t n) override;
+  double sum_of_squares(ConstView x, size_t n, float factor) override;
+  void adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads, float grad_factor,
+             View params, const AdamWHyper& hyper, int64_t step) override;
+};
+
+}  // namespace zt::cpu

@@ -1,0 +1,72 @@
+#pragma once
+// The operator table of the GPT model (DESIGN.md, "Devices"): what the model computes with,
+// forward and backward, on one device. kernels/cpu implements it over host memory in fp32,
+// kernels/cuda on a GPU. The model calls nothing else.
+//
+// Conventions (llm.c's): B batch, T time, C channels, NH heads, N = B·T rows, OC output channels,
+// V vocabulary, Vp padded vocabulary (rows of logits are Vp wide; columns from V on are padding).
+// `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
+// (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
+// device memory. Backward functions accumulate (+=) into their gradient outputs unless they say
+// otherwise; a gradient output may be null to skip it. All work is queued on the device's compute
+// stream.
+#include <cstddef>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "kernels/weight_layout.hpp"
+
+namespace zt {
+
+class ModelOps {
+public:
+  virtual ~ModelOps() = default;
+  // The dtype of activations, parameters and gradients the model computes with.
+  virtual DType dtype() const = 0;
+
+  // out[b, t] = wte[tokens[b, t]] + wpe[t]
+  virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                                 int C) = 0;
+  // dwte[tokens[b, t]] += dout[b, t], dwpe[t] += dout[b, t]
+  virtual void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
+                                  int C) = 0;
+
+  // out[N, C] = (inp - mean) · rstd · weight + bias (eps 1e-5); saves mean[N] and rstd[N].
+  virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
+                                 const void* bias, int N, int C) = 0;
+  virtual void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                  const void* weight, const float* mean, const float* rstd, int N, int C) = 0;
+
+  // out[N, OC] = inp[N, C] · W (+ bias[OC]); overwrites out.
+  virtual void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
+                              WeightLayout layout) = 0;
+  // dinp += dout · Wᵀ, dweight += inpᵀ · dout (in the weight's own layout), dbias += Σ_rows dout.
+  virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                               const void* weight, int N, int C, int OC, WeightLayout layout) = 0;
+
+  // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
+  // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
+  // attention_saved_floats), `scratch` what backward uses (attention_scratch_floats).
+  virtual size_t attention_saved_floats(int B, int T, int NH) const = 0;
+  virtual size_t attention_scratch_floats(int B, int T, int NH) const = 0;
+  virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
+  virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                                  const float* saved, int B, int T, int C, int NH) = 0;
+
+  // GPT-2's tanh GELU: out = gelu(inp); dinp += gelu'(inp) · dout.
+  virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;
+  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) = 0;
+  // out = a + b
+  virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
+
+  // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
+  // returns the mean over the rows of lse - logit of the target (waits for the device).
+  virtual float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
+                                      int Vp) = 0;
+  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding;
+  // overwrites dlogits, which may be the logits buffer itself.
+  virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                                      float scale, int N, int V, int Vp) = 0;
+};
+
+}  // namespace zt

@@ -1,0 +1,61 @@
+#pragma once
+// Everything the ZeRO engine is told, as plain values (the trainer makes them from the DeepSpeed
+// config; zero/ knows nothing of JSON or config blocks).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace zt {
+
+// DeepSpeed's dynamic loss scaler (fp16).
+struct LossScalerOptions {
+  double loss_scale = 0.0;  // 0: dynamic
+  int initial_scale_power = 16;
+  int64_t loss_scale_window = 1000;
+  int hysteresis = 2;
+  bool consecutive_hysteresis = false;
+  double min_loss_scale = 1.0;
+};
+
+// Where optimizer state or stage-3 parameter shards live.
+enum class OffloadDevice { None, Cpu, Nvme };
+
+struct EngineOptions {
+  int stage = 0;
+  DType dtype = DType::F32;       // parameters and gradients as stored and communicated in
+  DType comm_dtype = DType::F32;  // gradient reductions
+  int64_t gradient_accumulation_steps = 1;
+  double gradient_clipping = 0;  // global L2 norm; 0: off
+  bool prescale_gradients = false;
+  double gradient_predivide_factor = 1.0;
+
+  // Buckets and overlap (elements).
+  size_t reduce_bucket_size = 500000000;
+  size_t allgather_bucket_size = 500000000;
+  bool overlap_comm = false;
+  // Stage 3 (elements).
+  size_t prefetch_bucket_size = 50000000;
+  size_t param_persistence_threshold = 100000;
+  size_t max_live_parameters = 1000000000;
+  size_t max_reuse_distance = 1000000000;
+  // The order the model fetches groups in during one forward and backward, when the model knows
+  // it; empty: stage 3 records it during the first micro-batch (no prefetch until then).
+  std::vector<int> fetch_order;
+
+  // AdamW (lr and betas come per step from the schedule).
+  double adam_eps = 1e-8;
+  double weight_decay = 0.0;
+  bool bias_correction = true;
+  bool adam_w_mode = true;
+
+  bool fp16 = false;  // dynamic loss scaling with `loss_scaler`
+  LossScalerOptions loss_scaler;
+  bool bf16_check_overflow = true;  // bf16: an inf/nan gradient skips the step
+
+  OffloadDevice offload_optimizer = OffloadDevice::None;
+  OffloadDevice offload_param = OffloadDevice::None;
+};
+
+}  // namespace zt
