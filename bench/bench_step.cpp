@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/clock.hpp"
 #include "core/param_hooks.hpp"
 #include "core/rng.hpp"
 #include "kernels/backend.hpp"
@@ -25,11 +26,9 @@
 #include "optim/grad_clip.hpp"
 
 using namespace zt;
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
 namespace {
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Resident parameters that also time the model's work per parameter group: each hook call
 // charges the time since the previous one to its group (the softmax + cross-entropy, which runs

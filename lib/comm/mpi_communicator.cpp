@@ -25,6 +25,7 @@
 #include "comm/progress_backoff.hpp"
 #include "comm/rank_order_reduce.hpp"
 #include "core/buffer.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -223,7 +224,7 @@ void MpiCommunicator::run(Op& op) {
   try {
     const auto started = Clock::now();  // queueing behind earlier ops is not time in flight
     execute(op);
-    counters().ran(op.sig.op, std::chrono::duration<double>(Clock::now() - started).count());
+    counters().ran(op.sig.op, seconds_since(started));
     op.work->complete();
   } catch (...) {
     op.work->complete(std::current_exception());

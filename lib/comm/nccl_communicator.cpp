@@ -19,6 +19,7 @@
 #include "comm/mpi_session.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/progress_backoff.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -205,7 +206,7 @@ void NcclCommunicator::verify_signature(const OpSignature& sig) {
   for (int done = 0;;) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) break;
-    const double waited = std::chrono::duration<double>(Clock::now() - started).count();
+    const double waited = seconds_since(started);
     if (options_.timeout_seconds > 0 && waited > options_.timeout_seconds)
       abort_job(kCommTimeoutExitCode, timeout_message(rank_, sig, step(), options_.timeout_seconds));
     backoff.pause();

@@ -54,6 +54,7 @@ public:
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
   StageTimers timers() const { return stage_->timers(); }
+  std::vector<int64_t> group_gathers() const { return stage_->group_gathers(); }
   void reset_timers() { stage_->reset_timers(); }
 
 private:

@@ -3,6 +3,7 @@
 // (partition, bucketer, shard optimizer, communicator, buffer pool) live beside it.
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/param_layout.hpp"
@@ -68,6 +69,8 @@ public:
   virtual void publish_params() = 0;
   virtual StageTimers timers() const = 0;
   virtual void reset_timers() = 0;
+  // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
+  virtual std::vector<int64_t> group_gathers() const { return {}; }
 };
 
 std::unique_ptr<Stage> make_stage(const StageContext& ctx);

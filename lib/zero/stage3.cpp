@@ -48,6 +48,7 @@ public:
     timers_ = {};
     grads_.reset_timers();
   }
+  std::vector<int64_t> group_gathers() const override { return gathered_.gathers(); }
 
 private:
   const StageContext& ctx_;

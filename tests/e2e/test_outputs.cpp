@@ -169,3 +169,23 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
   CHECK(planned[1] == held[1]);
   CHECK(std::stod(held[1]) > 0);
 }
+
+TEST_CASE("without a launcher zerotrain runs as one rank without MPI, with the numbers of a one-rank job",
+          "[e2e][world]") {
+  auto dir = fresh_dir("single-rank");
+  int code = run_command(std::string("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE ") +
+                             ZT_ZEROTRAIN + " --config zero3 --steps 5 --set training.metrics=" + dir + "/alone.jsonl",
+                         dir + "/alone.log");
+  std::string out = read_file(dir + "/alone.log");
+  INFO(out);
+  REQUIRE(code == 0);
+  CHECK(out.find("(1 rank, no MPI)") != std::string::npos);
+  code = run_command(launch(1) + " --config zero3 --steps 5 --set training.metrics=" + dir + "/mpi.jsonl",
+                     dir + "/mpi.log");
+  INFO(read_file(dir + "/mpi.log"));
+  REQUIRE(code == 0);
+  Metrics alone = read_metrics(dir + "/alone.jsonl"), mpi = read_metrics(dir + "/mpi.jsonl");
+  REQUIRE(alone.steps.size() == 5);
+  REQUIRE(mpi.steps.size() == 5);
+  for (size_t s = 0; s < 5; ++s) CHECK(alone.steps[s]["loss"] == mpi.steps[s]["loss"]);
+}

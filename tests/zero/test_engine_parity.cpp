@@ -17,7 +17,7 @@ static Communicator& world() {
 
 TEST_CASE("with accumulation 1, stages 0-3 give bit-identical losses and parameters", "[engine][parity]") {
   auto& comm = world();
-  for (std::string dtype : {"fp32", "bf16"}) {
+  for (std::string dtype : {"fp32", "bf16", "fp16"}) {
     RunResult reference;
     for (int stage = 0; stage <= 3; ++stage) {
       RunSpec spec{stage, dtype, comm.world_size()};
