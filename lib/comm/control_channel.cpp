@@ -6,7 +6,7 @@ namespace zt {
 
 void ControlChannel::all_reduce_sum(double* values, size_t n) {
   const size_t W = size_t(world_size());
-  if (W == 1 || n == 0) return;
+  if (n == 0) return;
   std::vector<double> all(W * n);
   gather_for_reduce(values, all.data(), n * sizeof(double));
   for (size_t i = 0; i < n; ++i) {
@@ -18,7 +18,7 @@ void ControlChannel::all_reduce_sum(double* values, size_t n) {
 
 void ControlChannel::all_reduce_max(double* values, size_t n) {
   const size_t W = size_t(world_size());
-  if (W == 1 || n == 0) return;
+  if (n == 0) return;
   std::vector<double> all(W * n);
   gather_for_reduce(values, all.data(), n * sizeof(double));
   for (size_t i = 0; i < n; ++i) {
