@@ -200,8 +200,8 @@ int export_checkpoint(const ExportArgs&) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"zerotrain: GPT-2 training with ZeRO stages 0-3 (DeepSpeed configs), on CPUs with MPI or GPUs "
-               "with NCCL"};
+  CLI::App app{"zerotrain: GPT-2 training with ZeRO stages 0-3 (DeepSpeed configs) on CPUs, one process alone or "
+               "many over MPI"};
   app.footer(kExamples);
   app.set_version_flag("--version", std::string("zerotrain ") + ZT_VERSION);
   app.require_subcommand(0, 1);
