@@ -113,3 +113,33 @@ void Engine::gather_master(float* full) {
 }
 
 }  // namespace zt
+
+namespace zt {
+
+Range Engine::state_range() const { return stage_->update_range().intersect({0, partition_.numel()}); }
+
+void Engine::read_state(StateTensor t, Range r, float* host) const {
+  const Range held = state_range();
+  if (r.intersect(held).size() != r.size())
+    fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
+  optimizer_->read(t, r, stage_->params(), host);
+}
+
+void Engine::write_state(StateTensor t, Range r, const float* host) {
+  const Range held = state_range();
+  if (r.intersect(held).size() != r.size())
+    fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
+  optimizer_->write(t, r, stage_->params(), host);
+}
+
+void Engine::publish_written_state() {
+  optimizer_->round_params(stage_->params());
+  stage_->publish_params();
+}
+
+void Engine::set_counters(const Counters& c) {
+  steps_ = c.optimizer_steps;
+  scaler_.set_state(c.scaler);
+}
+
+}  // namespace zt

@@ -48,6 +48,21 @@ public:
   // (collective).
   void gather_master(float* full);
 
+  // Checkpoints. The flat elements whose optimizer state this rank holds (its shard, or everything
+  // at stage 0), padding excluded; read and write copy state of a sub-range to and from host memory.
+  Range state_range() const;
+  void read_state(StateTensor t, Range r, float* host) const;
+  void write_state(StateTensor t, Range r, const float* host);
+  // After every rank wrote the master of its state_range(): the parameters take the master's values
+  // (rounded to the training dtype) on every rank that uses them. Collective.
+  void publish_written_state();
+  struct Counters {
+    int64_t optimizer_steps = 0;
+    LossScaler::State scaler{};
+  };
+  Counters counters() const { return {steps_, scaler_.state()}; }
+  void set_counters(const Counters& c);
+
   const EngineOptions& options() const { return options_; }
   const Partition& partition() const { return partition_; }
   DType dtype() const { return options_.dtype; }

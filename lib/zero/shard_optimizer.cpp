@@ -32,6 +32,32 @@ const float* ShardOptimizer::master(ConstView params) const {
   return dtype_ == DType::F32 ? static_cast<const float*>(params.data) : master_.data();
 }
 
+float* ShardOptimizer::state(StateTensor t, void* params) {
+  switch (t) {
+    case StateTensor::AdamM: return m_.data();
+    case StateTensor::AdamV: return v_.data();
+    case StateTensor::Master: break;
+  }
+  return dtype_ == DType::F32 ? static_cast<float*>(params) : master_.data();
+}
+
+void ShardOptimizer::read(StateTensor t, Range r, ConstView params, float* host) const {
+  Device& dev = backend_.device;
+  const float* src = const_cast<ShardOptimizer*>(this)->state(t, const_cast<void*>(params.data));
+  dev.copy(host, src + (r.begin - range_.begin), r.size() * sizeof(float), dev.compute());
+  dev.synchronize(dev.compute());
+}
+
+void ShardOptimizer::write(StateTensor t, Range r, View params, const float* host) {
+  Device& dev = backend_.device;
+  dev.copy(state(t, params.data) + (r.begin - range_.begin), host, r.size() * sizeof(float), dev.compute());
+  dev.synchronize(dev.compute());
+}
+
+void ShardOptimizer::round_params(View params) {
+  if (dtype_ != DType::F32) backend_.vector.convert({master_.data(), DType::F32, master_.space()}, params, range_.size());
+}
+
 void ShardOptimizer::update(View params, ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) {
   float* w = dtype_ == DType::F32 ? static_cast<float*>(params.data) : master_.data();
   backend_.vector.adamw(segments_, {w, m_.data(), v_.data()}, grads, grad_factor, params, hyper, step);

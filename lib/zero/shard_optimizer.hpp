@@ -12,6 +12,9 @@
 
 namespace zt {
 
+// The three fp32 arrays of the optimizer state.
+enum class StateTensor { Master, AdamM, AdamV };
+
 class ShardOptimizer {
 public:
   // range: flat elements updated here; parameters past layout.total (padding) are never touched.
@@ -25,7 +28,16 @@ public:
   // The fp32 values of range(): the master copy, or the parameters themselves in fp32 training.
   const float* master(ConstView params) const;
 
+  // Checkpoints: copies between host memory and the state of flat elements [r.begin, r.end)
+  // (within range()). In fp32 training the master is the parameters: pass their view.
+  void read(StateTensor t, Range r, ConstView params, float* host) const;
+  void write(StateTensor t, Range r, View params, const float* host);
+  // The 16-bit parameters of range() rounded from the master (after the master was written).
+  void round_params(View params);
+
 private:
+  float* state(StateTensor t, void* params);  // element range().begin of t
+
   Range range_;
   DType dtype_;
   const Backend& backend_;
