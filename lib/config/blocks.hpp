@@ -21,6 +21,7 @@ LrScheduleConfig read_scheduler(Block& top, const AutoValues& auto_values, doubl
 ZeroConfig read_zero(Block& top, const AutoValues& auto_values);
 void read_monitors(Block& top, Config& config);  // csv_monitor, tensorboard, wandb, comms_logger
 CheckpointConfig read_checkpoint(Block& top);
+AioConfig read_aio(Block& top);
 ActivationCheckpointingConfig read_activation_checkpointing(Block& top);
 
 // The note on weight decay printed in the resolved optimizer block (and accepted back as input).

@@ -94,6 +94,16 @@ struct CheckpointConfig {
   bool use_node_local_storage = false;
 };
 
+// DeepSpeed's asynchronous I/O settings, used by NVMe offload.
+struct AioConfig {
+  int64_t block_size = 1048576;    // bytes per request
+  int64_t queue_depth = 8;         // requests in flight per file
+  int64_t intra_op_parallelism = 1;  // I/O threads
+  bool single_submit = false;
+  bool overlap_events = true;
+  bool use_gds = false;
+};
+
 struct ActivationCheckpointingConfig {
   bool partition_activations = false;
   int64_t number_checkpoints = 0;  // 0: none
@@ -162,6 +172,7 @@ struct Config {
   CommsLoggerConfig comms_logger;
   CheckpointConfig checkpoint;
   ActivationCheckpointingConfig activation_checkpointing;
+  AioConfig aio;
 
   ModelConfig model;
   DataConfig data;

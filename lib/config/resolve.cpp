@@ -76,6 +76,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   read_monitors(top, c);
   c.checkpoint = read_checkpoint(top);
   c.activation_checkpointing = read_activation_checkpointing(top);
+  c.aio = read_aio(top);
   read_ignored_top_level_keys(top);
   top.finish();
   return c;

@@ -56,7 +56,7 @@ void read_ignored_top_level_keys(Block& top) {
   // DeepSpeed features outside ZeRO data parallelism: blocks, judged by block_in_use.
   static const char* const kBlocks[] = {
       "amp", "flops_profiler", "data_efficiency", "curriculum_learning", "compression_training", "elasticity",
-      "pipeline", "sparse_attention", "aio", "autotuning", "nebula", "quantize_training", "eigenvalue",
+      "pipeline", "sparse_attention", "autotuning", "nebula", "quantize_training", "eigenvalue",
       "progressive_layer_drop", "hybrid_engine", "compile", "tensor_parallel", "weight_quantization", "timers",
       "comet", "data_types", "torch_autocast"};
   for (const char* key : kBlocks) {

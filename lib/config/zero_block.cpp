@@ -125,15 +125,17 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   c.stage3_gather_16bit_weights_on_model_save =
       z.boolean("stage3_gather_16bit_weights_on_model_save", c.stage3_gather_16bit_weights_on_model_save);
   c.ignore_unused_parameters = z.boolean("ignore_unused_parameters", c.ignore_unused_parameters);
-  // Stored so the resolved config shows it, but optimizer steps are never split into sub-groups.
+  // Offloaded optimizer state is updated sub-group by sub-group; 0 (as some shipped configs write)
+  // means one sub-group for the whole shard.
   c.sub_group_size = z.integer("sub_group_size", c.sub_group_size, IntRange::at_least(0));
-  if (c.sub_group_size != 1000000000)
-    z.warn("sub_group_size", fmt::format("{} has no effect (not implemented in zerotrain; default 1000000000); "
-                                         "ignored", c.sub_group_size));
 
   c.offload_optimizer = read_offload_optimizer(z, c.stage);
   c.offload_param = read_offload_param(z, c.stage);
   apply_deprecated_offload_flags(z, c);
+  const bool sub_groups_used = c.offload_optimizer.device != "none" || c.offload_param.device == "nvme";
+  if (c.sub_group_size != 1000000000 && c.sub_group_size != 0 && !sub_groups_used)
+    z.warn("sub_group_size", fmt::format("{} has no effect without offload_optimizer or offload_param nvme (the "
+                                         "optimizer state is updated as one piece); ignored", c.sub_group_size));
   if (c.offload_optimizer.device != "none" && c.stage == 0)
     z.fail("cpu_offload", "true needs ZeRO stage 1, 2 or 3 (stage is 0)");
 

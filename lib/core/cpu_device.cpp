@@ -66,7 +66,9 @@ public:
       if (bytes >= kHugePage) madvise(p, bytes, MADV_HUGEPAGE);
       return p;
     }
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    // Page-aligned from a page up: such buffers may take part in direct I/O (offload files).
+    const size_t align = bytes >= 4096 ? 4096 : 64;
+    void* p = std::aligned_alloc(align, (bytes + align - 1) / align * align);
     if (p && zeroed) std::memset(p, 0, bytes);
     return p;
   }

@@ -36,7 +36,8 @@ public:
   virtual size_t memory_bytes() const = 0;    // capacity of MemSpace::Device
 
   // Memory. allocate returns nullptr when the space has no room (Buffer turns that into a
-  // zt::Error naming the category); bytes > 0, 64-byte aligned at least. zeroed: the memory must
+  // zt::Error naming the category); bytes > 0, 64-byte aligned at least, and 4096-byte aligned
+  // from 4096 bytes up (host buffers may serve direct I/O). zeroed: the memory must
   // read as zeros (the CPU device gets that for free from fresh pages: nothing is touched).
   virtual void* allocate(MemSpace space, size_t bytes, bool zeroed) = 0;
   virtual void free(MemSpace space, void* p, size_t bytes) = 0;

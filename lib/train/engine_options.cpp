@@ -1,5 +1,7 @@
 #include "train/engine_options.hpp"
 
+#include <cstdint>
+
 namespace zt {
 
 namespace {
@@ -39,8 +41,15 @@ EngineOptions engine_options(const config::Config& c) {
   o.loss_scaler = {f.loss_scale, f.initial_scale_power, f.loss_scale_window, f.hysteresis, f.consecutive_hysteresis,
                    f.min_loss_scale};
   o.bf16_check_overflow = c.bf16.check_grad_overflow;
-  o.offload_optimizer = offload_device(z.offload_optimizer.device);
-  o.offload_param = z.stage == 3 ? offload_device(z.offload_param.device) : OffloadDevice::None;
+  const auto& oo = z.offload_optimizer;
+  o.offload_optimizer = {offload_device(oo.device), oo.nvme_path, oo.pin_memory, int(oo.buffer_count),
+                         z.sub_group_size > 0 ? size_t(z.sub_group_size) : SIZE_MAX};
+  if (z.stage == 3) {
+    const auto& op = z.offload_param;
+    o.offload_param = {offload_device(op.device), op.nvme_path, op.pin_memory, int(op.buffer_count),
+                       size_t(op.buffer_size), size_t(op.max_in_cpu)};
+  }
+  o.aio = {size_t(c.aio.block_size), int(c.aio.queue_depth), int(c.aio.intra_op_parallelism)};
   return o;
 }
 

@@ -75,6 +75,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     };
   EngineOptions options = engine_options(config);
   options.fetch_order = model_->fetch_order();
+  options.rank = comm.rank();
   engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
   peak_ = cpu_peak_flops(comm.local_size());
 }

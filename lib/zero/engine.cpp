@@ -18,9 +18,8 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       open_grads_(layout.groups.size(), nullptr) {
   stage_ = make_stage(ctx_);
   stage_->init_params(init);
-  const MemSpace state_space = options.offload_optimizer == OffloadDevice::None ? MemSpace::Device : MemSpace::Host;
-  optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options.dtype, backend, state_space);
-  optimizer_->init_master(stage_->params());
+  optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params());
+  optimizer_->init_master();
   if (options.fp16) scaler_ = LossScaler(options.loss_scaler);
 }
 
@@ -92,7 +91,7 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
   if (options_.gradient_clipping > 0) clip = clip_coefficient(result.grad_norm, options_.gradient_clipping);
   const AdamWHyper hyper{float(lr),           float(beta1), float(beta2), float(options_.adam_eps),
                          float(options_.weight_decay), options_.bias_correction, options_.adam_w_mode};
-  optimizer_->update(stage_->params(), stage_->grads(), float(factor * clip), hyper, ++steps_);
+  optimizer_->update(stage_->grads(), float(factor * clip), hyper, ++steps_);
   stage_->publish_params();
   stage_->zero_grads();
   return result;
@@ -100,15 +99,21 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
 
 void Engine::gather_master(float* full) {
   Device& dev = backend_.device;
-  const float* master = optimizer_->master(stage_->params());
-  const Range range = stage_->update_range();
-  if (range.begin == 0 && range.end == partition_.padded()) {
-    dev.copy(full, master, partition_.numel() * sizeof(float), dev.compute());
-  } else {
-    Buffer<float> all(dev, MemSpace::Device, MemCategory::Buffers, partition_.padded(), Init::Uninitialised);
-    comm_.all_gather(master, all.data(), partition_.shard_size(), DType::F32)->wait();
-    dev.copy(full, all.data(), partition_.numel() * sizeof(float), dev.compute());
+  const Range held = state_range();
+  if (held.begin == 0 && held.end == partition_.numel()) {
+    optimizer_->read(StateTensor::Master, held, full);
+    return;
   }
+  // This rank's shard of the master through device memory (where the communicator works), then
+  // everyone's.
+  const Range own = partition_.own();
+  std::vector<float> mine(own.size(), 0.0f);
+  optimizer_->read(StateTensor::Master, held, mine.data());
+  Buffer<float> all(dev, MemSpace::Device, MemCategory::Buffers, partition_.padded(), Init::Uninitialised);
+  float* own_slot = all.data() + own.begin;
+  dev.copy(own_slot, mine.data(), own.size() * sizeof(float), dev.compute());
+  comm_.all_gather(own_slot, all.data(), partition_.shard_size(), DType::F32)->wait();
+  dev.copy(full, all.data(), partition_.numel() * sizeof(float), dev.compute());
   dev.synchronize(dev.compute());
 }
 
@@ -122,18 +127,18 @@ void Engine::read_state(StateTensor t, Range r, float* host) const {
   const Range held = state_range();
   if (r.intersect(held).size() != r.size())
     fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  optimizer_->read(t, r, stage_->params(), host);
+  optimizer_->read(t, r, host);
 }
 
 void Engine::write_state(StateTensor t, Range r, const float* host) {
   const Range held = state_range();
   if (r.intersect(held).size() != r.size())
     fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  optimizer_->write(t, r, stage_->params(), host);
+  optimizer_->write(t, r, host);
 }
 
 void Engine::publish_written_state() {
-  optimizer_->round_params(stage_->params());
+  optimizer_->round_params();
   stage_->publish_params();
 }
 

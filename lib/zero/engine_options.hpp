@@ -22,6 +22,30 @@ struct LossScalerOptions {
 // Where optimizer state or stage-3 parameter shards live.
 enum class OffloadDevice { None, Cpu, Nvme };
 
+// DeepSpeed's asynchronous I/O settings (the aio block), for NVMe offload.
+struct AioSettings {
+  size_t block_size = size_t(1) << 20;
+  int queue_depth = 8;
+  int threads = 1;
+};
+
+struct OptimizerOffload {
+  OffloadDevice device = OffloadDevice::None;
+  std::string nvme_path;
+  bool pin_memory = true;
+  int buffer_count = 4;              // sub-groups in host memory at once (nvme)
+  size_t sub_group_size = 1000000000;  // elements updated as one piece
+};
+
+struct ParamOffload {
+  OffloadDevice device = OffloadDevice::None;
+  std::string nvme_path;
+  bool pin_memory = true;
+  int buffer_count = 5;         // group pieces read ahead from the file (nvme)
+  size_t buffer_size = 100000000;  // elements: the largest piece one read may bring
+  size_t max_in_cpu = 1000000000;  // elements held in host memory by the read-ahead (nvme)
+};
+
 struct EngineOptions {
   int stage = 0;
   DType dtype = DType::F32;       // parameters and gradients as stored and communicated in
@@ -54,8 +78,10 @@ struct EngineOptions {
   LossScalerOptions loss_scaler;
   bool bf16_check_overflow = true;  // bf16: an inf/nan gradient skips the step
 
-  OffloadDevice offload_optimizer = OffloadDevice::None;
-  OffloadDevice offload_param = OffloadDevice::None;
+  OptimizerOffload offload_optimizer;
+  ParamOffload offload_param;  // stage 3 only
+  AioSettings aio;
+  int rank = 0;  // names this rank's offload files
 };
 
 }  // namespace zt

@@ -1,13 +1,25 @@
 #include "zero/gather_coordinator.hpp"
 
+#include <utility>
+
 #include "comm/comm_volume.hpp"
+#include "core/error.hpp"
 #include "core/clock.hpp"
 
 namespace zt {
 
-GatherCoordinator::GatherCoordinator(const StageContext& ctx, const uint8_t* shard, StageTimers& timers)
-    : ctx_(ctx), shard_(shard), timers_(timers), live_(ctx.layout.groups.size()),
-      persistent_(ctx.layout.groups.size(), false), gathers_(ctx.layout.groups.size(), 0) {
+GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers)
+    : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr), ahead_(ctx.layout.groups.size()),
+      timers_(timers), live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
+      gathers_(ctx.layout.groups.size(), 0) {
+  if (in_file_) {
+    size_t largest = 0;
+    for (size_t g = 0; g < ctx.layout.groups.size(); ++g) largest = std::max(largest, own_part(int(g)).size());
+    if (largest > ctx.options.offload_param.buffer_size)
+      fail("zero_optimization.offload_param.buffer_size: {} elements is smaller than the largest piece of a "
+           "parameter group this rank reads from its file ({} elements)",
+           ctx.options.offload_param.buffer_size, largest);
+  }
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
     persistent_[g] = ctx.layout.groups[g].size < ctx.options.param_persistence_threshold;
   if (!ctx.options.fetch_order.empty()) {
@@ -17,6 +29,10 @@ GatherCoordinator::GatherCoordinator(const StageContext& ctx, const uint8_t* sha
 }
 
 GatherCoordinator::~GatherCoordinator() {
+  try {
+    stop_reading_ahead();
+  } catch (...) {  // a failed read has nothing left to give
+  }
   for (size_t g = 0; g < live_.size(); ++g) free_group(int(g));
 }
 
@@ -25,10 +41,60 @@ Range GatherCoordinator::group_range(int g) const {
   return {group.offset, group.offset + group.size};
 }
 
-const void* GatherCoordinator::own_piece(Range range) const {
-  Range own = range.intersect(ctx_.partition.own());
-  if (own.empty()) return shard_;
-  return shard_ + (own.begin - ctx_.partition.own().begin) * dtype_size(ctx_.dtype());
+Range GatherCoordinator::own_part(int g) const {
+  const Range own = group_range(g).intersect(ctx_.partition.own());
+  const size_t base = ctx_.partition.own().begin;
+  return own.empty() ? Range{} : Range{own.begin - base, own.end - base};
+}
+
+const void* GatherCoordinator::own_piece(int g, Gathered& e) {
+  const Range part = own_part(g);
+  if (!in_file_) return static_cast<const char*>(shard_.view().data) + part.begin * dtype_size(ctx_.dtype());
+  if (part.empty()) return nullptr;
+  ReadAhead& a = ahead_[size_t(g)];
+  if (a.piece) {  // read ahead: wait for it
+    e.piece = std::exchange(a.piece, nullptr);
+    --reads_in_flight_;
+    elements_read_ahead_ -= part.size();
+    a.read.finish();
+  } else {
+    e.piece = ctx_.pool.acquire(part.size() * dtype_size(ctx_.dtype()));
+    shard_.read(part, e.piece);
+  }
+  return e.piece;
+}
+
+// Starts reading this rank's pieces of the groups the trace gathers next, while compute goes on.
+void GatherCoordinator::read_ahead() {
+  if (!in_file_ || recording_) return;
+  const ParamOffload& o = ctx_.options.offload_param;
+  for (size_t k = pos_; k < trace_.size() && reads_in_flight_ < o.buffer_count; ++k) {
+    const int h = trace_[k];
+    const Range part = own_part(h);
+    if (persistent_[size_t(h)] || live_[size_t(h)].live || ahead_[size_t(h)].piece || part.empty()) continue;
+    if (elements_read_ahead_ + part.size() > o.max_in_cpu) break;
+    ReadAhead& a = ahead_[size_t(h)];
+    a.piece = ctx_.pool.acquire(part.size() * dtype_size(ctx_.dtype()));
+    a.read = shard_.read_async(part, a.piece);
+    ++reads_in_flight_;
+    elements_read_ahead_ += part.size();
+  }
+}
+
+void GatherCoordinator::stop_reading_ahead() {
+  for (ReadAhead& a : ahead_)
+    if (a.piece) {
+      void* piece = std::exchange(a.piece, nullptr);
+      try {
+        a.read.finish();
+      } catch (...) {
+        ctx_.pool.release(piece);
+        throw;
+      }
+      ctx_.pool.release(piece);
+    }
+  reads_in_flight_ = 0;
+  elements_read_ahead_ = 0;
 }
 
 GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
@@ -42,7 +108,7 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
   e.live = true;
   e.ready = false;
   auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  e.work = ctx_.comm.all_gather(own_piece(range), convert ? e.raw : e.values, e.counts, ctx_.dtype(),
+  e.work = ctx_.comm.all_gather(own_piece(g, e), convert ? e.raw : e.values, e.counts, ctx_.dtype(),
                                 ctx_.options.overlap_comm);
   timers_.gather_wait_s += seconds_since(t0);
   live_elements_ += range.size();
@@ -64,6 +130,7 @@ void GatherCoordinator::finish(Gathered& e) {
     ctx_.pool.release(e.raw);
     e.raw = nullptr;
   }
+  ctx_.pool.release(std::exchange(e.piece, nullptr));  // sent: the piece read from the file is done with
   e.ready = true;
 }
 
@@ -73,7 +140,10 @@ ConstView GatherCoordinator::fetch(int g) {
   Gathered& e = persistent ? live_[size_t(g)] : issue(g);
   finish(e);
   ++e.refs;
-  if (!persistent) prefetch();
+  if (!persistent) {
+    prefetch();
+    read_ahead();
+  }
   return {e.values, ctx_.model_dtype, MemSpace::Device};
 }
 
@@ -90,6 +160,7 @@ void GatherCoordinator::free_group(int g) {
   if (!persistent_[size_t(g)]) live_elements_ -= group_range(g).size();
   ctx_.pool.release(e.values);
   ctx_.pool.release(e.raw);
+  ctx_.pool.release(e.piece);
   e = Gathered{};
 }
 
@@ -147,6 +218,7 @@ bool GatherCoordinator::reused_soon(int g) const {
 }
 
 void GatherCoordinator::refresh() {
+  stop_reading_ahead();
   for (size_t g = 0; g < live_.size(); ++g) free_group(int(g));
   live_elements_ = 0;
   for (size_t g = 0; g < live_.size(); ++g)

@@ -36,7 +36,8 @@ FullParams::FullParams(const StageContext& ctx)
       views_(ctx.pool, ctx.layout.groups.size()) {}
 
 void FullParams::init(const ParamInit& init) {
-  upload_params(ctx_, init, values_.data(), 0, ctx_.partition.numel());
+  ResidentParamShard all(ctx_.device(), at(0), ctx_.partition.padded());
+  upload_params(ctx_, init, all, {0, ctx_.partition.padded()});
 }
 
 ConstView FullParams::fetch(int g) {

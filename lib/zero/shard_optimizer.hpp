@@ -1,13 +1,22 @@
 #pragma once
 // AdamW over the flat range of parameters one rank updates (its shard; everything at stage 0):
-// fp32 master weights when training in 16 bits, Adam m and v, weight decay per tensor. The state
-// lives in `space` (device memory, or host memory when offloaded) and is updated by the backend's
-// VectorOps.
+// fp32 master weights, Adam m and v, weight decay per tensor.
+//
+// Resident (no offload, parameters in memory): the state lives in device memory and one VectorOps
+// call updates it; in fp32 training the parameters are the master. Offloaded (offload_optimizer
+// cpu or nvme, or parameters in a file): the state lives in host memory or a file and is updated
+// sub-group by sub-group by the host's AdamW (the CPU backend's VectorOps): the gradients of the
+// next sub-group come to the host while one is updated, its updated parameters go back to the
+// device, its state to the file. Both compute the same values in the same order, bit for bit.
+#include <memory>
 #include <vector>
 
 #include "core/buffer.hpp"
 #include "core/param_layout.hpp"
 #include "kernels/backend.hpp"
+#include "zero/engine_options.hpp"
+#include "zero/offloaded_state.hpp"
+#include "zero/param_shard.hpp"
 #include "zero/partition.hpp"
 
 namespace zt {
@@ -18,31 +27,44 @@ enum class StateTensor { Master, AdamM, AdamV };
 class ShardOptimizer {
 public:
   // range: flat elements updated here; parameters past layout.total (padding) are never touched.
-  ShardOptimizer(const ParamLayout& layout, Range range, DType param_dtype, const Backend& backend, MemSpace space);
+  // params: where the parameters of `range` live (resident or in a file).
+  ShardOptimizer(const ParamLayout& layout, Range range, const EngineOptions& options, const Backend& backend,
+                 ParamShard& params);
 
   Range range() const { return range_; }
-  // Copies the 16-bit parameters into the fp32 master (no-op in fp32 training).
-  void init_master(ConstView params);
-  // One AdamW step: grad = float(grads[i]) * grad_factor. params and grads view range().begin.
-  void update(View params, ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
-  // The fp32 values of range(): the master copy, or the parameters themselves in fp32 training.
-  const float* master(ConstView params) const;
+  bool offloaded() const { return offloaded_ != nullptr; }
+  // The master takes the values of the (16-bit) parameters; m and v start at zero.
+  void init_master();
+  // One AdamW step: grad = float(grads[i]) * grad_factor. grads views range().begin.
+  void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
 
-  // Checkpoints: copies between host memory and the state of flat elements [r.begin, r.end)
-  // (within range()). In fp32 training the master is the parameters: pass their view.
-  void read(StateTensor t, Range r, ConstView params, float* host) const;
-  void write(StateTensor t, Range r, View params, const float* host);
-  // The 16-bit parameters of range() rounded from the master (after the master was written).
-  void round_params(View params);
+  // Copies between host memory and the state of flat elements [r.begin, r.end) (within range()).
+  void read(StateTensor t, Range r, float* host);
+  void write(StateTensor t, Range r, const float* host);
+  // The parameters of range() take the master's values, rounded to the training dtype (after the
+  // master was written).
+  void round_params();
 
 private:
-  float* state(StateTensor t, void* params);  // element range().begin of t
+  // Segments of the sub-group [a, b) (relative to range().begin), with offsets relative to a.
+  std::vector<AdamSegment> segments_in(Range sub) const;
+  void update_offloaded(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
+  // The state of sub-range r, one sub-group at a time: f(sub-group range, state pointers at r ∩ it).
+  template <typename F>
+  void for_each_sub_group(Range r, bool changes, F&& f);
+  float* resident(StateTensor t);
 
   Range range_;
   DType dtype_;
   const Backend& backend_;
+  ParamShard& params_;
+  std::vector<AdamSegment> segments_;  // tensor pieces of at most one chunk, relative to range_.begin
+  // Resident state.
   Buffer<float> master_, m_, v_;
-  std::vector<AdamSegment> segments_;  // tensor pieces of at most one chunk
+  // Offloaded state and its host staging (gradients of two sub-groups, updated parameters).
+  std::unique_ptr<OffloadedState> offloaded_;
+  Buffer<uint8_t> grad_stage_[2], param_stage_;
+  Event grads_arrived_[2];
 };
 
 }  // namespace zt

@@ -11,6 +11,7 @@
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
+#include "zero/param_shard.hpp"
 #include "zero/partition.hpp"
 
 namespace zt {
@@ -56,10 +57,10 @@ public:
   virtual void grads_ready(int g, View grads) = 0;
   // At the accumulation boundary: after this, grads() holds the summed gradients of update_range().
   virtual void reduce_gradients() = 0;
-  // Flat range this rank's optimizer updates, and the views of it (starting at its first element,
-  // in the storage dtype).
+  // Flat range this rank's optimizer updates, its parameters (in the storage dtype, wherever they
+  // live) and its reduced gradients (a view of its first element).
   virtual Range update_range() const = 0;
-  virtual View params() = 0;
+  virtual ParamShard& params() = 0;
   virtual ConstView grads() const = 0;
   // Shards whose trained parameters this rank holds reduced gradients for (grad norm partials).
   virtual bool holds_all_gradients() const { return false; }
@@ -75,8 +76,8 @@ public:
 
 std::unique_ptr<Stage> make_stage(const StageContext& ctx);
 
-// Fills storage [begin, begin + count) of dtype `dtype` (device memory) with init's fp32 values,
-// through a host staging chunk.
-void upload_params(const StageContext& ctx, const ParamInit& init, void* storage, size_t begin, size_t count);
+// Fills `shard`, which holds flat elements [flat.begin, flat.end), with init's fp32 values (zero
+// past the last parameter), through host staging chunks.
+void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range flat);
 
 }  // namespace zt

@@ -1,5 +1,8 @@
 // Stage 3: parameters, gradients and optimizer state all sharded. This rank stores its shard of
-// the parameters; the coordinator gathers groups around their use.
+// the parameters (in device memory, host memory, or a file, as offload_param says); the
+// coordinator gathers groups around their use.
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "zero/gather_coordinator.hpp"
@@ -10,18 +13,40 @@ namespace zt {
 
 namespace {
 
+// This rank's shard, where offload_param puts it.
+class ShardStorage {
+public:
+  explicit ShardStorage(const StageContext& ctx) {
+    const ParamOffload& off = ctx.options.offload_param;
+    const size_t n = ctx.partition.shard_size();
+    if (off.device == OffloadDevice::Nvme) {
+      shard_ = std::make_unique<FileParamShard>(ctx.dtype(), n, off.nvme_path,
+                                                fmt::format("zerotrain-params-rank{}.swap", ctx.options.rank),
+                                                AioOptions{ctx.options.aio.block_size, ctx.options.aio.queue_depth,
+                                                           ctx.options.aio.threads},
+                                                "zero_optimization.offload_param.nvme_path");
+      return;
+    }
+    const MemSpace space = off.device == OffloadDevice::None ? MemSpace::Device
+                           : off.pin_memory                  ? MemSpace::Pinned
+                                                             : MemSpace::Host;
+    memory_ = Buffer<uint8_t>(ctx.device(), space, MemCategory::Params, n * dtype_size(ctx.dtype()));
+    shard_ = std::make_unique<ResidentParamShard>(ctx.device(), View{memory_.data(), ctx.dtype(), space}, n);
+  }
+  ParamShard& shard() { return *shard_; }
+
+private:
+  Buffer<uint8_t> memory_;
+  std::unique_ptr<ParamShard> shard_;
+};
+
 class Stage3 final : public Stage {
 public:
   explicit Stage3(const StageContext& ctx)
-      : ctx_(ctx),
-        shard_(ctx.device(), ctx.options.offload_param == OffloadDevice::None ? MemSpace::Device : MemSpace::Host,
-               MemCategory::Params, ctx.partition.shard_size() * dtype_size(ctx.dtype())),
-        grads_(ctx),
-        gathered_(ctx, shard_.data(), timers_) {}
+      : ctx_(ctx), storage_(ctx), grads_(ctx), gathered_(ctx, storage_.shard(), timers_) {}
 
   void init_params(const ParamInit& init) override {
-    const Range own = ctx_.partition.trained(ctx_.partition.rank());
-    upload_params(ctx_, init, shard_.data(), own.begin, own.size());
+    upload_params(ctx_, init, storage_.shard(), ctx_.partition.own());
     gathered_.refresh();
   }
 
@@ -32,9 +57,10 @@ public:
   void reduce_gradients() override {
     grads_.finish();
     gathered_.end_recording();
+    gathered_.stop_reading_ahead();  // the optimizer writes the shard's file next
   }
   Range update_range() const override { return ctx_.partition.own(); }
-  View params() override { return ctx_.view(shard_.data(), ctx_.dtype()); }
+  ParamShard& params() override { return storage_.shard(); }
   ConstView grads() const override { return grads_.data(); }
   ConstView grads_of_shard(int) const override { return {}; }
   void zero_grads() override { grads_.zero(); }
@@ -53,7 +79,7 @@ public:
 private:
   const StageContext& ctx_;
   StageTimers timers_;
-  Buffer<uint8_t> shard_;
+  ShardStorage storage_;
   ShardGrads grads_;
   GatherCoordinator gathered_;
 };

@@ -13,7 +13,9 @@ namespace {
 // What stages 0-2 share: every parameter resident on every rank.
 class ResidentStage : public Stage {
 public:
-  explicit ResidentStage(const StageContext& ctx) : ctx_(ctx), params_(ctx) {}
+  explicit ResidentStage(const StageContext& ctx, Range updated)
+      : ctx_(ctx), params_(ctx), updated_(ctx.device(), params_.at(updated.begin), updated.size()) {}
+  ParamShard& params() override { return updated_; }
   void init_params(const ParamInit& init) override { params_.init(init); }
   ConstView fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
@@ -24,6 +26,7 @@ public:
 protected:
   const StageContext& ctx_;
   FullParams params_;
+  ResidentParamShard updated_;  // the part this rank's optimizer updates
   StageTimers timers_;
 };
 
@@ -31,7 +34,7 @@ protected:
 // same shards as the other stages, so the sums are bit-identical), every rank updates everything.
 class Stage0 final : public ResidentStage {
 public:
-  explicit Stage0(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
+  explicit Stage0(const StageContext& ctx) : ResidentStage(ctx, {0, ctx.partition.padded()}), grads_(ctx) {}
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override {
@@ -39,7 +42,6 @@ public:
     grads_.all_gather_shards(timers_);
   }
   Range update_range() const override { return {0, ctx_.partition.padded()}; }
-  View params() override { return params_.at(0); }
   ConstView grads() const override { return grads_.at(0); }
   bool holds_all_gradients() const override { return true; }
   ConstView grads_of_shard(int r) const override { return grads_.at(ctx_.partition.shard(r).begin); }
@@ -54,12 +56,11 @@ private:
 // the accumulation boundary; updated shards are all-gathered.
 class Stage1 final : public ResidentStage {
 public:
-  explicit Stage1(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
+  explicit Stage1(const StageContext& ctx) : ResidentStage(ctx, ctx.partition.own()), grads_(ctx) {}
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override { grads_.reduce_scatter(timers_); }
   Range update_range() const override { return ctx_.partition.own(); }
-  View params() override { return params_.at(ctx_.partition.own().begin); }
   ConstView grads() const override { return grads_.at(ctx_.partition.own().begin); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(timers_); }
@@ -72,11 +73,10 @@ private:
 // as backward finishes them; only this rank's shard is kept.
 class Stage2 final : public ResidentStage {
 public:
-  explicit Stage2(const StageContext& ctx) : ResidentStage(ctx), grads_(ctx) {}
+  explicit Stage2(const StageContext& ctx) : ResidentStage(ctx, ctx.partition.own()), grads_(ctx) {}
   void grads_ready(int g, View grads) override { grads_.add_group(g, grads); }
   void reduce_gradients() override { grads_.finish(); }
   Range update_range() const override { return ctx_.partition.own(); }
-  View params() override { return params_.at(ctx_.partition.own().begin); }
   ConstView grads() const override { return grads_.data(); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(timers_); }
@@ -105,19 +105,22 @@ std::unique_ptr<Stage> make_stage(const StageContext& ctx) {
   }
 }
 
-void upload_params(const StageContext& ctx, const ParamInit& init, void* storage, size_t begin, size_t count) {
+void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range flat) {
+  // A multiple of 4096 elements: chunks of a shard that lives in a file start on 4 KiB boundaries.
   constexpr size_t kChunk = 16384;
-  std::vector<float> host(std::min(kChunk, count));
-  Buffer<float> staging(ctx.device(), MemSpace::Device, MemCategory::Buffers, host.size(), Init::Uninitialised);
-  const size_t esz = dtype_size(ctx.dtype());
-  for (size_t done = 0; done < count; done += kChunk) {
-    const size_t n = std::min(kChunk, count - done);
-    init(host.data(), begin + done, n);
-    ctx.device().copy(staging.data(), host.data(), n * sizeof(float), ctx.device().compute());
-    ctx.vector().convert({staging.data(), DType::F32, MemSpace::Device},
-                         ctx.view(static_cast<char*>(storage) + done * esz, ctx.dtype()), n);
+  const size_t n_max = std::min(kChunk, flat.size());
+  std::vector<float> values(n_max);
+  std::vector<uint8_t> converted(n_max * dtype_size(ctx.dtype()));
+  VectorOps& host = cpu_backend().vector;
+  for (size_t done = 0; done < flat.size(); done += kChunk) {
+    const size_t n = std::min(kChunk, flat.size() - done);
+    const Range chunk{flat.begin + done, flat.begin + done + n};
+    const Range real = chunk.intersect({0, ctx.partition.numel()});
+    std::fill(values.begin(), values.begin() + n, 0.0f);
+    if (!real.empty()) init(values.data() + (real.begin - chunk.begin), real.begin, real.size());
+    host.convert({values.data(), DType::F32, MemSpace::Host}, {converted.data(), ctx.dtype(), MemSpace::Host}, n);
+    shard.write({done, done + n}, converted.data());
   }
-  ctx.device().synchronize(ctx.device().compute());  // host chunks are reused
 }
 
 }  // namespace zt
