@@ -40,6 +40,8 @@ const char* const kExamples = R"(Examples:
 Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step; the run then
 ends as a finished one does (final eval, training.save_final, summary) and exits 0. SIGINT or
 SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
+During set-up (before the first step) a stop signal ends the process at once with exit status
+128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 )";
 
 const char* const kEstimateExamples = R"(Examples:
@@ -149,8 +151,8 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
 int train(const TrainArgs& a, int argc, char** argv) {
   int provided = 0, rank = 0, world = 1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (a request
-  // during set-up is honoured after the first step). Installed before any compute thread starts:
+  // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (during set-up
+  // they end the process at once, status 128 + signal). Installed before any compute thread starts:
   // those never take the signals (train/stop_signals.hpp).
   zt::StopSignals::install();
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

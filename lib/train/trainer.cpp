@@ -213,6 +213,7 @@ int Trainer::run() {
   const int64_t steps = config_.training.steps;
   const bool rank0 = comm_.rank() == 0;
   SetupRecord setup = setup_record();
+  StopSignals::end_setup();  // from here on a stop signal finishes the current step
   metrics_.setup(setup);
   if (rank0) log_start(setup);
 
