@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "zero/memory_estimate.hpp"
+#include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
 
@@ -165,6 +166,8 @@ int train(const TrainArgs& a, int argc, char** argv) {
     zt::init_logging(log_options(rank, world, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
     config = resolve(a, world);
+    zt::check_output_paths(config, world);  // before anything is opened for writing
+    if (!a.dry_run) zt::prepare_outputs(config, rank, world);
     zt::init_logging(log_options(rank, world, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();
