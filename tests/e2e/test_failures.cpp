@@ -117,6 +117,53 @@ TEST_CASE("an integer key kept in an int is range-checked before it is narrowed"
   CHECK(out.find("data.seq_len: 2147483648 exceeds model.max_seq_len 128") != std::string::npos);
 }
 
+TEST_CASE("--dry-run's figures are what the run allocates, at every stage", "[e2e][dry-run]") {
+  auto dir = fresh_dir("dry-run-equals-run");
+  // Three ranks and a vocabulary of 300 (padded to 384 rows): shards and padding are not round.
+  for (const std::string preset : {"zero0", "zero1", "zero2", "zero3", "zero3_offload"}) {
+    INFO(preset);
+    const std::string common = launch(3) + " --config " + preset + " --set model.vocab_size=300";
+    REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
+    REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + dir + "/m.jsonl", dir + "/run.log") == 0);
+    const std::string plan = read_file(dir + "/plan.log");
+    INFO(plan);
+    Metrics m = read_metrics(dir + "/m.jsonl");
+    REQUIRE(m.setup["memory"].size() == 3);
+    for (const std::string category : {"params", "grads", "optimizer", "offload"}) {
+      std::smatch planned;
+      const bool printed =
+          std::regex_search(plan, planned, std::regex(category + R"( +\d+\.\d\d MiB \((\d+) bytes)"));
+      const uint64_t bytes = printed ? std::stoull(planned[1]) : 0;  // offload is printed when there is some
+      if (category != "offload") CHECK(printed);
+      for (const auto& rank : m.setup["memory"]) {
+        INFO(category << " rank " << rank["rank"]);
+        CHECK(rank[category].get<uint64_t>() == bytes);
+      }
+    }
+    // Transient buffers: a bound, which the set-up stays within.
+    std::smatch bound;
+    REQUIRE(std::regex_search(plan, bound, std::regex(R"(buffers +<= +(\d+\.\d\d) MiB)")));
+    for (const auto& rank : m.setup["memory"])
+      CHECK(double(rank["buffers"].get<uint64_t>()) / 1048576.0 <= std::stod(bound[1]) + 0.005);
+  }
+}
+
+TEST_CASE("--dry-run warns when a rank's plan exceeds this machine's memory", "[e2e][dry-run]") {
+  auto dir = fresh_dir("dry-run-too-big");
+  // About 6.4e12 parameters: 100 TB of model states on one rank.
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run --set model.d_model=16384" +
+                             " --set model.n_layer=2000 --set model.n_head=128",
+                         dir + "/big.log");
+  std::string out = read_file(dir + "/big.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(std::regex_search(out, std::regex(R"(warning: the plan needs \d+\.\d\d GiB per rank, more than this machine's )"
+                                          R"(share: \d+\.\d\d GiB \(MemTotal \d+\.\d\d GiB / 1 rank here\))")));
+  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run", dir + "/small.log");
+  CHECK(code == 0);
+  CHECK(read_file(dir + "/small.log").find("more than this machine's share") == std::string::npos);
+}
+
 TEST_CASE("keys and values are shown with control characters escaped, never raw", "[e2e][failure]") {
   auto dir = fresh_dir("control-characters");
   const std::string config = dir + "/ds.json";

@@ -9,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "train/machine_memory.hpp"
 #include "train/output_paths.hpp"
 
 using namespace zt;
@@ -154,4 +155,10 @@ TEST_CASE("output locations are made and probed, errors naming the key", "[outpu
   std::string line;
   std::getline(in, line);
   CHECK(line == "earlier run");
+}
+
+TEST_CASE("MemTotal is read from /proc/meminfo", "[outputs]") {
+  CHECK(mem_total_bytes("MemTotal:       24687732 kB\nMemFree:        1 kB\n") == uint64_t(24687732) * 1024);
+  CHECK_FALSE(mem_total_bytes("MemFree: 1 kB\n"));
+  CHECK(machine_memory_bytes().value_or(0) > 0);
 }
