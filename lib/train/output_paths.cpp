@@ -143,30 +143,44 @@ void probe_file(const std::string& key, const fs::path& path) {
 std::vector<OutputLocation> output_locations(const config::Config& c, int world_size) {
   std::vector<OutputLocation> out;
   const auto& t = c.training;
-  if (!t.metrics.empty()) out.push_back({"training.metrics", t.metrics});
+  if (!t.metrics.empty()) out.push_back({.key = "training.metrics", .path = t.metrics});
   if (c.csv_monitor.enabled)
-    out.push_back({"csv_monitor", CsvMonitor::directory(c.csv_monitor), true, CsvMonitor::file_names()});
+    out.push_back({.key = "csv_monitor",
+                   .path = CsvMonitor::directory(c.csv_monitor),
+                   .directory = true,
+                   .files = CsvMonitor::file_names()});
   if (c.tensorboard.enabled)
-    out.push_back({"tensorboard", TensorboardMonitor::directory(c.tensorboard), true, {}, {"events.out.tfevents."}});
+    out.push_back({.key = "tensorboard",
+                   .path = TensorboardMonitor::directory(c.tensorboard),
+                   .directory = true,
+                   .file_prefixes = {"events.out.tfevents."}});
   if (!t.save_final.empty())
-    out.push_back({"training.save_final", t.save_final, true,
-                   {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
+    out.push_back({.key = "training.save_final",
+                   .path = t.save_final,
+                   .directory = true,
+                   .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
   if (!t.checkpoint_dir.empty())  // a directory per step and `latest` (DESIGN.md): nothing else writes there
-    out.push_back({"training.checkpoint_dir", t.checkpoint_dir, true, {"latest", "latest.tmp"}, {}, true, true});
+    out.push_back({.key = "training.checkpoint_dir",
+                   .path = t.checkpoint_dir,
+                   .directory = true,
+                   .files = {"latest", "latest.tmp"},
+                   .exclusive = true,
+                   .every_rank = true});
   if (!t.log_dir.empty()) {
-    OutputLocation logs{"training.log_dir", t.log_dir, true};
+    OutputLocation logs{.key = "training.log_dir", .path = t.log_dir, .directory = true, .every_rank = true};
     for (int r = 0; r < world_size; ++r) logs.files.push_back("rank" + std::to_string(r) + ".log");
-    logs.every_rank = true;
     out.push_back(logs);
   }
   // Offloaded state; DeepSpeed configs commonly give both blocks the same nvme_path.
   const auto& z = c.zero;
-  if (z.offload_optimizer.device == "nvme")
-    out.push_back({"zero_optimization.offload_optimizer.nvme_path", z.offload_optimizer.nvme_path, true, {}, {}, true,
-                   true});
-  if (z.offload_param.device == "nvme" &&
-      !(z.offload_optimizer.device == "nvme" && same_file(z.offload_param.nvme_path, z.offload_optimizer.nvme_path)))
-    out.push_back({"zero_optimization.offload_param.nvme_path", z.offload_param.nvme_path, true, {}, {}, true, true});
+  auto offload = [](const std::string& key, const std::string& path) {
+    return OutputLocation{.key = key, .path = path, .directory = true, .exclusive = true, .every_rank = true};
+  };
+  const bool nvme_optimizer = z.offload_optimizer.device == "nvme", nvme_param = z.offload_param.device == "nvme";
+  if (nvme_optimizer)
+    out.push_back(offload("zero_optimization.offload_optimizer.nvme_path", z.offload_optimizer.nvme_path));
+  if (nvme_param && !(nvme_optimizer && same_file(z.offload_param.nvme_path, z.offload_optimizer.nvme_path)))
+    out.push_back(offload("zero_optimization.offload_param.nvme_path", z.offload_param.nvme_path));
   return out;
 }
 

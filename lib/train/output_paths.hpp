@@ -20,11 +20,11 @@ namespace zt {
 // One place a run writes.
 struct OutputLocation {
   std::string key;  // the config key it comes from, e.g. "training.metrics"
-  std::filesystem::path path;
+  std::filesystem::path path{};
   bool directory = false;  // a directory the run writes files into; else one file
   // Inside a directory: the names the run writes there, and prefixes of names (tensorboard's
   // event files). A directory that `exclusive` writes is shared with no other output.
-  std::vector<std::string> files, file_prefixes;
+  std::vector<std::string> files{}, file_prefixes{};
   bool exclusive = false;
   bool every_rank = false;  // written by every rank (log_dir, checkpoint_dir, nvme_path); else rank 0
 };
