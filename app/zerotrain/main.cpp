@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "zero/memory_estimate.hpp"
+#include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
 
@@ -39,6 +40,8 @@ const char* const kExamples = R"(Examples:
 Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step; the run then
 ends as a finished one does (final eval, training.save_final, summary) and exits 0. SIGINT or
 SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
+During set-up (before the first step) a stop signal ends the process at once with exit status
+128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 )";
 
 const char* const kEstimateExamples = R"(Examples:
@@ -129,8 +132,8 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
 
 int train(const TrainArgs& a, int argc, char** argv) {
   zt::World world(argc, argv);
-  // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (a request
-  // during set-up is honoured after the first step). Installed before any compute thread starts:
+  // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (during set-up
+  // they end the process at once, status 128 + signal). Installed before any compute thread starts:
   // those never take the signals (train/stop_signals.hpp).
   zt::StopSignals::install();
   const int rank = world.rank();
@@ -142,6 +145,8 @@ int train(const TrainArgs& a, int argc, char** argv) {
     zt::init_logging(log_options(rank, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
     config = resolve(a, world.size());
+    zt::check_output_paths(config, world.size());  // before anything is opened for writing
+    if (!a.dry_run) zt::prepare_outputs(config, rank, world.size());
     zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();

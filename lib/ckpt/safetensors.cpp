@@ -10,12 +10,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <spdlog/spdlog.h>
 
+#include "core/checked_file.hpp"
 #include "core/error.hpp"
+#include "core/file_type.hpp"
 
 namespace zt {
 
@@ -92,12 +93,15 @@ size_t safetensors_dtype_size(const std::string& dtype) {
 }
 
 SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail("{}: cannot open safetensors file: {}", path, std::strerror(errno));
+  std::string why;
+  int error = 0;
+  fd_ = open_regular_file(path, why, error);  // never blocks on a FIFO
+  if (fd_ < 0) fail("{}: cannot open safetensors file: {}", path, why);
   struct stat st {};
-  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (::fstat(fd_, &st) != 0) {
+    const int err = errno;
     ::close(fd_);
-    fail("{}: not a regular file", path);
+    fail("{}: cannot open safetensors file: {}", path, std::strerror(err));
   }
   file_size_ = uint64_t(st.st_size);
   try {
@@ -235,22 +239,13 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
   const uint64_t length = text.size();
 
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("{}: cannot create: {}", tmp, std::strerror(errno));
-    uint8_t length_bytes[8];
-    std::memcpy(length_bytes, &length, 8);
-    out.write(reinterpret_cast<const char*>(length_bytes), 8);
-    out.write(text.data(), std::streamsize(text.size()));
-    for (size_t i = 0; i < order.size(); ++i)
-      out.write(static_cast<const char*>(order[i]->data), std::streamsize(bytes[i]));
-    out.flush();
-    if (!out) fail("{}: write failed: {}", tmp, std::strerror(errno));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) fail("{}: cannot rename {} into place: {}", path, tmp, ec.message());
+  uint8_t length_bytes[8];
+  std::memcpy(length_bytes, &length, 8);
+  write_file_atomically(path, "", [&](CheckedFile& out) {
+    out.write({reinterpret_cast<const char*>(length_bytes), 8});
+    out.write(text);
+    for (size_t i = 0; i < order.size(); ++i) out.write({static_cast<const char*>(order[i]->data), size_t(bytes[i])});
+  });
 }
 
 // ---- GPT-2 ----
@@ -343,10 +338,7 @@ void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int
       {"torch_dtype", "float32"},
   };
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  std::ofstream out(path, std::ios::trunc);
-  if (!out) fail("{}: cannot create: {}", path, std::strerror(errno));
-  out << config.dump(2) << "\n";
-  if (!out) fail("{}: write failed", path);
+  write_file_atomically(path, "", [&](CheckedFile& out) { out.write(config.dump(2) + "\n"); });
 }
 
 }  // namespace zt

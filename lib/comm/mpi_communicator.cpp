@@ -21,6 +21,7 @@
 #include "comm/completion_work.hpp"
 #include "comm/mpi_control_channel.hpp"
 #include "comm/mpi_session.hpp"
+#include "comm/op_deadline.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/progress_backoff.hpp"
 #include "comm/rank_order_reduce.hpp"
@@ -254,17 +255,14 @@ void MpiCommunicator::execute(const Op& op) {
 template <typename Step>
 void MpiCommunicator::drive(const Op& op, Clock::time_point started, Step&& step) {
   ProgressBackoff backoff;
-  const bool timed = options_.timeout_seconds > 0;
-  const auto deadline =
-      started + std::chrono::duration_cast<Clock::duration>(
-                    std::chrono::duration<double>(timed ? options_.timeout_seconds : 0));
+  const OpDeadline deadline(started, options_.timeout_seconds);
   for (;;) {
     bool progressed = false;
     if (step(progressed)) return;
     if (progressed) {
       backoff.reset();
     } else {
-      if (timed && Clock::now() > deadline) abort_on_timeout(op);
+      if (deadline.passed(Clock::now())) abort_on_timeout(op);
       backoff.pause();
     }
   }

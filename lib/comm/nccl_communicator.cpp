@@ -17,6 +17,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_control_channel.hpp"
 #include "comm/mpi_session.hpp"
+#include "comm/op_deadline.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/progress_backoff.hpp"
 #include "core/clock.hpp"
@@ -201,14 +202,14 @@ void NcclCommunicator::verify_signature(const OpSignature& sig) {
   MPI_Iallgather(&sig, int(sizeof(OpSignature)), MPI_BYTE, all.data(), int(sizeof(OpSignature)),
                  MPI_BYTE, check_comm_, &request);
   // A rank that skipped this collective never joins the exchange: time out like any op.
-  const auto started = Clock::now();
+  const OpDeadline deadline(Clock::now(), options_.timeout_seconds);
   ProgressBackoff backoff;
   for (int done = 0;;) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) break;
-    const double waited = seconds_since(started);
-    if (options_.timeout_seconds > 0 && waited > options_.timeout_seconds)
-      abort_job(kCommTimeoutExitCode, timeout_message(rank_, sig, step(), options_.timeout_seconds));
+    if (deadline.passed(Clock::now()))
+      abort_job(kCommTimeoutExitCode,
+                timeout_message(rank_, sig, step(), options_.timeout_seconds));
     backoff.pause();
   }
   if (auto mismatch = find_signature_mismatch(all)) {
@@ -354,8 +355,7 @@ void NcclCommunicator::collect_completed(Clock::time_point now) const {
   std::erase_if(pending_, [&](PendingOp& p) {
     if (!p.events->completed()) {
       if (!p.started && p.events->started()) p.started = now;
-      const double running = p.started ? std::chrono::duration<double>(now - *p.started).count() : 0.0;
-      if (options_.timeout_seconds > 0 && running > options_.timeout_seconds) {
+      if (p.started && OpDeadline(*p.started, options_.timeout_seconds).passed(now)) {
         ncclCommAbort(comm_);
         abort_job(kCommTimeoutExitCode, timeout_message(rank_, p.sig, step(), options_.timeout_seconds));
       }

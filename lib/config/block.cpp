@@ -173,6 +173,13 @@ std::string Block::text(const std::string& key, const std::string& fallback) {
   return v->get<std::string>();
 }
 
+std::string Block::file_path(const std::string& key, const std::string& fallback) {
+  std::string p = text(key, fallback);
+  if (p.find('\0') != std::string::npos)
+    fail(key, fmt::format("{} holds a NUL character (expected a path)", show(nlohmann::json(p))));
+  return p;
+}
+
 std::string Block::choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed) {
   auto v = raw(key);
   if (!v) return fallback;

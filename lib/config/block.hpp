@@ -70,6 +70,8 @@ public:
                 std::optional<double> auto_value = std::nullopt);
   bool boolean(const std::string& key, bool fallback);
   std::string text(const std::string& key, const std::string& fallback);
+  // A file or directory path: a string with no NUL character (the system would cut the path there).
+  std::string file_path(const std::string& key, const std::string& fallback);
   // One of `allowed`, matched case-insensitively; returns the spelling in `allowed`.
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
 

@@ -1,6 +1,7 @@
 #include "config/config_search.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "config/config.hpp"
 #include "core/error.hpp"
+#include "core/file_type.hpp"
 
 #ifndef ZT_SOURCE_DIR
 #define ZT_SOURCE_DIR "."
@@ -59,6 +61,11 @@ std::string find_config_file(const std::string& name_or_path) {
   std::error_code ec;
   if (fs::is_regular_file(name_or_path, ec)) return name_or_path;
   if (auto preset = find_preset_file(name_or_path, "")) return *preset;
+  // It exists but is no file to read: say what it is (a FIFO is not opened: that would block).
+  struct stat st {};
+  if (::stat(name_or_path.c_str(), &st) == 0)
+    fail("--config {}: is {}, not a config file (expected a DeepSpeed JSON file or a preset name)", name_or_path,
+         file_type_name(st.st_mode));
   std::string looked = name_or_path;
   for (const auto& dir : config_dirs()) looked += ", " + (fs::path(dir) / (name_or_path + ".json")).string();
   std::string presets;

@@ -10,8 +10,8 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   DataConfig d;
   d.format = b.choice("format", d.format, {"auto", "llmc", "uint16", "text", "synthetic"});
   const bool train_given = b.present("train");
-  d.train = b.text("train", "");
-  d.val = b.text("val", "");
+  d.train = b.file_path("train", "");
+  d.val = b.file_path("val", "");
   if (!train_given) {
     if (d.format == "llmc" || d.format == "uint16")
       b.fail("train", fmt::format("missing (expected a token file for format {})", d.format));
@@ -21,10 +21,12 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
       if (!b.present("val")) d.val = default_val_data();
     }
   }
-  d.seq_len = int(b.integer("seq_len", model.max_seq_len, IntRange::at_least(1)));
-  if (d.seq_len > model.max_seq_len)
-    b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", d.seq_len, model.max_seq_len,
+  // Compared before it is narrowed to the int it is kept in (2147483648 must not wrap to a negative).
+  const int64_t seq_len = b.integer("seq_len", model.max_seq_len, IntRange::at_least(1));
+  if (seq_len > model.max_seq_len)
+    b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", seq_len, model.max_seq_len,
                                   model.max_seq_len));
+  d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
   b.finish();
   return d;

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "core/printable.hpp"
 
 namespace zt::config {
 
@@ -54,7 +55,7 @@ std::string Diagnostics::message(const std::string& path, const std::string& wha
   const std::string& where = origin_of(path);
   if (!where.empty()) m += where + ": ";
   if (!path.empty()) m += path + ": ";
-  return m + what;
+  return printable(m + what);  // keys and values may hold newlines or escape sequences
 }
 
 void Diagnostics::fail(const std::string& path, const std::string& what) const { throw Error(message(path, what)); }

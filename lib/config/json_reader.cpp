@@ -1,12 +1,16 @@
 #include "config/json_reader.hpp"
 
-#include <fstream>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "config/diagnostics.hpp"
 #include "core/error.hpp"
+#include "core/file_type.hpp"
 
 namespace zt::config {
 
@@ -20,8 +24,14 @@ public:
   bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
     switch (event) {
-      case E::object_start: frames_.push_back({true, {}, {}, 0}); break;
-      case E::array_start: frames_.push_back({false, {}, {}, 0}); break;
+      case E::object_start:
+      case E::array_start:
+        if (frames_.size() >= size_t(kMaxJsonDepth))
+          Diagnostics{source_}.fail("", fmt::format("objects and arrays nested deeper than {} levels (expected a "
+                                                    "DeepSpeed config, which needs a handful)",
+                                                    kMaxJsonDepth));
+        frames_.push_back({event == E::object_start, {}, {}, 0});
+        break;
       case E::key: {
         Frame& f = frames_.back();
         std::string key = parsed.get<std::string>();
@@ -91,11 +101,25 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("{}: cannot open the file for reading", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_json(text.str(), path);
+  std::string why;
+  int error = 0;
+  const int fd = open_regular_file(path, why, error);  // never blocks on a FIFO
+  if (fd < 0) fail("{}: cannot open the file for reading: {}", path, why);
+  std::string text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("{}: cannot read the file: {}", path, std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buffer, size_t(n));
+  }
+  ::close(fd);
+  return parse_json(text, path);
 }
 
 }  // namespace zt::config

@@ -6,6 +6,10 @@
 
 namespace zt::config {
 
+// Objects and arrays nest at most this deep (a real config needs a handful): deeper text is an
+// error before any value is built, since copying and judging a value recurses once per level.
+constexpr int kMaxJsonDepth = 100;
+
 // `source` names the text in error messages (a file path, "--model", ...).
 nlohmann::json parse_json(const std::string& text, const std::string& source);
 nlohmann::json read_json_file(const std::string& path);

@@ -50,6 +50,14 @@ ModelConfig read_model(Block& b) {
   if (!missing.empty())
     b.fail("preset", fmt::format("\"custom\" needs n_layer, n_head, d_model, vocab_size and max_seq_len "
                                  "(missing: {})", missing));
+  // Far beyond any machine, and below where the byte counts of the plan and the buffers overflow.
+  constexpr double kMaxParams = 1e15;
+  const double C = shape.d_model, L = shape.n_layer;
+  const double params = double(shape.vocab_size) * C + double(shape.max_seq_len) * C + L * (12 * C * C + 13 * C) + 2 * C;
+  if (params > kMaxParams)
+    b.diagnostics().fail(b.path(), fmt::format("n_layer {}, d_model {}, vocab_size {} and max_seq_len {} make {:.3g} parameters (expected at "
+                           "most {:.0e})",
+                           shape.n_layer, shape.d_model, shape.vocab_size, shape.max_seq_len, params, kMaxParams));
   if (shape.d_model % shape.n_head != 0)
     b.fail("n_head", fmt::format("{} does not divide {} {} (expected a divisor of d_model)", shape.n_head,
                                  b.path_of("d_model"), shape.d_model));

@@ -15,9 +15,15 @@ MonitorConfig read_monitor(Block& top, const std::string& key) {
   Block b = top.child(key, UnknownKeys::Error);
   MonitorConfig m;
   m.enabled = b.boolean("enabled", m.enabled);
-  m.output_path = b.text("output_path", m.output_path);
+  m.output_path = b.file_path("output_path", m.output_path);
   m.job_name = b.text("job_name", m.job_name);
   b.finish();
+  // The files go to <output_path>/<job_name>: a job_name must not lead anywhere else.
+  const std::string& j = m.job_name;
+  if (j.empty() || j == "." || j == ".." || j.find('/') != std::string::npos || j.find('\0') != std::string::npos)
+    b.fail("job_name", fmt::format("{} is not a directory name (expected one path component: not empty, not \".\" "
+                                   "or \"..\", no '/')",
+                                   show(j)));
   return m;
 }
 

@@ -2,14 +2,21 @@
 
 #include <vector>
 
+#include "config/json_reader.hpp"
 #include "core/error.hpp"
 
 namespace zt::config {
 
 namespace {
 
-nlohmann::json parse_value(const std::string& text) {
-  auto parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+nlohmann::json parse_value(const std::string& text, const std::string& assignment) {
+  auto too_deep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    using E = nlohmann::json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+      fail("--set {}: the value nests objects and arrays deeper than {} levels", assignment, kMaxJsonDepth);
+    return true;
+  };
+  auto parsed = nlohmann::json::parse(text, too_deep, /*allow_exceptions=*/false, /*ignore_comments=*/false);
   if (parsed.is_discarded()) return text;  // a bare word such as AdamW or a path
   return parsed;
 }
@@ -30,6 +37,8 @@ void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOri
   }
   for (const auto& p : parts)
     if (p.empty()) fail("--set {}: empty component in the key {}", assignment, key);
+  if (parts.size() > size_t(kMaxJsonDepth))
+    fail("--set {}: the key has {} components (at most {})", assignment, parts.size(), kMaxJsonDepth);
   if (!raw.is_object()) fail("--set {}: the config is not a JSON object", assignment);
 
   const std::string origin = "--set " + assignment;
@@ -45,7 +54,7 @@ void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOri
     if (!next.is_object()) fail("--set {}: {} is {} in the config, not an object", assignment, walked, next.dump());
     node = &next;
   }
-  (*node)[parts.back()] = parse_value(assignment.substr(eq + 1));
+  (*node)[parts.back()] = parse_value(assignment.substr(eq + 1), assignment);
   if (origins) origins->set(key, origin);
 }
 

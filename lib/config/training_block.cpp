@@ -22,14 +22,15 @@ TrainingConfig read_training(Block& b) {
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(1));
   t.save_interval = b.integer("save_interval", t.save_interval, IntRange::at_least(0));
   t.keep_last = b.integer("keep_last", t.keep_last, IntRange::at_least(0));
-  t.checkpoint_dir = b.text("checkpoint_dir", t.checkpoint_dir);
+  t.checkpoint_dir = b.file_path("checkpoint_dir", t.checkpoint_dir);
   t.resume = b.text("resume", t.resume);
   if (t.resume.empty()) t.resume = "none";
-  t.init_from = b.text("init_from", t.init_from);
-  t.save_final = b.text("save_final", t.save_final);
-  t.log_dir = b.text("log_dir", t.log_dir);
-  t.metrics = b.text("metrics", t.metrics);
-  t.comm_timeout = b.number("comm_timeout", t.comm_timeout, positive);
+  t.init_from = b.file_path("init_from", t.init_from);
+  t.save_final = b.file_path("save_final", t.save_final);
+  t.log_dir = b.file_path("log_dir", t.log_dir);
+  t.metrics = b.file_path("metrics", t.metrics);
+  // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).
+  t.comm_timeout = b.number("comm_timeout", t.comm_timeout, non_negative);
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   b.finish();
 

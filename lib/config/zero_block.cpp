@@ -25,7 +25,7 @@ OffloadOptimizerConfig read_offload_optimizer(Block& z, int stage) {
   Block b = z.child("offload_optimizer", UnknownKeys::Error);
   OffloadOptimizerConfig o;
   o.device = b.choice("device", o.device, kDevices);
-  o.nvme_path = b.text("nvme_path", o.nvme_path);
+  o.nvme_path = b.file_path("nvme_path", o.nvme_path);
   o.pin_memory = b.boolean("pin_memory", o.pin_memory);
   o.buffer_count = b.integer("buffer_count", o.buffer_count, IntRange::at_least(1));
   o.fast_init = b.boolean("fast_init", o.fast_init);
@@ -46,7 +46,7 @@ OffloadParamConfig read_offload_param(Block& z, int stage) {
   Block b = z.child("offload_param", UnknownKeys::Error);
   OffloadParamConfig o;
   o.device = b.choice("device", o.device, kDevices);
-  o.nvme_path = b.text("nvme_path", o.nvme_path);
+  o.nvme_path = b.file_path("nvme_path", o.nvme_path);
   o.pin_memory = b.boolean("pin_memory", o.pin_memory);
   o.buffer_count = b.integer("buffer_count", o.buffer_count, IntRange::at_least(1));
   o.buffer_size = b.integer("buffer_size", o.buffer_size, IntRange::at_least(1));

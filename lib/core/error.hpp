@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/printable.hpp"
+
 namespace zt {
 
 class Error : public std::runtime_error {
@@ -12,9 +14,11 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// The message is one line: control characters that came in with the arguments (a key or a file
+// name holding a newline) are escaped.
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) {
-  throw Error(fmt::format(f, std::forward<Args>(args)...));
+  throw Error(printable(fmt::format(f, std::forward<Args>(args)...)));
 }
 
 }  // namespace zt

@@ -3,10 +3,10 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.hpp"
 #include "data/file_token_dataset.hpp"
+#include "data/read_only_file.hpp"
 #include "data/synthetic_dataset.hpp"
 
 namespace zt {
@@ -36,12 +36,10 @@ TokenFormat detect_token_format(const std::string& source) {
   std::error_code ec;
   if (is_synthetic_spec(source) && !fs::exists(source, ec)) return TokenFormat::Synthetic;
   if (source.empty()) fail("data: no data file given");
-  if (!fs::exists(source, ec)) fail("{}: data file not found", source);
-  std::ifstream in(source, std::ios::binary);
-  if (!in) fail("{}: cannot open data file", source);
+  ReadOnlyFile file(source);  // names the reason it cannot be read; never blocks on a FIFO
   int32_t magic = 0;
-  if (in.read(reinterpret_cast<char*>(&magic), sizeof(magic)) && magic == FileTokenDataset::kLlmcMagic)
-    return TokenFormat::LlmC;
+  if (file.size() >= sizeof(magic)) file.read(0, sizeof(magic), &magic);
+  if (magic == FileTokenDataset::kLlmcMagic) return TokenFormat::LlmC;
   std::string ext = fs::path(source).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".bin") return TokenFormat::LlmC;  // opening it reports the bad magic

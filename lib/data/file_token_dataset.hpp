@@ -1,10 +1,10 @@
 #pragma once
-// Token files mapped into memory: llm.c shards, raw uint16 files and text read as bytes share one
+// Token files read by position: llm.c shards, raw uint16 files and text read as bytes share one
 // representation (a header to skip, then tokens of 1 or 2 bytes); only validation differs.
 #include <string>
 
-#include "data/mapped_file.hpp"
 #include "data/dataset.hpp"
+#include "data/read_only_file.hpp"
 
 namespace zt {
 
@@ -30,10 +30,12 @@ public:
   uint64_t byte_offset(int64_t index) const { return header_bytes_ + uint64_t(index) * token_bytes_; }
 
 private:
-  FileTokenDataset(MappedFile file, TokenFormat format, size_t header_bytes, int token_bytes);
-  int32_t token(int64_t index) const;
+  FileTokenDataset(ReadOnlyFile file, TokenFormat format, size_t header_bytes, int token_bytes);
+  // Calls f(first_index, tokens, count) over the whole file, a chunk at a time.
+  template <typename F>
+  void scan(F&& f) const;
 
-  MappedFile file_;
+  ReadOnlyFile file_;
   TokenFormat format_;
   size_t header_bytes_;
   int token_bytes_;  // 1 (text) or 2 (uint16 tokens)

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <system_error>
 
 #include "core/error.hpp"
+#include "train/output_failure.hpp"
+#include "train/output_paths.hpp"
 
 namespace zt {
 
@@ -29,11 +30,16 @@ std::filesystem::path CsvMonitor::directory(const config::MonitorConfig& config)
   return base / config.job_name;
 }
 
+std::vector<std::string> CsvMonitor::file_names() {
+  std::vector<std::string> names;
+  for (const char* event : {kTrainLoss, kLr, kLossScale, kForward, kBackward, kStep, kValLoss})
+    names.push_back(file_name(event));
+  return names;
+}
+
 CsvMonitor::CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step)
     : dir_(directory(config)), samples_per_step_(samples_per_step) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir_, ec);
-  if (ec) fail("csv_monitor: cannot create directory '{}': {}", dir_.string(), ec.message());
+  make_directories("csv_monitor", dir_);
   for (const char* event : {kTrainLoss, kLr}) open(event);
   if (events.loss_scale) open(kLossScale);
   if (events.breakdown)
@@ -42,23 +48,28 @@ CsvMonitor::CsvMonitor(const config::MonitorConfig& config, const MonitorEvents&
 }
 
 void CsvMonitor::open(const std::string& event) {
-  const auto path = dir_ / file_name(event);
   // Appending, as DeepSpeed does: a second run adds to the first one's files, never replaces them.
   // The header goes only into a new or empty file (DeepSpeed repeats it on every run, and CSV
   // readers then take it for a row of data).
-  std::ofstream out(path, std::ios::out | std::ios::app);
-  if (!out) fail("csv_monitor: cannot open '{}' for writing", path.string());
-  std::error_code ec;
-  if (std::filesystem::file_size(path, ec) == 0 || ec)
-    out << "step," << event.substr(event.rfind('/') + 1) << '\n' << std::flush;
-  files_.emplace(event, std::move(out));
+  CheckedFile file((dir_ / file_name(event)).string(), CheckedFile::Mode::Append, "csv_monitor");
+  if (file.size() == 0) file.write("step," + event.substr(event.rfind('/') + 1) + "\n");
+  files_.emplace(event, std::move(file));
 }
 
 void CsvMonitor::write(const std::string& event, int64_t step, double value) {
   auto it = files_.find(event);
-  if (it == files_.end()) return;  // not recorded in this run
-  // "{}" is the shortest text that reads back as the same double; flushed so a crash keeps it.
-  it->second << step * samples_per_step_ << ',' << fmt::format("{}", value) << '\n' << std::flush;
+  if (it == files_.end()) return;  // not recorded in this run (or no longer: a write failed)
+  // "{}" is the shortest text that reads back as the same double; one write() per row, so a crash keeps it.
+  try {
+    it->second.write(fmt::format("{},{}\n", step * samples_per_step_, value));
+  } catch (const Error& e) {
+    give_up(e.what());
+  }
+}
+
+void CsvMonitor::give_up(const std::string& why) {
+  OutputFailure::report(why);
+  files_.clear();
 }
 
 void CsvMonitor::step(const StepRecord& r) {

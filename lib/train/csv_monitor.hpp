@@ -6,11 +6,12 @@
 // (DeepSpeed's global_samples = step x train_batch_size).
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
+#include "core/checked_file.hpp"
 #include "train/metrics.hpp"
 #include "train/monitor_events.hpp"
 
@@ -20,6 +21,8 @@ class CsvMonitor {
 public:
   CsvMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
   // Creates the directory and opens every file, so an unwritable path fails at start-up, naming it.
+  // A row that cannot be written later (a full disk) is reported to OutputFailure; the monitor then
+  // writes nothing more, and each file ends with its last whole row.
   CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
   void step(const StepRecord& r);
@@ -27,14 +30,17 @@ public:
 
   // <output_path>/<job_name>; an empty output_path means ./csv_monitor.
   static std::filesystem::path directory(const config::MonitorConfig& config);
+  // The names of the files it may write there, one per event.
+  static std::vector<std::string> file_names();
 
 private:
   void open(const std::string& event);
   void write(const std::string& event, int64_t step, double value);
+  void give_up(const std::string& why);
 
   std::filesystem::path dir_;
   int64_t samples_per_step_ = 0;
-  std::map<std::string, std::ofstream> files_;  // by event name
+  std::map<std::string, CheckedFile> files_;  // by event name
 };
 
 }  // namespace zt

@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include <spdlog/spdlog.h>
+
 #include "core/dtype.hpp"
 #include "config/model_block.hpp"
 #include "model/gpt_activations.hpp"
+#include "train/machine_memory.hpp"
 #include "zero/memory_estimate.hpp"
 #include "zero/partition.hpp"
 
@@ -51,21 +54,36 @@ MemoryPlan plan_memory(const config::Config& c, int world) {
   return p;
 }
 
-void print_memory_plan(const config::Config& c, int world) {
+size_t plan_total(const MemoryPlan& p) {
+  return p.params + p.grads + p.optimizer + p.offload + p.buffers_bound + p.activations;
+}
+
+void print_memory_plan(const config::Config& c, int world, int local_ranks) {
   MemoryPlan p = plan_memory(c, world);
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::printf("memory plan per rank: ZeRO stage %d, %d ranks, %s\n", c.zero.stage, world, c.dtype().c_str());
   std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
-  std::printf("  %-12s %12.2f MiB\n", "params", mib(p.params));
-  std::printf("  %-12s %12.2f MiB\n", "grads", mib(p.grads));
-  std::printf("  %-12s %12.2f MiB\n", "optimizer", mib(p.optimizer));
-  if (p.offload) std::printf("  %-12s %12.2f MiB (host)\n", "offload", mib(p.offload));
+  std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "params", mib(p.params), p.params);
+  std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "grads", mib(p.grads), p.grads);
+  std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "optimizer", mib(p.optimizer), p.optimizer);
+  if (p.offload) std::printf("  %-12s %12.2f MiB (%zu bytes, host)\n", "offload", mib(p.offload), p.offload);
   std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total",
               mib(p.params + p.grads + p.optimizer + p.offload), p.formula.c_str());
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views)\n", "buffers", mib(p.buffers_bound));
   std::printf("  %-12s %12.2f MiB   micro-batch %lld x %lld tokens, fp32%s\n", "activations", mib(p.activations),
               (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
               c.activation_checkpointing.recompute() ? ", one block kept (activation checkpointing)" : "");
+  const size_t total = plan_total(p);
+  std::printf("  %-12s <= %9.2f MiB   everything above, host memory\n", "per rank", mib(total));
+  std::fflush(stdout);
+
+  const auto machine = machine_memory_bytes();
+  const int here = std::max(1, local_ranks);
+  if (machine && total > *machine / size_t(here))
+    spdlog::warn("the plan needs {:.2f} GiB per rank, more than this machine's share: {:.2f} GiB (MemTotal {:.2f} "
+                 "GiB / {} rank{} here); a run on this machine would run out of memory",
+                 double(total) / 1073741824.0, double(*machine / size_t(here)) / 1073741824.0,
+                 double(*machine) / 1073741824.0, here, here == 1 ? "" : "s");
 }
 
 }  // namespace zt

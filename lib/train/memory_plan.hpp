@@ -16,6 +16,12 @@ struct MemoryPlan {
 };
 
 MemoryPlan plan_memory(const config::Config& config, int world_size);
-void print_memory_plan(const config::Config& config, int world_size);
+// Host bytes one rank holds at most: model states, transient buffers and activations (the CPU
+// backend keeps everything in host memory).
+size_t plan_total(const MemoryPlan& plan);
+// Prints the plan (MiB and exact bytes: the figures equal what the run's ledger records per rank),
+// and warns on stderr when a rank's plan exceeds its share of this machine's memory (MemTotal
+// divided among the `local_ranks` ranks on it).
+void print_memory_plan(const config::Config& config, int world_size, int local_ranks);
 
 }  // namespace zt

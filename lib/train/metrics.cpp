@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <filesystem>
 
 #include "core/error.hpp"
+#include "train/output_failure.hpp"
 
 namespace zt {
 
@@ -14,17 +14,16 @@ std::string format_float(double x) {
   return fmt::format("{:.9g}", x);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path) {
-  auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  out_.open(path, std::ios::out | std::ios::trunc);
-  if (!out_) fail("training.metrics: cannot open '{}' for writing", path);
-}
+MetricsWriter::MetricsWriter(const std::string& path) : out_(path, CheckedFile::Mode::Truncate, "training.metrics") {}
 
 void MetricsWriter::write(const std::string& line) {
   if (!out_.is_open()) return;
-  out_ << line << '\n';
-  out_.flush();  // a crash must not lose the steps already taken
+  try {
+    out_.write(line + '\n');  // one write() per line: a crash keeps the steps already taken
+  } catch (const Error& e) {
+    OutputFailure::report(e.what());
+    out_ = CheckedFile();  // nothing more: a later line after a gap would be worse than none
+  }
 }
 
 void MetricsWriter::setup(const SetupRecord& r) {

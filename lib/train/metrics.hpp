@@ -2,12 +2,12 @@
 // The metrics file (DESIGN.md contract): JSON Lines written by rank 0, floats with 9 significant
 // digits so fp32 values round-trip and runs can be compared bit for bit.
 #include <cstdint>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/checked_file.hpp"
 #include "core/ledger.hpp"
 
 namespace zt {
@@ -42,17 +42,19 @@ struct StepRecord {
   std::optional<StepBreakdown> time;  // written as "time_ms" when wall_clock_breakdown is on
 };
 
+// Every line is written whole and flushed to the file at once. A line that cannot be written (a
+// full disk) is reported to OutputFailure, and the file ends with the last whole line.
 class MetricsWriter {
 public:
   MetricsWriter() = default;  // writes nothing (ranks other than 0, or no metrics path)
-  explicit MetricsWriter(const std::string& path);
+  explicit MetricsWriter(const std::string& path);  // throws zt::Error naming training.metrics
   void setup(const SetupRecord& r);
   void step(const StepRecord& r);
   void eval(int64_t step, double val_loss);
 
 private:
   void write(const std::string& line);
-  std::ofstream out_;
+  CheckedFile out_;
 };
 
 std::string format_float(double x);  // 9 significant digits; null for nan/inf (valid JSON)

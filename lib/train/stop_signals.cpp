@@ -3,7 +3,11 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace zt {
@@ -14,8 +18,32 @@ constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGUSR1};
 
 std::atomic<bool> g_seen[3];  // per signal of kSignals
 std::atomic<int> g_first{0};
+std::atomic<bool> g_setup{false};
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
               "the handler may only touch lock-free atomics");
+
+// What a stop signal during set-up prints, per signal of kSignals: made before any signal can
+// arrive, because formatting is not allowed inside a handler.
+char g_setup_message[3][200];
+int g_setup_message_length[3];
+
+// The rank as the launcher tells it (MPI is not asked: install() may run before MPI_Comm_rank).
+std::string launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* value = std::getenv(var)) return value;
+  return "0";
+}
+
+void prepare_setup_messages() {
+  const std::string rank = launcher_rank();
+  for (int i = 0; i < 3; ++i) {
+    const int n = std::snprintf(g_setup_message[i], sizeof g_setup_message[i],
+                                "[rank %s] error: interrupted by %s during set-up: exiting before the first step "
+                                "(exit status %d)\n",
+                                rank.c_str(), StopSignals::name(kSignals[i]), 128 + kSignals[i]);
+    g_setup_message_length[i] = std::min(n, int(sizeof g_setup_message[i]) - 1);
+  }
+}
 
 int index_of(int sig) {
   for (int i = 0; i < 3; ++i)
@@ -26,6 +54,11 @@ int index_of(int sig) {
 extern "C" void on_stop_signal(int sig) {
   const int i = index_of(sig);
   if (i < 0) return;
+  if (g_setup.load()) {
+    // No step to finish yet: end now. write() and _exit() are async-signal-safe.
+    (void)!::write(STDERR_FILENO, g_setup_message[i], size_t(g_setup_message_length[i]));
+    ::_exit(128 + sig);
+  }
   if (!g_seen[i].exchange(true) || sig == SIGUSR1) {
     int none = 0;
     g_first.compare_exchange_strong(none, sig);
@@ -40,6 +73,8 @@ extern "C" void on_stop_signal(int sig) {
 }  // namespace
 
 void StopSignals::install() {
+  prepare_setup_messages();
+  g_setup.store(true);
   struct sigaction action {};
   action.sa_handler = on_stop_signal;
   sigemptyset(&action.sa_mask);
@@ -57,6 +92,8 @@ void StopSignals::install() {
   }).detach();
   pthread_sigmask(SIG_BLOCK, &stop_set, nullptr);
 }
+
+void StopSignals::end_setup() { g_setup.store(false); }
 
 bool StopSignals::requested() { return g_first.load() != 0; }
 

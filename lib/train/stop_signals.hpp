@@ -5,6 +5,13 @@
 // after the same step, then the run ends as a finished one does (final eval, save_final, summary,
 // exit code 0).
 //
+// During set-up (from install() until end_setup(), called just before the first step) there is no
+// step to finish: the first stop signal ends the process at once, saying so on stderr, with exit
+// status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1), as a shell
+// reports a process the signal ended. Nothing the run writes exists yet but empty metrics and
+// monitor files. Loading a large model or scanning a large data file can take minutes; a scheduler's
+// SIGTERM must not wait for them, nor for a first step and evaluation after them.
+//
 // SIGINT or SIGTERM a second time ends the process at once with the signal's default action
 // (Ctrl-C twice). SIGUSR1 only ever asks: the launcher repeats it until the job ends, so that ranks
 // still starting when Ctrl-C came get it too. Two different signals count as one request: a
@@ -25,7 +32,10 @@ namespace zt {
 class StopSignals {
 public:
   // Call once, from the main thread, before any compute thread exists (after MPI_Init is fine).
+  // The process is then in set-up.
   static void install();
+  // Set-up is over: from now on a stop signal asks to stop after the current step.
+  static void end_setup();
   static bool requested();           // a stop signal reached this process
   static int first_signal();         // the signal that asked first, 0 when none
   static const char* name(int sig);  // "SIGINT", "SIGTERM", "SIGUSR1"

@@ -105,16 +105,13 @@ TbEventWriter::TbEventWriter(const std::filesystem::path& dir) {
   path_ = dir / event_file_name(int64_t(std::floor(now)), hostname());
   // Appending: a second run started in the same second adds its records after the first run's
   // (TensorBoard reads a file_version record in the middle of a file) instead of erasing them.
-  out_.open(path_, std::ios::out | std::ios::binary | std::ios::app);
-  if (!out_) fail("tensorboard: cannot open '{}' for writing", path_.string());
+  out_ = CheckedFile(path_.string(), CheckedFile::Mode::Append, "tensorboard");
   write(encode_version_event(now));
   flush();
-  if (!out_) fail("tensorboard: cannot write '{}'", path_.string());
 }
 
 void TbEventWriter::write(const std::string& event) {
-  if (!out_.is_open()) return;
-  out_ << tf_record(event);
+  if (out_.is_open()) pending_ += tf_record(event);
 }
 
 void TbEventWriter::scalar(const std::string& tag, int64_t step, float value) {
@@ -122,7 +119,15 @@ void TbEventWriter::scalar(const std::string& tag, int64_t step, float value) {
 }
 
 void TbEventWriter::flush() {
-  if (out_.is_open()) out_.flush();
+  if (pending_.empty()) return;
+  const std::string records = std::move(pending_);
+  pending_.clear();
+  out_.write(records);
+}
+
+void TbEventWriter::close() {
+  pending_.clear();
+  out_ = CheckedFile();
 }
 
 }  // namespace zt

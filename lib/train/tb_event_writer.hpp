@@ -11,8 +11,9 @@
 //   Value   { 1 tag string, 2 simple_value float (32-bit) }
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
+
+#include "core/checked_file.hpp"
 
 namespace zt {
 
@@ -34,14 +35,18 @@ public:
   explicit TbEventWriter(const std::filesystem::path& dir);
 
   void scalar(const std::string& tag, int64_t step, float value);
+  // Writes the records made since the last flush, all or none: on failure (a full disk) the file is
+  // cut back to its last whole record and a zt::Error names it.
   void flush();
+  void close();  // writes nothing more
   const std::filesystem::path& path() const { return path_; }
 
 private:
   void write(const std::string& event);
 
   std::filesystem::path path_;
-  std::ofstream out_;
+  CheckedFile out_;
+  std::string pending_;  // records not yet written
 };
 
 }  // namespace zt

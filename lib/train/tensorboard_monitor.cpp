@@ -1,8 +1,8 @@
 #include "train/tensorboard_monitor.hpp"
 
-#include <system_error>
-
 #include "core/error.hpp"
+#include "train/output_failure.hpp"
+#include "train/output_paths.hpp"
 
 namespace zt {
 
@@ -20,9 +20,7 @@ TensorboardMonitor::TensorboardMonitor(const config::MonitorConfig& config, cons
                                        int64_t samples_per_step)
     : events_(events), samples_per_step_(samples_per_step) {
   const auto dir = directory(config);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail("tensorboard: cannot create directory '{}': {}", dir.string(), ec.message());
+  make_directories("tensorboard", dir);
   writer_ = TbEventWriter(dir);
 }
 
@@ -36,13 +34,22 @@ void TensorboardMonitor::step(const StepRecord& r) {
     writer_.scalar(kBackward, samples, float(1e3 * r.time->backward));
     writer_.scalar(kStep, samples, float(1e3 * r.time->step));
   }
-  writer_.flush();
+  flush();
 }
 
 void TensorboardMonitor::eval(int64_t step, double val_loss) {
   if (!events_.val_loss) return;
   writer_.scalar(kValLoss, step * samples_per_step_, float(val_loss));
-  writer_.flush();
+  flush();
+}
+
+void TensorboardMonitor::flush() {
+  try {
+    writer_.flush();
+  } catch (const Error& e) {
+    OutputFailure::report(e.what());
+    writer_.close();
+  }
 }
 
 }  // namespace zt

@@ -17,6 +17,8 @@ class TensorboardMonitor {
 public:
   TensorboardMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
   // Creates the directory and opens the event file, so an unwritable path fails at start-up, naming it.
+  // Records that cannot be written later (a full disk) are reported to OutputFailure; the monitor
+  // then writes nothing more, and the file ends with its last whole record.
   TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
   void step(const StepRecord& r);
@@ -26,6 +28,8 @@ public:
   static std::filesystem::path directory(const config::MonitorConfig& config);
 
 private:
+  void flush();
+
   MonitorEvents events_;
   int64_t samples_per_step_ = 0;
   TbEventWriter writer_;

@@ -11,7 +11,9 @@
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_options.hpp"
+#include "train/final_weights.hpp"
 #include "train/memory_plan.hpp"
+#include "train/output_failure.hpp"
 #include "train/peak_flops.hpp"
 #include "train/stop_signals.hpp"
 
@@ -122,11 +124,12 @@ TrainStepResult Trainer::train_step(int64_t step) {
   });
   out.time.reduce_wait = engine_->timers().reduce_wait_s;
   out.time.gather_wait = engine_->timers().gather_wait_s;
-  // The stop flag travels with the loss: every rank learns of a request on any rank in the same step.
-  double sums[2] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0};
-  comm_.control().all_reduce_sum(sums, 2);
+  // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
+  double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
+  comm_.control().all_reduce_sum(sums, 3);
   out.loss = sums[0] / comm_.world_size();
   out.stop_requests = int(sums[1]);
+  out.output_failures = int(sums[2]);
   return out;
 }
 
@@ -193,18 +196,15 @@ void Trainer::save_final() {
   Buffer<float> full(MemCategory::Buffers, model_->layout().total);
   engine_->gather_master(full.data());
   if (comm_.rank() != 0) return;
-  auto dir = std::filesystem::path(config_.training.save_final);
-  std::filesystem::create_directories(dir);
-  save_gpt2_safetensors((dir / "model.safetensors").string(), model_->layout(), full.data(), config_.model.vocab_size);
-  auto& m = config_.model;
-  write_gpt2_config_json(dir.string(), m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len);
-  spdlog::info("saved final weights to {}", dir.string());
+  write_final_weights(config_.training.save_final, config_.model, model_->layout(), full.data());
+  spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
 int Trainer::run() {
   const int64_t steps = config_.training.steps;
   const bool rank0 = comm_.rank() == 0;
   SetupRecord setup = setup_record();
+  StopSignals::end_setup();  // from here on a stop signal finishes the current step
   metrics_.setup(setup);
   if (rank0) log_start(setup);
 
@@ -225,7 +225,7 @@ int Trainer::run() {
     tensorboard_.step(rec);
     comms_.add(rec.comm);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
-    const bool last = step == steps || out.stop_requests > 0;
+    const bool last = step == steps || out.stop_requests > 0 || out.output_failures > 0;
     bool print = step == 1 || last || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
     if (rank0 && print) {
       log_step(rec);
@@ -241,6 +241,11 @@ int Trainer::run() {
       tensorboard_.eval(step, last_val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
+    if (out.output_failures > 0) {
+      // Checkpoints, once written by this version, are saved here, so that no step taken is lost.
+      if (rank0) log_output_failure(step);
+      break;
+    }
     if (out.stop_requests > 0) {
       if (rank0) log_interrupted(step, out.stop_requests);
       break;
@@ -250,7 +255,7 @@ int Trainer::run() {
   if (!config_.training.save_final.empty()) save_final();
   comms_.log_total(done);
   if (rank0) log_summary(seconds_since(t_start), done, last_loss, last_val);
-  return 0;
+  return OutputFailure::happened() ? kExitOutputFailed : 0;
 }
 
 void Trainer::log_start(const SetupRecord& setup) const {
@@ -301,6 +306,10 @@ void Trainer::log_interrupted(int64_t step, int stop_requests) const {
   spdlog::warn("interrupted{}: stopping after step {} (stop requested on {} of {} rank{}; Ctrl-C again ends the job "
                "at once)",
                by, step, stop_requests, W, W == 1 ? "" : "s");
+}
+
+void Trainer::log_output_failure(int64_t step) const {
+  spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
 }
 
 void Trainer::log_summary(double seconds, int64_t steps, double last_loss, double last_val) const {

@@ -26,6 +26,7 @@ struct TrainStepResult {
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
+  int output_failures = 0;  // ranks that could not write an output (train/output_failure.hpp) by this step
   StepBreakdown time;  // where the step's time went (wall_clock_breakdown), in seconds
 };
 
@@ -56,6 +57,7 @@ private:
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_summary(double seconds, int64_t steps, double last_loss, double last_val) const;
   void log_interrupted(int64_t step, int stop_requests) const;
+  void log_output_failure(int64_t step) const;
 
   const config::Config& config_;
   Communicator& comm_;

@@ -1,5 +1,5 @@
 // The communication layer's pure parts, without MPI: the rank-order reduction kernel, piece
-// arithmetic, the broadcast tree and the sequence-check message.
+// arithmetic, the broadcast tree, the sequence-check message and the collective deadline.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -11,6 +11,7 @@
 
 #include "comm/binomial_tree.hpp"
 #include "comm/comm_volume.hpp"
+#include "comm/op_deadline.hpp"
 #include "comm/op_signature.hpp"
 #include "comm/rank_order_reduce.hpp"
 #include "core/error.hpp"
@@ -180,4 +181,26 @@ TEST_CASE("comm_op_name", "[comm]") {
   CHECK(comm_op_name(CommOp::AllGather) == "all_gather");
   CHECK(comm_op_name(CommOp::Broadcast) == "broadcast");
   CHECK(comm_op_name(CommOp::Barrier) == "barrier");
+}
+
+TEST_CASE("OpDeadline: a timeout counts from the op's start; one too large for the clock is none", "[comm][timeout]") {
+  using Clock = OpDeadline::Clock;
+  const auto now = Clock::now();
+  const OpDeadline one_second(now, 1.0);
+  CHECK_FALSE(one_second.never());
+  CHECK_FALSE(one_second.passed(now + std::chrono::milliseconds(999)));
+  CHECK(one_second.passed(now + std::chrono::milliseconds(1001)));
+  // 1e10 s is past the end of a 64-bit nanosecond clock (about 9.2e9 s): no deadline, not one
+  // that wrapped into the past.
+  for (double never : {0.0, -1.0, 1e10, 1e300, std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN()}) {
+    INFO(never);
+    const OpDeadline d(now, never);
+    CHECK(d.never());
+    CHECK_FALSE(d.passed(now + std::chrono::hours(24 * 365 * 100)));
+  }
+  // Just below the end of the clock still works, from the clock's epoch.
+  const OpDeadline far(Clock::time_point{}, 9e9);
+  CHECK_FALSE(far.never());
+  CHECK(far.passed(Clock::time_point{} + std::chrono::seconds(9'000'000'001LL)));
 }

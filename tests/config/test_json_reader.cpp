@@ -2,11 +2,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "config/json_reader.hpp"
 #include "core/error.hpp"
 
 using zt::config::parse_json;
+using zt::config::read_json_file;
 
 namespace {
 
@@ -78,4 +80,25 @@ TEST_CASE("a number too large for a double names its key") {
         "x.json: train_batch_size: number out of range (beyond the largest double, about 1.8e308)");
   CHECK(parse_error(R"({"optimizer": {"params": {"betas": [0.9, -1e999]}}})") ==
         "x.json: optimizer.params.betas[1]: number out of range (beyond the largest double, about 1.8e308)");
+}
+
+TEST_CASE("objects and arrays nested deeper than the limit are an error, before any value is copied") {
+  auto nested = [](int levels) { return std::string(size_t(levels), '[') + std::string(size_t(levels), ']'); };
+  CHECK_NOTHROW(parse_json("{\"x\": " + nested(zt::config::kMaxJsonDepth - 1) + "}", "x.json"));
+  const std::string expected =
+      "x.json: objects and arrays nested deeper than 100 levels (expected a DeepSpeed config, which needs a handful)";
+  CHECK(parse_error("{\"x\": " + nested(zt::config::kMaxJsonDepth) + "}") == expected);
+  CHECK(parse_error(nested(100000)) == expected);  // deep enough to overflow the stack when copied
+}
+
+TEST_CASE("a config file that cannot be read says why") {
+  const auto dir = std::filesystem::temp_directory_path() / ("zt_json_dir_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  try {
+    zt::config::read_json_file(dir.string());
+    FAIL("a directory was read as JSON");
+  } catch (const zt::Error& e) {
+    CHECK(std::string(e.what()) == dir.string() + ": cannot open the file for reading: is a directory, not a regular file");
+  }
+  std::filesystem::remove_all(dir);
 }

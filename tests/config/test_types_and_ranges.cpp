@@ -61,8 +61,8 @@ TEST_CASE("ranges are checked") {
         "test.json: zero_optimization.offload_optimizer.ratio: 1.5 is out of range (expected in (0, 1])");
   CHECK(error_of(with({{"training", {{"micro_batch_size", 0}}}})) ==
         "test.json: training.micro_batch_size: 0 is out of range (expected 1..2147483647)");
-  CHECK(error_of(with({{"training", {{"comm_timeout", 0}}}})) ==
-        "test.json: training.comm_timeout: 0 is out of range (expected > 0)");
+  CHECK(error_of(with({{"training", {{"comm_timeout", -1}}}})) ==
+        "test.json: training.comm_timeout: -1 is out of range (expected >= 0)");
   CHECK(error_of(with({{"data", {{"seq_len", 0}}}})) == "test.json: data.seq_len: 0 is out of range (expected >= 1)");
   CHECK(error_of(with({{"train_micro_batch_size_per_gpu", 0}})) ==
         "test.json: train_micro_batch_size_per_gpu: 0 is out of range (expected 1..2147483647)");
@@ -95,4 +95,27 @@ TEST_CASE("\"auto\" outside the table is an error naming the key") {
         std::string::npos);
   CHECK(error_of(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", "auto"}, {"cycle_max_lr", 1}}}}}}))
             .find("scheduler.params.cycle_min_lr: \"auto\" cannot be resolved") != std::string::npos);
+}
+
+TEST_CASE("a key kept in an int is checked before it is narrowed") {
+  // 2^31 would wrap to -2147483648, below max_seq_len, and pass.
+  CHECK(error_of(with({{"data", {{"seq_len", 2147483648LL}}}})) ==
+        "test.json: data.seq_len: 2147483648 exceeds model.max_seq_len 128 (expected <= 128)");
+  CHECK(error_of(with({{"data", {{"seq_len", 4294967297LL}}}})) ==
+        "test.json: data.seq_len: 4294967297 exceeds model.max_seq_len 128 (expected <= 128)");
+  CHECK(error_of(with({{"model", {{"n_layer", 2147483648LL}}}})) ==
+        "test.json: model.n_layer: 2147483648 is out of range (expected 1..1073741824)");
+  CHECK(error_of(with({{"fp16", {{"enabled", true}, {"initial_scale_power", 4294967312LL}}}})) ==
+        "test.json: fp16.initial_scale_power: 4294967312 is out of range (expected 0..127)");
+}
+
+TEST_CASE("a model shape too large for any machine is an error naming the model block") {
+  CHECK(error_of(with({{"model", {{"d_model", 1 << 20}, {"n_layer", 100000}, {"n_head", 16}}}})) ==
+        "test.json: model: n_layer 100000, d_model 1048576, vocab_size 256 and max_seq_len 128 make 1.32e+18 parameters "
+        "(expected at most 1e+15)");
+}
+
+TEST_CASE("training.comm_timeout: 0 or a value beyond any run means no timeout") {
+  CHECK(resolve(with({{"training", {{"comm_timeout", 0}}}})).training.comm_timeout == 0.0);
+  CHECK(resolve(with({{"training", {{"comm_timeout", 1e10}}}})).training.comm_timeout == 1e10);
 }

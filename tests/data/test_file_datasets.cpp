@@ -1,6 +1,9 @@
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "data/dataset.hpp"
@@ -130,4 +133,36 @@ TEST_CASE("tokens outside the model vocabulary are named with their offset", "[d
   CHECK_NOTHROW(text->check_vocab(128));
   auto high = open_dataset(dir.write("high.txt", std::string("ab\x80", 3)), "text");
   CHECK_THROWS_WITH(high->check_vocab(128), Catch::Contains("token 128") && Catch::Contains("index 2"));
+}
+
+TEST_CASE("a token file that shrinks under a reader is an error naming it, not a crash", "[data]") {
+  TempDir dir;
+  std::vector<uint16_t> tokens(100000);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = uint16_t(i % 1000);
+  auto path = dir.write("tokens.u16", tokens.data(), 2 * tokens.size());
+  auto d = open_dataset(path, "auto");
+  std::vector<int32_t> window(64);
+  d->read(90000, 64, window.data());
+  CHECK(window[0] == 0);
+  CHECK(window[63] == 63);
+  // Truncated by another program: with the file mapped, touching the lost pages was a SIGBUS.
+  std::filesystem::resize_file(path, 4096);
+  CHECK_THROWS_WITH(d->read(90000, 64, window.data()),
+                    path + ": the data file shrank while training read it (200000 bytes when opened, 4096 now; bytes "
+                           "[180000, 180128) are gone): was it truncated or rewritten by another program?");
+  d->read(0, 64, window.data());  // what is still there reads as before
+  CHECK(window[5] == 5);
+}
+
+TEST_CASE("a data path that is no regular file is refused without blocking, saying what it is", "[data]") {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo.txt");
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const char* format : {"auto", "text", "uint16", "llmc"})
+    CHECK_THROWS_WITH(open_dataset(fifo, format), fifo + ": cannot open data file: is a FIFO, not a regular file");
+  CHECK_THROWS_WITH(open_dataset(dir.path.string(), "text"),
+                    dir.path.string() + ": cannot open data file: is a directory, not a regular file");
+  CHECK_THROWS_WITH(open_dataset(dir.file("none/x.txt"), "auto"), dir.file("none/x.txt") + ": data file not found");
+  const std::string file = dir.write("file.txt", "abc");
+  CHECK_THROWS_WITH(open_dataset(file + "/x.txt", "auto"), file + "/x.txt: cannot open data file: Not a directory");
 }

@@ -1,7 +1,9 @@
 // Bad input reaches a multi-rank job: one clear message, a non-zero exit, no rank left behind.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "run_helpers.hpp"
 
@@ -59,4 +61,153 @@ TEST_CASE("--dry-run prints the per-rank memory plan and allocates nothing", "[e
   CHECK(out.find("memory plan per rank: ZeRO stage 3, 4 ranks") != std::string::npos);
   CHECK(out.find("16Ψ/N") != std::string::npos);
   CHECK(out.find("step ") == std::string::npos);  // no training
+}
+
+TEST_CASE("training.comm_timeout beyond any run means no timeout", "[e2e][failure]") {
+  auto dir = fresh_dir("comm-timeout-never");
+  // Past the end of the clock's 64-bit nanoseconds (about 9.2e9 s): it used to wrap into the past.
+  int code = run_command(launch(2) + " --config zero2 --steps 3 --set training.comm_timeout=1e10", dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("done: 3 steps") != std::string::npos);
+}
+
+TEST_CASE("a monitor job_name is one directory name inside output_path", "[e2e][failure]") {
+  auto dir = fresh_dir("job-name");
+  for (const std::string monitor : {"csv_monitor", "tensorboard"})
+    for (const std::string job : std::vector<std::string>{"../../evil", dir + "/evil"}) {
+      INFO(monitor << ".job_name " << job);
+      int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 2 --set " + monitor +
+                                 ".enabled=true --set " + monitor + ".output_path=" + dir + "/out/logs --set " +
+                                 monitor + ".job_name=" + job,
+                             dir + "/out.log");
+      std::string out = read_file(dir + "/out.log");
+      INFO(out);
+      CHECK(code == 2);
+      CHECK(out.find(monitor + ".job_name: \"" + job + "\" is not a directory name (expected one path component") !=
+            std::string::npos);
+      CHECK_FALSE(std::filesystem::exists(dir + "/evil"));
+      CHECK_FALSE(std::filesystem::exists(dir + "/out"));
+    }
+}
+
+TEST_CASE("a config nested too deep is refused, naming the file", "[e2e][failure]") {
+  auto dir = fresh_dir("deep-config");
+  const std::string config = dir + "/deep.json";
+  {
+    // 100000 objects inside each other: copying such a value recursed until the stack ran out.
+    std::ofstream f(config);
+    f << "{\"train_micro_batch_size_per_gpu\": 1, \"x\": ";
+    for (int i = 0; i < 100000; ++i) f << "{\"a\": ";
+    f << "1" << std::string(100000, '}') << "}";
+  }
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config " + config + " --steps 1", dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out.substr(0, 2000));
+  CHECK(code == 2);  // not 139, a segmentation fault
+  CHECK(out.find(config + ": objects and arrays nested deeper than 100 levels") != std::string::npos);
+}
+
+TEST_CASE("an integer key kept in an int is range-checked before it is narrowed", "[e2e][failure]") {
+  auto dir = fresh_dir("seq-len-wrap");
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --set data.seq_len=2147483648",
+                         dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out);
+  CHECK(code == 2);
+  CHECK(out.find("data.seq_len: 2147483648 exceeds model.max_seq_len 128") != std::string::npos);
+}
+
+TEST_CASE("--dry-run's figures are what the run allocates, at every stage", "[e2e][dry-run]") {
+  auto dir = fresh_dir("dry-run-equals-run");
+  // Three ranks and a vocabulary of 300 (padded to 384 rows): shards and padding are not round.
+  for (const std::string preset : {"zero0", "zero1", "zero2", "zero3", "zero3_offload"}) {
+    INFO(preset);
+    const std::string common = launch(3) + " --config " + preset + " --set model.vocab_size=300";
+    REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
+    REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + dir + "/m.jsonl", dir + "/run.log") == 0);
+    const std::string plan = read_file(dir + "/plan.log");
+    INFO(plan);
+    Metrics m = read_metrics(dir + "/m.jsonl");
+    REQUIRE(m.setup["memory"].size() == 3);
+    for (const std::string category : {"params", "grads", "optimizer", "offload"}) {
+      std::smatch planned;
+      const bool printed =
+          std::regex_search(plan, planned, std::regex(category + R"( +\d+\.\d\d MiB \((\d+) bytes)"));
+      const uint64_t bytes = printed ? std::stoull(planned[1]) : 0;  // offload is printed when there is some
+      if (category != "offload") CHECK(printed);
+      for (const auto& rank : m.setup["memory"]) {
+        INFO(category << " rank " << rank["rank"]);
+        CHECK(rank[category].get<uint64_t>() == bytes);
+      }
+    }
+    // Transient buffers: a bound, which the set-up stays within.
+    std::smatch bound;
+    REQUIRE(std::regex_search(plan, bound, std::regex(R"(buffers +<= +(\d+\.\d\d) MiB)")));
+    for (const auto& rank : m.setup["memory"])
+      CHECK(double(rank["buffers"].get<uint64_t>()) / 1048576.0 <= std::stod(bound[1]) + 0.005);
+  }
+}
+
+TEST_CASE("--dry-run warns when a rank's plan exceeds this machine's memory", "[e2e][dry-run]") {
+  auto dir = fresh_dir("dry-run-too-big");
+  // About 6.4e12 parameters: 100 TB of model states on one rank.
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run --set model.d_model=16384" +
+                             " --set model.n_layer=2000 --set model.n_head=128",
+                         dir + "/big.log");
+  std::string out = read_file(dir + "/big.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(std::regex_search(out, std::regex(R"(warning: the plan needs \d+\.\d\d GiB per rank, more than this machine's )"
+                                          R"(share: \d+\.\d\d GiB \(MemTotal \d+\.\d\d GiB / 1 rank here\))")));
+  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run", dir + "/small.log");
+  CHECK(code == 0);
+  CHECK(read_file(dir + "/small.log").find("more than this machine's share") == std::string::npos);
+}
+
+TEST_CASE("keys and values are shown with control characters escaped, never raw", "[e2e][failure]") {
+  auto dir = fresh_dir("control-characters");
+  const std::string config = dir + "/ds.json";
+  // An unknown key holding a newline, a forged log line and a terminal colour sequence.
+  { std::ofstream(config) << R"({"train_micro_batch_size_per_gpu": 1, "x\n[rank 0] info: forged\u001b[31m": 1})"; }
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config " + config + " --steps 1", dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find(R"(x\n[rank 0] info: forged\x1b[31m: unknown key)") != std::string::npos);
+  CHECK(out.find("\n[rank 0] info: forged") == std::string::npos);
+  CHECK(out.find('\x1b') == std::string::npos);
+  // A value echoed in an error: a file name with a newline.
+  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data '" + dir + "/a\nb.bin'",
+                     dir + "/out2.log");
+  out = read_file(dir + "/out2.log");
+  INFO(out);
+  CHECK(code != 0);
+  CHECK(out.find(dir + "/a\\nb.bin: data file not found") != std::string::npos);
+}
+
+TEST_CASE("a config path that is a directory, and an unreadable data file, say so", "[e2e][failure]") {
+  auto dir = fresh_dir("config-dir");
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config " + dir + " --steps 1", dir + "/out.log");
+  std::string out = read_file(dir + "/out.log");
+  INFO(out);
+  CHECK(code == 2);
+  CHECK(out.find("--config " + dir + ": is a directory, not a config file") != std::string::npos);
+
+  // A file this process may not read: mode 000 for an ordinary user; root reads anything but a
+  // write-only kernel setting.
+  std::string unreadable = dir + "/secret.txt";
+  { std::ofstream(unreadable) << "tokens\n"; }
+  std::filesystem::permissions(unreadable, std::filesystem::perms::none);
+  if (std::ifstream(unreadable)) unreadable = "/proc/sys/vm/drop_caches";
+  if (std::ifstream(unreadable) || !std::filesystem::exists(unreadable)) {
+    WARN("skipped: no file here that this user cannot read");
+    return;
+  }
+  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data " + unreadable, dir + "/data.log");
+  out = read_file(dir + "/data.log");
+  INFO(out);
+  CHECK(code != 0);
+  CHECK(out.find(unreadable + ": cannot open data file: Permission denied") != std::string::npos);
 }

@@ -1,6 +1,9 @@
 // Stopping a run from outside: SIGINT (Ctrl-C), SIGTERM or SIGUSR1 stops zerotrain after the
 // current step, and the run ends as a finished one does; Ctrl-C on scripts/launch.sh does the same
-// for every rank of a job.
+// for every rank of a job. During set-up a stop signal ends the process at once, and nothing in
+// set-up blocks forever (a FIFO as data).
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -106,4 +109,70 @@ TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 0
   }
   INFO("still running: " << (left.empty() ? "" : left.front()));
   CHECK(left.empty());
+}
+
+namespace {
+
+// A token file whose validation at set-up takes seconds (a sparse file of zeros: no disk space).
+std::string slow_to_open_data(const std::string& dir) {
+  const std::string path = dir + "/zeros.u16";
+  { std::ofstream(path, std::ios::binary); }
+  std::filesystem::resize_file(path, uint64_t(16) << 30);
+  return path;
+}
+
+}  // namespace
+
+TEST_CASE("a stop signal during set-up ends the process at once, status 128 + signal", "[e2e][signals][setup]") {
+  auto dir = fresh_dir("stop-in-setup");
+  const std::string log = dir + "/out.log";
+  Background run(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 100000 --data " + slow_to_open_data(dir) +
+                     " --set training.metrics=" + dir + "/metrics.jsonl",
+                 log);
+  REQUIRE(wait_for_text(log, "resolved config", 60));  // set-up has begun: the data file is being read
+  run.signal(SIGTERM);
+  const auto t0 = std::chrono::steady_clock::now();
+  int code = run.wait(30);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::string out = read_file(log);
+  INFO(out);
+  CHECK(code == 128 + SIGTERM);
+  CHECK(seconds < 10);
+  CHECK(out.find("[rank 0] error: interrupted by SIGTERM during set-up: exiting before the first step (exit status "
+                 "143)") != std::string::npos);
+  CHECK(out.find("step     1/") == std::string::npos);
+  std::filesystem::remove(dir + "/zeros.u16");
+}
+
+TEST_CASE("Ctrl-C on launch.sh during set-up ends every rank at once, non-zero", "[e2e][signals][setup][launch]") {
+  auto dir = fresh_dir("stop-launch-in-setup");
+  const std::string log = dir + "/out.log";
+  Background job(launch(2) + " --config zero2 --steps 100000 --data " + slow_to_open_data(dir), log);
+  REQUIRE(wait_for_text(log, "resolved config", 120));
+  job.signal_group(SIGINT);
+  int code = job.wait(30);
+  std::string out = read_file(log);
+  INFO(out);
+  CHECK(code != 0);
+  CHECK(code != -1);  // ended, without waiting for the set-up to finish
+  CHECK(out.find("during set-up: exiting before the first step") != std::string::npos);
+  CHECK(out.find("step     1/") == std::string::npos);
+  std::filesystem::remove(dir + "/zeros.u16");
+}
+
+TEST_CASE("a FIFO as data is refused at once instead of blocking set-up", "[e2e][signals][setup]") {
+  auto dir = fresh_dir("fifo-data");
+  const std::string fifo = dir + "/fifo.txt";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  for (const std::string key : {"data.train", "data.val"}) {
+    DYNAMIC_SECTION(key) {
+      Background run(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 3 --set " + key + "=" + fifo, dir + "/out.log");
+      int code = run.wait(30);
+      std::string out = read_file(dir + "/out.log");
+      INFO(out);
+      CHECK(code != 0);
+      CHECK(code != -1);  // no writer ever comes: opening it must not wait for one
+      CHECK(out.find(fifo + ": cannot open data file: is a FIFO, not a regular file") != std::string::npos);
+    }
+  }
 }

@@ -1,0 +1,240 @@
+#include "train/output_paths.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/file_type.hpp"
+#include "train/csv_monitor.hpp"
+#include "train/tensorboard_monitor.hpp"
+
+namespace fs = std::filesystem;
+
+namespace zt {
+
+namespace {
+
+// Absolute, with symbolic links and ".." resolved, no trailing '/'. Directories that do not exist
+// yet will be made as plain directories, so ".." after one is resolved lexically; that may bring
+// an existing symbolic link into reach ("new/../link"), hence the repetition.
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  fs::path r = fs::absolute(p, ec);
+  if (ec) r = p;
+  for (int i = 0; i < 40; ++i) {
+    fs::path next = fs::weakly_canonical(r, ec);
+    if (ec) next = r.lexically_normal();
+    if (!next.has_filename() && next != next.root_path()) next = next.parent_path();
+    if (next == r) break;
+    r = next;
+  }
+  return r;
+}
+
+bool same_inode(const fs::path& a, const fs::path& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+bool same_file(const fs::path& a, const fs::path& b) {
+  const fs::path ra = resolved(a), rb = resolved(b);
+  return ra == rb || same_inode(ra, rb);
+}
+
+bool writes_name(const OutputLocation& dir, const std::string& name) {
+  if (std::find(dir.files.begin(), dir.files.end(), name) != dir.files.end()) return true;
+  for (const auto& prefix : dir.file_prefixes)
+    if (name.rfind(prefix, 0) == 0) return true;
+  return false;
+}
+
+// The file of `dir`'s that `file` is, if any: by name in the same directory, or by inode.
+std::optional<fs::path> written_as(const OutputLocation& dir, const fs::path& file) {
+  const fs::path r = resolved(file);
+  if (same_file(r.parent_path(), dir.path) && writes_name(dir, r.filename().string())) return dir.path / r.filename();
+  for (const auto& name : dir.files)
+    if (same_inode(resolved(dir.path / name), r)) return dir.path / name;
+  return std::nullopt;
+}
+
+// Two directory outputs in the same directory clash when one may write a name the other writes.
+bool names_overlap(const OutputLocation& a, const OutputLocation& b) {
+  for (const auto& name : a.files)
+    if (writes_name(b, name)) return true;
+  for (const auto& name : b.files)
+    if (writes_name(a, name)) return true;
+  for (const auto& pa : a.file_prefixes)
+    for (const auto& pb : b.file_prefixes)
+      if (pa.rfind(pb, 0) == 0 || pb.rfind(pa, 0) == 0) return true;
+  return false;
+}
+
+const char* const kLoseInput = "writing it would destroy the input; choose another path for";
+const char* const kTwoOutputs = "the two outputs would overwrite each other; choose different paths";
+
+void check_input(const OutputLocation& out, const InputFile& in) {
+  if (same_file(out.path, in.path))
+    fail("{} '{}' names the same {} as {} '{}': {} {}", out.key, out.path.string(),
+         out.directory ? "path" : "file", in.key, in.path.string(), kLoseInput, out.key);
+  if (!out.directory) return;
+  if (auto file = written_as(out, in.path))
+    fail("{} '{}' would write '{}', which is {} '{}': {} {}", out.key, out.path.string(), file->string(), in.key,
+         in.path.string(), kLoseInput, out.key);
+}
+
+void check_pair(const OutputLocation& a, const OutputLocation& b) {
+  if (same_file(a.path, b.path)) {
+    const bool share = a.directory && b.directory && !a.exclusive && !b.exclusive && !names_overlap(a, b);
+    if (!share)
+      fail("{} '{}' and {} '{}' name the same {}: {}", a.key, a.path.string(), b.key, b.path.string(),
+           a.directory && b.directory ? "directory" : "path", kTwoOutputs);
+    return;
+  }
+  for (auto [dir, file] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    if (!dir->directory || file->directory) continue;
+    if (auto written = written_as(*dir, file->path))
+      fail("{} '{}' would write '{}', which is {} '{}': {}", dir->key, dir->path.string(), written->string(),
+           file->key, file->path.string(), kTwoOutputs);
+  }
+}
+
+std::string probe_name() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return ".zerotrain-probe-" + std::string(host) + "-" + std::to_string(::getpid());
+}
+
+// A file is created, written and removed in `dir`: the directory takes new files and has room.
+void probe_directory(const std::string& key, const fs::path& dir) {
+  const fs::path probe = dir / probe_name();
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) fail("{}: cannot write in '{}': {}", key, dir.string(), std::strerror(errno));
+  const ssize_t n = ::write(fd, "zerotrain", 9);
+  const int error = n < 0 ? errno : ENOSPC;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  if (n != 9) fail("{}: cannot write in '{}': {}", key, dir.string(), std::strerror(error));
+}
+
+// The file can be written where it is: an existing one is opened for writing without changing a
+// byte; a new name is created and removed.
+void probe_file(const std::string& key, const fs::path& path) {
+  struct stat st {};
+  const bool exists = ::stat(path.c_str(), &st) == 0;
+  if (exists && S_ISCHR(st.st_mode)) return;  // /dev/null and the like: writes are checked as they happen
+  if (exists && !S_ISREG(st.st_mode))
+    fail("{}: '{}' is {} (expected a file to write)", key, path.string(), file_type_name(st.st_mode));
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | (exists ? O_APPEND : O_CREAT | O_EXCL), 0666);
+  if (fd < 0) fail("{}: cannot write '{}': {}", key, path.string(), std::strerror(errno));
+  ::close(fd);
+  if (!exists) ::unlink(path.c_str());
+  probe_directory(key, path.has_parent_path() ? path.parent_path() : fs::path("."));
+}
+
+}  // namespace
+
+std::vector<OutputLocation> output_locations(const config::Config& c, int world_size) {
+  std::vector<OutputLocation> out;
+  const auto& t = c.training;
+  if (!t.metrics.empty()) out.push_back({.key = "training.metrics", .path = t.metrics});
+  if (c.csv_monitor.enabled)
+    out.push_back({.key = "csv_monitor",
+                   .path = CsvMonitor::directory(c.csv_monitor),
+                   .directory = true,
+                   .files = CsvMonitor::file_names()});
+  if (c.tensorboard.enabled)
+    out.push_back({.key = "tensorboard",
+                   .path = TensorboardMonitor::directory(c.tensorboard),
+                   .directory = true,
+                   .file_prefixes = {"events.out.tfevents."}});
+  if (!t.save_final.empty())
+    out.push_back({.key = "training.save_final",
+                   .path = t.save_final,
+                   .directory = true,
+                   .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
+  if (!t.checkpoint_dir.empty())  // a directory per step and `latest` (DESIGN.md): nothing else writes there
+    out.push_back({.key = "training.checkpoint_dir",
+                   .path = t.checkpoint_dir,
+                   .directory = true,
+                   .files = {"latest", "latest.tmp"},
+                   .exclusive = true,
+                   .every_rank = true});
+  if (!t.log_dir.empty()) {
+    OutputLocation logs{.key = "training.log_dir", .path = t.log_dir, .directory = true, .every_rank = true};
+    for (int r = 0; r < world_size; ++r) logs.files.push_back("rank" + std::to_string(r) + ".log");
+    out.push_back(logs);
+  }
+  // Offloaded state; DeepSpeed configs commonly give both blocks the same nvme_path.
+  const auto& z = c.zero;
+  auto offload = [](const std::string& key, const std::string& path) {
+    return OutputLocation{.key = key, .path = path, .directory = true, .exclusive = true, .every_rank = true};
+  };
+  const bool nvme_optimizer = z.offload_optimizer.device == "nvme", nvme_param = z.offload_param.device == "nvme";
+  if (nvme_optimizer)
+    out.push_back(offload("zero_optimization.offload_optimizer.nvme_path", z.offload_optimizer.nvme_path));
+  if (nvme_param && !(nvme_optimizer && same_file(z.offload_param.nvme_path, z.offload_optimizer.nvme_path)))
+    out.push_back(offload("zero_optimization.offload_param.nvme_path", z.offload_param.nvme_path));
+  return out;
+}
+
+std::vector<InputFile> input_files(const config::Config& c) {
+  std::vector<InputFile> in;
+  std::error_code ec;
+  if (fs::exists(c.source, ec)) in.push_back({"--config", c.source});  // else built in ("default config")
+  if (!c.data.train.empty()) in.push_back({"data.train", c.data.train});
+  if (!c.data.val.empty()) in.push_back({"data.val", c.data.val});
+  const auto& init = c.training.init_from;
+  if (!init.empty()) {
+    in.push_back({"training.init_from", init});
+    if (fs::is_directory(init, ec)) in.push_back({"training.init_from", fs::path(init) / "model.safetensors"});
+  }
+  return in;
+}
+
+void check_output_paths(const config::Config& config, int world_size) {
+  const auto outputs = output_locations(config, world_size);
+  const auto inputs = input_files(config);
+  for (const auto& out : outputs)
+    for (const auto& in : inputs) check_input(out, in);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    for (size_t j = i + 1; j < outputs.size(); ++j) check_pair(outputs[i], outputs[j]);
+}
+
+void make_directories(const std::string& label, const fs::path& dir) {
+  fs::path made;
+  for (const auto& part : dir) {
+    made /= part;
+    if (part.empty() || part == made.root_path()) continue;
+    struct stat st {};
+    if (::stat(made.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        fail("{}: cannot create directory '{}': '{}' is {}, not a directory", label, dir.string(), made.string(),
+             file_type_name(st.st_mode));
+      continue;
+    }
+    if (::mkdir(made.c_str(), 0777) != 0 && errno != EEXIST)
+      fail("{}: cannot create directory '{}': {}", label, dir.string(), std::strerror(errno));
+  }
+}
+
+void prepare_outputs(const config::Config& config, int rank, int world_size) {
+  for (const auto& out : output_locations(config, world_size)) {
+    if (!out.every_rank && rank != 0) continue;
+    if (out.directory) {
+      make_directories(out.key, out.path);
+      probe_directory(out.key, out.path);
+    } else {
+      if (out.path.has_parent_path()) make_directories(out.key, out.path.parent_path());
+      probe_file(out.key, out.path);
+    }
+  }
+}
+
+}  // namespace zt
