@@ -1,6 +1,8 @@
 #pragma once
 // The metrics file (DESIGN.md contract): JSON Lines written by rank 0, floats with 9 significant
 // digits so fp32 values round-trip and runs can be compared bit for bit.
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <optional>
@@ -42,6 +44,25 @@ struct StepRecord {
   std::optional<StepBreakdown> time;  // written as "time_ms" when wall_clock_breakdown is on
 };
 
+// One rank's ledger peaks, bytes per category (MemCategory order).
+struct RankPeakMemory {
+  int rank = 0;
+  std::array<uint64_t, kMemCategories> bytes{};
+};
+
+// The last record of a run (DESIGN.md, "Metrics: the end of a run").
+struct SummaryRecord {
+  int64_t steps = 0;  // optimizer steps taken (step records written)
+  bool interrupted = false;  // stopped early by a stop signal
+  int64_t tokens = 0;  // trained on, all ranks: the sum of the step records' tokens
+  double wall_s = 0, tokens_per_s = 0, mfu = 0;
+  double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
+  std::vector<RankPeakMemory> memory_peak;
+  CommStats comm;  // rank 0's collectives over the training steps
+  double comm_in_flight_s = 0;  // reduce-scatters and all-gathers running (what can overlap compute)
+  double comm_waited_s = 0;     // compute blocked waiting for them
+};
+
 class MetricsWriter {
 public:
   MetricsWriter() = default;  // writes nothing (ranks other than 0, or no metrics path)
@@ -49,6 +70,7 @@ public:
   void setup(const SetupRecord& r);
   void step(const StepRecord& r);
   void eval(int64_t step, double val_loss);
+  void summary(const SummaryRecord& r);
 
 private:
   void write(const std::string& line);

@@ -11,7 +11,7 @@ namespace zt {
 int run_training(const config::Config& config, const RunOptions& options) {
   auto comm = make_mpi_communicator(config.training.comm_timeout);
   if (options.dry_run) {
-    if (comm->rank() == 0) print_memory_plan(config, comm->world_size());
+    if (comm->rank() == 0) print_memory_plan(config, config.world_size);  // --world-size N plans for N
     return 0;
   }
   try {

@@ -20,15 +20,20 @@ int64_t stopped_after(const std::string& log) {
 }
 
 // What every interrupted run must show: it stopped after a step it logged, the metrics end with
-// that step, the summary counts it, and the final weights were written.
+// that step and a summary that counts it and says it was interrupted, the console's summary says
+// so too, and the final weights were written.
 void check_clean_stop(const std::string& dir, const std::string& log, int64_t at_least) {
   const int64_t k = stopped_after(log);
   REQUIRE(k >= at_least);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.steps.size() == size_t(k));
   CHECK(m.steps.back()["step"] == k);
+  REQUIRE(m.last["event"] == "summary");
+  CHECK(m.summary["steps"] == k);
+  CHECK(m.summary["interrupted"] == true);
+  CHECK(m.summary["tokens"] == int64_t(k) * m.steps.back()["tokens"].get<int64_t>());
   CHECK(log.find("done: " + std::to_string(k) + " steps in") != std::string::npos);
-  CHECK(log.find("rank 0 memory (MiB)") != std::string::npos);
+  CHECK(log.find("summary: interrupted (stop requested) | " + std::to_string(k) + " steps") != std::string::npos);
   CHECK(std::filesystem::file_size(dir + "/final/model.safetensors") > 0);
   CHECK(std::filesystem::exists(dir + "/final/config.json"));
 }
