@@ -93,7 +93,7 @@ void draw_chart(Svg& svg, const Chart& chart, Box box) {
       for (const auto& p : s.points)
         if (std::isfinite(p.y))
           svg.circle(scale(p.x, xt.lo, xt.hi, plot.x, plot.x + plot.w), scale(p.y, yt.lo, yt.hi, plot.y + plot.h, plot.y),
-                     3, s.color);
+                     3.5, s.color);
   }
 }
 

@@ -45,7 +45,9 @@ void Svg::rect(double x, double y, double w, double h, std::string_view fill, st
 }
 
 void Svg::circle(double cx, double cy, double r, std::string_view fill) {
-  out_ += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\"/>\n", cx, cy, r, fill);
+  // A white rim keeps the dot visible on a line of its own colour.
+  out_ += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"1\"/>\n",
+                      cx, cy, r, fill);
 }
 
 void Svg::text(double x, double y, std::string_view content, std::string_view anchor, double size, double rotate,

@@ -242,7 +242,8 @@ int Trainer::run() {
     progress_.update(step, rec.loss, rec.tokens, rec.tokens_per_s);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
     const bool last = step == steps || out.stop_requests > 0;
-    bool print = step == 1 || last || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
+    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
+    bool print = step == 1 || last || (print_every > 0 && step % print_every == 0);
     if (rank0 && print) {
       log_step(rec);
       if (rec.time) log_breakdown(*rec.time, seconds);

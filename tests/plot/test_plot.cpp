@@ -215,3 +215,12 @@ TEST_CASE("bad input: one error naming the file, and the line where there is one
   CHECK(read(good) == metrics_text(5, 0));
   CHECK_THAT(error_of({good}, scratch("no/such/dir/x.svg")), Catch::Contains("cannot open for writing"));
 }
+
+TEST_CASE("the README's curves (docs/quickstart-curves.svg) are a well-formed SVG of one run's five series") {
+  const XmlElement svg = parse_xml(read(std::string(ZT_SOURCE_DIR) + "/docs/quickstart-curves.svg"));
+  std::vector<std::string> series;
+  for (const auto* p : svg.find_all("path")) series.push_back(p->children.at(0).text);
+  std::sort(series.begin(), series.end());
+  CHECK(series == std::vector<std::string>{"run: gradient norm", "run: learning rate", "run: tokens/s",
+                                           "run: train loss", "run: val loss"});
+}
