@@ -43,6 +43,9 @@ const char* const kExamples = R"(Examples:
 Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step; the run then
 ends as a finished one does (final eval, training.save_final, summary) and exits 0. SIGINT or
 SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
+
+Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
+the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.
 )";
 
 const char* const kEstimateExamples = R"(Examples:

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/ledger.hpp"
+#include "train/comms_summary.hpp"
 
 namespace zt {
 
@@ -17,14 +18,6 @@ constexpr MemCategory kCategories[] = {MemCategory::Params,      MemCategory::Gr
                                        MemCategory::Activations, MemCategory::Buffers, MemCategory::Offload};
 
 double mib(double bytes) { return bytes / 1048576.0; }
-
-// Decimal units, as comms_logger shows them.
-std::string show_bytes(double b) {
-  if (b < 1e3) return fmt::format("{:.0f} B", b);
-  if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
-  if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
-  return fmt::format("{:.2f} GB", b / 1e9);
-}
 
 std::string show_loss(double x) { return std::isfinite(x) ? fmt::format("{:.4f}", x) : "-"; }
 
