@@ -89,11 +89,11 @@ void draw_chart(Svg& svg, const Chart& chart, Box box) {
     const std::string d = path_data(s.points, plot, xt.lo, xt.hi, yt.lo, yt.hi);
     if (d.empty()) continue;
     svg.path(d, s.color, 1.6, s.dashed ? "6 4" : "", s.name);
-    if (s.markers)
-      for (const auto& p : s.points)
-        if (std::isfinite(p.y))
-          svg.circle(scale(p.x, xt.lo, xt.hi, plot.x, plot.x + plot.w), scale(p.y, yt.lo, yt.hi, plot.y + plot.h, plot.y),
-                     3.5, s.color);
+    if (!s.markers) continue;
+    for (const auto& p : s.points)
+      if (std::isfinite(p.y))
+        svg.circle(scale(p.x, xt.lo, xt.hi, plot.x, plot.x + plot.w),
+                   scale(p.y, yt.lo, yt.hi, plot.y + plot.h, plot.y), 3.5, s.color);
   }
 }
 

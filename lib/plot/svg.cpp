@@ -40,14 +40,16 @@ void Svg::line(double x1, double y1, double x2, double y2, std::string_view stro
 }
 
 void Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view stroke) {
-  out_ += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"{}\"/>\n",
-                      x, y, w, h, fill, stroke);
+  out_ += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" stroke=\"{}\"/>\n", x, y, w,
+      h, fill, stroke);
 }
 
 void Svg::circle(double cx, double cy, double r, std::string_view fill) {
   // A white rim keeps the dot visible on a line of its own colour.
-  out_ += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"1\"/>\n",
-                      cx, cy, r, fill);
+  out_ += fmt::format(
+      "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\" fill=\"{}\" stroke=\"white\" stroke-width=\"1\"/>\n", cx, cy,
+      r, fill);
 }
 
 void Svg::text(double x, double y, std::string_view content, std::string_view anchor, double size, double rotate,

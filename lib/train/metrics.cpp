@@ -77,7 +77,8 @@ void MetricsWriter::summary(const SummaryRecord& r) {
   for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
     if (r.comm.calls[i] == 0) continue;
     comm += fmt::format("{}\"{}\":{{\"calls\":{},\"bytes\":{},\"seconds\":{}}}", comm.empty() ? "" : ",",
-                        comm_op_name(CommOp(i)), r.comm.calls[i], r.comm.bytes_sent[i], format_float(r.comm.seconds[i]));
+                        comm_op_name(CommOp(i)), r.comm.calls[i], r.comm.bytes_sent[i],
+                        format_float(r.comm.seconds[i]));
   }
   write(fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
                     "\"tokens_per_s\":{},\"mfu\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"

@@ -28,9 +28,9 @@ void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, 
                val ? fmt::format(", val {}", val->path()) : ", no validation data", c.data.seq_len,
                c.data.shuffle ? ", shuffled" : "");
   const auto& o = c.optimizer;
+  const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
-               o.beta1, o.beta2, o.weight_decay, c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off",
-               schedule(c));
+               o.beta1, o.beta2, o.weight_decay, clipping, schedule(c));
 }
 
 }  // namespace zt

@@ -34,7 +34,8 @@ nlohmann::json print_config(const std::string& args) {
 // Dotted paths of the leaves (arrays are leaves: optimizer.params.betas).
 void collect(const nlohmann::json& j, const std::string& path, std::set<std::string>& keys) {
   if (j.is_object() && !j.empty()) {
-    for (auto it = j.begin(); it != j.end(); ++it) collect(it.value(), path.empty() ? it.key() : path + "." + it.key(), keys);
+    for (auto it = j.begin(); it != j.end(); ++it)
+      collect(it.value(), path.empty() ? it.key() : path + "." + it.key(), keys);
   } else if (!path.empty()) {
     keys.insert(path);
   }

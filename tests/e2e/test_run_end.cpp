@@ -96,7 +96,8 @@ TEST_CASE("the metrics file ends with the summary; the console shows it as a tab
   std::smatch rs;
   REQUIRE(std::regex_search(out, rs, std::regex(R"(info:     reduce_scatter +(\d+) )")));
   CHECK(std::stoull(rs[1]) == s["comm"]["reduce_scatter"]["calls"].get<uint64_t>());
-  CHECK(std::regex_search(out, std::regex(R"(in flight \d+\.\d ms, compute waited \d+\.\d ms on them: \d+% overlapped)")));
+  CHECK(std::regex_search(
+      out, std::regex(R"(in flight \d+\.\d ms, compute waited \d+\.\d ms on them: \d+% overlapped)")));
 }
 
 TEST_CASE("the progress line: in place on a terminal, never a carriage return in a file", "[e2e][progress]") {
@@ -120,7 +121,8 @@ TEST_CASE("the progress line: in place on a terminal, never a carriage return in
       // Drawn at the first and the last step at least, in place.
       CHECK(count(out, "\rstep 1/40   2% | loss ") >= 1);
       CHECK(count(out, "\rstep 40/40 100% | loss ") >= 1);
-      CHECK(std::regex_search(out, std::regex("\rstep 40/40 100% \\| loss \\d\\.\\d{4} \\| [0-9.]+k? tok/s \\| ETA 0:00\x1b\\[K")));
+      const std::regex last_step("\rstep 40/40 100% \\| loss \\d\\.\\d{4} \\| [0-9.]+k? tok/s \\| ETA 0:00\x1b\\[K");
+      CHECK(std::regex_search(out, last_step));
       // Every log line starts on a clean line: after a newline, or after the progress line was cleared.
       const std::regex log_line(R"(\[\d\d:\d\d:\d\d\.\d{3}\]\[rank 0\])");
       size_t lines = 0;
@@ -157,8 +159,9 @@ TEST_CASE("the progress line: in place on a terminal, never a carriage return in
 TEST_CASE("zerotrain plot draws the runs' curves: one path per series, one point per record", "[e2e][plot]") {
   auto dir = fresh_dir("plot");
   for (const std::string stage : {"zero1", "zero3"})
-    REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config " + stage + " --steps 30 --set training.eval_interval=10" +
-                            " --set training.eval_batches=1 --set training.metrics=" + dir + "/" + stage + ".jsonl",
+    REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config " + stage + " --steps 30" +
+                            " --set training.eval_interval=10 --set training.eval_batches=1" +
+                            " --set training.metrics=" + dir + "/" + stage + ".jsonl",
                         dir + "/" + stage + ".log") == 0);
   REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " plot " + dir + "/zero1.jsonl " + dir + "/zero3.jsonl -o " + dir +
                           "/curves.svg",
@@ -190,8 +193,9 @@ TEST_CASE("a quiet start: the resolved config only at debug level, and beside th
   INFO(info);
   CHECK(info.find("\"zero_optimization\"") == std::string::npos);
   CHECK(count(info, "\n") < 30);  // one screen, summary included
-  for (const char* line : {"model: GPT-2 2 layers", "ZeRO stage 2 on 1 rank, bf16", "batch 4 = micro 4 x accumulation 1",
-                           "data: ", "optimizer: AdamW lr 0.0003", "memory rank 0: params"})
+  for (const char* line : {"model: GPT-2 2 layers", "ZeRO stage 2 on 1 rank, bf16",
+                           "batch 4 = micro 4 x accumulation 1", "data: ", "optimizer: AdamW lr 0.0003",
+                           "memory rank 0: params"})
     CHECK(info.find(line) != std::string::npos);
   CHECK(info.find("1 ranks") == std::string::npos);
 
@@ -207,7 +211,8 @@ TEST_CASE("a quiet start: the resolved config only at debug level, and beside th
 
 TEST_CASE("text read as bytes under a larger vocabulary is warned about", "[e2e][warnings]") {
   auto dir = fresh_dir("vocab-warning");
-  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set model.vocab_size=50257", dir + "/big.log") == 0);
+  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set model.vocab_size=50257",
+                      dir + "/big.log") == 0);
   const std::string big = read_file(dir + "/big.log");
   INFO(big);
   CHECK(count(big, "text is read as bytes, so its token ids cover 256 of the model's 50257 (model.vocab_size)") == 1);

@@ -49,8 +49,9 @@ size_t points_in(const std::string& d) {
 
 // A metrics file of `steps` step records and an eval every `every` steps (none when 0).
 std::string metrics_text(int steps, int every, double loss0 = 5.5) {
-  std::string t = R"({"event":"setup","world_size":2,"stage":2,"dtype":"bf16","num_params":10,"padded_params":16,"memory":[]})"
-                  "\n";
+  std::string t =
+      R"({"event":"setup","world_size":2,"stage":2,"dtype":"bf16","num_params":10,"padded_params":16,"memory":[]})"
+      "\n";
   for (int s = 1; s <= steps; ++s) {
     t += "{\"event\":\"step\",\"step\":" + std::to_string(s) + ",\"loss\":" + std::to_string(loss0 - 0.01 * s) +
          ",\"lr\":0.0003,\"grad_norm\":" + std::to_string(1.0 + 1.0 / s) +

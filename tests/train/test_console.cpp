@@ -22,7 +22,8 @@ EnvLookup env_of(const std::map<std::string, std::string>& vars) {
 }  // namespace
 
 TEST_CASE("the progress line: step of total, percent, loss, throughput, time left") {
-  CHECK(ProgressLine::text(120, 250, 2.81234, 65432, 3.4) == "step 120/250  48% | loss 2.8123 | 65.4k tok/s | ETA 0:03");
+  CHECK(ProgressLine::text(120, 250, 2.81234, 65432, 3.4) ==
+        "step 120/250  48% | loss 2.8123 | 65.4k tok/s | ETA 0:03");
   CHECK(ProgressLine::text(1, 100000, 5.5, 1234567, NAN) == "step 1/100000   0% | loss 5.5000 | 1.23M tok/s | ETA --");
   CHECK(ProgressLine::text(250, 250, 2.7, 812, 0) == "step 250/250 100% | loss 2.7000 | 812 tok/s | ETA 0:00");
   CHECK(format_duration(59.4) == "0:59");

@@ -131,7 +131,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
         std::string::npos);
   CHECK(all.find("final loss 3.5000 (train, last step), 3.7500 (val, last evaluation)") != std::string::npos);
   CHECK(all.find("plan, ZeRO-2: 2Ψ + 14Ψ/N") != std::string::npos);
-  for (int k = 0; k < comm.world_size(); ++k) CHECK(all.find("    rank " + std::to_string(k) + " ") != std::string::npos);
+  for (int k = 0; k < comm.world_size(); ++k)
+    CHECK(all.find("    rank " + std::to_string(k) + " ") != std::string::npos);
   CHECK(all.find("reduce_scatter                    6       6.0 KB       750.0") != std::string::npos);
   if (comm.world_size() > 1) CHECK(all.find("80% overlapped with compute") != std::string::npos);
 }
