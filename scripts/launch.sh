@@ -1,21 +1,50 @@
 #!/usr/bin/env bash
 # Starts a zerotrain job: N ranks on this machine (mpirun), on the hosts of a DeepSpeed-style
-# hostfile (mpirun), or inside a SLURM allocation (srun). See --help.
+# hostfile (mpirun), or inside a SLURM allocation (srun). Takes the flags people know from the
+# deepspeed launcher and torchrun where they mean something here. See --help.
 set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: scripts/launch.sh [-n N] [--hostfile FILE] [--dry-run] -- PROGRAM [ARGS...]
+Usage: scripts/launch.sh [-n N] [--hostfile FILE] [--dry-run] [--] PROGRAM [ARGS...]
 
-Starts PROGRAM (usually zerotrain) as an MPI job of N ranks and waits for it.
+Starts PROGRAM (usually zerotrain) as an MPI job of N ranks and waits for it. The options end at
+`--` or at the first word that is not an option (as with deepspeed and torchrun).
 
   -n, --np N         number of ranks. Default: the slots of the hostfile, SLURM_NTASKS inside
                      a SLURM allocation, else 1.
   --hostfile FILE    DeepSpeed-style hostfile: one "HOST slots=K" line per machine; blank lines
-                     and '#' comments are ignored. It is checked and converted to an OpenMPI
-                     hostfile; N may not exceed the total slots.
-  --dry-run          print the launch command (and the converted hostfile) instead of running it.
+                     and '#' comments are ignored. Host names are letters, digits, '.', '-' and
+                     '_' (never a leading '-'), slots at most 65536; mpirun gets the hosts as
+                     --host HOST:K,... N may not exceed the total slots.
+  --dry-run          print the launch command instead of running it.
   -h, --help         this text.
+
+Options of the deepspeed launcher and of torchrun (also spelled with '-' for '_'):
+  --num_gpus K, --nproc_per_node K
+                     ranks per machine: locally N = K; with a hostfile, at most K slots of each
+                     host; under SLURM, srun --ntasks-per-node=K.
+  --num_nodes M, --nnodes M
+                     machines: the first M hosts of the hostfile, or srun -N M under SLURM.
+  --include SPEC, --exclude SPEC
+                     DeepSpeed's filter of the hostfile, e.g. "node1@node2:0,1": the hosts to
+                     use or to leave out, optionally with device ids. Without a hostfile only
+                     "localhost:IDS". Device ids give that host one rank per device and become
+                     CUDA_VISIBLE_DEVICES (the same list on every host used).
+  --launcher openmpi|slurm
+                     mpirun or srun (default: srun in a SLURM allocation without --hostfile,
+                     else mpirun). pdsh, mvapich, impi and mpich are not supported.
+  --launcher_args "ARGS"     extra options for mpirun or srun.
+  --ssh_port P       mpirun reaches the other hosts with ssh -p P.
+  --enable_each_rank_log DIR
+                     each rank's output goes to files under DIR instead of the console
+                     (mpirun --output-filename DIR; srun --output DIR/rank%t.log).
+  Accepted, said to be ignored, and dropped, because they have no meaning here:
+  --master_addr, --master_port, --rdzv_*, --standalone, --local_addr (MPI connects the ranks
+  itself), --node_rank (one launch starts every node), --max_restarts, --monitor_interval and
+  the elastic options (a failing rank ends the job), --no_local_rank (zerotrain asks MPI for its
+  local rank), --module, --no_python, --run_path (PROGRAM runs as given), and the deepspeed and
+  torchrun options about logs, pids, ssh checks and core binding.
 
 Where the ranks run:
   * Inside a SLURM allocation (SLURM_JOB_ID set) and without --hostfile: srun -n N
@@ -27,11 +56,16 @@ Where the ranks run:
     Extra mpirun options: ZT_MPIRUN_ARGS (split on spaces).
 
 Environment:
-  OMP_NUM_THREADS    kept when set; otherwise max(1, cores / ranks per machine)
-                     (SLURM_CPUS_PER_TASK under srun). Exported to every rank, with every ZT_*
+  OMP_NUM_THREADS    kept when set; otherwise max(1, cores / ranks per machine). Under SLURM the
+                     cores are the allocation's: SLURM_CPUS_PER_TASK, else the CPUs per node of
+                     SLURM_JOB_CPUS_PER_NODE shared by the tasks of a node, never the cores of
+                     the machine the launcher runs on. Exported to every rank, with every ZT_*
                      and NCCL_* variable.
 
-Output: every line is tagged with the rank that wrote it: "[3] ...".
+Output: every line is tagged with the rank that wrote it: "[3] ...". When the launcher's stderr
+is a terminal, rank 0's progress line (step, loss, tokens/s, time left) stays in place below the
+other lines (the ranks get ZT_PROGRESS=markers for that; set ZT_PROGRESS=off to have none).
+Output to a file or a pipe never holds a carriage return.
 
 Ctrl-C (or SIGTERM to the launcher), with mpirun: the first asks every rank to stop after its
 current step (the launcher sends SIGUSR1 to mpirun, which forwards it to the ranks). zerotrain
@@ -46,11 +80,12 @@ the tasks, then Slurm ends them). Slurm's SIGTERM at the time limit, or
 
 Exit code: 0 when every rank succeeded, otherwise the failing rank's exit code (mpirun reports
 the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, the
-launcher ends the others, so the job never hangs on a dead rank.
+launcher ends the others, so the job never hangs on a dead rank. Bad options or hostfiles: 2.
 
 Examples:
   scripts/launch.sh -n 4 -- build/zerotrain --config zero2 --steps 100
   scripts/launch.sh --hostfile hosts.txt -- zerotrain --config zero3
+  scripts/launch.sh --hostfile hosts.txt --num_nodes 2 --num_gpus 8 zerotrain --config zero3
 EOF
 }
 
@@ -58,40 +93,183 @@ die() {
   echo "launch.sh: $*" >&2
   exit 2
 }
+note() { echo "launch.sh: $*" >&2; }
+
+# The command as a shell would need it typed back (--dry-run). printf %q escapes every comma,
+# which a shell does not need: "--host a:4,b:2" reads better.
+shell_quoted() {
+  local s
+  s=$(printf '%q ' "$@")
+  s=${s//\\,/,}
+  echo "${s% }"
+}
+
+readonly max_slots_per_host=65536
+# A number of ranks, slots, nodes: a positive integer small enough for shell arithmetic.
+is_count() { [[ $1 =~ ^[1-9][0-9]{0,8}$ ]]; }
+
+# Why a deepspeed or torchrun option has no meaning here; fails for other options.
+ignored_reason() {
+  case $1 in
+    --master_addr | --master_port | --rdzv_backend | --rdzv_endpoint | --rdzv_id | --rdzv_conf | --standalone | \
+      --local_addr) echo "MPI connects the ranks itself" ;;
+    --node_rank) echo "one launch starts the ranks of every node" ;;
+    --max_restarts | --monitor_interval | --elastic_training | --min_elastic_nodes | --max_elastic_nodes)
+      echo "ranks are not restarted: a failing rank ends the job" ;;
+    --no_local_rank) echo "zerotrain asks MPI for its local rank" ;;
+    --module | --no_python | --run_path) echo "the program runs as given" ;;
+    --start_method | --role | --log_dir | --redirects | --tee | --local_ranks_filter | --logs_specs | --save_pid | \
+      --force_multi | --no_ssh_check | --no_ssh | --bind_cores_to_rank | --bind_core_list | --comment | \
+      --venv_script | --autotuning) echo "it has no counterpart here" ;;
+    *) return 1 ;;
+  esac
+}
+# Ignored options that are flags (the others take a value).
+ignored_is_flag() {
+  case $1 in
+    --standalone | --no_local_rank | --module | --no_python | --run_path | --elastic_training | --save_pid | \
+      --force_multi | --no_ssh_check | --no_ssh | --bind_cores_to_rank) return 0 ;;
+    *) return 1 ;;
+  esac
+}
 
 ranks=""
 hostfile=""
-# The command as a shell would need it typed back (--dry-run).
-shell_quoted() { local s; s=$(printf '%q ' "$@"); echo "${s% }"; }
 dry_run=0
+per_node=""        # --num_gpus / --nproc_per_node
+nodes=""           # --num_nodes / --nnodes
+include=""
+exclude=""
+launcher=""        # openmpi | slurm
+launcher_args=""
+ssh_port=""
+rank_log_dir=""
 while [ $# -gt 0 ]; do
-  case $1 in
-    -h | --help) usage; exit 0 ;;
-    -n | --np)
-      [ $# -ge 2 ] || die "$1 needs a number"
-      ranks=$2
-      shift 2
-      ;;
-    -n=* | --np=*) ranks=${1#*=}; shift ;;
-    --hostfile)
-      [ $# -ge 2 ] || die "--hostfile needs a file"
-      hostfile=$2
-      shift 2
-      ;;
-    --hostfile=*) hostfile=${1#*=}; shift ;;
-    --dry-run) dry_run=1; shift ;;
+  arg=$1
+  name=$arg
+  inline=""
+  has_inline=0
+  if [[ $arg == -*=* ]]; then
+    name=${arg%%=*}
+    inline=${arg#*=}
+    has_inline=1
+  fi
+  if [[ $name == --?* ]]; then body=${name#--}; name=--${body//-/_}; fi  # torchrun's --nproc-per-node
+  # The option's value: after '=', or the next argument. Sets value and step (arguments used).
+  take_value() {
+    if [ "$has_inline" -eq 1 ]; then
+      value=$inline
+      step=1
+    elif [ "$1" -ge 2 ]; then
+      value=$2
+      step=2
+    else
+      die "$arg needs a value"
+    fi
+  }
+  step=1
+  case $name in
     --) shift; break ;;
-    *) die "unknown option '$1' (the program and its arguments go after --; see --help)" ;;
+    -h | --help) usage; exit 0 ;;
+    -n | --np) take_value $# "${2-}"; ranks=$value ;;
+    --hostfile) take_value $# "${2-}"; hostfile=$value ;;
+    --dry_run) dry_run=1 ;;
+    --num_gpus | --nproc_per_node)
+      take_value $# "${2-}"
+      is_count "$value" || die "$arg expects a positive number of ranks per machine, got '$value'"
+      per_node=$value
+      ;;
+    --num_nodes | --nnodes)
+      take_value $# "${2-}"
+      if [[ $value =~ ^([0-9]+):([0-9]+)$ ]]; then  # torchrun's elastic MIN:MAX
+        [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] ||
+          die "$arg $value: an elastic range of nodes is not supported (give one number)"
+        value=${BASH_REMATCH[1]}
+      fi
+      is_count "$value" || die "$arg expects a positive number of machines, got '$value'"
+      nodes=$value
+      ;;
+    --include) take_value $# "${2-}"; include=$value ;;
+    --exclude) take_value $# "${2-}"; exclude=$value ;;
+    --launcher)
+      take_value $# "${2-}"
+      case ${value,,} in
+        openmpi | slurm) launcher=${value,,} ;;
+        *) die "--launcher $value is not supported here (expected openmpi for mpirun, or slurm for srun)" ;;
+      esac
+      ;;
+    --launcher_args) take_value $# "${2-}"; launcher_args=$value ;;
+    --ssh_port)
+      take_value $# "${2-}"
+      [[ $value =~ ^[1-9][0-9]{0,4}$ ]] || die "--ssh_port expects a port number, got '$value'"
+      ssh_port=$value
+      ;;
+    --enable_each_rank_log) take_value $# "${2-}"; rank_log_dir=$value ;;
+    -m) note "-m ignored: the program runs as given" ;;
+    -*)
+      reason=$(ignored_reason "$name") || die "unknown option '$arg' (see --help)"
+      if ignored_is_flag "$name"; then
+        note "$arg ignored: $reason"
+      else
+        take_value $# "${2-}"
+        note "${arg%%=*} $value ignored: $reason"
+      fi
+      ;;
+    *) break ;;  # the program
   esac
+  shift "$step"
 done
 [ $# -gt 0 ] || die "no program given (usage: launch.sh -n N -- PROGRAM ARGS...; see --help)"
 program=("$@")
 
-if [ -n "$ranks" ] && ! [[ $ranks =~ ^[1-9][0-9]*$ ]]; then
+if [ -n "$ranks" ] && ! is_count "$ranks"; then
   die "-n expects a positive number of ranks, got '$ranks'"
 fi
+[ -z "$include" ] || [ -z "$exclude" ] || die "--include and --exclude together: give one of them"
 
 cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN)
+
+# A host name that can reach ssh and mpirun only as a host: letters, digits, '.', '-', '_'.
+check_host_name() {  # check_host_name HOST WHERE
+  case $1 in
+    -*) die "$2: host '$1' begins with '-' (it would reach ssh as an option)" ;;
+  esac
+  [[ $1 =~ ^[A-Za-z0-9_][A-Za-z0-9._-]*$ ]] || die "$2: '$1' is not a host name (letters, digits, '.', '-', '_')"
+}
+
+# DeepSpeed's resource filter "host1@host2:0,1": sets spec_hosts (in order) and spec_ids[host].
+declare -a spec_hosts=()
+declare -A spec_ids=()
+parse_filter() {  # parse_filter OPTION SPEC
+  local item host ids items
+  IFS='@' read -r -a items <<<"$2"
+  [ ${#items[@]} -gt 0 ] || die "$1: empty"
+  for item in "${items[@]}"; do
+    host=${item%%:*}
+    ids=""
+    if [[ $item == *:* ]]; then ids=${item#*:}; fi
+    check_host_name "$host" "$1 '$2'"
+    if [[ $item == *:* ]] && ! [[ $ids =~ ^[0-9]+(,[0-9]+)*$ ]]; then
+      die "$1 '$2': expected device ids as in '$host:0,1', got '$item'"
+    fi
+    spec_hosts+=("$host")
+    spec_ids[$host]=$ids
+  done
+}
+count_ids() { local ids; IFS=, read -r -a ids <<<"$1"; echo "${#ids[@]}"; }
+
+# Device ids of the hosts used (one list for all, or none): CUDA_VISIBLE_DEVICES.
+device_ids=""
+use_device_ids() {  # use_device_ids HOST IDS
+  [ -n "$2" ] || return 0
+  if [ -n "$device_ids" ] && [ "$device_ids" != "$2" ]; then
+    die "device ids differ between hosts ($device_ids, $2 on $1): every rank gets the same CUDA_VISIBLE_DEVICES"
+  fi
+  device_ids=$2
+}
+
+[ -z "$include" ] || parse_filter --include "$include"
+[ -z "$exclude" ] || parse_filter --exclude "$exclude"
 
 # Every rank gets these variables (mpirun -x; srun exports the whole environment).
 forwarded_vars() {
@@ -100,6 +278,39 @@ forwarded_vars() {
     case $name in ZT_* | NCCL_* | OMP_NUM_THREADS) echo "$name" ;; esac
   done
 }
+
+# Rank 0's progress line, drawn in place by render_progress when the launcher writes to a terminal.
+render=0
+if [ "$dry_run" -eq 0 ] && [ -t 2 ] && [ -z "${ZT_PROGRESS:-}" ]; then
+  export ZT_PROGRESS=markers
+  render=1
+  term_cols=$(stty size </dev/tty 2>/dev/null | cut -d' ' -f2) || true
+  [[ ${term_cols:-} =~ ^[1-9][0-9]*$ ]] || term_cols=80
+fi
+
+# Reads the tagged stderr of the ranks; rank 0's "<zt-progress> TEXT" lines become one line kept
+# in place with carriage returns, cleared before any other line and drawn again below it.
+render_progress() (
+  trap '' INT TERM
+  shown=""
+  while IFS= read -r line || [ -n "$line" ]; do
+    case $line in
+      "[0] <zt-progress> "*)
+        shown=${line#"[0] <zt-progress> "}
+        shown=${shown:0:$((term_cols - 1))}
+        printf '\r%s\033[K' "$shown"
+        ;;
+      "[0] <zt-progress-end>"*)
+        [ -z "$shown" ] || printf '\r\033[K'
+        shown=""
+        ;;
+      *)
+        if [ -n "$shown" ]; then printf '\r\033[K%s\n%s' "$line" "$shown"; else printf '%s\n' "$line"; fi
+        ;;
+    esac
+  done
+  [ -z "$shown" ] || printf '\r\033[K'
+)
 
 # Output lines are tagged by the launcher ("[1,3]<stdout>:" from mpirun --tag-output, "3: "
 # from srun --label); rewrite both as "[3] ". The filter ignores Ctrl-C and SIGTERM: it ends when
@@ -114,7 +325,11 @@ run_tagged() {
   local label_rewrite=$1
   shift
   local err_fd err_pid codes
-  exec {err_fd}> >(tag_lines "$label_rewrite" >&2)
+  if [ "$render" -eq 1 ]; then
+    exec {err_fd}> >(trap '' INT TERM; tag_lines "$label_rewrite" | render_progress >&2)
+  else
+    exec {err_fd}> >(tag_lines "$label_rewrite" >&2)
+  fi
   err_pid=$!
   set +e
   "$@" 2>&"$err_fd" | tag_lines "$label_rewrite"
@@ -139,7 +354,12 @@ run_interruptible() {
   exec {out_fd}> >(tag_lines "")
   out_pid=$!
   # mpirun says so on every forwarded signal; the launcher has said it once.
-  exec {err_fd}> >(tag_lines '/^mpirun: Forwarding signal [0-9]+ to job$/d' >&2)
+  local forwarding='/^mpirun: Forwarding signal [0-9]+ to job$/d'
+  if [ "$render" -eq 1 ]; then
+    exec {err_fd}> >(trap '' INT TERM; tag_lines "$forwarding" | render_progress >&2)
+  else
+    exec {err_fd}> >(tag_lines "$forwarding" >&2)
+  fi
   err_pid=$!
   interrupts=0
   job=""
@@ -196,20 +416,56 @@ stop_repeater() {
 }
 
 # --- SLURM --------------------------------------------------------------------------------
-if [ -n "${SLURM_JOB_ID:-}" ] && [ -z "$hostfile" ]; then
-  ranks=${ranks:-${SLURM_NTASKS:-1}}
+if [ "$launcher" = slurm ] || { [ -z "$launcher" ] && [ -n "${SLURM_JOB_ID:-}" ] && [ -z "$hostfile" ]; }; then
+  [ -z "$hostfile" ] || die "--hostfile with --launcher slurm: srun takes its hosts from the allocation"
+  [ -z "$ssh_port" ] || note "--ssh_port ignored: srun does not use ssh"
+  srun_opts=()
+  if [ -n "$nodes" ]; then srun_opts+=(-N "$nodes"); fi
+  if [ -n "$per_node" ]; then srun_opts+=(--ntasks-per-node="$per_node"); fi
+  filter_hosts=()
+  for host in "${spec_hosts[@]}"; do
+    filter_hosts+=("$host")
+    if [ -n "$exclude" ] && [ -n "${spec_ids[$host]}" ]; then
+      die "--exclude $exclude: device ids cannot be left out under SLURM (give --include HOST:IDS)"
+    fi
+    use_device_ids "$host" "${spec_ids[$host]}"
+  done
+  if [ ${#filter_hosts[@]} -gt 0 ]; then
+    list=$(IFS=,; echo "${filter_hosts[*]}")
+    if [ -n "$include" ]; then srun_opts+=(--nodelist="$list"); else srun_opts+=(--exclude="$list"); fi
+  fi
+  if [ -n "$device_ids" ]; then
+    for host in "${filter_hosts[@]}"; do
+      [ -n "${spec_ids[$host]}" ] ||
+        die "device ids $device_ids are given for some hosts but not for $host: every rank gets the same CUDA_VISIBLE_DEVICES"
+    done
+    export CUDA_VISIBLE_DEVICES=$device_ids
+  fi
+  slurm_nodes=${nodes:-${SLURM_NNODES:-1}}
+  if [ -z "$ranks" ]; then
+    if [ -n "$per_node" ]; then ranks=$((per_node * slurm_nodes)); else ranks=${SLURM_NTASKS:-1}; fi
+  fi
   if [ -z "${OMP_NUM_THREADS:-}" ]; then
     if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
       export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
     else
-      per_node=$(( (ranks + ${SLURM_NNODES:-1} - 1) / ${SLURM_NNODES:-1} ))
-      export OMP_NUM_THREADS=$(( cores / per_node > 0 ? cores / per_node : 1 ))
+      # The allocation's CPUs on a node ("36(x2),72": 36 on each of the first two), shared by the
+      # tasks of that node; this machine may be a login node with cores of its own.
+      node_cpus=${SLURM_JOB_CPUS_PER_NODE:-${SLURM_CPUS_ON_NODE:-}}
+      node_cpus=${node_cpus%%[!0-9]*}
+      [ -n "$node_cpus" ] || node_cpus=$cores
+      tasks=${per_node:-$(((ranks + slurm_nodes - 1) / slurm_nodes))}
+      export OMP_NUM_THREADS=$((node_cpus / tasks > 0 ? node_cpus / tasks : 1))
     fi
   fi
+  if [ -n "$rank_log_dir" ]; then
+    mkdir -p "$rank_log_dir"
+    srun_opts+=(--output="$rank_log_dir/rank%t.log")
+  fi
   # shellcheck disable=SC2206
-  cmd=(srun -n "$ranks" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} "${program[@]}")
+  cmd=(srun -n "$ranks" "${srun_opts[@]}" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} $launcher_args "${program[@]}")
   if [ $dry_run -eq 1 ]; then
-    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS $(shell_quoted "${cmd[@]}")"
+    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
     exit 0
   fi
   status=0
@@ -219,13 +475,12 @@ fi
 
 # --- mpirun -------------------------------------------------------------------------------
 cmd=(mpirun)
-converted=""
 if [ -n "$hostfile" ]; then
+  [ -e "$hostfile" ] || die "hostfile '$hostfile' does not exist"
+  [ ! -d "$hostfile" ] || die "hostfile '$hostfile' is a directory (expected a file of 'HOST slots=K' lines)"
   [ -r "$hostfile" ] || die "hostfile '$hostfile' cannot be read"
-  converted=$(mktemp "${TMPDIR:-/tmp}/zt-hostfile.XXXXXX")
-  trap 'rm -f "$converted"' EXIT
-  total_slots=0
-  max_slots=0
+  hosts=()
+  declare -A slots_of=()
   declare -A seen=()
   line_no=0
   while IFS= read -r line || [ -n "$line" ]; do
@@ -234,38 +489,116 @@ if [ -n "$hostfile" ]; then
     line=${line#"${line%%[![:space:]]*}"}  # trim
     line=${line%"${line##*[![:space:]]}"}
     [ -n "$line" ] || continue
-    if ! [[ $line =~ ^([^[:space:]=]+)[[:space:]]+slots=([1-9][0-9]*)$ ]]; then
+    if ! [[ $line =~ ^([^[:space:]]+)[[:space:]]+slots=([0-9]+)$ ]]; then
       die "hostfile $hostfile line $line_no: expected 'HOST slots=N' (N >= 1), got '$line'"
     fi
     host=${BASH_REMATCH[1]}
     slots=${BASH_REMATCH[2]}
+    check_host_name "$host" "hostfile $hostfile line $line_no"
+    if ! is_count "$slots" || [ "$slots" -gt $max_slots_per_host ]; then
+      die "hostfile $hostfile line $line_no: slots=$slots is out of range (expected 1..$max_slots_per_host)"
+    fi
     if [ -n "${seen[$host]:-}" ]; then
       die "hostfile $hostfile line $line_no: host '$host' already listed on line ${seen[$host]}"
     fi
     seen[$host]=$line_no
-    echo "$host slots=$slots" >>"$converted"
-    total_slots=$((total_slots + slots))
-    max_slots=$((slots > max_slots ? slots : max_slots))
+    hosts+=("$host")
+    slots_of[$host]=$slots
   done <"$hostfile"
-  [ "$total_slots" -gt 0 ] || die "hostfile $hostfile lists no hosts"
+  [ ${#hosts[@]} -gt 0 ] || die "hostfile $hostfile lists no hosts"
+
+  # --include / --exclude: which hosts, and how many of their slots.
+  for host in "${spec_hosts[@]}"; do
+    [ -n "${seen[$host]:-}" ] || die "${include:+--include $include}${exclude:+--exclude $exclude}: host '$host' is not in hostfile $hostfile"
+  done
+  used=()
+  declare -A ids_of=()
+  for host in "${hosts[@]}"; do
+    ids=""
+    if [ -n "$include" ]; then
+      [ -n "${spec_ids[$host]+x}" ] || continue
+      ids=${spec_ids[$host]}
+    elif [ -n "$exclude" ] && [ -n "${spec_ids[$host]+x}" ]; then
+      [ -n "${spec_ids[$host]}" ] || continue  # the whole host left out
+      keep=()  # the devices 0..slots-1 not left out
+      for ((d = 0; d < slots_of[$host]; d++)); do
+        [[ ,${spec_ids[$host]}, == *,$d,* ]] || keep+=("$d")
+      done
+      [ ${#keep[@]} -gt 0 ] || continue
+      ids=$(IFS=,; echo "${keep[*]}")
+    fi
+    if [ -n "$ids" ]; then slots_of[$host]=$(count_ids "$ids"); fi
+    ids_of[$host]=$ids
+    if [ -n "$per_node" ] && [ "${slots_of[$host]}" -gt "$per_node" ]; then slots_of[$host]=$per_node; fi
+    used+=("$host")
+  done
+  [ ${#used[@]} -gt 0 ] || die "no host of hostfile $hostfile is left after ${include:+--include $include}${exclude:+--exclude $exclude}"
+  if [ -n "$nodes" ]; then
+    [ "$nodes" -le ${#used[@]} ] || die "--num_nodes $nodes: hostfile $hostfile has ${#used[@]} usable host(s)"
+    used=("${used[@]:0:$nodes}")
+  fi
+  # One CUDA_VISIBLE_DEVICES for every rank: device ids on all the hosts used, the same on each, or on none.
+  for host in "${used[@]}"; do use_device_ids "$host" "${ids_of[$host]}"; done
+  if [ -n "$device_ids" ]; then
+    for host in "${used[@]}"; do
+      [ -n "${ids_of[$host]}" ] ||
+        die "device ids $device_ids are given for some hosts but not for $host: every rank gets the same CUDA_VISIBLE_DEVICES"
+    done
+  fi
+  total_slots=0
+  max_slots=0
+  host_list=""
+  for host in "${used[@]}"; do
+    total_slots=$((total_slots + slots_of[$host]))
+    max_slots=$((slots_of[$host] > max_slots ? slots_of[$host] : max_slots))
+    host_list+="${host_list:+,}$host:${slots_of[$host]}"
+  done
   ranks=${ranks:-$total_slots}
   if [ "$ranks" -gt "$total_slots" ]; then
     die "-n $ranks exceeds the $total_slots slots of hostfile $hostfile"
   fi
-  ranks_per_machine=$max_slots
-  cmd+=(--hostfile "$converted")
+  ranks_per_machine=$((ranks < max_slots ? ranks : max_slots))
+  # The hosts on the command line (mpirun --host HOST:SLOTS), not in a temporary file: the command
+  # that --dry-run prints can be run as it is.
+  cmd+=(--host "$host_list")
 else
-  ranks=${ranks:-1}
+  if [ -n "$nodes" ] && [ "$nodes" -gt 1 ]; then
+    die "--num_nodes $nodes needs --hostfile FILE (or a SLURM allocation): without one, ranks run on this machine"
+  fi
+  for host in "${spec_hosts[@]}"; do
+    case $host in
+      localhost | 127.0.0.1) ;;
+      *) die "${include:+--include $include}${exclude:+--exclude $exclude}: host '$host' needs --hostfile FILE (without one, only localhost)" ;;
+    esac
+    [ -z "$exclude" ] || die "--exclude without --hostfile: give the devices to use with --include localhost:IDS"
+    use_device_ids "$host" "${spec_ids[$host]}"
+  done
+  local_ranks=${per_node:-}
+  if [ -n "$device_ids" ]; then
+    id_count=$(count_ids "$device_ids")
+    if [ -n "$local_ranks" ] && [ "$local_ranks" -ne "$id_count" ]; then
+      die "--include $include names $id_count device(s), but ${per_node:+--num_gpus $per_node} asks for $per_node ranks"
+    fi
+    local_ranks=$id_count
+  fi
+  if [ -n "$ranks" ] && [ -n "$local_ranks" ] && [ "$ranks" -ne "$local_ranks" ]; then
+    die "-n $ranks and $local_ranks ranks per machine (--num_gpus, --nproc_per_node or --include) disagree on one machine"
+  fi
+  ranks=${ranks:-${local_ranks:-1}}
   ranks_per_machine=$ranks
   if [ "$ranks" -gt "$cores" ]; then cmd+=(--oversubscribe); fi
 fi
+if [ -n "$device_ids" ]; then export CUDA_VISIBLE_DEVICES=$device_ids; fi
 if [ -z "${OMP_NUM_THREADS:-}" ]; then
   threads=$((cores / ranks_per_machine))
   export OMP_NUM_THREADS=$((threads > 0 ? threads : 1))
 fi
 cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output)
 if [ "$(id -u)" -eq 0 ]; then cmd+=(--allow-run-as-root); fi
+if [ -n "$ssh_port" ]; then cmd+=(--mca plm_rsh_args "-p $ssh_port"); fi
+if [ -n "$rank_log_dir" ]; then cmd+=(--output-filename "$rank_log_dir"); fi
 for name in $(forwarded_vars); do cmd+=(-x "$name"); done
+if [ -n "$device_ids" ]; then cmd+=(-x CUDA_VISIBLE_DEVICES); fi
 # The ranks start with SIGUSR1 ignored, so a Ctrl-C while they load cannot kill them; zerotrain
 # installs its handler once MPI is initialised (see run_interruptible).
 if env --ignore-signal=USR1 true 2>/dev/null; then
@@ -274,14 +607,10 @@ else  # coreutils before 8.31
   rank_prefix=(sh -c 'trap "" USR1; exec "$@"' zt-rank)
 fi
 # shellcheck disable=SC2206
-cmd+=(${ZT_MPIRUN_ARGS:-} "${rank_prefix[@]}" "${program[@]}")
+cmd+=(${ZT_MPIRUN_ARGS:-} $launcher_args "${rank_prefix[@]}" "${program[@]}")
 
 if [ $dry_run -eq 1 ]; then
-  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS $(shell_quoted "${cmd[@]}")"
-  if [ -n "$converted" ]; then
-    echo "# $converted:"
-    cat "$converted"
-  fi
+  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
   exit 0
 fi
 status=0

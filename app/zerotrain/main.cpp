@@ -16,7 +16,10 @@
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "plot/curves.hpp"
 #include "zero/memory_estimate.hpp"
+#include "train/foreign_launcher.hpp"
+#include "train/resolved_config_file.hpp"
 #include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
@@ -42,6 +45,9 @@ ends as a finished one does (final eval, training.save_final, summary) and exits
 SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
 During set-up (before the first step) a stop signal ends the process at once with exit status
 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
+
+Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
+the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.
 )";
 
 const char* const kEstimateExamples = R"(Examples:
@@ -74,6 +80,11 @@ struct EstimateArgs {
 
 struct ExportArgs {
   std::string checkpoint_dir, out_dir;
+};
+
+struct PlotArgs {
+  std::vector<std::string> metrics;
+  std::string out;
 };
 
 zt::LogOptions log_options(int rank, const std::string& level, const std::string& dir = "") {
@@ -131,6 +142,7 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
 }
 
 int train(const TrainArgs& a, int argc, char** argv) {
+  if (auto problem = zt::foreign_launcher_problem()) return usage_error(*problem);
   zt::World world(argc, argv);
   // From here on, Ctrl-C, SIGTERM and SIGUSR1 stop training after the current step (during set-up
   // they end the process at once, status 128 + signal). Installed before any compute thread starts:
@@ -144,8 +156,9 @@ int train(const TrainArgs& a, int argc, char** argv) {
   try {
     zt::init_logging(log_options(rank, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
-    config = resolve(a, world.size());
-    zt::check_output_paths(config, world.size());  // before anything is opened for writing
+    const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
+    config = resolve(a, planned);
+    zt::check_output_paths(config, planned);  // before anything is opened for writing
     if (!a.dry_run) zt::prepare_outputs(config, rank, world.size());
     zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
@@ -158,7 +171,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   }
   if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
     spdlog::warn("MPI does not provide MPI_THREAD_MULTIPLE; communication overlap may serialize");
-  if (rank == 0) spdlog::info("resolved config ({}):\n{}", config.source, zt::config::to_json(config).dump(2));
+  if (rank == 0) zt::log_resolved_config(config);
 
   try {
     return zt::run_training(world, config, {a.dry_run});
@@ -197,6 +210,16 @@ int estimate(const EstimateArgs& a) {
   return 0;
 }
 
+int plot(const PlotArgs& a) {
+  try {
+    zt::plot::plot_metrics_files(a.metrics, a.out);
+  } catch (const std::exception& e) {
+    return usage_error("plot: " + std::string(e.what()));
+  }
+  std::printf("wrote %s (%zu run%s)\n", a.out.c_str(), a.metrics.size(), a.metrics.size() == 1 ? "" : "s");
+  return 0;
+}
+
 int export_checkpoint(const ExportArgs&) {
   std::fprintf(stderr, "export: not implemented in this version of zerotrain\n");
   return kExitUsage;
@@ -224,12 +247,11 @@ int main(int argc, char** argv) {
   app.add_option("--set", t.overrides,
                  "override one key, KEY=VALUE (VALUE is JSON when it parses, else a string); repeatable")
       ->allow_extra_args(false);
-  auto print_flag = app.add_flag("--print-config", t.print_config,
-                                 "print the resolved config as JSON on stdout and exit");
-  t.world_opt = app.add_option("--world-size", t.world_size, "with --print-config: resolve as if N ranks ran")
-                    ->check(positive_integer<int>())
-                    ->needs(print_flag);
+  app.add_flag("--print-config", t.print_config, "print the resolved config as JSON on stdout and exit");
   app.add_flag("--dry-run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
+  t.world_opt = app.add_option("--world-size", t.world_size,
+                               "with --print-config or --dry-run: resolve and plan as if N ranks ran")
+                    ->check(positive_integer<int>());
   app.add_option("--log-level", t.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
 
@@ -256,8 +278,18 @@ int main(int argc, char** argv) {
   exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "checkpoint directory (one step)")->required();
   exp->add_option("-o,--output", x.out_dir, "output directory")->required();
 
+  PlotArgs p;
+  auto plt = app.add_subcommand("plot", "draw the training curves of metrics files (training.metrics) as one SVG");
+  plt->footer("Example:\n  zerotrain plot zero1.jsonl zero3.jsonl -o curves.svg\n\nLoss (train and val), "
+              "learning rate, gradient norm and tokens/s against the step; several runs overlaid.\n");
+  plt->add_option("METRICS", p.metrics, "metrics files, one run each")->required();
+  plt->add_option("-o,--output", p.out, "the SVG file to write")->required();
+
   try {
     app.parse(argc, argv);
+    if (*t.world_opt && !t.print_config && !t.dry_run)
+      throw CLI::ValidationError("--world-size", "only with --print-config or --dry-run (a run's world size is "
+                                                  "the number of ranks launched)");
   } catch (const CLI::ParseError& err) {
     if (err.get_exit_code() == 0) return app.exit(err);  // --help, --version
     return usage_error(std::string(err.what()) + " (run with --help for usage)");
@@ -265,6 +297,7 @@ int main(int argc, char** argv) {
 
   if (est->parsed()) return estimate(e);
   if (exp->parsed()) return export_checkpoint(x);
+  if (plt->parsed()) return plot(p);
   if (t.print_config) return print_config(t, argc, argv);
   return train(t, argc, argv);
 }

@@ -8,6 +8,7 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
+#include "config/ineffective_settings.hpp"
 #include "config/json_reader.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
@@ -79,6 +80,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   c.aio = read_aio(top);
   read_ignored_top_level_keys(top);
   top.finish();
+  warn_ineffective_settings(c, diag);
   return c;
 }
 

@@ -13,15 +13,14 @@ namespace {
 constexpr CommOp kOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather, CommOp::Broadcast,
                            CommOp::Barrier};
 
-// Decimal units, to read beside GB/s.
+}  // namespace
+
 std::string show_bytes(double b) {
   if (b < 1e3) return fmt::format("{:.0f} B", b);
   if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
   if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
   return fmt::format("{:.2f} GB", b / 1e9);
 }
-
-}  // namespace
 
 CommsSummary::CommsSummary(const config::CommsLoggerConfig& config) : enabled_(config.enabled), config_(config) {}
 

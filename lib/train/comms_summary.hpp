@@ -4,11 +4,15 @@
 // step), not set-up, evaluation or the final save. Printed as a table at the end of the run; with
 // `verbose`, also one line per printed step.
 #include <cstdint>
+#include <string>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 
 namespace zt {
+
+// Bytes in decimal units, to read beside GB/s: "512 B", "3.7 MB", "1.25 GB".
+std::string show_bytes(double bytes);
 
 class CommsSummary {
 public:

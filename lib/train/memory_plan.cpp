@@ -61,7 +61,8 @@ size_t plan_total(const MemoryPlan& p) {
 void print_memory_plan(const config::Config& c, int world, int local_ranks) {
   MemoryPlan p = plan_memory(c, world);
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
-  std::printf("memory plan per rank: ZeRO stage %d, %d ranks, %s\n", c.zero.stage, world, c.dtype().c_str());
+  std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
+              c.dtype().c_str());
   std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "params", mib(p.params), p.params);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "grads", mib(p.grads), p.grads);

@@ -61,3 +61,29 @@ void MetricsWriter::eval(int64_t step, double val_loss) {
 }
 
 }  // namespace zt
+
+namespace zt {
+
+void MetricsWriter::summary(const SummaryRecord& r) {
+  std::string memory;
+  for (const auto& m : r.memory_peak) {
+    memory += fmt::format("{}{{\"rank\":{}", memory.empty() ? "" : ",", m.rank);
+    for (const auto& [name, bytes] : m.fields()) memory += fmt::format(",\"{}\":{}", name, bytes);
+    memory += "}";
+  }
+  std::string comm;
+  for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
+    if (r.comm.calls[i] == 0) continue;
+    comm += fmt::format("{}\"{}\":{{\"calls\":{},\"bytes\":{},\"seconds\":{}}}", comm.empty() ? "" : ",",
+                        comm_op_name(CommOp(i)), r.comm.calls[i], r.comm.bytes_sent[i],
+                        format_float(r.comm.seconds[i]));
+  }
+  write(fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
+                    "\"tokens_per_s\":{},\"mfu\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"
+                    "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
+                    r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
+                    format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.loss), format_float(r.val_loss),
+                    memory, comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
+}
+
+}  // namespace zt

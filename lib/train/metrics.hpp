@@ -1,6 +1,8 @@
 #pragma once
 // The metrics file (DESIGN.md contract): JSON Lines written by rank 0, floats with 9 significant
 // digits so fp32 values round-trip and runs can be compared bit for bit.
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +44,33 @@ struct StepRecord {
   std::optional<StepBreakdown> time;  // written as "time_ms" when wall_clock_breakdown is on
 };
 
+// One rank's peaks in bytes: the ledger's per category (model states in device memory, what is
+// offloaded to host memory or files, activations, transient buffers in use and kept for reuse),
+// and the process's resident set as the operating system counts it.
+struct RankPeakMemory {
+  int rank = 0;
+  uint64_t params = 0, grads = 0, optimizer = 0, offload = 0, activations = 0, buffers = 0, cached = 0;
+  uint64_t resident = 0;  // VmHWM of /proc/self/status
+  // (name, bytes) in the order of the summary record and table.
+  std::array<std::pair<const char*, uint64_t>, 8> fields() const {
+    return {{{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"offload", offload},
+             {"activations", activations}, {"buffers", buffers}, {"cached", cached}, {"resident", resident}}};
+  }
+};
+
+// The last record of a run (DESIGN.md, "Metrics: the end of a run").
+struct SummaryRecord {
+  int64_t steps = 0;  // optimizer steps taken (step records written)
+  bool interrupted = false;  // stopped early by a stop signal
+  int64_t tokens = 0;  // trained on, all ranks: the sum of the step records' tokens
+  double wall_s = 0, tokens_per_s = 0, mfu = 0;
+  double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
+  std::vector<RankPeakMemory> memory_peak;
+  CommStats comm;  // rank 0's collectives over the training steps
+  double comm_in_flight_s = 0;  // reduce-scatters and all-gathers running (what can overlap compute)
+  double comm_waited_s = 0;     // compute blocked waiting for them
+};
+
 // Every line is written whole and flushed to the file at once. A line that cannot be written (a
 // full disk) is reported to OutputFailure, and the file ends with the last whole line.
 class MetricsWriter {
@@ -51,6 +80,7 @@ public:
   void setup(const SetupRecord& r);
   void step(const StepRecord& r);
   void eval(int64_t step, double val_loss);
+  void summary(const SummaryRecord& r);
 
 private:
   void write(const std::string& line);

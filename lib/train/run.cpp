@@ -10,7 +10,7 @@ namespace zt {
 
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (options.dry_run) {
-    if (world.rank() == 0) print_memory_plan(config, world.size(), world.info().local_size);
+    if (world.rank() == 0) print_memory_plan(config, config.world_size, world.info().local_size);  // --world-size N plans for N
     return 0;
   }
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.

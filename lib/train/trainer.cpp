@@ -10,11 +10,14 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
+#include "train/data_warnings.hpp"
 #include "train/engine_options.hpp"
 #include "train/final_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/output_failure.hpp"
 #include "train/peak_flops.hpp"
+#include "train/resolved_config_file.hpp"
+#include "train/start_summary.hpp"
 #include "train/stop_signals.hpp"
 
 namespace zt {
@@ -55,6 +58,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
       load_gpt2_safetensors(config.training.init_from, model_->layout(), loaded.data(), config.model.vocab_size);
     }
     if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+    if (comm.rank() == 0) write_resolved_config_file(config);
     if (comm.rank() == 0 && config.csv_monitor.enabled)
       csv_ = CsvMonitor(config.csv_monitor, {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
                         config.train_batch_size);
@@ -88,6 +92,7 @@ void Trainer::open_data() {
   if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
   for (auto* data : {train_data_.get(), val_data_.get()})
     if (data) data->check_vocab(config_.model.vocab_size);
+  if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.vocab_size);
   const int W = comm_.world_size(), R = comm_.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
   if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config_.training.seed);
@@ -207,26 +212,30 @@ int Trainer::run() {
   StopSignals::end_setup();  // from here on a stop signal finishes the current step
   metrics_.setup(setup);
   if (rank0) log_start(setup);
+  if (rank0) progress_ = ProgressLine(console_progress_mode(), steps);
 
   auto t_start = SteadyClock::now();
-  double last_loss = NAN, last_val = NAN;
+  double last_val = NAN;
   int64_t done = 0;
+  bool interrupted = false;
   for (int64_t step = 1; step <= steps; ++step) {
     CommStats before = comm_.stats();
     auto t0 = SteadyClock::now();
     TrainStepResult out = train_step(step);
     double seconds = seconds_since(t0);
     done = step;
-    last_loss = out.loss;
 
     StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
     metrics_.step(rec);
     csv_.step(rec);
     tensorboard_.step(rec);
     comms_.add(rec.comm);
+    totals_.add_step(rec, out.time);
+    progress_.update(step, rec.loss, rec.tokens, rec.tokens_per_s);
     // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
     const bool last = step == steps || out.stop_requests > 0 || out.output_failures > 0;
-    bool print = step == 1 || last || step % std::max<int64_t>(1, config_.steps_per_print) == 0;
+    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
+    bool print = step == 1 || last || (print_every > 0 && step % print_every == 0);
     if (rank0 && print) {
       log_step(rec);
       if (rec.time) log_breakdown(*rec.time, seconds);
@@ -239,6 +248,7 @@ int Trainer::run() {
       metrics_.eval(step, last_val);
       csv_.eval(step, last_val);
       tensorboard_.eval(step, last_val);
+      totals_.add_eval(last_val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (out.output_failures > 0) {
@@ -247,14 +257,20 @@ int Trainer::run() {
       break;
     }
     if (out.stop_requests > 0) {
+      interrupted = step < steps;
       if (rank0) log_interrupted(step, out.stop_requests);
       break;
     }
   }
 
+  const double wall_s = seconds_since(t_start);
+  progress_.finish();
   if (!config_.training.save_final.empty()) save_final();
   comms_.log_total(done);
-  if (rank0) log_summary(seconds_since(t_start), done, last_loss, last_val);
+  SummaryRecord summary =
+      totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops);
+  metrics_.summary(summary);
+  if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size()), config_.zero.stage);
   return OutputFailure::happened() ? kExitOutputFailed : 0;
 }
 
@@ -262,9 +278,10 @@ void Trainer::log_start(const SetupRecord& setup) const {
   auto& m = config_.model;
   spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer,
                m.n_head, m.d_model, m.vocab_size, T_, model_->num_params());
-  spdlog::info("ZeRO stage {} on {} ranks, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
-               config_.zero.stage, comm_.world_size(), config_.dtype(), config_.communication_data_type,
-               config_.train_batch_size, B_, GA_, comm_.world_size());
+  spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
+               config_.zero.stage, comm_.world_size(), comm_.world_size() == 1 ? "" : "s", config_.dtype(),
+               config_.communication_data_type, config_.train_batch_size, B_, GA_, comm_.world_size());
+  log_data_and_optimizer(config_, *train_data_, val_data_.get());
   spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
                model_->flops_per_token(), peak_.flops / 1e9, peak_.explanation);
   // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
@@ -310,19 +327,6 @@ void Trainer::log_interrupted(int64_t step, int stop_requests) const {
 
 void Trainer::log_output_failure(int64_t step) const {
   spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
-}
-
-void Trainer::log_summary(double seconds, int64_t steps, double last_loss, double last_val) const {
-  auto s = MemoryLedger::instance().stats();
-  std::string val = std::isnan(last_val) ? "" : fmt::format(", val loss {:.4f}", last_val);
-  spdlog::info("done: {} steps in {:.1f} s, final loss {:.4f}{}, {:.0f} tokens/s", steps, seconds, last_loss, val,
-               double(steps) * B_ * T_ * GA_ * comm_.world_size() / seconds);
-  auto mib = [](size_t b) { return double(b) / 1048576.0; };
-  spdlog::info("rank 0 memory (MiB): params {:.2f}, grads {:.2f}, optimizer {:.2f}, buffers {:.2f} (peak {:.2f}), "
-               "activations {:.2f}, offload {:.2f}",
-               mib(s.cur(MemSpace::Device, MemCategory::Params)), mib(s.cur(MemSpace::Device, MemCategory::Grads)),
-               mib(s.cur(MemSpace::Device, MemCategory::Optimizer)), mib(s.cur(MemCategory::Buffers)),
-               mib(s.pk(MemCategory::Buffers)), mib(s.cur(MemCategory::Activations)), mib(s.offloaded()));
 }
 
 }  // namespace zt

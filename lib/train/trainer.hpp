@@ -15,6 +15,8 @@
 #include "train/csv_monitor.hpp"
 #include "train/metrics.hpp"
 #include "train/peak_flops.hpp"
+#include "train/progress.hpp"
+#include "train/run_summary.hpp"
 #include "train/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
@@ -55,7 +57,6 @@ private:
   void log_start(const SetupRecord& setup) const;
   void log_step(const StepRecord& r) const;
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
-  void log_summary(double seconds, int64_t steps, double last_loss, double last_val) const;
   void log_interrupted(int64_t step, int stop_requests) const;
   void log_output_failure(int64_t step) const;
 
@@ -73,6 +74,8 @@ private:
   TensorboardMonitor tensorboard_;  // tensorboard (rank 0)
   CommsSummary comms_;              // comms_logger (rank 0)
   PeakFlops peak_;  // per rank, for MFU
+  ProgressLine progress_;  // rank 0's console
+  RunTotals totals_;       // for the summary at the end
 };
 
 }  // namespace zt

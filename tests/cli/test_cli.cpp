@@ -31,11 +31,13 @@ const fs::path& scratch() {
   return dir;
 }
 
-// Runs zerotrain with `args` (shell syntax) outside any MPI launcher.
-Run zerotrain(const std::string& args) {
+// Runs zerotrain with `args` (shell syntax) outside any MPI launcher, with `env` ("NAME=VALUE ...")
+// added to its environment.
+Run zerotrain(const std::string& args, const std::string& env = "") {
   const auto err_file = scratch() / "stderr.txt";
-  const std::string command = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE '" +
-                              std::string(ZEROTRAIN_BIN) + "' " + args + " 2>'" + err_file.string() + "'";
+  const std::string command = "env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE -u RANK -u WORLD_SIZE "
+                              "-u LOCAL_RANK " + env + " '" + std::string(ZEROTRAIN_BIN) + "' " + args + " 2>'" +
+                              err_file.string() + "'";
   Run r;
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe);
@@ -175,7 +177,9 @@ TEST_CASE("numeric options say plainly what they take") {
 
 TEST_CASE("command-line errors exit 2") {
   CHECK(zerotrain("--no-such-flag").code == 2);
-  CHECK(zerotrain("--world-size 4").code == 2);  // only with --print-config
+  auto world = zerotrain("--world-size 4");  // only with --print-config or --dry-run
+  CHECK(world.code == 2);
+  CHECK(contains(world.err, "--world-size: only with --print-config or --dry-run"));
   CHECK(zerotrain("--print-config --log-level loud").code == 2);
   auto set = zerotrain("--print-config --set nonsense");
   CHECK(set.code == 2);
@@ -205,4 +209,60 @@ TEST_CASE("export is declared, not implemented") {
   CHECK(r.code == 2);
   CHECK(r.err == "export: not implemented in this version of zerotrain\n");
   CHECK(zerotrain("export ckpt").code == 2);  // -o is required
+}
+
+TEST_CASE("--dry-run --world-size N plans as if N ranks were launched") {
+  auto r = zerotrain("--config zero2 --dry-run --world-size 8");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "memory plan per rank: ZeRO stage 2, 8 ranks, bf16"));
+  // Stage 2 on 8 ranks: gradients 2Ψ/8, optimizer 12Ψ/8 of the padded Ψ; on 1 rank 2Ψ and 12Ψ.
+  auto one = zerotrain("--config zero2 --dry-run");
+  REQUIRE(one.code == 0);
+  CHECK(contains(one.out, "ZeRO stage 2, 1 ranks") == false);
+  CHECK(contains(one.out, "memory plan per rank: ZeRO stage 2, 1 rank, bf16"));
+  CHECK(r.out != one.out);
+}
+
+TEST_CASE("ranks started by torchrun or the deepspeed launcher are refused with what to use instead") {
+  auto r = zerotrain("--config zero2 --steps 1", "RANK=1 WORLD_SIZE=4 LOCAL_RANK=1");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "RANK=1 WORLD_SIZE=4 LOCAL_RANK=1 are set"));
+  CHECK(contains(r.err, "scripts/launch.sh -n 4 -- zerotrain"));
+  CHECK(contains(r.err, "mpirun -np 4 / srun -n 4"));
+  CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);  // one line, before any training
+  // A world of one is one process whatever started it.
+  auto one = zerotrain("--config zero2 --steps 1", "RANK=0 WORLD_SIZE=1 LOCAL_RANK=0");
+  CHECK(one.code == 0);
+}
+
+TEST_CASE("training.warmup_steps without a scheduler block is warned about, with the way to get warmup") {
+  auto r = zerotrain("--print-config --set training.warmup_steps=50");
+  CHECK(r.code == 0);
+  CHECK(contains(r.err, "training.warmup_steps: 50 has no effect: there is no scheduler block"));
+  CHECK(contains(r.err, "\"warmup_num_steps\": \"auto\""));
+  // With a scheduler that takes it ("auto"), and without warmup steps, nothing is said.
+  auto with = zerotrain("--config zero2 --print-config --set training.warmup_steps=50");
+  CHECK(with.code == 0);
+  CHECK(nlohmann::json::parse(with.out)["scheduler"]["params"]["warmup_num_steps"] == 50);
+  CHECK_FALSE(contains(with.err, "warmup_steps"));
+  CHECK_FALSE(contains(zerotrain("--print-config").err, "warmup_steps"));
+}
+
+TEST_CASE("plot: usage errors and unreadable metrics exit 2 with one message") {
+  CHECK(contains(zerotrain("--help").out, "plot"));
+  auto help = zerotrain("plot --help");
+  CHECK(help.code == 0);
+  CHECK(contains(help.out, "zerotrain plot zero1.jsonl zero3.jsonl -o curves.svg"));
+  CHECK(zerotrain("plot -o x.svg").code == 2);                   // no metrics file
+  CHECK(zerotrain("plot a.jsonl").code == 2);                    // no -o
+  const std::string missing = (scratch() / "missing.jsonl").string();
+  auto r = zerotrain("plot '" + missing + "' -o '" + (scratch() / "x.svg").string() + "'");
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: plot: " + missing + ": cannot open: No such file or directory\n");
+  auto bad = write_config("bad.jsonl", "{\"event\":\"setup\"}\nnot json\n");
+  auto b = zerotrain("plot '" + bad + "' -o '" + (scratch() / "x.svg").string() + "'");
+  CHECK(b.code == 2);
+  CHECK(contains(b.err, bad + ":2: not a JSON record"));
+  CHECK_FALSE(fs::exists(scratch() / "x.svg"));
 }

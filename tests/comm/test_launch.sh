@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Tests scripts/launch.sh: rank-tagged output, OMP_NUM_THREADS split, exit code propagation,
-# hostfile conversion and errors, the SLURM path (dry run), --help, a real MPI program, and Ctrl-C
-# (a clean stop through SIGUSR1; a second one kills the job).
+# hostfile conversion and errors, the deepspeed launcher's and torchrun's options, the SLURM path
+# (dry run), --help, a real MPI program, rank 0's progress line on a terminal (and never a carriage
+# return elsewhere), and Ctrl-C (a clean stop through SIGUSR1; a second one kills the job).
 #   test_launch.sh LAUNCH_SH MPI_TEST_BINARY
 set -u
 launch=$1
@@ -12,7 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cores=$(nproc)
 # The launcher's own choices are under test: start from an environment without them.
-unset OMP_NUM_THREADS SLURM_JOB_ID SLURM_NTASKS SLURM_CPUS_PER_TASK SLURM_NNODES ZT_MPIRUN_ARGS
+unset OMP_NUM_THREADS SLURM_JOB_ID SLURM_NTASKS SLURM_CPUS_PER_TASK SLURM_NNODES SLURM_JOB_CPUS_PER_NODE \
+  SLURM_CPUS_ON_NODE ZT_MPIRUN_ARGS ZT_PROGRESS CUDA_VISIBLE_DEVICES
 
 # 1. Two local ranks: every line tagged with its rank, OMP_NUM_THREADS = max(1, cores / 2).
 out=$("$launch" -n 2 -- sh -c 'echo "hello from $OMPI_COMM_WORLD_RANK threads=$OMP_NUM_THREADS"' 2>&1)
@@ -60,7 +62,8 @@ echo "$dry" | grep -qF -- "prog --set training.metrics=/tmp/a\\ b.jsonl it\\'s" 
 dry=$(ZT_COMM_CHECK=1 "$launch" -n 2 --dry-run -- prog)
 echo "$dry" | grep -q -- "-x ZT_COMM_CHECK" || fail "ZT_* variables not forwarded: $dry"
 
-# 6. DeepSpeed hostfile: comments and blank lines dropped, N = total slots, threads per machine.
+# 6. DeepSpeed hostfile: comments and blank lines dropped, N = total slots, threads per machine;
+#    the hosts reach mpirun on its command line (--host), never as a temporary file.
 cat >"$tmp/hosts" <<'HOSTS'
 # training machines
 node-a slots=4   # first
@@ -71,8 +74,9 @@ dry=$("$launch" --hostfile "$tmp/hosts" --dry-run -- zerotrain --steps 2)
 rc=$?
 [ $rc -eq 0 ] || fail "hostfile dry run exited $rc"
 echo "$dry" | grep -q -- "-np 6 " || fail "hostfile: expected -np 6: $dry"
-echo "$dry" | grep -qx "node-a slots=4" || fail "hostfile: node-a line missing: $dry"
-echo "$dry" | grep -qx "node-b slots=2" || fail "hostfile: node-b line missing: $dry"
+echo "$dry" | grep -q -- "--host node-a:4,node-b:2 " || fail "hostfile: expected --host node-a:4,node-b:2: $dry"
+[ "$(echo "$dry" | wc -l)" -eq 1 ] || fail "hostfile: the dry run prints more than the command: $dry"
+echo "$dry" | grep -q -- "--hostfile\|zt-hostfile" && fail "hostfile: dry run names a temporary file: $dry"
 echo "$dry" | grep -q "zerotrain --steps 2$" || fail "hostfile: program missing: $dry"
 # The ranks start with SIGUSR1 ignored (a Ctrl-C while they load must not kill them).
 echo "$dry" | grep -Eq "(env --ignore-signal=USR1|zt-rank) zerotrain --steps 2$" ||
@@ -97,21 +101,104 @@ expect_error "already listed on line 1" --hostfile "$tmp/bad2" -- true
 printf '# nothing\n' >"$tmp/bad3"
 expect_error "lists no hosts" --hostfile "$tmp/bad3" -- true
 expect_error "exceeds the 6 slots" -n 7 --hostfile "$tmp/hosts" -- true
-expect_error "cannot be read" --hostfile "$tmp/missing" -- true
+expect_error "hostfile '$tmp/missing' does not exist" --hostfile "$tmp/missing" -- true
+expect_error "hostfile '$tmp' is a directory" --hostfile "$tmp" -- true
+# A host beginning with '-' would reach ssh as an option.
+printf 'node-a slots=1\n-oProxyCommand=touch slots=2\n' >"$tmp/bad4"
+expect_error "hostfile $tmp/bad4 line 2: host '-oProxyCommand=touch' begins with '-'" --hostfile "$tmp/bad4" -- true
+printf -- '-node slots=2\n' >"$tmp/bad5"
+expect_error "hostfile $tmp/bad5 line 1: host '-node' begins with '-'" --hostfile "$tmp/bad5" -- true
+printf 'node;rm slots=2\n' >"$tmp/bad6"
+expect_error "line 1: 'node;rm' is not a host name" --hostfile "$tmp/bad6" -- true
+# Slots beyond any machine's never overflow into a nonsense -np.
+printf 'node-a slots=2\nnode-b slots=99999999999999999999\n' >"$tmp/bad7"
+expect_error "hostfile $tmp/bad7 line 2: slots=99999999999999999999 is out of range (expected 1..65536)" \
+  --hostfile "$tmp/bad7" -- true
+printf 'node-a slots=65537\n' >"$tmp/bad8"
+expect_error "line 1: slots=65537 is out of range" --hostfile "$tmp/bad8" -- true
+printf 'node-a slots=0\n' >"$tmp/bad9"
+expect_error "line 1: slots=0 is out of range" --hostfile "$tmp/bad9" -- true
 expect_error "positive number" -n zero -- true
 expect_error "no program" -n 2
-expect_error "unknown option" -n 2 hostname
+expect_error "unknown option '--bogus'" -n 2 --bogus hostname
+expect_error "unknown option '--bogus'" -n 2 --bogus -- hostname
 
-# 8. SLURM: srun with -n, or SLURM_NTASKS; threads from SLURM_CPUS_PER_TASK.
+# 8. SLURM: srun with -n, or SLURM_NTASKS; threads from the allocation (SLURM_CPUS_PER_TASK, else the
+#    CPUs per node of SLURM_JOB_CPUS_PER_NODE over the tasks of a node), never from this machine.
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=8 SLURM_CPUS_PER_TASK=6 "$launch" --dry-run -- zerotrain)
 [ "$dry" = "OMP_NUM_THREADS=6 srun -n 8 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm: $dry"
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=8 "$launch" -n 2 --dry-run -- zerotrain)
 echo "$dry" | grep -q "srun -n 2 " || fail "slurm -n 2: $dry"
+dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=4 SLURM_NNODES=2 SLURM_JOB_CPUS_PER_NODE='36(x2)' "$launch" --dry-run -- zerotrain)
+[ "$dry" = "OMP_NUM_THREADS=18 srun -n 4 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm cpus per node: $dry"
+dry=$(SLURM_JOB_ID=1 SLURM_NNODES=4 SLURM_JOB_CPUS_PER_NODE=64 "$launch" --dry-run --num_nodes 2 --num_gpus 8 zerotrain)
+[ "$dry" = "OMP_NUM_THREADS=8 srun -n 16 -N 2 --ntasks-per-node=8 --kill-on-bad-exit=1 --label zerotrain" ] ||
+  fail "slurm --num_nodes 2 --num_gpus 8: $dry"
+dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=4 "$launch" --dry-run --include gpu1@gpu2:0,1 zerotrain 2>&1)
+[ $? -ne 0 ] || fail "slurm --include with ids on one host only accepted: $dry"
+dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=4 "$launch" --dry-run --exclude gpu3 zerotrain)
+echo "$dry" | grep -q -- "--exclude=gpu3 " || fail "slurm --exclude: $dry"
+
+# 8b. The deepspeed launcher's and torchrun's options, and a program without "--".
+dry_ok() {  # dry_ok PATTERN ARGS...: a dry run that succeeds and prints PATTERN
+  local pattern=$1 out
+  shift
+  out=$("$launch" --dry-run "$@" 2>&1) || fail "'$*' exited $?: $out"
+  echo "$out" | grep -q -- "$pattern" || fail "'$*': expected '$pattern' in: $out"
+}
+dry_ok "-np 3 " --num_gpus 3 prog
+dry_ok "-np 3 " --num_gpus=3 prog
+dry_ok "-np 2 " --nproc_per_node 2 prog
+dry_ok "-np 2 " --nproc-per-node=2 -- prog
+dry_ok "-np 2 " --nnodes 1 --nproc-per-node 2 prog
+dry_ok "-np 1 .* prog --config zero2$" prog --config zero2
+dry_ok "--host node-a:2,node-b:2 -np 4 " --hostfile "$tmp/hosts" --num_gpus 2 prog
+dry_ok "--host node-a:4 -np 4 " --hostfile "$tmp/hosts" --num_nodes 1 prog
+dry_ok "--host node-b:2 -np 2 " --hostfile "$tmp/hosts" --include node-b prog
+dry_ok "--host node-b:2 -np 2 " --hostfile "$tmp/hosts" --exclude node-a prog
+dry_ok "CUDA_VISIBLE_DEVICES=1,3 mpirun --host node-a:2 -np 2 .*-x CUDA_VISIBLE_DEVICES" \
+  --hostfile "$tmp/hosts" --include node-a:1,3 prog
+dry_ok "CUDA_VISIBLE_DEVICES=0,2,3 mpirun --host node-a:3 " --hostfile "$tmp/hosts" --exclude node-a:1@node-b prog
+dry_ok "CUDA_VISIBLE_DEVICES=0,1 mpirun -np 2 " --include localhost:0,1 prog
+dry_ok "--mca plm_rsh_args -p. 2222 " --ssh_port 2222 prog
+dry_ok "--output-filename $tmp/logs " --enable_each_rank_log "$tmp/logs" prog
+dry_ok "--mca btl self,tcp " --launcher_args "--mca btl self,tcp" prog
+dry_ok "srun -n 2 " --launcher slurm -n 2 prog
+# Options with no meaning here: said to be ignored, by name, and the job runs.
+out=$("$launch" --dry-run --master_port 29500 --master-addr=10.0.0.1 --standalone --no_local_rank --max_restarts 3 \
+  --rdzv-backend c10d --node_rank 0 -n 2 prog 2>&1)
+[ $? -eq 0 ] || fail "ignored options: exit $?: $out"
+for said in "--master_port 29500 ignored: MPI connects the ranks itself" "--master-addr 10.0.0.1 ignored" \
+            "--standalone ignored" "--no_local_rank ignored: zerotrain asks MPI" "--max_restarts 3 ignored" \
+            "--rdzv-backend c10d ignored" "--node_rank 0 ignored"; do
+  echo "$out" | grep -q -- "$said" || fail "ignored options: no '$said' in: $out"
+done
+echo "$out" | grep -q -- "-np 2 .* prog$" || fail "ignored options: command lost: $out"
+echo "$out" | grep -q "29500\|c10d" && echo "$out" | grep "mpirun" | grep -q "29500\|c10d" &&
+  fail "an ignored option reached mpirun: $out"
+expect_error "--num_nodes 2 needs --hostfile" --num_nodes 2 prog
+expect_error "elastic range" --nnodes 1:4 prog
+expect_error "--launcher pdsh is not supported" --launcher pdsh prog
+expect_error "--include and --exclude together" --include a --exclude b prog
+expect_error "host 'node-x' is not in hostfile" --hostfile "$tmp/hosts" --include node-x prog
+expect_error "host 'node-x' needs --hostfile" --include node-x:0 prog
+expect_error "device ids differ between hosts" --hostfile "$tmp/hosts" --include node-a:0,1@node-b:1,0 prog
+expect_error "given for some hosts but not for node-b" --hostfile "$tmp/hosts" --include node-a:0@node-b prog
+expect_error "expects a positive number of ranks per machine" --num_gpus 0 prog
+expect_error "disagree" -n 3 --num_gpus 2 prog
+expect_error "--master_port needs a value" --master_port
+# torchrun's way, for real: no "--", ranks per machine from --nproc_per_node.
+out=$("$launch" --nproc_per_node 2 --master_port 1234 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE"' 2>&1)
+for r in 0 1; do
+  echo "$out" | grep -qx "\[$r\] rank $r of 2" || fail "--nproc_per_node 2 without --: no rank $r in: $out"
+done
 
 # 9. --help documents every choice.
 help=$("$launch" --help)
 for word in "-n" "--hostfile" "slots=" "srun" "SLURM" "OMP_NUM_THREADS" "--oversubscribe" \
-            "--allow-run-as-root" "mpi_yield_when_idle" "Exit code" "tagged" "Ctrl-C" "SIGUSR1"; do
+            "--allow-run-as-root" "mpi_yield_when_idle" "Exit code" "tagged" "Ctrl-C" "SIGUSR1" "--num_gpus" \
+            "--nproc_per_node" "--num_nodes" "--include" "--exclude" "--master_port" "ignored" "progress" \
+            "SLURM_JOB_CPUS_PER_NODE" "carriage return"; do
   echo "$help" | grep -q -- "$word" || fail "--help does not mention '$word'"
 done
 
@@ -120,6 +207,34 @@ out=$("$launch" -n 2 -- "$mpi_binary" "[check]" --use-colour no 2>&1)
 rc=$?
 [ $rc -eq 0 ] || fail "MPI test through launch.sh exited $rc: $out"
 echo "$out" | grep -q "^\[1\] All tests passed" || fail "rank 1 output not tagged: $out"
+
+# 10b. Rank 0's progress line: on a terminal (script gives the launcher a pty) the ranks are told to
+#      write it as "<zt-progress>" lines and the launcher draws it in place with carriage returns,
+#      clearing it before other lines; to a file, the ranks are not told and nothing has a \r.
+cat >"$tmp/progress.sh" <<'RANK'
+echo "progress=${ZT_PROGRESS-unset}" >&2
+if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then
+  echo "<zt-progress> step 1/2 | loss 5.0" >&2
+  echo "a log line" >&2
+  echo "<zt-progress> step 2/2 | loss 4.0" >&2
+  echo "<zt-progress-end>" >&2
+fi
+RANK
+if command -v script >/dev/null; then
+  out=$(script -qec "$launch -n 2 -- sh $tmp/progress.sh" /dev/null)
+  rc=$?
+  [ $rc -eq 0 ] || fail "progress on a terminal: exit $rc: $out"
+  printf '%s' "$out" | grep -q "progress=markers" || fail "progress: ranks not told of the terminal: $out"
+  printf '%s' "$out" | grep -q $'\rstep 1/2 | loss 5.0\e\[K' || fail "progress: step 1 not drawn in place: $(printf '%q' "$out")"
+  printf '%s' "$out" | grep -q $'\r\e\[K\[0\] a log line' || fail "progress: line not cleared first: $(printf '%q' "$out")"
+  printf '%s' "$out" | grep -q $'\rstep 2/2 | loss 4.0\e\[K' || fail "progress: step 2 not drawn: $(printf '%q' "$out")"
+  printf '%s' "$out" | grep -q "zt-progress" && fail "progress: markers shown: $(printf '%q' "$out")"
+else
+  echo "note: util-linux script not found: the terminal case is not tested"
+fi
+"$launch" -n 2 -- sh "$tmp/progress.sh" >"$tmp/progress.log" 2>&1 || fail "progress to a file: exit $?"
+grep -q "progress=unset" "$tmp/progress.log" || fail "progress to a file: ranks told: $(cat "$tmp/progress.log")"
+grep -q $'\r' "$tmp/progress.log" && fail "progress to a file: carriage return written: $(cat -A "$tmp/progress.log")"
 
 # 11. Ctrl-C (SIGINT to the launcher's process group, as a terminal sends it): the first reaches the
 #     ranks as SIGUSR1, repeated until the job ends, and the job ends with the ranks' exit code; the

@@ -16,8 +16,9 @@
 namespace zt::test {
 
 struct Metrics {
-  nlohmann::json setup;
+  nlohmann::json setup, summary;
   std::vector<nlohmann::json> steps, evals;
+  nlohmann::json last;  // the file's last record
 };
 
 inline Metrics read_metrics(const std::string& path) {
@@ -29,6 +30,8 @@ inline Metrics read_metrics(const std::string& path) {
     if (j["event"] == "setup") m.setup = j;
     else if (j["event"] == "step") m.steps.push_back(j);
     else if (j["event"] == "eval") m.evals.push_back(j);
+    else if (j["event"] == "summary") m.summary = j;
+    m.last = j;
   }
   return m;
 }

@@ -23,15 +23,20 @@ int64_t stopped_after(const std::string& log) {
 }
 
 // What every interrupted run must show: it stopped after a step it logged, the metrics end with
-// that step, the summary counts it, and the final weights were written.
+// that step and a summary that counts it and says it was interrupted, the console's summary says
+// so too, and the final weights were written.
 void check_clean_stop(const std::string& dir, const std::string& log, int64_t at_least) {
   const int64_t k = stopped_after(log);
   REQUIRE(k >= at_least);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.steps.size() == size_t(k));
   CHECK(m.steps.back()["step"] == k);
+  REQUIRE(m.last["event"] == "summary");
+  CHECK(m.summary["steps"] == k);
+  CHECK(m.summary["interrupted"] == true);
+  CHECK(m.summary["tokens"] == int64_t(k) * m.steps.back()["tokens"].get<int64_t>());
   CHECK(log.find("done: " + std::to_string(k) + " steps in") != std::string::npos);
-  CHECK(log.find("rank 0 memory (MiB)") != std::string::npos);
+  CHECK(log.find("summary: interrupted (stop requested) | " + std::to_string(k) + " steps") != std::string::npos);
   CHECK(std::filesystem::file_size(dir + "/final/model.safetensors") > 0);
   CHECK(std::filesystem::exists(dir + "/final/config.json"));
 }
@@ -129,7 +134,7 @@ TEST_CASE("a stop signal during set-up ends the process at once, status 128 + si
   Background run(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 100000 --data " + slow_to_open_data(dir) +
                      " --set training.metrics=" + dir + "/metrics.jsonl",
                  log);
-  REQUIRE(wait_for_text(log, "resolved config", 60));  // set-up has begun: the data file is being read
+  REQUIRE(wait_for_text(log, "device: ", 60));  // set-up has begun: the data file is being read next
   run.signal(SIGTERM);
   const auto t0 = std::chrono::steady_clock::now();
   int code = run.wait(30);
@@ -148,7 +153,7 @@ TEST_CASE("Ctrl-C on launch.sh during set-up ends every rank at once, non-zero",
   auto dir = fresh_dir("stop-launch-in-setup");
   const std::string log = dir + "/out.log";
   Background job(launch(2) + " --config zero2 --steps 100000 --data " + slow_to_open_data(dir), log);
-  REQUIRE(wait_for_text(log, "resolved config", 120));
+  REQUIRE(wait_for_text(log, "device: ", 120));
   job.signal_group(SIGINT);
   int code = job.wait(30);
   std::string out = read_file(log);
