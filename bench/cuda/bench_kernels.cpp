@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
     }
     {  // attention; FLOPs as FlashAttention counts them: causal halves the square, backward 2.5x
       Buffer qkv(size_t(N) * 3 * C, dt), out(size_t(N) * C, dt), dout(size_t(N) * C, dt), dqkv(size_t(N) * 3 * C, dt);
-      Buffer lse(size_t(B) * NH * T, DType::F32), scratch(cuda::attention_backward_scratch_floats(B, T, NH), DType::F32);
+      Buffer lse(size_t(B) * NH * T, DType::F32);
+      Buffer scratch(cuda::attention_backward_scratch_floats(B, T, NH), DType::F32);
       const double flops = 4.0 * B * double(T) * T * C / 2;
       report_flops("attention fwd", time_ms([&] {
         cuda::attention_forward(dt, out.ptr, lse.as<float>(), qkv.ptr, B, T, C, NH, nullptr);

@@ -157,7 +157,8 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
     return CUBLAS_STATUS_INVALID_VALUE;
   const bool bias = has(desc.epilogue, CUBLASLT_EPILOGUE_BIAS);
   const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX);
-  if (bias && (desc.bias == nullptr || desc.bias_type != int32_t(layouts.at(d).type))) return CUBLAS_STATUS_INVALID_VALUE;
+  if (bias && (desc.bias == nullptr || desc.bias_type != int32_t(layouts.at(d).type)))
+    return CUBLAS_STATUS_INVALID_VALUE;
   if (gelu && (desc.aux == nullptr || desc.aux_ld % 8 != 0 || desc.aux_ld < int64_t(s.m)))
     return CUBLAS_STATUS_INVALID_VALUE;
   *found = 0;

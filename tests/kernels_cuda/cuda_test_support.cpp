@@ -64,7 +64,8 @@ DeviceTensor::DeviceTensor(DType type, const Vec& v, size_t pad_elements)
   buffer.upload(b.data(), b.size(), pad * dtype_size(dt));
 }
 
-DeviceTensor::DeviceTensor(DType type, size_t count, size_t pad_elements) : DeviceTensor(type, Vec(count, 0.0f), pad_elements) {}
+DeviceTensor::DeviceTensor(DType type, size_t count, size_t pad_elements)
+    : DeviceTensor(type, Vec(count, 0.0f), pad_elements) {}
 
 Bytes DeviceTensor::bits() const {
   Bytes b(n * dtype_size(dt));

@@ -45,7 +45,8 @@ struct Reference {
 Reference reference(const Vec& logits, const std::vector<int32_t>& targets, float scale, Shape s) {
   Reference r{Vec(size_t(s.N)), Vec(size_t(s.N)), Vec(logits.size()), 0.0f};
   r.mean = cpu::cross_entropy_forward(r.lse.data(), logits.data(), targets.data(), s.N, s.V, s.Vp);
-  for (int n = 0; n < s.N; n++) r.losses[size_t(n)] = r.lse[size_t(n)] - logits[size_t(n) * s.Vp + size_t(targets[size_t(n)])];
+  for (int n = 0; n < s.N; n++)
+    r.losses[size_t(n)] = r.lse[size_t(n)] - logits[size_t(n) * s.Vp + size_t(targets[size_t(n)])];
   cpu::cross_entropy_backward(r.dlogits.data(), logits.data(), r.lse.data(), targets.data(), scale, s.N, s.V, s.Vp);
   return r;
 }

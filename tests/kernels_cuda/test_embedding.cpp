@@ -53,7 +53,8 @@ TEST_CASE("embedding forward and backward match the CPU", "[cuda][embedding]") {
         INFO(dtype_name(dt) << " B=" << s.B << " T=" << s.T << " C=" << s.C << " V=" << s.V << " pad=" << pad);
         const size_t N = size_t(s.B) * s.T;
         const auto tokens = random_tokens(N, s.V, 61);
-        const Vec wte = rounded(dt, random_vec(size_t(s.V) * s.C, 62)), wpe = rounded(dt, random_vec(size_t(s.T) * s.C, 63));
+        const Vec wte = rounded(dt, random_vec(size_t(s.V) * s.C, 62));
+        const Vec wpe = rounded(dt, random_vec(size_t(s.T) * s.C, 63));
         Vec out_ref(N * s.C);
         cpu::embedding_forward(out_ref.data(), tokens.data(), wte.data(), wpe.data(), s.B, s.T, s.C);
 

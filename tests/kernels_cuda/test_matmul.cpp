@@ -87,7 +87,8 @@ TEST_CASE("matmul with pre_gelu writes the GELU input and output", "[cuda][matmu
     for (bool with_bias : {true, false}) {
       INFO(dtype_name(dt) << (with_bias ? " bias" : " no bias"));
       const size_t nout = size_t(s.N) * s.OC;
-      const Vec x = rounded(dt, random_vec(size_t(s.N) * s.C, 111)), w = rounded(dt, random_vec(size_t(s.C) * s.OC, 112, 0.2f));
+      const Vec x = rounded(dt, random_vec(size_t(s.N) * s.C, 111));
+      const Vec w = rounded(dt, random_vec(size_t(s.C) * s.OC, 112, 0.2f));
       const Vec b = rounded(dt, random_vec(size_t(s.OC), 113));
       Vec pre_ref(nout), out_ref(nout);
       cpu::matmul_forward(pre_ref.data(), x.data(), w.data(), with_bias ? b.data() : nullptr, s.N, s.C, s.OC);

@@ -18,7 +18,8 @@ const DType kTypes[] = {DType::F32, DType::BF16, DType::F16};
 
 // Raw elements of any type as bytes on the device, from a pad-element offset.
 struct RawTensor {
-  RawTensor(DType t, const Bytes& b, size_t pad_elements) : dt(t), pad(pad_elements), buffer(b.size() + pad * dtype_size(t)) {
+  RawTensor(DType t, const Bytes& b, size_t pad_elements)
+      : dt(t), pad(pad_elements), buffer(b.size() + pad * dtype_size(t)) {
     buffer.upload(b.data(), b.size(), pad * dtype_size(t));
   }
   void* ptr() const { return static_cast<unsigned char*>(buffer.get()) + pad * dtype_size(dt); }

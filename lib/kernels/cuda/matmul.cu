@@ -143,8 +143,13 @@ bool run_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t st
   int found = 0;
   const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(ctx.handle, s.op, s.a, s.b, s.d, s.d, s.pref, 1,
                                                                &heuristic, &found);
-  if (status == CUBLAS_STATUS_NOT_SUPPORTED || (status == CUBLAS_STATUS_SUCCESS && found == 0)) return false;
-  ZT_CUBLAS_CHECK(status);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
+    // No algorithm: a fused epilogue falls back to a plainer call (whatever the status); a plain
+    // GEMM reports an error status, or else that nothing was found (require_gemm).
+    const bool plain = g.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
+    if (plain && status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) ZT_CUBLAS_CHECK(status);
+    return false;
+  }
   const float alpha = 1.0f;
   ZT_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, s.op, &alpha, g.A, s.a, g.B, s.b, &g.beta, g.D, s.d, g.D, s.d,
                                  &heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream));

@@ -18,7 +18,8 @@ void with_types(DType a, DType b, F&& f) {
 void cast(DType dst_type, void* dst, DType src_type, const void* src, size_t n, cudaStream_t stream) {
   if (n == 0) return;
   if (dst_type == src_type) {
-    if (dst != src) ZT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * dtype_size(dst_type), cudaMemcpyDeviceToDevice, stream));
+    if (dst != src)
+      ZT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * dtype_size(dst_type), cudaMemcpyDeviceToDevice, stream));
     return;
   }
   const unsigned grid = grid_size(n, size_t(kBlock) * kVec, "cast");
