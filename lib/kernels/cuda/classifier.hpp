@@ -1,0 +1,37 @@
+#pragma once
+// Softmax + cross-entropy over logits of a padded vocabulary on the GPU (rows Vp wide, only the
+// first V columns are real tokens; kernels/cpu/cross_entropy.hpp's semantics). Logits and their
+// gradient are fp32 or bf16; lse, losses and the mean loss are always fp32.
+// Trick (llm.c's fused classifier): one block per row; each thread keeps a running (max, sum of
+// exp) over its share of the row, so the row is read once for the log-sum-exp; the fused form then
+// overwrites the logits with their gradient in place on a second read, never storing the
+// probabilities. Reductions use a fixed tree; the mean loss is summed in double by one block in a
+// fixed order: the same logits always give the same bits.
+// Vector loads need Vp % 8 == 0 and 16-byte aligned logits; otherwise a scalar path runs.
+// A target outside [0, V) makes that row's loss NaN (and its gradient lacks the -1): the kernels
+// never index outside the row.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "core/dtype.hpp"
+
+namespace zt::cuda {
+
+// lse[n] = log Σ_{v<V} exp(logits[n, v]), losses[n] = lse[n] - logits[n, targets[n]], and
+// mean_loss[0] = the mean of losses (all fp32, in device memory).
+void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, const void* logits,
+                        const int32_t* targets, int N, int V, int Vp, cudaStream_t stream);
+
+// dlogits[n, v] = scale · (softmax(logits[n])[v] - [v == targets[n]]) for v < V, 0 for the padding
+// columns, from the lse of classifier_forward. dlogits may be logits (in place).
+// scale = dloss / N gives the gradient of dloss · mean loss.
+void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                         float scale, int N, int V, int Vp, cudaStream_t stream);
+
+// Both in one pass: writes lse, losses and mean_loss as classifier_forward does, and replaces the
+// logits with the dlogits of classifier_backward.
+void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* mean_loss, const int32_t* targets,
+                      float scale, int N, int V, int Vp, cudaStream_t stream);
+
+}  // namespace zt::cuda

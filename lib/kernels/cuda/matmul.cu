@@ -1,0 +1,294 @@
+#include "kernels/cuda/matmul.hpp"
+
+#include <cublasLt.h>
+
+#include "kernels/cuda/column_sums.cuh"
+#include "kernels/cuda/gelu.hpp"
+#include "kernels/cuda/matmul_kernels.cuh"
+
+namespace zt::cuda {
+
+namespace {
+// Throws zt::Error "<where>: <call> failed: <status name>: <description>".
+[[noreturn]] void cublas_call_failed(cublasStatus_t status, const char* call, const char* where) {
+  throw_error(std::string(where) + ": " + call + " failed: " + cublasLtGetStatusName(status) + ": " +
+              cublasLtGetStatusString(status));
+}
+}  // namespace
+
+#define ZT_CUBLAS_CHECK(call)                                                           \
+  do {                                                                                  \
+    const cublasStatus_t zt_status_ = (call);                                           \
+    if (zt_status_ != CUBLAS_STATUS_SUCCESS) cublas_call_failed(zt_status_, #call, __func__); \
+  } while (0)
+
+using namespace matmul_kernels;
+
+struct MatmulContext::Impl {
+  int device = -1;
+  cublasLtHandle_t handle = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+  float* bias_partials = nullptr;
+};
+
+MatmulContext::MatmulContext(size_t workspace_bytes) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  ZT_CUDA_CHECK(cudaGetDevice(&s.device));
+  ZT_CUBLAS_CHECK(cublasLtCreate(&s.handle));
+  s.workspace_bytes = workspace_bytes;
+  try {
+    if (workspace_bytes) ZT_CUDA_CHECK(cudaMalloc(&s.workspace, workspace_bytes));
+    ZT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&s.bias_partials), kBiasPartialFloats * sizeof(float)));
+  } catch (...) {
+    cudaFree(s.workspace);
+    cublasLtDestroy(s.handle);
+    throw;
+  }
+}
+
+MatmulContext::~MatmulContext() {
+  // Errors are not reported from a destructor; a sticky device error surfaces at the next call.
+  cudaFree(impl_->bias_partials);
+  cudaFree(impl_->workspace);
+  cublasLtDestroy(impl_->handle);
+}
+
+namespace {
+
+// One column-major GEMM, D[m, n] = op(A)[m, k] · op(B)[k, n] + beta · D, with an epilogue.
+struct Gemm {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  const void* A = nullptr;
+  int lda = 0;
+  const void* B = nullptr;
+  int ldb = 0;
+  void* D = nullptr;
+  int ldd = 0;
+  float beta = 0.0f;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;  // length m (the rows of D)
+  void* aux = nullptr;         // GELU input, m x n with leading dimension ldd
+};
+
+// Owners of the cuBLASLt descriptors of one call.
+struct Descriptors {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  Descriptors() = default;
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+  ~Descriptors() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+// The largest power of two (up to 256) dividing the address: what cuBLASLt may assume of it.
+uint32_t alignment_of(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 1 && address % a != 0) a /= 2;
+  return a;
+}
+
+cudaDataType_t cuda_type(DType dt) { return dt == DType::F32 ? CUDA_R_32F : CUDA_R_16BF; }
+
+template <typename V>
+void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const V& value) {
+  ZT_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
+}
+
+template <typename V>
+void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const V& value) {
+  ZT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
+}
+
+// Runs g; false when cuBLASLt has no algorithm for it (the caller may fall back to a plainer
+// epilogue), any other failure throws.
+bool run_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t stream) {
+  const cudaDataType_t type = cuda_type(dt);
+  Descriptors s;
+  ZT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int32_t trans_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set_desc(s.op, CUBLASLT_MATMUL_DESC_TRANSA, trans_a);
+  set_desc(s.op, CUBLASLT_MATMUL_DESC_TRANSB, trans_b);
+  set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(g.epilogue));
+  if (g.bias) {
+    set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+    set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(type));
+  }
+  if (g.aux) {
+    set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+    set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(g.ldd));
+  }
+  // Stored shapes: op(A) is m x k, so A lies k x m when transposed; likewise B.
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.a, type, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda));
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.b, type, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb));
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.d, type, g.m, g.n, g.ldd));
+  ZT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&s.pref));
+  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(ctx.workspace_bytes));
+  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(g.A));
+  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(g.B));
+  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(g.D));
+  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(g.D));
+
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(ctx.handle, s.op, s.a, s.b, s.d, s.d, s.pref, 1,
+                                                               &heuristic, &found);
+  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
+    // No algorithm: a fused epilogue falls back to a plainer call (whatever the status); a plain
+    // GEMM reports an error status, or else that nothing was found (require_gemm).
+    const bool plain = g.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
+    if (plain && status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) ZT_CUBLAS_CHECK(status);
+    return false;
+  }
+  const float alpha = 1.0f;
+  ZT_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, s.op, &alpha, g.A, s.a, g.B, s.b, &g.beta, g.D, s.d, g.D, s.d,
+                                 &heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream));
+  return true;
+}
+
+void require_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t stream, const char* what) {
+  require(run_gemm(ctx, dt, g, stream), what, ": cuBLASLt has no algorithm for m = ", g.m, ", n = ", g.n, ", k = ", g.k,
+          " in ", dtype_name(dt), " with these pointer alignments");
+}
+
+void add_bias(DType dt, void* out, const void* bias, int N, int OC, cudaStream_t stream) {
+  const unsigned grid = grid_size(size_t(N) * OC, kBiasBlock, "matmul_forward");
+  dispatch_activation(dt, "matmul_forward", [&](auto tag) {
+    using T = decltype(tag);
+    launch(add_bias_kernel<T>, grid, kBiasBlock, 0, stream, "add_bias_kernel", static_cast<T*>(out),
+           static_cast<const T*>(bias), N, OC);
+  });
+}
+
+// D = inp · W in column-major terms (see matmul.hpp): D is OC x N with leading dimension OC.
+Gemm forward_gemm(const void* inp, const void* weight, void* out, int N, int C, int OC, WeightLayout layout) {
+  Gemm g;
+  g.m = OC;
+  g.n = N;
+  g.k = C;
+  g.A = weight;
+  g.trans_a = layout == WeightLayout::OutputMajor;  // [OC, C] row-major lies C x OC
+  g.lda = layout == WeightLayout::OutputMajor ? C : OC;
+  g.B = inp;
+  g.ldb = C;
+  g.D = out;
+  g.ldd = OC;
+  return g;
+}
+
+// out = gemm + bias, through the epilogue when cuBLASLt takes it, else a separate kernel.
+void gemm_with_bias(MatmulContext::Impl& ctx, DType dt, Gemm g, const void* bias, int N, int OC,
+                    cudaStream_t stream) {
+  if (bias) {
+    g.epilogue = CUBLASLT_EPILOGUE_BIAS;
+    g.bias = bias;
+    if (run_gemm(ctx, dt, g, stream)) return;
+    g.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+    g.bias = nullptr;
+  }
+  require_gemm(ctx, dt, g, stream, "matmul_forward");
+  if (bias) add_bias(dt, g.D, bias, N, OC, stream);
+}
+
+void check_args(MatmulContext& ctx, DType dt, int N, int C, int OC, const char* op) {
+  require(N >= 0 && C > 0 && OC > 0, op, ": bad shape N = ", N, ", C = ", C, ", OC = ", OC);
+  require(dt == DType::F32 || dt == DType::BF16, op, ": ", dtype_name(dt), " is not supported (fp32 or bf16)");
+  int device = -1;
+  ZT_CUDA_CHECK(cudaGetDevice(&device));
+  require(device == ctx.impl().device, op, ": the MatmulContext belongs to device ", ctx.impl().device,
+          ", the current device is ", device);
+}
+
+}  // namespace
+
+void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, const void* weight, const void* bias,
+                    int N, int C, int OC, WeightLayout layout, cudaStream_t stream, void* pre_gelu) {
+  check_args(ctx, dt, N, C, OC, "matmul_forward");
+  if (N == 0) return;
+  MatmulContext::Impl& s = ctx.impl();
+  Gemm g = forward_gemm(inp, weight, out, N, C, OC, layout);
+  if (!pre_gelu) return gemm_with_bias(s, dt, g, bias, N, OC, stream);
+  // GELU fused into the epilogue in bf16 (its GELU is not the CPU's to fp32 rounding); the GELU
+  // input's leading dimension must be a multiple of 8.
+  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu)) {
+    g.epilogue = bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+    g.bias = bias;
+    g.aux = pre_gelu;
+    if (run_gemm(s, dt, g, stream)) return;
+    g = forward_gemm(inp, weight, out, N, C, OC, layout);
+  }
+  g.D = pre_gelu;
+  gemm_with_bias(s, dt, g, bias, N, OC, stream);
+  gelu_forward(dt, out, pre_gelu, size_t(N) * OC, stream);
+}
+
+void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, void* dbias, const void* dout,
+                     const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
+                     cudaStream_t stream) {
+  check_args(ctx, dt, N, C, OC, "matmul_backward");
+  if (N == 0) return;
+  MatmulContext::Impl& s = ctx.impl();
+  const bool input_major = layout == WeightLayout::InputMajor;
+  if (dinp) {  // dinpᵀ (C x N) += W' (C x OC) · doutᵀ (OC x N)
+    Gemm g;
+    g.m = C;
+    g.n = N;
+    g.k = OC;
+    g.A = weight;
+    g.trans_a = input_major;  // [C, OC] row-major lies OC x C
+    g.lda = input_major ? OC : C;
+    g.B = dout;
+    g.ldb = OC;
+    g.D = dinp;
+    g.ldd = C;
+    g.beta = 1.0f;
+    require_gemm(s, dt, g, stream, "matmul_backward (dinp)");
+  }
+  if (dweight) {
+    Gemm g;
+    g.k = N;
+    g.beta = 1.0f;
+    g.trans_b = true;
+    if (input_major) {  // dWᵀ (OC x C) += doutᵀ (OC x N) · inp (N x C)
+      g.m = OC;
+      g.n = C;
+      g.A = dout;
+      g.lda = OC;
+      g.B = inp;
+      g.ldb = C;
+      g.D = dweight;
+      g.ldd = OC;
+    } else {  // dWᵀ (C x OC) += inpᵀ (C x N) · dout (N x OC)
+      g.m = C;
+      g.n = OC;
+      g.A = inp;
+      g.lda = C;
+      g.B = dout;
+      g.ldb = OC;
+      g.D = dweight;
+      g.ldd = C;
+    }
+    require_gemm(s, dt, g, stream, "matmul_backward (dweight)");
+  }
+  if (dbias) {
+    const ColumnChunking chunking =
+        column_chunking(N, OC, 1, 256, MatmulContext::kBiasPartialFloats, "matmul_backward (dbias)");
+    dispatch_activation(dt, "matmul_backward", [&](auto tag) {
+      using T = decltype(tag);
+      const ColumnOutputs<1, T> outputs{{static_cast<T*>(dbias)}};
+      column_sums(outputs, s.bias_partials, N, OC, chunking, DoutTerm<T>{static_cast<const T*>(dout), OC}, stream);
+    });
+  }
+}
+
+}  // namespace zt::cuda

@@ -1,0 +1,60 @@
+#pragma once
+// Fully connected layer on the GPU through cuBLASLt: out[N, OC] = inp[N, C] · W (+ bias), with
+// kernels/cpu/matmul.hpp's two weight layouts and its backward semantics (every gradient
+// accumulates). fp32 tensors multiply in full fp32 (CUBLAS_COMPUTE_32F: no TF32, no emulation),
+// so results match the CPU to fp32 rounding; bf16 tensors multiply with fp32 accumulation.
+// Trick: row-major out = inp·W is column-major outᵀ = Wᵀ·inpᵀ, so every product is one cuBLASLt
+// call on the buffers as they lie, the layout choosing only whether W is transposed. The bias rides
+// in the GEMM's epilogue; in bf16, so does GELU (the epilogue writes both the GELU input, kept for
+// backward, and its output, saving a pass over the activations). fp32 runs the GELU as its own
+// kernel, the CPU's formula, to keep fp32 parity with the CPU. The bias gradient is a
+// deterministic column sum (column_sums.cuh), not cuBLASLt's BGRAD epilogue, whose summation order
+// is not specified.
+// One MatmulContext per stream: it owns the cuBLASLt handle and the workspace, allocated once.
+// With its own workspace on one stream, cuBLASLt gives the same bits run after run on one GPU
+// model (cuBLAS's "Results reproducibility"), so every output here is deterministic.
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "core/dtype.hpp"
+#include "kernels/cpu/matmul.hpp"  // WeightLayout
+
+namespace zt::cuda {
+
+using cpu::WeightLayout;
+
+class MatmulContext {
+public:
+  static constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;  // cuBLAS's advice for Hopper
+  static constexpr size_t kBiasPartialFloats = size_t(2) << 20;       // bias-gradient partial sums
+
+  // On the current device; calls must run on that device, on one stream at a time (they share
+  // the workspace).
+  explicit MatmulContext(size_t workspace_bytes = kDefaultWorkspaceBytes);
+  ~MatmulContext();
+  MatmulContext(const MatmulContext&) = delete;
+  MatmulContext& operator=(const MatmulContext&) = delete;
+
+  struct Impl;
+  Impl& impl() { return *impl_; }
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// out[N, OC] = inp[N, C] · W (+ bias[OC] when bias is not null); overwrites out.
+// With pre_gelu (an [N, OC] buffer): pre_gelu = inp · W + bias and out = gelu(pre_gelu), GPT-2's
+// MLP input projection in one call.
+void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, const void* weight, const void* bias,
+                    int N, int C, int OC, WeightLayout layout, cudaStream_t stream, void* pre_gelu = nullptr);
+
+// Accumulates the gradients of a forward call (each may be null to skip it):
+//   dinp[N, C] += dout · Wᵀ,   dweight += inpᵀ · dout (in the weight's own layout),
+//   dbias[OC] += Σ_rows dout (summed in fp32 in a fixed order, then added once).
+void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, void* dbias, const void* dout,
+                     const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
+                     cudaStream_t stream);
+
+}  // namespace zt::cuda

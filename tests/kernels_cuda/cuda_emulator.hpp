@@ -1,0 +1,208 @@
+#pragma once
+// Runs the CUDA kernels and their launchers on the CPU, for tests on machines without a GPU: g++
+// compiles lib/kernels/cuda/*.cu with the CUDA keywords and built-ins below, and launch()
+// (common.cuh) calls emulate(), which runs the grid one block at a time on the calling thread,
+// each CUDA thread a fiber (ucontext) with its own stack. __syncthreads waits for every live
+// thread of the block, __syncwarp and warp shuffles for every live thread of the warp; threads
+// that have returned no longer count, as on the GPU. Threads waiting at different barriers are
+// reported as a deadlock. __shared__ variables are statics (one block runs at a time) and the
+// dynamic shared memory is a buffer per block.
+//
+// What this proves: the kernels' indexing, masking, tiling, reductions and arithmetic, on the
+// exact source that nvcc compiles. What it cannot: timing, occupancy, launch limits, shared memory
+// limits, memory-model races beyond what the barriers order, cuBLASLt and CUB.
+// Include it before any lib/kernels/cuda header.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <ucontext.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#define ZT_CUDA_EMULATION 1
+
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __shared__ static
+#define __launch_bounds__(...)
+
+namespace zt::emu {
+
+// A CUDA thread as a fiber: its own stack and saved registers, and what it waits for.
+enum class Wait { None, Block, Warp, Done };
+struct Fiber {
+  ucontext_t context;
+  Wait wait = Wait::None;
+};
+
+struct Block {
+  std::vector<Fiber> fibers;
+  std::vector<int4> shared;        // dynamic shared memory, 16-byte aligned
+  std::vector<uint64_t> exchange;  // one shuffle slot per thread
+  ucontext_t scheduler;
+};
+
+inline Block* block = nullptr;
+inline uint3 thread_idx, block_idx;
+inline int linear_tid = 0;
+inline dim3 block_dim, grid_dim;
+inline const std::function<void()>* job = nullptr;
+
+constexpr size_t kStackBytes = 128 * 1024;
+
+inline std::vector<std::unique_ptr<char[]>>& stacks() {
+  static std::vector<std::unique_ptr<char[]>> s;
+  return s;
+}
+
+// Back to the scheduler until the wait is over.
+inline void wait_for(Wait w) {
+  Fiber& f = block->fibers[size_t(linear_tid)];
+  f.wait = w;
+  swapcontext(&f.context, &block->scheduler);
+}
+
+inline void fiber_main() {
+  (*job)();
+  block->fibers[size_t(linear_tid)].wait = Wait::Done;  // uc_link returns to the scheduler
+}
+
+[[noreturn]] inline void deadlock(const char* why) {
+  std::fprintf(stderr, "cuda_emulator: block (%u, %u, %u): %s\n", block_idx.x, block_idx.y, block_idx.z, why);
+  std::abort();
+}
+
+// Runs one block to completion: every runnable thread runs until it waits or ends; then a warp
+// whose live threads all wait at __syncwarp or a shuffle goes on, or else, when every live thread
+// of the block waits at __syncthreads, all go on.
+// Rounds alternate between ascending and descending thread order (and so do neighbouring blocks):
+// a race between two threads of one phase then shows up as results that differ from the
+// reference, or from a second run, instead of always resolving one way.
+inline void run_block(int n, const dim3& threads, bool descending_first) {
+  while (int(stacks().size()) < n) stacks().push_back(std::make_unique<char[]>(kStackBytes));
+  Block& b = *block;
+  for (int t = 0; t < n; t++) {
+    Fiber& f = b.fibers[size_t(t)];
+    getcontext(&f.context);
+    f.context.uc_stack.ss_sp = stacks()[size_t(t)].get();
+    f.context.uc_stack.ss_size = kStackBytes;
+    f.context.uc_link = &b.scheduler;
+    makecontext(&f.context, fiber_main, 0);
+  }
+  const int warps = (n + 31) / 32;
+  bool descending = descending_first;
+  for (;;) {
+    for (int i = 0; i < n; i++) {
+      const int t = descending ? n - 1 - i : i;
+      if (b.fibers[size_t(t)].wait != Wait::None) continue;
+      linear_tid = t;
+      thread_idx = uint3{unsigned(t) % threads.x, unsigned(t) / threads.x % threads.y,
+                         unsigned(t) / (threads.x * threads.y)};
+      swapcontext(&b.scheduler, &b.fibers[size_t(t)].context);
+    }
+    descending = !descending;
+    bool released = false, all_done = true, all_at_block = true;
+    for (int w = 0; w < warps; w++) {
+      bool any = false, all = true;
+      for (int t = 32 * w; t < std::min(n, 32 * w + 32); t++) {
+        const Wait s = b.fibers[size_t(t)].wait;
+        if (s == Wait::Done) continue;
+        all_done = false;
+        if (s != Wait::Block) all_at_block = false;
+        any = any || s == Wait::Warp;
+        all = all && s == Wait::Warp;
+      }
+      if (any && all) {
+        for (int t = 32 * w; t < std::min(n, 32 * w + 32); t++)
+          if (b.fibers[size_t(t)].wait == Wait::Warp) b.fibers[size_t(t)].wait = Wait::None;
+        released = true;
+      }
+    }
+    if (all_done) return;
+    if (released) continue;
+    if (!all_at_block) deadlock("threads wait at different barriers");
+    for (auto& f : b.fibers)
+      if (f.wait == Wait::Block) f.wait = Wait::None;
+  }
+}
+
+// Runs kernel(args...) over grid x block threads with shared_bytes of dynamic shared memory.
+template <typename Kernel, typename... Args>
+void emulate(dim3 grid, dim3 threads, size_t shared_bytes, Kernel kernel, Args... args) {
+  grid_dim = grid;
+  block_dim = threads;
+  const int n = int(threads.x * threads.y * threads.z);
+  const std::function<void()> body = [&] { kernel(args...); };
+  job = &body;
+  for (unsigned bz = 0; bz < grid.z; bz++)
+    for (unsigned by = 0; by < grid.y; by++)
+      for (unsigned bx = 0; bx < grid.x; bx++) {
+        Block state;
+        state.fibers.resize(size_t(n));
+        state.shared.resize((shared_bytes + 15) / 16 + 1);
+        state.exchange.resize(size_t(n));
+        block = &state;
+        block_idx = uint3{bx, by, bz};
+        run_block(n, threads, (bx + by + bz) % 2 == 1);
+        block = nullptr;
+      }
+  job = nullptr;
+}
+
+}  // namespace zt::emu
+
+#define threadIdx (::zt::emu::thread_idx)
+#define blockIdx (::zt::emu::block_idx)
+#define blockDim (::zt::emu::block_dim)
+#define gridDim (::zt::emu::grid_dim)
+
+inline void __syncthreads() { ::zt::emu::wait_for(::zt::emu::Wait::Block); }
+inline void __syncwarp(unsigned = 0xffffffffu) { ::zt::emu::wait_for(::zt::emu::Wait::Warp); }
+
+template <typename V>
+V __shfl_xor_sync(unsigned, V v, int lane_mask) {
+  static_assert(sizeof(V) <= sizeof(uint64_t));
+  using namespace ::zt::emu;
+  std::memcpy(&block->exchange[size_t(linear_tid)], &v, sizeof(V));
+  wait_for(Wait::Warp);
+  const int partner = (linear_tid & ~31) | ((linear_tid & 31) ^ lane_mask);
+  V r;
+  std::memcpy(&r, &block->exchange[size_t(partner)], sizeof(V));
+  wait_for(Wait::Warp);  // nobody overwrites a slot before its partner has read it
+  return r;
+}
+
+// Device arithmetic intrinsics: IEEE operations rounding to nearest (the test builds with
+// -ffp-contract=off, so nothing is fused behind their back).
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+
+namespace zt::cuda {
+// common.cuh's dynamic shared memory, here the emulated block's buffer.
+template <typename T>
+inline T* dynamic_shared_memory() {
+  return reinterpret_cast<T*>(::zt::emu::block->shared.data());
+}
+}  // namespace zt::cuda

@@ -1,0 +1,120 @@
+// Fused causal attention against kernels/cpu/attention: outputs, the saved log-sum-exp (against a
+// double-precision reference) and the gradients; head sizes 4, 32, 48, 64 and 128; T = 1 and T
+// not a multiple of the tile; fp32 and bf16; forward and backward twice give the same bits.
+#include <cmath>
+
+#include "cuda_test_support.hpp"
+#include "kernels/cpu/attention.hpp"
+#include "kernels/cuda/attention.hpp"
+
+using namespace zt;
+using namespace zt::test;
+
+namespace {
+
+struct Shape {
+  int B, T, C, NH;
+};
+
+std::vector<Shape> shapes() {
+  std::vector<Shape> s{
+      {1, 1, 32, 1},    // T = 1
+      {2, 5, 12, 3},    // head size 4
+      {1, 70, 64, 2},   // head size 32, two 64-row tiles, the last one partial
+      {1, 67, 128, 2},  // head size 64
+      {1, 35, 96, 2},   // head size 48 (compiled for 64, channels past 48 zero)
+      {1, 35, 128, 1},  // head size 128, two 32-row tiles
+  };
+  if (!kEmulated) {
+    s.push_back({4, 1024, 768, 12});  // GPT-2 124M
+    s.push_back({2, 257, 1024, 8});   // head size 128, a last tile of one row
+  }
+  return s;
+}
+
+// lse[b, h, t] = log Σ_{j<=t} exp(q_t·k_j/√hs) in double.
+std::vector<double> lse_reference(const Vec& qkv, Shape s) {
+  const int hs = s.C / s.NH;
+  std::vector<double> lse(size_t(s.B) * s.NH * s.T);
+  for (int b = 0; b < s.B; b++)
+    for (int h = 0; h < s.NH; h++)
+      for (int t = 0; t < s.T; t++) {
+        const float* q = &qkv[(size_t(b) * s.T + t) * 3 * s.C + size_t(h) * hs];
+        std::vector<double> score(size_t(t) + 1);
+        double mx = -1e300;
+        for (int j = 0; j <= t; j++) {
+          const float* k = &qkv[(size_t(b) * s.T + j) * 3 * s.C + s.C + size_t(h) * hs];
+          double dot = 0;
+          for (int i = 0; i < hs; i++) dot += double(q[i]) * k[i];
+          score[size_t(j)] = dot / std::sqrt(double(hs));
+          mx = std::max(mx, score[size_t(j)]);
+        }
+        double sum = 0;
+        for (double x : score) sum += std::exp(x - mx);
+        lse[(size_t(b) * s.NH + h) * s.T + t] = mx + std::log(sum);
+      }
+  return lse;
+}
+
+struct Run {
+  Bytes out, lse, dqkv;
+};
+
+Run run(DType dt, const DeviceTensor& qkv, const DeviceTensor& dout, const Vec& dqkv0, Shape s) {
+  const size_t rows = size_t(s.B) * s.T;
+  DeviceTensor out(dt, rows * s.C), dqkv(dt, dqkv0);
+  DeviceBuffer lse(size_t(s.B) * s.NH * s.T * 4);
+  DeviceBuffer scratch(cuda::attention_backward_scratch_floats(s.B, s.T, s.NH) * 4);
+  cuda::attention_forward(dt, out.ptr(), lse.as<float>(), qkv.ptr(), s.B, s.T, s.C, s.NH, nullptr);
+  cuda::attention_backward(dt, dqkv.ptr(), scratch.as<float>(), dout.ptr(), qkv.ptr(), out.ptr(), lse.as<float>(), s.B,
+                           s.T, s.C, s.NH, nullptr);
+  device_sync();
+  return {out.bits(), lse.download_bytes(), dqkv.bits()};
+}
+
+}  // namespace
+
+TEST_CASE("attention forward and backward match the CPU", "[cuda][attention]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Shape s : shapes()) {
+      INFO(dtype_name(dt) << " B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
+      const size_t rows = size_t(s.B) * s.T;
+      const Vec qkv = rounded(dt, random_vec(rows * 3 * s.C, 71, 1.5f));
+      const Vec dout = rounded(dt, random_vec(rows * s.C, 72));
+      // fp32 accumulates onto a random base (the += semantics, exactly checked); bf16 onto zeros, or the
+      // per-element check would compare the rounding of base + gradient where the two cancel.
+      const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * 3 * s.C, 73) : Vec(rows * 3 * s.C, 0.0f);
+      Vec out_ref(rows * s.C), att(size_t(s.B) * s.NH * s.T * s.T), dqkv_ref = dqkv0;
+      Vec scratch(cpu::attention_backward_scratch_size(s.B, s.T, s.NH));
+      cpu::attention_forward(out_ref.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+      // In bf16 the GPU's backward reads the bf16-rounded output (for D = Σ dout·out, as FlashAttention
+      // does), the CPU the exact probabilities: D's rounding error enters every dscore of a row, so the
+      // gradients differ by up to about 0.015 in absolute terms (0.2% norm-wise), hence atol 3e-2.
+      cpu::attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C,
+                              s.NH);
+
+      DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout);
+      const Run got = run(dt, dqkv_in, ddout, dqkv0, s);
+      require_close(dt, decode(dt, got.out), out_ref, {1e-2});
+      const std::vector<double> lse_ref = lse_reference(qkv, s);
+      const Vec lse = decode(DType::F32, got.lse);
+      for (size_t i = 0; i < lse.size(); i++) {
+        INFO("lse " << i);
+        REQUIRE(std::abs(double(lse[i]) - lse_ref[i]) <= 1e-5 * std::max(1.0, std::abs(lse_ref[i])));
+      }
+      require_close(dt, decode(dt, got.dqkv), dqkv_ref, {3e-2});
+
+      const Run again = run(dt, dqkv_in, ddout, dqkv0, s);
+      CHECK(again.out == got.out);
+      CHECK(again.lse == got.lse);
+      CHECK(again.dqkv == got.dqkv);
+    }
+}
+
+TEST_CASE("attention rejects head sizes above 128 and C not divisible by NH", "[cuda][attention][errors]") {
+  REQUIRE_THROWS_WITH(cuda::attention_forward(DType::F32, nullptr, nullptr, nullptr, 1, 4, 512, 2, nullptr),
+                      Catch::Contains("attention_forward") && Catch::Contains("head size 256"));
+  REQUIRE_THROWS_WITH(cuda::attention_backward(DType::F32, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1, 4,
+                                               100, 3, nullptr),
+                      Catch::Contains("attention_backward") && Catch::Contains("not a multiple of NH = 3"));
+}

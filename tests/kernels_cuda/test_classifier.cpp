@@ -1,0 +1,125 @@
+// The fused classifier against kernels/cpu/cross_entropy: lse, per-row losses and their mean;
+// dlogits out of place, in place and fused with the forward; padded vocabularies with vector
+// (Vp % 8 == 0) and scalar rows; a target outside the vocabulary.
+#include <cmath>
+
+#include "core/rng.hpp"
+#include "cuda_test_support.hpp"
+#include "kernels/cpu/cross_entropy.hpp"
+#include "kernels/cuda/classifier.hpp"
+
+using namespace zt;
+using namespace zt::test;
+
+namespace {
+
+struct Shape {
+  int N, V, Vp;
+};
+
+std::vector<Shape> shapes() {
+  if (kEmulated) return {{3, 50, 56}, {4, 37, 37}, {2, 3000, 3008}};
+  return {{3, 50, 56}, {4, 37, 37}, {2, 3000, 3008}, {1024, 50257, 50304}};
+}
+
+std::vector<int32_t> random_targets(int N, int V, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int32_t> t(static_cast<size_t>(N));
+  for (auto& x : t) x = int32_t(rng.below(uint64_t(V)));
+  return t;
+}
+
+// Padding columns hold garbage the kernels must ignore.
+Vec logits_for(Shape s, uint64_t seed) {
+  Vec x = random_vec(size_t(s.N) * s.Vp, seed, 3.0f);
+  for (int n = 0; n < s.N; n++)
+    for (int v = s.V; v < s.Vp; v++) x[size_t(n) * s.Vp + v] = 1e30f;
+  return x;
+}
+
+struct Reference {
+  Vec lse, losses, dlogits;
+  float mean;
+};
+
+Reference reference(const Vec& logits, const std::vector<int32_t>& targets, float scale, Shape s) {
+  Reference r{Vec(size_t(s.N)), Vec(size_t(s.N)), Vec(logits.size()), 0.0f};
+  r.mean = cpu::cross_entropy_forward(r.lse.data(), logits.data(), targets.data(), s.N, s.V, s.Vp);
+  for (int n = 0; n < s.N; n++)
+    r.losses[size_t(n)] = r.lse[size_t(n)] - logits[size_t(n) * s.Vp + size_t(targets[size_t(n)])];
+  cpu::cross_entropy_backward(r.dlogits.data(), logits.data(), r.lse.data(), targets.data(), scale, s.N, s.V, s.Vp);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("classifier forward, backward and fused match the CPU", "[cuda][classifier]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Shape s : shapes())
+      for (size_t pad : {0, 1}) {
+        INFO(dtype_name(dt) << " N=" << s.N << " V=" << s.V << " Vp=" << s.Vp << " pad=" << pad);
+        Vec logits = rounded(dt, logits_for(s, 51));
+        for (size_t i = 0; i < logits.size(); i++)
+          if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;  // bf16 rounding kept them huge
+        const auto targets = random_targets(s.N, s.V, 52);
+        const float scale = 1.0f / float(s.N);
+        const Reference ref = reference(logits, targets, scale, s);
+
+        DeviceTensor dlog(dt, logits, pad), ddl(dt, logits.size(), pad);
+        DeviceBuffer dt_targets = upload_raw(targets);
+        DeviceBuffer lse(size_t(s.N) * 4), losses(size_t(s.N) * 4), mean(4);
+        cuda::classifier_forward(dt, lse.as<float>(), losses.as<float>(), mean.as<float>(), dlog.ptr(),
+                                 dt_targets.as<int32_t>(), s.N, s.V, s.Vp, nullptr);
+        cuda::classifier_backward(dt, ddl.ptr(), dlog.ptr(), lse.as<float>(), dt_targets.as<int32_t>(), scale, s.N,
+                                  s.V, s.Vp, nullptr);
+        device_sync();
+        require_close(DType::F32, download_raw<float>(lse, size_t(s.N)), ref.lse, {0});
+        require_close(DType::F32, download_raw<float>(losses, size_t(s.N)), ref.losses, {0});
+        CHECK(std::abs(download_raw<float>(mean, 1)[0] - ref.mean) <= 1e-5f * std::abs(ref.mean));
+        require_close(dt, ddl.values(), ref.dlogits, {1e-4});
+
+        // in place over the logits
+        DeviceTensor inplace(dt, logits, pad);
+        cuda::classifier_backward(dt, inplace.ptr(), inplace.ptr(), lse.as<float>(), dt_targets.as<int32_t>(), scale,
+                                  s.N, s.V, s.Vp, nullptr);
+        device_sync();
+        CHECK(inplace.bits() == ddl.bits());
+
+        // fused: the same lse, losses, mean and gradient in one pass
+        DeviceTensor fused(dt, logits, pad);
+        DeviceBuffer lse2(size_t(s.N) * 4), losses2(size_t(s.N) * 4), mean2(4);
+        cuda::classifier_fused(dt, fused.ptr(), lse2.as<float>(), losses2.as<float>(), mean2.as<float>(),
+                               dt_targets.as<int32_t>(), scale, s.N, s.V, s.Vp, nullptr);
+        device_sync();
+        CHECK(lse2.download_bytes() == lse.download_bytes());
+        CHECK(losses2.download_bytes() == losses.download_bytes());
+        CHECK(mean2.download_bytes() == mean.download_bytes());
+        CHECK(fused.bits() == ddl.bits());
+      }
+}
+
+TEST_CASE("classifier: a target outside the vocabulary gives a NaN loss and no out-of-row access",
+          "[cuda][classifier]") {
+  const Shape s{2, 10, 16};
+  const Vec logits = logits_for(s, 53);
+  const std::vector<int32_t> targets{3, 12};  // 12 >= V
+  DeviceTensor dlog(DType::F32, logits);
+  DeviceBuffer dtg = upload_raw(targets), lse(8), losses(8), mean(4);
+  cuda::classifier_fused(DType::F32, dlog.ptr(), lse.as<float>(), losses.as<float>(), mean.as<float>(),
+                         dtg.as<int32_t>(), 0.5f, s.N, s.V, s.Vp, nullptr);
+  device_sync();
+  const Vec l = download_raw<float>(losses, 2);
+  CHECK(std::isfinite(l[0]));
+  CHECK(std::isnan(l[1]));
+  CHECK(std::isnan(download_raw<float>(mean, 1)[0]));
+  const Vec d = dlog.values();
+  double row_sum = 0;
+  for (int v = 0; v < s.V; v++) row_sum += d[size_t(s.Vp) + size_t(v)];
+  CHECK(row_sum == Approx(0.5).epsilon(1e-5));  // softmax sums to 1, no -1 subtracted
+}
+
+TEST_CASE("classifier rejects Vp < V", "[cuda][classifier][errors]") {
+  REQUIRE_THROWS_WITH(cuda::classifier_forward(DType::F32, nullptr, nullptr, nullptr, nullptr, nullptr, 1, 10, 8,
+                                               nullptr),
+                      Catch::Contains("classifier_forward") && Catch::Contains("Vp >= V"));
+}
