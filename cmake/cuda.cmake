@@ -14,7 +14,7 @@ if(NOT ZT_CUDA STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
-    set(CMAKE_CUDA_STANDARD 20)
+    set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 has no C++20 dialect flag for nvcc 13; headers stay C++20-clean
     add_library(zt_nccl INTERFACE)
     target_include_directories(zt_nccl INTERFACE ${NCCL_INCLUDE_DIR})
     target_link_libraries(zt_nccl INTERFACE ${NCCL_LIBRARY})
