@@ -50,11 +50,13 @@ struct StepRecord {
 struct RankPeakMemory {
   int rank = 0;
   uint64_t params = 0, grads = 0, optimizer = 0, offload = 0, activations = 0, buffers = 0, cached = 0;
+  uint64_t files = 0;     // the part of offload held in files (NVMe), not in memory
   uint64_t resident = 0;  // VmHWM of /proc/self/status
   // (name, bytes) in the order of the summary record and table.
-  std::array<std::pair<const char*, uint64_t>, 8> fields() const {
+  std::array<std::pair<const char*, uint64_t>, 9> fields() const {
     return {{{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"offload", offload},
-             {"activations", activations}, {"buffers", buffers}, {"cached", cached}, {"resident", resident}}};
+             {"files", files}, {"activations", activations}, {"buffers", buffers}, {"cached", cached},
+             {"resident", resident}}};
   }
 };
 

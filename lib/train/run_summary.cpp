@@ -46,6 +46,8 @@ RankPeakMemory rank_peak_memory(const MemStats& s, int rank) {
   // Offloaded state is allocated once and held: the sum of its peaks is its peak.
   for (MemSpace space : {MemSpace::Host, MemSpace::Pinned, MemSpace::File})
     for (MemCategory c : {MemCategory::Params, MemCategory::Grads, MemCategory::Optimizer}) m.offload += s.pk(space, c);
+  for (MemCategory c : {MemCategory::Params, MemCategory::Grads, MemCategory::Optimizer})
+    m.files += s.pk(MemSpace::File, c);
   m.activations = s.pk(MemCategory::Activations);
   m.buffers = s.pk(MemCategory::Buffers);
   m.cached = s.pk(MemCategory::Cached);
@@ -104,9 +106,10 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
   for (const auto& [name, bytes] : RankPeakMemory{}.fields()) head += fmt::format(" {:>11}", name);
   out.push_back(head);
   std::string row = fmt::format("    {:<26}", fmt::format("plan, ZeRO-{}: {}", stage, plan.formula));
-  for (double planned : {double(plan.params), double(plan.grads), double(plan.optimizer), double(plan.offload),
-                         double(plan.activations)})
+  for (double planned : {double(plan.params), double(plan.grads), double(plan.optimizer), double(plan.offload)})
     row += fmt::format(" {:>11.2f}", mib(planned));
+  row += fmt::format(" {:>11}", "");
+  row += fmt::format(" {:>11.2f}", mib(double(plan.activations)));
   row += fmt::format(" {:>11}", fmt::format("<= {:.2f}", mib(double(plan.buffers_bound))));
   out.push_back(row);
   for (const auto& m : s.memory_peak) {

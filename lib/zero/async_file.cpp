@@ -28,16 +28,16 @@ void AsyncFile::Ticket::wait() {
 }
 
 AsyncFile::AsyncFile(const std::string& dir, const std::string& name, uint64_t bytes, const AioOptions& options,
-                     const std::string& what)
+                     const std::string& what, bool direct)
     : what_(what), size_(direct_aligned(bytes)), options_(options) {
   path_ = (std::filesystem::path(dir) / name).string();
   options_.block_size = std::max<size_t>(kDirectAlignment, options_.block_size / kDirectAlignment * kDirectAlignment);
   options_.queue_depth = std::max(1, options_.queue_depth);
   options_.threads = std::max(1, options_.threads);
-  // Direct I/O where the filesystem takes it (tmpfs does not): offloaded state is not worth caching.
-  fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
+  // Direct I/O where asked for and the filesystem takes it (tmpfs does not).
+  if (direct) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC, 0600);
   direct_ = fd_ >= 0;
-  if (fd_ < 0 && errno == EINVAL) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd_ < 0) fail("{}: cannot create \"{}\": {}", what_, path_, std::strerror(errno));
   ::unlink(path_.c_str());  // scratch: gone with the process, whatever way it ends
   struct statvfs fs {};

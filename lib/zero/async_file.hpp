@@ -1,9 +1,10 @@
 #pragma once
 // A scratch file for offloaded state, read and written asynchronously by a pool of I/O threads
 // (DeepSpeed's aio block: requests cut into block_size pieces, at most queue_depth pieces in flight,
-// intra_op_parallelism threads). Opened with O_DIRECT where the filesystem allows it, so offloaded
-// state does not crowd the page cache; buffers, offsets and sizes given to it must then be
-// multiples of kDirectAlignment (host buffers of 4 KiB or more from any Device are). The file is unlinked as soon as it is created and its space
+// intra_op_parallelism threads). With `direct`, opened with O_DIRECT where the filesystem allows
+// it, so that state read and written whole does not crowd the page cache; buffers, offsets and
+// sizes given to it must then be multiples of kDirectAlignment (host buffers of 4 KiB or more from
+// any Device are). Without, any piece at any address. The file is unlinked as soon as it is created and its space
 // reserved: a crash leaves nothing behind, and a full disk is found at start-up, not mid-run.
 #include <condition_variable>
 #include <cstddef>
@@ -31,7 +32,7 @@ public:
   // `what` names the setting in messages ("zero_optimization.offload_optimizer.nvme_path"). Throws
   // zt::Error naming the key and the path when it cannot be created or has no room.
   AsyncFile(const std::string& dir, const std::string& name, uint64_t bytes, const AioOptions& options,
-            const std::string& what);
+            const std::string& what, bool direct);
   ~AsyncFile();
   AsyncFile(const AsyncFile&) = delete;
   AsyncFile& operator=(const AsyncFile&) = delete;

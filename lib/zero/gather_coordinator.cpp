@@ -3,25 +3,26 @@
 #include <utility>
 
 #include "comm/comm_volume.hpp"
-#include "core/error.hpp"
 #include "core/clock.hpp"
+#include "core/error.hpp"
 
 namespace zt {
 
 GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers)
-    : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr), ahead_(ctx.layout.groups.size()),
-      timers_(timers), live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
+    : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr), timers_(timers),
+      live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
       gathers_(ctx.layout.groups.size(), 0) {
+  for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
+    persistent_[g] = ctx.layout.groups[g].size < ctx.options.param_persistence_threshold;
   if (in_file_) {
     size_t largest = 0;
-    for (size_t g = 0; g < ctx.layout.groups.size(); ++g) largest = std::max(largest, own_part(int(g)).size());
+    for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
+      largest = std::max(largest, group_range(int(g)).intersect(ctx.partition.own()).size());
     if (largest > ctx.options.offload_param.buffer_size)
       fail("zero_optimization.offload_param.buffer_size: {} elements is smaller than the largest piece of a "
            "parameter group this rank reads from its file ({} elements)",
            ctx.options.offload_param.buffer_size, largest);
   }
-  for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
-    persistent_[g] = ctx.layout.groups[g].size < ctx.options.param_persistence_threshold;
   if (!ctx.options.fetch_order.empty()) {
     trace_ = ctx.options.fetch_order;
     recording_ = false;
@@ -29,11 +30,12 @@ GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard,
 }
 
 GatherCoordinator::~GatherCoordinator() {
-  try {
-    stop_reading_ahead();
-  } catch (...) {  // a failed read has nothing left to give
+  for (size_t g = 0; g < live_.size(); ++g) {
+    try {
+      free_group(int(g));
+    } catch (...) {  // a failed read or gather has nothing left to give
+    }
   }
-  for (size_t g = 0; g < live_.size(); ++g) free_group(int(g));
 }
 
 Range GatherCoordinator::group_range(int g) const {
@@ -41,97 +43,63 @@ Range GatherCoordinator::group_range(int g) const {
   return {group.offset, group.offset + group.size};
 }
 
-Range GatherCoordinator::own_part(int g) const {
-  const Range own = group_range(g).intersect(ctx_.partition.own());
-  const size_t base = ctx_.partition.own().begin;
-  return own.empty() ? Range{} : Range{own.begin - base, own.end - base};
-}
-
-const void* GatherCoordinator::own_piece(int g, Gathered& e) {
-  const Range part = own_part(g);
-  if (!in_file_) return static_cast<const char*>(shard_.view().data) + part.begin * dtype_size(ctx_.dtype());
-  if (part.empty()) return nullptr;
-  ReadAhead& a = ahead_[size_t(g)];
-  if (a.piece) {  // read ahead: wait for it
-    e.piece = std::exchange(a.piece, nullptr);
-    --reads_in_flight_;
-    elements_read_ahead_ -= part.size();
-    a.read.finish();
-  } else {
-    e.piece = ctx_.pool.acquire(part.size() * dtype_size(ctx_.dtype()));
-    shard_.read(part, e.piece);
+GatherCoordinator::Gathered& GatherCoordinator::start(int g) {
+  Gathered& e = live_[size_t(g)];
+  if (e.phase != Phase::Free) return e;
+  const Range range = group_range(g);
+  e.values = ctx_.pool.acquire(range.size() * dtype_size(ctx_.model_dtype));
+  e.raw = ctx_.model_dtype != ctx_.dtype() ? ctx_.pool.acquire(range.size() * dtype_size(ctx_.dtype())) : nullptr;
+  e.counts = ctx_.partition.pieces(range);
+  e.phase = Phase::Reading;
+  if (!persistent_[size_t(g)]) live_elements_ += range.size();
+  const Range own = range.intersect(ctx_.partition.own());
+  if (in_file_ && !own.empty()) {
+    const size_t base = ctx_.partition.own().begin;
+    void* place = static_cast<char*>(gather_buffer(e)) + (own.begin - range.begin) * dtype_size(ctx_.dtype());
+    e.read = shard_.read_async({own.begin - base, own.end - base}, place);
   }
-  return e.piece;
-}
-
-// Starts reading this rank's pieces of the groups the trace gathers next, while compute goes on.
-void GatherCoordinator::read_ahead() {
-  if (!in_file_ || recording_) return;
-  const ParamOffload& o = ctx_.options.offload_param;
-  for (size_t k = pos_; k < trace_.size() && reads_in_flight_ < o.buffer_count; ++k) {
-    const int h = trace_[k];
-    const Range part = own_part(h);
-    if (persistent_[size_t(h)] || live_[size_t(h)].live || ahead_[size_t(h)].piece || part.empty()) continue;
-    if (elements_read_ahead_ + part.size() > o.max_in_cpu) break;
-    ReadAhead& a = ahead_[size_t(h)];
-    a.piece = ctx_.pool.acquire(part.size() * dtype_size(ctx_.dtype()));
-    a.read = shard_.read_async(part, a.piece);
-    ++reads_in_flight_;
-    elements_read_ahead_ += part.size();
-  }
-}
-
-void GatherCoordinator::stop_reading_ahead() {
-  for (ReadAhead& a : ahead_)
-    if (a.piece) {
-      void* piece = std::exchange(a.piece, nullptr);
-      try {
-        a.read.finish();
-      } catch (...) {
-        ctx_.pool.release(piece);
-        throw;
-      }
-      ctx_.pool.release(piece);
-    }
-  reads_in_flight_ = 0;
-  elements_read_ahead_ = 0;
+  return e;
 }
 
 GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
-  Gathered& e = live_[size_t(g)];
-  if (e.live) return e;
-  const Range range = group_range(g);
-  const bool convert = ctx_.model_dtype != ctx_.dtype();
-  e.values = ctx_.pool.acquire(range.size() * dtype_size(ctx_.model_dtype));
-  e.raw = convert ? ctx_.pool.acquire(range.size() * dtype_size(ctx_.dtype())) : nullptr;
-  e.counts = ctx_.partition.pieces(range);
-  e.live = true;
-  e.ready = false;
+  Gathered& e = start(g);
+  if (e.phase != Phase::Reading) return e;
+  const Range range = group_range(g), own = range.intersect(ctx_.partition.own());
+  const size_t esz = dtype_size(ctx_.dtype());
+  const void* send;
+  if (in_file_) {
+    if (e.read_ahead) {
+      --reading_;
+      elements_reading_ -= own.size();
+      e.read_ahead = false;
+    }
+    e.read.finish();
+    // The piece is in its place: gather in place.
+    send = static_cast<char*>(gather_buffer(e)) + (own.empty() ? 0 : own.begin - range.begin) * esz;
+  } else {
+    const size_t at = own.empty() ? 0 : own.begin - ctx_.partition.own().begin;
+    send = static_cast<const char*>(shard_.view().data) + at * esz;
+  }
   auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  e.work = ctx_.comm.all_gather(own_piece(g, e), convert ? e.raw : e.values, e.counts, ctx_.dtype(),
-                                ctx_.options.overlap_comm);
+  e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
   timers_.gather_wait_s += seconds_since(t0);
-  live_elements_ += range.size();
+  e.phase = Phase::Gathering;
   ++gathers_[size_t(g)];
   return e;
 }
 
 void GatherCoordinator::finish(Gathered& e) {
-  if (e.work) {
-    auto t0 = SteadyClock::now();
-    e.work->wait();
-    timers_.gather_wait_s += seconds_since(t0);
-    e.work.reset();
-  }
-  if (e.ready) return;
+  if (e.phase == Phase::Ready) return;
+  auto t0 = SteadyClock::now();
+  e.work->wait();
+  timers_.gather_wait_s += seconds_since(t0);
+  e.work.reset();
   if (e.raw) {
     const size_t n = total_count(e.counts);
     ctx_.vector().convert(ctx_.view(e.raw, ctx_.dtype()), ctx_.view(e.values, ctx_.model_dtype), n);
-    ctx_.pool.release(e.raw);
-    e.raw = nullptr;
+    ctx_.pool.release(std::exchange(e.raw, nullptr));
   }
-  ctx_.pool.release(std::exchange(e.piece, nullptr));  // sent: the piece read from the file is done with
-  e.ready = true;
+  e.phase = Phase::Ready;
 }
 
 ConstView GatherCoordinator::fetch(int g) {
@@ -149,19 +117,30 @@ ConstView GatherCoordinator::fetch(int g) {
 
 void GatherCoordinator::release(int g) {
   Gathered& e = live_[size_t(g)];
-  if (!e.live || --e.refs > 0 || persistent_[size_t(g)]) return;
+  if (e.phase == Phase::Free || --e.refs > 0 || persistent_[size_t(g)]) return;
   if (!reused_soon(g)) free_group(g);
 }
 
 void GatherCoordinator::free_group(int g) {
   Gathered& e = live_[size_t(g)];
-  if (!e.live) return;
-  if (e.work) e.work->wait();  // the buffers must outlive the transfer
-  if (!persistent_[size_t(g)]) live_elements_ -= group_range(g).size();
-  ctx_.pool.release(e.values);
-  ctx_.pool.release(e.raw);
-  ctx_.pool.release(e.piece);
-  e = Gathered{};
+  if (e.phase == Phase::Free) return;
+  const Range range = group_range(g);
+  if (!persistent_[size_t(g)]) live_elements_ -= range.size();
+  if (e.read_ahead) {
+    --reading_;
+    elements_reading_ -= range.intersect(ctx_.partition.own()).size();
+  }
+  Gathered gone = std::exchange(e, Gathered{});
+  struct Release {  // the buffers go back to the pool, however the transfers ended
+    BufferPool& pool;
+    Gathered& e;
+    ~Release() {
+      pool.release(e.values);
+      pool.release(e.raw);
+    }
+  } release{ctx_.pool, gone};
+  gone.read.finish();
+  if (gone.work) gone.work->wait();
 }
 
 void GatherCoordinator::begin_micro_batch() {
@@ -195,12 +174,35 @@ void GatherCoordinator::prefetch() {
   size_t ahead = 0;
   for (size_t k = pos_; k < trace_.size() && ahead < o.prefetch_bucket_size; ++k) {
     const int h = trace_[k];
-    if (persistent_[size_t(h)] || live_[size_t(h)].live) continue;
+    const Gathered& e = live_[size_t(h)];
+    if (persistent_[size_t(h)] || e.phase == Phase::Gathering || e.phase == Phase::Ready) continue;
     const size_t n = group_range(h).size();
-    if (live_elements_ + n > o.max_live_parameters) break;
+    if (e.phase == Phase::Free && live_elements_ + n > o.max_live_parameters) break;
     issue(h);
     ahead += n;
   }
+}
+
+// Starts reading this rank's pieces of the groups the trace gathers next, while compute goes on;
+// their all-gathers start in trace order when prefetch or a fetch reaches them.
+void GatherCoordinator::read_ahead() {
+  if (!in_file_ || recording_) return;
+  const ParamOffload& o = ctx_.options.offload_param;
+  for (size_t k = pos_; k < trace_.size() && reading_ < o.buffer_count; ++k) {
+    const int h = trace_[k];
+    if (persistent_[size_t(h)] || live_[size_t(h)].phase != Phase::Free) continue;
+    const size_t n = group_range(h).size(), own = group_range(h).intersect(ctx_.partition.own()).size();
+    if (elements_reading_ + own > o.max_in_cpu || live_elements_ + n > ctx_.options.max_live_parameters) break;
+    if (own == 0) continue;
+    start(h).read_ahead = true;
+    ++reading_;
+    elements_reading_ += own;
+  }
+}
+
+void GatherCoordinator::stop_reading_ahead() {
+  for (size_t g = 0; g < live_.size(); ++g)
+    if (live_[g].phase == Phase::Reading) free_group(int(g));
 }
 
 // Whether a released group is used again within stage3_max_reuse_distance elements of gathers
@@ -218,15 +220,9 @@ bool GatherCoordinator::reused_soon(int g) const {
 }
 
 void GatherCoordinator::refresh() {
-  stop_reading_ahead();
   for (size_t g = 0; g < live_.size(); ++g) free_group(int(g));
-  live_elements_ = 0;
   for (size_t g = 0; g < live_.size(); ++g)
-    if (persistent_[g]) {
-      Gathered& e = issue(int(g));
-      live_elements_ -= group_range(int(g)).size();  // persistent groups are not part of the live budget
-      finish(e);
-    }
+    if (persistent_[g]) finish(issue(int(g)));
 }
 
 }  // namespace zt

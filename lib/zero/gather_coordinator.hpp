@@ -5,9 +5,12 @@
 // trace; a fetch gathers the groups that come next in it, up to stage3_prefetch_bucket_size
 // elements ahead and stage3_max_live_parameters gathered at once; a released group stays gathered
 // when the trace uses it again within stage3_max_reuse_distance elements. Groups smaller than
-// stage3_param_persistence_threshold are gathered once per step and kept. When the shard lives in
-// a file (offload_param nvme), this rank's pieces of the next groups are read ahead, up to
-// buffer_count pieces and max_in_cpu elements.
+// stage3_param_persistence_threshold are gathered once per step and kept.
+//
+// When the shard lives in a file (offload_param nvme), this rank's piece of a group is read from it
+// straight into its place in the group's gather buffer, and the all-gather runs in place; the
+// pieces of the groups the trace gathers next are read ahead, up to buffer_count groups and
+// max_in_cpu elements.
 #include <vector>
 
 #include "zero/param_shard.hpp"
@@ -30,50 +33,45 @@ public:
   // The shard changed (after the optimizer step): gathered copies are stale; persistent groups are
   // gathered again.
   void refresh();
-  // Reads ahead from the shard's file end here (before the optimizer writes it).
+  // Reads ahead from the shard's file are finished and dropped (before the optimizer writes it).
   void stop_reading_ahead();
 
   // All-gathers issued per group since the start (for tests and logs).
   const std::vector<int64_t>& gathers() const { return gathers_; }
 
 private:
+  enum class Phase { Free, Reading, Gathering, Ready };
   struct Gathered {
-    void* piece = nullptr;   // this rank's piece, read from the shard's file (nvme)
+    Phase phase = Phase::Free;
     void* raw = nullptr;     // storage-dtype values being gathered (when the model's dtype differs)
     void* values = nullptr;  // what the model reads
-    WorkPtr work;
+    PendingRead read;        // this rank's piece coming from the file (Reading)
+    bool read_ahead = false;  // started by read_ahead(), counted in reading_
+    WorkPtr work;            // the all-gather in flight (Gathering)
     std::vector<size_t> counts;
-    bool live = false, ready = false;
     int refs = 0;
   };
 
-  // This rank's part of a group's values, read ahead from a file or not.
-  struct ReadAhead {
-    void* piece = nullptr;
-    PendingRead read;
-  };
-
   Range group_range(int g) const;
-  Range own_part(int g) const;  // relative to the shard
-  // Where this rank's piece of group g is, in device memory (read from the file if need be).
-  const void* own_piece(int g, Gathered& e);
-  void read_ahead();
-  Gathered& issue(int g);  // starts the all-gather of g unless it is live
-  void finish(Gathered& e);  // waits for the gather and converts to the model's dtype
+  void* gather_buffer(Gathered& e) const { return e.raw ? e.raw : e.values; }
+  // Buffers for group g and, from a file, the read of this rank's piece into its place.
+  Gathered& start(int g);
+  Gathered& issue(int g);    // its all-gather is on the way (started if need be)
+  void finish(Gathered& e);  // waits for the all-gather and converts to the model's dtype
   void free_group(int g);
   void advance_trace(int g);
   void prefetch();
+  void read_ahead();
   bool reused_soon(int g) const;
 
   const StageContext& ctx_;
   ParamShard& shard_;
   const bool in_file_;
-  std::vector<ReadAhead> ahead_;  // by group
-  int reads_in_flight_ = 0;
-  size_t elements_read_ahead_ = 0;
   StageTimers& timers_;
   std::vector<Gathered> live_;  // by group
-  size_t live_elements_ = 0;
+  size_t live_elements_ = 0;    // gathered or being gathered, persistent groups aside
+  int reading_ = 0;             // groups whose piece is being read ahead
+  size_t elements_reading_ = 0;
   std::vector<bool> persistent_;
   std::vector<int> trace_;
   bool recording_ = true;

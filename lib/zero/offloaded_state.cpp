@@ -34,7 +34,7 @@ public:
       : OffloadedState(size, sub_group),
         record_(direct_aligned(uint64_t(sub_group) * 3 * sizeof(float))),
         file_(dir, fmt::format("zerotrain-optimizer-rank{}.swap", rank), record_ * sub_groups(),
-              {aio.block_size, aio.queue_depth, aio.threads}, kNvmeKey),
+              {aio.block_size, aio.queue_depth, aio.threads}, kNvmeKey, /*direct=*/true),
         slots_(size_t(std::max(1, std::min<int>(buffer_count, int(std::max<size_t>(1, sub_groups())))))) {
     for (Slot& s : slots_)
       s.memory = Buffer<uint8_t>(cpu_device(), MemSpace::Host, MemCategory::Optimizer, record_, Init::Uninitialised);
@@ -48,9 +48,11 @@ public:
     MemoryLedger::instance().sub(MemSpace::File, MemCategory::Optimizer, file_.size());
   }
 
-  void prefetch(size_t k) override {
-    if (k >= sub_groups() || find(k)) return;
-    if (Slot* s = free_slot()) load(*s, k);
+  bool prefetch(size_t k) override {
+    if (k >= sub_groups() || find(k)) return true;
+    Slot* s = free_slot();
+    if (s) load(*s, k);
+    return s != nullptr;
   }
 
   AdamState acquire(size_t k) override {

@@ -25,8 +25,8 @@ public:
   size_t sub_groups() const { return size_ == 0 ? 0 : (size_ + sub_group_ - 1) / sub_group_; }
   Range sub_group(size_t k) const { return {k * sub_group_, std::min(size_, (k + 1) * sub_group_)}; }
 
-  // Starts bringing sub-group k in, when there is room (files only).
-  virtual void prefetch(size_t) {}
+  // Starts bringing sub-group k in when there is room (files only); false: no room.
+  virtual bool prefetch(size_t) { return true; }
   // Host pointers to sub-group k's master, m and v (element 0 = the sub-group's first), valid
   // until release(k).
   virtual AdamState acquire(size_t k) = 0;

@@ -1,7 +1,5 @@
 #include "zero/param_shard.hpp"
 
-#include <cstring>
-
 #include "core/error.hpp"
 
 namespace zt {
@@ -20,8 +18,9 @@ void ResidentParamShard::write(Range r, const void* host) {
 
 FileParamShard::FileParamShard(DType dtype, size_t size, const std::string& dir, const std::string& name,
                                const AioOptions& aio, const std::string& what)
-    : dtype_(dtype), size_(size), bounce_(cpu_device(), MemSpace::Host),
-      file_(dir, name, uint64_t(size) * dtype_size(dtype), aio, what) {
+    : dtype_(dtype), size_(size),
+      // Buffered: stage 3 reads group pieces at any offset straight into the gather's buffer.
+      file_(dir, name, uint64_t(size) * dtype_size(dtype), aio, what, /*direct=*/false) {
   MemoryLedger::instance().add(MemSpace::File, MemCategory::Params, file_.size());
 }
 
@@ -30,20 +29,8 @@ FileParamShard::~FileParamShard() { MemoryLedger::instance().sub(MemSpace::File,
 PendingRead FileParamShard::read_async(Range r, void* host) {
   if (r.empty()) return {};
   const size_t esz = dtype_size(dtype_);
-  const uint64_t begin = uint64_t(r.begin) * esz, end = uint64_t(r.end) * esz;
-  const uint64_t first = begin / AsyncFile::kDirectAlignment * AsyncFile::kDirectAlignment;
-  const uint64_t last = direct_aligned(end);
-  void* bounce = bounce_.acquire(size_t(last - first));
-  AsyncFile::Ticket ticket = file_.read(first, bounce, size_t(last - first));
-  return PendingRead([this, ticket, bounce, skip = size_t(begin - first), bytes = size_t(end - begin), host]() mutable {
-    struct Release {  // the bounce buffer goes back whether the read succeeded or not
-      BufferPool& pool;
-      void* p;
-      ~Release() { pool.release(p); }
-    } release{bounce_, bounce};
-    ticket.wait();
-    std::memcpy(host, static_cast<char*>(bounce) + skip, bytes);
-  });
+  AsyncFile::Ticket ticket = file_.read(uint64_t(r.begin) * esz, host, r.size() * esz);
+  return PendingRead([ticket]() mutable { ticket.wait(); });
 }
 
 void FileParamShard::read(Range r, void* host) { read_async(r, host).finish(); }
@@ -51,20 +38,7 @@ void FileParamShard::read(Range r, void* host) { read_async(r, host).finish(); }
 void FileParamShard::write(Range r, const void* host) {
   if (r.empty()) return;
   const size_t esz = dtype_size(dtype_);
-  const uint64_t begin = uint64_t(r.begin) * esz, bytes = uint64_t(r.size()) * esz;
-  if (begin % AsyncFile::kDirectAlignment != 0 || (bytes % AsyncFile::kDirectAlignment != 0 && r.end != size_))
-    fail("FileParamShard: a write of elements [{}, {}) is not aligned to the file's 4 KiB blocks", r.begin, r.end);
-  const size_t span = size_t(direct_aligned(bytes));
-  void* bounce = bounce_.acquire(span);
-  std::memcpy(bounce, host, bytes);
-  std::memset(static_cast<char*>(bounce) + bytes, 0, span - bytes);
-  try {
-    file_.write(begin, bounce, span).wait();
-  } catch (...) {
-    bounce_.release(bounce);
-    throw;
-  }
-  bounce_.release(bounce);
+  file_.write(uint64_t(r.begin) * esz, host, r.size() * esz).wait();
 }
 
 }  // namespace zt

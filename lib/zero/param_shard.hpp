@@ -65,8 +65,7 @@ private:
 };
 
 // A range in a scratch file (offload_param nvme). Reads may be asynchronous (read_async), for
-// stage 3's read-ahead; writes must start at a 4 KiB boundary of the file unless they end the
-// range (the optimizer writes sub-groups whose sizes are multiples of 4096 elements).
+// stage 3's read-ahead straight into the buffers it all-gathers in.
 class FileParamShard final : public ParamShard {
 public:
   FileParamShard(DType dtype, size_t size, const std::string& dir, const std::string& name, const AioOptions& aio,
@@ -77,13 +76,12 @@ public:
   View view() override { return {}; }
   void read(Range r, void* host) override;
   void write(Range r, const void* host) override;
-  PendingRead read_async(Range r, void* host) override;  // through an aligned bounce buffer
+  PendingRead read_async(Range r, void* host) override;
 
 private:
   DType dtype_;
   size_t size_;
-  BufferPool bounce_;  // aligned host buffers for unaligned pieces, reused step after step
-  AsyncFile file_;     // after bounce_: its threads stop before the buffers go
+  AsyncFile file_;
 };
 
 }  // namespace zt

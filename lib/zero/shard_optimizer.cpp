@@ -118,9 +118,11 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
     if (!e.handle) e = dev.create_event();
   if (groups > 0) fetch_grads(0);
   for (size_t k = 0; k < groups; ++k) {
-    for (size_t ahead = 1; ahead < 4 && k + ahead < groups; ++ahead) offloaded_->prefetch(k + ahead);
     const Range sub = offloaded_->sub_group(k);
     AdamState st = offloaded_->acquire(k);
+    // The next sub-groups' state is read while this one is updated, as far as buffers allow.
+    for (size_t next = k + 1; next < groups && offloaded_->prefetch(next); ++next) {
+    }
     dev.synchronize(grads_arrived_[k % 2]);
     if (k + 1 < groups) fetch_grads(k + 1);
     const std::vector<AdamSegment> segments = segments_in(sub);

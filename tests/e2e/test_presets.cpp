@@ -1,11 +1,14 @@
 // Every preset in configs/ trains the toy model on the shipped corpus with 4 ranks.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "run_helpers.hpp"
 
 using namespace zt::test;
 
 TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "[e2e][presets]") {
+  std::map<std::string, Metrics> runs;
   for (std::string preset : {"zero0", "zero1", "zero2", "zero2_offload", "zero3", "zero3_offload"}) {
     auto dir = fresh_dir("preset-" + preset);
     const bool breakdown = preset == "zero2" || preset == "zero3";
@@ -45,6 +48,24 @@ TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "
     if (preset.find("offload") != std::string::npos) {
       CHECK(m.setup["memory"][0]["offload"].get<uint64_t>() > 0);
       CHECK(m.setup["memory"][0]["optimizer"].get<uint64_t>() == 0);
+    }
+    runs[preset] = m;
+  }
+  // An offload preset differs from its twin only in where the state lives: the same numbers, bit
+  // for bit, with the twin's optimizer (and, at stage 3, parameter) bytes moved to "offload".
+  for (std::string twin : {"zero2", "zero3"}) {
+    INFO(twin);
+    const Metrics &a = runs[twin], &b = runs[twin + "_offload"];
+    REQUIRE(a.steps.size() == b.steps.size());
+    for (size_t i = 0; i < a.steps.size(); ++i) {
+      CHECK(a.steps[i]["loss"] == b.steps[i]["loss"]);
+      CHECK(a.steps[i]["lr"] == b.steps[i]["lr"]);
+    }
+    for (size_t r = 0; r < 4; ++r) {
+      const auto &plain = a.setup["memory"][r], &off = b.setup["memory"][r];
+      uint64_t moved = plain["optimizer"].get<uint64_t>() + (twin == "zero3" ? plain["params"].get<uint64_t>() : 0);
+      CHECK(off["offload"].get<uint64_t>() == moved);
+      CHECK(off["grads"] == plain["grads"]);
     }
   }
 }

@@ -16,7 +16,8 @@ using namespace zt::test;
 
 namespace {
 
-constexpr const char* kCategories[] = {"params", "grads", "optimizer", "offload", "activations", "buffers", "cached", "resident"};
+constexpr const char* kCategories[] = {"params",  "grads",   "optimizer", "offload", "files",
+                                      "activations", "buffers", "cached",    "resident"};
 
 // The output of `command` run with a terminal (util-linux script gives it a pty), or "" without script.
 std::string on_a_terminal(const std::string& command, const std::string& log) {
