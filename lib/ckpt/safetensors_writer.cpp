@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -71,7 +72,12 @@ SafetensorsFileWriter::SafetensorsFileWriter(std::string path, SafetensorsPlan p
   file_->write_at(0, plan_.head().data(), plan_.head().size());
 }
 
-SafetensorsFileWriter::~SafetensorsFileWriter() = default;
+SafetensorsFileWriter::~SafetensorsFileWriter() {
+  if (committed_) return;
+  file_.reset();  // a file that was never completed is not left behind
+  std::error_code ec;
+  std::filesystem::remove(path_ + ".tmp", ec);
+}
 
 void SafetensorsFileWriter::write(const std::string& name, const void* data) {
   const auto& all = plan_.tensors();
@@ -86,6 +92,7 @@ void SafetensorsFileWriter::commit() {
   file_->sync();
   file_->close();
   rename_durably(path_ + ".tmp", path_);
+  committed_ = true;
 }
 
 }  // namespace zt

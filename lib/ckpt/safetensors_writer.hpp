@@ -45,7 +45,8 @@ private:
 };
 
 // Creates PATH.tmp with the plan's header; commit() renames it to PATH once every tensor has been
-// written, so PATH is always either absent (or the previous file) or complete.
+// written, so PATH is always either absent (or the previous file) or complete. A writer destroyed
+// before commit() removes PATH.tmp.
 class SafetensorsFileWriter {
 public:
   SafetensorsFileWriter(std::string path, SafetensorsPlan plan);
@@ -58,6 +59,7 @@ private:
   SafetensorsPlan plan_;
   std::unique_ptr<OutputFile> file_;
   std::vector<bool> written_;
+  bool committed_ = false;
 };
 
 }  // namespace zt

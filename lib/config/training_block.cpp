@@ -27,14 +27,16 @@ TrainingConfig read_training(Block& b) {
   if (t.resume.empty()) t.resume = "none";
   t.init_from = b.text("init_from", t.init_from);
   t.save_final = b.text("save_final", t.save_final);
+  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16"});
   t.log_dir = b.text("log_dir", t.log_dir);
   t.metrics = b.text("metrics", t.metrics);
   t.comm_timeout = b.number("comm_timeout", t.comm_timeout, positive);
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   b.finish();
 
-  if (t.resume == "latest" && t.checkpoint_dir.empty())
-    b.fail("resume", "\"latest\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)");
+  if ((t.resume == "latest" || t.resume == "auto") && t.checkpoint_dir.empty())
+    b.fail("resume", fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
+                                 t.resume));
   if (t.save_interval > 0 && t.checkpoint_dir.empty())
     b.fail("save_interval", fmt::format("{} needs training.checkpoint_dir (expected a directory for checkpoints)",
                                         t.save_interval));

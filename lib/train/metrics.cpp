@@ -14,10 +14,10 @@ std::string format_float(double x) {
   return fmt::format("{:.9g}", x);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path) {
+MetricsWriter::MetricsWriter(const std::string& path, bool append) {
   auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  out_.open(path, std::ios::out | std::ios::trunc);
+  out_.open(path, std::ios::out | (append ? std::ios::app : std::ios::trunc));
   if (!out_) fail("training.metrics: cannot open '{}' for writing", path);
 }
 

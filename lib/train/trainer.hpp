@@ -15,6 +15,8 @@
 #include "train/csv_monitor.hpp"
 #include "train/metrics.hpp"
 #include "train/peak_flops.hpp"
+#include "train/run_checkpoints.hpp"
+#include "train/run_start.hpp"
 #include "train/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
@@ -44,6 +46,7 @@ public:
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
+  int64_t start_step() const { return start_step_; }  // the step a resumed run continues after (0: fresh)
 
 private:
   void open_data();
@@ -56,6 +59,7 @@ private:
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_summary(double seconds, int64_t steps, double last_loss, double last_val) const;
   void log_interrupted(int64_t step, int stop_requests) const;
+  void log_resume_hint(int64_t step) const;
 
   const config::Config& config_;
   Communicator& comm_;
@@ -65,6 +69,9 @@ private:
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
+  int64_t start_step_ = 0;
+  std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
   CsvMonitor csv_;                  // csv_monitor (rank 0)
