@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
@@ -54,7 +55,10 @@ struct CheckpointWriter::ShardStatus {
 CheckpointWriter::CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device,
                                    ElementRange shard)
     : root_(std::move(root)), keep_last_(keep_last), control_(control), shard_(shard),
-      staging_(device, MemSpace::Pinned, MemCategory::Buffers, 3 * shard.size(), Init::Uninitialised) {}
+      staging_(device, MemSpace::Pinned, MemCategory::Buffers, 3 * shard.size(), Init::Uninitialised) {
+  // Touched now, at set-up: the first save's copy would otherwise fault in every page in the step.
+  if (!staging_.empty()) std::memset(staging_.data(), 0, staging_.bytes());
+}
 
 CheckpointWriter::~CheckpointWriter() {
   if (job_ && job_->thread.joinable()) job_->thread.join();
