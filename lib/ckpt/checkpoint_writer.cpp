@@ -112,7 +112,7 @@ void CheckpointWriter::advance(bool wait) {
   const std::string latest = (fs::path(root_) / kLatestFile).string();
 
   for (size_t r = 0; r < all.size(); ++r)
-    if (!all[r].ok) {
+    if (!all[r].ok) {  // the lowest failing rank speaks for all
       if (int(r) == control_.rank())
         spdlog::error("checkpoint of step {} failed: {} ({} is unchanged)", step, job->error, latest);
       throw CheckpointFailed();
@@ -132,6 +132,22 @@ void CheckpointWriter::advance(bool wait) {
   last_complete_ = step;
 }
 
+// A checkpoint of this step from an earlier run: one that stopped before `latest` named it, or one
+// this run went back from (resumed from an older step). Until the new one takes its place,
+// `latest` names the newest other complete checkpoint, so that it never names a missing one.
+void CheckpointWriter::replace_step_dir(const std::string& dir) {
+  const auto latest = latest_checkpoint(root_);
+  if (latest && fs::equivalent(*latest, dir)) {
+    std::string other;
+    for (auto& c : list_checkpoints(root_))
+      if (!fs::equivalent(c.path, dir)) other = fs::path(c.path).filename().string();
+    if (!other.empty()) publish_latest(root_, other);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) fail("{}: cannot replace the checkpoint of the same step an earlier run wrote: {}", dir, ec.message());
+}
+
 void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& all) {
   CheckpointMeta meta = job.meta;
   uint64_t bytes = 0;
@@ -146,18 +162,15 @@ void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& 
 
   const std::string name = step_dir_name(meta.step);
   const std::string final_dir = (fs::path(root_) / name).string();
-  std::error_code ec;
-  if (fs::exists(final_dir, ec)) {
-    // Left by an earlier run that stopped before `latest` named it; `latest` never names it here.
-    const auto latest = latest_checkpoint(root_);
-    if (latest && fs::equivalent(*latest, final_dir))
-      fail("{}: would replace the checkpoint that {}/latest names", final_dir, root_);
-    fs::remove_all(final_dir, ec);
-    if (ec) fail("{}: cannot replace an older checkpoint of the same step: {}", final_dir, ec.message());
-  }
+  if (fs::exists(final_dir)) replace_step_dir(final_dir);
   rename_durably(job.tmp_dir, final_dir);
   publish_latest(root_, name);
-  const std::vector<std::string> removed = prune_checkpoints(root_, keep_last_);
+  std::vector<std::string> removed;
+  try {
+    removed = prune_checkpoints(root_, keep_last_);
+  } catch (const std::exception& e) {  // the new checkpoint is complete and named: training goes on
+    spdlog::warn("{}", e.what());
+  }
   spdlog::info("checkpoint {}: {} shard file{}, {:.1f} MB written in the background in {:.2f} s ({:.2f} GB/s); the "
                "step waited {:.3f} s for the copy to host memory{}",
                final_dir, all.size(), all.size() == 1 ? "" : "s", double(bytes) / 1e6, seconds,

@@ -58,6 +58,7 @@ private:
   void advance(bool wait);
   void complete(const Job& job, const std::vector<ShardStatus>& all);  // rank 0
   void write_in_background(Job& job);
+  void replace_step_dir(const std::string& dir);  // rank 0
 
   std::string root_;
   int64_t keep_last_;

@@ -264,8 +264,9 @@ int Trainer::run() {
 
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && !config_.training.save_final.empty()) save_final();
-  comms_.log_total(done);
-  if (rank0) log_summary(seconds_since(t_start), done, last_loss, last_val);
+  const int64_t trained = done - start_step_;  // by this run (a resumed run started after start_step_)
+  comms_.log_total(trained);
+  if (rank0) log_summary(seconds_since(t_start), trained, last_loss, last_val);
   if (interrupted && rank0) log_resume_hint(done);
   return interrupted ? kExitInterrupted : 0;
 }

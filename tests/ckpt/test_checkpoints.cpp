@@ -217,6 +217,15 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
   for (auto& d : list_checkpoints(root)) steps.push_back(d.step);
   CHECK(steps == std::vector<int64_t>{4, 6});
   CHECK(slurp(root + "/latest") == "step_00000006\n");
+
+  // A run that went back to step 4 and saves step 6 again replaces the one `latest` names.
+  s.v[0][5] = -7.0f;
+  writer.save(base_meta(layout, 6, 1), state);
+  writer.finish();
+  CHECK(slurp(root + "/latest") == "step_00000006\n");
+  float x = 0;
+  CheckpointReader(resolve_checkpoint(root)).read(ShardTensor::Master, {5, 6}, &x);
+  CHECK(x == -7.0f);
 }
 
 TEST_CASE("a failed write names the file, and the previous checkpoint and latest stay valid", "[ckpt][writer]") {
