@@ -82,10 +82,11 @@ TEST_CASE("a job resumed from its checkpoint continues bit for bit", "[e2e][chec
 TEST_CASE("4 ranks stage 2 -> 2 ranks stage 3 -> 3 ranks stage 1: the full state carries over exactly",
           "[e2e][checkpoint][reshard]") {
   auto dir = fresh_dir("ckpt-reshard");
-  auto job = [&](int ranks, int stage, int steps, const std::string& from, const std::string& to) {
+  auto job = [&](int ranks, int stage, int steps, const std::string& from, const std::string& to,
+                 const std::string& extra = "") {
     std::string cmd = launch(ranks) + " --config zero" + std::to_string(stage) + " --steps " + std::to_string(steps) +
                       " --set training.checkpoint_dir=" + dir + "/" + to + " --set training.metrics=" + dir + "/" +
-                      to + ".jsonl";
+                      to + ".jsonl" + extra;
     if (!from.empty()) cmd += " --set training.resume=" + dir + "/" + from;
     const int code = run_command(cmd, dir + "/" + to + ".log");
     INFO(read_file(dir + "/" + to + ".log"));
@@ -93,12 +94,15 @@ TEST_CASE("4 ranks stage 2 -> 2 ranks stage 3 -> 3 ranks stage 1: the full state
   };
   job(4, 2, 3, "", "c1");
   job(2, 3, 3, "c1", "c2");  // nothing left to train: it saves what it read, at 2 ranks
-  job(3, 1, 3, "c2", "c3");
+  job(3, 1, 3, "c2", "c3", " --set bf16.enabled=false");  // and from bf16 to fp32 training
+  CHECK(occurrences(read_file(dir + "/c3.log"), "was saved by a bf16 run and this one trains in fp32: the fp32 "
+                                                "master weights and Adam's moments carry over") == 1);
   const FullState s1 = read_state(dir + "/c1"), s2 = read_state(dir + "/c2"), s3 = read_state(dir + "/c3");
   CHECK(s1.meta.world_size == 4);
   CHECK(s2.meta.world_size == 2);
   CHECK(s3.meta.world_size == 3);
   CHECK(s3.meta.stage == 1);
+  CHECK(s3.meta.dtype == "fp32");
   for (const FullState* s : {&s2, &s3}) {
     CHECK(s->meta.step == 3);
     CHECK(s->meta.optimizer_steps == s1.meta.optimizer_steps);
@@ -109,7 +113,7 @@ TEST_CASE("4 ranks stage 2 -> 2 ranks stage 3 -> 3 ranks stage 1: the full state
     }
   }
   // And training goes on from there at the next step.
-  job(3, 1, 5, "c3", "c4");
+  job(3, 1, 5, "c3", "c4", " --set bf16.enabled=false");
   Metrics m = read_metrics(dir + "/c4.jsonl");
   REQUIRE(m.steps.size() == 2);
   CHECK(m.steps.front()["step"] == 4);
