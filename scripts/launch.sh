@@ -69,8 +69,9 @@ Output to a file or a pipe never holds a carriage return.
 
 Ctrl-C (or SIGTERM to the launcher), with mpirun: the first asks every rank to stop after its
 current step (the launcher sends SIGUSR1 to mpirun, which forwards it to the ranks). zerotrain
-takes SIGUSR1, SIGINT and SIGTERM alike: the ranks agree on the step to stop after, then end as a
-finished run does (final eval, training.save_final, summary) and the job exits 0. A second Ctrl-C
+takes SIGUSR1, SIGINT and SIGTERM alike: the ranks agree on the step to stop after, save a
+checkpoint of it when training.checkpoint_dir is set, and exit 75 (interrupted: the same command
+with training.resume auto continues the run), which is the job's exit code. A second Ctrl-C
 kills the job (SIGTERM to mpirun, which ends the ranks) and the launcher exits non-zero. mpirun
 runs in a process group of its own, with stdin from /dev/null, so the terminal's signal reaches
 only the launcher.
@@ -344,11 +345,11 @@ run_tagged() {
 # The terminal sends Ctrl-C's SIGINT to its foreground process group. mpirun runs in a process
 # group of its own (job control, set -m), and without the terminal as its stdin, so the signal
 # reaches only this script. The first SIGINT or SIGTERM sends SIGUSR1 to mpirun, which forwards it
-# to every rank: zerotrain stops after the current step, saves and exits 0. mpirun forwards a
-# signal only to the ranks it has started, and a rank ignores SIGUSR1 until zerotrain has set up
-# its handler, so SIGUSR1 is repeated every second until the job ends (zerotrain takes a repeated
-# SIGUSR1 as the same request). The second SIGINT or SIGTERM sends SIGTERM: mpirun ends the
-# ranks, and the launcher exits non-zero even if they had finished.
+# to every rank: zerotrain stops after the current step, saves a checkpoint and exits 75. mpirun
+# forwards a signal only to the ranks it has started, and a rank ignores SIGUSR1 until zerotrain
+# has set up its handler, so SIGUSR1 is repeated every second until the job ends (zerotrain takes
+# a repeated SIGUSR1 as the same request). The second SIGINT or SIGTERM sends SIGTERM: mpirun ends
+# the ranks, and the launcher exits non-zero even if they had finished.
 run_interruptible() {
   local out_fd err_fd out_pid err_pid
   exec {out_fd}> >(tag_lines "")

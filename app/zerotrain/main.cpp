@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/gpt2_export.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
 #include "config/model_block.hpp"
@@ -39,10 +40,17 @@ const char* const kExamples = R"(Examples:
   zerotrain --config zero2 --print-config --world-size 8
   zerotrain --config zero3_offload --dry-run
   zerotrain estimate --model gpt2-1.5b --world-size 8
+  zerotrain export checkpoints -o hf_model --dtype bf16
 
-Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step; the run then
-ends as a finished one does (final eval, training.save_final, summary) and exits 0. SIGINT or
-SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does this for every rank.
+Checkpoints: --set training.checkpoint_dir=DIR --set training.save_interval=N saves every N steps
+and at the end; --set training.resume=auto continues from DIR's latest checkpoint when there is one
+(at any world size and ZeRO stage).
+
+Stopping: Ctrl-C (SIGINT), SIGTERM or SIGUSR1 stops training after the current step, saves a
+checkpoint when training.checkpoint_dir is set, skips the final eval and training.save_final, and
+exits with status 75 (EX_TEMPFAIL): interrupted; run the same command with training.resume auto to
+continue. SIGINT or SIGTERM a second time ends it at once. Through scripts/launch.sh, Ctrl-C does
+this for every rank.
 During set-up (before the first step) a stop signal ends the process at once with exit status
 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 
@@ -56,9 +64,15 @@ const char* const kEstimateExamples = R"(Examples:
   zerotrain estimate --model configs/models/gpt2-124m.json --world-size 4 --dtype fp32
 )";
 
-const char* const kExportNotImplemented =
-    "export is not implemented in this version of zerotrain: the command only checks its arguments and exits with "
-    "status 2.";
+const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
+directory in it. Writes OUT_DIR/model.safetensors (Hugging Face GPT-2 names) and config.json, the
+same files training.save_final writes for the same state, one parameter group at a time. bf16
+holds the master weights rounded to nearest even: exactly what a bf16 run computed with.
+
+Examples:
+  zerotrain export checkpoints -o hf_model
+  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16
+)";
 
 // With no --config: DeepSpeed's defaults, batch sizes from the training block.
 const char* const kDefaultConfig = R"({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})";
@@ -79,7 +93,7 @@ struct EstimateArgs {
 };
 
 struct ExportArgs {
-  std::string checkpoint_dir, out_dir;
+  std::string checkpoint_dir, out_dir, dtype = "fp32";
 };
 
 struct PlotArgs {
@@ -220,9 +234,17 @@ int plot(const PlotArgs& a) {
   return 0;
 }
 
-int export_checkpoint(const ExportArgs&) {
-  std::fprintf(stderr, "export: not implemented in this version of zerotrain\n");
-  return kExitUsage;
+// One process, no MPI: reads the shard files and writes the consolidated weights.
+int export_checkpoint(const ExportArgs& a) {
+  try {
+    zt::init_logging(log_options(0, "info"));
+    zt::export_checkpoint(a.checkpoint_dir, a.out_dir, zt::dtype_from_name(a.dtype));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: export: %s\n", e.what());
+    return 1;
+  }
+  spdlog::info("exported {} to {}/model.safetensors and config.json ({})", a.checkpoint_dir, a.out_dir, a.dtype);
+  return 0;
 }
 
 }  // namespace
@@ -271,12 +293,15 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   ExportArgs x;
-  // Declared so that the command line stays stable; DESIGN.md describes what it will do.
-  auto exp = app.add_subcommand("export", "not implemented in this version (planned: consolidate a checkpoint into "
-                                          "OUT_DIR/model.safetensors + config.json)");
-  exp->footer(kExportNotImplemented);
-  exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "checkpoint directory (one step)")->required();
-  exp->add_option("-o,--output", x.out_dir, "output directory")->required();
+  auto exp = app.add_subcommand("export", "consolidate a checkpoint into OUT_DIR/model.safetensors + config.json "
+                                          "(Hugging Face GPT-2)");
+  exp->footer(kExportExamples);
+  exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
+      ->required();
+  exp->add_option("-o,--output", x.out_dir, "output directory (OUT_DIR)")->required();
+  exp->add_option("--dtype", x.dtype, "fp32 (the master weights) or bf16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
 
   PlotArgs p;
   auto plt = app.add_subcommand("plot", "draw the training curves of metrics files (training.metrics) as one SVG");

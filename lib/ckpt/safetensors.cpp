@@ -14,7 +14,8 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "core/checked_file.hpp"
+#include "ckpt/durable_file.hpp"
+#include "ckpt/safetensors_writer.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
 
@@ -31,15 +32,6 @@ std::string shape_string(const std::vector<uint64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-std::string_view dtype_tag(DType t) {
-  switch (t) {
-    case DType::F32: return "F32";
-    case DType::BF16: return "BF16";
-    case DType::F16: return "F16";
-  }
-  return "?";
 }
 
 void pread_exact(int fd, void* dst, uint64_t bytes, uint64_t offset, const std::string& path) {
@@ -190,21 +182,25 @@ void SafetensorsReader::read_f32(const std::string& name, float* out) const {
   read_f32(*e, out);
 }
 
-void SafetensorsReader::read_f32(const SafetensorsEntry& e, float* out) const {
+void SafetensorsReader::read_f32(const SafetensorsEntry& e, float* out) const { read_f32(e, 0, e.numel(), out); }
+
+void SafetensorsReader::read_f32(const SafetensorsEntry& e, uint64_t first, uint64_t count, float* out) const {
   DType type;
   if (e.dtype == "F32") type = DType::F32;
   else if (e.dtype == "BF16") type = DType::BF16;
   else if (e.dtype == "F16") type = DType::F16;
   else fail("{}: tensor \"{}\": dtype {} cannot be read as floating point (F32, BF16, F16)", path_, e.name, e.dtype);
-  const uint64_t n = e.numel(), offset = data_start() + e.begin;
+  if (first > e.numel() || count > e.numel() - first)
+    fail("{}: tensor \"{}\": elements [{}, {}) requested of {}", path_, e.name, first, first + count, e.numel());
+  const uint64_t esize = dtype_size(type), offset = data_start() + e.begin + first * esize;
   if (type == DType::F32) {
-    pread_exact(fd_, out, n * 4, offset, path_);
+    pread_exact(fd_, out, count * 4, offset, path_);
     return;
   }
   constexpr uint64_t kChunk = 1 << 16;
-  std::vector<uint16_t> buffer(std::min(n, kChunk));
-  for (uint64_t i = 0; i < n; i += kChunk) {
-    uint64_t len = std::min(kChunk, n - i);
+  std::vector<uint16_t> buffer(std::min(count, kChunk));
+  for (uint64_t i = 0; i < count; i += kChunk) {
+    uint64_t len = std::min(kChunk, count - i);
     pread_exact(fd_, buffer.data(), len * 2, offset + i * 2, path_);
     to_f32(type, buffer.data(), out + i, len);
   }
@@ -212,40 +208,11 @@ void SafetensorsReader::read_f32(const SafetensorsEntry& e, float* out) const {
 
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
                        const std::map<std::string, std::string>& metadata) {
-  std::vector<const SafetensorsTensor*> order;
-  std::set<std::string> names;
-  for (auto& t : tensors) {
-    if (t.name == "__metadata__" || !names.insert(t.name).second)
-      fail("{}: cannot write tensor name \"{}\" (reserved or repeated)", path, t.name);
-    order.push_back(&t);
-  }
-  std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) {
-    size_t sa = dtype_size(a->dtype), sb = dtype_size(b->dtype);
-    return sa != sb ? sa > sb : a->name < b->name;
-  });
-
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  uint64_t offset = 0;
-  std::vector<uint64_t> bytes;
-  for (auto* t : order) {
-    uint64_t numel = 1;
-    for (uint64_t d : t->shape) numel *= d;
-    bytes.push_back(numel * dtype_size(t->dtype));
-    header[t->name] = {{"dtype", dtype_tag(t->dtype)}, {"shape", t->shape}, {"data_offsets", {offset, offset + bytes.back()}}};
-    offset += bytes.back();
-  }
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
-  const uint64_t length = text.size();
-
-  uint8_t length_bytes[8];
-  std::memcpy(length_bytes, &length, 8);
-  write_file_atomically(path, "", [&](CheckedFile& out) {
-    out.write({reinterpret_cast<const char*>(length_bytes), 8});
-    out.write(text);
-    for (size_t i = 0; i < order.size(); ++i) out.write({static_cast<const char*>(order[i]->data), size_t(bytes[i])});
-  });
+  std::vector<SafetensorsSpec> specs;
+  for (auto& t : tensors) specs.push_back({t.name, t.dtype, t.shape});
+  SafetensorsFileWriter out(path, SafetensorsPlan(std::move(specs), metadata, path));
+  for (auto& t : tensors) out.write(t.name, t.data);
+  out.commit();
 }
 
 // ---- GPT-2 ----
@@ -267,17 +234,25 @@ std::vector<uint64_t> exported_shape(const TensorSpec& t, int vocab_size, const 
 
 }  // namespace
 
-void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
-                           int vocab_size) {
-  std::vector<SafetensorsTensor> tensors;
+SafetensorsPlan gpt2_safetensors_plan(const std::string& path, const ParamLayout& layout, int vocab_size,
+                                      DType dtype) {
+  std::vector<SafetensorsSpec> specs;
   bool has_wte = false;
   for (auto& g : layout.groups)
     for (auto& t : g.tensors) {
       has_wte |= t.name == kWte;
-      tensors.push_back({t.name, DType::F32, exported_shape(t, vocab_size, path), flat + t.offset});
+      specs.push_back({t.name, dtype, exported_shape(t, vocab_size, path)});
     }
   if (!has_wte) fail("{}: the parameter layout has no wte.weight", path);
-  write_safetensors(path, tensors, {{"format", "pt"}});
+  return SafetensorsPlan(std::move(specs), {{"format", "pt"}}, path);
+}
+
+void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
+                           int vocab_size) {
+  SafetensorsFileWriter out(path, gpt2_safetensors_plan(path, layout, vocab_size, DType::F32));
+  for (auto& g : layout.groups)
+    for (auto& t : g.tensors) out.write(t.name, flat + t.offset);
+  out.commit();
 }
 
 void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, float* flat, int vocab_size) {
@@ -317,7 +292,7 @@ void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, f
 }
 
 void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int d_model, int vocab_size,
-                            int max_seq_len) {
+                            int max_seq_len, DType dtype) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("{}: cannot create directory: {}", dir, ec.message());
@@ -335,10 +310,10 @@ void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int
       {"tie_word_embeddings", true},
       {"bos_token_id", vocab_size - 1},  // GPT-2 convention: the last token is <|endoftext|>
       {"eos_token_id", vocab_size - 1},
-      {"torch_dtype", "float32"},
+      {"torch_dtype", dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32"},
   };
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  write_file_atomically(path, "", [&](CheckedFile& out) { out.write(config.dump(2) + "\n"); });
+  write_file_durably(path, config.dump(2) + "\n");
 }
 
 }  // namespace zt

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ckpt/safetensors_writer.hpp"
 #include "core/dtype.hpp"
 #include "core/param_layout.hpp"
 
@@ -43,6 +44,8 @@ public:
   // Reads a tensor converted to fp32 into out (numel() floats). F32, BF16 and F16 only.
   void read_f32(const SafetensorsEntry& entry, float* out) const;
   void read_f32(const std::string& name, float* out) const;  // error naming a missing tensor
+  // Elements [first, first + count) of the tensor (flat, row-major) into out.
+  void read_f32(const SafetensorsEntry& entry, uint64_t first, uint64_t count, float* out) const;
 
 private:
   std::string path_;
@@ -60,7 +63,8 @@ struct SafetensorsTensor {
 };
 
 // Writes the tensors (laid out by decreasing element size, then name, as the reference writer
-// does, so every tensor is aligned) and the metadata. Written to PATH.tmp, then renamed.
+// does, so every tensor is aligned) and the metadata. Written to PATH.tmp, fsync'ed, then renamed
+// (safetensors_writer.hpp writes a file tensor by tensor).
 void write_safetensors(const std::string& path, const std::vector<SafetensorsTensor>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
@@ -69,8 +73,12 @@ size_t safetensors_dtype_size(const std::string& dtype);
 
 // ---- GPT-2 under Hugging Face names ----
 
-// Writes every tensor of the layout under its name (fp32), wte.weight cut to its first
+// The file of every tensor of the layout under its name in `dtype`, wte.weight cut to its first
 // vocab_size rows (the vocabulary without padding), with metadata {"format": "pt"}.
+SafetensorsPlan gpt2_safetensors_plan(const std::string& path, const ParamLayout& layout, int vocab_size,
+                                      DType dtype);
+
+// Writes the fp32 file of gpt2_safetensors_plan from the whole flat buffer.
 void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
                            int vocab_size);
 
@@ -80,8 +88,9 @@ void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, c
 // layout does not have (attn.bias buffers, a tied lm_head.weight) are ignored with a log note.
 void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, float* flat, int vocab_size);
 
-// Writes DIR/config.json for transformers' GPT2LMHeadModel (creates DIR if needed).
+// Writes DIR/config.json for transformers' GPT2LMHeadModel (creates DIR if needed); torch_dtype
+// names `dtype`.
 void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int d_model, int vocab_size,
-                            int max_seq_len);
+                            int max_seq_len, DType dtype = DType::F32);
 
 }  // namespace zt

@@ -138,9 +138,10 @@ struct TrainingConfig {
   int64_t save_interval = 0;  // 0: no periodic checkpoints
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
-  std::string resume = "none";  // latest | path | none
-  std::string init_from;        // safetensors file
+  std::string resume = "none";  // latest | auto | a step directory | none
+  std::string init_from;        // safetensors file, directory holding model.safetensors, or checkpoint
   std::string save_final;       // directory
+  std::string save_dtype = "fp32";  // fp32 | bf16: the dtype of save_final
   std::string log_dir;
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds

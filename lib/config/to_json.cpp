@@ -112,6 +112,7 @@ json training_json(const TrainingConfig& t) {
           {"resume", t.resume},
           {"init_from", t.init_from},
           {"save_final", t.save_final},
+          {"save_dtype", t.save_dtype},
           {"log_dir", t.log_dir},
           {"metrics", t.metrics},
           {"comm_timeout", t.comm_timeout},

@@ -27,6 +27,7 @@ TrainingConfig read_training(Block& b) {
   if (t.resume.empty()) t.resume = "none";
   t.init_from = b.file_path("init_from", t.init_from);
   t.save_final = b.file_path("save_final", t.save_final);
+  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16"});
   t.log_dir = b.file_path("log_dir", t.log_dir);
   t.metrics = b.file_path("metrics", t.metrics);
   // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).
@@ -34,8 +35,9 @@ TrainingConfig read_training(Block& b) {
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   b.finish();
 
-  if (t.resume == "latest" && t.checkpoint_dir.empty())
-    b.fail("resume", "\"latest\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)");
+  if ((t.resume == "latest" || t.resume == "auto") && t.checkpoint_dir.empty())
+    b.fail("resume", fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
+                                 t.resume));
   if (t.save_interval > 0 && t.checkpoint_dir.empty())
     b.fail("save_interval", fmt::format("{} needs training.checkpoint_dir (expected a directory for checkpoints)",
                                         t.save_interval));

@@ -92,7 +92,7 @@ int64_t BatchSampler::restore(const SamplerState& state) {
     spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, window {} -> {} tokens, "
                  "{} -> {} windows, {} -> {} windows per step): training continues at step {} in the new order",
                  state.shuffle, shuffle_, state.window_tokens, window_tokens_, state.num_windows, num_windows_,
-                 state.windows_per_step, windows_per_step(), state.next_step);
+                 state.windows_per_step, windows_per_step(), state.next_step + 1);  // steps count from 1 in logs
   return state.next_step;
 }
 

@@ -14,7 +14,8 @@ std::string format_float(double x) {
   return fmt::format("{:.9g}", x);
 }
 
-MetricsWriter::MetricsWriter(const std::string& path) : out_(path, CheckedFile::Mode::Truncate, "training.metrics") {}
+MetricsWriter::MetricsWriter(const std::string& path, bool append)
+    : out_(path, append ? CheckedFile::Mode::Append : CheckedFile::Mode::Truncate, "training.metrics") {}
 
 void MetricsWriter::write(const std::string& line) {
   if (!out_.is_open()) return;

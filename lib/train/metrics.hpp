@@ -78,7 +78,9 @@ struct SummaryRecord {
 class MetricsWriter {
 public:
   MetricsWriter() = default;  // writes nothing (ranks other than 0, or no metrics path)
-  explicit MetricsWriter(const std::string& path);  // throws zt::Error naming training.metrics
+  // Throws zt::Error naming training.metrics. append: a resumed run continues the file of the run it
+  // resumes (a new setup line, then its steps).
+  explicit MetricsWriter(const std::string& path, bool append = false);
   void setup(const SetupRecord& r);
   void step(const StepRecord& r);
   void eval(int64_t step, double val_loss);

@@ -35,6 +35,8 @@ int run_training(const World& world, const config::Config& config, const RunOpti
     return trainer.run();
   } catch (const SetupFailed&) {
     return 1;  // bad input, reported once by the rank that found it; no rank is mid-collective
+  } catch (const CheckpointFailed&) {
+    return 1;  // a failed write, reported once; every rank agreed on it; the previous checkpoint stands
   }
 }
 

@@ -2,8 +2,9 @@
 // Stop requests. SIGINT (Ctrl-C), SIGTERM (schedulers, srun, mpirun ending a job) and SIGUSR1
 // (what scripts/launch.sh sends on Ctrl-C; mpirun forwards it to every rank) all ask the trainer to
 // stop after the current step: the ranks agree on it in the step's all-reduce, so every rank stops
-// after the same step, then the run ends as a finished one does (final eval, save_final, summary,
-// exit code 0).
+// after the same step, saves a checkpoint of it when training.checkpoint_dir is set (complete, and
+// named by `latest`, before the process exits), and exits with kExitInterrupted. An interrupted run
+// skips the final eval and training.save_final: it must not look like a finished one.
 //
 // During set-up (from install() until end_setup(), called just before the first step) there is no
 // step to finish: the first stop signal ends the process at once, saying so on stderr, with exit
@@ -28,6 +29,10 @@
 #include <csignal>
 
 namespace zt {
+
+// The exit status of a run that a stop request interrupted: EX_TEMPFAIL of sysexits.h, "try again
+// later". Running the same command with training.resume auto continues it.
+constexpr int kExitInterrupted = 75;
 
 class StopSignals {
 public:

@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "train/crc32c.hpp"
+#include "ckpt/crc32c.hpp"
 
 namespace zt {
 

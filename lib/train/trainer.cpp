@@ -1,9 +1,9 @@
 #include "train/trainer.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "ckpt/gpt2_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "comm/control_channel.hpp"
 #include "config/model_block.hpp"
@@ -15,6 +15,7 @@
 #include "train/final_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/output_failure.hpp"
+#include "train/engine_state.hpp"
 #include "train/peak_flops.hpp"
 #include "train/resolved_config_file.hpp"
 #include "train/start_summary.hpp"
@@ -23,6 +24,17 @@
 namespace zt {
 
 namespace {
+
+// The message of what `f` throws, or "" when it succeeds.
+template <typename F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
 
 CommStats minus(const CommStats& a, const CommStats& b) {
   CommStats d;
@@ -44,20 +56,18 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   Buffer<float> loaded;
   std::string error;
   try {
-    // Checkpoints (DESIGN.md) are not written or read by this version: starting from scratch
-    // instead of resuming would silently redo the work.
-    if (config.training.resume != "none")
-      fail("training.resume: \"{}\": resuming from a checkpoint is not supported by this version of zerotrain "
-           "(expected \"none\"; training.init_from starts from saved weights)",
-           config.training.resume);
     model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
                                    backend);
     open_data();
-    if (!config.training.init_from.empty()) {
+    start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
+    if (!start_->weights_file().empty()) {
       loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
-      load_gpt2_safetensors(config.training.init_from, model_->layout(), loaded.data(), config.model.vocab_size);
+      load_gpt2_safetensors(start_->weights_file(), model_->layout(), loaded.data(), config.model.vocab_size);
     }
-    if (comm.rank() == 0 && !config.training.metrics.empty()) metrics_ = MetricsWriter(config.training.metrics);
+    if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
+      prepare_checkpoint_root(config.training.checkpoint_dir);
+    if (comm.rank() == 0 && !config.training.metrics.empty())
+      metrics_ = MetricsWriter(config.training.metrics, !start_->resumed_from().empty());
     if (comm.rank() == 0) write_resolved_config_file(config);
     if (comm.rank() == 0 && config.csv_monitor.enabled)
       csv_ = CsvMonitor(config.csv_monitor, {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
@@ -79,10 +89,16 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     init = [&loaded](float* dst, size_t begin, size_t count) {
       std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
     };
+  if (start_->from_checkpoint())  // every element is read from the checkpoint
+    init = [](float* dst, size_t, size_t count) { std::fill(dst, dst + count, 0.0f); };
   EngineOptions options = engine_options(config);
   options.fetch_order = model_->fetch_order();
   options.rank = comm.rank();
   engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
+  agree_on_setup(error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); }));
+  start_step_ = start_->apply(*engine_, *train_sampler_);
+  checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
+                                                  start_->resumed_from());
   peak_ = cpu_peak_flops(comm.local_size());
 }
 
@@ -196,13 +212,15 @@ StepRecord Trainer::step_record(int64_t step, TrainStepResult& out, double secon
   return rec;
 }
 
-// Every rank takes part (gather_master all-gathers the shards); rank 0 writes.
+// Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  Buffer<float> full(MemCategory::Buffers, model_->layout().total);
-  engine_->gather_master(full.data());
-  if (comm_.rank() != 0) return;
-  write_final_weights(config_.training.save_final, config_.model, model_->layout(), full.data());
-  spdlog::info("saved final weights to {}", printable(config_.training.save_final));
+  const auto& m = config_.model;
+  EngineState state(*engine_);
+  save_gathered_weights(config_.training.save_final, model_->layout(),
+                        {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len},
+                        dtype_from_name(config_.training.save_dtype), comm_, backend_.device, state,
+                        checkpoint_pieces(engine_->partition()));
+  if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
 int Trainer::run() {
@@ -216,14 +234,16 @@ int Trainer::run() {
 
   auto t_start = SteadyClock::now();
   double last_val = NAN;
-  int64_t done = 0;
+  int64_t done = start_step_;
   bool interrupted = false;
-  for (int64_t step = 1; step <= steps; ++step) {
+  for (int64_t step = start_step_ + 1; step <= steps; ++step) {
     CommStats before = comm_.stats();
     auto t0 = SteadyClock::now();
     TrainStepResult out = train_step(step);
     double seconds = seconds_since(t0);
     done = step;
+    // A stop request with the last step changes nothing: the run is complete.
+    interrupted = out.stop_requests > 0 && step < steps;
 
     StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
     metrics_.step(rec);
@@ -232,10 +252,10 @@ int Trainer::run() {
     comms_.add(rec.comm);
     totals_.add_step(rec, out.time);
     progress_.update(step, rec.loss, rec.tokens, rec.tokens_per_s);
-    // A stop request makes this the last step: it is printed, evaluated and saved like the final one.
-    const bool last = step == steps || out.stop_requests > 0 || out.output_failures > 0;
+    const bool last = step == steps;
+    const bool stopping = interrupted || out.output_failures > 0;
     const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
-    bool print = step == 1 || last || (print_every > 0 && step % print_every == 0);
+    bool print = step == 1 || last || stopping || (print_every > 0 && step % print_every == 0);
     if (rank0 && print) {
       log_step(rec);
       if (rec.time) log_breakdown(*rec.time, seconds);
@@ -252,26 +272,29 @@ int Trainer::run() {
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (out.output_failures > 0) {
-      // Checkpoints, once written by this version, are saved here, so that no step taken is lost.
+      // The checkpoint of this step is saved below, so that no step taken is lost.
       if (rank0) log_output_failure(step);
       break;
     }
-    if (out.stop_requests > 0) {
-      interrupted = step < steps;
+    if (interrupted) {
       if (rank0) log_interrupted(step, out.stop_requests);
       break;
     }
+    checkpoints_->after_step(step);
   }
 
   const double wall_s = seconds_since(t_start);
   progress_.finish();
-  if (!config_.training.save_final.empty()) save_final();
-  comms_.log_total(done);
+  checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
+  if (!interrupted && !config_.training.save_final.empty()) save_final();
+  comms_.log_total(done - start_step_);  // the steps this run trained (a resumed run started after start_step_)
   SummaryRecord summary =
       totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops);
   metrics_.summary(summary);
   if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size()), config_.zero.stage);
-  return OutputFailure::happened() ? kExitOutputFailed : 0;
+  if (interrupted && rank0) log_resume_hint(done);
+  if (OutputFailure::happened()) return kExitOutputFailed;
+  return interrupted ? kExitInterrupted : 0;
 }
 
 void Trainer::log_start(const SetupRecord& setup) const {
@@ -292,9 +315,6 @@ void Trainer::log_start(const SetupRecord& setup) const {
                  "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
                  m.rank, mib(m.params), mib(m.grads), mib(m.optimizer), mib(m.offload), plan.formula,
                  mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(m.buffers));
-  if (config_.training.save_interval > 0)
-    spdlog::warn("training.save_interval {}: checkpoints are not written by this version of zerotrain; "
-                 "training.save_final writes the final weights", config_.training.save_interval);
   if (config_.training.eval_interval > 0 && !val_sampler_)
     spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
                  config_.training.eval_interval);
@@ -327,6 +347,16 @@ void Trainer::log_interrupted(int64_t step, int stop_requests) const {
 
 void Trainer::log_output_failure(int64_t step) const {
   spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
+}
+
+void Trainer::log_resume_hint(int64_t step) const {
+  if (checkpoints_->enabled())
+    spdlog::warn("interrupted at step {}: the checkpoint of step {} is complete; run the same command with "
+                 "training.resume auto to continue (exit status {})",
+                 step, step, kExitInterrupted);
+  else
+    spdlog::warn("interrupted at step {}: nothing was saved (no training.checkpoint_dir); exit status {}", step,
+                 kExitInterrupted);
 }
 
 }  // namespace zt

@@ -17,6 +17,8 @@
 #include "train/peak_flops.hpp"
 #include "train/progress.hpp"
 #include "train/run_summary.hpp"
+#include "train/run_checkpoints.hpp"
+#include "train/run_start.hpp"
 #include "train/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
@@ -47,6 +49,7 @@ public:
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
+  int64_t start_step() const { return start_step_; }  // the step a resumed run continues after (0: fresh)
 
 private:
   void open_data();
@@ -59,6 +62,7 @@ private:
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_interrupted(int64_t step, int stop_requests) const;
   void log_output_failure(int64_t step) const;
+  void log_resume_hint(int64_t step) const;
 
   const config::Config& config_;
   Communicator& comm_;
@@ -68,6 +72,9 @@ private:
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
+  int64_t start_step_ = 0;
+  std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
   CsvMonitor csv_;                  // csv_monitor (rank 0)

@@ -172,6 +172,7 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.resume == "none");
   CHECK(t.init_from.empty());
   CHECK(t.save_final.empty());
+  CHECK(t.save_dtype == "fp32");
   CHECK(t.log_dir.empty());
   CHECK(t.metrics.empty());
   CHECK(t.comm_timeout == 600.0);
@@ -187,4 +188,9 @@ TEST_CASE("training block rules") {
   auto c = resolve(with({{"training", {{"resume", "latest"}, {"checkpoint_dir", "ckpt"}, {"save_interval", 10}}}}));
   CHECK(c.training.resume == "latest");
   CHECK(resolve(with({{"training", {{"resume", ""}}}})).training.resume == "none");
+  CHECK(error_of(with({{"training", {{"resume", "auto"}}}})).find("training.resume: \"auto\" needs "
+                                                                  "training.checkpoint_dir") != std::string::npos);
+  CHECK(resolve(with({{"training", {{"resume", "auto"}, {"checkpoint_dir", "ckpt"}}}})).training.resume == "auto");
+  CHECK(resolve(with({{"training", {{"save_dtype", "bf16"}}}})).training.save_dtype == "bf16");
+  CHECK(error_of(with({{"training", {{"save_dtype", "fp16"}}}})).find("training.save_dtype") != std::string::npos);
 }

@@ -1,7 +1,8 @@
 // Stopping a run from outside: SIGINT (Ctrl-C), SIGTERM or SIGUSR1 stops zerotrain after the
-// current step, and the run ends as a finished one does; Ctrl-C on scripts/launch.sh does the same
-// for every rank of a job. During set-up a stop signal ends the process at once, and nothing in
-// set-up blocks forever (a FIFO as data).
+// current step, saves a checkpoint of it, skips the final eval and save_final, and exits 75
+// (EX_TEMPFAIL); the same command with training.resume auto continues at the next step. Ctrl-C or
+// SIGTERM on scripts/launch.sh does the same for every rank of a job. During set-up a stop signal
+// ends the process at once, and nothing in set-up blocks forever (a FIFO as data).
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -15,6 +16,8 @@ using namespace zt::test;
 
 namespace {
 
+constexpr int kExitInterrupted = 75;
+
 // The step the run said it stopped after ("interrupted ...: stopping after step K"), or -1.
 int64_t stopped_after(const std::string& log) {
   std::smatch m;
@@ -23,9 +26,10 @@ int64_t stopped_after(const std::string& log) {
 }
 
 // What every interrupted run must show: it stopped after a step it logged, the metrics end with
-// that step and a summary that counts it and says it was interrupted, the console's summary says
-// so too, and the final weights were written.
-void check_clean_stop(const std::string& dir, const std::string& log, int64_t at_least) {
+// that step, the summary counts it and says it was interrupted (the console's too), the
+// checkpoint of that step is complete and `latest` names it, and neither the final eval nor the
+// final weights were made (it is not a finished run).
+int64_t check_interrupted(const std::string& dir, const std::string& log, int64_t at_least) {
   const int64_t k = stopped_after(log);
   REQUIRE(k >= at_least);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
@@ -35,20 +39,29 @@ void check_clean_stop(const std::string& dir, const std::string& log, int64_t at
   CHECK(m.summary["steps"] == k);
   CHECK(m.summary["interrupted"] == true);
   CHECK(m.summary["tokens"] == int64_t(k) * m.steps.back()["tokens"].get<int64_t>());
-  CHECK(log.find("done: " + std::to_string(k) + " steps in") != std::string::npos);
   CHECK(log.find("summary: interrupted (stop requested) | " + std::to_string(k) + " steps") != std::string::npos);
-  CHECK(std::filesystem::file_size(dir + "/final/model.safetensors") > 0);
-  CHECK(std::filesystem::exists(dir + "/final/config.json"));
+  CHECK(m.evals.empty());  // eval_interval 100: only a final eval could have run
+  CHECK(log.find("done: " + std::to_string(k) + " steps in") != std::string::npos);
+  char step_dir[32];
+  std::snprintf(step_dir, sizeof step_dir, "step_%08lld", static_cast<long long>(k));
+  CHECK(read_file(dir + "/ckpt/latest") == std::string(step_dir) + "\n");
+  CHECK(std::filesystem::exists(dir + "/ckpt/" + step_dir + "/meta.json"));
+  CHECK(log.find("interrupted at step " + std::to_string(k) + ": the checkpoint of step " + std::to_string(k) +
+                 " is complete; run the same command with training.resume auto to continue") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/final/model.safetensors"));
+  return k;
 }
 
-std::string run_args(const std::string& dir) {
-  return " --steps 100000 --set steps_per_print=1 --set training.metrics=" + dir +
-         "/metrics.jsonl --set training.save_final=" + dir + "/final";
+std::string run_args(const std::string& dir, int64_t steps = 100000) {
+  return " --steps " + std::to_string(steps) + " --set steps_per_print=1 --set training.metrics=" + dir +
+         "/metrics.jsonl --set training.save_final=" + dir + "/final --set training.checkpoint_dir=" + dir +
+         "/ckpt --set training.resume=auto";
 }
 
 }  // namespace
 
-TEST_CASE("a stop signal ends a single process after the current step, exit code 0", "[e2e][signals]") {
+TEST_CASE("a stop signal ends a single process after the current step with a checkpoint, exit code 75",
+          "[e2e][signals]") {
   for (auto [sig, name] : {std::pair{SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGUSR1, "SIGUSR1"}}) {
     DYNAMIC_SECTION(name) {
       auto dir = fresh_dir(std::string("stop-") + name);
@@ -59,9 +72,11 @@ TEST_CASE("a stop signal ends a single process after the current step, exit code
       int code = run.wait(30);
       std::string out = read_file(log);
       INFO(out);
-      CHECK(code == 0);
+      CHECK(code == kExitInterrupted);
       CHECK(out.find(std::string("interrupted by ") + name) != std::string::npos);
-      check_clean_stop(dir, out, 3);
+      CHECK(out.find("training.resume auto: no checkpoint in " + dir + "/ckpt yet; starting from scratch") !=
+            std::string::npos);
+      check_interrupted(dir, out, 3);
     }
   }
 }
@@ -92,7 +107,7 @@ TEST_CASE("a second SIGINT ends the process at once", "[e2e][signals]") {
   CHECK_FALSE(std::filesystem::exists(dir + "/final/model.safetensors"));
 }
 
-TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 0", "[e2e][signals][launch]") {
+TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 75", "[e2e][signals][launch]") {
   auto dir = fresh_dir("stop-launch");
   const std::string log = dir + "/out.log";
   Background job(launch(2) + " --config zero2" + run_args(dir), log);
@@ -101,10 +116,10 @@ TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 0
   int code = job.wait(60);
   std::string out = read_file(log);
   INFO(out);
-  CHECK(code == 0);
+  CHECK(code == kExitInterrupted);
   CHECK(out.find("launch.sh: interrupted") != std::string::npos);
   CHECK(out.find("stop requested on 2 of 2 ranks") != std::string::npos);
-  check_clean_stop(dir, out, 3);
+  check_interrupted(dir, out, 3);
   // mpirun waited for its ranks; nothing of the job is left.
   std::vector<std::string> left;
   for (int i = 0; i < 50; ++i) {
@@ -180,4 +195,47 @@ TEST_CASE("a FIFO as data is refused at once instead of blocking set-up", "[e2e]
       CHECK(out.find(fifo + ": cannot open data file: is a FIFO, not a regular file") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("SIGTERM to launch.sh saves; the same command with resume auto continues at the next step",
+          "[e2e][signals][launch][resume]") {
+  auto dir = fresh_dir("preempt-launch");
+  const std::string log = dir + "/out.log";
+  Background job(launch(2) + " --config zero1" + run_args(dir), log);
+  REQUIRE(wait_for_text(log, "step     3/", 120));
+  job.signal(SIGTERM);  // what a scheduler sends the job's launcher
+  int code = job.wait(60);
+  std::string out = read_file(log);
+  INFO(out);
+  CHECK(code == kExitInterrupted);
+  const int64_t k = check_interrupted(dir, out, 3);
+
+  // The requeued job: the same command (here told to stop two steps later).
+  code = run_command(launch(2) + " --config zero1" + run_args(dir, k + 2), dir + "/again.log");
+  out = read_file(dir + "/again.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(out.find("resuming from " + dir + "/ckpt/") != std::string::npos);
+  CHECK(out.find("training continues at step " + std::to_string(k + 1)) != std::string::npos);
+  // The metrics file goes on: the interrupted run's steps, a new setup line, then k+1 and k+2.
+  std::ifstream in(dir + "/metrics.jsonl");
+  std::vector<std::vector<nlohmann::json>> runs;  // the records of each run, from its setup line on
+  for (std::string line; std::getline(in, line);) {
+    auto j = nlohmann::json::parse(line);
+    if (j["event"] == "setup") runs.emplace_back();
+    REQUIRE_FALSE(runs.empty());
+    runs.back().push_back(j);
+  }
+  REQUIRE(runs.size() == 2);
+  std::vector<int64_t> steps[2];
+  bool evaluated = false;
+  for (size_t r = 0; r < 2; ++r)
+    for (auto& j : runs[r]) {
+      if (j["event"] == "step") steps[r].push_back(j["step"]);
+      if (r == 1 && j["event"] == "eval") evaluated = j["step"] == k + 2;
+    }
+  CHECK(steps[0].size() == size_t(k));
+  CHECK(steps[1] == std::vector<int64_t>{k + 1, k + 2});
+  CHECK(evaluated);  // a finished run evaluates after its last step, and writes its final weights
+  CHECK(std::filesystem::exists(dir + "/final/model.safetensors"));
 }

@@ -1,0 +1,103 @@
+#pragma once
+// A checkpoint on disk (DESIGN.md, "Checkpoints and export"):
+//
+//   CHECKPOINT_DIR/latest                         "step_00000120\n": the newest complete checkpoint
+//   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, and a
+//                                                 CRC32C per shard file
+//   CHECKPOINT_DIR/step_00000120/shard-00003-of-00004.safetensors
+//       rank 3's flat elements [begin, end) of the fp32 master weights and of Adam's m and v, as
+//       three F32 tensors "master", "exp_avg", "exp_avg_sq" of shape [end - begin]
+//
+// The shards' ranges, in rank order, cover the flat parameters [0, flat_params) exactly (padding is
+// never saved), so any world size and stage can read any checkpoint: a rank reads the ranges of
+// the files that intersect its own. A step directory is written as step_00000120.tmp, meta.json
+// last, and renamed when complete; `latest` is replaced (temporary file, fsync, rename) only
+// after that. A directory without meta.json or with the .tmp suffix is never a checkpoint.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/param_layout.hpp"
+
+namespace zt {
+
+// What this zerotrain writes; a reader refuses versions it does not know.
+constexpr int kCheckpointFormatVersion = 1;
+std::string_view zerotrain_version();  // of this build, as meta.json records it
+
+// Flat elements [begin, end) of the parameter buffer.
+struct ElementRange {
+  uint64_t begin = 0, end = 0;
+  uint64_t size() const { return end > begin ? end - begin : 0; }
+  bool empty() const { return end <= begin; }
+  ElementRange intersect(ElementRange o) const {
+    const uint64_t b = begin > o.begin ? begin : o.begin, e = end < o.end ? end : o.end;
+    return {b, e > b ? e : b};
+  }
+  bool operator==(const ElementRange&) const = default;
+};
+
+// The three fp32 arrays of a shard, as the optimizer holds them.
+enum class ShardTensor { Master, AdamM, AdamV };
+constexpr ShardTensor kShardTensors[] = {ShardTensor::Master, ShardTensor::AdamM, ShardTensor::AdamV};
+std::string_view shard_tensor_name(ShardTensor t);  // "master", "exp_avg", "exp_avg_sq" (PyTorch's names)
+
+struct ShardRecord {
+  int rank = 0;
+  std::string file;  // name inside the step directory
+  ElementRange range;
+  uint64_t bytes = 0;   // file size
+  uint32_t crc32c = 0;  // of the whole file
+};
+
+// The fp16 dynamic loss scaler (DeepSpeed's rules); scale 1 and unused in fp32 and bf16.
+struct ScalerRecord {
+  float scale = 1.0f;
+  int hysteresis_left = 0;
+  int64_t iteration = 0, last_overflow_iteration = -1;
+};
+
+struct ModelDims {
+  int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
+};
+
+struct CheckpointMeta {
+  int format_version = kCheckpointFormatVersion;
+  std::string zerotrain_version = std::string(zt::zerotrain_version());
+  int64_t step = 0;  // training steps done; a resumed run continues at step + 1
+  int world_size = 1;
+  int stage = 0;
+  std::string dtype = "fp32";  // the training dtype (the shards are fp32 whatever it is)
+  uint64_t flat_params = 0;    // layout.total: the elements the shards hold together
+  uint64_t padded_params = 0;  // the partition's padded size (padding is not saved)
+  ModelDims model;
+  ParamLayout layout;
+  std::vector<ShardRecord> shards;  // one per rank, in rank order
+  int64_t optimizer_steps = 0;      // updates applied: Adam's bias correction and the schedule position
+  double next_lr = 0;               // the learning rate of the next update (for the reader; recomputed)
+  ScalerRecord loss_scaler;
+  nlohmann::json data;    // the data sampler's state (data/sampler.hpp)
+  nlohmann::json rng;     // null: training draws no random numbers after initialisation
+  nlohmann::json config;  // the resolved config of the run that saved it
+};
+
+// Names inside a checkpoint directory.
+std::string step_dir_name(int64_t step);                    // "step_00000120"
+std::string shard_file_name(int rank, int world_size);      // "shard-00003-of-00004.safetensors"
+constexpr std::string_view kMetaFile = "meta.json";
+constexpr std::string_view kLatestFile = "latest";
+constexpr std::string_view kTmpSuffix = ".tmp";
+// The step of a name step_NNN (any number of digits), or -1.
+int64_t step_of_dir_name(std::string_view name);
+
+nlohmann::ordered_json meta_to_json(const CheckpointMeta& meta);  // the run first, the layout and config last
+// Errors (zt::Error) name `path` and the key that is missing or wrong; a format version other
+// than kCheckpointFormatVersion is refused, saying which version this build reads; shard ranges
+// must cover [0, flat_params) in rank order.
+CheckpointMeta meta_from_json(const nlohmann::json& j, const std::string& path);
+// Reads STEP_DIR/meta.json.
+CheckpointMeta read_meta(const std::string& step_dir);
+
+}  // namespace zt

@@ -1,0 +1,141 @@
+#include "ckpt/checkpoint_reader.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "ckpt/shard_file.hpp"
+#include "core/error.hpp"
+
+namespace zt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shape_text(const std::vector<size_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+const TensorSpec* find_tensor(const ParamLayout& layout, const std::string& name) { return layout.find(name); }
+
+}  // namespace
+
+CheckpointReader::CheckpointReader(std::string step_dir) : dir_(std::move(step_dir)), meta_(read_meta(dir_)) {
+  for (size_t i = 0; i < meta_.shards.size(); ++i) {
+    const ShardRecord& s = meta_.shards[i];
+    const std::string path = shard_path(i);
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+      fail("{}: missing (the shard of rank {} of {}, elements [{}, {}))", path, s.rank, meta_.world_size,
+           s.range.begin, s.range.end);
+    const uint64_t size = fs::file_size(path, ec);
+    if (ec) fail("{}: cannot read its size: {}", path, ec.message());
+    if (size != s.bytes)
+      fail("{}: {}: {} bytes, {} records {}", path, size < s.bytes ? "truncated" : "wrong size", size, kMetaFile,
+           s.bytes);
+  }
+}
+
+CheckpointReader::~CheckpointReader() = default;
+
+std::string CheckpointReader::shard_path(size_t shard) const {
+  return (fs::path(dir_) / meta_.shards.at(shard).file).string();
+}
+
+void CheckpointReader::check_layout(const ParamLayout& layout) const {
+  const std::string what = fmt::format("{}: saved from a model of another shape", dir_);
+  for (auto& g : layout.groups)
+    for (auto& t : g.tensors) {
+      const TensorSpec* saved = find_tensor(meta_.layout, t.name);
+      if (!saved) fail("{}: this model's tensor {} {} is not in the checkpoint", what, t.name, shape_text(t.shape));
+      if (saved->shape != t.shape)
+        fail("{}: tensor {} is {} in the checkpoint and {} in this model", what, t.name, shape_text(saved->shape),
+             shape_text(t.shape));
+      if (saved->offset != t.offset)
+        fail("{}: tensor {} starts at flat element {} in the checkpoint and {} in this model", what, t.name,
+             saved->offset, t.offset);
+    }
+  for (auto& g : meta_.layout.groups)
+    for (auto& t : g.tensors)
+      if (!find_tensor(layout, t.name))
+        fail("{}: the checkpoint's tensor {} {} is not in this model", what, t.name, shape_text(t.shape));
+  if (layout.total != meta_.flat_params)
+    fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.total);
+}
+
+std::vector<size_t> CheckpointReader::shards_in(ElementRange r) const {
+  std::vector<size_t> found;
+  for (size_t i = 0; i < meta_.shards.size(); ++i)
+    if (!meta_.shards[i].range.intersect(r).empty()) found.push_back(i);
+  return found;
+}
+
+void CheckpointReader::verify(size_t shard) const {
+  const ShardRecord& s = meta_.shards.at(shard);
+  const std::string path = shard_path(shard);
+  const ShardWritten found = checksum_file(path);
+  if (found.bytes != s.bytes)
+    fail("{}: {}: {} bytes, {} records {}", path, found.bytes < s.bytes ? "truncated" : "wrong size", found.bytes,
+         kMetaFile, s.bytes);
+  if (found.crc32c != s.crc32c)
+    fail("{}: checksum mismatch: CRC32C {:08x}, {} records {:08x} (the file is corrupt)", path, found.crc32c,
+         kMetaFile, s.crc32c);
+}
+
+const SafetensorsReader& CheckpointReader::open(size_t shard) const {
+  auto& slot = open_[shard];
+  if (slot) return *slot;
+  const ShardRecord& s = meta_.shards.at(shard);
+  auto file = std::make_unique<SafetensorsReader>(shard_path(shard));
+  auto meta_value = [&](const char* key) {
+    auto it = file->metadata().find(key);
+    return it == file->metadata().end() ? std::string("(none)") : it->second;
+  };
+  if (meta_value("begin") != std::to_string(s.range.begin) || meta_value("end") != std::to_string(s.range.end))
+    fail("{}: holds elements [{}, {}), {} records [{}, {})", file->path(), meta_value("begin"), meta_value("end"),
+         kMetaFile, s.range.begin, s.range.end);
+  for (ShardTensor t : kShardTensors) {
+    const std::string name(shard_tensor_name(t));
+    const SafetensorsEntry* e = file->find(name);
+    if (!e || e->dtype != "F32" || e->shape != std::vector<uint64_t>{s.range.size()})
+      fail("{}: expected tensor \"{}\" of F32 [{}]", file->path(), name, s.range.size());
+  }
+  slot = std::move(file);
+  return *slot;
+}
+
+void CheckpointReader::read(ShardTensor t, ElementRange r, float* out) const {
+  if (r.end > meta_.flat_params)
+    fail("{}: elements [{}, {}) requested of {}", dir_, r.begin, r.end, meta_.flat_params);
+  for (size_t i : shards_in(r)) {
+    const ElementRange range = meta_.shards[i].range;
+    const ElementRange piece = range.intersect(r);
+    const SafetensorsReader& file = open(i);
+    file.read_f32(*file.find(std::string(shard_tensor_name(t))), piece.begin - range.begin, piece.size(),
+                  out + (piece.begin - r.begin));
+  }
+}
+
+void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool weights_only, int rank, int world) {
+  const ElementRange held = state.held();
+  std::set<size_t> to_verify;
+  for (size_t i : checkpoint.shards_in(held)) to_verify.insert(i);
+  for (size_t i = size_t(rank); i < checkpoint.meta().shards.size(); i += size_t(world)) to_verify.insert(i);
+  for (size_t i : to_verify) checkpoint.verify(i);
+
+  constexpr uint64_t kChunk = uint64_t(4) << 20;  // elements per read: 16 MiB of host memory
+  std::vector<float> buffer(std::min(kChunk, held.size()));
+  for (uint64_t at = held.begin; at < held.end; at += kChunk) {
+    const ElementRange chunk{at, std::min(held.end, at + kChunk)};
+    for (ShardTensor t : kShardTensors) {
+      if (weights_only && t != ShardTensor::Master) continue;
+      checkpoint.read(t, chunk, buffer.data());
+      state.write(t, chunk, buffer.data());
+    }
+  }
+}
+
+}  // namespace zt

@@ -1,0 +1,50 @@
+#pragma once
+// Reading a checkpoint at any world size and stage: a rank reads, from the shard files whose
+// ranges intersect the elements it holds now, exactly those elements. Nothing is converted.
+//
+// Opening checks what every rank can check cheaply (meta.json, and every shard file present with
+// the size meta.json records); verify() reads a whole file and checks its CRC32C; read() takes any
+// flat range of one tensor from the files that hold it. Errors (zt::Error) name the file.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ckpt/checkpoint_format.hpp"
+#include "ckpt/safetensors.hpp"
+#include "ckpt/state_access.hpp"
+
+namespace zt {
+
+class CheckpointReader {
+public:
+  explicit CheckpointReader(std::string step_dir);
+  ~CheckpointReader();
+
+  const std::string& dir() const { return dir_; }
+  const CheckpointMeta& meta() const { return meta_; }
+  std::string shard_path(size_t shard) const;
+
+  // Refuses a model of another shape, naming the first tensor that differs and both shapes.
+  void check_layout(const ParamLayout& layout) const;
+  // The shards whose ranges intersect r.
+  std::vector<size_t> shards_in(ElementRange r) const;
+  // Reads the whole file and compares its CRC32C with meta.json's.
+  void verify(size_t shard) const;
+  // Elements r (within [0, flat_params)) of tensor t.
+  void read(ShardTensor t, ElementRange r, float* out) const;
+
+private:
+  const SafetensorsReader& open(size_t shard) const;  // the header checked against meta.json
+
+  std::string dir_;
+  CheckpointMeta meta_;
+  mutable std::map<size_t, std::unique_ptr<SafetensorsReader>> open_;
+};
+
+// Copies the checkpoint's state of the elements `state` holds into it: master, m and v, or the
+// master alone (weights_only). Every file read from is verified first, and so is every file i with
+// i % world == rank, so that the ranks together check them all.
+void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool weights_only, int rank, int world);
+
+}  // namespace zt

@@ -1,0 +1,69 @@
+#include "train/run_checkpoints.hpp"
+
+#include <filesystem>
+
+#include "ckpt/checkpoint_dir.hpp"
+#include "optim/lr_schedule.hpp"
+#include "train/engine_state.hpp"
+
+namespace zt {
+
+namespace fs = std::filesystem;
+
+RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,
+                               const Gpt& model, const BatchSampler& sampler, const std::string& resumed_from)
+    : config_(config), engine_(engine), model_(model), sampler_(sampler) {
+  const std::string& root = config.training.checkpoint_dir;
+  if (root.empty()) return;
+  const ElementRange mine = checkpoint_pieces(engine.partition())[size_t(comm.rank())];
+  writer_ = std::make_unique<CheckpointWriter>(root, config.training.keep_last, comm.control(), device, mine);
+  // Resumed from a checkpoint of this directory: that step is saved already.
+  std::error_code ec;
+  if (!resumed_from.empty() && fs::equivalent(fs::path(resumed_from).parent_path(), root, ec))
+    last_saved_ = step_of_dir_name(fs::path(resumed_from).filename().string());
+}
+
+RunCheckpoints::~RunCheckpoints() = default;
+
+void RunCheckpoints::after_step(int64_t step) {
+  if (!writer_) return;
+  writer_->poll();
+  const int64_t every = config_.training.save_interval;
+  if (every > 0 && step % every == 0) save(step);
+}
+
+void RunCheckpoints::finish(int64_t step) {
+  if (!writer_) return;
+  if (step > last_saved_) save(step);
+  writer_->finish();
+}
+
+void RunCheckpoints::save(int64_t step) {
+  EngineState state(engine_);
+  writer_->save(meta(step), state);
+  last_saved_ = step;
+}
+
+CheckpointMeta RunCheckpoints::meta(int64_t step) const {
+  const config::Config& c = config_;
+  CheckpointMeta m;
+  m.step = step;
+  m.world_size = engine_.partition().world_size();
+  m.stage = c.zero.stage;
+  m.dtype = c.dtype();
+  m.flat_params = model_.layout().total;
+  m.padded_params = engine_.partition().padded();
+  m.model = {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
+  m.layout = model_.layout();
+  const Engine::Counters counters = engine_.counters();
+  m.optimizer_steps = counters.optimizer_steps;
+  m.next_lr = lr_at(c.scheduler, c.optimizer.lr, counters.optimizer_steps);
+  const LossScaler::State& s = counters.scaler;
+  m.loss_scaler = {s.scale, s.hysteresis_left, s.iteration, s.last_overflow_iteration};
+  m.data = sampler_state_to_json(sampler_.state(step));
+  m.rng = nullptr;  // nothing random after initialisation: no dropout; the data order follows from the seed
+  m.config = config::to_json(c);
+  return m;
+}
+
+}  // namespace zt

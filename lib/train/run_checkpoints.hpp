@@ -1,0 +1,42 @@
+#pragma once
+// The checkpoints a run writes (training.checkpoint_dir, save_interval, keep_last): a save every
+// save_interval steps, written in the background while training goes on, and a last one at the
+// end of the run, finished or interrupted, complete before the process exits.
+#include <memory>
+
+#include "ckpt/checkpoint_writer.hpp"
+#include "config/config.hpp"
+#include "data/sampler.hpp"
+#include "model/gpt.hpp"
+#include "zero/engine.hpp"
+
+namespace zt {
+
+class RunCheckpoints {
+public:
+  // resumed_from: the step directory the run resumed from ("" when it did not). Without a
+  // checkpoint_dir nothing is ever written. The staging buffer lives in `device`'s pinned memory.
+  RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, const Gpt& model,
+                 const BatchSampler& sampler, const std::string& resumed_from);
+  ~RunCheckpoints();
+
+  // After training step `step` (collective): starts a save every save_interval steps, and
+  // completes the save in flight once every rank has written its file.
+  void after_step(int64_t step);
+  // At the end of the run (collective): the checkpoint of `step`, complete and named by `latest`.
+  void finish(int64_t step);
+  bool enabled() const { return writer_ != nullptr; }
+
+private:
+  void save(int64_t step);
+  CheckpointMeta meta(int64_t step) const;
+
+  const config::Config& config_;
+  Engine& engine_;
+  const Gpt& model_;
+  const BatchSampler& sampler_;
+  std::unique_ptr<CheckpointWriter> writer_;
+  int64_t last_saved_ = -1;  // the step of the last save started, or found in checkpoint_dir
+};
+
+}  // namespace zt

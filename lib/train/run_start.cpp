@@ -1,0 +1,123 @@
+#include "train/run_start.hpp"
+
+#include <filesystem>
+#include <spdlog/spdlog.h>
+
+#include "ckpt/checkpoint_dir.hpp"
+#include "core/error.hpp"
+#include "train/engine_state.hpp"
+
+namespace zt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs `what`, prefixing the message of any error with the config key it came from.
+template <typename F>
+auto for_key(const char* key, F&& what) {
+  try {
+    return what();
+  } catch (const Error& e) {
+    fail("{}: {}", key, e.what());
+  }
+}
+
+}  // namespace
+
+RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int rank) {
+  const config::TrainingConfig& t = config.training;
+  std::string step_dir = for_key("training.resume", [&] { return find_resume(t, rank); });
+  if (!step_dir.empty()) {
+    if (!t.init_from.empty() && rank == 0)
+      spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
+  } else if (!t.init_from.empty()) {
+    step_dir = for_key("training.init_from", [&] { return find_init(t.init_from); });
+    weights_only_ = !step_dir.empty();
+  }
+  if (!step_dir.empty()) open_checkpoint(step_dir, layout, config, rank);
+}
+
+RunStart::~RunStart() = default;
+
+std::string RunStart::find_resume(const config::TrainingConfig& t, int rank) const {
+  if (t.resume == "none") return "";
+  if (t.resume != "latest" && t.resume != "auto") return resolve_checkpoint(t.resume);
+  if (auto latest = latest_checkpoint(t.checkpoint_dir)) return *latest;
+  if (t.resume == "latest")
+    fail("\"latest\": no checkpoint in {} (it holds no `latest` file); \"auto\" starts from scratch when there is none",
+         t.checkpoint_dir);
+  if (rank == 0) spdlog::info("training.resume auto: no checkpoint in {} yet; starting from scratch", t.checkpoint_dir);
+  return "";
+}
+
+std::string RunStart::find_init(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) fail("{}: no such file or directory", path);
+  if (!fs::is_directory(path, ec)) {
+    weights_file_ = path;
+    return "";
+  }
+  const fs::path model = fs::path(path) / "model.safetensors";
+  if (fs::is_regular_file(model, ec)) {
+    weights_file_ = model.string();
+    return "";
+  }
+  if (is_step_dir(path) || fs::exists(fs::path(path) / "latest", ec)) return resolve_checkpoint(path);
+  fail("{}: holds no model.safetensors, meta.json or `latest` (expected a safetensors file, a directory holding "
+       "model.safetensors, or a checkpoint)",
+       path);
+}
+
+void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config,
+                               int rank) {
+  checkpoint_ = std::make_unique<CheckpointReader>(step_dir);
+  checkpoint_->check_layout(layout);
+  const CheckpointMeta& m = checkpoint_->meta();
+  if (!weights_only_) saved_data_ = sampler_state_from_json(m.data);
+  same_dtype_ = m.dtype == config.dtype();
+  if (rank != 0) return;
+  const std::string saved = fmt::format("step {}, saved by {} rank{} at ZeRO stage {} in {}", m.step, m.world_size,
+                                        m.world_size == 1 ? "" : "s", m.stage, m.dtype);
+  if (weights_only_) {
+    spdlog::info("training.init_from {}: the weights of {} (Adam's moments, the step and the schedule start afresh)",
+                 step_dir, saved);
+    return;
+  }
+  const bool reshard = m.world_size != config.world_size || m.stage != config.zero.stage;
+  spdlog::info("resuming from {}: {}{}; {}", step_dir, saved,
+               reshard ? fmt::format(", read by {} rank{} at stage {}", config.world_size,
+                                     config.world_size == 1 ? "" : "s", config.zero.stage)
+                       : "",
+               m.step < config.training.steps
+                   ? fmt::format("training continues at step {}", m.step + 1)
+                   : fmt::format("training.steps {} is reached: nothing left to train", config.training.steps));
+  if (!same_dtype_)
+    spdlog::warn("{} was saved by a {} run and this one trains in {}: the fp32 master weights and Adam's moments carry "
+                 "over{}",
+                 step_dir, m.dtype, config.dtype(), config.fp16.enabled ? "; the fp16 loss scale starts afresh" : "");
+}
+
+void RunStart::read_into(Engine& engine, int rank, int world_size) const {
+  if (!checkpoint_) return;
+  EngineState state(engine);
+  load_state(*checkpoint_, state, weights_only_, rank, world_size);
+}
+
+int64_t RunStart::apply(Engine& engine, BatchSampler& sampler) const {
+  if (!checkpoint_) return 0;
+  engine.publish_written_state();
+  if (weights_only_) return 0;
+  const CheckpointMeta& m = checkpoint_->meta();
+  Engine::Counters counters = engine.counters();
+  counters.optimizer_steps = m.optimizer_steps;
+  if (same_dtype_) {
+    const ScalerRecord& s = m.loss_scaler;
+    counters.scaler = {s.scale, s.hysteresis_left, s.iteration, s.last_overflow_iteration};
+  }
+  engine.set_counters(counters);
+  sampler.restore(saved_data_);
+  return m.step;
+}
+
+}  // namespace zt

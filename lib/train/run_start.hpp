@@ -1,0 +1,56 @@
+#pragma once
+// Where a run starts: training.resume (a checkpoint's whole state: weights, Adam's moments, the
+// step, the schedule position, the loss scaler and the data position) or training.init_from
+// (weights only: a safetensors file, a directory holding model.safetensors, or a checkpoint).
+// Decided on every rank before the engine exists, checked as far as that is possible without it,
+// and applied once it exists.
+#include <memory>
+#include <string>
+
+#include "ckpt/checkpoint_reader.hpp"
+#include "config/config.hpp"
+#include "core/param_layout.hpp"
+#include "data/sampler.hpp"
+#include "zero/engine.hpp"
+
+namespace zt {
+
+class RunStart {
+public:
+  // Resolves the two keys and, for a checkpoint, reads meta.json, checks that every shard file is
+  // there with its recorded size and that the model has the checkpoint's shape. Errors name the
+  // key and the file. rank 0 says what was found.
+  RunStart(const config::Config& config, const ParamLayout& layout, int rank);
+  ~RunStart();
+
+  // A safetensors file to initialise the weights from, or "".
+  const std::string& weights_file() const { return weights_file_; }
+  // The engine's state (all of it, or its weights) comes from a checkpoint: its initial values
+  // do not matter.
+  bool from_checkpoint() const { return checkpoint_ != nullptr; }
+  // The step directory a resume reads, or "".
+  std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }
+
+  // Copies the checkpoint's state of this rank's elements into the engine, checking the CRC32C of
+  // the files it reads. Local: the ranks agree that every read succeeded before apply().
+  void read_into(Engine& engine, int rank, int world_size) const;
+  // Collective: the weights read become the parameters everywhere; a resume also restores the
+  // counters (optimizer steps, loss scaler) and the data position. Returns the last step done
+  // (0 when the run starts fresh).
+  int64_t apply(Engine& engine, BatchSampler& sampler) const;
+
+private:
+  // The step directory to resume from, or "" (training.resume none, or auto with no checkpoint).
+  std::string find_resume(const config::TrainingConfig& t, int rank) const;
+  // A checkpoint step directory to take the weights from, or "" (weights_file_ is set instead).
+  std::string find_init(const std::string& init_from);
+  void open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config, int rank);
+
+  std::string weights_file_;
+  std::unique_ptr<CheckpointReader> checkpoint_;
+  bool weights_only_ = false;  // init_from a checkpoint
+  bool same_dtype_ = true;     // the loss scaler's state carries over
+  SamplerState saved_data_;
+};
+
+}  // namespace zt
