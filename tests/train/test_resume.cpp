@@ -125,3 +125,42 @@ TEST_CASE("save and resume continues bit for bit: every stage, fp32, bf16 and fp
       }
     }
 }
+
+TEST_CASE("checkpoints carry offloaded state: nvme offload saves, resumes and hands over to no offload",
+          "[trainer][resume][offload]") {
+  auto& comm = world();
+  const int W = comm.world_size();
+  const std::string dir = shared_dir("offload");
+  auto offloaded = [&](config::Config c) {
+    c.zero.sub_group_size = 3000;  // several sub-groups of state per shard, in the file
+    c.zero.offload_optimizer.device = "nvme";
+    c.zero.offload_optimizer.buffer_count = 2;
+    c.zero.offload_optimizer.nvme_path = dir;
+    c.zero.offload_param.device = "nvme";
+    c.zero.offload_param.nvme_path = dir;
+    return c;
+  };
+  config::Config straight = make_config({3, "bf16", W});
+  straight.training.steps = 6;
+  straight.training.save_interval = 3;
+  straight.training.checkpoint_dir = dir + "/straight";
+  const Finished a = run(straight);
+
+  // The offloaded run saves its state, read from its files, and is resumed from that checkpoint.
+  config::Config first = offloaded(straight);
+  first.training.steps = 3;
+  first.training.checkpoint_dir = dir + "/offloaded";
+  run(first);
+  const std::string shard = "/step_00000003/" + shard_file_name(comm.rank(), W);
+  CHECK(slurp(dir + "/offloaded" + shard) == slurp(dir + "/straight" + shard));
+
+  for (bool offload_again : {true, false}) {
+    INFO("resumed with offload " << offload_again);
+    config::Config resumed = offload_again ? offloaded(straight) : straight;
+    resumed.training.checkpoint_dir = dir + (offload_again ? "/again" : "/plain");
+    resumed.training.resume = dir + "/offloaded/step_00000003";
+    const Finished b = run(resumed);
+    CHECK(b.start_step == 3);
+    CHECK(std::memcmp(a.master.data(), b.master.data(), a.master.size() * sizeof(float)) == 0);
+  }
+}
