@@ -83,7 +83,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   options.fetch_order = model_->fetch_order();
   options.rank = comm.rank();
   engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
-  peak_ = cpu_peak_flops(comm.local_size());
+  peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
 }
 
 void Trainer::open_data() {
