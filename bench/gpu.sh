@@ -4,7 +4,7 @@
 # tokens/s and MFU; when python3 has torch, the same model, batch and sequence length in PyTorch
 # (bf16 autocast, scaled_dot_product_attention, torch.compile) for comparison.
 #
-#   bench/gpu.sh                 # everything: build, test, bench (about 8 minutes on an H100)
+#   bench/gpu.sh                 # everything: build, test, bench (meant to fit 10 minutes on an H100)
 #   bench/gpu.sh build test      # any of the phases, in order: build, test, bench
 #
 # Writes everything under $OUT when set, else bench/out/: gpu.log (this script's whole output),
