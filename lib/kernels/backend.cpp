@@ -1,21 +1,14 @@
+// select_backend: training.device to a Backend. Built as zt_backend, apart from zt_kernels, so that
+// the CUDA backend (zt_kernels_cuda, which builds on zt_kernels) can join it without a cycle.
 #include "kernels/backend.hpp"
 
 #include "core/error.hpp"
-#include "kernels/cpu/model_ops.hpp"
-#include "kernels/cpu/vector_ops.hpp"
 
 #ifdef ZT_HAVE_CUDA_BACKEND
 #include "kernels/cuda/backend.hpp"
 #endif
 
 namespace zt {
-
-Backend& cpu_backend() {
-  static cpu::CpuModelOps model;
-  static cpu::CpuVectorOps vector;
-  static Backend backend{cpu_device(), model, vector};
-  return backend;
-}
 
 Backend& select_backend(const std::string& device, int local_rank, DType training_dtype) {
   if (device == "cpu") return cpu_backend();

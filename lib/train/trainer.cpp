@@ -99,7 +99,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from());
-  peak_ = cpu_peak_flops(comm.local_size());
+  peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
 }
 
 void Trainer::open_data() {

@@ -39,8 +39,10 @@ ShardOptimizer::ShardOptimizer(const ParamLayout& layout, Range range, const Eng
     offloaded_ = make_file_state(range.size(), sub, off.buffer_count, off.nvme_path, options.rank, options.aio);
   else if (off.device == OffloadDevice::Cpu)
     offloaded_ = make_memory_state(range.size(), sub, dev, off.pin_memory ? MemSpace::Pinned : MemSpace::Host);
-  else  // the state stays in device memory; only the parameters it updates live in a file
+  else if (dev.kind() == DeviceKind::Cpu)  // the state stays in device memory; only the parameters live in a file
     offloaded_ = make_memory_state(range.size(), sub, dev, MemSpace::Device);
+  else  // the host AdamW below cannot reach a GPU's memory: the state waits in host memory
+    offloaded_ = make_memory_state(range.size(), sub, dev, off.pin_memory ? MemSpace::Pinned : MemSpace::Host);
   const size_t sub_elements = offloaded_->sub_groups() ? offloaded_->sub_group(0).size() : 0;
   const MemSpace staging = off.pin_memory ? MemSpace::Pinned : MemSpace::Host;
   for (auto& g : grad_stage_)
@@ -116,6 +118,10 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
   };
   for (auto& e : grads_arrived_)
     if (!e.handle) e = dev.create_event();
+  if (!grads_final_.handle) grads_final_ = dev.create_event();
+  // The copies stream reads what the compute stream's reductions wrote.
+  dev.record(grads_final_, dev.compute());
+  dev.wait(dev.copies(), grads_final_);
   if (groups > 0) fetch_grads(0);
   for (size_t k = 0; k < groups; ++k) {
     const Range sub = offloaded_->sub_group(k);

@@ -65,6 +65,7 @@ private:
   std::unique_ptr<OffloadedState> offloaded_;
   Buffer<uint8_t> grad_stage_[2], param_stage_;
   Event grads_arrived_[2];
+  Event grads_final_;  // the gradients are complete on the compute stream
 };
 
 }  // namespace zt

@@ -1,0 +1,142 @@
+#include "kernels/cuda/device.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+
+namespace zt::cuda {
+
+namespace {
+
+cudaStream_t stream_of(Stream s) { return static_cast<cudaStream_t>(s.handle); }
+cudaEvent_t event_of(Event e) { return static_cast<cudaEvent_t>(e.handle); }
+
+
+cudaStream_t make_stream() {
+  cudaStream_t s = nullptr;
+  ZT_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  return s;
+}
+
+}  // namespace
+
+MemoryKind memory_kind(const void* p) {
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, p) != cudaSuccess) {
+    cudaGetLastError();  // not an error worth keeping: CUDA does not know the pointer
+    return MemoryKind::Pageable;
+  }
+  switch (attributes.type) {
+    case cudaMemoryTypeUnregistered: return MemoryKind::Pageable;
+    case cudaMemoryTypeHost: return MemoryKind::Pinned;
+    default: return MemoryKind::Device;
+  }
+}
+
+CudaDevice::CudaDevice(int ordinal) : ordinal_(ordinal) {
+  ZT_CUDA_CHECK(cudaSetDevice(ordinal));
+  cudaDeviceProp prop{};
+  ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, ordinal));
+  name_ = prop.name;
+  memory_bytes_ = prop.totalGlobalMem;
+  cc_major_ = prop.major;
+  cc_minor_ = prop.minor;
+  compute_ = make_stream();
+  comm_ = make_stream();
+  copies_ = make_stream();
+}
+
+CudaDevice::~CudaDevice() {
+  // Errors are not reported from a destructor (at process exit the runtime may be going too).
+  for (cudaStream_t s : {compute_, comm_, copies_})
+    if (s) {
+      cudaStreamSynchronize(s);
+      cudaStreamDestroy(s);
+    }
+}
+
+std::string CudaDevice::compute_capability() const { return fmt::format("{}.{}", cc_major_, cc_minor_); }
+
+void* CudaDevice::allocate(MemSpace space, size_t bytes, bool zeroed) {
+  void* p = nullptr;
+  switch (space) {
+    case MemSpace::Device: {
+      const cudaError_t status = cudaMalloc(&p, bytes);
+      if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();  // clear it: the caller reports the failure in its own words
+        return nullptr;
+      }
+      ZT_CUDA_CHECK(status);
+      // On the compute stream, where every first use of a buffer is ordered (the other streams
+      // wait for compute before they touch what it produced).
+      if (zeroed) ZT_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, compute_));
+      return p;
+    }
+    case MemSpace::Pinned: {
+      const cudaError_t status = cudaHostAlloc(&p, bytes, cudaHostAllocDefault);
+      if (status == cudaErrorMemoryAllocation) {
+        cudaGetLastError();
+        return nullptr;
+      }
+      ZT_CUDA_CHECK(status);
+      if (zeroed) std::memset(p, 0, bytes);
+      return p;
+    }
+    case MemSpace::Host: return cpu_device().allocate(space, bytes, zeroed);
+    case MemSpace::File:
+    case MemSpace::Count: break;
+  }
+  fail("CudaDevice::allocate: {} memory is not allocated through a device", mem_space_name(space));
+}
+
+void CudaDevice::free(MemSpace space, void* p, size_t bytes) {
+  if (!p) return;
+  switch (space) {
+    case MemSpace::Device: cudaFree(p); return;  // synchronises: no queued work still uses p
+    case MemSpace::Pinned: cudaFreeHost(p); return;
+    default: cpu_device().free(space, p, bytes); return;
+  }
+}
+
+void CudaDevice::copy(void* dst, const void* src, size_t bytes, Stream stream) {
+  if (bytes == 0 || dst == src) return;
+  const cudaStream_t s = stream_of(stream);
+  ZT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
+  // Pageable host memory: the caller may reuse or read it as soon as this returns.
+  if (memory_kind(dst) == MemoryKind::Pageable || memory_kind(src) == MemoryKind::Pageable)
+    ZT_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaDevice::fill_zero(void* dst, size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  const cudaStream_t s = stream_of(stream);
+  if (memory_kind(dst) != MemoryKind::Device) {  // host memory: after what the stream has queued, by the host
+    ZT_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  ZT_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s));
+}
+
+Event CudaDevice::create_event() {
+  cudaEvent_t e = nullptr;
+  ZT_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  return {e};
+}
+
+void CudaDevice::destroy_event(Event e) {
+  if (e.handle) cudaEventDestroy(event_of(e));
+}
+
+void CudaDevice::record(Event e, Stream s) { ZT_CUDA_CHECK(cudaEventRecord(event_of(e), stream_of(s))); }
+
+void CudaDevice::wait(Stream s, Event e) { ZT_CUDA_CHECK(cudaStreamWaitEvent(stream_of(s), event_of(e), 0)); }
+
+void CudaDevice::synchronize(Event e) { ZT_CUDA_CHECK(cudaEventSynchronize(event_of(e))); }
+
+void CudaDevice::synchronize(Stream s) { ZT_CUDA_CHECK(cudaStreamSynchronize(stream_of(s))); }
+
+}  // namespace zt::cuda

@@ -1,0 +1,121 @@
+#include "kernels/cuda/model_ops.hpp"
+
+#include <climits>
+
+#include "core/error.hpp"
+#include "core/ledger.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/kernels.hpp"
+
+namespace zt::cuda {
+
+namespace {
+// The model checks every token against the vocabulary on the host before it reaches the device
+// (Gpt::forward), so the embedding kernels' own bound is only the int range.
+constexpr int kTokenBound = INT_MAX;
+
+// The cuBLASLt workspace and bias partials of a MatmulContext (allocated by it, counted here).
+constexpr size_t kMatmulContextBytes =
+    MatmulContext::kDefaultWorkspaceBytes + MatmulContext::kBiasPartialFloats * sizeof(float);
+}  // namespace
+
+CudaModelOps::CudaModelOps(CudaDevice& device, DType dtype) : device_(device), dtype_(dtype) {
+  if (dtype != DType::F32 && dtype != DType::BF16)
+    fail("the CUDA model operators compute in fp32 or bf16, not {}", dtype_name(dtype));
+  ZT_CUDA_CHECK(cudaSetDevice(device.ordinal()));
+  matmul_ = std::make_unique<MatmulContext>();
+  MemoryLedger::instance().add(MemSpace::Device, MemCategory::Activations, kMatmulContextBytes);
+  mean_loss_ = Buffer<float>(device, MemSpace::Device, MemCategory::Activations, 1);
+  mean_loss_host_ = Buffer<float>(device, MemSpace::Pinned, MemCategory::Activations, 1);
+}
+
+CudaModelOps::~CudaModelOps() {
+  MemoryLedger::instance().sub(MemSpace::Device, MemCategory::Activations, kMatmulContextBytes);
+}
+
+void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
+  if (buffer.size() < bytes) {
+    buffer.reset();
+    buffer = Buffer<uint8_t>(device_, MemSpace::Device, MemCategory::Activations, bytes, Init::Uninitialised);
+  }
+  return buffer.data();
+}
+
+void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                                     int C) {
+  cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream());
+}
+
+void CudaModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
+                                      int C) {
+  const size_t bytes = dwte ? embedding_backward_workspace_bytes(B, T) : 0;
+  void* workspace = bytes ? scratch(embedding_workspace_, bytes) : nullptr;
+  cuda::embedding_backward(dtype_, dwte, dwpe, workspace, bytes, dout, tokens, B, T, C, kTokenBound, stream());
+}
+
+void CudaModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
+                                     const void* bias, int N, int C) {
+  cuda::layernorm_forward(dtype_, out, mean, rstd, inp, weight, bias, N, C, stream());
+}
+
+void CudaModelOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                      const void* weight, const float* mean, const float* rstd, int N, int C) {
+  const size_t floats = layernorm_backward_scratch_floats(N, C);
+  auto* partials = static_cast<float*>(scratch(layernorm_scratch_, std::max<size_t>(1, floats) * sizeof(float)));
+  cuda::layernorm_backward(dtype_, dinp, dweight, dbias, partials, dout, inp, weight, mean, rstd, N, C, stream());
+}
+
+void CudaModelOps::matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C,
+                                  int OC, WeightLayout layout) {
+  cuda::matmul_forward(*matmul_, dtype_, out, inp, weight, bias, N, C, OC, layout, stream());
+}
+
+void CudaModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                                   const void* weight, int N, int C, int OC, WeightLayout layout) {
+  cuda::matmul_backward(*matmul_, dtype_, dinp, dweight, dbias, dout, inp, weight, N, C, OC, layout, stream());
+}
+
+// Forward saves the log-sum-exp of every (batch, head, query) row.
+size_t CudaModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T; }
+
+size_t CudaModelOps::attention_scratch_floats(int B, int T, int NH) const {
+  return attention_backward_scratch_floats(B, T, NH);
+}
+
+void CudaModelOps::attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) {
+  cuda::attention_forward(dtype_, out, saved, qkv, B, T, C, NH, stream());
+}
+
+void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                                      const float* saved, int B, int T, int C, int NH) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream());
+}
+
+void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
+  cuda::gelu_forward(dtype_, out, inp, n, stream());
+}
+
+void CudaModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {
+  cuda::gelu_backward(dtype_, dinp, inp, dout, n, stream());
+}
+
+void CudaModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
+  cuda::residual_forward(dtype_, out, a, b, n, stream());
+}
+
+float CudaModelOps::cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
+                                          int Vp) {
+  auto* losses = static_cast<float*>(scratch(losses_, std::max<size_t>(1, size_t(N)) * sizeof(float)));
+  classifier_forward(dtype_, lse, losses, mean_loss_.data(), logits, targets, N, V, Vp, stream());
+  ZT_CUDA_CHECK(cudaMemcpyAsync(mean_loss_host_.data(), mean_loss_.data(), sizeof(float), cudaMemcpyDeviceToHost,
+                                stream()));
+  ZT_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return mean_loss_host_[0];
+}
+
+void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
+                                          const int32_t* targets, float scale, int N, int V, int Vp) {
+  classifier_backward(dtype_, dlogits, logits, lse, targets, scale, N, V, Vp, stream());
+}
+
+}  // namespace zt::cuda

@@ -1,0 +1,63 @@
+#pragma once
+// The model's operator table (kernels/model_ops.hpp) on one GPU: the launchers of kernels/cuda on
+// the device's compute stream, in fp32 or bf16 (the training dtype; the kernels have no fp16
+// activations). Differences from the CPU table that the interface was made for:
+// - attention saves the log-sum-exp of each query row (B·NH·T floats) instead of the T×T
+//   probabilities, and its backward recomputes them from q, k and the forward's output;
+// - cross_entropy_forward copies the mean loss to the host and waits for the stream.
+// The operators' own scratch (cuBLASLt workspace, LayerNorm column partials, the embedding
+// backward's sort workspace, per-row losses) is allocated once for the largest shape seen, so only
+// the first step allocates; it counts as activations in the memory ledger.
+#include <memory>
+
+#include "core/buffer.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/matmul.hpp"
+#include "kernels/model_ops.hpp"
+
+namespace zt::cuda {
+
+class CudaModelOps final : public ModelOps {
+public:
+  // dtype: fp32 or bf16 (anything else throws).
+  CudaModelOps(CudaDevice& device, DType dtype);
+  ~CudaModelOps() override;
+
+  DType dtype() const override { return dtype_; }
+  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
+                         int C) override;
+  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
+                          int C) override;
+  void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
+                         int N, int C) override;
+  void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
+                          const void* weight, const float* mean, const float* rstd, int N, int C) override;
+  void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
+                      WeightLayout layout) override;
+  void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
+                       int N, int C, int OC, WeightLayout layout) override;
+  size_t attention_saved_floats(int B, int T, int NH) const override;
+  size_t attention_scratch_floats(int B, int T, int NH) const override;
+  void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
+  void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                          const float* saved, int B, int T, int C, int NH) override;
+  void gelu_forward(void* out, const void* inp, size_t n) override;
+  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
+  void residual_forward(void* out, const void* a, const void* b, size_t n) override;
+  float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                              float scale, int N, int V, int Vp) override;
+
+private:
+  cudaStream_t stream() const { return device_.compute_stream(); }
+  // A device buffer of at least `bytes` (grown, never shrunk; contents not kept).
+  void* scratch(Buffer<uint8_t>& buffer, size_t bytes);
+
+  CudaDevice& device_;
+  DType dtype_;
+  std::unique_ptr<MatmulContext> matmul_;
+  Buffer<uint8_t> layernorm_scratch_, embedding_workspace_, losses_;
+  Buffer<float> mean_loss_, mean_loss_host_;  // one float on the device, one in pinned memory
+};
+
+}  // namespace zt::cuda

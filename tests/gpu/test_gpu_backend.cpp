@@ -1,0 +1,268 @@
+// The CUDA backend's pieces on a GPU: CudaDevice (memory spaces, copies, fills, events, a failed
+// allocation), CudaVectorOps against the CPU's table on the same values, and what CudaModelOps
+// adds to the kernels (the loss brought to the host, attention's saved state).
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/error.hpp"
+#include "core/ledger.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cpu/model_ops.hpp"
+#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/device.hpp"
+
+using namespace zt;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Backend& gpu(DType dtype = DType::BF16) { return cuda::backend(0, dtype); }
+Device& device() { return gpu().device; }
+VectorOps& cpu_ops() { return cpu_backend().vector; }
+
+std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.f, scale);
+  std::vector<float> x(n);
+  for (float& f : x) f = normal(gen);
+  return x;
+}
+
+// n elements of `dtype` holding `values` converted, in host memory (bytes).
+std::vector<uint8_t> as_dtype(const std::vector<float>& values, DType dtype) {
+  std::vector<uint8_t> out(values.size() * dtype_size(dtype));
+  from_f32(dtype, values.data(), out.data(), values.size());
+  return out;
+}
+
+// A device copy of host bytes, and back.
+Buffer<uint8_t> upload(const void* host, size_t bytes) {
+  Buffer<uint8_t> b(device(), MemSpace::Device, MemCategory::Buffers, bytes, Init::Uninitialised);
+  device().copy(b.data(), host, bytes, device().compute());
+  return b;
+}
+std::vector<uint8_t> download(const void* dev, size_t bytes) {
+  std::vector<uint8_t> host(bytes);
+  device().copy(host.data(), dev, bytes, device().compute());
+  return host;
+}
+template <typename T>
+Buffer<uint8_t> upload(const std::vector<T>& v) {
+  return upload(v.data(), v.size() * sizeof(T));
+}
+
+View dview(void* p, DType t) { return {p, t, MemSpace::Device}; }
+ConstView hview(const void* p, DType t) { return {p, t, MemSpace::Host}; }
+View hview(void* p, DType t) { return {p, t, MemSpace::Host}; }
+
+}  // namespace
+
+TEST_CASE("the CUDA device names itself and allocates in every space, zeroed when asked", "[gpu][device]") {
+  Device& dev = device();
+  CHECK(dev.kind() == DeviceKind::Cuda);
+  CHECK_FALSE(dev.name().empty());
+  CHECK(dev.memory_bytes() > (size_t(1) << 30));
+  const size_t n = (size_t(3) << 20) + 5;  // past the host's mmap threshold, not a page multiple
+  const std::vector<uint8_t> zeros(n, 0);
+  for (MemSpace space : {MemSpace::Device, MemSpace::Pinned, MemSpace::Host}) {
+    INFO(mem_space_name(space));
+    const auto before = MemoryLedger::instance().stats();
+    Buffer<uint8_t> b(dev, space, MemCategory::Buffers, n);
+    CHECK(MemoryLedger::instance().stats().cur(space, MemCategory::Buffers) ==
+          before.cur(space, MemCategory::Buffers) + n);
+    CHECK(reinterpret_cast<uintptr_t>(b.data()) % 64 == 0);
+    CHECK(download(b.data(), n) == zeros);
+    const cuda::MemoryKind kind = cuda::memory_kind(b.data());
+    CHECK(kind == (space == MemSpace::Device   ? cuda::MemoryKind::Device
+                   : space == MemSpace::Pinned ? cuda::MemoryKind::Pinned
+                                               : cuda::MemoryKind::Pageable));
+  }
+}
+
+TEST_CASE("copies between every pair of spaces arrive, and host buffers may be reused at once", "[gpu][device]") {
+  Device& dev = device();
+  const size_t n = 1000003;
+  std::vector<uint8_t> pattern(n);
+  for (size_t i = 0; i < n; ++i) pattern[i] = uint8_t(i * 7 + 3);
+  for (MemSpace from : {MemSpace::Device, MemSpace::Pinned, MemSpace::Host})
+    for (MemSpace to : {MemSpace::Device, MemSpace::Pinned, MemSpace::Host}) {
+      INFO(mem_space_name(from) << " -> " << mem_space_name(to));
+      Buffer<uint8_t> a(dev, from, MemCategory::Buffers, n), b(dev, to, MemCategory::Buffers, n);
+      std::vector<uint8_t> staging = pattern;
+      dev.copy(a.data(), staging.data(), n, dev.compute());
+      std::fill(staging.begin(), staging.end(), 0);  // pageable: the copy has read it already
+      dev.copy(b.data(), a.data(), n, dev.compute());
+      CHECK(download(b.data(), n) == pattern);
+      dev.fill_zero(b.data() + 1, n - 2, dev.compute());
+      const auto back = download(b.data(), n);
+      CHECK(back[0] == pattern[0]);
+      CHECK(back[n - 1] == pattern[n - 1]);
+      CHECK(std::count(back.begin() + 1, back.end() - 1, 0) == std::ptrdiff_t(n - 2));
+    }
+}
+
+TEST_CASE("events order a stream after another; the host waits for either", "[gpu][device]") {
+  Device& dev = device();
+  const size_t n = size_t(64) << 20;
+  std::vector<uint8_t> pattern(n, 0x5a);
+  Buffer<uint8_t> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, n, Init::Uninitialised);
+  std::memcpy(pinned.data(), pattern.data(), n);
+  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n), b(dev, MemSpace::Device, MemCategory::Buffers, n);
+  Event done = dev.create_event();
+  dev.copy(a.data(), pinned.data(), n, dev.copies());  // asynchronous: pinned memory
+  dev.record(done, dev.copies());
+  dev.wait(dev.compute(), done);
+  dev.copy(b.data(), a.data(), n, dev.compute());  // must see the whole first copy
+  dev.synchronize(dev.compute());
+  CHECK(download(b.data(), n) == pattern);
+  dev.synchronize(done);
+  dev.synchronize(dev.comm());
+  dev.destroy_event(done);
+}
+
+TEST_CASE("an allocation the GPU cannot hold returns null and leaves CUDA usable", "[gpu][device]") {
+  Device& dev = device();
+  void* p = dev.allocate(MemSpace::Device, dev.memory_bytes() * 4, false);
+  CHECK(p == nullptr);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  // Buffer turns it into an error naming the category.
+  CHECK_THROWS_WITH(Buffer<uint8_t>(dev, MemSpace::Device, MemCategory::Grads, dev.memory_bytes() * 4),
+                    Contains("out of memory") && Contains("grads"));
+  Buffer<float> fine(dev, MemSpace::Device, MemCategory::Buffers, 1024);
+  CHECK(download(fine.data(), 4096) == std::vector<uint8_t>(4096, 0));
+}
+
+TEST_CASE("the GPU's conversions, adds and rounding give the CPU's bits", "[gpu][vector]") {
+  VectorOps& ops = gpu().vector;
+  const size_t n = 100003;  // not a multiple of 8: the tails take the scalar path
+  auto x = random_floats(n, 1, 3.0f);
+  x[5] = INFINITY;
+  x[6] = -0.0f;
+  x[7] = 1e-40f;  // subnormal
+  const auto y = random_floats(n, 2);
+  for (DType from : {DType::F32, DType::BF16, DType::F16})
+    for (DType to : {DType::F32, DType::BF16, DType::F16}) {
+      INFO(dtype_name(from) << " -> " << dtype_name(to));
+      const auto src = as_dtype(x, from);
+      const auto dst0 = as_dtype(y, to);
+      auto d_src = upload(src), d_dst = upload(dst0);
+      // convert
+      std::vector<uint8_t> expect(n * dtype_size(to));
+      cpu_ops().convert(hview(src.data(), from), hview(expect.data(), to), n);
+      ops.convert(dview(d_src.data(), from), dview(d_dst.data(), to), n);
+      CHECK(download(d_dst.data(), expect.size()) == expect);
+      // add (from an offset, so the vector path meets unaligned pointers too)
+      expect = dst0;
+      device().copy(d_dst.data(), dst0.data(), dst0.size(), device().compute());
+      cpu_ops().add(hview(src.data() + dtype_size(from), from), hview(expect.data() + dtype_size(to), to), n - 1);
+      ops.add(dview(d_src.data() + dtype_size(from), from), dview(d_dst.data() + dtype_size(to), to), n - 1);
+      CHECK(download(d_dst.data(), expect.size()) == expect);
+    }
+  for (DType t : {DType::BF16, DType::F16}) {
+    INFO(dtype_name(t));
+    std::vector<float> expect = x;
+    cpu_ops().round_to(t, expect.data(), n);
+    auto d = upload(x);
+    ops.round_to(t, reinterpret_cast<float*>(d.data()), n);
+    CHECK(download(d.data(), n * 4) == as_dtype(expect, DType::F32));
+  }
+}
+
+TEST_CASE("the GPU's sum of squares equals the CPU's to double rounding", "[gpu][vector]") {
+  VectorOps& ops = gpu().vector;
+  for (size_t n : {size_t(1), size_t(16384), size_t(16385), size_t(1000003)}) {
+    auto x = random_floats(n, unsigned(n), 2.0f);
+    for (DType t : {DType::F32, DType::BF16, DType::F16}) {
+      INFO("n " << n << " " << dtype_name(t));
+      const auto bytes = as_dtype(x, t);
+      auto d = upload(bytes);
+      const double expect = cpu_ops().sum_of_squares(hview(bytes.data(), t), n, 0.5f);
+      const double got = ops.sum_of_squares(dview(d.data(), t), n, 0.5f);
+      CHECK(std::abs(got - expect) <= 1e-13 * expect);
+      CHECK(ops.sum_of_squares(dview(d.data(), t), n, 0.5f) == got);  // the same bits every time
+    }
+  }
+  auto x = random_floats(100, 9);
+  x[50] = NAN;
+  auto d = upload(x);
+  CHECK(std::isnan(ops.sum_of_squares(dview(d.data(), DType::F32), 100, 1.0f)));
+}
+
+TEST_CASE("the GPU's AdamW over segments gives the CPU's bits", "[gpu][vector][adamw]") {
+  VectorOps& ops = gpu().vector;
+  // Segments of mixed decay, one longer than a block's piece, with a gap nobody updates.
+  const std::vector<AdamSegment> segments{{0, 1000, true}, {1000, 40000, false}, {41000, 16384, true},
+                                          {60000, 7, false}};
+  const size_t n = 60007;
+  const AdamWHyper hyper{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, true, true};
+  for (DType pt : {DType::F32, DType::BF16}) {
+    INFO("parameters in " << dtype_name(pt));
+    const bool fp32 = pt == DType::F32;
+    std::vector<float> master = random_floats(n, 3), m = random_floats(n, 4, 0.01f), v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = 1e-4f * float(i % 13 + 1);
+    const auto grads = as_dtype(random_floats(n, 5), pt);
+    std::vector<uint8_t> params = as_dtype(master, pt);
+    auto d_master = upload(master), d_m = upload(m), d_v = upload(v);
+    auto d_grads = upload(grads), d_params = upload(params);
+    for (int64_t step = 1; step <= 3; ++step) {
+      float* hm = master.data();
+      cpu_ops().adamw(segments, {hm, m.data(), v.data()}, hview(grads.data(), pt), 0.25f,
+                      fp32 ? hview(hm, DType::F32) : hview(params.data(), pt), hyper, step);
+      auto* dm = reinterpret_cast<float*>(d_master.data());
+      ops.adamw(segments, {dm, reinterpret_cast<float*>(d_m.data()), reinterpret_cast<float*>(d_v.data())},
+                dview(d_grads.data(), pt), 0.25f, fp32 ? dview(dm, DType::F32) : dview(d_params.data(), pt), hyper,
+                step);
+    }
+    CHECK(download(d_master.data(), n * 4) == as_dtype(master, DType::F32));
+    CHECK(download(d_m.data(), n * 4) == as_dtype(m, DType::F32));
+    CHECK(download(d_v.data(), n * 4) == as_dtype(v, DType::F32));
+    if (!fp32) CHECK(download(d_params.data(), params.size()) == params);
+  }
+}
+
+TEST_CASE("vector ops on pageable host memory run on the host; mixed with device memory they are refused",
+          "[gpu][vector]") {
+  VectorOps& ops = gpu().vector;
+  const auto x = random_floats(1000, 7);
+  std::vector<uint16_t> h(1000), expect(1000);
+  ops.convert(hview(x.data(), DType::F32), hview(h.data(), DType::BF16), 1000);
+  cpu_ops().convert(hview(x.data(), DType::F32), hview(expect.data(), DType::BF16), 1000);
+  CHECK(h == expect);
+  auto d = upload(x);
+  CHECK_THROWS_WITH(ops.add(hview(x.data(), DType::F32), dview(d.data(), DType::F32), 1000), Contains("pageable"));
+}
+
+TEST_CASE("the GPU model table: the loss comes to the host, attention saves one float per row", "[gpu][model]") {
+  const int N = 37, V = 250, Vp = 256;
+  const auto logits = random_floats(size_t(N) * Vp, 8, 2.0f);
+  std::vector<int32_t> targets(N);
+  for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 31) % V;
+  std::vector<float> lse(N);
+  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp);
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    ModelOps& ops = gpu(dt).model;
+    CHECK(ops.dtype() == dt);
+    CHECK(ops.attention_saved_floats(4, 64, 12) == size_t(4) * 12 * 64);
+    const auto values = as_dtype(logits, dt);
+    auto d_logits = upload(values), d_targets = upload(targets);
+    Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
+    const float got = ops.cross_entropy_forward(d_lse.data(), d_logits.data(),
+                                                reinterpret_cast<const int32_t*>(d_targets.data()), N, V, Vp);
+    CHECK(got == Approx(expect).epsilon(dt == DType::F32 ? 1e-6 : 2e-2));
+  }
+}
+
+TEST_CASE("one GPU per process; fp16 is refused", "[gpu][backend]") {
+  CHECK(&gpu(DType::F32).device == &gpu(DType::BF16).device);
+  CHECK(&gpu(DType::F32).vector == &gpu(DType::BF16).vector);
+  CHECK_THROWS_WITH(cuda::backend(0, DType::F16), Contains("fp16.enabled"));
+  if (cuda::visible_devices() > 1)
+    CHECK_THROWS_WITH(cuda::backend(1, DType::F32), Contains("already computes on GPU 0"));
+}
