@@ -2,6 +2,8 @@
 // the CUDA backend (zt_kernels_cuda, which builds on zt_kernels) can join it without a cycle.
 #include "kernels/backend.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 
 #ifdef ZT_HAVE_CUDA_BACKEND
@@ -10,13 +12,24 @@
 
 namespace zt {
 
-Backend& select_backend(const std::string& device, int local_rank, DType training_dtype) {
+Backend& select_backend(const std::string& device, int local_rank, int local_size, DType training_dtype) {
   if (device == "cpu") return cpu_backend();
 #ifdef ZT_HAVE_CUDA_BACKEND
-  if (device == "cuda" || (device == "auto" && cuda::visible_devices() > 0))
-    return cuda::backend(local_rank, training_dtype);
+  if (device == "cuda") return cuda::backend(local_rank, training_dtype);
+  if (device == "auto") {
+    // Every rank of a job must compute on the same kind of device: GPUs only when each local rank
+    // has one and the run is one the GPU kernels compute.
+    const int gpus = cuda::visible_devices();
+    if (gpus > 0 && gpus >= local_size && training_dtype != DType::F16) return cuda::backend(local_rank, training_dtype);
+    if (gpus > 0 && local_rank == 0)
+      spdlog::warn("training.device auto: training on the CPU although {} GPU(s) are visible ({}); "
+                   "training.device cuda says why in detail",
+                   gpus, training_dtype == DType::F16 ? "fp16 runs on the CPU only"
+                                                     : fmt::format("{} ranks on this machine", local_size));
+  }
 #else
   (void)local_rank;
+  (void)local_size;
   (void)training_dtype;
   if (device == "cuda")
     fail("training.device: \"cuda\": this build of zerotrain has no CUDA backend (expected \"cpu\" or \"auto\"; "

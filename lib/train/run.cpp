@@ -17,7 +17,8 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   Backend* backend = nullptr;
   std::string error;
   try {
-    backend = &select_backend(config.training.device, world.info().local_rank, dtype_from_name(config.dtype()));
+    backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
+                              dtype_from_name(config.dtype()));
   } catch (const std::exception& e) {
     error = e.what();
   }

@@ -72,7 +72,7 @@ config::Config toy_config(const Spec& s) {
 }
 
 Backend& backend_for(const std::string& device, const config::Config& c) {
-  return select_backend(device, 0, dtype_from_name(c.dtype()));
+  return select_backend(device, 0, 1, dtype_from_name(c.dtype()));
 }
 
 struct RunResult {
