@@ -42,10 +42,11 @@ void MetricsWriter::step(const StepRecord& r) {
   if (r.time) {
     const StepBreakdown& t = *r.time;
     time = fmt::format(",\"time_ms\":{{\"forward\":{},\"backward\":{},\"step\":{},\"reduce_wait\":{},"
-                       "\"gather_wait\":{},\"comm_busy\":{}}}",
+                       "\"gather_wait\":{},\"comm_busy\":{},\"offload_wait\":{},\"offload_io\":{}}}",
                        format_float(1e3 * t.forward), format_float(1e3 * t.backward), format_float(1e3 * t.step),
                        format_float(1e3 * t.reduce_wait), format_float(1e3 * t.gather_wait),
-                       format_float(1e3 * t.comm_busy));
+                       format_float(1e3 * t.comm_busy), format_float(1e3 * t.offload_wait),
+                       format_float(1e3 * t.offload_io));
   }
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{},\"grad_norm\":{},\"loss_scale\":{},"

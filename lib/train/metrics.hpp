@@ -32,6 +32,7 @@ struct StepBreakdown {
   double forward = 0, backward = 0, step = 0;
   double reduce_wait = 0, gather_wait = 0;  // compute thread blocked on communication
   double comm_busy = 0;                      // time collectives were in flight
+  double offload_wait = 0, offload_io = 0;   // the offloaded optimizer step waiting; its file's I/O running
 };
 
 struct StepRecord {

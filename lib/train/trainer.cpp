@@ -143,8 +143,11 @@ TrainStepResult Trainer::train_step(int64_t step) {
     AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
     out.result = engine_->step(out.lr, betas.beta1, betas.beta2);
   });
-  out.time.reduce_wait = engine_->timers().reduce_wait_s;
-  out.time.gather_wait = engine_->timers().gather_wait_s;
+  const StageTimers timers = engine_->timers();
+  out.time.reduce_wait = timers.reduce_wait_s;
+  out.time.gather_wait = timers.gather_wait_s;
+  out.time.offload_wait = timers.offload_wait_s;
+  out.time.offload_io = timers.offload_io_s;
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
   double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);
@@ -334,6 +337,9 @@ void Trainer::log_breakdown(const StepBreakdown& t, double step_seconds) const {
                "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
                1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
                1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
+  if (t.offload_io > 0 || t.offload_wait > 0)
+    spdlog::info("      offload (ms): file I/O running {:.1f} | optimizer step waiting on it and transfers {:.1f}",
+                 1e3 * t.offload_io, 1e3 * t.offload_wait);
 }
 
 void Trainer::log_interrupted(int64_t step, int stop_requests) const {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -109,6 +110,14 @@ void AsyncFile::worker() {
 }
 
 void AsyncFile::run(const Piece& p) {
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Busy {  // counted however the request ends
+    std::atomic<int64_t>& ns;
+    std::chrono::steady_clock::time_point t0;
+    ~Busy() {
+      ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+    }
+  } busy{busy_ns_, t0};
   std::string error;
   size_t done = 0;
   while (done < p.bytes) {

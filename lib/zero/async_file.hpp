@@ -6,6 +6,7 @@
 // sizes given to it must then be multiples of kDirectAlignment (host buffers of 4 KiB or more from
 // any Device are). Without, any piece at any address. The file is unlinked as soon as it is created and its space
 // reserved: a crash leaves nothing behind, and a full disk is found at start-up, not mid-run.
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -54,6 +55,8 @@ public:
   Ticket write(uint64_t offset, const void* src, size_t bytes);
 
   const std::string& path() const { return path_; }
+  // Seconds the I/O threads spent in reads and writes, all threads together.
+  double busy_seconds() const { return double(busy_ns_.load()) * 1e-9; }
   uint64_t size() const { return size_; }
   bool direct() const { return direct_; }
 
@@ -79,6 +82,7 @@ private:
   std::deque<Piece> queue_;
   int in_flight_ = 0;
   bool stopping_ = false;
+  std::atomic<int64_t> busy_ns_{0};
   std::vector<std::thread> threads_;
 };
 

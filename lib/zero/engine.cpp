@@ -41,6 +41,19 @@ void Engine::grads_ready(int g) {
   open = nullptr;
 }
 
+StageTimers Engine::timers() const {
+  StageTimers t = stage_->timers();
+  const auto offload = optimizer_->timing();
+  t.offload_wait_s = offload.waited_s;
+  t.offload_io_s = offload.io_s;
+  return t;
+}
+
+void Engine::reset_timers() {
+  stage_->reset_timers();
+  optimizer_->reset_timing();
+}
+
 float Engine::backward_scale() const {
   const float pre = options_.prescale_gradients ? float(options_.gradient_predivide_factor) : 1.0f;
   return scaler_.scale() / pre;

@@ -68,9 +68,9 @@ public:
   DType dtype() const { return options_.dtype; }
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
-  StageTimers timers() const { return stage_->timers(); }
+  StageTimers timers() const;
   std::vector<int64_t> group_gathers() const { return stage_->group_gathers(); }
-  void reset_timers() { stage_->reset_timers(); }
+  void reset_timers();
 
 private:
   double global_grad_sum_of_squares(float factor);

@@ -84,6 +84,7 @@ public:
   void flush() override {
     for (Slot& s : slots_) finish_write(s);
   }
+  double io_seconds() const override { return file_.busy_seconds(); }
 
 private:
   static constexpr size_t kNone = SIZE_MAX;

@@ -34,6 +34,8 @@ public:
   virtual void release(size_t k, bool changed) = 0;
   // Every write has landed (errors are thrown here at the latest).
   virtual void flush() {}
+  // Seconds its file's I/O threads have been busy (0 for memory).
+  virtual double io_seconds() const { return 0; }
 
 private:
   size_t size_, sub_group_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -125,11 +126,14 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
   if (groups > 0) fetch_grads(0);
   for (size_t k = 0; k < groups; ++k) {
     const Range sub = offloaded_->sub_group(k);
-    AdamState st = offloaded_->acquire(k);
-    // The next sub-groups' state is read while this one is updated, as far as buffers allow.
-    for (size_t next = k + 1; next < groups && offloaded_->prefetch(next); ++next) {
-    }
-    dev.synchronize(grads_arrived_[k % 2]);
+    AdamState st;
+    timed(waited_s_, [&] {
+      st = offloaded_->acquire(k);
+      // The next sub-groups' state is read while this one is updated, as far as buffers allow.
+      for (size_t next = k + 1; next < groups && offloaded_->prefetch(next); ++next) {
+      }
+      dev.synchronize(grads_arrived_[k % 2]);
+    });
     if (k + 1 < groups) fetch_grads(k + 1);
     const std::vector<AdamSegment> segments = segments_in(sub);
     const View staged{param_stage_.data(), dtype_, MemSpace::Host};
@@ -139,10 +143,20 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
     const size_t covered = segments.empty() ? 0 : segments.back().offset + segments.back().size;
     if (covered < sub.size())
       host.convert({st.master + covered, DType::F32, MemSpace::Host}, staged.at(covered), sub.size() - covered);
-    params_.write(sub, param_stage_.data());
+    timed(waited_s_, [&] { params_.write(sub, param_stage_.data()); });
     offloaded_->release(k, true);
   }
-  offloaded_->flush();
+  timed(waited_s_, [&] { offloaded_->flush(); });
+}
+
+ShardOptimizer::OffloadTiming ShardOptimizer::timing() const {
+  if (!offloaded_) return {};
+  return {waited_s_, offloaded_->io_seconds() - io_at_reset_s_};
+}
+
+void ShardOptimizer::reset_timing() {
+  waited_s_ = 0;
+  io_at_reset_s_ = offloaded_ ? offloaded_->io_seconds() : 0;
 }
 
 void ShardOptimizer::read(StateTensor t, Range r, float* host) {

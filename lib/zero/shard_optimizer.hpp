@@ -45,6 +45,14 @@ public:
   // master was written).
   void round_params();
 
+  // Offloaded updates since the last reset: seconds the update waited for transfers and files, and
+  // seconds the offload file's I/O ran (what overlapped the host AdamW is io - waited).
+  struct OffloadTiming {
+    double waited_s = 0, io_s = 0;
+  };
+  OffloadTiming timing() const;
+  void reset_timing();
+
 private:
   // Segments of the sub-group [a, b) (relative to range().begin), with offsets relative to a.
   std::vector<AdamSegment> segments_in(Range sub) const;
@@ -65,6 +73,7 @@ private:
   std::unique_ptr<OffloadedState> offloaded_;
   Buffer<uint8_t> grad_stage_[2], param_stage_;
   Event grads_arrived_[2];
+  double waited_s_ = 0, io_at_reset_s_ = 0;
   Event grads_final_;  // the gradients are complete on the compute stream
 };
 

@@ -35,6 +35,8 @@ struct StageContext {
 struct StageTimers {
   double reduce_wait_s = 0;  // time the compute thread waited on gradient reductions
   double gather_wait_s = 0;  // time it waited on parameter all-gathers
+  double offload_wait_s = 0;  // time the offloaded optimizer step waited on transfers and files
+  double offload_io_s = 0;    // time the offload file's I/O ran
 };
 
 // Writes initial fp32 values of flat elements [begin, begin + count) into dst (host memory).
