@@ -94,7 +94,12 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   EngineOptions options = engine_options(config);
   options.fetch_order = model_->fetch_order();
   options.rank = comm.rank();
-  engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
+  try {
+    engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
+  } catch (const EngineSetupFailed& e) {
+    if (*e.what()) spdlog::error("{}", e.what());  // the lowest failing rank speaks for all
+    throw SetupFailed();
+  }
   agree_on_setup(error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); }));
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,

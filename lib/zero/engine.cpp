@@ -16,9 +16,18 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       pool_(backend.device),
       ctx_{options_, layout, comm, partition_, backend, backend.model.dtype(), pool_},
       open_grads_(layout.groups.size(), nullptr) {
-  stage_ = make_stage(ctx_);
+  // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
+  // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
+  std::string error;
+  try {
+    stage_ = make_stage(ctx_);
+    optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params());
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const int first = comm.control().first_failure(!error.empty());
+  if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
   stage_->init_params(init);
-  optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params());
   optimizer_->init_master();
   if (options.fp16) scaler_ = LossScaler(options.loss_scaler);
 }

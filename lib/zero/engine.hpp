@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/error.hpp"
 #include "core/param_hooks.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
@@ -24,10 +25,17 @@ struct UpdateResult {
   float loss_scale = 1.0f;  // the scale this step's backward used
 };
 
+// The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with
+// the reason on the lowest failing rank and an empty one elsewhere, before any collective ran.
+struct EngineSetupFailed : Error {
+  using Error::Error;
+};
+
 class Engine final : public ParamHooks {
 public:
   // init fills initial fp32 values of any flat range (model init, or loaded weights). The model
-  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype.
+  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. Collective;
+  // throws EngineSetupFailed on every rank when its storage cannot be made on one.
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
          const ParamInit& init);
 

@@ -85,3 +85,25 @@ TEST_CASE("nvme offload lowers the resident peak by most of the optimizer state 
   // Nothing is left in nvme_path.
   CHECK(std::filesystem::is_empty(dir + "/nvme"));
 }
+
+TEST_CASE("an nvme_path without room for the offloaded state stops the run at start-up, naming key and path",
+          "[e2e][offload]") {
+  auto dir = fresh_dir("offload-no-room");
+  const std::string nvme = dir + "/nvme";
+  std::filesystem::create_directories(nvme);
+  for (const std::string block : {"offload_optimizer", "offload_param"}) {
+    INFO(block);
+    // A file size limit of 100 blocks (50 KiB): the toy model's offloaded state does not fit.
+    const std::string limited = "trap '' XFSZ; ulimit -f 100 && " + std::string(ZT_ZEROTRAIN) +
+                                " --config zero3 --steps 100000 --set zero_optimization." + block +
+                                ".device=nvme --set zero_optimization." + block + ".nvme_path=" + nvme;
+    int code = run_command("sh -c \"" + limited + "\"", dir + "/out.log");
+    std::string out = read_file(dir + "/out.log");
+    INFO(out);
+    CHECK(code == 1);
+    CHECK(out.find("zero_optimization." + block + ".nvme_path: cannot reserve") != std::string::npos);
+    CHECK(out.find("\"" + nvme + "\": File too large") != std::string::npos);
+    CHECK(out.find("step     1/") == std::string::npos);  // stopped before training
+    CHECK(std::filesystem::is_empty(nvme));                 // and left nothing behind
+  }
+}
