@@ -4,31 +4,36 @@
 
 namespace zt {
 
-void ControlChannel::all_reduce_sum(double* values, size_t n) {
-  const size_t W = size_t(world_size());
-  if (n == 0) return;
-  std::vector<double> all(W * n);
-  gather_for_reduce(values, all.data(), n * sizeof(double));
+namespace {
+
+// values[i] = combine over ranks r (in rank order) of rank r's values[i].
+template <typename Combine>
+void reduce_in_rank_order(const std::vector<double>& all, double* values, size_t n, size_t world, Combine&& combine) {
   for (size_t i = 0; i < n; ++i) {
-    double s = all[i];
-    for (size_t r = 1; r < W; ++r) s += all[r * n + i];
-    values[i] = s;
+    double x = all[i];
+    for (size_t r = 1; r < world; ++r) x = combine(x, all[r * n + i]);
+    values[i] = x;
   }
 }
 
-void ControlChannel::all_reduce_max(double* values, size_t n) {
-  const size_t W = size_t(world_size());
+}  // namespace
+
+void ControlChannel::all_reduce_sum(double* values, size_t n) {
   if (n == 0) return;
+  const size_t W = size_t(world_size());
   std::vector<double> all(W * n);
   gather_for_reduce(values, all.data(), n * sizeof(double));
-  for (size_t i = 0; i < n; ++i) {
-    double m = all[i];
-    for (size_t r = 1; r < W; ++r) {
-      const double x = all[r * n + i];
-      if (!std::isnan(m) && (std::isnan(x) || x > m)) m = x;
-    }
-    values[i] = m;
-  }
+  reduce_in_rank_order(all, values, n, W, [](double a, double b) { return a + b; });
+}
+
+void ControlChannel::all_reduce_max(double* values, size_t n) {
+  if (n == 0) return;
+  const size_t W = size_t(world_size());
+  std::vector<double> all(W * n);
+  gather_for_reduce(values, all.data(), n * sizeof(double));
+  // NaN anywhere wins: a NaN flag must reach every rank.
+  reduce_in_rank_order(all, values, n, W,
+                       [](double a, double b) { return !std::isnan(a) && (std::isnan(b) || b > a) ? b : a; });
 }
 
 int ControlChannel::first_failure(bool failed) {
