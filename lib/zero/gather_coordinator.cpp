@@ -9,7 +9,9 @@
 namespace zt {
 
 GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers)
-    : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr), timers_(timers),
+    : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr),
+      staged_(in_file_ || (ctx.device().kind() != DeviceKind::Cpu && shard.view().space != MemSpace::Device)),
+      timers_(timers), host_(ctx.device(), MemSpace::Pinned),
       live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
       gathers_(ctx.layout.groups.size(), 0) {
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
@@ -54,8 +56,9 @@ GatherCoordinator::Gathered& GatherCoordinator::start(int g) {
   if (!persistent_[size_t(g)]) live_elements_ += range.size();
   const Range own = range.intersect(ctx_.partition.own());
   if (in_file_ && !own.empty()) {
-    const size_t base = ctx_.partition.own().begin;
-    void* place = static_cast<char*>(gather_buffer(e)) + (own.begin - range.begin) * dtype_size(ctx_.dtype());
+    const size_t base = ctx_.partition.own().begin, esz = dtype_size(ctx_.dtype());
+    void* place = static_cast<char*>(gather_buffer(e)) + (own.begin - range.begin) * esz;
+    if (ctx_.device().kind() != DeviceKind::Cpu) place = e.staging = host_.acquire(own.size() * esz);
     e.read = shard_.read_async({own.begin - base, own.end - base}, place);
   }
   return e;
@@ -67,15 +70,24 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
   const Range range = group_range(g), own = range.intersect(ctx_.partition.own());
   const size_t esz = dtype_size(ctx_.dtype());
   const void* send;
-  if (in_file_) {
+  if (staged_) {
     if (e.read_ahead) {
       --reading_;
       elements_reading_ -= own.size();
       e.read_ahead = false;
     }
     e.read.finish();
-    // The piece is in its place: gather in place.
-    send = static_cast<char*>(gather_buffer(e)) + (own.empty() ? 0 : own.begin - range.begin) * esz;
+    void* place = static_cast<char*>(gather_buffer(e)) + (own.empty() ? 0 : own.begin - range.begin) * esz;
+    Device& dev = ctx_.device();
+    const void* from = e.staging;
+    if (!in_file_ && !own.empty())  // a shard in host memory on a GPU
+      from = static_cast<const char*>(shard_.view().data) + (own.begin - ctx_.partition.own().begin) * esz;
+    if (from) {
+      dev.copy(place, from, own.size() * esz, dev.compute());
+      dev.synchronize(dev.compute());
+      host_.release(std::exchange(e.staging, nullptr));
+    }
+    send = place;  // the piece is in its place: gather in place
   } else {
     const size_t at = own.empty() ? 0 : own.begin - ctx_.partition.own().begin;
     send = static_cast<const char*>(shard_.view().data) + at * esz;
@@ -139,6 +151,11 @@ void GatherCoordinator::free_group(int g) {
       pool.release(e.raw);
     }
   } release{ctx_.pool, gone};
+  struct ReleaseStaging {
+    BufferPool& pool;
+    Gathered& e;
+    ~ReleaseStaging() { pool.release(e.staging); }
+  } release_staging{host_, gone};
   gone.read.finish();
   if (gone.work) gone.work->wait();
 }

@@ -8,9 +8,10 @@
 // stage3_param_persistence_threshold are gathered once per step and kept.
 //
 // When the shard lives in a file (offload_param nvme), this rank's piece of a group is read from it
-// straight into its place in the group's gather buffer, and the all-gather runs in place; the
-// pieces of the groups the trace gathers next are read ahead, up to buffer_count groups and
-// max_in_cpu elements.
+// into its place in the group's gather buffer (through host staging on a GPU), and the all-gather
+// runs in place; the pieces of the groups the trace gathers next are read ahead, up to
+// buffer_count groups and max_in_cpu elements. A shard in host memory on a GPU is copied to its
+// place the same way: the communicator only sees device memory.
 #include <vector>
 
 #include "zero/param_shard.hpp"
@@ -46,6 +47,7 @@ private:
     void* raw = nullptr;     // storage-dtype values being gathered (when the model's dtype differs)
     void* values = nullptr;  // what the model reads
     PendingRead read;        // this rank's piece coming from the file (Reading)
+    void* staging = nullptr;  // host memory the piece comes through on a GPU
     bool read_ahead = false;  // started by read_ahead(), counted in reading_
     WorkPtr work;            // the all-gather in flight (Gathering)
     std::vector<size_t> counts;
@@ -67,7 +69,9 @@ private:
   const StageContext& ctx_;
   ParamShard& shard_;
   const bool in_file_;
+  const bool staged_;  // the piece goes to its place in the gather buffer before an in-place all-gather
   StageTimers& timers_;
+  BufferPool host_;  // staging for pieces on their way to a GPU
   std::vector<Gathered> live_;  // by group
   size_t live_elements_ = 0;    // gathered or being gathered, persistent groups aside
   int reading_ = 0;             // groups whose piece is being read ahead
