@@ -75,15 +75,16 @@ ModelConfig read_model(Block& b) {
   return m;
 }
 
-nlohmann::json model_argument(const std::string& arg) {
+std::optional<std::string> model_file(const std::string& arg) {
   std::error_code ec;
-  std::optional<std::string> file;
-  if (std::filesystem::is_regular_file(arg, ec))
-    file = arg;
-  else if (gpt_preset(arg))
-    return {{"preset", arg}};
-  else
-    file = find_preset_file(arg, "models");
+  if (std::filesystem::is_regular_file(arg, ec)) return arg;
+  if (gpt_preset(arg)) return std::nullopt;
+  return find_preset_file(arg, "models");
+}
+
+nlohmann::json model_argument(const std::string& arg) {
+  const std::optional<std::string> file = model_file(arg);
+  if (!file && gpt_preset(arg)) return {{"preset", arg}};
   if (!file) {
     std::string presets;
     for (const auto& p : gpt_presets()) presets += (presets.empty() ? "" : ", ") + std::string(p.name);

@@ -55,6 +55,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   Config c;
   c.world_size = options.world_size;
   c.source = source;
+  if (options.model) c.model_file = model_file(*options.model).value_or("");
   Block top(diag, "", &raw, UnknownKeys::Warn);
   {
     Block b = top.child("training", UnknownKeys::Error);

@@ -188,6 +188,7 @@ std::vector<InputFile> input_files(const config::Config& c) {
   std::vector<InputFile> in;
   std::error_code ec;
   if (fs::exists(c.source, ec)) in.push_back({"--config", c.source});  // else built in ("default config")
+  if (!c.model_file.empty()) in.push_back({"--model", c.model_file});
   if (!c.data.train.empty()) in.push_back({"data.train", c.data.train});
   if (!c.data.val.empty()) in.push_back({"data.val", c.data.val});
   const auto& init = c.training.init_from;

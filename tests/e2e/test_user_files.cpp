@@ -76,6 +76,9 @@ TEST_CASE("an output that names an input is refused before anything is written, 
   const std::string config = dir + "/ds.json";
   fs::copy_file(std::string(ZT_SOURCE_DIR) + "/configs/zero2.json", config);
   const std::string config_text = read_file(config);
+  const std::string model = dir + "/model.json";
+  fs::copy_file(std::string(ZT_SOURCE_DIR) + "/configs/models/toy.json", model);
+  const std::string model_text = read_file(model);
   fs::create_symlink("data.txt", dir + "/link.txt");
   fs::create_hard_link(data, dir + "/hard.txt");
 
@@ -85,6 +88,7 @@ TEST_CASE("an output that names an input is refused before anything is written, 
   const std::vector<Case> cases = {
       {"metrics = data", "--data " + data + " --set training.metrics=" + data, "training.metrics", "data.train"},
       {"metrics = config", "--set training.metrics=" + config, "training.metrics", "--config"},
+      {"metrics = model", "--model " + model + " --set training.metrics=" + model, "training.metrics", "--model"},
       // Another spelling of the same file: through a symbolic link, behind "..", a hard link.
       {"through a link", "--data " + data + " --set training.metrics=" + dir + "/new/../link.txt", "training.metrics",
        "data.train"},
@@ -116,6 +120,7 @@ TEST_CASE("an output that names an input is refused before anything is written, 
       CHECK_FALSE(trained(out));
       CHECK(read_file(data) == original);
       CHECK(read_file(config) == config_text);
+      CHECK(read_file(model) == model_text);
       CHECK(read_file(dir + "/rank0.log") == "hello\n");
       CHECK(read_file(dir + "/csv/run/Train_Samples_train_loss.csv") == "hello\n");
     }
