@@ -146,6 +146,7 @@ struct TrainingConfig {
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds
   std::string device = "auto";  // auto | cpu | cuda
+  int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
 };
 
 struct Config {
@@ -180,6 +181,7 @@ struct Config {
   TrainingConfig training;
 
   std::string source;  // where the config came from (file path or preset name), for messages
+  std::string model_file;  // the file --model read the model block from, if any
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
 };
 

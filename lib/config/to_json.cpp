@@ -116,7 +116,8 @@ json training_json(const TrainingConfig& t) {
           {"log_dir", t.log_dir},
           {"metrics", t.metrics},
           {"comm_timeout", t.comm_timeout},
-          {"device", t.device}};
+          {"device", t.device},
+          {"device_memory_limit", t.device_memory_limit}};
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ TrainingConfig read_training(Block& b) {
   // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).
   t.comm_timeout = b.number("comm_timeout", t.comm_timeout, non_negative);
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
+  t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
   b.finish();
 
   if ((t.resume == "latest" || t.resume == "auto") && t.checkpoint_dir.empty())

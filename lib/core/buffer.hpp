@@ -25,11 +25,8 @@ public:
       : device_(&device), space_(space), category_(category) {
     if (n == 0) return;
     if (n > (SIZE_MAX - 63) / sizeof(T)) fail_allocation(category, SIZE_MAX, space);
-    const size_t bytes = n * sizeof(T);
-    data_ = static_cast<T*>(device.allocate(space, bytes, init == Init::Zero));
-    if (!data_) fail_allocation(category, bytes, space);
+    data_ = static_cast<T*>(allocate_counted(device, space, category, n * sizeof(T), init == Init::Zero));
     n_ = n;
-    MemoryLedger::instance().add(space_, category_, bytes);
   }
   ~Buffer() { reset(); }
   Buffer(const Buffer&) = delete;

@@ -25,13 +25,29 @@ size_t MemStats::offloaded() const {
 }
 
 void fail_allocation(MemCategory c, size_t bytes, MemSpace space) {
-  MemStats s = MemoryLedger::instance().stats();
+  const MemoryLedger& ledger = MemoryLedger::instance();
+  MemStats s = ledger.stats();
   size_t held = 0;
   for (size_t b : s.current) held += b;
+  const auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::string where = space == MemSpace::Device ? "" : fmt::format(" in {} memory", mem_space_name(space));
-  fail("out of memory: cannot allocate {:.1f} MiB for {}{} (this rank already holds {:.1f} MiB; "
+  std::string limit;
+  if (ledger.limit(space) > 0 && ledger.held(space) + bytes > ledger.limit(space))
+    limit = fmt::format(", {:.1f} MiB of them in {} memory, whose limit is {:.1f} MiB ({})", mib(ledger.held(space)),
+                        mem_space_name(space), mib(ledger.limit(space)), ledger.limit_source(space));
+  fail("out of memory: cannot allocate {:.1f} MiB for {}{} (this rank already holds {:.1f} MiB{}; "
        "`zerotrain --dry-run` prints the memory plan)",
-       double(bytes) / 1048576.0, mem_category_name(c), where, double(held) / 1048576.0);
+       mib(bytes), mem_category_name(c), where, mib(held), limit);
+}
+
+void* allocate_counted(Device& device, MemSpace space, MemCategory category, size_t bytes, bool zeroed) {
+  MemoryLedger& ledger = MemoryLedger::instance();
+  const size_t limit = ledger.limit(space);
+  if (limit > 0 && (bytes > limit || ledger.held(space) > limit - bytes)) fail_allocation(category, bytes, space);
+  void* data = device.allocate(space, bytes, zeroed);
+  if (!data) fail_allocation(category, bytes, space);
+  ledger.add(space, category, bytes);
+  return data;
 }
 
 MemoryLedger& MemoryLedger::instance() {
@@ -77,6 +93,17 @@ MemStats MemoryLedger::stats() const {
   }
   s.allocations = allocations_.load();
   return s;
+}
+
+void MemoryLedger::set_limit(MemSpace s, size_t bytes, std::string source) {
+  limit_[size_t(s)] = bytes;
+  limit_source_[size_t(s)] = std::move(source);
+}
+
+size_t MemoryLedger::held(MemSpace s) const {
+  size_t bytes = 0;
+  for (const auto& c : current_[size_t(s)]) bytes += c.load();
+  return bytes;
 }
 
 void MemoryLedger::reset_peaks() {

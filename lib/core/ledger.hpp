@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/device.hpp"
@@ -19,8 +20,12 @@ constexpr int kMemCategories = int(MemCategory::Count);
 std::string_view mem_category_name(MemCategory c);  // "params", "grads", ...
 
 // Throws zt::Error: an allocation of `bytes` for `c` in `space` failed; says what this rank
-// already holds.
+// already holds, and the space's limit when one was set.
 [[noreturn]] void fail_allocation(MemCategory c, size_t bytes, MemSpace space = MemSpace::Device);
+
+// Allocates `bytes` through `device` and registers them under (space, category); fails (above)
+// when the device has no room or the space's limit would be passed.
+void* allocate_counted(Device& device, MemSpace space, MemCategory category, size_t bytes, bool zeroed);
 
 struct MemStats {
   using Table = std::array<std::array<size_t, kMemCategories>, kMemSpaces>;
@@ -46,11 +51,20 @@ public:
   MemStats stats() const;
   void reset_peaks();  // peaks restart from the current values
 
+  // The most bytes allocate_counted lets this process hold in a space (0: no limit), e.g. to keep a
+  // run inside part of a GPU; `source` names who set it, for the error message.
+  void set_limit(MemSpace s, size_t bytes, std::string source);
+  size_t limit(MemSpace s) const { return limit_[size_t(s)]; }
+  const std::string& limit_source(MemSpace s) const { return limit_source_[size_t(s)]; }
+  size_t held(MemSpace s) const;  // all categories
+
 private:
   static void raise(std::atomic<size_t>& peak, size_t now);
   std::array<std::array<std::atomic<size_t>, kMemCategories>, kMemSpaces> current_{}, peak_{};
   std::array<std::atomic<size_t>, kMemCategories> total_{}, total_peak_{};
   std::atomic<uint64_t> allocations_{0};
+  std::array<size_t, kMemSpaces> limit_{};
+  std::array<std::string, kMemSpaces> limit_source_{};
 };
 
 }  // namespace zt

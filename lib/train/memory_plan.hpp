@@ -4,24 +4,31 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "kernels/backend.hpp"
 
 namespace zt {
 
 struct MemoryPlan {
   size_t num_params = 0, padded = 0, shard = 0;
   size_t params = 0, grads = 0, optimizer = 0, offload = 0;
-  size_t buffers_bound = 0;  // buckets, gathered groups, fp32 group views and gradients
+  size_t buffers_bound = 0;  // buckets, gathered groups, fp32 group views and gradients, offload staging
+  size_t host_buffers = 0;   // of buffers_bound, the offload staging in host memory
   size_t activations = 0;    // the model's forward results and backward scratch for one micro-batch
+  DType activation_dtype = DType::F32;  // what the backend's model operators compute in
   std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
 };
 
-MemoryPlan plan_memory(const config::Config& config, int world_size);
-// Host bytes one rank holds at most: model states, transient buffers and activations (the CPU
-// backend keeps everything in host memory).
+// `ops`: the model operators the run computes with; their dtype and their attention (the CPU keeps
+// a T x T matrix per head, the GPU one value per row) size the activations.
+MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model);
+// Bytes one rank holds at most: model states, transient buffers and activations.
 size_t plan_total(const MemoryPlan& plan);
-// Prints the plan (MiB and exact bytes: the figures equal what the run's ledger records per rank),
-// and warns on stderr when a rank's plan exceeds its share of this machine's memory (MemTotal
-// divided among the `local_ranks` ranks on it).
-void print_memory_plan(const config::Config& config, int world_size, int local_ranks);
+// Of those, the bytes in the device's own memory: everything but what offload moves to the host.
+size_t plan_device_total(const MemoryPlan& plan);
+// Prints the plan for `backend` (MiB and exact bytes: the figures equal what the run's ledger
+// records per rank), and warns on stderr when a rank's plan exceeds what it will have: on the CPU
+// its share of this machine's memory (MemTotal divided among the `local_ranks` ranks on it), on a
+// GPU the GPU's memory for what lives there and the host share for what offload moves out.
+void print_memory_plan(const config::Config& config, int world_size, int local_ranks, const Backend& backend);
 
 }  // namespace zt

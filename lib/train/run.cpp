@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/ledger.hpp"
 #include "kernels/backend.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
@@ -9,16 +10,16 @@
 namespace zt {
 
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
-  if (options.dry_run) {
-    if (world.rank() == 0) print_memory_plan(config, config.world_size, world.info().local_size);  // --world-size N plans for N
-    return 0;
-  }
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
+  // A dry run chooses as the run would, so that its plan is the run's.
   Backend* backend = nullptr;
   std::string error;
   try {
     backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
                               dtype_from_name(config.dtype()));
+    if (config.training.device_memory_limit > 0)
+      MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
+                                         "training.device_memory_limit");
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -26,6 +27,11 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   if (failed >= 0) {
     if (failed == world.rank()) spdlog::error("{}", error);
     return 1;
+  }
+  if (options.dry_run) {
+    if (world.rank() == 0)  // --world-size N plans for N
+      print_memory_plan(config, config.world_size, world.info().local_size, *backend);
+    return 0;
   }
   if (world.rank() == 0)
     spdlog::info("device: {} ({} rank{}{})", backend->device.name(), world.size(), world.size() == 1 ? "" : "s",

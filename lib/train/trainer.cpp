@@ -299,7 +299,7 @@ int Trainer::run() {
   SummaryRecord summary =
       totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops);
   metrics_.summary(summary);
-  if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size()), config_.zero.stage);
+  if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size(), backend_.model), config_.zero.stage);
   if (interrupted && rank0) log_resume_hint(done);
   if (OutputFailure::happened()) return kExitOutputFailed;
   return interrupted ? kExitInterrupted : 0;
@@ -316,7 +316,7 @@ void Trainer::log_start(const SetupRecord& setup) const {
   spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
                model_->flops_per_token(), peak_.flops / 1e9, peak_.explanation);
   // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
-  MemoryPlan plan = plan_memory(config_, comm_.world_size());
+  MemoryPlan plan = plan_memory(config_, comm_.world_size(), backend_.model);
   auto mib = [](uint64_t b) { return double(b) / 1048576.0; };
   for (auto& m : setup.memory)
     spdlog::info("memory rank {}: params {:.3f} grads {:.3f} optimizer {:.3f} offload {:.3f} MiB (formula {}: "

@@ -23,9 +23,7 @@ void* BufferPool::acquire(size_t bytes, bool zeroed) {
       if (zeroed) device_.fill_zero(b.data, bytes, device_.compute());
       return b.data;
     }
-  void* data = device_.allocate(space_, bytes, zeroed);
-  if (!data) fail_allocation(MemCategory::Buffers, bytes, space_);
-  ledger.add(space_, MemCategory::Buffers, bytes);
+  void* data = allocate_counted(device_, space_, MemCategory::Buffers, bytes, zeroed);
   blocks_.push_back({data, bytes, true});
   return data;
 }

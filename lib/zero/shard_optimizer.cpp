@@ -14,7 +14,19 @@ constexpr size_t kChunk = 16384;
 // Offloaded sub-groups are whole multiples of this many elements, so that their records and
 // parameter pieces start on 4 KiB boundaries of their files (direct I/O).
 constexpr size_t kSubGroupQuantum = 4096;
+
+// Elements of a sub-group: sub_group_size rounded up to the quantum.
+size_t sub_group_elements(const OptimizerOffload& off, size_t shard) {
+  const size_t wanted = std::min(std::max<size_t>(1, off.sub_group_size), std::max<size_t>(1, shard));
+  return (wanted + kSubGroupQuantum - 1) / kSubGroupQuantum * kSubGroupQuantum;
+}
 }  // namespace
+
+size_t ShardOptimizer::staging_bytes(const EngineOptions& options, size_t shard, bool params_resident) {
+  if (options.offload_optimizer.device == OffloadDevice::None && params_resident) return 0;
+  const size_t elements = std::min(sub_group_elements(options.offload_optimizer, shard), shard);
+  return (kGradStages + 1) * elements * dtype_size(options.dtype);
+}
 
 ShardOptimizer::ShardOptimizer(const ParamLayout& layout, Range range, const EngineOptions& options,
                                const Backend& backend, ParamShard& params)
@@ -34,8 +46,7 @@ ShardOptimizer::ShardOptimizer(const ParamLayout& layout, Range range, const Eng
     v_ = Buffer<float>(dev, MemSpace::Device, MemCategory::Optimizer, range.size());
     return;
   }
-  const size_t wanted = std::min(std::max<size_t>(1, off.sub_group_size), std::max<size_t>(1, range.size()));
-  const size_t sub = (wanted + kSubGroupQuantum - 1) / kSubGroupQuantum * kSubGroupQuantum;
+  const size_t sub = sub_group_elements(off, range.size());
   if (off.device == OffloadDevice::Nvme)
     offloaded_ = make_file_state(range.size(), sub, off.buffer_count, off.nvme_path, options.rank, options.aio);
   else if (off.device == OffloadDevice::Cpu)

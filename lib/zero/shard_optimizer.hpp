@@ -31,6 +31,10 @@ public:
   ShardOptimizer(const ParamLayout& layout, Range range, const EngineOptions& options, const Backend& backend,
                  ParamShard& params);
 
+  // Bytes the offloaded path stages a sub-group's gradients (two slots) and parameters (one) in,
+  // in host memory; 0 when the state is resident (no offload_optimizer, parameters in memory).
+  static size_t staging_bytes(const EngineOptions& options, size_t shard_elements, bool params_resident);
+
   Range range() const { return range_; }
   bool offloaded() const { return offloaded_ != nullptr; }
   // The master takes the values of the (16-bit) parameters; m and v start at zero.
@@ -54,6 +58,7 @@ public:
   void reset_timing();
 
 private:
+  static constexpr int kGradStages = 2;  // one sub-group's gradients arrive while another's update
   // Segments of the sub-group [a, b) (relative to range().begin), with offsets relative to a.
   std::vector<AdamSegment> segments_in(Range sub) const;
   void update_offloaded(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
@@ -71,7 +76,7 @@ private:
   Buffer<float> master_, m_, v_;
   // Offloaded state and its host staging (gradients of two sub-groups, updated parameters).
   std::unique_ptr<OffloadedState> offloaded_;
-  Buffer<uint8_t> grad_stage_[2], param_stage_;
+  Buffer<uint8_t> grad_stage_[kGradStages], param_stage_;
   Event grads_arrived_[2];
   double waited_s_ = 0, io_at_reset_s_ = 0;
   Event grads_final_;  // the gradients are complete on the compute stream

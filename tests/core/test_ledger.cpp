@@ -37,3 +37,26 @@ TEST_CASE("an allocation that cannot be made names its size and category, and ch
   const auto after = MemoryLedger::instance().stats();
   CHECK(after.current == before.current);
 }
+
+TEST_CASE("a space's limit refuses the allocation that would pass it, naming who set it; other spaces are free",
+          "[ledger]") {
+  auto& ledger = MemoryLedger::instance();
+  const size_t held = ledger.held(MemSpace::Device);
+  ledger.set_limit(MemSpace::Device, held + 1000 * sizeof(float), "training.device_memory_limit");
+  {
+    Buffer<float> a(cpu_device(), MemSpace::Device, MemCategory::Params, 600);
+    CHECK(ledger.held(MemSpace::Device) == held + 2400);
+    Buffer<float> b(cpu_device(), MemSpace::Device, MemCategory::Grads, 400);  // exactly at the limit
+    CHECK_THROWS_WITH(Buffer<float>(cpu_device(), MemSpace::Device, MemCategory::Buffers, 1),
+                      Catch::StartsWith("out of memory: cannot allocate 0.0 MiB for buffers") &&
+                          Catch::Contains("in device memory, whose limit is") &&
+                          Catch::Contains("(training.device_memory_limit)"));
+    CHECK(ledger.held(MemSpace::Device) == held + 4000);  // the refused one left no trace
+    Buffer<float> host(cpu_device(), MemSpace::Host, MemCategory::Optimizer, 100000);  // not limited
+    b.reset();
+    Buffer<float> c(cpu_device(), MemSpace::Device, MemCategory::Buffers, 400);  // room again
+  }
+  ledger.set_limit(MemSpace::Device, 0, "");
+  Buffer<float> big(cpu_device(), MemSpace::Device, MemCategory::Activations, 100000);
+  CHECK(ledger.held(MemSpace::Device) == held + 400000);
+}

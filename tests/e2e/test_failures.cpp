@@ -76,7 +76,7 @@ TEST_CASE("training.comm_timeout beyond any run means no timeout", "[e2e][failur
 TEST_CASE("a monitor job_name is one directory name inside output_path", "[e2e][failure]") {
   auto dir = fresh_dir("job-name");
   for (const std::string monitor : {"csv_monitor", "tensorboard"})
-    for (const std::string job : std::vector<std::string>{"../../evil", dir + "/evil"}) {
+    for (const std::string& job : std::vector<std::string>{"../../evil", dir + "/evil"}) {
       INFO(monitor << ".job_name " << job);
       int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 2 --set " + monitor +
                                  ".enabled=true --set " + monitor + ".output_path=" + dir + "/out/logs --set " +
@@ -159,8 +159,9 @@ TEST_CASE("--dry-run warns when a rank's plan exceeds this machine's memory", "[
   std::string out = read_file(dir + "/big.log");
   INFO(out);
   CHECK(code == 0);
-  CHECK(std::regex_search(out, std::regex(R"(warning: the plan needs \d+\.\d\d GiB per rank, more than this machine's )"
-                                          R"(share: \d+\.\d\d GiB \(MemTotal \d+\.\d\d GiB / 1 rank here\))")));
+  CHECK(std::regex_search(out, std::regex(R"(warning: the plan needs \d+\.\d\d GiB of host memory per rank, )"
+                                          R"(more than this machine's share: \d+\.\d\d GiB )"
+                                          R"(\(MemTotal \d+\.\d\d GiB / 1 rank here\))")));
   code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run", dir + "/small.log");
   CHECK(code == 0);
   CHECK(read_file(dir + "/small.log").find("more than this machine's share") == std::string::npos);

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <regex>
 
 #include "run_helpers.hpp"
 
@@ -105,5 +106,65 @@ TEST_CASE("an nvme_path without room for the offloaded state stops the run at st
     CHECK(out.find("\"" + nvme + "\": File too large") != std::string::npos);
     CHECK(out.find("step     1/") == std::string::npos);  // stopped before training
     CHECK(std::filesystem::is_empty(nvme));                 // and left nothing behind
+  }
+}
+
+TEST_CASE("a model plain data parallel cannot hold in the device memory it is given trains under ZeRO-3 with offload",
+          "[e2e][offload]") {
+  auto dir = fresh_dir("offload-device-limit");
+  // 6.4M parameters (16Ψ = 103 MB of model states without ZeRO), 40 MB of device memory.
+  const double limit = 40e6;
+  const std::string common = std::string(ZT_ZEROTRAIN) + " --set model.d_model=256 --set model.n_layer=8" +
+                             " --set model.n_head=4 --set data.seq_len=64 --set training.micro_batch_size=1" +
+                             " --set training.eval_interval=0 --set training.device_memory_limit=40000000";
+  const std::string stage3 = " --set zero_optimization.stage3_max_live_parameters=100000" +
+                             std::string(" --set zero_optimization.stage3_prefetch_bucket_size=100000") +
+                             " --set zero_optimization.stage3_max_reuse_distance=0";
+
+  SECTION("plain data parallel is refused at set-up, naming the limit; its dry run said so") {
+    int code = run_command(common + " --config zero0 --dry-run", dir + "/plan.log");
+    std::string out = read_file(dir + "/plan.log");
+    INFO(out);
+    CHECK(code == 0);
+    CHECK(out.find("of device memory per rank, more than its limit of 38.1 MiB (training.device_memory_limit)") !=
+          std::string::npos);
+    code = run_command(common + " --config zero0 --steps 3", dir + "/zero0.log");
+    out = read_file(dir + "/zero0.log");
+    INFO(out);
+    CHECK(code == 1);
+    CHECK(out.find("out of memory: cannot allocate") != std::string::npos);
+    CHECK(out.find("whose limit is 38.1 MiB (training.device_memory_limit)") != std::string::npos);
+    CHECK(out.find("step     1/") == std::string::npos);
+  }
+
+  SECTION("ZeRO-3 with the parameters and the optimizer state offloaded trains it within the limit") {
+    const std::string metrics = dir + "/zero3_offload.jsonl";
+    int code = run_command(common + stage3 + " --config zero3_offload --steps 20 --set training.metrics=" + metrics,
+                           dir + "/zero3_offload.log");
+    INFO(read_file(dir + "/zero3_offload.log"));
+    REQUIRE(code == 0);
+    Metrics m = read_metrics(metrics);
+    REQUIRE(m.steps.size() == 20);
+    CHECK(16 * m.setup["num_params"].get<double>() > 2 * limit);  // plain data parallel's model states alone
+    const auto& peak = m.summary.at("memory_peak").at(0);
+    CHECK(peak["params"] == 0);
+    CHECK(peak["optimizer"] == 0);
+    CHECK(peak["offload"].get<double>() >= 14 * m.setup["num_params"].get<double>());
+    double first = 0, last = 0;
+    for (size_t s = 0; s < 5; ++s) {
+      first += m.steps[s]["loss"].get<double>() / 5;
+      last += m.steps[15 + s]["loss"].get<double>() / 5;
+    }
+    CHECK(last < first - 0.5);
+
+    // The plan's bound on transient buffers covers the offload staging in host memory too.
+    REQUIRE(run_command(common + stage3 + " --config zero3_offload --dry-run", dir + "/plan.log") == 0);
+    const std::string plan = read_file(dir + "/plan.log");
+    INFO(plan);
+    std::smatch bound;
+    REQUIRE(std::regex_search(
+        plan, bound, std::regex(R"(buffers +<= +(\d+\.\d\d) MiB .* (\d+\.\d\d) MiB of offload staging)")));
+    CHECK(std::stod(bound[2]) > 0);
+    CHECK(peak["buffers"].get<double>() <= std::stod(bound[1]) * 1048576.0);
   }
 }

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdio>
+#include <regex>
 #include <string>
 
 #include "run_helpers.hpp"
@@ -63,6 +65,50 @@ TEST_CASE("ZeRO-3 with offloaded parameters and optimizer state trains on the GP
   REQUIRE(m.steps.size() == 40);
   CHECK(m.setup["memory"][0]["offload"].get<uint64_t>() > 0);
   CHECK(mean_loss(m, 35, 5) < mean_loss(m, 0, 5) - 0.5);
+}
+
+TEST_CASE("--dry-run on the GPU plans its activations in bf16 and its total against the GPU's memory", "[gpu][e2e]") {
+  const auto dir = fresh_dir("gpu-dry-run");
+  const std::string common = zerotrain(dir, "--config zero1 --set bf16.enabled=true --set data.seq_len=96" +
+                                                std::string(" --set train_micro_batch_size_per_gpu=3"));
+  REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
+  REQUIRE(run_command(common + " --steps 1", dir + "/run.log") == 0);
+  const std::string plan = read_file(dir + "/plan.log");
+  INFO(plan << read_file(dir + "/run.log"));
+  CHECK(plan.find("GPU memory (NVIDIA") != std::string::npos);
+  std::smatch planned;
+  REQUIRE(std::regex_search(plan, planned,
+                            std::regex(R"(activations +(\d+\.\d\d) MiB +micro-batch 3 x 96 tokens, bf16)")));
+  Metrics m = read_metrics(dir + "/metrics.jsonl");
+  const double held = m.summary.at("memory_peak").at(0).at("activations").get<double>() / 1048576.0;
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.2f", held);
+  CHECK(planned[1] == shown);
+}
+
+TEST_CASE("in the GPU memory a limit leaves, plain data parallel is refused and ZeRO-3 with offload trains",
+          "[gpu][e2e][offload]") {
+  const auto dir = fresh_dir("gpu-device-limit");
+  // 6.4M parameters: 16Ψ = 103 MB of model states without ZeRO, in 40 MB of GPU memory.
+  const std::string common = zerotrain(dir, "--set bf16.enabled=true --set model.d_model=256 --set model.n_layer=8" +
+                                                std::string(" --set model.n_head=4 --set training.micro_batch_size=1") +
+                                                " --set training.device_memory_limit=40000000");
+  int code = run_command(common + " --config zero0 --steps 3", dir + "/zero0.log");
+  std::string out = read_file(dir + "/zero0.log");
+  INFO(out);
+  CHECK(code == 1);
+  CHECK(out.find("whose limit is 38.1 MiB (training.device_memory_limit)") != std::string::npos);
+  code = run_command(common + " --config zero3_offload --steps 20" +
+                         " --set zero_optimization.stage3_max_live_parameters=1e5" +
+                         " --set zero_optimization.stage3_prefetch_bucket_size=1e5" +
+                         " --set zero_optimization.stage3_max_reuse_distance=0",
+                     dir + "/zero3.log");
+  INFO(read_file(dir + "/zero3.log"));
+  REQUIRE(code == 0);
+  Metrics m = read_metrics(dir + "/metrics.jsonl");
+  REQUIRE(m.steps.size() == 20);
+  CHECK(m.summary.at("memory_peak").at(0).at("params") == 0);
+  CHECK(mean_loss(m, 15, 5) < mean_loss(m, 0, 5) - 0.5);
 }
 
 TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][e2e]") {
