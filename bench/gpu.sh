@@ -104,11 +104,14 @@ if wants bench; then
   [ -n "$zt_result" ] && echo "zerotrain: B tokens/s step_ms MFU(zerotrain) MFU(llm.c) N peakTFLOPs = $zt_result"
 
   torch_line=""
-  if [ -n "$zt_b" ] && command -v python3 >/dev/null && python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  # PyTorch with the machine's own library path (scripts/gpu_bundle.sh's env.sh adds zerotrain's).
+  torch_env=(env "LD_LIBRARY_PATH=${ZT_BASE_LD_LIBRARY_PATH-${LD_LIBRARY_PATH-}}")
+  if [ -n "$zt_b" ] && command -v python3 >/dev/null &&
+    "${torch_env[@]}" python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     echo "== PyTorch: the same model, B=$zt_b, T=$T (bf16 autocast, SDPA, torch.compile)"
     peak=$(echo "$zt_result" | awk '{print $7}')
     start=$SECONDS
-    timeout 420 python3 "$ROOT/bench/gpu_torch.py" --batch "$zt_b" --seq $T --warmup 10 --steps "$STEPS" \
+    "${torch_env[@]}" timeout 420 python3 "$ROOT/bench/gpu_torch.py" --batch "$zt_b" --seq $T --warmup 10 --steps "$STEPS" \
       --peak-tflops "${peak:-0}" --json "$OUTDIR/torch.json" >"$OUTDIR/torch.log" 2>&1 || { tail -5 "$OUTDIR/torch.log"; status=1; }
     echo "torch took $((SECONDS - start)) s"
     [ -s "$OUTDIR/torch.json" ] && torch_line=$(cat "$OUTDIR/torch.json") && echo "torch: $torch_line"

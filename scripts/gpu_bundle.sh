@@ -98,7 +98,7 @@ unpack() {
   tar -xJf "$BUNDLE/rootfs.tar.xz" -C "$DEPS"
   tar -xJf "$BUNDLE/build.tar.xz" -C "$ROOT"
   # CTest starts the multi-rank tests with the build machine's mpiexec: the carried one instead.
-  find "$BUILD" -name CTestTestfile.cmake -exec sed -i "s|\"/usr/bin/mpiexec\"|\"$DEPS/usr/bin/mpiexec\"|g" {} +
+  find "$BUILD" -name CTestTestfile.cmake -exec sed -i "s|\"/usr/bin/mpiexec\"|\"$DEPS/usr/bin/orterun\"|g" {} +
   if [ "$root" != "$ROOT" ] && [ ! -e "$root" ]; then
     mkdir -p "$(dirname "$root")"
     ln -s "$ROOT" "$root"
@@ -113,6 +113,7 @@ unpack() {
     echo "export PATH=\"$DEPS/usr/bin:\$PATH\""
     echo "export OPAL_PREFIX=\"$DEPS/usr\""
     echo "export PMIX_INSTALL_PREFIX=\"$DEPS/$MULTIARCH/pmix2\""
+    echo "export OMPI_MCA_mca_base_component_show_load_errors=0  # plugins for networks this machine lacks"
   } >"$BUNDLE/env.sh"
   # shellcheck disable=SC1091
   . "$BUNDLE/env.sh"
