@@ -28,6 +28,15 @@ using namespace zt;
 
 namespace {
 
+// Built as test_gpu_training_emulated, every CUDA thread runs on the CPU
+// (tests/kernels_cuda/cuda_emulator.hpp): shorter sequences and runs keep it to seconds.
+#ifdef ZT_TEST_EMULATED
+constexpr bool kEmulated = true;
+#else
+constexpr bool kEmulated = false;
+#endif
+int steps(int n) { return kEmulated ? (n + 2) / 3 : n; }
+
 struct Spec {
   int stage = 0;
   std::string dtype = "fp32";
@@ -64,6 +73,11 @@ config::Config toy_config(const Spec& s) {
   c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
   c.data.format = "text";
   c.data.seq_len = 64;
+  if (kEmulated) {
+    c.train_micro_batch_size_per_gpu = c.train_batch_size = 2;
+    c.data.seq_len = 32;
+    c.training.eval_batches = 1;
+  }
   c.data.shuffle = false;
   c.training.steps = 20;
   c.training.seed = 42;
@@ -112,7 +126,7 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
   CHECK(s.cur(MemSpace::Device, MemCategory::Activations) > 0);
   const double first = trainer.train_step(1).loss;
   double last = first;
-  for (int step = 2; step <= 30; ++step) last = trainer.train_step(step).loss;
+  for (int step = 2; step <= steps(30); ++step) last = trainer.train_step(step).loss;
   CHECK(std::isfinite(first));
   CHECK(last < first - 1.0);
 }
@@ -120,8 +134,8 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
 TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 1e-5", "[gpu][train][parity]") {
   for (int stage : {0, 3}) {
     INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "fp32"}, 20);
-    const RunResult gpu = train("cuda", {stage, "fp32"}, 20);
+    const RunResult cpu = train("cpu", {stage, "fp32"}, steps(20));
+    const RunResult gpu = train("cuda", {stage, "fp32"}, steps(20));
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
       CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 1e-5 * std::abs(cpu.losses[i]));
@@ -135,8 +149,8 @@ TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 1e-5", "[gpu][train][
 TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][parity]") {
   for (int stage : {0, 3}) {
     INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "bf16"}, 20);
-    const RunResult gpu = train("cuda", {stage, "bf16"}, 20);
+    const RunResult cpu = train("cpu", {stage, "bf16"}, steps(20));
+    const RunResult gpu = train("cuda", {stage, "bf16"}, steps(20));
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
       CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 0.01 * std::abs(cpu.losses[i]));
@@ -146,10 +160,10 @@ TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][pa
 
 TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU", "[gpu][train][stages]") {
   for (std::string dtype : {"fp32", "bf16"}) {
-    const RunResult reference = train("cuda", {0, dtype}, 5);
+    const RunResult reference = train("cuda", {0, dtype}, steps(5));
     for (int stage = 1; stage <= 3; ++stage) {
       INFO(dtype << " stage " << stage << " against stage 0");
-      CHECK(same_bits(train("cuda", {stage, dtype}, 5), reference));
+      CHECK(same_bits(train("cuda", {stage, dtype}, steps(5)), reference));
     }
   }
 }
@@ -157,8 +171,8 @@ TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU", "[gpu][trai
 TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinism]") {
   for (Spec spec : {Spec{3, "bf16"}, Spec{2, "fp32"}}) {
     INFO(spec.dtype << " stage " << spec.stage);
-    const RunResult a = train("cuda", spec, 10);
-    const RunResult b = train("cuda", spec, 10);
+    const RunResult a = train("cuda", spec, steps(10));
+    const RunResult b = train("cuda", spec, steps(10));
     CHECK(same_bits(a, b));
   }
 }
@@ -167,8 +181,8 @@ TEST_CASE("offloaded optimizer state on the GPU gives the resident run's bits", 
   // The host's AdamW (the CPU table) and the GPU's compute the same operations in the same order.
   for (int stage : {2, 3}) {
     INFO("bf16 stage " << stage);
-    const RunResult resident = train("cuda", {stage, "bf16"}, 5);
-    const RunResult offloaded = train("cuda", {stage, "bf16", true}, 5);
+    const RunResult resident = train("cuda", {stage, "bf16"}, steps(5));
+    const RunResult offloaded = train("cuda", {stage, "bf16", true}, steps(5));
     CHECK(same_bits(offloaded, resident));
   }
 }

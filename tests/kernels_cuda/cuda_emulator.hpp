@@ -2,7 +2,7 @@
 // Runs the CUDA kernels and their launchers on the CPU, for tests on machines without a GPU: g++
 // compiles lib/kernels/cuda/*.cu with the CUDA keywords and built-ins below, and launch()
 // (common.cuh) calls emulate(), which runs the grid one block at a time on the calling thread,
-// each CUDA thread a fiber (ucontext) with its own stack. __syncthreads waits for every live
+// each CUDA thread a fiber with its own stack. __syncthreads waits for every live
 // thread of the block, __syncwarp and warp shuffles for every live thread of the warp; threads
 // that have returned no longer count, as on the GPU. Threads waiting at different barriers are
 // reported as a deadlock. __shared__ variables are statics (one block runs at a time) and the
@@ -11,6 +11,8 @@
 // What this proves: the kernels' indexing, masking, tiling, reductions and arithmetic, on the
 // exact source that nvcc compiles. What it cannot: timing, occupancy, launch limits, shared memory
 // limits, memory-model races beyond what the barriers order, cuBLASLt and CUB.
+// Fibers switch without system calls on x86-64 (zt_emu_switch, cuda_emulator.cpp), elsewhere
+// with ucontext.
 // Include it before any lib/kernels/cuda header.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -43,10 +45,47 @@
 
 namespace zt::emu {
 
+// Switching between fibers. On x86-64 a switch saves the callee-saved registers and the floating
+// point control words on the current stack and moves to the other stack: no system call, where
+// swapcontext makes two (it saves and restores the signal mask), which made the emulation of a
+// training step system-call bound. Elsewhere, ucontext.
+#if defined(__x86_64__)
+// cuda_emulator.cpp: saves the registers on the current stack, stores its pointer in *save_sp,
+// continues on load_sp with the registers saved there.
+extern "C" void zt_emu_switch(void** save_sp, void* load_sp);
+struct Context {
+  void* sp = nullptr;
+};
+inline void switch_context(Context& save, Context& load) { zt_emu_switch(&save.sp, load.sp); }
+// A context that starts entry() on the stack [stack, stack + bytes): the frame zt_emu_switch pops.
+inline void make_context(Context& c, char* stack, size_t bytes, void (*entry)()) {
+  auto* top = reinterpret_cast<uint64_t*>((reinterpret_cast<uintptr_t>(stack) + bytes) & ~uintptr_t(15));
+  uint32_t control[2];
+  asm volatile("stmxcsr %0; fnstcw %1" : "=m"(control[0]), "=m"(control[1]));
+  top[-1] = 0;                                   // entry() never returns
+  top[-2] = reinterpret_cast<uint64_t>(entry);   // where the first switch returns to
+  for (int r = 3; r <= 8; ++r) top[-r] = 0;      // rbp, rbx, r12-r15
+  std::memcpy(&top[-9], control, sizeof control);  // MXCSR, x87 control word
+  c.sp = &top[-9];
+}
+#else
+struct Context {
+  ucontext_t context;
+};
+inline void switch_context(Context& save, Context& load) { swapcontext(&save.context, &load.context); }
+inline void make_context(Context& c, char* stack, size_t bytes, void (*entry)()) {
+  getcontext(&c.context);
+  c.context.uc_stack.ss_sp = stack;
+  c.context.uc_stack.ss_size = bytes;
+  c.context.uc_link = nullptr;  // entry() never returns
+  makecontext(&c.context, entry, 0);
+}
+#endif
+
 // A CUDA thread as a fiber: its own stack and saved registers, and what it waits for.
 enum class Wait { None, Block, Warp, Done };
 struct Fiber {
-  ucontext_t context;
+  Context context;
   Wait wait = Wait::None;
 };
 
@@ -54,7 +93,7 @@ struct Block {
   std::vector<Fiber> fibers;
   std::vector<int4> shared;        // dynamic shared memory, 16-byte aligned
   std::vector<uint64_t> exchange;  // one shuffle slot per thread
-  ucontext_t scheduler;
+  Context scheduler;
 };
 
 inline Block* block = nullptr;
@@ -74,12 +113,14 @@ inline std::vector<std::unique_ptr<char[]>>& stacks() {
 inline void wait_for(Wait w) {
   Fiber& f = block->fibers[size_t(linear_tid)];
   f.wait = w;
-  swapcontext(&f.context, &block->scheduler);
+  switch_context(f.context, block->scheduler);
 }
 
+// A thread's whole life; at its end it hands the stack back to the scheduler for good.
 inline void fiber_main() {
   (*job)();
-  block->fibers[size_t(linear_tid)].wait = Wait::Done;  // uc_link returns to the scheduler
+  wait_for(Wait::Done);
+  std::abort();  // a finished thread is never resumed
 }
 
 [[noreturn]] inline void deadlock(const char* why) {
@@ -97,12 +138,7 @@ inline void run_block(int n, const dim3& threads, bool descending_first) {
   while (int(stacks().size()) < n) stacks().push_back(std::make_unique<char[]>(kStackBytes));
   Block& b = *block;
   for (int t = 0; t < n; t++) {
-    Fiber& f = b.fibers[size_t(t)];
-    getcontext(&f.context);
-    f.context.uc_stack.ss_sp = stacks()[size_t(t)].get();
-    f.context.uc_stack.ss_size = kStackBytes;
-    f.context.uc_link = &b.scheduler;
-    makecontext(&f.context, fiber_main, 0);
+    make_context(b.fibers[size_t(t)].context, stacks()[size_t(t)].get(), kStackBytes, fiber_main);
   }
   const int warps = (n + 31) / 32;
   bool descending = descending_first;
@@ -113,7 +149,7 @@ inline void run_block(int n, const dim3& threads, bool descending_first) {
       linear_tid = t;
       thread_idx = uint3{unsigned(t) % threads.x, unsigned(t) / threads.x % threads.y,
                          unsigned(t) / (threads.x * threads.y)};
-      swapcontext(&b.scheduler, &b.fibers[size_t(t)].context);
+      switch_context(b.scheduler, b.fibers[size_t(t)].context);
     }
     descending = !descending;
     bool released = false, all_done = true, all_at_block = true;
