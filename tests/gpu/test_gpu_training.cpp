@@ -1,6 +1,6 @@
 // The trainer on one GPU (world of one rank, no MPI): the toy model against the CPU path, ZeRO
-// stages against each other, a run against its rerun, offloaded optimizer state against resident,
-// and no allocation in a step after the first.
+// stages against each other, a run against its rerun, state offloaded to host memory or files
+// against resident, and no allocation in a step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,7 @@ struct Spec {
   int stage = 0;
   std::string dtype = "fp32";
   bool offload = false;  // optimizer state (and at stage 3 the parameters) in pinned host memory
+  std::string offload_to = "cpu";  // or "nvme": in files under the system's temporary directory
 };
 
 // The toy preset on the shipped corpus, with buckets that cut groups in odd places.
@@ -60,8 +62,10 @@ config::Config toy_config(const Spec& s) {
   c.zero.stage3_max_live_parameters = 200000;
   c.zero.stage3_max_reuse_distance = 1;
   if (s.offload) {
-    c.zero.offload_optimizer.device = "cpu";
-    if (s.stage == 3) c.zero.offload_param.device = "cpu";
+    c.zero.offload_optimizer.device = s.offload_to;
+    if (s.stage == 3) c.zero.offload_param.device = s.offload_to;
+    c.zero.offload_optimizer.nvme_path = c.zero.offload_param.nvme_path = std::filesystem::temp_directory_path();
+    c.zero.sub_group_size = 5000;  // several sub-groups, several file records
   }
   c.bf16.enabled = s.dtype == "bf16";
   c.communication_data_type = s.dtype;
@@ -177,13 +181,16 @@ TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinis
   }
 }
 
-TEST_CASE("offloaded optimizer state on the GPU gives the resident run's bits", "[gpu][train][offload]") {
+TEST_CASE("optimizer state offloaded to host memory or files on the GPU gives the resident run's bits",
+          "[gpu][train][offload]") {
   // The host's AdamW (the CPU table) and the GPU's compute the same operations in the same order.
   for (int stage : {2, 3}) {
     INFO("bf16 stage " << stage);
     const RunResult resident = train("cuda", {stage, "bf16"}, steps(5));
-    const RunResult offloaded = train("cuda", {stage, "bf16", true}, steps(5));
-    CHECK(same_bits(offloaded, resident));
+    for (const std::string to : {"cpu", "nvme"}) {
+      INFO("offloaded to " << to);
+      CHECK(same_bits(train("cuda", {stage, "bf16", true, to}, steps(5)), resident));
+    }
   }
 }
 
