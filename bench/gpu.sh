@@ -7,15 +7,25 @@
 #   bench/gpu.sh                 # everything: build, test, bench (meant to fit 10 minutes on an H100)
 #   bench/gpu.sh build test      # any of the phases, in order: build, test, bench
 #
-# Writes everything under $OUT when set, else bench/out/: gpu.log (this script's whole output),
-# ctest.log, zerotrain-b<B>.log and .jsonl per micro-batch tried, torch.json and torch.log, and
-# results.md (the table). Needs no network. Environment: BUILD_DIR (default build-gpu), STEPS
-# (timed zerotrain steps after 5 warm-up steps, default 20), CUDA_ARCH (default 90), ZT_PEAK_TFLOPS
-# (the GPU's peak when zerotrain's table does not know it).
+# Writes under bench/out/gpu/: gpu.log (this script's whole output), ctest.log, zerotrain-b<B>.plan
+# (--dry-run), .log and .jsonl per micro-batch tried, torch.json and torch.log, and results.md (the
+# table). With $OUT set (a folder that brings back a few files only), results.md, gpu.log and
+# ctest.log are copied there at the end, and all of bench/out/gpu/ as gpu-bench.tar.gz. Needs no
+# network. Environment: BUILD_DIR (default build-gpu), STEPS (timed zerotrain steps after 5 warm-up
+# steps, default 20), CUDA_ARCH (default 90), ZT_PEAK_TFLOPS (the GPU's peak when zerotrain's table
+# does not know it).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-OUTDIR=${OUT:-$ROOT/bench/out}
+OUTDIR=$ROOT/bench/out/gpu
+if [ -n "${OUT:-}" ]; then
+  copy_out() {
+    mkdir -p "$OUT"
+    for f in results.md gpu.log ctest.log; do [ -f "$OUTDIR/$f" ] && cp "$OUTDIR/$f" "$OUT/"; done
+    tar -czf "$OUT/gpu-bench.tar.gz" -C "$OUTDIR" .
+  }
+  trap copy_out EXIT
+fi
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 STEPS=${STEPS:-20}
 WARMUP=5
@@ -89,11 +99,18 @@ if wants bench; then
     run="$OUTDIR/zerotrain-b$B"
     rm -f "$run.jsonl"
     start=$SECONDS
-    "$BUILD/zerotrain" --config zero0 --model gpt2-124m --steps $((WARMUP + STEPS)) \
-      --data "synthetic:vocab=50257,tokens=16777216" \
-      --set training.device=cuda --set bf16.enabled=true --set data.seq_len=$T \
-      --set training.micro_batch_size=$B --set training.gradient_accumulation_steps=1 \
-      --set training.eval_interval=0 --set steps_per_print=5 --set training.metrics="$run.jsonl" >"$run.log" 2>&1
+    args=(--config zero0 --model gpt2-124m --steps $((WARMUP + STEPS))
+      --data "synthetic:vocab=50257,tokens=16777216"
+      --set training.device=cuda --set bf16.enabled=true --set data.seq_len=$T
+      --set training.micro_batch_size=$B --set training.gradient_accumulation_steps=1
+      --set training.eval_interval=0 --set steps_per_print=5 --set training.metrics="$run.jsonl")
+    # The memory plan first: a micro-batch it says cannot fit is not tried (the run would say so later).
+    "$BUILD/zerotrain" "${args[@]}" --dry-run >"$run.plan" 2>&1
+    if grep -q "of GPU memory per rank, more than" "$run.plan"; then
+      echo "B=$B: the plan does not fit: $(grep -o 'needs [0-9.]* [MG]iB of GPU memory' "$run.plan")"
+      continue
+    fi
+    "$BUILD/zerotrain" "${args[@]}" >"$run.log" 2>&1
     code=$?
     echo "B=$B: exit $code after $((SECONDS - start)) s ($run.log)"
     if [ $code -eq 0 ]; then

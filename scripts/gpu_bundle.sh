@@ -54,7 +54,7 @@ packages() {
 }
 
 pack() {
-  BUILD_DIR=$BUILD OUT=$BUNDLE/log "$ROOT/bench/gpu.sh" build
+  BUILD_DIR=$BUILD "$ROOT/bench/gpu.sh" build
   mkdir -p "$BUNDLE"
   grep -qxF '/.gpu/' "$ROOT/.gitignore" || echo "gpu_bundle: .gpu/ is not git-ignored" >&2
   echo "$ROOT" >"$BUNDLE/root.txt"
@@ -72,7 +72,6 @@ pack() {
       if [ ! -d "$f" ] && { [ -f "$f" ] || [ -L "$f" ]; }; then echo "${f#/}"; fi
     done >"$list"
   tar -cJf "$BUNDLE/rootfs.tar.xz" -C / -T "$list"
-  rm -rf "$BUNDLE/log"
   echo "gpu_bundle: $BUNDLE: $(du -sh "$BUNDLE" | cut -f1) ($(wc -l <"$BUNDLE/build.list") build files," \
     "$(wc -l <"$list") files of the packages $(tr '\n' ' ' <<<"$pkgs"))"
 }
