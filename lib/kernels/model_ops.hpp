@@ -23,6 +23,9 @@ public:
   virtual ~ModelOps() = default;
   // The dtype of activations, parameters and gradients the model computes with.
   virtual DType dtype() const = 0;
+  // Bytes the operators hold themselves once they have run on micro-batches of B x T tokens of
+  // width C (workspaces, per-row scratch), counted as activations: the memory plan adds them.
+  virtual size_t own_bytes(int B, int T, int C) const = 0;
 
   // out[b, t] = wte[tokens[b, t]] + wpe[t]
   virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,

@@ -55,8 +55,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   p.host_buffers = ShardOptimizer::staging_bytes(engine_options(c), S, !params_in_file);
   p.buffers_bound += p.host_buffers;
   const bool recompute = c.activation_checkpointing.recompute();
-  p.activations = GptActivations::bytes(shape, int(c.train_micro_batch_size_per_gpu), int(c.data.seq_len),
-                                        recompute ? 1 : shape.n_layer, ops);
+  const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
+  p.activations =
+      GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) + ops.own_bytes(B, T, shape.d_model);
   p.activation_dtype = ops.dtype();
   return p;
 }

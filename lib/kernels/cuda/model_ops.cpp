@@ -1,5 +1,6 @@
 #include "kernels/cuda/model_ops.hpp"
 
+#include <algorithm>
 #include <climits>
 
 #include "core/error.hpp"
@@ -31,6 +32,16 @@ CudaModelOps::CudaModelOps(CudaDevice& device, DType dtype) : device_(device), d
 
 CudaModelOps::~CudaModelOps() {
   MemoryLedger::instance().sub(MemSpace::Device, MemCategory::Activations, kMatmulContextBytes);
+}
+
+// What the constructor and scratch() allocate for B x T tokens: the matmul context, the mean loss
+// (device and pinned), LayerNorm's column partials, the embedding backward's workspace, per-row
+// losses.
+size_t CudaModelOps::own_bytes(int B, int T, int C) const {
+  const size_t N = size_t(B) * size_t(T);
+  return kMatmulContextBytes + 2 * sizeof(float) +
+         std::max<size_t>(1, layernorm_backward_scratch_floats(int(N), C)) * sizeof(float) +
+         embedding_backward_workspace_bytes(B, T) + std::max<size_t>(1, N) * sizeof(float);
 }
 
 void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {

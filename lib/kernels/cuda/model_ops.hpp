@@ -24,6 +24,7 @@ public:
   ~CudaModelOps() override;
 
   DType dtype() const override { return dtype_; }
+  size_t own_bytes(int B, int T, int C) const override;
   void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                          int C) override;
   void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
