@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "run_helpers.hpp"
 
@@ -130,6 +131,34 @@ TEST_CASE("in the GPU memory a limit leaves, plain data parallel is refused and 
   REQUIRE(m.steps.size() == size_t(steps(20)));
   CHECK(m.summary.at("memory_peak").at(0).at("params") == 0);
   CHECK(loss_drop(m) > 0.5);
+}
+
+TEST_CASE("a run on the GPU resumed from its checkpoint continues bit for bit; the CPU can resume it too",
+          "[gpu][e2e][checkpoint]") {
+  const auto dir = fresh_dir("gpu-checkpoint");
+  auto run = [&](const std::string& name, const std::string& args) {
+    const std::string cmd = zerotrain(dir, "--config zero3 --steps 6 --set bf16.enabled=true" +
+                                               std::string(" --set training.checkpoint_dir=") + dir + "/" + name +
+                                               " --set training.metrics=" + dir + "/" + name + ".jsonl " + args);
+    const int code = run_command(cmd, dir + "/" + name + ".log");
+    INFO(cmd << "\n" << read_file(dir + "/" + name + ".log"));
+    REQUIRE(code == 0);
+    std::vector<double> losses;
+    for (const auto& step : read_metrics(dir + "/" + name + ".jsonl").steps)
+      losses.push_back(step["loss"].get<double>());
+    return losses;
+  };
+  const auto straight = run("a", "--set training.save_interval=3");
+  // Started again from the checkpoint of step 3, as after a crash at step 4.
+  const auto resumed = run("b", "--set training.resume=" + dir + "/a/step_00000003");
+  REQUIRE(straight.size() == 6);
+  REQUIRE(resumed.size() == 3);
+  CHECK(std::vector<double>(straight.begin() + 3, straight.end()) == resumed);
+  // The checkpoint holds fp32 master weights and Adam's moments, whatever device wrote them: the
+  // CPU continues the run, within the two devices' rounding of a bf16 model.
+  const auto on_cpu = run("c", "--set training.resume=" + dir + "/a/step_00000003 --set training.device=cpu");
+  REQUIRE(on_cpu.size() == 3);
+  for (size_t i = 0; i < 3; ++i) CHECK(std::abs(on_cpu[i] - resumed[i]) <= 0.01 * resumed[i]);
 }
 
 TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][e2e]") {
