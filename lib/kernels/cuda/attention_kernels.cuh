@@ -63,6 +63,25 @@ __device__ __forceinline__ void tile_dot(float (&acc)[R][R], const float* a, con
   }
 }
 
+// acc[i][j] += Σ_c p[(ty + 16i), c] · m[c, (tx + 16j)]: a [tile, tile] shared matrix (rows kLdP
+// apart) times a [tile, HS] one (rows kLd apart), as the forward's p·v and the backward's ds·k.
+template <int HS, int R>
+__device__ __forceinline__ void tile_times_head(float (&acc)[R][HS / kSide], const float* p, const float* m, int ty,
+                                                int tx) {
+  using G = Tiles<HS, R>;
+  for (int c = 0; c < G::kTile; c++) {
+    float pv[R];
+#pragma unroll
+    for (int i = 0; i < R; i++) pv[i] = p[(ty + kSide * i) * G::kLdP + c];
+#pragma unroll
+    for (int j = 0; j < G::kCols; j++) {
+      const float v = m[c * G::kLd + tx + kSide * j];
+#pragma unroll
+      for (int i = 0; i < R; i++) acc[i][j] += pv[i] * v;
+    }
+  }
+}
+
 // Max and sum over the 16 lanes that share a row (lanes differing in their low 4 bits).
 __device__ __forceinline__ float row_max16(float v) {
 #pragma unroll
@@ -143,17 +162,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
     }
     __syncwarp();  // a row of sP is written and read only by the 16 lanes of one warp
 
-    for (int c = 0; c < kTile; c++) {
-      float p[R];
-#pragma unroll
-      for (int i = 0; i < R; i++) p[i] = sP[(ty + kSide * i) * kLdP + c];
-#pragma unroll
-      for (int j = 0; j < kCols; j++) {
-        const float v = sV[c * kLd + tx + kSide * j];
-#pragma unroll
-        for (int i = 0; i < R; i++) o[i][j] += p[i] * v;
-      }
-    }
+    tile_times_head<HS, R>(o, sP, sV, ty, tx);
   }
 
 #pragma unroll
@@ -342,17 +351,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int j = 0; j < R; j++) sdS[(ty + kSide * i) * kLdP + tx + kSide * j] = ds[i][j];
     __syncwarp();  // a row of sdS is written and read only by the 16 lanes of one warp
 
-    for (int c = 0; c < kTile; c++) {  // dq += ds·k
-      float dsv[R];
-#pragma unroll
-      for (int i = 0; i < R; i++) dsv[i] = sdS[(ty + kSide * i) * kLdP + c];
-#pragma unroll
-      for (int j = 0; j < kCols; j++) {
-        const float k = sK[c * kLd + tx + kSide * j];
-#pragma unroll
-        for (int i = 0; i < R; i++) dq[i][j] += dsv[i] * k;
-      }
-    }
+    tile_times_head<HS, R>(dq, sdS, sK, ty, tx);  // dq += ds·k
   }
 
 #pragma unroll
