@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
       Buffer master(P, DType::F32, 0.02f), m(P, DType::F32, 0.0f), v(P, DType::F32, 0.0f), grads(P, dt, 1e-3f);
       Buffer params(P, dt);
       const bool sixteen = dt != DType::F32;
-      const cuda::AdamWConfig config{6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
+      const AdamWHyper config{6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
       const double bytes = double(P) * (3 * 4 * 2 + es + (sixteen ? es : 0));
       report_bytes("adamw (124M params)", time_ms([&] {
         cuda::adamw_update(master.as<float>(), m.as<float>(), v.as<float>(), grads.ptr, dt, 1.0f,

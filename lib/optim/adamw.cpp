@@ -4,21 +4,11 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "optim/adamw_scalars.hpp"
 
 namespace zt {
 
 namespace {
-
-// Per-step constants, formed in double and rounded to float the way PyTorch turns Python
-// scalars into kernel arguments.
-struct AdamWScalars {
-  float param_scale;     // 1 - lr*wd (decoupled decay), else 1
-  float l2;              // wd (L2 mode), else 0
-  float beta1, one_minus_beta1, beta2, one_minus_beta2;
-  float bias_correction2_sqrt;
-  float neg_step_size;   // -lr / (1 - beta1^step)
-  float eps;
-};
 
 // PyTorch's AVX2 kernels: m.mul_(b1).add_(g, alpha=1-b1) is m*b1 then fma(g, 1-b1, .);
 // v.mul_(b2).addcmul_(g, g, value=1-b2) is v*b2 then fma((1-b2)*g, g, .) (contracted by its
@@ -27,12 +17,12 @@ struct AdamWScalars {
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 void adamw_chunk(float* __restrict p, const float* __restrict g_in, float* __restrict m,
-                 float* __restrict v, size_t n, const AdamWScalars s, bool l2, bool decoupled) {
+                 float* __restrict v, size_t n, const AdamWScalars s) {
   for (size_t i = 0; i < n; ++i) {
     float w = p[i];
     float g = g_in[i];
-    if (l2) g = std::fma(w, s.l2, g);
-    if (decoupled) w = w * s.param_scale;
+    if (s.l2_mode) g = std::fma(w, s.l2, g);
+    if (s.decoupled) w = w * s.param_scale;
     float mi = std::fma(g, s.one_minus_beta1, m[i] * s.beta1);
     float vi = std::fma(s.one_minus_beta2 * g, g, v[i] * s.beta2);
     float denom = std::sqrt(vi) / s.bias_correction2_sqrt + s.eps;
@@ -49,28 +39,13 @@ constexpr size_t kChunk = 8192;
 void adamw_update(float* param, const float* grad, float* m, float* v, size_t n, const AdamWHyper& h,
                   int64_t step, bool decay) {
   if (step < 1) fail("adamw_update: step must count from 1, got {}", step);
-  const double lr = h.lr, wd = decay ? double(h.weight_decay) : 0.0;
-  const double beta1 = h.beta1, beta2 = h.beta2;
-  AdamWScalars s;
-  s.param_scale = float(1.0 - lr * wd);
-  s.l2 = float(wd);
-  s.beta1 = h.beta1;
-  s.one_minus_beta1 = float(1.0 - beta1);
-  s.beta2 = h.beta2;
-  s.one_minus_beta2 = float(1.0 - beta2);
-  const double bc1 = h.bias_correction ? 1.0 - std::pow(beta1, double(step)) : 1.0;
-  const double bc2 = h.bias_correction ? 1.0 - std::pow(beta2, double(step)) : 1.0;
-  s.bias_correction2_sqrt = float(std::sqrt(bc2));
-  s.neg_step_size = float(-(lr / bc1));
-  s.eps = h.eps;
-  const bool l2 = !h.adam_w_mode && wd != 0.0;
-  const bool decoupled = h.adam_w_mode && wd != 0.0;
+  const AdamWScalars s = adamw_scalars(h, step, decay);
 
   const int64_t chunks = int64_t((n + kChunk - 1) / kChunk);
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (int64_t c = 0; c < chunks; ++c) {
     size_t begin = size_t(c) * kChunk, len = std::min(kChunk, n - begin);
-    adamw_chunk(param + begin, grad + begin, m + begin, v + begin, len, s, l2, decoupled);
+    adamw_chunk(param + begin, grad + begin, m + begin, v + begin, len, s);
   }
 }
 

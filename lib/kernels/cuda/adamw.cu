@@ -15,17 +15,17 @@ void with_types(DType grad_type, DType param_type, F&& f) {
   dispatch_any(grad_type, [&](auto g) { dispatch_any(param_type, [&](auto p) { f(g, p); }); });
 }
 
-AdamWScalars checked_scalars(const AdamWConfig& config, int64_t step, const char* op) {
+AdamWScalars checked_scalars(const AdamWHyper& hyper, int64_t step, const char* op) {
   require(step >= 1, op, ": step must count from 1, got ", step);
-  return adamw_scalars(config, step);
+  return adamw_scalars(hyper, step);
 }
 
 }  // namespace
 
 void adamw_update(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
-                  void* params, DType param_type, size_t n, bool decay, const AdamWConfig& config, int64_t step,
+                  void* params, DType param_type, size_t n, bool decay, const AdamWHyper& hyper, int64_t step,
                   cudaStream_t stream) {
-  const AdamWScalars s = checked_scalars(config, step, "adamw_update");
+  const AdamWScalars s = checked_scalars(hyper, step, "adamw_update");
   if (n == 0) return;
   const unsigned grid = grid_size(n, kBlock, "adamw_update");
   with_types(grad_type, params ? param_type : DType::F32, [&](auto tg, auto tp) {
@@ -38,8 +38,8 @@ void adamw_update(float* master, float* m, float* v, const void* grads, DType gr
 
 void adamw_update_chunks(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
                          void* params, DType param_type, const AdamWChunk* chunks, int num_chunks,
-                         const AdamWConfig& config, int64_t step, cudaStream_t stream) {
-  const AdamWScalars s = checked_scalars(config, step, "adamw_update_chunks");
+                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream) {
+  const AdamWScalars s = checked_scalars(hyper, step, "adamw_update_chunks");
   require(num_chunks >= 0, "adamw_update_chunks: negative chunk count ", num_chunks);
   if (num_chunks == 0) return;
   with_types(grad_type, params ? param_type : DType::F32, [&](auto tg, auto tp) {

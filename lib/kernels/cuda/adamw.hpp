@@ -11,16 +11,9 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "optim/adamw.hpp"
 
 namespace zt::cuda {
-
-// The hyperparameters of optim/adamw.hpp's AdamWHyper (the kernels do not depend on lib/optim).
-struct AdamWConfig {
-  float lr, beta1, beta2, eps, weight_decay;
-  bool bias_correction = true;
-  // true: decoupled decay p -= lr·wd·p before the update (AdamW); false: L2 decay g += wd·p
-  bool adam_w_mode = true;
-};
 
 // A piece of the shard with one weight-decay setting; offset indexes every array of the call.
 struct AdamWChunk {
@@ -34,13 +27,13 @@ struct AdamWChunk {
 //   params[i] = master[i] rounded to param_type, unless params is null (fp32 training, where
 //   master is the parameter buffer itself).
 void adamw_update(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
-                  void* params, DType param_type, size_t n, bool decay, const AdamWConfig& config, int64_t step,
+                  void* params, DType param_type, size_t n, bool decay, const AdamWHyper& hyper, int64_t step,
                   cudaStream_t stream);
 
 // The same over a table of chunks in device memory (planned once, like zero/shard_optimizer.cpp's
 // chunks): one block per chunk, so chunks of up to some 16K elements keep every SM busy.
 void adamw_update_chunks(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
                          void* params, DType param_type, const AdamWChunk* chunks, int num_chunks,
-                         const AdamWConfig& config, int64_t step, cudaStream_t stream);
+                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream);
 
 }  // namespace zt::cuda

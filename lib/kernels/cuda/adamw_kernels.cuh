@@ -1,5 +1,6 @@
 #pragma once
 // AdamW kernels (adamw.hpp); the arithmetic of one element is adamw_math.cuh's.
+#include "kernels/cuda/adamw.hpp"
 #include "kernels/cuda/adamw_math.cuh"
 #include "kernels/cuda/common.cuh"
 

@@ -98,11 +98,9 @@ void CudaVectorOps::adamw(std::span<const AdamSegment> segments, const AdamState
   if (runs_on_host({state.master, state.m, state.v, grads.data, params.data}, "adamw"))
     return cpu_backend().vector.adamw(segments, state, grads, grad_factor, params, hyper, step);
   plan_chunks(segments);
-  const AdamWConfig config{hyper.lr, hyper.beta1, hyper.beta2, hyper.eps, hyper.weight_decay, hyper.bias_correction,
-                           hyper.adam_w_mode};
   void* out = params.data == state.master ? nullptr : params.data;  // fp32 training: the master is the parameter
   adamw_update_chunks(state.master, state.m, state.v, grads.data, grads.dtype, grad_factor, out, params.dtype,
-                      chunks_.data(), num_chunks_, config, step, stream());
+                      chunks_.data(), num_chunks_, hyper, step, stream());
 }
 
 }  // namespace zt::cuda
