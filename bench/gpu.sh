@@ -9,11 +9,10 @@
 #
 # Writes under bench/out/gpu/: gpu.log (this script's whole output), ctest.log, zerotrain-b<B>.plan
 # (--dry-run), .log and .jsonl per micro-batch tried, torch.json and torch.log, and results.md (the
-# table). With $OUT set (a folder that brings back a few files only), results.md, gpu.log and
-# ctest.log are copied there at the end, and all of bench/out/gpu/ as gpu-bench.tar.gz. Needs no
-# network. Environment: BUILD_DIR (default build-gpu), STEPS (timed zerotrain steps after 5 warm-up
-# steps, default 20), CUDA_ARCH (default 90), ZT_PEAK_TFLOPS (the GPU's peak when zerotrain's table
-# does not know it).
+# table). With $OUT set, results.md, gpu.log and ctest.log are copied there at the end, and all of
+# bench/out/gpu/ as gpu-bench.tar.gz. Needs no network. Environment: BUILD_DIR (default build-gpu),
+# STEPS (timed zerotrain steps after 5 warm-up steps, default 20), CUDA_ARCH (default 90),
+# ZT_PEAK_TFLOPS (the GPU's peak when zerotrain's table does not know it).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
