@@ -51,8 +51,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   if (c.zero.stage == 3)
     p.buffers_bound += std::min<size_t>(size_t(c.zero.stage3_max_live_parameters) + size_t(c.zero.stage3_prefetch_bucket_size),
                                         P) * (4 + d);
-  const bool params_in_file = c.zero.stage == 3 && c.zero.offload_param.device == "nvme";
-  p.host_buffers = ShardOptimizer::staging_bytes(engine_options(c), S, !params_in_file);
+  p.host_buffers = ShardOptimizer::staging_bytes(engine_options(c), S);
   p.buffers_bound += p.host_buffers;
   const bool recompute = c.activation_checkpointing.recompute();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);

@@ -22,8 +22,9 @@ size_t sub_group_elements(const OptimizerOffload& off, size_t shard) {
 }
 }  // namespace
 
-size_t ShardOptimizer::staging_bytes(const EngineOptions& options, size_t shard, bool params_resident) {
-  if (options.offload_optimizer.device == OffloadDevice::None && params_resident) return 0;
+size_t ShardOptimizer::staging_bytes(const EngineOptions& options, size_t shard) {
+  const bool params_in_file = options.stage == 3 && options.offload_param.device == OffloadDevice::Nvme;
+  if (options.offload_optimizer.device == OffloadDevice::None && !params_in_file) return 0;
   const size_t elements = std::min(sub_group_elements(options.offload_optimizer, shard), shard);
   return (kGradStages + 1) * elements * dtype_size(options.dtype);
 }

@@ -33,7 +33,7 @@ public:
 
   // Bytes the offloaded path stages a sub-group's gradients (two slots) and parameters (one) in,
   // in host memory; 0 when the state is resident (no offload_optimizer, parameters in memory).
-  static size_t staging_bytes(const EngineOptions& options, size_t shard_elements, bool params_resident);
+  static size_t staging_bytes(const EngineOptions& options, size_t shard_elements);
 
   Range range() const { return range_; }
   bool offloaded() const { return offloaded_ != nullptr; }
