@@ -19,7 +19,7 @@
 #include "core/log.hpp"
 #include "plot/curves.hpp"
 #include "zero/memory_estimate.hpp"
-#include "train/foreign_launcher.hpp"
+#include "comm/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
 #include "train/output_paths.hpp"
 #include "train/run.hpp"

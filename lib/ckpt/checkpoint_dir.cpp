@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "ckpt/checkpoint_format.hpp"
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 
 namespace zt {

@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ckpt/checkpoint_dir.hpp"
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 
 namespace zt {

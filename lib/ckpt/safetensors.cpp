@@ -14,7 +14,7 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "ckpt/safetensors_writer.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 
 namespace zt {

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "ckpt/crc32c.hpp"
-#include "ckpt/durable_file.hpp"
+#include "core/crc32c.hpp"
+#include "ckpt/synced_file.hpp"
 #include "ckpt/safetensors_writer.hpp"
 #include "core/error.hpp"
 

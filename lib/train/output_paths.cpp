@@ -9,10 +9,11 @@
 #include <cstring>
 #include <optional>
 
+#include "core/directories.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
-#include "train/csv_monitor.hpp"
-#include "train/tensorboard_monitor.hpp"
+#include "metrics/csv_monitor.hpp"
+#include "metrics/tensorboard_monitor.hpp"
 
 namespace fs = std::filesystem;
 
@@ -206,23 +207,6 @@ void check_output_paths(const config::Config& config, int world_size) {
     for (const auto& in : inputs) check_input(out, in);
   for (size_t i = 0; i < outputs.size(); ++i)
     for (size_t j = i + 1; j < outputs.size(); ++j) check_pair(outputs[i], outputs[j]);
-}
-
-void make_directories(const std::string& label, const fs::path& dir) {
-  fs::path made;
-  for (const auto& part : dir) {
-    made /= part;
-    if (part.empty() || part == made.root_path()) continue;
-    struct stat st {};
-    if (::stat(made.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode))
-        fail("{}: cannot create directory '{}': '{}' is {}, not a directory", label, dir.string(), made.string(),
-             file_type_name(st.st_mode));
-      continue;
-    }
-    if (::mkdir(made.c_str(), 0777) != 0 && errno != EEXIST)
-      fail("{}: cannot create directory '{}': {}", label, dir.string(), std::strerror(errno));
-  }
 }
 
 void prepare_outputs(const config::Config& config, int rank, int world_size) {

@@ -45,7 +45,4 @@ void check_output_paths(const config::Config& config, int world_size);
 // not a directory").
 void prepare_outputs(const config::Config& config, int rank, int world_size);
 
-// Like mkdir -p; an error names `label` and the part of the path in the way.
-void make_directories(const std::string& label, const std::filesystem::path& dir);
-
 }  // namespace zt

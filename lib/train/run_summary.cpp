@@ -8,7 +8,7 @@
 
 #include "comm/control_channel.hpp"
 #include "core/ledger.hpp"
-#include "train/comms_summary.hpp"
+#include "metrics/comms_summary.hpp"
 
 namespace zt {
 

@@ -8,7 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "train/memory_plan.hpp"
-#include "train/metrics.hpp"
+#include "metrics/metrics_file.hpp"
 
 namespace zt {
 

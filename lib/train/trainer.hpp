@@ -11,15 +11,15 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "model/gpt.hpp"
-#include "train/comms_summary.hpp"
-#include "train/csv_monitor.hpp"
-#include "train/metrics.hpp"
-#include "train/peak_flops.hpp"
-#include "train/progress.hpp"
+#include "metrics/comms_summary.hpp"
+#include "metrics/csv_monitor.hpp"
+#include "metrics/metrics_file.hpp"
+#include "metrics/peak_flops.hpp"
+#include "metrics/progress.hpp"
 #include "train/run_summary.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
-#include "train/tensorboard_monitor.hpp"
+#include "metrics/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -30,7 +30,7 @@ struct TrainStepResult {
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
-  int output_failures = 0;  // ranks that could not write an output (train/output_failure.hpp) by this step
+  int output_failures = 0;  // ranks that could not write an output (metrics/output_failure.hpp) by this step
   StepBreakdown time;  // where the step's time went (wall_clock_breakdown), in seconds
 };
 

@@ -1,7 +1,7 @@
 // Stages 0, 1 and 2: parameters resident on every rank.
 #include <vector>
 
-#include "zero/resident_pieces.hpp"
+#include "zero/full_copies.hpp"
 #include "zero/shard_grads.hpp"
 #include "zero/stage.hpp"
 #include "zero/stage3.hpp"

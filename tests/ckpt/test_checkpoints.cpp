@@ -18,7 +18,7 @@
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
-#include "ckpt/crc32c.hpp"
+#include "core/crc32c.hpp"
 #include "ckpt/gpt2_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "ckpt/shard_file.hpp"

@@ -11,7 +11,7 @@
 #include "ckpt/gpt2_export.hpp"
 #include "config/config.hpp"
 #include "self_communicator.hpp"
-#include "train/metrics.hpp"
+#include "metrics/metrics_file.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;

@@ -13,7 +13,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/buffer.hpp"
 #include "core/ledger.hpp"
-#include "train/metrics.hpp"
+#include "metrics/metrics_file.hpp"
 #include "train/run_summary.hpp"
 
 using namespace zt;

@@ -10,7 +10,7 @@
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
-#include "train/engine_options.hpp"
+#include "train/engine_config.hpp"
 #include "train/memory_plan.hpp"
 #include "zero/engine.hpp"
 

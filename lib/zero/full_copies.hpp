@@ -5,7 +5,7 @@
 
 #include "core/buffer.hpp"
 #include "zero/grad_bucketer.hpp"
-#include "zero/group_views.hpp"
+#include "zero/group_copies.hpp"
 #include "zero/stage.hpp"
 
 namespace zt {

@@ -1,15 +1,15 @@
 #pragma once
 // DeepSpeed's TensorBoard monitor: rank 0 writes one TensorFlow event file into
-// <output_path>/<job_name>/ holding the scalars csv_monitor records (train/monitor_events.hpp),
+// <output_path>/<job_name>/ holding the scalars csv_monitor records (metrics/monitor_events.hpp),
 // with step = samples seen (step x train_batch_size). Flushed after every step and evaluation, so
 // a crash keeps what was written.
 #include <cstdint>
 #include <filesystem>
 
 #include "config/config.hpp"
-#include "train/metrics.hpp"
-#include "train/monitor_events.hpp"
-#include "train/tb_event_writer.hpp"
+#include "metrics/metrics_file.hpp"
+#include "metrics/monitor_events.hpp"
+#include "metrics/tb_event_writer.hpp"
 
 namespace zt {
 

@@ -1,12 +1,12 @@
-#include "train/csv_monitor.hpp"
+#include "metrics/csv_monitor.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
+#include "core/directories.hpp"
 #include "core/error.hpp"
-#include "train/output_failure.hpp"
-#include "train/output_paths.hpp"
+#include "metrics/output_failure.hpp"
 
 namespace zt {
 

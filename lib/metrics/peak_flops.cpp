@@ -1,4 +1,4 @@
-#include "train/peak_flops.hpp"
+#include "metrics/peak_flops.hpp"
 
 #include <fmt/format.h>
 #include <omp.h>

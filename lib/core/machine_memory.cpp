@@ -1,4 +1,4 @@
-#include "train/machine_memory.hpp"
+#include "core/machine_memory.hpp"
 
 #include <fstream>
 #include <sstream>

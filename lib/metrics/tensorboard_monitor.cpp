@@ -1,8 +1,8 @@
-#include "train/tensorboard_monitor.hpp"
+#include "metrics/tensorboard_monitor.hpp"
 
+#include "core/directories.hpp"
 #include "core/error.hpp"
-#include "train/output_failure.hpp"
-#include "train/output_paths.hpp"
+#include "metrics/output_failure.hpp"
 
 namespace zt {
 

@@ -1,4 +1,4 @@
-#include "train/progress.hpp"
+#include "metrics/progress.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

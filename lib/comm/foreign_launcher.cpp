@@ -1,4 +1,4 @@
-#include "train/foreign_launcher.hpp"
+#include "comm/foreign_launcher.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "train/tb_event_writer.hpp"
+#include "metrics/tb_event_writer.hpp"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
-#include "ckpt/crc32c.hpp"
+#include "core/crc32c.hpp"
 
 namespace zt {
 

@@ -1,11 +1,11 @@
-#include "train/metrics.hpp"
+#include "metrics/metrics_file.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "core/error.hpp"
-#include "train/output_failure.hpp"
+#include "metrics/output_failure.hpp"
 
 namespace zt {
 

@@ -1,4 +1,4 @@
-#include "zero/resident_pieces.hpp"
+#include "zero/full_copies.hpp"
 
 #include <algorithm>
 #include <vector>

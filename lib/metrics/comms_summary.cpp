@@ -1,4 +1,4 @@
-#include "train/comms_summary.hpp"
+#include "metrics/comms_summary.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

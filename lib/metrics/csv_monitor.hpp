@@ -12,8 +12,8 @@
 
 #include "config/config.hpp"
 #include "core/checked_file.hpp"
-#include "train/metrics.hpp"
-#include "train/monitor_events.hpp"
+#include "metrics/metrics_file.hpp"
+#include "metrics/monitor_events.hpp"
 
 namespace zt {
 

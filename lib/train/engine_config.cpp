@@ -1,4 +1,4 @@
-#include "train/engine_options.hpp"
+#include "train/engine_config.hpp"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "train/output_failure.hpp"
+#include "metrics/output_failure.hpp"
 
 #include <spdlog/spdlog.h>
 

@@ -1,4 +1,4 @@
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

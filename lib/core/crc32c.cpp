@@ -1,4 +1,4 @@
-#include "ckpt/crc32c.hpp"
+#include "core/crc32c.hpp"
 
 #include <array>
 #include <cstring>
