@@ -8,13 +8,6 @@
 
 namespace zt {
 
-namespace {
-
-constexpr CommOp kOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather, CommOp::Broadcast,
-                           CommOp::Barrier};
-
-}  // namespace
-
 std::string show_bytes(double b) {
   if (b < 1e3) return fmt::format("{:.0f} B", b);
   if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
@@ -22,7 +15,7 @@ std::string show_bytes(double b) {
   return fmt::format("{:.2f} GB", b / 1e9);
 }
 
-CommsSummary::CommsSummary(const config::CommsLoggerConfig& config) : enabled_(config.enabled), config_(config) {}
+CommsSummary::CommsSummary(const config::CommsLoggerConfig& config) : config_(config) {}
 
 bool CommsSummary::shown(CommOp op, const CommStats& s) const {
   if (s.calls[size_t(op)] == 0) return false;
@@ -31,18 +24,15 @@ bool CommsSummary::shown(CommOp op, const CommStats& s) const {
   return std::find(ops.begin(), ops.end(), comm_op_name(op)) != ops.end();
 }
 
-void CommsSummary::add(const CommStats& step) {
-  for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
-    total_.bytes_sent[i] += step.bytes_sent[i];
-    total_.calls[i] += step.calls[i];
-    total_.seconds[i] += step.seconds[i];
-  }
+void CommsSummary::step(const StepRecord& r) {
+  total_ += r.comm;
+  if (r.logged) log_step(r.step, r.comm);
 }
 
 void CommsSummary::log_step(int64_t step, const CommStats& s) const {
-  if (!enabled_ || !config_.verbose) return;
+  if (!config_.verbose) return;
   std::string line;
-  for (CommOp op : kOps) {
+  for (CommOp op : kCommOps) {
     if (!shown(op, s)) continue;
     const size_t i = size_t(op);
     line += fmt::format("{}{} {} call{}, {} bytes, {:.3f} ms", line.empty() ? "" : " | ", comm_op_name(op), s.calls[i],
@@ -51,14 +41,14 @@ void CommsSummary::log_step(int64_t step, const CommStats& s) const {
   spdlog::info("      comms step {}: {}", step, line.empty() ? "no profiled collectives" : line);
 }
 
-void CommsSummary::log_total(int64_t steps) const {
-  if (!enabled_) return;
+void CommsSummary::summary(const SummaryRecord& r) {
+  const int64_t steps = r.steps;  // the steps this run trained (a resumed run starts after the checkpoint's)
   spdlog::info("comms_logger: collectives of rank 0 over {} training step{} (set-up and evaluation not counted)",
                steps, steps == 1 ? "" : "s");
   spdlog::info("  {:<16} {:>8} {:>16} {:>14} {:>12} {:>10}", "collective", "calls", "bytes sent", "mean message",
                "time (ms)", "GB/s");
   bool any = false;
-  for (CommOp op : kOps) {
+  for (CommOp op : kCommOps) {
     if (!shown(op, total_)) continue;
     any = true;
     const size_t i = size_t(op);

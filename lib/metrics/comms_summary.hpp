@@ -8,25 +8,24 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "metrics/sink.hpp"
 
 namespace zt {
 
 // Bytes in decimal units, to read beside GB/s: "512 B", "3.7 MB", "1.25 GB".
 std::string show_bytes(double bytes);
 
-class CommsSummary {
+class CommsSummary final : public MetricsSink {
 public:
-  CommsSummary() = default;  // logs nothing (disabled, or ranks other than 0)
   explicit CommsSummary(const config::CommsLoggerConfig& config);
 
-  void add(const CommStats& step);                          // one training step's counts
-  void log_step(int64_t step, const CommStats& s) const;   // verbose only
-  void log_total(int64_t steps) const;
+  void step(const StepRecord& r) override;        // adds its counts; verbose: a line when the step is logged
+  void summary(const SummaryRecord& r) override;  // the table
 
 private:
+  void log_step(int64_t step, const CommStats& s) const;
   bool shown(CommOp op, const CommStats& s) const;  // called in this period, and profiled
 
-  bool enabled_ = false;
   config::CommsLoggerConfig config_;
   CommStats total_;
 };

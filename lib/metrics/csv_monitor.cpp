@@ -76,10 +76,10 @@ void CsvMonitor::step(const StepRecord& r) {
   write(kTrainLoss, r.step, r.loss);
   write(kLr, r.step, r.lr);
   write(kLossScale, r.step, r.loss_scale);
-  if (r.time) {
-    write(kForward, r.step, 1e3 * r.time->forward);
-    write(kBackward, r.step, 1e3 * r.time->backward);
-    write(kStep, r.step, 1e3 * r.time->step);
+  if (r.breakdown) {
+    write(kForward, r.step, 1e3 * r.time.forward);
+    write(kBackward, r.step, 1e3 * r.time.backward);
+    write(kStep, r.step, 1e3 * r.time.step);
   }
 }
 

@@ -12,12 +12,12 @@
 
 #include "config/config.hpp"
 #include "core/checked_file.hpp"
-#include "metrics/metrics_file.hpp"
 #include "metrics/monitor_events.hpp"
+#include "metrics/sink.hpp"
 
 namespace zt {
 
-class CsvMonitor {
+class CsvMonitor final : public MetricsSink {
 public:
   CsvMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
   // Creates the directory and opens every file, so an unwritable path fails at start-up, naming it.
@@ -25,8 +25,8 @@ public:
   // writes nothing more, and each file ends with its last whole row.
   CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
-  void step(const StepRecord& r);
-  void eval(int64_t step, double val_loss);
+  void step(const StepRecord& r) override;
+  void eval(int64_t step, double val_loss) override;
 
   // <output_path>/<job_name>; an empty output_path means ./csv_monitor.
   static std::filesystem::path directory(const config::MonitorConfig& config);

@@ -39,8 +39,8 @@ void MetricsWriter::setup(const SetupRecord& r) {
 
 void MetricsWriter::step(const StepRecord& r) {
   std::string time;
-  if (r.time) {
-    const StepBreakdown& t = *r.time;
+  if (r.breakdown) {
+    const StepBreakdown& t = r.time;
     time = fmt::format(",\"time_ms\":{{\"forward\":{},\"backward\":{},\"step\":{},\"reduce_wait\":{},"
                        "\"gather_wait\":{},\"comm_busy\":{},\"offload_wait\":{},\"offload_io\":{}}}",
                        format_float(1e3 * t.forward), format_float(1e3 * t.backward), format_float(1e3 * t.step),
@@ -61,10 +61,6 @@ void MetricsWriter::step(const StepRecord& r) {
 void MetricsWriter::eval(int64_t step, double val_loss) {
   write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}}}", step, format_float(val_loss)));
 }
-
-}  // namespace zt
-
-namespace zt {
 
 void MetricsWriter::summary(const SummaryRecord& r) {
   std::string memory;

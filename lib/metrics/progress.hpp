@@ -13,6 +13,8 @@
 #include <memory>
 #include <string>
 
+#include "metrics/sink.hpp"
+
 namespace zt {
 
 enum class ProgressMode { Off, Terminal, Markers };
@@ -52,6 +54,21 @@ private:
   std::chrono::steady_clock::time_point first_step_end_, last_draw_;
   int64_t first_step_ = 0;
   int64_t tokens_since_draw_ = 0;
+};
+
+// The progress line of a run: shown from the set-up on, updated after every step, removed before
+// the summary.
+class ProgressSink final : public MetricsSink {
+public:
+  ProgressSink(ProgressMode mode, int64_t total_steps) : mode_(mode), total_(total_steps) {}
+  void setup(const SetupRecord&) override { line_ = ProgressLine(mode_, total_); }
+  void step(const StepRecord& r) override { line_.update(r.step, r.loss, r.tokens, r.tokens_per_s); }
+  void summary(const SummaryRecord&) override { line_.finish(); }
+
+private:
+  ProgressMode mode_;
+  int64_t total_;
+  ProgressLine line_;
 };
 
 }  // namespace zt

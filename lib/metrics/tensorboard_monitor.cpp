@@ -29,10 +29,10 @@ void TensorboardMonitor::step(const StepRecord& r) {
   writer_.scalar(kTrainLoss, samples, float(r.loss));
   writer_.scalar(kLr, samples, float(r.lr));
   if (events_.loss_scale) writer_.scalar(kLossScale, samples, float(r.loss_scale));
-  if (events_.breakdown && r.time) {
-    writer_.scalar(kForward, samples, float(1e3 * r.time->forward));
-    writer_.scalar(kBackward, samples, float(1e3 * r.time->backward));
-    writer_.scalar(kStep, samples, float(1e3 * r.time->step));
+  if (events_.breakdown) {
+    writer_.scalar(kForward, samples, float(1e3 * r.time.forward));
+    writer_.scalar(kBackward, samples, float(1e3 * r.time.backward));
+    writer_.scalar(kStep, samples, float(1e3 * r.time.step));
   }
   flush();
 }

@@ -7,13 +7,13 @@
 #include <filesystem>
 
 #include "config/config.hpp"
-#include "metrics/metrics_file.hpp"
 #include "metrics/monitor_events.hpp"
+#include "metrics/sink.hpp"
 #include "metrics/tb_event_writer.hpp"
 
 namespace zt {
 
-class TensorboardMonitor {
+class TensorboardMonitor final : public MetricsSink {
 public:
   TensorboardMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
   // Creates the directory and opens the event file, so an unwritable path fails at start-up, naming it.
@@ -21,8 +21,8 @@ public:
   // then writes nothing more, and the file ends with its last whole record.
   TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
-  void step(const StepRecord& r);
-  void eval(int64_t step, double val_loss);
+  void step(const StepRecord& r) override;
+  void eval(int64_t step, double val_loss) override;
 
   // <output_path>/<job_name>; an empty output_path means ./tensorboard.
   static std::filesystem::path directory(const config::MonitorConfig& config);

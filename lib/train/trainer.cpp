@@ -9,16 +9,15 @@
 #include "config/model_block.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
-#include "train/final_weights.hpp"
-#include "train/memory_plan.hpp"
-#include "metrics/output_failure.hpp"
 #include "train/engine_state.hpp"
-#include "metrics/peak_flops.hpp"
-#include "train/resolved_config_file.hpp"
+#include "train/memory_plan.hpp"
+#include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
+#include "train/stop_messages.hpp"
 #include "train/stop_signals.hpp"
 
 namespace zt {
@@ -34,16 +33,6 @@ std::string error_of(F&& f) {
     return e.what();
   }
   return "";
-}
-
-CommStats minus(const CommStats& a, const CommStats& b) {
-  CommStats d;
-  for (size_t i = 0; i < d.bytes_sent.size(); ++i) {
-    d.bytes_sent[i] = a.bytes_sent[i] - b.bytes_sent[i];
-    d.calls[i] = a.calls[i] - b.calls[i];
-    d.seconds[i] = a.seconds[i] - b.seconds[i];
-  }
-  return d;
 }
 
 }  // namespace
@@ -66,17 +55,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     }
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
-    if (comm.rank() == 0 && !config.training.metrics.empty())
-      metrics_ = MetricsWriter(config.training.metrics, !start_->resumed_from().empty());
-    if (comm.rank() == 0) write_resolved_config_file(config);
-    if (comm.rank() == 0 && config.csv_monitor.enabled)
-      csv_ = CsvMonitor(config.csv_monitor, {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
-                        config.train_batch_size);
-    if (comm.rank() == 0 && config.tensorboard.enabled)
-      tensorboard_ = TensorboardMonitor(config.tensorboard,
-                                        {config.fp16.enabled, config.wall_clock_breakdown, evaluates()},
-                                        config.train_batch_size);
-    if (comm.rank() == 0) comms_ = CommsSummary(config.comms_logger);
+    sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
+                            plan_memory(config, comm.world_size(), backend.model));
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -178,29 +158,17 @@ double Trainer::evaluate() {
 }
 
 SetupRecord Trainer::setup_record() {
-  const auto s = MemoryLedger::instance().stats();
-  // Model states in device memory per category; what lives in host memory or files is "offload".
-  auto device = [&](MemCategory c) { return uint64_t(s.cur(MemSpace::Device, c)); };
-  struct Held {
-    uint64_t params, grads, optimizer, buffers, offload;
-  };
-  const Held mine{device(MemCategory::Params), device(MemCategory::Grads), device(MemCategory::Optimizer),
-                  uint64_t(s.cur(MemCategory::Buffers)), uint64_t(s.offloaded())};
-  const std::vector<Held> all = comm_.control().gather_all(mine);
   SetupRecord r;
   r.world_size = comm_.world_size();
   r.stage = config_.zero.stage;
   r.dtype = config_.dtype();
   r.num_params = model_->num_params();
   r.padded_params = engine_->partition().padded();
-  for (int k = 0; k < comm_.world_size(); ++k) {
-    const Held& m = all[size_t(k)];
-    r.memory.push_back({k, m.params, m.grads, m.optimizer, m.buffers, m.offload});
-  }
+  r.memory = gather_setup_memory(comm_);
   return r;
 }
 
-StepRecord Trainer::step_record(int64_t step, TrainStepResult& out, double seconds, const CommStats& comm) const {
+StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const {
   StepRecord rec;
   rec.step = step;
   rec.loss = out.loss;
@@ -213,10 +181,9 @@ StepRecord Trainer::step_record(int64_t step, TrainStepResult& out, double secon
   rec.tokens_per_s = double(rec.tokens) / seconds;
   rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
   rec.comm = comm;
-  if (config_.wall_clock_breakdown) {
-    out.time.comm_busy = comm.seconds[size_t(CommOp::ReduceScatter)] + comm.seconds[size_t(CommOp::AllGather)];
-    rec.time = out.time;
-  }
+  rec.time = out.time;
+  rec.time.comm_busy = comm.seconds[size_t(CommOp::ReduceScatter)] + comm.seconds[size_t(CommOp::AllGather)];
+  rec.breakdown = config_.wall_clock_breakdown;
   return rec;
 }
 
@@ -236,12 +203,12 @@ int Trainer::run() {
   const bool rank0 = comm_.rank() == 0;
   SetupRecord setup = setup_record();
   StopSignals::end_setup();  // from here on a stop signal finishes the current step
-  metrics_.setup(setup);
-  if (rank0) log_start(setup);
-  if (rank0) progress_ = ProgressLine(console_progress_mode(), steps);
+  if (rank0)
+    log_run_start(config_, setup, *model_, peak_, plan_memory(config_, comm_.world_size(), backend_.model),
+                  *train_data_, val_data_.get());
+  sinks_.setup(setup);
 
   auto t_start = SteadyClock::now();
-  double last_val = NAN;
   int64_t done = start_step_;
   bool interrupted = false;
   for (int64_t step = start_step_ + 1; step <= steps; ++step) {
@@ -252,32 +219,19 @@ int Trainer::run() {
     done = step;
     // A stop request with the last step changes nothing: the run is complete.
     interrupted = out.stop_requests > 0 && step < steps;
-
-    StepRecord rec = step_record(step, out, seconds, minus(comm_.stats(), before));
-    metrics_.step(rec);
-    csv_.step(rec);
-    tensorboard_.step(rec);
-    comms_.add(rec.comm);
-    totals_.add_step(rec, out.time);
-    progress_.update(step, rec.loss, rec.tokens, rec.tokens_per_s);
     const bool last = step == steps;
     const bool stopping = interrupted || out.output_failures > 0;
-    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
-    bool print = step == 1 || last || stopping || (print_every > 0 && step % print_every == 0);
-    if (rank0 && print) {
-      log_step(rec);
-      if (rec.time) log_breakdown(*rec.time, seconds);
-      comms_.log_step(step, rec.comm);
-    }
 
-    const int64_t every = config_.training.eval_interval;
-    if (evaluates() && (step % every == 0 || last)) {
-      last_val = evaluate();
-      metrics_.eval(step, last_val);
-      csv_.eval(step, last_val);
-      tensorboard_.eval(step, last_val);
-      totals_.add_eval(last_val);
-      if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
+    StepRecord rec = step_record(step, out, seconds, comm_.stats() - before);
+    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
+    rec.logged = step == 1 || last || stopping || (print_every > 0 && step % print_every == 0);
+    totals_.add_step(rec);
+    sinks_.step(rec);
+
+    if (evaluates() && (step % config_.training.eval_interval == 0 || last)) {
+      const double val_loss = evaluate();
+      totals_.add_eval(val_loss);
+      sinks_.eval(step, val_loss);
     }
     if (out.output_failures > 0) {
       // The checkpoint of this step is saved below, so that no step taken is lost.
@@ -285,89 +239,19 @@ int Trainer::run() {
       break;
     }
     if (interrupted) {
-      if (rank0) log_interrupted(step, out.stop_requests);
+      if (rank0) log_interrupted(step, out.stop_requests, comm_.world_size());
       break;
     }
     checkpoints_->after_step(step);
   }
 
   const double wall_s = seconds_since(t_start);
-  progress_.finish();
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && !config_.training.save_final.empty()) save_final();
-  comms_.log_total(done - start_step_);  // the steps this run trained (a resumed run started after start_step_)
-  SummaryRecord summary =
-      totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops);
-  metrics_.summary(summary);
-  if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size(), backend_.model), config_.zero.stage);
-  if (interrupted && rank0) log_resume_hint(done);
+  sinks_.summary(totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops));
+  if (interrupted && rank0) log_resume_hint(done, checkpoints_->enabled());
   if (OutputFailure::happened()) return kExitOutputFailed;
   return interrupted ? kExitInterrupted : 0;
-}
-
-void Trainer::log_start(const SetupRecord& setup) const {
-  auto& m = config_.model;
-  spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer,
-               m.n_head, m.d_model, m.vocab_size, T_, model_->num_params());
-  spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
-               config_.zero.stage, comm_.world_size(), comm_.world_size() == 1 ? "" : "s", config_.dtype(),
-               config_.communication_data_type, config_.train_batch_size, B_, GA_, comm_.world_size());
-  log_data_and_optimizer(config_, *train_data_, val_data_.get());
-  spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
-               model_->flops_per_token(), peak_.flops / 1e9, peak_.explanation);
-  // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
-  MemoryPlan plan = plan_memory(config_, comm_.world_size(), backend_.model);
-  auto mib = [](uint64_t b) { return double(b) / 1048576.0; };
-  for (auto& m : setup.memory)
-    spdlog::info("memory rank {}: params {:.3f} grads {:.3f} optimizer {:.3f} offload {:.3f} MiB (formula {}: "
-                 "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
-                 m.rank, mib(m.params), mib(m.grads), mib(m.optimizer), mib(m.offload), plan.formula,
-                 mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(m.buffers));
-  if (config_.training.eval_interval > 0 && !val_sampler_)
-    spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
-                 config_.training.eval_interval);
-}
-
-void Trainer::log_step(const StepRecord& r) const {
-  spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e} | grad norm {:.3f}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
-               r.step, config_.training.steps, r.loss, r.lr, r.grad_norm,
-               r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
-               r.tokens_per_s, 100.0 * r.mfu);
-}
-
-void Trainer::log_breakdown(const StepBreakdown& t, double step_seconds) const {
-  double exposed = t.reduce_wait + t.gather_wait;
-  double overlapped = t.comm_busy > 0 ? std::max(0.0, 1.0 - exposed / t.comm_busy) : 0.0;
-  spdlog::info("      time (ms): forward {:.1f} | backward {:.1f} | step {:.1f} | waiting on reduce {:.1f}, on gather {:.1f} "
-               "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
-               1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
-               1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
-  if (t.offload_io > 0 || t.offload_wait > 0)
-    spdlog::info("      offload (ms): file I/O running {:.1f} | optimizer step waiting on it and transfers {:.1f}",
-                 1e3 * t.offload_io, 1e3 * t.offload_wait);
-}
-
-void Trainer::log_interrupted(int64_t step, int stop_requests) const {
-  const int W = comm_.world_size();
-  const int sig = StopSignals::first_signal();  // 0 when only other ranks were asked
-  std::string by = sig ? fmt::format(" by {}", StopSignals::name(sig)) : "";
-  spdlog::warn("interrupted{}: stopping after step {} (stop requested on {} of {} rank{}; Ctrl-C again ends the job "
-               "at once)",
-               by, step, stop_requests, W, W == 1 ? "" : "s");
-}
-
-void Trainer::log_output_failure(int64_t step) const {
-  spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
-}
-
-void Trainer::log_resume_hint(int64_t step) const {
-  if (checkpoints_->enabled())
-    spdlog::warn("interrupted at step {}: the checkpoint of step {} is complete; run the same command with "
-                 "training.resume auto to continue (exit status {})",
-                 step, step, kExitInterrupted);
-  else
-    spdlog::warn("interrupted at step {}: nothing was saved (no training.checkpoint_dir); exit status {}", step,
-                 kExitInterrupted);
 }
 
 }  // namespace zt

@@ -14,6 +14,7 @@
 #include "core/buffer.hpp"
 #include "core/ledger.hpp"
 #include "metrics/metrics_file.hpp"
+#include "metrics/run_totals.hpp"
 #include "train/run_summary.hpp"
 
 using namespace zt;
@@ -80,7 +81,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
     StepBreakdown time;
     time.reduce_wait = 0.05;
     time.gather_wait = 0.025;
-    totals.add_step(rec, time);
+    rec.time = time;
+    totals.add_step(rec);
   }
   totals.add_eval(4.25);
   totals.add_eval(3.75);
