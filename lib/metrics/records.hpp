@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/step_clock.hpp"
 
 namespace zt {
 
@@ -25,14 +26,6 @@ struct SetupRecord {
   std::vector<RankMemory> memory;
 };
 
-// Where a step's wall time went, as seen by rank 0 (wall_clock_breakdown).
-struct StepBreakdown {
-  double forward = 0, backward = 0, step = 0;
-  double reduce_wait = 0, gather_wait = 0;  // compute thread blocked on communication
-  double comm_busy = 0;                      // time collectives were in flight
-  double offload_wait = 0, offload_io = 0;   // the offloaded optimizer step waiting; its file's I/O running
-};
-
 struct StepRecord {
   int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, loss_scale = 1;
@@ -40,7 +33,7 @@ struct StepRecord {
   int64_t tokens = 0;
   double step_ms = 0, tokens_per_s = 0, mfu = 0;
   CommStats comm;      // bytes rank 0 sent in this step
-  StepBreakdown time;  // always measured; shown ("time_ms") when `breakdown`
+  StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
   bool breakdown = false;  // wall_clock_breakdown
   bool logged = false;     // rank 0 logs a line for this step (steps_per_print, the first, the last)
 };

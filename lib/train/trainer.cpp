@@ -112,27 +112,25 @@ void Trainer::agree_on_setup(const std::string& error) {
 // hooks, then one optimizer step.
 TrainStepResult Trainer::train_step(int64_t step) {
   comm_.set_step(step);
-  engine_->reset_timers();
+  StepClock& clock = engine_->clock();
+  clock.restart();
   TrainStepResult out;
   double loss_sum = 0;
   for (int micro = 0; micro < GA_; ++micro) {
     train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
     engine_->begin_micro_batch();
-    timed(out.time.forward, [&] { loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_); });
-    timed(out.time.backward, [&] { model_->backward(*engine_, engine_->backward_scale()); });
+    clock.time(&StepBreakdown::forward,
+               [&] { loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_); });
+    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, engine_->backward_scale()); });
   }
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
-  timed(out.time.step, [&] {
+  clock.time(&StepBreakdown::step, [&] {
     const auto& o = config_.optimizer;
     AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
     out.result = engine_->step(out.lr, betas.beta1, betas.beta2);
   });
-  const StageTimers timers = engine_->timers();
-  out.time.reduce_wait = timers.reduce_wait_s;
-  out.time.gather_wait = timers.gather_wait_s;
-  out.time.offload_wait = timers.offload_wait_s;
-  out.time.offload_io = timers.offload_io_s;
+  out.time = clock.times();
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
   double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);

@@ -14,14 +14,15 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
     : options_(options), layout_(layout), comm_(comm), backend_(backend),
       partition_(layout.total, comm.world_size(), comm.rank()),
       pool_(backend.device),
-      ctx_{options_, layout, comm, partition_, backend, backend.model.dtype(), pool_},
+      ctx_{options_, layout, comm, partition_, backend, backend.model.dtype(), pool_, clock_},
       open_grads_(layout.groups.size(), nullptr) {
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
   // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
   std::string error;
   try {
     stage_ = make_stage(ctx_);
-    optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params());
+    optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params(),
+                                                  clock_);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -48,19 +49,6 @@ void Engine::grads_ready(int g) {
   stage_->grads_ready(g, ctx_.view(open, ctx_.model_dtype));
   pool_.release(open);
   open = nullptr;
-}
-
-StageTimers Engine::timers() const {
-  StageTimers t = stage_->timers();
-  const auto offload = optimizer_->timing();
-  t.offload_wait_s = offload.waited_s;
-  t.offload_io_s = offload.io_s;
-  return t;
-}
-
-void Engine::reset_timers() {
-  stage_->reset_timers();
-  optimizer_->reset_timing();
 }
 
 float Engine::backward_scale() const {

@@ -76,9 +76,10 @@ public:
   DType dtype() const { return options_.dtype; }
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
-  StageTimers timers() const;
+  // Where the step's time goes: the trainer restarts it each step and times forward, backward and
+  // step() with it; the engine adds its waits on communication and offload.
+  StepClock& clock() { return clock_; }
   std::vector<int64_t> group_gathers() const { return stage_->group_gathers(); }
-  void reset_timers();
 
 private:
   double global_grad_sum_of_squares(float factor);
@@ -89,6 +90,7 @@ private:
   const Backend& backend_;
   Partition partition_;
   BufferPool pool_;
+  StepClock clock_;
   StageContext ctx_;
   std::unique_ptr<Stage> stage_;
   std::unique_ptr<ShardOptimizer> optimizer_;

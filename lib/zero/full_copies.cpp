@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/clock.hpp"
 
 namespace zt {
 
-void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements,
-                         double& wait_seconds) {
+void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements) {
   const Partition& part = ctx.partition;
   if (part.world_size() == 1) return;  // the one shard is the whole buffer, already in place
   const size_t esz = dtype_size(dtype);
@@ -16,16 +14,16 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
   piece_elements = std::max<size_t>(1, piece_elements);
   std::vector<std::vector<size_t>> counts;
   std::vector<WorkPtr> works;
-  auto t0 = SteadyClock::now();
-  for (size_t a = 0; a < part.padded(); a += piece_elements) {
-    Range range{a, std::min(a + piece_elements, part.padded())};
-    Range own = range.intersect(part.own());
-    counts.push_back(part.pieces(range));
-    const char* send = base + (own.empty() ? a : own.begin) * esz;
-    works.push_back(ctx.comm.all_gather(send, base + a * esz, counts.back(), dtype, true));
-  }
-  for (auto& w : works) w->wait();
-  wait_seconds += seconds_since(t0);
+  ctx.clock.time(&StepBreakdown::gather_wait, [&] {
+    for (size_t a = 0; a < part.padded(); a += piece_elements) {
+      Range range{a, std::min(a + piece_elements, part.padded())};
+      Range own = range.intersect(part.own());
+      counts.push_back(part.pieces(range));
+      const char* send = base + (own.empty() ? a : own.begin) * esz;
+      works.push_back(ctx.comm.all_gather(send, base + a * esz, counts.back(), dtype, true));
+    }
+    for (auto& w : works) w->wait();
+  });
 }
 
 // ---- FullParams ----
@@ -54,8 +52,8 @@ void FullParams::release(int g) {
   if (ctx_.model_dtype != ctx_.dtype()) views_.release(g);
 }
 
-void FullParams::all_gather_shards(StageTimers& timers) {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size, timers.gather_wait_s);
+void FullParams::all_gather_shards() {
+  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
 }
 
 // ---- FullGrads ----
@@ -79,19 +77,17 @@ View FullGrads::in_place(int g) {
   return at(ctx_.layout.groups[size_t(g)].offset);
 }
 
-void FullGrads::reduce_scatter(StageTimers& timers) {
+void FullGrads::reduce_scatter() {
   // One rank reducing in its own dtype: the sum is what the buffer holds (a pass over Ψ saved).
   if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype() == ctx_.dtype()) return;
-  bucketer_->reset_timers();
   // Top-down, the order backward produces gradients in, and never the padding: the same buckets
   // as stage 2 cuts, and the same bytes on the wire.
   bucketer_->add(0, at(0), ctx_.partition.numel());
   bucketer_->wait_all();
-  timers.reduce_wait_s += bucketer_->exposed_wait_seconds();
 }
 
-void FullGrads::all_gather_shards(StageTimers& timers) {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size, timers.gather_wait_s);
+void FullGrads::all_gather_shards() {
+  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
 }
 
 void FullGrads::zero() { ctx_.device().fill_zero(values_.data(), values_.bytes(), ctx_.device().compute()); }

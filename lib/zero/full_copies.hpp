@@ -19,7 +19,7 @@ public:
   void release(int g);
   View at(size_t flat) { return ctx_.view(values_.data() + flat * dtype_size(ctx_.dtype()), ctx_.dtype()); }
   // All-gather the updated shards, allgather_bucket_size elements at a time.
-  void all_gather_shards(StageTimers& timers);
+  void all_gather_shards();
 
 private:
   const StageContext& ctx_;
@@ -36,8 +36,8 @@ public:
   // dtype); else a null view.
   View in_place(int g);
   // Reduce-scatter everything in buckets; afterwards this rank's shard holds the summed values.
-  void reduce_scatter(StageTimers& timers);
-  void all_gather_shards(StageTimers& timers);  // every rank gets every reduced shard (stage 0)
+  void reduce_scatter();
+  void all_gather_shards();  // every rank gets every reduced shard (stage 0)
   View at(size_t flat) const {
     return ctx_.view(const_cast<uint8_t*>(values_.data()) + flat * dtype_size(ctx_.dtype()), ctx_.dtype());
   }
@@ -50,7 +50,6 @@ private:
 };
 
 // Pieces of an all-gather over a full buffer (all shards laid out in order), in place.
-void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements,
-                         double& wait_seconds);
+void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements);
 
 }  // namespace zt

@@ -3,15 +3,14 @@
 #include <utility>
 
 #include "comm/comm_volume.hpp"
-#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
 
-GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers)
+GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard)
     : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr),
       staged_(in_file_ || (ctx.device().kind() != DeviceKind::Cpu && shard.view().space != MemSpace::Device)),
-      timers_(timers), host_(ctx.device(), MemSpace::Pinned),
+      host_(ctx.device(), MemSpace::Pinned),
       live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
       gathers_(ctx.layout.groups.size(), 0) {
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
@@ -92,9 +91,10 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
     const size_t at = own.empty() ? 0 : own.begin - ctx_.partition.own().begin;
     send = static_cast<const char*>(shard_.view().data) + at * esz;
   }
-  auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
-  timers_.gather_wait_s += seconds_since(t0);
+  // Without overlap the call itself blocks.
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] {
+    e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
+  });
   e.phase = Phase::Gathering;
   ++gathers_[size_t(g)];
   return e;
@@ -102,9 +102,7 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
 
 void GatherCoordinator::finish(Gathered& e) {
   if (e.phase == Phase::Ready) return;
-  auto t0 = SteadyClock::now();
-  e.work->wait();
-  timers_.gather_wait_s += seconds_since(t0);
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] { e.work->wait(); });
   e.work.reset();
   if (e.raw) {
     const size_t n = total_count(e.counts);

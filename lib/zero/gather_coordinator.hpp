@@ -22,7 +22,7 @@ namespace zt {
 class GatherCoordinator {
 public:
   // shard: this rank's parameters (storage dtype), flat from partition.own().begin.
-  GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers);
+  GatherCoordinator(const StageContext& ctx, ParamShard& shard);
   ~GatherCoordinator();
   GatherCoordinator(const GatherCoordinator&) = delete;
   GatherCoordinator& operator=(const GatherCoordinator&) = delete;
@@ -70,7 +70,6 @@ private:
   ParamShard& shard_;
   const bool in_file_;
   const bool staged_;  // the piece goes to its place in the gather buffer before an in-place all-gather
-  StageTimers& timers_;
   BufferPool host_;  // staging for pieces on their way to a GPU
   std::vector<Gathered> live_;  // by group
   size_t live_elements_ = 0;    // gathered or being gathered, persistent groups aside

@@ -1,6 +1,5 @@
 #include "zero/grad_bucketer.hpp"
 
-#include "core/clock.hpp"
 
 namespace zt {
 
@@ -41,18 +40,17 @@ void GradBucketer::flush() {
   Slot& slot = current();
   auto counts = ctx_.partition.pieces(slot.range);
   const void* data = slot.send.data() + (bucket_ - fill_) * dtype_size(dtype_);
-  auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  slot.work = ctx_.comm.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
-  exposed_wait_s_ += seconds_since(t0);
+  // Without overlap the call itself blocks.
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] {
+    slot.work = ctx_.comm.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
+  });
   fill_ = 0;
   if (overlap_) current_ ^= 1;
   else complete(slot);
 }
 
 void GradBucketer::complete(Slot& slot) {
-  auto t0 = SteadyClock::now();
-  slot.work->wait();
-  exposed_wait_s_ += seconds_since(t0);
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] { slot.work->wait(); });
   slot.work.reset();
   Range own = slot.range.intersect(ctx_.partition.own());
   if (!own.empty()) apply_(own, slot.recv.data());

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -30,8 +29,8 @@ size_t ShardOptimizer::staging_bytes(const EngineOptions& options, size_t shard)
 }
 
 ShardOptimizer::ShardOptimizer(const ParamLayout& layout, Range range, const EngineOptions& options,
-                               const Backend& backend, ParamShard& params)
-    : range_(range), dtype_(options.dtype), backend_(backend), params_(params) {
+                               const Backend& backend, ParamShard& params, StepClock& clock)
+    : range_(range), dtype_(options.dtype), backend_(backend), params_(params), clock_(clock) {
   for (auto& g : layout.groups)
     for (auto& t : g.tensors) {
       Range piece = range.intersect({t.offset, t.offset + t.numel()});
@@ -124,6 +123,8 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
   Device& dev = backend_.device;
   VectorOps& host = cpu_backend().vector;
   const size_t groups = offloaded_->sub_groups(), gsz = dtype_size(grads.dtype);
+  const double io_before = offloaded_->io_seconds();
+  constexpr StepClock::Part kWaited = &StepBreakdown::offload_wait;
   auto fetch_grads = [&](size_t k) {
     const Range sub = offloaded_->sub_group(k);
     dev.copy(grad_stage_[k % 2].data(), grads.at(sub.begin).data, sub.size() * gsz, dev.copies());
@@ -139,7 +140,7 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
   for (size_t k = 0; k < groups; ++k) {
     const Range sub = offloaded_->sub_group(k);
     AdamState st;
-    timed(waited_s_, [&] {
+    clock_.time(kWaited, [&] {
       st = offloaded_->acquire(k);
       // The next sub-groups' state is read while this one is updated, as far as buffers allow.
       for (size_t next = k + 1; next < groups && offloaded_->prefetch(next); ++next) {
@@ -155,20 +156,11 @@ void ShardOptimizer::update_offloaded(ConstView grads, float grad_factor, const 
     const size_t covered = segments.empty() ? 0 : segments.back().offset + segments.back().size;
     if (covered < sub.size())
       host.convert({st.master + covered, DType::F32, MemSpace::Host}, staged.at(covered), sub.size() - covered);
-    timed(waited_s_, [&] { params_.write(sub, param_stage_.data()); });
+    clock_.time(kWaited, [&] { params_.write(sub, param_stage_.data()); });
     offloaded_->release(k, true);
   }
-  timed(waited_s_, [&] { offloaded_->flush(); });
-}
-
-ShardOptimizer::OffloadTiming ShardOptimizer::timing() const {
-  if (!offloaded_) return {};
-  return {waited_s_, offloaded_->io_seconds() - io_at_reset_s_};
-}
-
-void ShardOptimizer::reset_timing() {
-  waited_s_ = 0;
-  io_at_reset_s_ = offloaded_ ? offloaded_->io_seconds() : 0;
+  clock_.time(kWaited, [&] { offloaded_->flush(); });
+  clock_.add(&StepBreakdown::offload_io, offloaded_->io_seconds() - io_before);  // every read and write is done
 }
 
 void ShardOptimizer::read(StateTensor t, Range r, float* host) {

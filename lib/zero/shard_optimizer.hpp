@@ -13,6 +13,7 @@
 
 #include "core/buffer.hpp"
 #include "core/param_layout.hpp"
+#include "core/step_clock.hpp"
 #include "kernels/backend.hpp"
 #include "zero/engine_options.hpp"
 #include "zero/offloaded_state.hpp"
@@ -27,9 +28,10 @@ enum class StateTensor { Master, AdamM, AdamV };
 class ShardOptimizer {
 public:
   // range: flat elements updated here; parameters past layout.total (padding) are never touched.
-  // params: where the parameters of `range` live (resident or in a file).
+  // params: where the parameters of `range` live (resident or in a file). clock: the offloaded
+  // update's waits on transfers and files, and its file's I/O.
   ShardOptimizer(const ParamLayout& layout, Range range, const EngineOptions& options, const Backend& backend,
-                 ParamShard& params);
+                 ParamShard& params, StepClock& clock);
 
   // Bytes the offloaded path stages a sub-group's gradients (two slots) and parameters (one) in,
   // in host memory; 0 when the state is resident (no offload_optimizer, parameters in memory).
@@ -49,14 +51,6 @@ public:
   // master was written).
   void round_params();
 
-  // Offloaded updates since the last reset: seconds the update waited for transfers and files, and
-  // seconds the offload file's I/O ran (what overlapped the host AdamW is io - waited).
-  struct OffloadTiming {
-    double waited_s = 0, io_s = 0;
-  };
-  OffloadTiming timing() const;
-  void reset_timing();
-
 private:
   static constexpr int kGradStages = 2;  // one sub-group's gradients arrive while another's update
   // Segments of the sub-group [a, b) (relative to range().begin), with offsets relative to a.
@@ -71,6 +65,7 @@ private:
   DType dtype_;
   const Backend& backend_;
   ParamShard& params_;
+  StepClock& clock_;
   std::vector<AdamSegment> segments_;  // tensor pieces of at most one chunk, relative to range_.begin
   // Resident state.
   Buffer<float> master_, m_, v_;
@@ -78,7 +73,6 @@ private:
   std::unique_ptr<OffloadedState> offloaded_;
   Buffer<uint8_t> grad_stage_[kGradStages], param_stage_;
   Event grads_arrived_[2];
-  double waited_s_ = 0, io_at_reset_s_ = 0;
   Event grads_final_;  // the gradients are complete on the compute stream
 };
 

@@ -7,6 +7,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/param_layout.hpp"
+#include "core/step_clock.hpp"
 #include "core/view.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
@@ -24,19 +25,13 @@ struct StageContext {
   const Backend& backend;
   DType model_dtype;  // what the model reads parameters and writes gradients in
   BufferPool& pool;   // transient device buffers, reused step after step
+  StepClock& clock;   // the waits on communication and offload, per step
 
   DType dtype() const { return options.dtype; }  // storage, gradients, parameter all-gathers
   DType comm_dtype() const { return options.comm_dtype; }
   Device& device() const { return backend.device; }
   VectorOps& vector() const { return backend.vector; }
   View view(void* p, DType t) const { return {p, t, MemSpace::Device}; }
-};
-
-struct StageTimers {
-  double reduce_wait_s = 0;  // time the compute thread waited on gradient reductions
-  double gather_wait_s = 0;  // time it waited on parameter all-gathers
-  double offload_wait_s = 0;  // time the offloaded optimizer step waited on transfers and files
-  double offload_io_s = 0;    // time the offload file's I/O ran
 };
 
 // Writes initial fp32 values of flat elements [begin, begin + count) into dst (host memory).
@@ -70,8 +65,6 @@ public:
   virtual void zero_grads() = 0;
   // After the optimizer updated update_range(): make the new values visible where needed.
   virtual void publish_params() = 0;
-  virtual StageTimers timers() const = 0;
-  virtual void reset_timers() = 0;
   // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
   virtual std::vector<int64_t> group_gathers() const { return {}; }
 };

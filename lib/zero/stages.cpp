@@ -20,14 +20,11 @@ public:
   ConstView fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
   ConstView grads_of_shard(int) const override { return {}; }
-  StageTimers timers() const override { return timers_; }
-  void reset_timers() override { timers_ = {}; }
 
 protected:
   const StageContext& ctx_;
   FullParams params_;
   ResidentParamShard updated_;  // the part this rank's optimizer updates
-  StageTimers timers_;
 };
 
 // Stage 0, plain data parallel: gradients all-reduced (as reduce-scatter + all-gather over the
@@ -38,8 +35,8 @@ public:
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override {
-    grads_.reduce_scatter(timers_);
-    grads_.all_gather_shards(timers_);
+    grads_.reduce_scatter();
+    grads_.all_gather_shards();
   }
   Range update_range() const override { return {0, ctx_.partition.padded()}; }
   ConstView grads() const override { return grads_.at(0); }
@@ -59,11 +56,11 @@ public:
   explicit Stage1(const StageContext& ctx) : ResidentStage(ctx, ctx.partition.own()), grads_(ctx) {}
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
-  void reduce_gradients() override { grads_.reduce_scatter(timers_); }
+  void reduce_gradients() override { grads_.reduce_scatter(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.at(ctx_.partition.own().begin); }
   void zero_grads() override { grads_.zero(); }
-  void publish_params() override { params_.all_gather_shards(timers_); }
+  void publish_params() override { params_.all_gather_shards(); }
 
 private:
   FullGrads grads_;
@@ -79,16 +76,7 @@ public:
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.data(); }
   void zero_grads() override { grads_.zero(); }
-  void publish_params() override { params_.all_gather_shards(timers_); }
-  StageTimers timers() const override {
-    StageTimers t = timers_;
-    t.reduce_wait_s = grads_.exposed_wait_seconds();
-    return t;
-  }
-  void reset_timers() override {
-    timers_ = {};
-    grads_.reset_timers();
-  }
+  void publish_params() override { params_.all_gather_shards(); }
 
 private:
   ShardGrads grads_;
