@@ -16,11 +16,11 @@ using json = nlohmann::json;
 
 std::string_view zerotrain_version() { return ZT_VERSION; }
 
-std::string_view shard_tensor_name(ShardTensor t) {
+std::string_view state_tensor_name(StateTensor t) {
   switch (t) {
-    case ShardTensor::Master: return "master";
-    case ShardTensor::AdamM: return "exp_avg";
-    case ShardTensor::AdamV: return "exp_avg_sq";
+    case StateTensor::Master: return "master";
+    case StateTensor::AdamM: return "exp_avg";
+    case StateTensor::AdamV: return "exp_avg_sq";
   }
   return "?";
 }

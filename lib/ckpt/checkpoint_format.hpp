@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "core/param_layout.hpp"
+#include "core/range.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 
@@ -27,27 +29,14 @@ namespace zt {
 constexpr int kCheckpointFormatVersion = 1;
 std::string_view zerotrain_version();  // of this build, as meta.json records it
 
-// Flat elements [begin, end) of the parameter buffer.
-struct ElementRange {
-  uint64_t begin = 0, end = 0;
-  uint64_t size() const { return end > begin ? end - begin : 0; }
-  bool empty() const { return end <= begin; }
-  ElementRange intersect(ElementRange o) const {
-    const uint64_t b = begin > o.begin ? begin : o.begin, e = end < o.end ? end : o.end;
-    return {b, e > b ? e : b};
-  }
-  bool operator==(const ElementRange&) const = default;
-};
-
-// The three fp32 arrays of a shard, as the optimizer holds them.
-enum class ShardTensor { Master, AdamM, AdamV };
-constexpr ShardTensor kShardTensors[] = {ShardTensor::Master, ShardTensor::AdamM, ShardTensor::AdamV};
-std::string_view shard_tensor_name(ShardTensor t);  // "master", "exp_avg", "exp_avg_sq" (PyTorch's names)
+// The name of an optimizer state tensor in a shard file: "master", "exp_avg", "exp_avg_sq"
+// (PyTorch's names).
+std::string_view state_tensor_name(StateTensor t);
 
 struct ShardRecord {
   int rank = 0;
   std::string file;  // name inside the step directory
-  ElementRange range;
+  Range range;
   uint64_t bytes = 0;   // file size
   uint32_t crc32c = 0;  // of the whole file
 };

@@ -66,7 +66,7 @@ void CheckpointReader::check_layout(const ParamLayout& layout) const {
     fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.total);
 }
 
-std::vector<size_t> CheckpointReader::shards_in(ElementRange r) const {
+std::vector<size_t> CheckpointReader::shards_in(Range r) const {
   std::vector<size_t> found;
   for (size_t i = 0; i < meta_.shards.size(); ++i)
     if (!meta_.shards[i].range.intersect(r).empty()) found.push_back(i);
@@ -97,8 +97,8 @@ const SafetensorsReader& CheckpointReader::open(size_t shard) const {
   if (meta_value("begin") != std::to_string(s.range.begin) || meta_value("end") != std::to_string(s.range.end))
     fail("{}: holds elements [{}, {}), {} records [{}, {})", file->path(), meta_value("begin"), meta_value("end"),
          kMetaFile, s.range.begin, s.range.end);
-  for (ShardTensor t : kShardTensors) {
-    const std::string name(shard_tensor_name(t));
+  for (StateTensor t : kStateTensors) {
+    const std::string name(state_tensor_name(t));
     const SafetensorsEntry* e = file->find(name);
     if (!e || e->dtype != "F32" || e->shape != std::vector<uint64_t>{s.range.size()})
       fail("{}: expected tensor \"{}\" of F32 [{}]", file->path(), name, s.range.size());
@@ -107,20 +107,20 @@ const SafetensorsReader& CheckpointReader::open(size_t shard) const {
   return *slot;
 }
 
-void CheckpointReader::read(ShardTensor t, ElementRange r, float* out) const {
+void CheckpointReader::read(StateTensor t, Range r, float* out) const {
   if (r.end > meta_.flat_params)
     fail("{}: elements [{}, {}) requested of {}", dir_, r.begin, r.end, meta_.flat_params);
   for (size_t i : shards_in(r)) {
-    const ElementRange range = meta_.shards[i].range;
-    const ElementRange piece = range.intersect(r);
+    const Range range = meta_.shards[i].range;
+    const Range piece = range.intersect(r);
     const SafetensorsReader& file = open(i);
-    file.read_f32(*file.find(std::string(shard_tensor_name(t))), piece.begin - range.begin, piece.size(),
+    file.read_f32(*file.find(std::string(state_tensor_name(t))), piece.begin - range.begin, piece.size(),
                   out + (piece.begin - r.begin));
   }
 }
 
 void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool weights_only, int rank, int world) {
-  const ElementRange held = state.held();
+  const Range held = state.held();
   std::set<size_t> to_verify;
   for (size_t i : checkpoint.shards_in(held)) to_verify.insert(i);
   for (size_t i = size_t(rank); i < checkpoint.meta().shards.size(); i += size_t(world)) to_verify.insert(i);
@@ -129,11 +129,11 @@ void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool wei
   constexpr uint64_t kChunk = uint64_t(4) << 20;  // elements per read: 16 MiB of host memory
   std::vector<float> buffer(std::min(kChunk, held.size()));
   for (uint64_t at = held.begin; at < held.end; at += kChunk) {
-    const ElementRange chunk{at, std::min(held.end, at + kChunk)};
-    for (ShardTensor t : kShardTensors) {
-      if (weights_only && t != ShardTensor::Master) continue;
+    const Range chunk{at, std::min(held.end, at + kChunk)};
+    for (StateTensor t : kStateTensors) {
+      if (weights_only && t != StateTensor::Master) continue;
       checkpoint.read(t, chunk, buffer.data());
-      state.write(t, chunk, buffer.data());
+      state.write_state(t, chunk, buffer.data());
     }
   }
 }

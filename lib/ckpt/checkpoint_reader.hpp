@@ -12,7 +12,7 @@
 
 #include "ckpt/checkpoint_format.hpp"
 #include "ckpt/safetensors.hpp"
-#include "ckpt/state_access.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 
@@ -28,11 +28,11 @@ public:
   // Refuses a model of another shape, naming the first tensor that differs and both shapes.
   void check_layout(const ParamLayout& layout) const;
   // The shards whose ranges intersect r.
-  std::vector<size_t> shards_in(ElementRange r) const;
+  std::vector<size_t> shards_in(Range r) const;
   // Reads the whole file and compares its CRC32C with meta.json's.
   void verify(size_t shard) const;
   // Elements r (within [0, flat_params)) of tensor t.
-  void read(ShardTensor t, ElementRange r, float* out) const;
+  void read(StateTensor t, Range r, float* out) const;
 
 private:
   const SafetensorsReader& open(size_t shard) const;  // the header checked against meta.json

@@ -54,7 +54,7 @@ struct CheckpointWriter::ShardStatus {
 };
 
 CheckpointWriter::CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device,
-                                   ElementRange shard)
+                                   Range shard)
     : root_(std::move(root)), keep_last_(keep_last), control_(control), shard_(shard),
       staging_(device, MemSpace::Pinned, MemCategory::Buffers, 3 * shard.size(), Init::Uninitialised) {
   // Touched now, at set-up: the first save's copy would otherwise fault in every page in the step.
@@ -65,11 +65,11 @@ CheckpointWriter::~CheckpointWriter() {
   if (job_ && job_->thread.joinable()) job_->thread.join();
 }
 
-void CheckpointWriter::save(CheckpointMeta meta, StateAccess& state) {
+void CheckpointWriter::save(CheckpointMeta meta, const StateAccess& state) {
   finish();
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = shard_.size();
-  for (size_t k = 0; k < 3 && n > 0; ++k) state.read(kShardTensors[k], shard_, staging_.data() + k * n);
+  for (size_t k = 0; k < 3 && n > 0; ++k) state.read_state(kStateTensors[k], shard_, staging_.data() + k * n);
   job_ = std::make_unique<Job>();
   job_->meta = std::move(meta);
   job_->tmp_dir = (fs::path(root_) / (step_dir_name(job_->meta.step) + std::string(kTmpSuffix))).string();

@@ -59,15 +59,15 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   for (auto& g : meta.layout.groups) largest = std::max(largest, g.size);
   Buffer<float> values(MemCategory::Buffers, largest, Init::Uninitialised);
   for (auto& g : meta.layout.groups) {
-    ckpt.read(ShardTensor::Master, {g.offset, g.offset + g.size}, values.data());
+    ckpt.read(StateTensor::Master, {g.offset, g.offset + g.size}, values.data());
     out.write_group(g, values.data());
   }
   out.commit();
 }
 
 void save_gathered_weights(const std::string& out_dir, const ParamLayout& layout, const ModelDims& model,
-                           DType dtype, Communicator& comm, Device& device, StateAccess& state,
-                           const std::vector<ElementRange>& pieces) {
+                           DType dtype, Communicator& comm, Device& device, const StateAccess& state,
+                           const std::vector<Range>& pieces) {
   const int rank = comm.rank();
   size_t largest = 0;
   for (auto& g : layout.groups) largest = std::max(largest, g.size);
@@ -87,14 +87,14 @@ void save_gathered_weights(const std::string& out_dir, const ParamLayout& layout
 
   std::vector<size_t> counts(pieces.size());
   for (auto& g : layout.groups) {
-    const ElementRange group{g.offset, g.offset + g.size};
+    const Range group{g.offset, g.offset + g.size};
     for (size_t r = 0; r < pieces.size(); ++r) counts[r] = pieces[r].intersect(group).size();
-    const ElementRange mine = pieces[size_t(rank)].intersect(group);
+    const Range mine = pieces[size_t(rank)].intersect(group);
     size_t before = 0;  // this rank's piece follows the lower ranks' pieces
     for (int r = 0; r < rank; ++r) before += counts[size_t(r)];
     float* place = gathered.data() + before;
     if (!mine.empty()) {
-      state.read(ShardTensor::Master, mine, host.data());
+      state.read_state(StateTensor::Master, mine, host.data());
       device.copy(place, host.data(), mine.size() * sizeof(float), device.compute());
       device.synchronize(device.compute());
     }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint_format.hpp"
-#include "ckpt/state_access.hpp"
+#include "core/state_access.hpp"
 #include "comm/communicator.hpp"
 #include "core/dtype.hpp"
 #include "core/param_layout.hpp"
@@ -45,7 +45,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
 // parameters), all-gathered into a device buffer of one group; rank 0 writes. A failed write is
 // reported once by rank 0 and thrown as CheckpointFailed on every rank.
 void save_gathered_weights(const std::string& out_dir, const ParamLayout& layout, const ModelDims& model,
-                           DType dtype, Communicator& comm, Device& device, StateAccess& state,
-                           const std::vector<ElementRange>& pieces);
+                           DType dtype, Communicator& comm, Device& device, const StateAccess& state,
+                           const std::vector<Range>& pieces);
 
 }  // namespace zt

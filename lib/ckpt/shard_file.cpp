@@ -20,15 +20,15 @@ namespace {
 constexpr size_t kPiece = size_t(8) << 20;
 }  // namespace
 
-ShardWritten write_shard_file(const std::string& path, ElementRange range, const float* const state[3]) {
+ShardWritten write_shard_file(const std::string& path, Range range, const float* const state[3]) {
   std::vector<SafetensorsSpec> specs;
-  for (ShardTensor t : kShardTensors) specs.push_back({std::string(shard_tensor_name(t)), DType::F32, {range.size()}});
+  for (StateTensor t : kStateTensors) specs.push_back({std::string(state_tensor_name(t)), DType::F32, {range.size()}});
   const SafetensorsPlan plan(std::move(specs),
                              {{"format", "zerotrain shard"},
                               {"begin", std::to_string(range.begin)},
                               {"end", std::to_string(range.end)}},
                              path);
-  OutputFile out(path + ".tmp");
+  SyncedFile out(path + ".tmp");
   ShardWritten w;
   auto put = [&](const void* data, size_t bytes) {
     const auto* p = static_cast<const char*>(data);
@@ -42,7 +42,7 @@ ShardWritten write_shard_file(const std::string& path, ElementRange range, const
   put(plan.head().data(), plan.head().size());
   for (auto& placed : plan.tensors()) {  // in file order
     size_t t = 0;
-    while (shard_tensor_name(kShardTensors[t]) != placed.spec.name) ++t;
+    while (state_tensor_name(kStateTensors[t]) != placed.spec.name) ++t;
     put(state[t], placed.spec.bytes());
   }
   out.sync();

@@ -14,8 +14,8 @@ struct ShardWritten {
 };
 
 // Writes PATH.tmp, fsyncs it and renames it to PATH. state[t] holds range.size() values of
-// tensor t (kShardTensors order). Errors name the file and the cause.
-ShardWritten write_shard_file(const std::string& path, ElementRange range, const float* const state[3]);
+// tensor t (kStateTensors order). Errors name the file and the cause.
+ShardWritten write_shard_file(const std::string& path, Range range, const float* const state[3]);
 
 // Reads the whole file and returns its size and CRC32C (an error naming the file if it cannot).
 ShardWritten checksum_file(const std::string& path);

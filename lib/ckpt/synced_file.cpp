@@ -11,21 +11,21 @@
 
 namespace zt {
 
-OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
+SyncedFile::SyncedFile(std::string path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) fail("{}: cannot create: {}", path_, std::strerror(errno));
 }
 
-OutputFile::~OutputFile() {
+SyncedFile::~SyncedFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void OutputFile::append(const void* data, size_t bytes) {
+void SyncedFile::append(const void* data, size_t bytes) {
   write_at(end_, data, bytes);
   end_ += bytes;
 }
 
-void OutputFile::write_at(uint64_t offset, const void* data, size_t bytes) {
+void SyncedFile::write_at(uint64_t offset, const void* data, size_t bytes) {
   const auto* p = static_cast<const char*>(data);
   while (bytes > 0) {
     // Linux moves at most about 2 GB per call.
@@ -38,11 +38,11 @@ void OutputFile::write_at(uint64_t offset, const void* data, size_t bytes) {
   }
 }
 
-void OutputFile::sync() {
+void SyncedFile::sync() {
   if (::fsync(fd_) != 0) fail("{}: fsync failed: {}", path_, std::strerror(errno));
 }
 
-void OutputFile::close() {
+void SyncedFile::close() {
   const int fd = fd_;
   fd_ = -1;
   if (fd >= 0 && ::close(fd) != 0) fail("{}: close failed: {}", path_, std::strerror(errno));
@@ -67,7 +67,7 @@ void rename_durably(const std::string& from, const std::string& to) {
 void write_file_durably(const std::string& path, std::string_view contents) {
   const std::string tmp = path + ".tmp";
   try {
-    OutputFile out(tmp);
+    SyncedFile out(tmp);
     out.append(contents.data(), contents.size());
     out.sync();
     out.close();

@@ -9,13 +9,14 @@
 
 namespace zt {
 
-// A file opened for writing (created or truncated).
-class OutputFile {
+// A file opened for writing (created or truncated), synced on request: the piece of a durable
+// write that holds the data.
+class SyncedFile {
 public:
-  explicit OutputFile(std::string path);
-  ~OutputFile();  // closes without syncing (a file that was not committed is garbage anyway)
-  OutputFile(const OutputFile&) = delete;
-  OutputFile& operator=(const OutputFile&) = delete;
+  explicit SyncedFile(std::string path);
+  ~SyncedFile();  // closes without syncing (a file that was not committed is garbage anyway)
+  SyncedFile(const SyncedFile&) = delete;
+  SyncedFile& operator=(const SyncedFile&) = delete;
 
   void append(const void* data, size_t bytes);
   void write_at(uint64_t offset, const void* data, size_t bytes);

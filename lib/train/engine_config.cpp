@@ -36,7 +36,6 @@ EngineOptions engine_options(const config::Config& c) {
   o.weight_decay = opt.weight_decay;
   o.bias_correction = opt.bias_correction;
   o.adam_w_mode = opt.adam_w_mode;
-  o.fp16 = c.fp16.enabled;
   const auto& f = c.fp16;
   o.loss_scaler = {f.loss_scale, f.initial_scale_power, f.loss_scale_window, f.hysteresis, f.consecutive_hysteresis,
                    f.min_loss_scale};

@@ -5,7 +5,6 @@
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "core/error.hpp"
-#include "train/engine_state.hpp"
 
 namespace zt {
 
@@ -100,8 +99,7 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
 
 void RunStart::read_into(Engine& engine, int rank, int world_size) const {
   if (!checkpoint_) return;
-  EngineState state(engine);
-  load_state(*checkpoint_, state, weights_only_, rank, world_size);
+  load_state(*checkpoint_, engine, weights_only_, rank, world_size);
 }
 
 int64_t RunStart::apply(Engine& engine, BatchSampler& sampler) const {

@@ -13,7 +13,6 @@
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
-#include "train/engine_state.hpp"
 #include "train/memory_plan.hpp"
 #include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
@@ -75,7 +74,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   options.fetch_order = model_->fetch_order();
   options.rank = comm.rank();
   try {
-    engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, init);
+    engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, cpu_backend().vector, init);
   } catch (const EngineSetupFailed& e) {
     if (*e.what()) spdlog::error("{}", e.what());  // the lowest failing rank speaks for all
     throw SetupFailed();
@@ -188,10 +187,9 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
   const auto& m = config_.model;
-  EngineState state(*engine_);
   save_gathered_weights(config_.training.save_final, model_->layout(),
                         {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len},
-                        dtype_from_name(config_.training.save_dtype), comm_, backend_.device, state,
+                        dtype_from_name(config_.training.save_dtype), comm_, backend_.device, *engine_,
                         checkpoint_pieces(engine_->partition()));
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }

@@ -10,19 +10,18 @@
 namespace zt {
 
 Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-               const ParamInit& init)
+               VectorOps& host, const ParamInit& init)
     : options_(options), layout_(layout), comm_(comm), backend_(backend),
       partition_(layout.total, comm.world_size(), comm.rank()),
       pool_(backend.device),
-      ctx_{options_, layout, comm, partition_, backend, backend.model.dtype(), pool_, clock_},
+      ctx_{options_, layout, comm, partition_, backend, host, backend.model.dtype(), pool_, clock_, group_gathers_},
       open_grads_(layout.groups.size(), nullptr) {
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
   // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
   std::string error;
   try {
     stage_ = make_stage(ctx_);
-    optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params(),
-                                                  clock_);
+    optimizer_ = ShardOptimizer::make({layout, stage_->update_range(), options_, backend, host, stage_->params(), clock_});
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -30,7 +29,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
   stage_->init_params(init);
   optimizer_->init_master();
-  if (options.fp16) scaler_ = LossScaler(options.loss_scaler);
+  if (fp16()) scaler_ = LossScaler(options.loss_scaler);
 }
 
 View Engine::grads(int g) {
@@ -58,18 +57,8 @@ float Engine::backward_scale() const {
 
 double Engine::global_grad_sum_of_squares(float factor) {
   // One partial per shard, summed in rank order: the same bits whichever stage runs.
-  const int n = partition_.world_size();
-  VectorOps& vec = backend_.vector;
-  std::vector<double> partial(size_t(n), 0.0);
-  if (stage_->holds_all_gradients()) {
-    for (int r = 0; r < n; ++r)
-      partial[size_t(r)] = vec.sum_of_squares(stage_->grads_of_shard(r), partition_.trained(r).size(), factor);
-  } else {
-    const double own = vec.sum_of_squares(stage_->grads(), partition_.trained(partition_.rank()).size(), factor);
-    comm_.control().all_gather(&own, partial.data(), sizeof(double));
-  }
   double total = 0.0;
-  for (double p : partial) total += p;
+  for (double p : stage_->norm_partials(factor)) total += p;
   return total;
 }
 
@@ -89,10 +78,10 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
     spdlog::warn("step {}: gradient has inf/nan; taking the step (bf16.check_grad_overflow is false)", steps_ + 1);
     overflow = false;
   }
-  if (options_.fp16) scaler_.update(overflow);
+  if (fp16()) scaler_.update(overflow);
   if (overflow) {
     result.skipped = true;
-    if (!options_.fp16) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
+    if (!fp16()) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
     stage_->zero_grads();
     return result;
   }
@@ -109,7 +98,7 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
 
 void Engine::gather_master(float* full) {
   Device& dev = backend_.device;
-  const Range held = state_range();
+  const Range held = this->held();
   if (held.begin == 0 && held.end == partition_.numel()) {
     optimizer_->read(StateTensor::Master, held, full);
     return;
@@ -127,21 +116,17 @@ void Engine::gather_master(float* full) {
   dev.synchronize(dev.compute());
 }
 
-}  // namespace zt
-
-namespace zt {
-
-Range Engine::state_range() const { return stage_->update_range().intersect({0, partition_.numel()}); }
+Range Engine::held() const { return stage_->update_range().intersect({0, partition_.numel()}); }
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
-  const Range held = state_range();
+  const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
   optimizer_->read(t, r, host);
 }
 
 void Engine::write_state(StateTensor t, Range r, const float* host) {
-  const Range held = state_range();
+  const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
   optimizer_->write(t, r, host);

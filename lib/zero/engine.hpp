@@ -1,13 +1,16 @@
 #pragma once
-// The ZeRO engine: the model's ParamHooks, and the optimizer step. Which stage runs is a
-// strategy (stage.hpp); partitioning, bucketing, the shard optimizer and the loss scaler are
-// shared. One step is: micro-batches of forward/backward through the hooks, then step().
+// The ZeRO engine: the model's ParamHooks, the optimizer step, and the optimizer state that
+// checkpoints save (StateAccess). Which stage runs is a strategy (stage.hpp); partitioning,
+// bucketing, the shard optimizer and the loss scaler are shared. One step is: micro-batches of
+// forward/backward through the hooks, then step().
 #include <memory>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/error.hpp"
 #include "core/param_hooks.hpp"
+#include "core/state_access.hpp"
+#include "core/step_clock.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
@@ -31,13 +34,14 @@ struct EngineSetupFailed : Error {
   using Error::Error;
 };
 
-class Engine final : public ParamHooks {
+class Engine final : public ParamHooks, public StateAccess {
 public:
   // init fills initial fp32 values of any flat range (model init, or loaded weights). The model
-  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. Collective;
-  // throws EngineSetupFailed on every rank when its storage cannot be made on one.
+  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. host: the
+  // host's vector operators (initial values, offloaded state). Collective; throws
+  // EngineSetupFailed on every rank when its storage cannot be made on one.
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-         const ParamInit& init);
+         VectorOps& host, const ParamInit& init);
 
   ConstView fetch(int g) override { return stage_->fetch(g); }
   void release(int g) override { stage_->release(g); }
@@ -56,12 +60,11 @@ public:
   // (collective).
   void gather_master(float* full);
 
-  // Checkpoints. The flat elements whose optimizer state this rank holds (its shard, or everything
-  // at stage 0), padding excluded; read and write copy state of a sub-range to and from host memory.
-  Range state_range() const;
-  void read_state(StateTensor t, Range r, float* host) const;
-  void write_state(StateTensor t, Range r, const float* host);
-  // After every rank wrote the master of its state_range(): the parameters take the master's values
+  // Checkpoints: the optimizer state of the trained part of the range this rank updates.
+  Range held() const override;
+  void read_state(StateTensor t, Range r, float* host) const override;
+  void write_state(StateTensor t, Range r, const float* host) override;
+  // After every rank wrote the master of what it holds: the parameters take the master's values
   // (rounded to the training dtype) on every rank that uses them. Collective.
   void publish_written_state();
   struct Counters {
@@ -74,12 +77,14 @@ public:
   const EngineOptions& options() const { return options_; }
   const Partition& partition() const { return partition_; }
   DType dtype() const { return options_.dtype; }
+  bool fp16() const { return options_.dtype == DType::F16; }  // dynamic loss scaling
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
   // Where the step's time goes: the trainer restarts it each step and times forward, backward and
   // step() with it; the engine adds its waits on communication and offload.
   StepClock& clock() { return clock_; }
-  std::vector<int64_t> group_gathers() const { return stage_->group_gathers(); }
+  // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
+  const std::vector<int64_t>& group_gathers() const { return group_gathers_; }
 
 private:
   double global_grad_sum_of_squares(float factor);
@@ -91,6 +96,7 @@ private:
   Partition partition_;
   BufferPool pool_;
   StepClock clock_;
+  std::vector<int64_t> group_gathers_;
   StageContext ctx_;
   std::unique_ptr<Stage> stage_;
   std::unique_ptr<ShardOptimizer> optimizer_;

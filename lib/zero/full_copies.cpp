@@ -31,7 +31,7 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
 FullParams::FullParams(const StageContext& ctx)
     : ctx_(ctx),
       values_(ctx.device(), MemSpace::Device, MemCategory::Params, ctx.partition.padded() * dtype_size(ctx.dtype())),
-      views_(ctx.pool, ctx.layout.groups.size()) {}
+      copies_(ctx.pool, ctx.layout.groups.size()) {}
 
 void FullParams::init(const ParamInit& init) {
   ResidentParamShard all(ctx_.device(), at(0), ctx_.partition.padded());
@@ -42,14 +42,14 @@ ConstView FullParams::fetch(int g) {
   auto& group = ctx_.layout.groups[size_t(g)];
   if (ctx_.model_dtype == ctx_.dtype()) return at(group.offset);
   bool fresh = false;
-  void* copy = views_.acquire(g, group.size * dtype_size(ctx_.model_dtype), &fresh);
+  void* copy = copies_.acquire(g, group.size * dtype_size(ctx_.model_dtype), &fresh);
   View view = ctx_.view(copy, ctx_.model_dtype);
   if (fresh) ctx_.vector().convert(at(group.offset), view, group.size);
   return view;
 }
 
 void FullParams::release(int g) {
-  if (ctx_.model_dtype != ctx_.dtype()) views_.release(g);
+  if (ctx_.model_dtype != ctx_.dtype()) copies_.release(g);
 }
 
 void FullParams::all_gather_shards() {

@@ -24,7 +24,7 @@ public:
 private:
   const StageContext& ctx_;
   Buffer<uint8_t> values_;
-  GroupViews views_;
+  GroupCopies copies_;
 };
 
 // Gradients of every parameter on every rank, accumulated locally over micro-batches.

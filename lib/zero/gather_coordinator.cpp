@@ -11,8 +11,8 @@ GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard)
     : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr),
       staged_(in_file_ || (ctx.device().kind() != DeviceKind::Cpu && shard.view().space != MemSpace::Device)),
       host_(ctx.device(), MemSpace::Pinned),
-      live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
-      gathers_(ctx.layout.groups.size(), 0) {
+      live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false) {
+  ctx.group_gathers.assign(ctx.layout.groups.size(), 0);
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
     persistent_[g] = ctx.layout.groups[g].size < ctx.options.param_persistence_threshold;
   if (in_file_) {
@@ -96,7 +96,7 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
     e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
   });
   e.phase = Phase::Gathering;
-  ++gathers_[size_t(g)];
+  ++ctx_.group_gathers[size_t(g)];
   return e;
 }
 

@@ -11,7 +11,8 @@
 // into its place in the group's gather buffer (through host staging on a GPU), and the all-gather
 // runs in place; the pieces of the groups the trace gathers next are read ahead, up to
 // buffer_count groups and max_in_cpu elements. A shard in host memory on a GPU is copied to its
-// place the same way: the communicator only sees device memory.
+// place the same way: the communicator only sees device memory. Every all-gather of a group is
+// counted in the context's group_gathers.
 #include <vector>
 
 #include "zero/param_shard.hpp"
@@ -36,9 +37,6 @@ public:
   void refresh();
   // Reads ahead from the shard's file are finished and dropped (before the optimizer writes it).
   void stop_reading_ahead();
-
-  // All-gathers issued per group since the start (for tests and logs).
-  const std::vector<int64_t>& gathers() const { return gathers_; }
 
 private:
   enum class Phase { Free, Reading, Gathering, Ready };
@@ -79,7 +77,6 @@ private:
   std::vector<int> trace_;
   bool recording_ = true;
   size_t pos_ = 0;
-  std::vector<int64_t> gathers_;
 };
 
 }  // namespace zt

@@ -9,17 +9,17 @@
 
 namespace zt {
 
-class GroupViews {
+class GroupCopies {
 public:
-  GroupViews(BufferPool& pool, size_t groups) : pool_(pool), views_(groups) {}
-  ~GroupViews() { clear(); }
-  GroupViews(const GroupViews&) = delete;
-  GroupViews& operator=(const GroupViews&) = delete;
+  GroupCopies(BufferPool& pool, size_t groups) : pool_(pool), copies_(groups) {}
+  ~GroupCopies() { clear(); }
+  GroupCopies(const GroupCopies&) = delete;
+  GroupCopies& operator=(const GroupCopies&) = delete;
 
-  void* find(int g) const { return views_[size_t(g)].data; }
+  void* find(int g) const { return copies_[size_t(g)].data; }
   // Takes a reference to group g's copy of `bytes` bytes; *fresh: it was just made and must be filled.
   void* acquire(int g, size_t bytes, bool* fresh) {
-    auto& v = views_[size_t(g)];
+    auto& v = copies_[size_t(g)];
     *fresh = v.data == nullptr;
     if (*fresh) v.data = pool_.acquire(bytes);
     ++v.refs;
@@ -27,15 +27,15 @@ public:
   }
   // Drops a reference; the copy goes back to the pool at zero.
   void release(int g) {
-    auto& v = views_[size_t(g)];
-    if (v.refs <= 0) fail("GroupViews: group {} released more often than fetched", g);
+    auto& v = copies_[size_t(g)];
+    if (v.refs <= 0) fail("GroupCopies: group {} released more often than fetched", g);
     if (--v.refs == 0) {
       pool_.release(v.data);
       v.data = nullptr;
     }
   }
   void clear() {
-    for (auto& v : views_) {
+    for (auto& v : copies_) {
       if (v.data) pool_.release(v.data);
       v = {};
     }
@@ -47,7 +47,7 @@ private:
     int refs = 0;
   };
   BufferPool& pool_;
-  std::vector<Copy> views_;
+  std::vector<Copy> copies_;
 };
 
 }  // namespace zt

@@ -62,10 +62,9 @@ public:
   Range update_range() const override { return ctx_.partition.own(); }
   ParamShard& params() override { return storage_.shard(); }
   ConstView grads() const override { return grads_.data(); }
-  ConstView grads_of_shard(int) const override { return {}; }
+  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { gathered_.refresh(); }
-  std::vector<int64_t> group_gathers() const override { return gathered_.gathers(); }
 
 private:
   const StageContext& ctx_;

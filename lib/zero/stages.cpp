@@ -1,6 +1,7 @@
 // Stages 0, 1 and 2: parameters resident on every rank.
 #include <vector>
 
+#include "comm/control_channel.hpp"
 #include "zero/full_copies.hpp"
 #include "zero/shard_grads.hpp"
 #include "zero/stage.hpp"
@@ -19,7 +20,6 @@ public:
   void init_params(const ParamInit& init) override { params_.init(init); }
   ConstView fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
-  ConstView grads_of_shard(int) const override { return {}; }
 
 protected:
   const StageContext& ctx_;
@@ -40,8 +40,13 @@ public:
   }
   Range update_range() const override { return {0, ctx_.partition.padded()}; }
   ConstView grads() const override { return grads_.at(0); }
-  bool holds_all_gradients() const override { return true; }
-  ConstView grads_of_shard(int r) const override { return grads_.at(ctx_.partition.shard(r).begin); }
+  std::vector<double> norm_partials(float factor) override {  // every shard's gradients are here
+    const Partition& part = ctx_.partition;
+    std::vector<double> partials;
+    for (int r = 0; r < part.world_size(); ++r)
+      partials.push_back(ctx_.vector().sum_of_squares(grads_.at(part.shard(r).begin), part.trained(r).size(), factor));
+    return partials;
+  }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override {}
 
@@ -59,6 +64,7 @@ public:
   void reduce_gradients() override { grads_.reduce_scatter(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.at(ctx_.partition.own().begin); }
+  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(); }
 
@@ -75,6 +81,7 @@ public:
   void reduce_gradients() override { grads_.finish(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.data(); }
+  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(); }
 
@@ -99,7 +106,7 @@ void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& s
   const size_t n_max = std::min(kChunk, flat.size());
   std::vector<float> values(n_max);
   std::vector<uint8_t> converted(n_max * dtype_size(ctx.dtype()));
-  VectorOps& host = cpu_backend().vector;
+  VectorOps& host = ctx.host;
   for (size_t done = 0; done < flat.size(); done += kChunk) {
     const size_t n = std::min(kChunk, flat.size() - done);
     const Range chunk{flat.begin + done, flat.begin + done + n};
@@ -109,6 +116,14 @@ void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& s
     host.convert({values.data(), DType::F32, MemSpace::Host}, {converted.data(), ctx.dtype(), MemSpace::Host}, n);
     shard.write({done, done + n}, converted.data());
   }
+}
+
+std::vector<double> gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor) {
+  const Partition& part = ctx.partition;
+  std::vector<double> partials(size_t(part.world_size()), 0.0);
+  const double own = ctx.vector().sum_of_squares(own_grads, part.trained(part.rank()).size(), factor);
+  ctx.comm.control().all_gather(&own, partials.data(), sizeof(double));
+  return partials;
 }
 
 }  // namespace zt

@@ -36,7 +36,7 @@ const GptShape kShape{1, 1, 4, 130, 8};
 const ModelDims kDims{1, 1, 4, 130, 8};
 
 // Distinct, exactly representable values per tensor and element.
-float value(ShardTensor t, uint64_t i) { return float(int(t) + 1) * 0.001f * float(int64_t(i % 997) - 400); }
+float value(StateTensor t, uint64_t i) { return float(int(t) + 1) * 0.001f * float(int64_t(i % 997) - 400); }
 
 struct FullState {
   std::vector<float> v[3];
@@ -44,7 +44,7 @@ struct FullState {
     for (int t = 0; t < 3; ++t) {
       v[t].assign(n, 0.0f);
       if (filled)
-        for (size_t i = 0; i < n; ++i) v[t][i] = value(kShardTensors[t], i);
+        for (size_t i = 0; i < n; ++i) v[t][i] = value(kStateTensors[t], i);
     }
   }
 };
@@ -52,26 +52,26 @@ struct FullState {
 // The state of one rank: the elements `held` of a full-size state.
 class VectorState final : public StateAccess {
 public:
-  VectorState(FullState& s, ElementRange held) : s_(s), held_(held) {}
-  ElementRange held() const override { return held_; }
-  void read(ShardTensor t, ElementRange r, float* host) override {
+  VectorState(FullState& s, Range held) : s_(s), held_(held) {}
+  Range held() const override { return held_; }
+  void read_state(StateTensor t, Range r, float* host) const override {
     REQUIRE(r.intersect(held_).size() == r.size());
     std::copy(s_.v[int(t)].begin() + long(r.begin), s_.v[int(t)].begin() + long(r.end), host);
   }
-  void write(ShardTensor t, ElementRange r, const float* host) override {
+  void write_state(StateTensor t, Range r, const float* host) override {
     REQUIRE(r.intersect(held_).size() == r.size());
     std::copy(host, host + r.size(), s_.v[int(t)].begin() + long(r.begin));
   }
 
 private:
   FullState& s_;
-  ElementRange held_;
+  Range held_;
 };
 
 // Rank r's elements in a world of w, as the engine's partition cuts them (64-element alignment).
-ElementRange piece(uint64_t n, int w, int r) {
+Range piece(uint64_t n, int w, int r) {
   const uint64_t unit = uint64_t(w) * 64, padded = (n + unit - 1) / unit * unit, s = padded / uint64_t(w);
-  return ElementRange{uint64_t(r) * s, uint64_t(r + 1) * s}.intersect({0, n});
+  return Range{uint64_t(r) * s, uint64_t(r + 1) * s}.intersect({0, n});
 }
 
 CheckpointMeta base_meta(const ParamLayout& layout, int64_t step, int world) {
@@ -96,7 +96,7 @@ std::string write_checkpoint(const std::string& root, const ParamLayout& layout,
   const std::string dir = (fs::path(root) / step_dir_name(step)).string();
   fs::create_directories(dir);
   for (int r = 0; r < world; ++r) {
-    const ElementRange range = piece(layout.total, world, r);
+    const Range range = piece(layout.total, world, r);
     const float* state[3] = {s.v[0].data() + range.begin, s.v[1].data() + range.begin, s.v[2].data() + range.begin};
     const std::string file = shard_file_name(r, world);
     const ShardWritten w = write_shard_file((fs::path(dir) / file).string(), range, state);
@@ -201,8 +201,8 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
     const CheckpointReader ckpt(resolve_checkpoint(root));
     ckpt.verify(0);
     float x = 0;
-    ckpt.read(ShardTensor::Master, {5, 6}, &x);
-    CHECK(x == value(ShardTensor::Master, 5));
+    ckpt.read(StateTensor::Master, {5, 6}, &x);
+    CHECK(x == value(StateTensor::Master, 5));
     const ShardWritten sum = checksum_file(ckpt.shard_path(0));
     CHECK(ckpt.meta().shards[0].crc32c == sum.crc32c);
     CHECK(ckpt.meta().shards[0].bytes == sum.bytes);
@@ -224,7 +224,7 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
   writer.finish();
   CHECK(slurp(root + "/latest") == "step_00000006\n");
   float x = 0;
-  CheckpointReader(resolve_checkpoint(root)).read(ShardTensor::Master, {5, 6}, &x);
+  CheckpointReader(resolve_checkpoint(root)).read(StateTensor::Master, {5, 6}, &x);
   CHECK(x == -7.0f);
 }
 

@@ -48,7 +48,7 @@ FullState read_state(const std::string& path) {
   for (size_t i = 0; i < s.meta.shards.size(); ++i) ckpt.verify(i);
   for (int t = 0; t < 3; ++t) {
     s.tensors[t].resize(s.meta.flat_params);
-    ckpt.read(zt::kShardTensors[t], {0, s.meta.flat_params}, s.tensors[t].data());
+    ckpt.read(zt::kStateTensors[t], {0, s.meta.flat_params}, s.tensors[t].data());
   }
   return s;
 }

@@ -34,7 +34,7 @@ TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]
       auto c = make_config({stage, dtype, comm.world_size()});
       Gpt model(shape_of(c), 2, 16);
       auto before = MemoryLedger::instance().stats();
-      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(),
+      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
                     [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
       auto after = MemoryLedger::instance().stats();
       auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
