@@ -6,6 +6,9 @@
 #include "comm/control_channel.hpp"
 #include "core/error.hpp"
 #include "optim/grad_clip.hpp"
+#include "zero/gather_coordinator.hpp"
+#include "zero/grad_bucketer.hpp"
+#include "zero/memory_estimate.hpp"
 
 namespace zt {
 
@@ -30,6 +33,30 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   stage_->init_params(init);
   optimizer_->init_master();
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
+}
+
+EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, size_t held_group_elements) {
+  const Partition part(numel, world_size, 0);
+  EnginePlan p;
+  p.padded = part.padded();
+  p.shard = part.shard_size();
+  // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
+  const Offload offload = o.offload_param.device != OffloadDevice::None       ? Offload::OptimizerAndParams
+                          : o.offload_optimizer.device != OffloadDevice::None ? Offload::Optimizer
+                                                                              : Offload::None;
+  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))}))
+    if (row.stage == o.stage && row.offload == offload) {
+      p.params = size_t(row.params);
+      p.grads = size_t(row.grads);
+      p.optimizer = size_t(row.optimizer);
+      p.offload = size_t(row.offloaded);
+      p.formula = row.formula;
+    }
+  // Transient: the bucket slots, the groups the model holds (from the pool), gathered groups, staging.
+  p.host_buffers = ShardOptimizer::staging_bytes(o, p.shard);
+  p.buffers_bound = GradBucketer::bytes(o, part) + held_group_elements * sizeof(float) * 2 + p.host_buffers;
+  if (o.stage == 3) p.buffers_bound += GatherCoordinator::bytes_bound(o, part);
+  return p;
 }
 
 View Engine::grads(int g) {

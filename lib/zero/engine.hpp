@@ -4,6 +4,7 @@
 // bucketing, the shard optimizer and the loss scaler are shared. One step is: micro-batches of
 // forward/backward through the hooks, then step().
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -28,6 +29,16 @@ struct UpdateResult {
   float loss_scale = 1.0f;  // the scale this step's backward used
 };
 
+// What the engine allocates on each rank, known before it exists (--dry-run's plan): its model
+// states (the ZeRO formula of its stage and offload) and a bound on its transient buffers.
+struct EnginePlan {
+  size_t padded = 0, shard = 0;  // elements of the flat buffer and of one rank's shard
+  size_t params = 0, grads = 0, optimizer = 0, offload = 0;  // bytes
+  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
+  size_t buffers_bound = 0;  // buckets, gathered groups, group copies and gradients, offload staging
+  size_t host_buffers = 0;   // of buffers_bound, the offload staging in host memory
+};
+
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with
 // the reason on the lowest failing rank and an empty one elsewhere, before any collective ran.
 struct EngineSetupFailed : Error {
@@ -42,6 +53,11 @@ public:
   // EngineSetupFailed on every rank when its storage cannot be made on one.
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
          VectorOps& host, const ParamInit& init);
+
+  // The plan of an engine over `numel` parameters on `world_size` ranks. held_group_elements: the
+  // most elements of parameter groups the model holds at once, each with a copy in the model's
+  // dtype and its gradients (fp32 at most).
+  static EnginePlan plan(const EngineOptions& options, size_t numel, int world_size, size_t held_group_elements);
 
   ConstView fetch(int g) override { return stage_->fetch(g); }
   void release(int g) override { stage_->release(g); }

@@ -7,6 +7,11 @@
 
 namespace zt {
 
+size_t GatherCoordinator::bytes_bound(const EngineOptions& o, const Partition& partition) {
+  return std::min(o.max_live_parameters + o.prefetch_bucket_size, partition.padded()) *
+         (sizeof(float) + dtype_size(o.dtype));
+}
+
 GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard)
     : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr),
       staged_(in_file_ || (ctx.device().kind() != DeviceKind::Cpu && shard.view().space != MemSpace::Device)),

@@ -24,6 +24,10 @@ class GatherCoordinator {
 public:
   // shard: this rank's parameters (storage dtype), flat from partition.own().begin.
   GatherCoordinator(const StageContext& ctx, ParamShard& shard);
+  // The most bytes its gathered groups take at once: stage3_max_live_parameters plus what one
+  // prefetch may overshoot it by (stage3_prefetch_bucket_size), at most the whole buffer, each
+  // element in the storage dtype as gathered and in fp32 at most as the model reads it.
+  static size_t bytes_bound(const EngineOptions& options, const Partition& partition);
   ~GatherCoordinator();
   GatherCoordinator(const GatherCoordinator&) = delete;
   GatherCoordinator& operator=(const GatherCoordinator&) = delete;

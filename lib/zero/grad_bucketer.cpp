@@ -1,15 +1,27 @@
 #include "zero/grad_bucketer.hpp"
 
-
 namespace zt {
+
+namespace {
+// A bucket never spans more than the flat buffer.
+size_t clamped_bucket(size_t elements, const Partition& partition) {
+  return std::max<size_t>(1, std::min(elements, partition.padded()));
+}
+int slot_count(bool overlap) { return overlap ? 2 : 1; }
+}  // namespace
+
+size_t GradBucketer::bytes(const EngineOptions& o, const Partition& partition) {
+  const size_t bucket = clamped_bucket(o.reduce_bucket_size, partition);
+  return size_t(slot_count(o.overlap_comm)) * (bucket + std::min(bucket, partition.shard_size())) *
+         dtype_size(o.comm_dtype);
+}
 
 GradBucketer::GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply)
     : ctx_(ctx), dtype_(ctx.comm_dtype()),
-      bucket_(std::max<size_t>(1, std::min(bucket_elements, ctx.partition.padded()))),
+      bucket_(clamped_bucket(bucket_elements, ctx.partition)),
       overlap_(ctx.options.overlap_comm), apply_(std::move(apply)) {
   const size_t recv = std::min(bucket_, ctx.partition.shard_size());
-  const int slots = overlap_ ? 2 : 1;
-  for (int i = 0; i < slots; ++i) {
+  for (int i = 0; i < slot_count(overlap_); ++i) {
     slots_[i].send = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
     slots_[i].recv = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, recv * dtype_size(dtype_));
   }

@@ -19,6 +19,9 @@ public:
   using Apply = std::function<void(Range own_piece, const void* data)>;
 
   GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply);
+  // What its bucket slots take, in bytes: one or two (overlap_comm) slots of a bucket to send and
+  // this rank's piece to receive, in the communication dtype.
+  static size_t bytes(const EngineOptions& options, const Partition& partition);
 
   // Adds gradients for flat range [begin, begin + n). When the range does not end where the
   // current bucket's content begins, the bucket is flushed first.
