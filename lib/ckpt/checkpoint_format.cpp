@@ -17,12 +17,8 @@ using json = nlohmann::json;
 std::string_view zerotrain_version() { return ZT_VERSION; }
 
 std::string_view state_tensor_name(StateTensor t) {
-  switch (t) {
-    case StateTensor::Master: return "master";
-    case StateTensor::AdamM: return "exp_avg";
-    case StateTensor::AdamV: return "exp_avg_sq";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"master", "exp_avg", "exp_avg_sq"};  // in kStateTensors' order
+  return kNames[size_t(t)];
 }
 
 std::string step_dir_name(int64_t step) { return fmt::format("step_{:08d}", step); }

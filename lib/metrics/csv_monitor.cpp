@@ -22,14 +22,6 @@ std::string file_name(std::string event) {
 
 }  // namespace
 
-std::filesystem::path CsvMonitor::directory(const config::MonitorConfig& config) {
-  // DeepSpeed means ~/csv_monitor/<job id>/logs/<job_name> for a missing path (its default "" in
-  // fact lands in ./<job_name>). ./csv_monitor keeps a run's files beside the run, out of the
-  // home directory, and out of the way of other directories in the working directory.
-  std::filesystem::path base = config.output_path.empty() ? "csv_monitor" : config.output_path;
-  return base / config.job_name;
-}
-
 std::vector<std::string> CsvMonitor::file_names() {
   std::vector<std::string> names;
   for (const char* event : {kTrainLoss, kLr, kLossScale, kForward, kBackward, kStep, kValLoss})

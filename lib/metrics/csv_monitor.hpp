@@ -1,16 +1,14 @@
 #pragma once
-// DeepSpeed's csv_monitor: rank 0 writes one CSV file per event into <output_path>/<job_name>/,
-// named after the event with '/' and ' ' made '_' ("Train/Samples/train_loss" ->
-// Train_Samples_train_loss.csv). Each file starts with "step,<last part of the event name>" and
-// holds one "samples,value" row per record, where samples counts the training samples seen so far
-// (DeepSpeed's global_samples = step x train_batch_size).
+// DeepSpeed's csv_monitor: rank 0 writes one CSV file per event (metrics/monitor_events.hpp) into
+// <output_path>/<job_name>/, named after the event with '/' and ' ' made '_'
+// ("Train/Samples/train_loss" -> Train_Samples_train_loss.csv). Each file starts with
+// "step,<last part of the event name>" and holds one "samples,value" row per record.
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "config/config.hpp"
 #include "core/checked_file.hpp"
 #include "metrics/monitor_events.hpp"
 #include "metrics/sink.hpp"
@@ -19,17 +17,14 @@ namespace zt {
 
 class CsvMonitor final : public MetricsSink {
 public:
-  CsvMonitor() = default;  // writes nothing (disabled, or ranks other than 0)
-  // Creates the directory and opens every file, so an unwritable path fails at start-up, naming it.
-  // A row that cannot be written later (a full disk) is reported to OutputFailure; the monitor then
-  // writes nothing more, and each file ends with its last whole row.
   CsvMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
   void step(const StepRecord& r) override;
   void eval(int64_t step, double val_loss) override;
 
-  // <output_path>/<job_name>; an empty output_path means ./csv_monitor.
-  static std::filesystem::path directory(const config::MonitorConfig& config);
+  static std::filesystem::path directory(const config::MonitorConfig& config) {
+    return monitor_directory(config, "csv_monitor");
+  }
   // The names of the files it may write there, one per event.
   static std::vector<std::string> file_names();
 

@@ -8,14 +8,6 @@ namespace zt {
 
 using namespace monitor_event;
 
-std::filesystem::path TensorboardMonitor::directory(const config::MonitorConfig& config) {
-  // DeepSpeed means ~/tensorboard/<job id>/logs/<job_name> for a missing path. ./tensorboard
-  // mirrors csv_monitor's choice (./csv_monitor): a run's files stay beside the run, out of the
-  // home directory.
-  std::filesystem::path base = config.output_path.empty() ? "tensorboard" : config.output_path;
-  return base / config.job_name;
-}
-
 TensorboardMonitor::TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events,
                                        int64_t samples_per_step)
     : events_(events), samples_per_step_(samples_per_step) {
