@@ -1,5 +1,5 @@
 #pragma once
-// A checkpoint on disk (DESIGN.md, "Checkpoints and export"):
+// A checkpoint on disk (docs/architecture.md, "Checkpoints"):
 //
 //   CHECKPOINT_DIR/latest                         "step_00000120\n": the newest complete checkpoint
 //   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, and a

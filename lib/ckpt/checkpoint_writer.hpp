@@ -14,9 +14,9 @@
 
 #include "ckpt/checkpoint_format.hpp"
 #include "ckpt/shard_file.hpp"
-#include "core/state_access.hpp"
 #include "comm/control_channel.hpp"
 #include "core/buffer.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 

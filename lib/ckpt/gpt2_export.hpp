@@ -1,5 +1,5 @@
 #pragma once
-// Consolidated GPT-2 weights under Hugging Face names (DESIGN.md, "Safetensors names"):
+// Consolidated GPT-2 weights under Hugging Face names (docs/architecture.md, "Exported weights"):
 // OUT_DIR/model.safetensors + config.json, written group by group so that nothing holds the whole
 // model at once. Two sources, one writer, so the same state gives the same bytes: a checkpoint's
 // shard files (`zerotrain export`) and the ranks of a running job (training.save_final).
@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "ckpt/checkpoint_format.hpp"
-#include "core/state_access.hpp"
 #include "comm/communicator.hpp"
 #include "core/dtype.hpp"
 #include "core/param_layout.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 

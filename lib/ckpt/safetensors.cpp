@@ -14,8 +14,8 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/synced_file.hpp"
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
 

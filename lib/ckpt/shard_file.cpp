@@ -8,9 +8,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/crc32c.hpp"
-#include "ckpt/synced_file.hpp"
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/synced_file.hpp"
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 
 namespace zt {

@@ -1,5 +1,5 @@
 #pragma once
-// The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, CONFIG.md) plus the
+// The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, docs/config.md) plus the
 // model, data and training blocks. Every default filled in, every "auto" resolved.
 #include <cstdint>
 #include <nlohmann/json.hpp>

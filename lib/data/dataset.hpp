@@ -1,5 +1,5 @@
 #pragma once
-// A sequence of integer tokens, read by position. Formats (DESIGN.md "Files"):
+// A sequence of integer tokens, read by position. Formats (docs/data.md, "Formats"):
 //   llmc      llm.c .bin shard: 256 int32 header (magic 20240520, version 1, token count at [2]),
 //             then count uint16 tokens; file size must be exactly 1024 + 2 * count.
 //   uint16    raw little-endian uint16 tokens, no header (even file size).

@@ -1,5 +1,5 @@
 #pragma once
-// Which tokens each rank reads at each step: the data-order contract of DESIGN.md.
+// Which tokens each rank reads at each step: the data-order contract of docs/data.md.
 //
 // The dataset of N tokens is cut into windows of B*T tokens plus the one that follows:
 //   window k = tokens [k*B*T, k*B*T + B*T + 1),   k in [0, K),   K = floor((N - 1) / (B*T)).

@@ -1,5 +1,5 @@
 #pragma once
-// The operator table of the GPT model (DESIGN.md, "Devices"): what the model computes with,
+// The operator table of the GPT model (docs/architecture.md, "Device seams"): what the model computes with,
 // forward and backward, on one device. kernels/cpu implements it over host memory in fp32,
 // kernels/cuda on a GPU. The model calls nothing else.
 //

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "core/error.hpp"
 #include "core/crc32c.hpp"
+#include "core/error.hpp"
 
 namespace zt {
 

@@ -1,5 +1,5 @@
 #pragma once
-// Where GPT-2's parameters live in the flat buffer (the ParamLayout contract of DESIGN.md).
+// Where GPT-2's parameters live in the flat buffer (docs/architecture.md, "Parameter groups and ParamHooks").
 //   group 0 "embeddings": wte.weight [Vp, C] (vocabulary padded to a multiple of 128; rows from
 //                         vocab_size on stay zero), wpe.weight [max_seq_len, C]
 //   group 1 + l "h.l":    the tensors of BlockTensor below, in that order

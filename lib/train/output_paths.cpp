@@ -160,7 +160,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
                    .path = t.save_final,
                    .directory = true,
                    .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
-  if (!t.checkpoint_dir.empty())  // a directory per step and `latest` (DESIGN.md): nothing else writes there
+  // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
+  if (!t.checkpoint_dir.empty())
     out.push_back({.key = "training.checkpoint_dir",
                    .path = t.checkpoint_dir,
                    .directory = true,

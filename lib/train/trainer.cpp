@@ -107,8 +107,8 @@ void Trainer::agree_on_setup(const std::string& error) {
   throw SetupFailed();
 }
 
-// The whole training step (DESIGN.md): micro-batches of forward and backward through the engine's
-// hooks, then one optimizer step.
+// The whole training step (docs/architecture.md, "One training step"): micro-batches of forward
+// and backward through the engine's hooks, then one optimizer step.
 TrainStepResult Trainer::train_step(int64_t step) {
   comm_.set_step(step);
   StepClock& clock = engine_->clock();
@@ -165,7 +165,8 @@ SetupRecord Trainer::setup_record() {
   return r;
 }
 
-StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const {
+StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double seconds,
+                                const CommStats& comm) const {
   StepRecord rec;
   rec.step = step;
   rec.loss = out.loss;

@@ -24,7 +24,8 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   std::string error;
   try {
     stage_ = make_stage(ctx_);
-    optimizer_ = ShardOptimizer::make({layout, stage_->update_range(), options_, backend, host, stage_->params(), clock_});
+    optimizer_ =
+        ShardOptimizer::make({layout, stage_->update_range(), options_, backend, host, stage_->params(), clock_});
   } catch (const std::exception& e) {
     error = e.what();
   }

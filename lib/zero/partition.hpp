@@ -1,6 +1,6 @@
 #pragma once
-// Flat partitioning (DESIGN.md): Ψ parameters padded to a multiple of world_size × alignment;
-// rank r owns [r·S, (r+1)·S). Padding is never trained and never exported.
+// Flat partitioning (docs/architecture.md, "Partitioning"): Ψ parameters padded to a multiple of
+// world_size × alignment; rank r owns [r·S, (r+1)·S). Padding is never trained and never exported.
 #include <cstddef>
 #include <vector>
 

@@ -18,11 +18,11 @@
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
-#include "core/crc32c.hpp"
 #include "ckpt/gpt2_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "ckpt/shard_file.hpp"
 #include "comm/local_communicator.hpp"
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "model/gpt_layout.hpp"
 

@@ -1,6 +1,6 @@
 // The end of a run (multi-rank, under mpirun): every rank's ledger peaks reach the summary
 // unchanged, the totals add up the step records, and the summary record is the JSON of
-// DESIGN.md ("Metrics: the end of a run").
+// docs/metrics.md ("summary").
 #include <catch2/catch.hpp>
 #include <mpi.h>
 

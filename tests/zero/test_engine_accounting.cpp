@@ -1,5 +1,5 @@
 // Multi-rank (run under mpirun): memory per rank and bytes per step, measured by the program,
-// against the ZeRO formulas of DESIGN.md; the fp16 and bf16 overflow paths.
+// against the ZeRO formulas of docs/architecture.md; the fp16 and bf16 overflow paths.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
