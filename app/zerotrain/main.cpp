@@ -126,10 +126,17 @@ CLI::Validator positive_integer() {
       "POSITIVE");
 }
 
+// One "error: " line per line of the message (a config's errors come all at once, one per line).
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  for (size_t start = 0; start <= message.size();) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::fprintf(stderr, "error: %.*s\n", int(end - start), message.data() + start);
+    start = end + 1;
+  }
   return kExitUsage;
 }
+
 
 zt::config::Config resolve(const TrainArgs& a, int world_size) {
   zt::config::ResolveOptions o;
