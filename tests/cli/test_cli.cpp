@@ -175,6 +175,37 @@ TEST_CASE("the start says where lr, schedule, batch and precision came from") {
   CHECK(contains(r.err, "info: precision fp32, the default (neither fp16 nor bf16 enabled)\n"));
 }
 
+TEST_CASE("--deepspeed and --deepspeed_config are --config") {
+  auto config = zerotrain("--config zero3 --print-config");
+  REQUIRE(config.code == 0);
+  for (const char* spelling : {"--deepspeed zero3", "--deepspeed=zero3", "--deepspeed_config zero3"}) {
+    INFO(spelling);
+    auto r = zerotrain(std::string(spelling) + " --print-config");
+    CHECK(r.code == 0);
+    CHECK(r.out == config.out);
+  }
+  CHECK(contains(zerotrain("--help").out, "--deepspeed"));
+  CHECK(zerotrain("--config zero2 --deepspeed zero3 --print-config").code == 2);  // one config
+}
+
+TEST_CASE("--local_rank is accepted and checked against the launcher's local rank") {
+  auto config = zerotrain("--config zero2 --print-config");
+  for (const char* spelling : {"--local_rank 0", "--local_rank=0", "--local-rank=0"}) {
+    INFO(spelling);
+    auto r = zerotrain("--config zero2 --print-config " + std::string(spelling));
+    CHECK(r.code == 0);
+    CHECK(r.out == config.out);
+    CHECK(contains(r.err, "info: --local_rank 0 ignored: no launcher's local rank in the environment"));
+  }
+  auto agree = zerotrain("--config zero2 --print-config --local_rank=2", "SLURM_LOCALID=2");
+  CHECK(agree.code == 0);
+  CHECK(contains(agree.err, "info: --local_rank 2 agrees with SLURM_LOCALID"));
+  auto disagree = zerotrain("--config zero2 --steps 1 --local_rank=0", "LOCAL_RANK=1");
+  CHECK(disagree.code == 2);
+  CHECK(disagree.err == "error: --local_rank 0: this process is local rank 1 (LOCAL_RANK=1); zerotrain takes its "
+                        "rank from the launcher, so the argument must agree with it or be left out\n");
+}
+
 TEST_CASE("a bad config exits 2 with one error line naming the key") {
   auto file = write_config("bad.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 4}})");
   for (const char* mode : {" --print-config", ""}) {
