@@ -56,11 +56,12 @@ Where the ranks run:
     Extra mpirun options: ZT_MPIRUN_ARGS (split on spaces).
 
 Environment:
-  OMP_NUM_THREADS    kept when set; otherwise max(1, cores / ranks per machine). Under SLURM the
-                     cores are the allocation's: SLURM_CPUS_PER_TASK, else the CPUs per node of
-                     SLURM_JOB_CPUS_PER_NODE shared by the tasks of a node, never the cores of
-                     the machine the launcher runs on. Exported to every rank, with every ZT_*
-                     and NCCL_* variable.
+  OMP_NUM_THREADS    not set by the launcher: each zerotrain rank takes the cores it was given
+                     (its affinity mask shared with the other ranks of its machine, the cgroup's
+                     CPU quota, SLURM_CPUS_PER_TASK) and says so on its start line. When set, it
+                     wins. Idle OpenMP threads sleep (OMP_WAIT_POLICY=passive) unless
+                     OMP_WAIT_POLICY is set. Every OMP_*, GOMP_*, ZT_* and NCCL_* variable
+                     reaches every rank.
 
 Output: every line is tagged with the rank that wrote it: "[3] ...". When the launcher's stderr
 is a terminal, rank 0's progress line (step, loss, tokens/s, time left) stays in place below the
@@ -276,7 +277,7 @@ use_device_ids() {  # use_device_ids HOST IDS
 forwarded_vars() {
   local name
   for name in $(compgen -e); do
-    case $name in ZT_* | NCCL_* | OMP_NUM_THREADS) echo "$name" ;; esac
+    case $name in ZT_* | NCCL_* | OMP_* | GOMP_*) echo "$name" ;; esac
   done
 }
 
@@ -446,19 +447,6 @@ if [ "$launcher" = slurm ] || { [ -z "$launcher" ] && [ -n "${SLURM_JOB_ID:-}" ]
   if [ -z "$ranks" ]; then
     if [ -n "$per_node" ]; then ranks=$((per_node * slurm_nodes)); else ranks=${SLURM_NTASKS:-1}; fi
   fi
-  if [ -z "${OMP_NUM_THREADS:-}" ]; then
-    if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
-      export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
-    else
-      # The allocation's CPUs on a node ("36(x2),72": 36 on each of the first two), shared by the
-      # tasks of that node; this machine may be a login node with cores of its own.
-      node_cpus=${SLURM_JOB_CPUS_PER_NODE:-${SLURM_CPUS_ON_NODE:-}}
-      node_cpus=${node_cpus%%[!0-9]*}
-      [ -n "$node_cpus" ] || node_cpus=$cores
-      tasks=${per_node:-$(((ranks + slurm_nodes - 1) / slurm_nodes))}
-      export OMP_NUM_THREADS=$((node_cpus / tasks > 0 ? node_cpus / tasks : 1))
-    fi
-  fi
   if [ -n "$rank_log_dir" ]; then
     mkdir -p "$rank_log_dir"
     srun_opts+=(--output="$rank_log_dir/rank%t.log")
@@ -466,7 +454,7 @@ if [ "$launcher" = slurm ] || { [ -z "$launcher" ] && [ -n "${SLURM_JOB_ID:-}" ]
   # shellcheck disable=SC2206
   cmd=(srun -n "$ranks" "${srun_opts[@]}" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} $launcher_args "${program[@]}")
   if [ $dry_run -eq 1 ]; then
-    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
+    echo "${device_ids:+CUDA_VISIBLE_DEVICES=$device_ids }$(shell_quoted "${cmd[@]}")"
     exit 0
   fi
   status=0
@@ -547,18 +535,15 @@ if [ -n "$hostfile" ]; then
     done
   fi
   total_slots=0
-  max_slots=0
   host_list=""
   for host in "${used[@]}"; do
     total_slots=$((total_slots + slots_of[$host]))
-    max_slots=$((slots_of[$host] > max_slots ? slots_of[$host] : max_slots))
     host_list+="${host_list:+,}$host:${slots_of[$host]}"
   done
   ranks=${ranks:-$total_slots}
   if [ "$ranks" -gt "$total_slots" ]; then
     die "-n $ranks exceeds the $total_slots slots of hostfile $hostfile"
   fi
-  ranks_per_machine=$((ranks < max_slots ? ranks : max_slots))
   # The hosts on the command line (mpirun --host HOST:SLOTS), not in a temporary file: the command
   # that --dry-run prints can be run as it is.
   cmd+=(--host "$host_list")
@@ -586,14 +571,9 @@ else
     die "-n $ranks and $local_ranks ranks per machine (--num_gpus, --nproc_per_node or --include) disagree on one machine"
   fi
   ranks=${ranks:-${local_ranks:-1}}
-  ranks_per_machine=$ranks
   if [ "$ranks" -gt "$cores" ]; then cmd+=(--oversubscribe); fi
 fi
 if [ -n "$device_ids" ]; then export CUDA_VISIBLE_DEVICES=$device_ids; fi
-if [ -z "${OMP_NUM_THREADS:-}" ]; then
-  threads=$((cores / ranks_per_machine))
-  export OMP_NUM_THREADS=$((threads > 0 ? threads : 1))
-fi
 cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output)
 if [ "$(id -u)" -eq 0 ]; then cmd+=(--allow-run-as-root); fi
 if [ -n "$ssh_port" ]; then cmd+=(--mca plm_rsh_args "-p $ssh_port"); fi
@@ -611,7 +591,7 @@ fi
 cmd+=(${ZT_MPIRUN_ARGS:-} $launcher_args "${rank_prefix[@]}" "${program[@]}")
 
 if [ $dry_run -eq 1 ]; then
-  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
+  echo "${device_ids:+CUDA_VISIBLE_DEVICES=$device_ids }$(shell_quoted "${cmd[@]}")"
   exit 0
 fi
 status=0

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/ledger.hpp"
+#include "core/threads.hpp"
 #include "kernels/backend.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
@@ -33,9 +34,14 @@ int run_training(const World& world, const config::Config& config, const RunOpti
       print_memory_plan(config, config.world_size, world.info().local_size, *backend);
     return 0;
   }
-  if (world.rank() == 0)
+  const CpuMask cpus = process_affinity();
+  const ThreadChoice threads = use_compute_threads(cpus, world.local_cpu_masks(cpus));  // collective
+  if (world.rank() == 0) {
     spdlog::info("device: {} ({} rank{}{})", backend->device.name(), world.size(), world.size() == 1 ? "" : "s",
                  world.uses_mpi() ? "" : ", no MPI");
+    spdlog::info("threads: {}{} ({}); idle OpenMP threads {}", threads.threads, world.size() > 1 ? " on rank 0" : "",
+                 threads.why, openmp_wait_policy());
+  }
   auto comm = world.communicator(backend->device, config.training.comm_timeout);
   try {
     Trainer trainer(config, *comm, *backend);
