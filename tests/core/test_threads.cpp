@@ -70,10 +70,10 @@ TEST_CASE("a cgroup quota or SLURM's allocation bounds the threads", "[threads]"
   // Shared by the ranks of this machine.
   in = given(all, {all, all});
   in.cgroup_cpus = 4;
-  in.cgroup_file = "q";
+  in.cgroup_file = "/sys/fs/cgroup/job/cpu.max";
   c = choose_threads(in);
   CHECK(c.threads == 2);
-  CHECK(c.why == "the cgroup's CPU quota of 4 CPUs in q, shared by 2 ranks on this machine");
+  CHECK(c.why == "the cgroup's CPU quota of 4 CPUs in /sys/fs/cgroup/job/cpu.max, shared by 2 ranks on this machine");
   // A quota below one CPU still gives one thread.
   in = given(all);
   in.cgroup_cpus = 0.5;
