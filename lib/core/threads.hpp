@@ -13,7 +13,8 @@
 // OMP_WAIT_POLICY or GOMP_SPINCOUNT: a spinning thread takes a core from every other process, so
 // two jobs on one machine each ran 20-50 times slower than alone. libgomp reads its environment
 // once, when it is loaded, before main(); the policy therefore needs the program to start again
-// with it set (exec_with_passive_openmp_wait), before anything else happens in main().
+// with it set (exec_with_passive_openmp_wait), before anything else happens in main(). Setting
+// OMP_WAIT_POLICY yourself avoids the second start (valgrind does not follow it by default).
 #include <array>
 #include <cstdint>
 #include <optional>
