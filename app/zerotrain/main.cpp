@@ -18,6 +18,7 @@
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/threads.hpp"
 #include "plot/curves.hpp"
 #include "zero/memory_estimate.hpp"
 #include "train/foreign_launcher.hpp"
@@ -266,6 +267,7 @@ int export_checkpoint(const ExportArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zt::exec_with_passive_openmp_wait(argv);  // idle OpenMP threads sleep: core/threads.hpp
   CLI::App app{"zerotrain: GPT-2 training with ZeRO stages 0-3 (DeepSpeed configs) on CPUs, one process alone or "
                "many over MPI"};
   app.footer(kExamples);

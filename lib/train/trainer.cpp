@@ -13,6 +13,7 @@
 #include "train/data_warnings.hpp"
 #include "train/engine_options.hpp"
 #include "train/final_weights.hpp"
+#include "train/last_line.hpp"
 #include "train/memory_plan.hpp"
 #include "train/output_failure.hpp"
 #include "train/engine_state.hpp"
@@ -300,9 +301,9 @@ int Trainer::run() {
       totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops);
   metrics_.summary(summary);
   if (rank0) log_run_summary(summary, plan_memory(config_, comm_.world_size(), backend_.model), config_.zero.stage);
-  if (interrupted && rank0) log_resume_hint(done);
-  if (OutputFailure::happened()) return kExitOutputFailed;
-  return interrupted ? kExitInterrupted : 0;
+  const int exit_code = OutputFailure::happened() ? kExitOutputFailed : interrupted ? kExitInterrupted : 0;
+  if (rank0) log_last_line(config_, done, interrupted, exit_code);
+  return exit_code;
 }
 
 void Trainer::log_start(const SetupRecord& setup) const {
@@ -358,16 +359,6 @@ void Trainer::log_interrupted(int64_t step, int stop_requests) const {
 
 void Trainer::log_output_failure(int64_t step) const {
   spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
-}
-
-void Trainer::log_resume_hint(int64_t step) const {
-  if (checkpoints_->enabled())
-    spdlog::warn("interrupted at step {}: the checkpoint of step {} is complete; run the same command with "
-                 "training.resume auto to continue (exit status {})",
-                 step, step, kExitInterrupted);
-  else
-    spdlog::warn("interrupted at step {}: nothing was saved (no training.checkpoint_dir); exit status {}", step,
-                 kExitInterrupted);
 }
 
 }  // namespace zt

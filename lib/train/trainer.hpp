@@ -62,7 +62,6 @@ private:
   void log_breakdown(const StepBreakdown& t, double step_seconds) const;
   void log_interrupted(int64_t step, int stop_requests) const;
   void log_output_failure(int64_t step) const;
-  void log_resume_hint(int64_t step) const;
 
   const config::Config& config_;
   Communicator& comm_;
