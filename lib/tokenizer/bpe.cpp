@@ -120,6 +120,13 @@ std::optional<int32_t> BpeModel::find(std::string_view key) const {
   return it->second;
 }
 
+bool BpeModel::joins_before(std::string_view text) const {
+  for (const std::string& entry : text_)
+    for (size_t at = entry.find(text, 1); at != std::string::npos; at = entry.find(text, at + 1))
+      if (at < text.size() || entry.compare(at - text.size(), text.size(), text) != 0) return true;
+  return false;
+}
+
 std::string_view BpeModel::text_of(int32_t id) const {
   return id >= 0 && id < id_limit_ ? std::string_view(text_[size_t(id)]) : std::string_view();
 }

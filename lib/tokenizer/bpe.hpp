@@ -45,6 +45,9 @@ public:
   // Whether the symbol that starts a line break ("\n", or its byte token) takes part in a merge:
   // when it does not, text cut after a line break encodes as the two halves do.
   bool line_break_merges() const { return line_break_merges_; }
+  // Whether some entry holds `text` after something other than `text` (for SentencePiece's ▁:
+  // when none does, no merge joins a word to the ▁ that starts the next one).
+  bool joins_before(std::string_view text) const;
 
 private:
   struct Merge {

@@ -22,6 +22,7 @@ struct Tokenizer::Pipeline {
     SplitPattern pattern = SplitPattern::Gpt2;
     bool individual_digits = false;
     std::string delimiter{};  // BeforeDelimiter: each occurrence starts a word (Metaspace's split)
+    bool runs = false;        // BeforeDelimiter: a run of delimiters starts one word
   };
   struct Decoder {
     enum Kind { ByteLevel, Replace, ByteFallback, Fuse, Strip, Metaspace } kind;

@@ -103,7 +103,9 @@ void for_each_word(const std::vector<Pipeline::Split>& splits, size_t level, std
     }
     case Pipeline::Split::BeforeDelimiter: {
       size_t word_begin = 0;
+      const size_t d = s.delimiter.size();
       for (size_t at = part.find(s.delimiter, 1); at != std::string_view::npos; at = part.find(s.delimiter, at + 1)) {
+        if (s.runs && at >= d && part.compare(at - d, d, s.delimiter) == 0) continue;
         next(word_begin, at);
         word_begin = at;
       }

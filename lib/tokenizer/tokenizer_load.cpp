@@ -336,6 +336,19 @@ private:
     for (size_t i = 0; i < t.added_.tokens().size(); ++i) t.added_index_[size_t(t.added_.tokens()[i].id)] = int32_t(i);
     p.decodes_bytes_only = t.model_.options().byte_level && p.decoders.size() == 1 &&
                            p.decoders[0].kind == Pipeline::Decoder::ByteLevel;
+    // SentencePiece-style text without a pre-tokenizer is one word for BPE (Llama 2's
+    // tokenizer.json): where no merge can join a word to the ▁ after it, words cut before each
+    // ▁ give the same ids, and cache.
+    const std::string metaspace = "\xE2\x96\x81";
+    const bool writes_metaspace = !p.metaspace.empty() || std::any_of(p.normalizers.begin(), p.normalizers.end(), [&](const auto& n) {
+      return n.kind == Pipeline::Normalizer::Replace && n.replacement == metaspace;
+    });
+    if (p.splits.empty() && !t.model_.options().byte_level && writes_metaspace && !t.model_.joins_before(metaspace)) {
+      Pipeline::Split s{Pipeline::Split::BeforeDelimiter};
+      s.delimiter = metaspace;
+      s.runs = true;
+      p.splits.push_back(s);
+    }
     const bool added_line_break = std::any_of(t.added_.tokens().begin(), t.added_.tokens().end(),
                                               [](const AddedToken& a) { return a.content.find('\n') != std::string::npos; });
     const bool replaced_line_break = std::any_of(p.normalizers.begin(), p.normalizers.end(), [](const auto& n) {
