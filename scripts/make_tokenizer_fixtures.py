@@ -22,6 +22,10 @@ llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transforme
                 unicodedata's on the marks added to Unicode since its tables were made.
   chat.json     conversations as transformers' apply_chat_template renders them with llama3's and
                 qwen3's tokenizer_config.json, their ids, and which ids are the assistant's answers.
+  variants.json pipelines none of the four files has, on the trimmed vocabularies: Metaspace
+                pre-tokenizers (Mistral's newer files), ByteLevel with a prefix space, Digits, the
+                Mistral-Nemo (Tekken) Split regex: the tokenizer.json of each (the pieces that
+                replace the base file's) and the ids tokenizers gives on the written samples.
   trimmed/      the four tokenizers cut down to the vocabulary and merges that encoding the "CI
                 part" of the corpus (in_ci_part) and the chat conversations uses, ids unchanged:
                 a merge that never fires on a text cannot change its ids, so these give the real
@@ -566,6 +570,58 @@ def make_trimmed(directory, corpus, chat):
         print(f"trimmed {name}: {len(small_merges)} of {len(merges)} merges", file=sys.stderr)
 
 
+METASPACE = "\u2581"
+TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
+                  r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+VARIANTS = {
+    "llama2-metaspace-first": ("llama2", {
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "first", "split": False},
+        "decoder": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "first", "split": False}}),
+    "llama2-metaspace-always-split": ("llama2", {
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "always", "split": True},
+        "decoder": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "always", "split": True}}),
+    "gpt2-prefix-space": ("gpt2", {
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}}),
+    "gpt2-digits": ("gpt2", {
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}}),
+    "gpt2-tekken": ("gpt2", {
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": TEKKEN_PATTERN}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]}}),
+}
+
+
+def gpt2_as_json(directory):
+    """GPT-2's two files as a tokenizer.json."""
+    vocab = json.load(open(os.path.join(directory, "vocab.json"), encoding="utf-8"))
+    lines = open(os.path.join(directory, "merges.txt"), encoding="utf-8").read().split("\n")
+    return {"version": "1.0", "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+            "post_processor": None, "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                                                "use_regex": True},
+            "model": {"type": "BPE", "vocab": vocab, "merges": [line for line in lines[1:] if line]}}
+
+
+def make_variants():
+    from tokenizers import Tokenizer
+    texts = [t for t in EDGE_CASES + SPECIAL_STRINGS if len(t) <= 600]
+    out = {"texts": texts, "variants": {}}
+    for name, (base, patch) in VARIANTS.items():
+        base_dir = os.path.join(OUT, "trimmed", base)
+        if base == "gpt2":
+            j = gpt2_as_json(base_dir)
+        else:
+            j = json.load(open(os.path.join(base_dir, "tokenizer.json"), encoding="utf-8"))
+        j.update(patch)
+        tok = Tokenizer.from_str(json.dumps(j))
+        out["variants"][name] = {"base": base, "patch": patch, "ids": [encode(tok, t, False) for t in texts]}
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="store_true", help="rebuild corpus.jsonl from this machine's files")
@@ -590,6 +646,7 @@ def main():
     chat = make_chat(args.tokenizers)
     write("chat.json", chat)
     make_trimmed(args.tokenizers, corpus, chat)
+    write("variants.json", make_variants())
 
 
 if __name__ == "__main__":

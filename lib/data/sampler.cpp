@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <vector>
+
 #include "core/error.hpp"
 #include "data/index_permutation.hpp"
 
@@ -66,10 +68,21 @@ int64_t BatchSampler::window_of(int64_t global_index) const {
   return int64_t(permutation(uint64_t(position)));
 }
 
+int64_t count_targets(const int32_t* targets, int64_t n) {
+  int64_t counted = 0;
+  for (int64_t i = 0; i < n; ++i) counted += targets[i] != kIgnoredTarget;
+  return counted;
+}
+
 void BatchSampler::read_window(int64_t window, int32_t* inputs, int32_t* targets) const {
   const int64_t start = window * window_tokens_;
   data_.read(start, window_tokens_, inputs);
   data_.read(start + 1, window_tokens_, targets);
+  if (!data_.has_loss_mask()) return;
+  std::vector<uint8_t> counts(static_cast<size_t>(window_tokens_));
+  data_.read_loss_mask(start + 1, window_tokens_, counts.data());
+  for (int64_t i = 0; i < window_tokens_; ++i)
+    if (!counts[size_t(i)]) targets[i] = kIgnoredTarget;
 }
 
 void BatchSampler::fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const {

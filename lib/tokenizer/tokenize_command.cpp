@@ -1,0 +1,383 @@
+#include "tokenizer/tokenize_command.hpp"
+
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "core/error.hpp"
+#include "data/llmc_format.hpp"
+#include "data/token_file_writer.hpp"
+#include "tokenizer/chat_format.hpp"
+#include "tokenizer/chat_record.hpp"
+#include "tokenizer/input_jobs.hpp"
+#include "tokenizer/tokenizer.hpp"
+#include "tokenizer/unicode.hpp"
+
+namespace zt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What a job became.
+struct Encoded {
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> counted;  // empty while every token counts
+  int64_t documents = 0, chats = 0;
+};
+
+struct Context {
+  const Tokenizer& tokenizer;
+  const std::vector<DataInput>& inputs;
+  int32_t separator;
+  std::optional<ChatFormat> chat_format;
+  std::string chat_format_problem;  // why there is none
+  std::string bos_token;
+};
+
+void add_document(Encoded& out, const Context& c, const Document& d, bool continuation) {
+  ++out.documents;
+  if (!d.chat) {
+    if (!continuation) out.tokens.push_back(c.separator);
+    c.tokenizer.encode(d.text, out.tokens, {.special_tokens = false, .continuation = continuation});
+    if (!out.counted.empty()) out.counted.resize(out.tokens.size(), 1);
+    return;
+  }
+  if (!c.chat_format) fail("{}", c.chat_format_problem);
+  ++out.chats;
+  if (out.counted.empty()) out.counted.assign(out.tokens.size(), 1);
+  const auto segments = render_chat(*c.chat_format, d.messages, c.bos_token);
+  std::vector<TextSegment> views;
+  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;
+  c.tokenizer.encode(views, ids, counted);
+  if (ids.empty() || ids[0] != c.separator) {  // a template that starts with the separator (Llama 3's) has it
+    out.tokens.push_back(c.separator);
+    out.counted.push_back(0);
+  }
+  out.tokens.insert(out.tokens.end(), ids.begin(), ids.end());
+  out.counted.insert(out.counted.end(), counted.begin(), counted.end());
+}
+
+void add_record(Encoded& out, const Context& c, const nlohmann::json& record, const std::string& where) {
+  Document d;
+  try {
+    d = document_of_record(record);
+    if (d.chat) {
+      add_document(out, c, d, false);
+      return;
+    }
+  } catch (const Error& e) {
+    fail("{}: {}", where, e.what());
+  }
+  if (size_t bad = unicode::invalid_utf8_offset(d.text); bad != std::string::npos)
+    fail("{}: text: not UTF-8 at byte {}", where, bad);
+  add_document(out, c, d, false);
+}
+
+Encoded encode_job(const InputJob& job, const Context& c) {
+  Encoded out;
+  const std::string& path = c.inputs[job.file].path;
+  switch (job.kind) {
+    case DataInput::Text: {
+      if (size_t bad = unicode::invalid_utf8_offset(job.bytes); bad != std::string::npos)
+        fail("{}: not UTF-8 at byte offset {}", path, job.offset + bad);
+      Document d;
+      d.text = job.bytes;
+      add_document(out, c, d, job.continuation);
+      if (job.continuation) out.documents = 0;  // counted with its first piece
+      break;
+    }
+    case DataInput::JsonLines: {
+      uint64_t line = job.first_line;
+      for (size_t begin = 0; begin < job.bytes.size(); ++line) {
+        size_t end = job.bytes.find('\n', begin);
+        if (end == std::string::npos) end = job.bytes.size();
+        const std::string_view text(job.bytes.data() + begin, end - begin);
+        begin = end + 1;
+        if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // blank lines
+        const std::string where = fmt::format("{}:{}", path, line);
+        nlohmann::json record;
+        try {
+          record = nlohmann::json::parse(text);
+        } catch (const nlohmann::json::parse_error& e) {
+          fail("{}: not valid JSON: {}", where, e.what());
+        }
+        add_record(out, c, record, where);
+      }
+      break;
+    }
+    case DataInput::JsonArray:
+      for (size_t i = job.first_element; i < job.end_element; ++i)
+        add_record(out, c, (*job.array)[i], fmt::format("{}: element {}", path, i));
+      break;
+  }
+  return out;
+}
+
+// The token that separates documents: the begin-of-text token where the tokenizer has one, else
+// its end-of-text token.
+int32_t document_separator(const Tokenizer& t, std::string& name) {
+  std::vector<std::string> candidates = {t.config_string("bos_token")};
+  if (auto bos = t.post_processor_bos()) return name = t.decode(std::vector<int32_t>{*bos}), *bos;
+  for (const char* c : {"<|begin_of_text|>", "<s>", "<|endoftext|>", "<|end_of_text|>", "</s>"}) candidates.push_back(c);
+  candidates.push_back(t.config_string("eos_token"));
+  for (const std::string& c : candidates)  // added tokens only: "<s>" may be a plain word of a vocabulary
+    if (const AddedToken* token = c.empty() ? nullptr : t.added_tokens().by_content(c)) return name = c, token->id;
+  fail("{}: no begin- or end-of-text token to separate documents with (looked for bos_token of "
+       "tokenizer_config.json, <|begin_of_text|>, <s>, <|endoftext|>, <|end_of_text|>, </s>)",
+       t.source());
+}
+
+double parse_val_percent(const std::string& val) {
+  if (val.empty()) return 0;
+  char* end = nullptr;
+  const double p = std::strtod(val.c_str(), &end);
+  if (end == val.c_str() || std::string(end) != "%" || !(p > 0 && p < 100))
+    fail("--val {}: expected a percentage of the tokens above 0 and below 100, such as 5%", val);
+  return p;
+}
+
+std::string val_path_of(const std::string& output) {
+  if (output.size() > 4 && output.compare(output.size() - 4, 4, ".bin") == 0)
+    return output.substr(0, output.size() - 4) + ".val.bin";
+  return output + ".val";
+}
+
+// No output may be an input, however spelt.
+void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& outputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& out : outputs) {
+    for (const std::string& in : o.inputs)
+      if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
+        fail("-o {}: {} would overwrite the input {}", o.output, out, in);
+    const fs::path dir = fs::path(out).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec)) fail("-o {}: the directory {} does not exist", o.output, dir.string());
+  }
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) b /= 1000, ++u;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+// A progress line on stderr for big inputs: in place on a terminal, else every 10 seconds.
+class Progress {
+public:
+  Progress(uint64_t total, bool quiet)
+      : total_(total), shown_(!quiet && total >= (uint64_t(32) << 20)), tty_(::isatty(2)), start_(Clock::now()), last_(start_) {}
+  void update(uint64_t bytes, int64_t tokens) {
+    if (!shown_) return;
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::seconds(tty_ ? 1 : 10)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    const double rate = double(bytes) / std::max(s, 1e-9);
+    const double left = rate > 0 ? double(total_ - std::min(bytes, total_)) / rate : 0;
+    std::fprintf(stderr, "%stokenize: %s of %s (%.0f%%), %s/s, %lld tokens, %.0f s left%s", tty_ ? "\r" : "",
+                 human_bytes(double(bytes)).c_str(), human_bytes(double(total_)).c_str(),
+                 100.0 * double(bytes) / double(std::max<uint64_t>(total_, 1)), human_bytes(rate).c_str(),
+                 static_cast<long long>(tokens), left, tty_ ? "\x1b[K" : "\n");
+    std::fflush(stderr);
+  }
+  void done() {
+    if (shown_ && tty_) std::fprintf(stderr, "\r\x1b[K");
+  }
+
+private:
+  uint64_t total_;
+  bool shown_, tty_;
+  Clock::time_point start_, last_;
+};
+
+}  // namespace
+
+TokenizeSummary run_tokenize(const TokenizeOptions& o) {
+  const auto start = Clock::now();
+  if (o.inputs.empty()) fail("tokenize: no input files");
+  const double val_percent = parse_val_percent(o.val);
+  const std::string val_path = val_percent > 0 ? val_path_of(o.output) : "";
+  std::vector<std::string> outputs = {o.output, llmc::mask_path_of(o.output)};
+  if (!val_path.empty()) outputs.insert(outputs.end(), {val_path, llmc::mask_path_of(val_path)});
+  check_outputs(o, outputs);
+
+  std::vector<DataInput> inputs;
+  uint64_t total = 0;
+  for (const std::string& path : o.inputs) {
+    inputs.push_back(inspect_input(path));
+    total += inputs.back().size;
+  }
+  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  TokenizeSummary summary;
+  Context context{tokenizer, inputs, document_separator(tokenizer, summary.separator), std::nullopt, "", ""};
+  context.bos_token = tokenizer.config_string("bos_token").empty() ? "<|begin_of_text|>" : tokenizer.config_string("bos_token");
+  if (!o.chat_format.empty()) {
+    context.chat_format = chat_format_from_name(o.chat_format);
+    if (!context.chat_format) fail("--chat-format {}: expected chatml, qwen3 or llama3", o.chat_format);
+    check_chat_format(*context.chat_format, tokenizer);
+  } else {
+    context.chat_format = chat_format_of(tokenizer);
+    context.chat_format_problem = fmt::format(
+        "a conversation, but the tokenizer ({}) has no chat tokens to tell its format by: name one with --chat-format "
+        "(chatml, qwen3, llama3)", tokenizer.source());
+  }
+
+  TokenFileWriter writer(o.output, tokenizer.vocab_size());
+  JobReader reader(inputs, tokenizer);
+  Progress progress(total, o.quiet);
+
+  // Workers encode jobs; this thread reads the next ones and writes the results in job order.
+  const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  std::mutex mu;
+  std::condition_variable changed;
+  std::deque<InputJob> queue;
+  std::map<size_t, Encoded> done;
+  size_t in_flight = 0, written = 0;
+  bool no_more = false;
+  std::exception_ptr failure;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&] {
+      for (;;) {
+        std::unique_lock lock(mu);
+        changed.wait(lock, [&] { return !queue.empty() || no_more || failure; });
+        if (failure || queue.empty()) return;
+        InputJob job = std::move(queue.front());
+        queue.pop_front();
+        lock.unlock();
+        try {
+          Encoded e = encode_job(job, context);
+          lock.lock();
+          done.emplace(job.index, std::move(e));
+        } catch (...) {
+          if (!lock.owns_lock()) lock.lock();
+          if (!failure) failure = std::current_exception();
+        }
+        changed.notify_all();
+      }
+    });
+  auto write_ready = [&](std::unique_lock<std::mutex>& lock) {
+    while (!done.empty() && done.begin()->first == written) {
+      Encoded e = std::move(done.begin()->second);
+      done.erase(done.begin());
+      lock.unlock();
+      writer.append(e.tokens, e.counted);
+      summary.documents += e.documents;
+      summary.chats += e.chats;
+      summary.counted += e.counted.empty() ? int64_t(e.tokens.size())
+                                           : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
+      lock.lock();
+      ++written;
+      --in_flight;
+    }
+  };
+  auto stop = [&] {
+    {
+      std::lock_guard lock(mu);
+      no_more = true;
+    }
+    changed.notify_all();
+    for (auto& w : workers) w.join();
+  };
+  try {
+    const size_t limit = size_t(threads) * 4;  // jobs read and not yet written
+    for (;;) {
+      std::optional<InputJob> job = reader.next();
+      std::unique_lock lock(mu);
+      for (;;) {  // write what is ready; wait while enough jobs are in flight, or for the last ones
+        write_ready(lock);
+        if (failure || (job ? in_flight < limit : in_flight == 0)) break;
+        changed.wait(lock);
+      }
+      if (failure || !job) break;
+      queue.push_back(std::move(*job));
+      ++in_flight;
+      changed.notify_all();
+      lock.unlock();
+      progress.update(reader.bytes_read(), writer.tokens());
+    }
+  } catch (...) {
+    std::lock_guard lock(mu);
+    if (!failure) failure = std::current_exception();
+  }
+  stop();
+  progress.done();
+  if (failure) std::rethrow_exception(failure);
+
+  summary.tokens = writer.tokens();
+  summary.bytes = total;
+  if (val_percent > 0) {
+    summary.val_tokens = std::llround(double(summary.tokens) * val_percent / 100.0);
+    if (summary.val_tokens < 1 || summary.val_tokens >= summary.tokens)
+      fail("--val {}: {} tokens in all leave {} for validation and {} for training: both need some", o.val,
+           summary.tokens, summary.val_tokens, summary.tokens - summary.val_tokens);
+  }
+  const auto files = writer.finish(val_path, summary.val_tokens);
+  if (!o.quiet) {
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("tokenize: %zu file%s, %lld documents (%lld chats%s), %s in %.1f s (%s/s, %d threads)\n", inputs.size(),
+                inputs.size() == 1 ? "" : "s", static_cast<long long>(summary.documents),
+                static_cast<long long>(summary.chats),
+                summary.chats && context.chat_format ? fmt::format(", {} format", chat_format_name(*context.chat_format)).c_str() : "",
+                human_bytes(double(total)).c_str(), s, human_bytes(double(total) / std::max(s, 1e-9)).c_str(), threads);
+    for (const auto& f : files)
+      std::printf("wrote %s: %lld tokens (%s), each document after %s (%d)%s\n", f.path.c_str(),
+                  static_cast<long long>(f.tokens), writer.token_bytes() == 2 ? "uint16" : "uint32",
+                  summary.separator.c_str(), context.separator,
+                  f.mask_path.empty() ? "" : fmt::format("; loss mask {}", f.mask_path).c_str());
+    if (writer.masked())
+      std::printf("targets that count: %lld of %lld tokens (%.1f%%): the answers of the conversations%s\n",
+                  static_cast<long long>(summary.counted), static_cast<long long>(summary.tokens),
+                  100.0 * double(summary.counted) / double(std::max<int64_t>(summary.tokens, 1)),
+                  summary.documents > summary.chats ? " and all of the text" : "");
+  }
+  return summary;
+}
+
+TokenizeCommand::TokenizeCommand(CLI::App& app) {
+  command_ = app.add_subcommand("tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)");
+  command_->footer(R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
+{"text": ...} is text; {"messages": [{"role", "content"}...]}, {"conversations": [{"from", "value"}...]}
+(ShareGPT) and {"instruction", "input", "output"} (Alpaca) are conversations, rendered in the model's
+chat format with the loss on the answers only (OUT.mask beside OUT.bin).
+
+Examples:
+  zerotrain tokenize --tokenizer gpt2/ corpus.txt -o corpus.bin --val 5%
+  zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin
+)");
+  command_->add_option("--tokenizer", options_.tokenizer,
+                       "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files")
+      ->required();
+  command_->add_option("INPUT", options_.inputs, "text, .jsonl or .json files")->required();
+  command_->add_option("-o,--output", options_.output, "the token file to write (OUT.bin)")->required();
+  command_->add_option("--val", options_.val, "N%: the last N% of the tokens go to OUT.val.bin");
+  command_->add_option("--chat-format", options_.chat_format,
+                       "chatml, qwen3 or llama3 (default: told by the tokenizer's special tokens)");
+  command_->add_option("--threads", options_.threads, "worker threads (default: one per core)");
+  command_->add_flag("--quiet", options_.quiet, "no progress, no summary");
+}
+
+bool TokenizeCommand::parsed() const { return command_->parsed(); }
+
+int TokenizeCommand::run() const {
+  try {
+    run_tokenize(options_);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: tokenize: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace zt
