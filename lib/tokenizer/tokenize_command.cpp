@@ -219,6 +219,7 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
     total += inputs.back().size;
   }
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  const auto loaded = Clock::now();
   TokenizeSummary summary;
   Context context{tokenizer, inputs, document_separator(tokenizer, summary.separator), std::nullopt, "", ""};
   context.bos_token = tokenizer.config_string("bos_token").empty() ? "<|begin_of_text|>" : tokenizer.config_string("bos_token");
@@ -325,17 +326,22 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   }
   const auto files = writer.finish(val_path, summary.val_tokens);
   if (!o.quiet) {
-    const double s = std::chrono::duration<double>(Clock::now() - start).count();
-    std::printf("tokenize: %zu file%s, %lld documents (%lld chats%s), %s in %.1f s (%s/s, %d threads)\n", inputs.size(),
-                inputs.size() == 1 ? "" : "s", static_cast<long long>(summary.documents),
-                static_cast<long long>(summary.chats),
-                summary.chats && context.chat_format ? fmt::format(", {} format", chat_format_name(*context.chat_format)).c_str() : "",
-                human_bytes(double(total)).c_str(), s, human_bytes(double(total) / std::max(s, 1e-9)).c_str(), threads);
+    const double s = std::chrono::duration<double>(Clock::now() - loaded).count();
+    const double load_s = std::chrono::duration<double>(loaded - start).count();
+    auto plural = [](int64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); };
+    std::string chats;
+    if (summary.chats > 0)
+      chats = fmt::format(" ({}, {} format)", plural(summary.chats, "chat"), chat_format_name(*context.chat_format));
+    std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %d threads; the tokenizer loaded in %.1f s), each after "
+                "%s (%d)\n",
+                plural(int64_t(inputs.size()), "file").c_str(), plural(summary.documents, "document").c_str(),
+                chats.c_str(), human_bytes(double(total)).c_str(), s,
+                human_bytes(double(total) / std::max(s, 1e-9)).c_str(), threads, load_s, summary.separator.c_str(),
+                context.separator);
     for (const auto& f : files)
-      std::printf("wrote %s: %lld tokens (%s), each document after %s (%d)%s\n", f.path.c_str(),
-                  static_cast<long long>(f.tokens), writer.token_bytes() == 2 ? "uint16" : "uint32",
-                  summary.separator.c_str(), context.separator,
-                  f.mask_path.empty() ? "" : fmt::format("; loss mask {}", f.mask_path).c_str());
+      std::printf("wrote %s: %lld tokens (%s)%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
+                  writer.token_bytes() == 2 ? "uint16" : "uint32",
+                  f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str());
     if (writer.masked())
       std::printf("targets that count: %lld of %lld tokens (%.1f%%): the answers of the conversations%s\n",
                   static_cast<long long>(summary.counted), static_cast<long long>(summary.tokens),

@@ -19,7 +19,7 @@ solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE "$@"; 
 read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/val.bin")"
 [ "$magic" = 20240520 ] && [ "$version" = 1 ] && [ "$count" -gt 1000 ] || fail "header: $magic $version $count"
 [ "$(stat -c %s "$tmp/val.bin")" -eq $((1024 + 2 * count)) ] || fail "size $(stat -c %s "$tmp/val.bin") for $count tokens"
-grep -q "wrote $tmp/val.bin: $count tokens (uint16), each document after <|endoftext|> (50256)" "$tmp/out" ||
+grep -q "wrote $tmp/val.bin: $count tokens (uint16)$" "$tmp/out" && grep -q "each after <|endoftext|> (50256)" "$tmp/out" ||
   fail "summary: $(cat "$tmp/out")"
 [ ! -e "$tmp/val.mask" ] || fail "a mask for text"
 
