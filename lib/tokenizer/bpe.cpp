@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <queue>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "tokenizer/byte_level.hpp"
+#include "tokenizer/text_hash.hpp"
 #include "tokenizer/unicode.hpp"
 
 namespace zt {
@@ -38,27 +40,30 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
   }
   text_.resize(size_t(id_limit_));
   spelling_.resize(size_t(id_limit_));
-  vocab_.reserve(vocab.size());
+  size_t entry_capacity = 16;
+  while (entry_capacity < vocab.size() * 2) entry_capacity *= 2;
+  entries_.assign(entry_capacity, -1);
+  entry_mask_ = entry_capacity - 1;
   for (const auto& [spelling, id] : vocab) {
     spelling_[size_t(id)] = spelling;
-    std::string text = spelling;
-    if (options_.byte_level) {
-      auto bytes = byte_level::bytes_of(spelling);
-      if (!bytes) continue;  // never produced by byte-level pre-tokenization; decodes as spelt
-      text = std::move(*bytes);
+    std::optional<std::string> text = spelling;
+    if (options_.byte_level) text = byte_level::bytes_of(spelling);
+    if (!text) {  // never produced by byte-level pre-tokenization; decodes as spelt
+      text_[size_t(id)] = spelling;
+      continue;
     }
-    text_[size_t(id)] = text;
-    vocab_.emplace(std::move(text), id);
+    text_[size_t(id)] = *text;
+    if (find_id(*text) >= 0) continue;  // a repeated entry: the first id stays
+    uint64_t slot = text_hash(*text) & entry_mask_;
+    while (entries_[slot] >= 0) slot = (slot + 1) & entry_mask_;
+    entries_[slot] = id;
   }
-  for (const auto& [spelling, id] : vocab)
-    if (text_[size_t(id)].empty()) text_[size_t(id)] = spelling;
 
   std::fill(std::begin(byte_ids_), std::end(byte_ids_), -1);
   std::fill(std::begin(ascii_ids_), std::end(ascii_ids_), -1);
   for (int b = 0; b < 256; ++b) {
     if (options_.byte_level) {
-      auto it = vocab_.find(std::string(1, char(b)));
-      if (it != vocab_.end()) byte_ids_[b] = it->second;
+      byte_ids_[b] = find_id(std::string(1, char(b)));
     } else {
       auto it = by_spelling.find(fmt::format("<0x{:02X}>", b));
       if (it != by_spelling.end()) byte_ids_[b] = it->second;
@@ -70,10 +75,7 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
         fail("{}: model.vocab has no token for byte {} (\"{}\"): not a byte-level vocabulary", where, b,
              byte_level::spelling_of(std::string(1, char(b))));
   if (!options_.byte_level)
-    for (int c = 0; c < 128; ++c) {
-      auto it = vocab_.find(std::string(1, char(c)));
-      if (it != vocab_.end()) ascii_ids_[c] = it->second;
-    }
+    for (int c = 0; c < 128; ++c) ascii_ids_[c] = find_id(std::string(1, char(c)));
   if (!options_.unk_token.empty()) {
     auto it = by_spelling.find(options_.unk_token);
     if (it == by_spelling.end()) fail("{}: model.unk_token \"{}\" is not in model.vocab", where, options_.unk_token);
@@ -114,10 +116,12 @@ const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
   }
 }
 
-std::optional<int32_t> BpeModel::find(std::string_view key) const {
-  auto it = vocab_.find(key);
-  if (it == vocab_.end()) return std::nullopt;
-  return it->second;
+int32_t BpeModel::find_id(std::string_view key) const {
+  for (uint64_t slot = text_hash(key) & entry_mask_;; slot = (slot + 1) & entry_mask_) {
+    const int32_t id = entries_[slot];
+    if (id < 0) return -1;
+    if (text_[size_t(id)] == key) return id;
+  }
 }
 
 bool BpeModel::joins_before(std::string_view text) const {
@@ -150,8 +154,7 @@ void BpeModel::initial_symbols(std::string_view word, std::vector<Symbol>& symbo
       id = ascii_ids_[byte];
     } else {
       unicode::decode(word.data() + i, word.size() - i, len);
-      auto it = vocab_.find(word.substr(i, size_t(len)));
-      if (it != vocab_.end()) id = it->second;
+      id = find_id(word.substr(i, size_t(len)));
     }
     if (id >= 0) {
       if (unk.id >= 0) symbols.push_back(unk), unk.id = -1;
@@ -245,9 +248,8 @@ void BpeModel::merge_long(const BpeModel& m, std::vector<Symbol>& symbols) {
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& ids, std::vector<uint32_t>* lengths) const {
   if (word.empty()) return;
   if (options_.ignore_merges) {
-    auto it = vocab_.find(word);
-    if (it != vocab_.end()) {
-      ids.push_back(it->second);
+    if (const int32_t id = find_id(word); id >= 0) {
+      ids.push_back(id);
       if (lengths) lengths->push_back(uint32_t(word.size()));
       return;
     }

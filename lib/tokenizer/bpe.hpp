@@ -9,7 +9,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 namespace zt {
@@ -38,7 +37,10 @@ public:
   const BpeOptions& options() const { return options_; }
   int32_t id_limit() const { return id_limit_; }  // the largest id + 1
   // The id of a vocabulary entry by its bytes (byte-level) or text.
-  std::optional<int32_t> find(std::string_view key) const;
+  std::optional<int32_t> find(std::string_view key) const {
+    const int32_t id = find_id(key);
+    return id < 0 ? std::nullopt : std::optional<int32_t>(id);
+  }
   // The bytes (byte-level) or text of an id; empty for an id the vocabulary lacks.
   std::string_view text_of(int32_t id) const;
   std::string_view spelling_of(int32_t id) const;  // as the vocabulary writes it
@@ -61,18 +63,16 @@ private:
     int32_t id;
     uint32_t len;
   };
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
 
   const Merge* find_merge(int32_t left, int32_t right) const;
+  int32_t find_id(std::string_view key) const;  // -1 when absent
   void initial_symbols(std::string_view word, std::vector<Symbol>& symbols) const;
   static void merge_short(const BpeModel& m, std::vector<Symbol>& symbols);
   static void merge_long(const BpeModel& m, std::vector<Symbol>& symbols);
 
   BpeOptions options_;
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> vocab_;  // bytes or text -> id
+  std::vector<int32_t> entries_;        // open addressing by text_hash of the bytes or text: ids, -1 empty
+  uint64_t entry_mask_ = 0;
   std::vector<std::string> text_;       // id -> bytes or text
   std::vector<std::string> spelling_;   // id -> vocabulary spelling
   std::vector<PairSlot> pairs_;         // open addressing; key 0 is empty (no pair (0, 0) merges... see .cpp)

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/text_hash.hpp"
+
 namespace zt {
 
 class WordCache {
@@ -15,20 +17,7 @@ public:
 
   WordCache() : slots_(kSlots) {}
 
-  static uint64_t hash(std::string_view word) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ word.size();
-    size_t i = 0;
-    for (; i + 8 <= word.size(); i += 8) {
-      uint64_t x;
-      std::memcpy(&x, word.data() + i, 8);
-      h = (h ^ x) * 0xff51afd7ed558ccdull;
-      h ^= h >> 32;
-    }
-    uint64_t tail = 0;
-    std::memcpy(&tail, word.data() + i, word.size() - i);
-    h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
-  }
+  static uint64_t hash(std::string_view word) { return text_hash(word); }
 
   // Appends the cached ids of `word` to `ids` and returns true, or returns false.
   bool find(std::string_view word, uint64_t h, std::vector<int32_t>& ids) const {
