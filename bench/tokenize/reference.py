@@ -19,6 +19,9 @@ import struct
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
+from make_tokenizer_fixtures import GPT2_PATTERN, byte_level_decoder  # noqa: E402
+
 
 def documents(text, at_least=8192):
     data = text.encode()
@@ -41,24 +44,10 @@ def fnv(ids_lists):
     return count, h
 
 
-def byte_decoder():
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
-    cs, n = bs[:], 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs)}
-
-
-GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-
-
 def load(directory):
     import tiktoken
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
-    to_bytes = byte_decoder()
+    to_bytes = byte_level_decoder()
     if os.path.exists(os.path.join(directory, "tokenizer.json")):
         j = json.load(open(os.path.join(directory, "tokenizer.json"), encoding="utf-8"))
         hf = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
@@ -71,7 +60,7 @@ def load(directory):
         hf.decoder = decoders.ByteLevel()
         vocab = json.load(open(f"{directory}/vocab.json", encoding="utf-8"))
         specials = {"<|endoftext|>": vocab.pop("<|endoftext|>")}
-        pattern = GPT2
+        pattern = GPT2_PATTERN
     ranks = {bytes(to_bytes[c] for c in t): i for t, i in vocab.items()}
     tk = tiktoken.Encoding("local", pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
     return hf, tk
