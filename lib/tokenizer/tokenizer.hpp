@@ -78,7 +78,7 @@ public:
   // The token the post-processor puts before a sequence (Llama 2's <s>), if any.
   std::optional<int32_t> post_processor_bos() const { return post_bos_; }
 
-  struct Pipeline;  // normalizers, pre-tokenizers, decoders (tokenizer.cpp)
+  struct Pipeline;  // normalizers, pre-tokenizers, decoders (pipeline.hpp)
 
 private:
   Tokenizer();
