@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "core/error.hpp"
@@ -83,6 +84,27 @@ void BatchSampler::read_window(int64_t window, int32_t* inputs, int32_t* targets
   data_.read_loss_mask(start + 1, window_tokens_, counts.data());
   for (int64_t i = 0; i < window_tokens_; ++i)
     if (!counts[size_t(i)]) targets[i] = kIgnoredTarget;
+}
+
+int64_t BatchSampler::counted_in_window(int64_t window) const {
+  if (!data_.has_loss_mask()) return window_tokens_;
+  std::vector<uint8_t> counts(static_cast<size_t>(window_tokens_));
+  data_.read_loss_mask(window * window_tokens_ + 1, window_tokens_, counts.data());
+  return std::count(counts.begin(), counts.end(), uint8_t(1));
+}
+
+int64_t BatchSampler::counted_targets_in_step(int64_t step) const {
+  if (step < 0) fail("data sampler: step {} is negative", step);
+  int64_t counted = 0;
+  for (int64_t g = step * windows_per_step(); g < (step + 1) * windows_per_step(); ++g) counted += counted_in_window(window_of(g));
+  return counted;
+}
+
+int64_t BatchSampler::counted_targets_in_eval(int64_t batch_index) const {
+  if (batch_index < 0) fail("data sampler: eval batch index {} is negative", batch_index);
+  int64_t counted = 0;
+  for (int64_t r = 0; r < world_size_; ++r) counted += counted_in_window((batch_index * world_size_ + r) % num_windows_);
+  return counted;
 }
 
 void BatchSampler::fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const {

@@ -55,6 +55,12 @@ public:
   void fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const;
   // Fills the eval batch `batch_index` (from 0) of this rank.
   void fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const;
+  // The targets that count in optimizer step `step` over all its micro-steps and all ranks (the
+  // divisor of the step's mean loss), and in eval batch `batch_index` over all ranks; B*T per
+  // window without a loss mask. Every rank computes the same number from the data, without
+  // communicating.
+  int64_t counted_targets_in_step(int64_t step) const;
+  int64_t counted_targets_in_eval(int64_t batch_index) const;
 
   int64_t window_tokens() const { return window_tokens_; }
   int64_t num_windows() const { return num_windows_; }
@@ -73,6 +79,7 @@ public:
 
 private:
   void read_window(int64_t window, int32_t* inputs, int32_t* targets) const;
+  int64_t counted_in_window(int64_t window) const;
 
   const TokenDataset& data_;
   int batch_, seq_len_, world_size_, rank_, grad_accum_;

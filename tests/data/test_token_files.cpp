@@ -85,6 +85,23 @@ TEST_CASE("a loss mask beside a token file marks the targets that count", "[data
   CHECK(targets == std::vector<int32_t>{15, kIgnoredTarget, 17, 18});
   sampler.fill_eval(0, inputs.data(), targets.data());
   CHECK(targets == std::vector<int32_t>{kIgnoredTarget, 12, 13, kIgnoredTarget});
+  // The divisor of a step's loss: every rank counts the targets of all ranks' windows alike.
+  CHECK(sampler.counted_targets_in_step(0) == 2);
+  CHECK(sampler.counted_targets_in_step(1) == 3);
+  CHECK(sampler.counted_targets_in_step(2) == 2);  // wrapped to the first window
+  BatchSampler rank1(*d, 1, 4, 2, 1, 1, false, 0);  // two ranks: a step reads both windows
+  CHECK(rank1.counted_targets_in_step(0) == 5);
+  CHECK(rank1.counted_targets_in_eval(0) == 5);
+  rank1.fill(0, 0, inputs.data(), targets.data());
+  CHECK(count_targets(targets.data(), 4) == 3);
+  BatchSampler shuffled(*d, 1, 4, 1, 0, 1, true, 7);
+  for (int64_t step = 0; step < 4; ++step) {
+    shuffled.fill(step, 0, inputs.data(), targets.data());
+    CHECK(shuffled.counted_targets_in_step(step) == count_targets(targets.data(), 4));
+  }
+  const std::vector<uint16_t> plain = {1, 2, 3, 4, 5};
+  auto unmasked = open_dataset(dir.write("plain.bin", with_header(20240520, 1, 5, plain)), "auto");
+  CHECK(BatchSampler(*unmasked, 1, 4, 1, 0, 1, false, 0).counted_targets_in_step(0) == 4);
 }
 
 TEST_CASE("a loss mask that does not belong is refused, naming it", "[data]") {
