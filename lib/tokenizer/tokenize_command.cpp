@@ -5,11 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
 #include <filesystem>
-#include <map>
-#include <mutex>
 #include <thread>
 
 #include "core/error.hpp"
@@ -18,6 +14,7 @@
 #include "tokenizer/chat_format.hpp"
 #include "tokenizer/input_jobs.hpp"
 #include "tokenizer/job_encoder.hpp"
+#include "tokenizer/ordered_workers.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
@@ -79,8 +76,10 @@ public:
                  static_cast<long long>(tokens), left, tty_ ? "\x1b[K" : "\n");
     std::fflush(stderr);
   }
+  ~Progress() { done(); }
   void done() {
     if (shown_ && tty_) std::fprintf(stderr, "\r\x1b[K");
+    shown_ = false;
   }
 
 private:
@@ -123,86 +122,26 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   }
 
   TokenFileWriter writer(o.output, tokenizer.vocab_size());
-  JobReader reader(inputs, tokenizer);
+  JobReader reader(inputs, tokenizer, o.job_bytes);
   Progress progress(total, o.quiet);
 
   // Workers encode jobs; this thread reads the next ones and writes the results in job order.
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  std::mutex mu;
-  std::condition_variable changed;
-  std::deque<InputJob> queue;
-  std::map<size_t, Encoded> done;
-  size_t in_flight = 0, written = 0;
-  bool no_more = false;
-  std::exception_ptr failure;
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t)
-    workers.emplace_back([&] {
-      for (;;) {
-        std::unique_lock lock(mu);
-        changed.wait(lock, [&] { return !queue.empty() || no_more || failure; });
-        if (failure || queue.empty()) return;
-        InputJob job = std::move(queue.front());
-        queue.pop_front();
-        lock.unlock();
-        try {
-          Encoded e = encode_job(job, context);
-          lock.lock();
-          done.emplace(job.index, std::move(e));
-        } catch (...) {
-          if (!lock.owns_lock()) lock.lock();
-          if (!failure) failure = std::current_exception();
-        }
-        changed.notify_all();
-      }
-    });
-  auto write_ready = [&](std::unique_lock<std::mutex>& lock) {
-    while (!done.empty() && done.begin()->first == written) {
-      Encoded e = std::move(done.begin()->second);
-      done.erase(done.begin());
-      lock.unlock();
-      writer.append(e.tokens, e.counted);
-      summary.documents += e.documents;
-      summary.chats += e.chats;
-      summary.counted += e.counted.empty() ? int64_t(e.tokens.size())
-                                           : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
-      lock.lock();
-      ++written;
-      --in_flight;
-    }
-  };
-  auto stop = [&] {
-    {
-      std::lock_guard lock(mu);
-      no_more = true;
-    }
-    changed.notify_all();
-    for (auto& w : workers) w.join();
-  };
-  try {
-    const size_t limit = size_t(threads) * 4;  // jobs read and not yet written
-    for (;;) {
-      std::optional<InputJob> job = reader.next();
-      std::unique_lock lock(mu);
-      for (;;) {  // write what is ready; wait while enough jobs are in flight, or for the last ones
-        write_ready(lock);
-        if (failure || (job ? in_flight < limit : in_flight == 0)) break;
-        changed.wait(lock);
-      }
-      if (failure || !job) break;
-      queue.push_back(std::move(*job));
-      ++in_flight;
-      changed.notify_all();
-      lock.unlock();
-      progress.update(reader.bytes_read(), writer.tokens());
-    }
-  } catch (...) {
-    std::lock_guard lock(mu);
-    if (!failure) failure = std::current_exception();
-  }
-  stop();
+  run_ordered<InputJob, Encoded>(
+      threads,
+      [&] {
+        progress.update(reader.bytes_read(), writer.tokens());
+        return reader.next();
+      },
+      [&](const InputJob& job) { return encode_job(job, context); },
+      [&](Encoded e) {
+        writer.append(e.tokens, e.counted);
+        summary.documents += e.documents;
+        summary.chats += e.chats;
+        summary.counted += e.counted.empty() ? int64_t(e.tokens.size())
+                                             : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
+      });
   progress.done();
-  if (failure) std::rethrow_exception(failure);
 
   summary.tokens = writer.tokens();
   summary.bytes = total;
@@ -220,11 +159,12 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
     std::string chats;
     if (summary.chats > 0)
       chats = fmt::format(" ({}, {} format)", plural(summary.chats, "chat"), chat_format_name(*context.chat_format));
-    std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %d threads; the tokenizer loaded in %.1f s), each after "
+    std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s), each after "
                 "%s (%d)\n",
                 plural(int64_t(inputs.size()), "file").c_str(), plural(summary.documents, "document").c_str(),
                 chats.c_str(), human_bytes(double(total)).c_str(), s,
-                human_bytes(double(total) / std::max(s, 1e-9)).c_str(), threads, load_s, summary.separator.c_str(),
+                human_bytes(double(total) / std::max(s, 1e-9)).c_str(), plural(threads, "thread").c_str(), load_s,
+                summary.separator.c_str(),
                 context.separator);
     for (const auto& f : files)
       std::printf("wrote %s: %lld tokens (%s)%s\n", f.path.c_str(), static_cast<long long>(f.tokens),

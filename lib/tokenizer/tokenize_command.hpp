@@ -8,6 +8,8 @@
 // rendered in the chat format (chat_format.hpp) and only its answers count as targets: with any
 // conversation in the input, OUT.mask says which tokens count. Worker threads encode jobs of about
 // a megabyte; the output is the same for any number of threads.
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@ struct TokenizeOptions {
   std::string chat_format;  // chatml, qwen3, llama3; empty: from the tokenizer's special tokens
   int threads = 0;          // 0: one per core
   bool quiet = false;       // no progress and no summary
+  size_t job_bytes = size_t(1) << 20;  // input per job (whole lines, or a text cut where it may be)
 };
 
 struct TokenizeSummary {

@@ -34,8 +34,9 @@ Tokens read_back(const std::string& path) {
 }
 
 TokenizeSummary run(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
-                    int threads = 2, const std::string& val = "") {
+                    int threads = 2, const std::string& val = "", size_t job_bytes = size_t(1) << 20) {
   TokenizeOptions o;
+  o.job_bytes = job_bytes;
   o.tokenizer = tokenizer;
   o.inputs = std::move(inputs);
   o.output = output;
@@ -47,7 +48,7 @@ TokenizeSummary run(const std::string& tokenizer, std::vector<std::string> input
 
 std::string error_of(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
                      const std::string& val = "", const std::string& chat_format = "") {
-  TokenizeOptions o{tokenizer, std::move(inputs), output, val, chat_format, 1, true};
+  TokenizeOptions o{tokenizer, std::move(inputs), output, val, chat_format, 1, true, size_t(1) << 20};
   try {
     run_tokenize(o);
   } catch (const Error& e) {
@@ -155,11 +156,16 @@ TEST_CASE("tokenize: a big document is cut where the tokenizer allows, with the 
 TEST_CASE("tokenize: the same files for any number of threads; --val takes the last tokens", "[tokenizer]") {
   TempDir dir;
   const std::string big = dir.write("big.txt", corpus_text() + corpus_text());
-  const std::string chats = dir.write("chats.jsonl",
-                                      R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})"
-                                      "\n");
-  run(trimmed("llama3"), {big, chats}, dir.file("one.bin"), 1);
-  const auto summary = run(trimmed("llama3"), {big, chats}, dir.file("three.bin"), 3);
+  std::string records;
+  for (int i = 0; i < 2000; ++i)
+    records += fmt::format(R"({{"messages": [{{"role": "user", "content": "Q{}"}}, {{"role": "assistant", "content": "A{}"}}]}})"
+                           "\n{{\"text\": \"record {}\"}}\n", i, i * i, i);
+  const std::string chats = dir.write("chats.jsonl", records);
+  // Jobs of 8 KB: a few hundred of them, done out of order by three threads, written in order.
+  run(trimmed("llama3"), {big, chats}, dir.file("one.bin"), 1, "", 8192);
+  const auto summary = run(trimmed("llama3"), {big, chats}, dir.file("three.bin"), 3, "", 8192);
+  CHECK(summary.documents == 1 + 4000);
+  CHECK(summary.chats == 2000);
   const Tokens one = read_back(dir.file("one.bin")), three = read_back(dir.file("three.bin"));
   CHECK(one.ids == three.ids);
   CHECK(one.counted == three.counted);
