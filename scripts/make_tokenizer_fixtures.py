@@ -24,7 +24,7 @@ llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transforme
                 qwen3's tokenizer_config.json, their ids, and which ids are the assistant's answers.
   variants.json pipelines none of the four files has, on the trimmed vocabularies: Metaspace
                 pre-tokenizers (Mistral's newer files), ByteLevel with a prefix space, Digits, the
-                Mistral-Nemo (Tekken) Split regex: the tokenizer.json of each (the pieces that
+                Mistral-Nemo (Tekken) Split regex, added tokens that strip spaces or stand alone: the tokenizer.json of each (the pieces that
                 replace the base file's) and the ids tokenizers gives on the written samples.
   trimmed/      the four tokenizers cut down to the vocabulary and merges that encoding the "CI
                 part" of the corpus (in_ci_part) and the chat conversations uses, ids unchanged:
@@ -582,6 +582,10 @@ VARIANTS = {
         "normalizer": None,
         "pre_tokenizer": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "always", "split": True},
         "decoder": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "always", "split": True}}),
+    "llama2-added-token-options": ("llama2", {"added_tokens": [
+        {"id": 0, "content": "<unk>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True},
+        {"id": 1, "content": "<s>", "single_word": False, "lstrip": True, "rstrip": True, "normalized": False, "special": True},
+        {"id": 2, "content": "</s>", "single_word": True, "lstrip": False, "rstrip": False, "normalized": False, "special": True}]}),
     "gpt2-prefix-space": ("gpt2", {
         "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True}}),
     "gpt2-digits": ("gpt2", {
@@ -618,7 +622,9 @@ def make_variants():
             j = json.load(open(os.path.join(base_dir, "tokenizer.json"), encoding="utf-8"))
         j.update(patch)
         tok = Tokenizer.from_str(json.dumps(j))
-        out["variants"][name] = {"base": base, "patch": patch, "ids": [encode(tok, t, False) for t in texts]}
+        specials = "added_tokens" in patch  # the added tokens' options matter where they are found
+        out["variants"][name] = {"base": base, "patch": patch, "special_tokens": specials,
+                                 "ids": [encode(tok, t, specials) for t in texts]}
     return out
 
 

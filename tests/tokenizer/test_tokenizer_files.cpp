@@ -41,7 +41,7 @@ std::string load_error(const json& j) {
 
 }  // namespace
 
-TEST_CASE("Metaspace, prefix-space, Digits and Tekken pipelines give tokenizers' ids", "[tokenizer]") {
+TEST_CASE("Metaspace, prefix-space, Digits, Tekken and added-token options give tokenizers' ids", "[tokenizer]") {
   const auto fixture = test::read_fixture("variants.json");
   const auto texts = fixture["texts"].get<std::vector<std::string>>();
   for (const auto& [name, variant] : fixture["variants"].items()) {
@@ -53,7 +53,8 @@ TEST_CASE("Metaspace, prefix-space, Digits and Tekken pipelines give tokenizers'
       const Tokenizer tokenizer = Tokenizer::from_json(j, name);
       for (size_t i = 0; i < texts.size(); ++i) {
         INFO(name << ": " << texts[i]);
-        CHECK(tokenizer.encode(texts[i]) == variant["ids"][i].get<std::vector<int32_t>>());
+        CHECK(tokenizer.encode(texts[i], {.special_tokens = variant["special_tokens"].get<bool>()}) ==
+              variant["ids"][i].get<std::vector<int32_t>>());
       }
     }
   }
