@@ -20,6 +20,7 @@
 #include "core/log.hpp"
 #include "core/threads.hpp"
 #include "plot/curves.hpp"
+#include "tokenizer/tokenize_command.hpp"
 #include "zero/memory_estimate.hpp"
 #include "train/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
@@ -43,6 +44,7 @@ const char* const kExamples = R"(Examples:
   zerotrain --config zero3_offload --dry-run
   zerotrain estimate --model gpt2-1.5b --world-size 8
   zerotrain export checkpoints -o hf_model --dtype bf16
+  zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin --val 5%
 
 Checkpoints: --set training.checkpoint_dir=DIR --set training.save_interval=N saves every N steps
 and at the end; --set training.resume=auto continues from DIR's latest checkpoint when there is one
@@ -332,6 +334,8 @@ int main(int argc, char** argv) {
   plt->add_option("METRICS", p.metrics, "metrics files, one run each")->required();
   plt->add_option("-o,--output", p.out, "the SVG file to write")->required();
 
+  zt::TokenizeCommand tokenize(app);
+
   try {
     app.parse(argc, argv);
     if (*t.world_opt && !t.print_config && !t.dry_run)
@@ -345,6 +349,7 @@ int main(int argc, char** argv) {
   if (est->parsed()) return estimate(e);
   if (exp->parsed()) return export_checkpoint(x);
   if (plt->parsed()) return plot(p);
+  if (tokenize.parsed()) return tokenize.run();
   if (t.print_config) return print_config(t, argc, argv);
   return train(t, argc, argv);
 }

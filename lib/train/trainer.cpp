@@ -112,8 +112,13 @@ void Trainer::open_data() {
   const auto& d = config_.data;
   train_data_ = open_dataset(d.train, d.format, config_.training.seed);
   if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
-  for (auto* data : {train_data_.get(), val_data_.get()})
+  for (auto* data : {train_data_.get(), val_data_.get()}) {
     if (data) data->check_vocab(config_.model.vocab_size);
+    // The batch marks masked targets kIgnoredTarget, which the loss does not take yet.
+    if (data && data->has_loss_mask())
+      fail("{}: a loss mask lies beside it, and training on masked targets is not supported yet (remove the "
+           "mask file to train on every token)", data->path());
+  }
   if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.vocab_size);
   const int W = comm_.world_size(), R = comm_.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
