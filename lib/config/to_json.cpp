@@ -120,6 +120,37 @@ json training_json(const TrainingConfig& t) {
           {"device_memory_limit", t.device_memory_limit}};
 }
 
+// Every key of the model block; rope_theta and rope_scaling are null where the family has no
+// rotary embeddings or no scaling.
+nlohmann::json model_json(const ModelConfig& m) {
+  const bool gpt2 = m.model_type == "gpt2";
+  const RopeScalingConfig& r = m.rope_scaling;
+  nlohmann::json rope_scaling = nullptr;
+  if (r.rope_type != "default")
+    rope_scaling = {{"rope_type", r.rope_type},
+                    {"factor", r.factor},
+                    {"low_freq_factor", r.low_freq_factor},
+                    {"high_freq_factor", r.high_freq_factor},
+                    {"original_max_position_embeddings", r.original_max_position_embeddings}};
+  return {{"preset", m.preset},
+          {"model_type", m.model_type},
+          {"n_layer", m.n_layer},
+          {"n_head", m.n_head},
+          {"n_kv_head", m.n_kv_head},
+          {"head_dim", m.head_dim},
+          {"d_model", m.d_model},
+          {"d_ff", m.d_ff},
+          {"vocab_size", m.vocab_size},
+          {"max_seq_len", m.max_seq_len},
+          {"norm_eps", m.norm_eps},
+          {"rope_theta", gpt2 ? nlohmann::json(nullptr) : nlohmann::json(m.rope_theta)},
+          {"rope_scaling", rope_scaling},
+          {"attention_bias", m.attention_bias},
+          {"mlp_bias", m.mlp_bias},
+          {"tie_word_embeddings", m.tie_word_embeddings},
+          {"sliding_window", m.sliding_window}};
+}
+
 }  // namespace
 
 nlohmann::json to_json(const Config& c) {
@@ -176,13 +207,7 @@ nlohmann::json to_json(const Config& c) {
         {"number_checkpoints", a.number_checkpoints},
         {"contiguous_memory_optimization", a.contiguous_memory_optimization},
         {"cpu_checkpointing", a.cpu_checkpointing}}},
-      {"model",
-       {{"preset", m.preset},
-        {"n_layer", m.n_layer},
-        {"n_head", m.n_head},
-        {"d_model", m.d_model},
-        {"vocab_size", m.vocab_size},
-        {"max_seq_len", m.max_seq_len}}},
+      {"model", model_json(m)},
       {"data",
        {{"train", d.train}, {"val", d.val}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
       {"training", training_json(c.training)},
