@@ -30,12 +30,12 @@ import copy
 import json
 import math
 import os
-import struct
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
+
+from make_torch_fixtures import write_safetensors
 
 B, T = 2, 16
 OPT = dict(steps=5, lr=1e-3, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1, clip=1.0)
@@ -143,26 +143,6 @@ def adamw_run(model64, m, gen):
     return torch.stack(inputs), torch.stack(targets), torch.tensor(losses), torch.tensor(norms)
 
 
-def write_safetensors(path, tensors, metadata):
-    header = {"__metadata__": {k: v if isinstance(v, str) else json.dumps(v) for k, v in metadata.items()}}
-    blobs, offset = [], 0
-    for name, t in tensors.items():
-        a = t.detach().cpu().numpy()
-        dtype = {np.float32: "F32", np.int32: "I32"}[a.dtype.type]
-        raw = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()
-        header[name] = {"dtype": dtype, "shape": list(a.shape), "data_offsets": [offset, offset + len(raw)]}
-        blobs.append(raw)
-        offset += len(raw)
-    head = json.dumps(header, separators=(",", ":")).encode()
-    head += b" " * (-len(head) % 8)  # keep the tensor data 8-byte aligned
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head)))
-        f.write(head)
-        for b in blobs:
-            f.write(b)
-
-
 def make_fixture(name, m, out_dir, seed):
     gen = torch.Generator().manual_seed(seed)
     model32 = make_model(m, gen)
@@ -192,7 +172,8 @@ def make_fixture(name, m, out_dir, seed):
     meta = {**{k: v for k, v in m.items()}, "B": B, "T": T, **OPT, "seed": seed, "torch": torch.__version__,
             "transformers": transformers.__version__}
     path = os.path.join(out_dir, name + ".safetensors")
-    write_safetensors(path, out, meta)
+    # Metadata values are strings: JSON for everything but model_type and the versions.
+    write_safetensors(path, out, {k: v if isinstance(v, str) else json.dumps(v) for k, v in meta.items()})
     print(f"wrote {path} ({os.path.getsize(path)} bytes): {sum(w.numel() for w in weights.values())} parameters, "
           f"loss {loss.item():.6f}, AdamW losses {[round(x, 5) for x in a_loss.tolist()]}")
 

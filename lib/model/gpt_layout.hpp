@@ -20,7 +20,6 @@
 // weight_decay is true for 2-D tensors only.
 #include <array>
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
