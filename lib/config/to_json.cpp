@@ -120,10 +120,13 @@ json training_json(const TrainingConfig& t) {
           {"device_memory_limit", t.device_memory_limit}};
 }
 
-// Every key of the model block; rope_theta and rope_scaling are null where the family has no
-// rotary embeddings or no scaling.
+// The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
+// rope_scaling null without scaling.
 nlohmann::json model_json(const ModelConfig& m) {
-  const bool gpt2 = m.model_type == "gpt2";
+  nlohmann::json j = {{"preset", m.preset},           {"model_type", m.model_type}, {"n_layer", m.n_layer},
+                      {"n_head", m.n_head},           {"d_model", m.d_model},       {"vocab_size", m.vocab_size},
+                      {"max_seq_len", m.max_seq_len}};
+  if (m.model_type == "gpt2") return j;
   const RopeScalingConfig& r = m.rope_scaling;
   nlohmann::json rope_scaling = nullptr;
   if (r.rope_type != "default")
@@ -132,23 +135,17 @@ nlohmann::json model_json(const ModelConfig& m) {
                     {"low_freq_factor", r.low_freq_factor},
                     {"high_freq_factor", r.high_freq_factor},
                     {"original_max_position_embeddings", r.original_max_position_embeddings}};
-  return {{"preset", m.preset},
-          {"model_type", m.model_type},
-          {"n_layer", m.n_layer},
-          {"n_head", m.n_head},
-          {"n_kv_head", m.n_kv_head},
-          {"head_dim", m.head_dim},
-          {"d_model", m.d_model},
-          {"d_ff", m.d_ff},
-          {"vocab_size", m.vocab_size},
-          {"max_seq_len", m.max_seq_len},
-          {"norm_eps", m.norm_eps},
-          {"rope_theta", gpt2 ? nlohmann::json(nullptr) : nlohmann::json(m.rope_theta)},
-          {"rope_scaling", rope_scaling},
-          {"attention_bias", m.attention_bias},
-          {"mlp_bias", m.mlp_bias},
-          {"tie_word_embeddings", m.tie_word_embeddings},
-          {"sliding_window", m.sliding_window}};
+  j.update({{"n_kv_head", m.n_kv_head},
+            {"head_dim", m.head_dim},
+            {"d_ff", m.d_ff},
+            {"norm_eps", m.norm_eps},
+            {"rope_theta", m.rope_theta},
+            {"rope_scaling", rope_scaling},
+            {"attention_bias", m.attention_bias},
+            {"mlp_bias", m.mlp_bias},
+            {"tie_word_embeddings", m.tie_word_embeddings},
+            {"sliding_window", m.sliding_window}});
+  return j;
 }
 
 }  // namespace

@@ -134,6 +134,8 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
   norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Norm1Weight), w(Norm1Bias), N);
   ops_.matmul_forward(a.qkv, a.ln1, w(QkvWeight), w(QkvBias), N, C, QKV, weights_);
   if (recipe_.rotary) {
+    // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
+    // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
     if (recipe_.qk_norm)
       ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
                            float(shape_.norm_eps));

@@ -67,7 +67,7 @@ struct GptShape {
   bool attention_bias = false;  // llama, qwen3: q, k, v and o projections have a bias
   bool mlp_bias = false;        // llama: gate, up and down projections have a bias
   bool tied_head = true;        // the LM head is the token embedding (tie_word_embeddings)
-  int sliding_window = 0;       // mistral's attention window; 0: none (must cover the sequence)
+  int sliding_window = 0;       // attention window (mistral, qwen2, qwen3); 0: none; must cover the sequence
 
   bool operator==(const GptShape&) const = default;
 

@@ -53,6 +53,8 @@ std::set<std::string> printed_keys() {
       "--config zero3",
       "--config zero3_offload",
       "--model gpt2-124m --set fp16.enabled=true --set bf16.enabled=false",
+      "--model llama-3.2-1b",  // the llama family's keys, rope_scaling's among them
+      "--model qwen3-0.6b",    // rope_scaling null
       R"(--set 'scheduler={"type":"WarmupLR"}')",
       R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
       R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
