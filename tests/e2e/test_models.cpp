@@ -1,6 +1,6 @@
 // The llama family through the binary: the tiny presets train on the shipped corpus with several
-// ranks, checkpoint and resume to the same bits; what is not implemented yet is refused before
-// step 1.
+// ranks, checkpoint and resume to the same bits; what is not implemented yet is refused (before
+// step 1 for a run).
 #include <catch2/catch.hpp>
 
 #include "run_helpers.hpp"
@@ -52,6 +52,13 @@ TEST_CASE("a qwen3-tiny run resumed from its checkpoint continues bit for bit", 
   REQUIRE(a.steps.size() == 6);
   REQUIRE(b.steps.size() == 3);
   for (size_t i = 0; i < 3; ++i) CHECK(b.steps[i]["loss"] == a.steps[3 + i]["loss"]);
+
+  // Its export in the Hugging Face layout is still to come: refused, nothing written.
+  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " export " + dir + "/a --output " + dir + "/hf", dir + "/export.log") !=
+        0);
+  CHECK(read_file(dir + "/export.log").find("holds a qwen3 model; writing it in the Hugging Face layout is not "
+                                            "implemented yet") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/hf"));
 }
 
 TEST_CASE("what the llama family cannot do yet is refused before step 1, naming the key", "[e2e][models]") {
