@@ -14,6 +14,7 @@
 #include "ckpt/gpt2_export.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
+#include "config/local_rank_argument.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -83,8 +84,10 @@ struct TrainArgs {
   int64_t steps = 0;
   std::vector<std::string> overrides;
   int world_size = 0;
+  int64_t local_rank = 0;
   bool print_config = false, dry_run = false;
-  CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr;
+  CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr,
+              *local_rank_opt = nullptr;
 };
 
 struct EstimateArgs {
@@ -126,9 +129,20 @@ CLI::Validator positive_integer() {
       "POSITIVE");
 }
 
+// One "error: " line per line of the message (a config's errors come all at once, one per line).
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  for (size_t start = 0; start <= message.size();) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::fprintf(stderr, "error: %.*s\n", int(end - start), message.data() + start);
+    start = end + 1;
+  }
   return kExitUsage;
+}
+
+// --local_rank decides nothing (ranks come from the launcher); it is checked and noted.
+void check_local_rank(const TrainArgs& a) {
+  if (*a.local_rank_opt) spdlog::info("{}", zt::config::check_local_rank_argument(a.local_rank));
 }
 
 zt::config::Config resolve(const TrainArgs& a, int world_size) {
@@ -147,6 +161,7 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
   if (world.rank() != 0) return 0;
   try {
     zt::init_logging(log_options(0, a.log_level));
+    check_local_rank(a);
     auto config = resolve(a, *a.world_opt ? a.world_size : world.size());
     std::printf("%s\n", zt::config::to_json(config).dump(2).c_str());
   } catch (const std::exception& e) {
@@ -170,6 +185,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   try {
     zt::init_logging(log_options(rank, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
+    check_local_rank(a);
     const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
     config = resolve(a, planned);
     zt::check_output_paths(config, planned);  // before anything is opened for writing
@@ -257,9 +273,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   TrainArgs t;
-  app.add_option("--config", t.config,
+  app.add_option("--config,--deepspeed,--deepspeed_config", t.config,
                  "DeepSpeed JSON config: a file, or a preset in configs/ (zero0, zero1, zero2, zero2_offload, zero3, "
-                 "zero3_offload)");
+                 "zero3_offload); --deepspeed (the Hugging Face Trainer's spelling) and --deepspeed_config are the "
+                 "same option");
   t.model_opt = app.add_option("--model", t.model,
                                "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
                                "llama-tiny, qwen3-tiny, llama-3.2-1b, qwen3-0.6b, qwen2.5-0.5b) or a JSON file such "
@@ -275,6 +292,9 @@ int main(int argc, char** argv) {
   t.world_opt = app.add_option("--world-size", t.world_size,
                                "with --print-config or --dry-run: resolve and plan as if N ranks ran")
                     ->check(positive_integer<int>());
+  t.local_rank_opt = app.add_option("--local_rank,--local-rank", t.local_rank,
+                                    "what torch.distributed.launch and the deepspeed launcher pass: accepted and "
+                                    "checked against the launcher's local rank (ranks come from the launcher)");
   app.add_option("--log-level", t.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
 

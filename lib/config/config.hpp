@@ -153,6 +153,9 @@ struct TrainingConfig {
   int64_t gradient_accumulation_steps = 1;
   double lr = 3e-4;
   int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;  // warmup as a fraction of steps, when warmup_steps is 0
+  // Without a scheduler block: linear (warmup, then decay to 0 at the last step) or constant.
+  std::string lr_scheduler_type = "linear";
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
@@ -169,6 +172,16 @@ struct TrainingConfig {
   double comm_timeout = 600.0;  // seconds
   std::string device = "auto";  // auto | cpu | cuda
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
+
+  // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
+  // ceil(steps * warmup_ratio).
+  int64_t warmup_step_count() const;
+};
+
+// How the learning rate, the schedule, the batch and the precision were decided, in words
+// (config/provenance.hpp).
+struct Provenance {
+  std::string lr, schedule, batch, precision;
 };
 
 struct Config {
@@ -204,6 +217,7 @@ struct Config {
 
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
+  Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
 };
 

@@ -55,7 +55,8 @@ json optimizer_json(const OptimizerConfig& o) {
 }
 
 json scheduler_json(const LrScheduleConfig& s) {
-  if (s.type.empty()) return nullptr;
+  // No block: the schedule follows from training.lr_scheduler_type, warmup_steps and warmup_ratio.
+  if (s.type.empty() || s.type == "linear") return nullptr;
   json p;
   auto nullable = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
   if (s.type == "WarmupLR" || s.type == "WarmupDecayLR") {
@@ -102,6 +103,8 @@ json training_json(const TrainingConfig& t) {
           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
           {"lr", t.lr},
           {"warmup_steps", t.warmup_steps},
+          {"warmup_ratio", t.warmup_ratio},
+          {"lr_scheduler_type", t.lr_scheduler_type.empty() ? json(nullptr) : json(t.lr_scheduler_type)},
           {"max_grad_norm", t.max_grad_norm},
           {"seed", t.seed},
           {"eval_interval", t.eval_interval},

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "config/provenance.hpp"
+
 namespace zt {
 
 namespace {
@@ -31,6 +33,7 @@ void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, 
   const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
                o.beta1, o.beta2, o.weight_decay, clipping, schedule(c));
+  config::log_provenance(c);
 }
 
 }  // namespace zt
