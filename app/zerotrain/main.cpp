@@ -224,9 +224,9 @@ int estimate(const EstimateArgs& a) {
   try {
     if (!a.model.empty()) {
       auto model = zt::config::resolve_model_argument(a.model);
-      o.num_params = zt::config::shape_of(model).num_params();
-      what = fmt::format("model {}: {} layers, {} heads, d_model {}, vocab {}, sequence {}\n", model.preset,
-                         model.n_layer, model.n_head, model.d_model, model.vocab_size, model.max_seq_len);
+      const zt::GptShape shape = zt::config::shape_of(model);
+      o.num_params = shape.num_params();
+      what = fmt::format("model {}: {}\n", model.preset, zt::describe(shape));
     } else {
       // --params may be written as 1.5e9.
       char* end = nullptr;
@@ -282,8 +282,9 @@ int main(int argc, char** argv) {
                  "zero3_offload); --deepspeed (the Hugging Face Trainer's spelling) and --deepspeed_config are the "
                  "same option");
   t.model_opt = app.add_option("--model", t.model,
-                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b) or a "
-                               "JSON file such as configs/models/toy.json");
+                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
+                               "llama-tiny, qwen3-tiny, llama-3.2-1b, qwen3-0.6b, qwen2.5-0.5b) or a JSON file such "
+                               "as configs/models/toy.json");
   t.data_opt = app.add_option("--data", t.data, "training data file (data.train)");
   t.steps_opt = app.add_option("--steps", t.steps, "optimizer steps (training.steps; default 100)")
                     ->check(positive_integer<int64_t>());

@@ -1,10 +1,14 @@
 #pragma once
-// The operator table of the GPT model (DESIGN.md, "Devices"): what the model computes with,
-// forward and backward, on one device. kernels/cpu implements it over host memory in fp32,
-// kernels/cuda on a GPU. The model calls nothing else.
+// The operator table of the model (DESIGN.md, "Devices"): what it computes with, forward and
+// backward, on one device, for every family (GPT-2's LayerNorm, learned positions and GELU; the
+// llama family's RMSNorm, rotary embeddings, SwiGLU and grouped-query attention). kernels/cpu
+// implements it over host memory in fp32, kernels/cuda on a GPU. The model calls nothing else.
 //
 // Conventions (llm.c's): B batch, T time, C channels, NH heads, N = B·T rows, OC output channels,
-// V vocabulary, Vp padded vocabulary (rows of logits are Vp wide; columns from V on are padding).
+// V vocabulary, Vp padded vocabulary (rows of logits are Vp wide; columns from V on are padding);
+// grouped-query attention: NKV key/value heads (dividing NH), hd the width of a head, and the
+// packed projection qkv [B, T, (NH + 2·NKV)·hd] holding per token the NH q heads, then the NKV k
+// heads, then the NKV v heads.
 // `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
 // (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
 // device memory. Backward functions accumulate (+=) into their gradient outputs unless they say
@@ -27,7 +31,7 @@ public:
   // width C (workspaces, per-row scratch), counted as activations: the memory plan adds them.
   virtual size_t own_bytes(int B, int T, int C) const = 0;
 
-  // out[b, t] = wte[tokens[b, t]] + wpe[t]
+  // out[b, t] = wte[tokens[b, t]] + wpe[t]; wpe may be null (no learned positions).
   virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                                  int C) = 0;
   // dwte[tokens[b, t]] += dout[b, t], dwpe[t] += dout[b, t]
@@ -55,6 +59,42 @@ public:
   virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
   virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                   const float* saved, int B, int T, int C, int NH) = 0;
+
+  // RMSNorm: out[N, C] = inp · rstd · weight, rstd = 1 / sqrt(mean(inp²) + eps) saved in rstd[N].
+  virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                               float eps) = 0;
+  virtual void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                const float* rstd, int N, int C) = 0;
+  // RMSNorm of each head of the packed qkv [N, (NH + 2·NKV)·hd] (Qwen3's q_norm and k_norm): out
+  // holds the q heads normalised with q_weight[hd], the k heads with k_weight[hd], the v heads
+  // copied; rstd[N, NH + NKV] per q and k head. Backward passes the v heads' gradient through.
+  virtual void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
+                               int N, int NH, int NKV, int hd, float eps) = 0;
+  virtual void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                int NKV, int hd) = 0;
+
+  // Rotary embeddings in place on the q and k heads of the packed qkv [B, T, (NH + 2·NKV)·hd],
+  // Hugging Face's rotate-half convention: with i < hd/2, c = cos[t, i], s = sin[t, i],
+  //   x'[i] = x[i]·c - x[i + hd/2]·s,   x'[i + hd/2] = x[i + hd/2]·c + x[i]·s.
+  // cos and sin are fp32 tables [T, hd/2] (rows beyond T unused). Backward rotates the gradient of
+  // q and k back (the transpose), in place; v is untouched both ways.
+  virtual void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) = 0;
+  virtual void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                             int hd) = 0;
+
+  // Causal grouped-query attention over the packed qkv: q head h attends with k and v head
+  // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
+  // NH). NKV = NH and hd = C / NH is the attention above.
+  virtual void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                     int hd) = 0;
+  virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                                      const float* saved, int B, int T, int NH, int NKV, int hd) = 0;
+
+  // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
+  // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp += its gradient.
+  virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
+  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) = 0;
 
   // GPT-2's tanh GELU: out = gelu(inp); dinp += gelu'(inp) · dout.
   virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "model/rope_frequencies.hpp"
 
 namespace zt {
 
@@ -15,6 +16,10 @@ int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   if (max_seq <= 0) fail("data.seq_len must be positive, got {}", max_seq);
   if (max_seq > shape.max_seq_len)
     fail("data.seq_len ({}) exceeds model.max_seq_len ({})", max_seq, shape.max_seq_len);
+  if (shape.sliding_window > 0 && max_seq > shape.sliding_window)
+    fail("model.sliding_window ({}) is shorter than data.seq_len ({}): sliding-window attention is not implemented "
+         "(a window at least as long as the sequence changes nothing: shorten data.seq_len to {})",
+         shape.sliding_window, max_seq, shape.sliding_window);
   return max_batch;
 }
 
@@ -34,23 +39,46 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       max_seq_(max_seq),
       recompute_(recompute),
       layout_(make_gpt_layout(shape)),
-      block_(gpt_block_offsets(shape.d_model)),
+      recipe_(shape.recipe()),
+      block_(block_role_offsets(shape)),
+      weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {}
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
+  if (recipe_.rotary) fill_rope_tables();
+}
+
+void Gpt::fill_rope_tables() {
+  const int half = shape_.head_size() / 2;
+  const std::vector<float> inv_freq = rope_inverse_frequencies(shape_);
+  std::vector<float> cos(size_t(max_seq_) * half), sin(cos.size());
+  for (int t = 0; t < max_seq_; t++)
+    for (int i = 0; i < half; i++) {
+      // As transformers: the angle is an fp32 product, its cosine and sine rounded to fp32.
+      const float angle = float(t) * inv_freq[size_t(i)];
+      cos[size_t(t) * half + i] = float(std::cos(double(angle)));
+      sin[size_t(t) * half + i] = float(std::sin(double(angle)));
+    }
+  device_.copy(acts_.rope_cos.data(), cos.data(), cos.size() * sizeof(float), device_.compute());
+  device_.copy(acts_.rope_sin.data(), sin.data(), sin.size() * sizeof(float), device_.compute());
+  device_.synchronize(device_.compute());  // the host tables go out of scope
+}
 
 size_t Gpt::flops_per_token() const {
-  return 6 * num_params() + 12 * size_t(shape_.n_layer) * size_t(shape_.d_model) * size_t(max_seq_);
+  const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * size_t(shape_.d_model);
+  return 6 * (num_params() - lookup) +
+         12 * size_t(shape_.n_layer) * size_t(shape_.q_width()) * size_t(max_seq_);
 }
 
 std::vector<int> Gpt::fetch_order() const {
-  const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_);
+  const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_), head = gpt_head_group(shape_);
   std::vector<int> order{kEmbeddingsGroup};
   for (int l = 0; l < L; ++l) order.push_back(gpt_block_group(l));
   order.push_back(lnf);
-  order.push_back(kEmbeddingsGroup);  // LM head
-  order.push_back(kEmbeddingsGroup);  // its backward
+  order.push_back(head);  // LM head
+  order.push_back(head);  // its backward
   order.push_back(lnf);
   for (int l = L - 1; l >= 0; --l) order.push_back(gpt_block_group(l));
+  // The embedding lookup's backward needs no parameter values: nothing more is fetched.
   return order;
 }
 
@@ -74,24 +102,58 @@ void Gpt::zero(ActTensor& t, size_t elements) {
   device_.fill_zero(t.data(), elements * dtype_size(ops_.dtype()), device_.compute());
 }
 
+void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias,
+                       int N) {
+  if (recipe_.rms_norm)
+    ops_.rmsnorm_forward(out, rstd, inp, weight, N, shape_.d_model, float(shape_.norm_eps));
+  else
+    ops_.layernorm_forward(out, mean, rstd, inp, weight, bias, N, shape_.d_model);
+}
+
+void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp,
+                        const char* weight, const float* mean, const float* rstd, int N) {
+  if (recipe_.rms_norm)
+    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model);
+  else
+    ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model);
+}
+
 void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output) {
-  using enum BlockTensor;
+  using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
-  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
-  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
+  auto w = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+  };
+  const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
+  const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
+  const int fc = recipe_.swiglu ? 2 * F : F;
   const void* input = acts_.residual(layer);
   void* proj = acts_.proj.data();
 
-  ops_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Ln1Weight), w(Ln1Bias), N, C);
-  ops_.matmul_forward(a.qkv, a.ln1, w(AttnWeight), w(AttnBias), N, C, 3 * C, WeightLayout::InputMajor);
-  ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
-  ops_.matmul_forward(proj, a.atty, w(AttnProjWeight), w(AttnProjBias), N, C, C, WeightLayout::InputMajor);
+  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Norm1Weight), w(Norm1Bias), N);
+  ops_.matmul_forward(a.qkv, a.ln1, w(QkvWeight), w(QkvBias), N, C, QKV, weights_);
+  if (recipe_.rotary) {
+    // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
+    // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
+    if (recipe_.qk_norm)
+      ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
+                           float(shape_.norm_eps));
+    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
+    ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+  } else {
+    ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
+  }
+  ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
   ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
-  ops_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Ln2Weight), w(Ln2Bias), N, C);
-  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C, WeightLayout::InputMajor);
-  ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * 4 * C);
-  if (!write_output) return;  // recomputation for backward needs nothing past the GELU
-  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, 4 * C, C, WeightLayout::InputMajor);
+  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Norm2Weight), w(Norm2Bias), N);
+  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+  if (recipe_.swiglu)
+    ops_.swiglu_forward(a.fch_gelu, a.fch, N, F);
+  else
+    ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * F);
+  if (!write_output) return;  // recomputation for backward needs nothing past the activation
+  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
@@ -109,7 +171,8 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
 
   auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
-  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb, emb + wpe_offset_ * esz, B, T, C);
+  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb, recipe_.rotary ? nullptr : emb + wpe_offset_ * esz,
+                         B, T, C);
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
@@ -120,13 +183,15 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
-  ops_.layernorm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
-                         lnf + C * esz, N, C);
+  norm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
+               recipe_.rms_norm ? nullptr : lnf + C * esz, N);
   hooks.release(lnf_group);
 
-  emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));  // LM head: logits = lnf · wteᵀ
-  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), emb, nullptr, N, C, Vp, WeightLayout::OutputMajor);
-  hooks.release(kEmbeddingsGroup);
+  // LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
+  const int head = gpt_head_group(shape_);
+  const void* w_head = fetch(hooks, head);
+  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), w_head, nullptr, N, C, Vp, WeightLayout::OutputMajor);
+  hooks.release(head);
 
   last_B_ = B;
   last_T_ = T;
@@ -136,40 +201,63 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
 }
 
 void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
-  using enum BlockTensor;
+  using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
-  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
-  auto dw = [&](BlockTensor t) { return static_cast<char*>(grads) + block_[int(t)] * esz; };
-  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
+  auto w = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+  };
+  auto dw = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<char*>(grads) + o * esz;
+  };
+  const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
+  const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
+  const int fc = recipe_.swiglu ? 2 * F : F;
   const size_t NC = size_t(N) * C;
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
-  constexpr auto IM = WeightLayout::InputMajor;
 
-  // MLP branch: residual3 = residual2 + c_proj(gelu(c_fc(ln_2(residual2))))
-  zero(acts_.dfch_gelu, 4 * NC);
+  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
+  zero(acts_.dfch_gelu, size_t(N) * F);
   ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
-                       N, 4 * C, C, IM);
-  zero(acts_.dfch, 4 * NC);
-  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC);
+                       N, F, C, weights_);
+  zero(acts_.dfch, size_t(N) * fc);
+  if (recipe_.swiglu)
+    ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F);
+  else
+    ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), size_t(N) * F);
   zero(acts_.dln, NC);
-  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C,
-                       4 * C, IM);
-  // The residual passes dres through unchanged; ln_2 adds its input gradient on top.
-  ops_.layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2, w(Ln2Weight), a.ln2_mean,
-                          a.ln2_rstd, N, C);
+  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
+                       weights_);
+  // The residual passes dres through unchanged; norm_2 adds its input gradient on top.
+  norm_backward(dres, dw(Norm2Weight), dw(Norm2Bias), acts_.dln.data(), a.residual2, w(Norm2Weight), a.ln2_mean,
+                a.ln2_rstd, N);
 
-  // Attention branch: residual2 = input + c_proj(attention(c_attn(ln_1(input))))
-  zero(acts_.datty, NC);
-  ops_.matmul_backward(acts_.datty.data(), dw(AttnProjWeight), dw(AttnProjBias), dres, a.atty, w(AttnProjWeight), N,
-                       C, C, IM);
-  zero(acts_.dqkv, 3 * NC);
-  ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                          NH);
+  // Attention branch: residual2 = input + proj(attention(qkv(norm_1(input))))
+  zero(acts_.datty, size_t(N) * Q);
+  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_);
+  if (recipe_.rotary) {
+    // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
+    ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
+    zero(d_att_in, size_t(N) * QKV);
+    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att, B,
+                                T, NH, NKV, hd);
+    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
+    if (recipe_.qk_norm) {
+      zero(acts_.dqkv, size_t(N) * QKV);
+      ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
+                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd);
+    }
+  } else {
+    zero(acts_.dqkv, size_t(N) * QKV);
+    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
+                            NH);
+  }
   zero(acts_.dln, NC);
-  ops_.matmul_backward(acts_.dln.data(), dw(AttnWeight), dw(AttnBias), acts_.dqkv.data(), a.ln1, w(AttnWeight), N, C,
-                       3 * C, IM);
-  ops_.layernorm_backward(dres, dw(Ln1Weight), dw(Ln1Bias), acts_.dln.data(), acts_.residual(layer), w(Ln1Weight),
-                          a.ln1_mean, a.ln1_rstd, N, C);
+  ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
+                       QKV, weights_);
+  norm_backward(dres, dw(Norm1Weight), dw(Norm1Bias), acts_.dln.data(), acts_.residual(layer), w(Norm1Weight),
+                a.ln1_mean, a.ln1_rstd, N);
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss) {
@@ -183,20 +271,24 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), dloss / float(N),
                               N, V, Vp);
 
-  // LM head. The embeddings' gradient buffer stays open until the lookup's gradient is added last.
-  const void* emb = fetch(hooks, kEmbeddingsGroup);
-  auto demb = static_cast<char*>(grads(hooks, kEmbeddingsGroup));
+  // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
+  // lookup's gradient is added last.
+  const int head = gpt_head_group(shape_);
+  const void* w_head = fetch(hooks, head);
+  auto dw_head = static_cast<char*>(grads(hooks, head));
   zero(acts_.dln, size_t(N) * C);
-  ops_.matmul_backward(acts_.dln.data(), demb, nullptr, dlogits, acts_.lnf.data(), emb, N, C, Vp,
+  ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
                        WeightLayout::OutputMajor);
-  hooks.release(kEmbeddingsGroup);
+  if (head != kEmbeddingsGroup) hooks.grads_ready(head);
+  hooks.release(head);
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
   auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
   zero(acts_.dresidual, size_t(N) * C);
-  ops_.layernorm_backward(acts_.dresidual.data(), dlnf, dlnf + C * esz, acts_.dln.data(), acts_.residual(L), lnf,
-                          acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, C);
+  norm_backward(acts_.dresidual.data(), dlnf, recipe_.rms_norm ? nullptr : dlnf + C * esz, acts_.dln.data(),
+                acts_.residual(L), lnf,
+                acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N);
   hooks.grads_ready(lnf_group);
   hooks.release(lnf_group);
 
@@ -211,7 +303,9 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   }
 
   // The lookup needs no parameter values, only the token ids.
-  ops_.embedding_backward(demb, demb + wpe_offset_ * esz, acts_.dresidual.data(), acts_.inputs.data(), B, T, C);
+  auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
+  ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
+                          acts_.inputs.data(), B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);
 }
 

@@ -44,7 +44,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
 
   // Transient: bucket slots, the largest groups' fp32 gradients and views, gathered groups.
   size_t largest = size_t(shape.padded_vocab()) * size_t(shape.d_model);
-  size_t block = 12 * size_t(shape.d_model) * size_t(shape.d_model) + 13 * size_t(shape.d_model);
+  size_t block = shape.block_params();
   size_t bucket = std::min<size_t>(size_t(c.zero.reduce_bucket_size), P);
   size_t slots = c.zero.overlap_comm ? 2 : 1;
   p.buffers_bound = slots * (bucket + std::min(bucket, S)) * comm_d + (largest + block) * 4 * 2;

@@ -37,6 +37,20 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// Weights in and out of the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
+void refuse_hf_io_beyond_gpt2(const config::Config& config, const std::string& weights_file) {
+  const std::string& type = config.model.model_type;
+  if (type == "gpt2") return;
+  if (!weights_file.empty())
+    fail("training.init_from: {}: loading the weights of a {} model from safetensors is not implemented yet (GPT-2 "
+         "only; a zerotrain checkpoint of this model loads)",
+         weights_file, type);
+  if (!config.training.save_final.empty())
+    fail("training.save_final: writing a {} model in the Hugging Face layout is not implemented yet (GPT-2 only); "
+         "training.checkpoint_dir keeps its weights",
+         type);
+}
+
 CommStats minus(const CommStats& a, const CommStats& b) {
   CommStats d;
   for (size_t i = 0; i < d.bytes_sent.size(); ++i) {
@@ -61,6 +75,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
                                    backend);
     open_data();
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
+    refuse_hf_io_beyond_gpt2(config, start_->weights_file());
     if (!start_->weights_file().empty()) {
       loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
       load_gpt2_safetensors(start_->weights_file(), model_->layout(), loaded.data(), config.model.vocab_size);
@@ -312,9 +327,7 @@ int Trainer::run() {
 }
 
 void Trainer::log_start(const SetupRecord& setup) const {
-  auto& m = config_.model;
-  spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer,
-               m.n_head, m.d_model, m.vocab_size, T_, model_->num_params());
+  spdlog::info("model: {}, seq {} = {} parameters", describe(model_->shape()), T_, model_->num_params());
   spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
                config_.zero.stage, comm_.world_size(), comm_.world_size() == 1 ? "" : "s", config_.dtype(),
                config_.communication_data_type, config_.train_batch_size, B_, GA_, comm_.world_size());

@@ -53,6 +53,8 @@ const char* const kCommandLines[] = {
       "--config zero3",
       "--config zero3_offload",
       "--model gpt2-124m --set fp16.enabled=true --set bf16.enabled=false",
+      "--model llama-3.2-1b",  // the llama family's keys, rope_scaling's among them
+      "--model qwen3-0.6b",    // rope_scaling null
       R"(--set 'scheduler={"type":"WarmupLR"}')",
       R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
       R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
@@ -106,20 +108,20 @@ bool same(const nlohmann::json& a, const nlohmann::json& b) {
 
 TEST_CASE("docs/config.md's default column is what --print-config prints for a config that leaves the key out") {
   const std::string docs = read_file(std::string(ZT_SOURCE_DIR) + "/docs/config.md");
-  // Configs that leave the documented keys out: no --config (only the batch keys, "auto"), and one
-  // scheduler block of each type with no params.
+  // Configs that leave the documented keys out: no --config (only the batch keys, "auto"), one
+  // scheduler block of each type with no params, and a llama-family model (its keys).
   std::vector<nlohmann::json> printed;
   for (const char* args : {"", R"(--set 'scheduler={"type":"WarmupLR"}')",
                            R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
                            R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
                            R"(--set 'scheduler={"type":"OneCycle","params":{"cycle_min_lr":1e-4,"cycle_max_lr":1e-3}}')",
-                           R"(--set 'scheduler={"type":"LRRangeTest"}')"})
+                           R"(--set 'scheduler={"type":"LRRangeTest"}')", "--set model.model_type=llama"})
     printed.push_back(print_config(args));
   // Defaults the column describes in words rather than as a value.
   const std::set<std::string> described = {
       "train_batch_size", "communication_data_type", "zero_optimization.overlap_comm", "data.train", "data.val",
       "optimizer.weight_decay_applies_to", "model.n_layer", "model.n_head", "model.d_model", "model.vocab_size",
-      "model.max_seq_len"};
+      "model.max_seq_len", "model.model_type", "model.head_dim", "model.d_ff"};
   const std::regex row(R"(\n\| `([A-Za-z0-9_.]+)` \| ([^|\n]*) \|)");
   size_t checked = 0;
   std::string wrong;

@@ -171,3 +171,18 @@ TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][
   CHECK(log.find("fp16.enabled") != std::string::npos);
   CHECK(log.find("| loss ") == std::string::npos);  // nothing trained
 }
+
+TEST_CASE("the llama family trains on the CPU under training.device auto, saying why; cuda refuses it", "[gpu][e2e]") {
+  const auto dir = fresh_dir("gpu-llama-auto");
+  const std::string base = std::string(ZT_ZEROTRAIN) + " --model llama-tiny --set data.seq_len=32" +
+                           " --set training.eval_interval=0 --steps 2";
+  REQUIRE(run_command(base + " --set training.device=auto", dir + "/auto.log") == 0);
+  const std::string log = read_file(dir + "/auto.log");
+  INFO(log);
+  CHECK(log.find("training on the CPU although") != std::string::npos);
+  CHECK(log.find("model_type llama runs on the CPU only so far") != std::string::npos);
+  CHECK(log.find("device: cpu") != std::string::npos);
+  CHECK(run_command(base + " --set training.device=cuda", dir + "/cuda.log") != 0);
+  CHECK(read_file(dir + "/cuda.log").find("model_type llama is not yet implemented on the CUDA backend") !=
+        std::string::npos);
+}

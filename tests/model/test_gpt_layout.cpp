@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "error_naming.hpp"
 #include "model/gpt.hpp"
 
 using namespace zt;
@@ -75,14 +76,7 @@ TEST_CASE("GPT-2 124M: parameter count and padded vocabulary", "[model][layout]"
 
 TEST_CASE("GPT-2 rejects bad shapes and bounds, naming the field", "[model][layout]") {
   GptShape shape = *gpt_preset("toy");
-  auto throws_naming = [](auto make, const std::string& field) {
-    try {
-      make();
-      FAIL("no zt::Error; expected one naming " << field);
-    } catch (const Error& e) {
-      REQUIRE_THAT(std::string(e.what()), Catch::Contains(field));
-    }
-  };
+  const auto throws_naming = [](auto make, const std::string& field) { test::require_error_naming(make, field); };
   GptShape bad = shape;
   bad.n_head = 5;  // does not divide 64
   throws_naming([&] { return Gpt(bad, 1, 8); }, "model.n_head");

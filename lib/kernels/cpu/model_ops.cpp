@@ -55,6 +55,53 @@ void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dou
   cpu::attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, C, NH);
 }
 
+void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                                  float eps) {
+  cpu::rmsnorm_forward(f(out), rstd, f(inp), f(weight), N, C, eps);
+}
+
+void CpuModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                   const float* rstd, int N, int C) {
+  cpu::rmsnorm_backward(f(dinp), f(dweight), f(dout), f(inp), f(weight), rstd, N, C);
+}
+
+void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
+                                  int N, int NH, int NKV, int hd, float eps) {
+  cpu::qk_norm_forward(f(out), rstd, f(qkv), f(q_weight), f(k_weight), N, NH, NKV, hd, eps);
+}
+
+void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                   const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                   int NKV, int hd) {
+  cpu::qk_norm_backward(f(dqkv), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
+                        NKV, hd);
+}
+
+void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) {
+  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                int hd) {
+  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                        int hd) {
+  cpu::gqa_attention_forward(f(out), saved, f(qkv), B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
+                                         const float* saved, int B, int T, int NH, int NKV, int hd) {
+  cpu::gqa_attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
+
+void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) {
+  cpu::swiglu_backward(f(dinp), f(inp), f(dout), N, F);
+}
+
 void CpuModelOps::gelu_forward(void* out, const void* inp, size_t n) { cpu::gelu_forward(f(out), f(inp), n); }
 
 void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {

@@ -11,6 +11,12 @@
 namespace zt::cuda {
 
 namespace {
+[[noreturn]] void not_on_cuda(const char* op) {
+  fail("{} (llama, mistral, qwen2 and qwen3 models) is not yet implemented on the CUDA backend; training.device cpu "
+       "trains them",
+       op);
+}
+
 // The model checks every token against the vocabulary on the host before it reaches the device
 // (Gpt::forward), so the embedding kernels' own bound is only the int range.
 constexpr int kTokenBound = INT_MAX;
@@ -54,6 +60,7 @@ void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
 
 void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                                      int C) {
+  if (!wpe) not_on_cuda("an embedding without learned positions");
   cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream());
 }
 
@@ -101,6 +108,29 @@ void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* do
                                       const float* saved, int B, int T, int C, int NH) {
   cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream());
 }
+
+void CudaModelOps::rmsnorm_forward(void*, float*, const void*, const void*, int, int, float) { not_on_cuda("RMSNorm"); }
+void CudaModelOps::rmsnorm_backward(void*, void*, const void*, const void*, const void*, const float*, int, int) {
+  not_on_cuda("RMSNorm");
+}
+void CudaModelOps::qk_norm_forward(void*, float*, const void*, const void*, const void*, int, int, int, int, float) {
+  not_on_cuda("q/k RMSNorm");
+}
+void CudaModelOps::qk_norm_backward(void*, void*, void*, const void*, const void*, const void*, const void*,
+                                    const float*, int, int, int, int) {
+  not_on_cuda("q/k RMSNorm");
+}
+void CudaModelOps::rope_forward(void*, const float*, const float*, int, int, int, int, int) { not_on_cuda("RoPE"); }
+void CudaModelOps::rope_backward(void*, const float*, const float*, int, int, int, int, int) { not_on_cuda("RoPE"); }
+void CudaModelOps::gqa_attention_forward(void*, float*, const void*, int, int, int, int, int) {
+  not_on_cuda("grouped-query attention");
+}
+void CudaModelOps::gqa_attention_backward(void*, float*, const void*, const void*, const void*, const float*, int, int,
+                                          int, int, int) {
+  not_on_cuda("grouped-query attention");
+}
+void CudaModelOps::swiglu_forward(void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
+void CudaModelOps::swiglu_backward(void*, const void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
   cuda::gelu_forward(dtype_, out, inp, n, stream());
