@@ -23,12 +23,10 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "core/ignored_target.hpp"
 #include "data/dataset.hpp"
 
 namespace zt {
-
-// A target that carries no loss (PyTorch's ignore_index, llm.c's -1).
-constexpr int32_t kIgnoredTarget = -1;
 
 // The number of targets of targets[0, n) that count (are not kIgnoredTarget).
 int64_t count_targets(const int32_t* targets, int64_t n);

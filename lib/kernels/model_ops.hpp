@@ -91,6 +91,15 @@ public:
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                       const float* saved, int B, int T, int NH, int NKV, int hd) = 0;
 
+  // Attention of new positions against a key/value cache (generation, forward only). qkv
+  // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
+  // tokens per sequence at positions [pos, pos + T). Their k and v heads are written into
+  // k_cache and v_cache [B, S, NKV·hd] (S positions per sequence) at rows [pos, pos + T); then
+  // query t attends, as gqa_attention_forward, to cache rows [0, pos + t]. out [B, T, NH·hd].
+  // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
+  virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                        int pos, int S, int NH, int NKV, int hd) = 0;
+
   // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
   // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp += its gradient.
   virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
@@ -103,11 +112,14 @@ public:
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
   // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
-  // returns the mean over the rows of lse - logit of the target (waits for the device).
+  // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
+  // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries
+  // no loss and no gradient. NaN when no row counts.
   virtual float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
                                       int Vp) = 0;
-  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding;
-  // overwrites dlogits, which may be the logits buffer itself.
+  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
+  // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
+  // itself.
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                                       float scale, int N, int V, int Vp) = 0;
 };

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/ignored_target.hpp"
 #include "model/rope_frequencies.hpp"
 
 namespace zt {
@@ -27,6 +28,20 @@ void check_tokens(const char* what, const int32_t* tokens, size_t n, int vocab_s
   for (size_t i = 0; i < n; i++)
     if (tokens[i] < 0 || tokens[i] >= vocab_size)
       fail("Gpt::forward: {}[{}] = {} is outside the vocabulary [0, {})", what, i, tokens[i], vocab_size);
+}
+
+// Checks targets as tokens that may also be kIgnoredTarget; returns how many count.
+int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
+  int counted = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (targets[i] == kIgnoredTarget) continue;
+    if (targets[i] < 0 || targets[i] >= vocab_size)
+      fail("Gpt::forward: targets[{}] = {} is outside the vocabulary [0, {}) (and not {}, a target that carries "
+           "no loss)",
+           i, targets[i], vocab_size, kIgnoredTarget);
+    counted++;
+  }
+  return counted;
 }
 
 }  // namespace
@@ -118,7 +133,8 @@ void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout
     ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model);
 }
 
-void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output) {
+void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+                        KvCache* cache) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
   auto w = [&](BlockRole r) {
@@ -133,14 +149,24 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
 
   norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Norm1Weight), w(Norm1Bias), N);
   ops_.matmul_forward(a.qkv, a.ln1, w(QkvWeight), w(QkvBias), N, C, QKV, weights_);
+  const int pos = cache ? cache->length() : 0;  // of the first of the T tokens
   if (recipe_.rotary) {
     // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
     // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
     if (recipe_.qk_norm)
       ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
                            float(shape_.norm_eps));
-    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
-    ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+    const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
+    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, B, T, NH, NKV,
+                      hd);
+    if (cache)
+      ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
+                                    cache->capacity(), NH, NKV, hd);
+    else
+      ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+  } else if (cache) {
+    ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
+                                  cache->capacity(), NH, NH, C / NH);
   } else {
     ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
   }
@@ -162,22 +188,46 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     fail("Gpt::forward: micro-batch size B={} is outside [1, {}] (the size the model was built for)", B, max_batch_);
   if (T <= 0 || T > max_seq_)
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
-  const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
-  const size_t esz = dtype_size(ops_.dtype());
+  const int V = shape_.vocab_size, Vp = padded_vocab(), N = B * T;
   check_tokens("inputs", inputs, size_t(N), V);
-  if (targets) check_tokens("targets", targets, size_t(N), V);
+  last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
-  device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
+  logits_forward(inputs, B, T, hooks, nullptr);
+  if (!targets) return std::numeric_limits<float>::quiet_NaN();
+  backward_ready_ = true;
+  return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
+}
 
+void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks) {
+  if (B != cache.batch() || B > max_batch_)
+    fail("Gpt::forward_cached: batch B={} differs from the cache's {} or exceeds the model's {}", B, cache.batch(),
+         max_batch_);
+  const int end = cache.length() + T;
+  if (T <= 0 || T > max_seq_ || end > cache.capacity() || end > max_seq_)
+    fail("Gpt::forward_cached: {} tokens after position {} reach past the cache's {} positions or the model's {}", T,
+         cache.length(), cache.capacity(), max_seq_);
+  check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
+  backward_ready_ = false;
+  logits_forward(inputs, B, T, hooks, &cache);
+  cache.advance(T);
+}
+
+void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache) {
+  const int C = shape_.d_model, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
+  const size_t esz = dtype_size(ops_.dtype());
+  device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
+
+  // Learned positions from the first new token's: the rows of wpe from position pos on.
+  const size_t pos = cache ? size_t(cache->length()) : 0;
   auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
-  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb, recipe_.rotary ? nullptr : emb + wpe_offset_ * esz,
-                         B, T, C);
+  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb,
+                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, B, T, C);
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
     const void* p = fetch(hooks, gpt_block_group(l));
-    block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true);
+    block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true, cache);
     hooks.release(gpt_block_group(l));
   }
 
@@ -195,9 +245,6 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
 
   last_B_ = B;
   last_T_ = T;
-  if (!targets) return std::numeric_limits<float>::quiet_NaN();
-  backward_ready_ = true;
-  return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
 }
 
 void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
@@ -268,8 +315,9 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
   const size_t esz = dtype_size(ops_.dtype());
   void* dlogits = acts_.logits.data();  // in place over the logits
-  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), dloss / float(N),
-                              N, V, Vp);
+  // d(mean over the counted targets): each counted target's row scaled by dloss / counted.
+  const float scale = last_counted_ > 0 ? dloss / float(last_counted_) : 0.0f;
+  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), scale, N, V, Vp);
 
   // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
   // lookup's gradient is added last.

@@ -22,6 +22,7 @@
 #include "model/gpt_activations.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/gpt_shape.hpp"
+#include "model/kv_cache.hpp"
 
 namespace zt {
 
@@ -51,17 +52,27 @@ public:
   // The dtype the model computes in: the dtype of the views ParamHooks must hand it.
   DType dtype() const { return ops_.dtype(); }
 
-  // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory. Returns the mean cross-entropy
-  // over the B·T positions, or NaN when targets is null (logits only). Fetches and releases each
-  // group in order: embeddings, each block, the final norm, then the LM head's group (the
-  // embeddings again when tied).
+  // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory; a target may be
+  // kIgnoredTarget (core/ignored_target.hpp): it carries no loss. Returns the mean cross-entropy
+  // over the targets that count (PyTorch's cross_entropy with ignore_index), NaN when none counts
+  // or targets is null (logits only). Fetches and releases each group in order: embeddings, each
+  // block, the final norm, then the LM head's group (the embeddings again when tied).
   float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
+  // The targets of the last forward that count.
+  int counted_targets() const { return last_counted_; }
 
   // Adds the gradient of dloss · loss of the last forward (which must have had targets) into
   // hooks.grads(g), in reverse group order: the LM head, the final norm, the blocks from the last,
   // and grads_ready(0) last (after the embedding lookup's gradient). With a tied head grads(0) is
-  // requested first, for the LM head, and stays open throughout.
+  // requested first, for the LM head, and stays open throughout. Without a target that counts the
+  // gradient is zero (the groups still pass through the hooks).
   void backward(ParamHooks& hooks, float dloss);
+
+  // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
+  // [cache.length(), cache.length() + T), attending to the positions the cache holds; their keys
+  // and values are added to it. B = cache.batch(); the positions must lie below max_seq(), and
+  // cache.capacity() too. Fetches the groups as forward does; no backward follows.
+  void forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks);
 
   // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
   // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
@@ -81,7 +92,12 @@ public:
   size_t flops_per_token() const;
 
 private:
-  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output);
+  // Embeddings, blocks, final norm and LM head over [B, T] inputs: the logits (and the cache's
+  // keys and values when there is one).
+  void logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache);
+  // cache: attend to its positions and add this block's keys and values (generation).
+  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+                     KvCache* cache = nullptr);
   void block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T);
   // The block's norms and the final norm: LayerNorm (mean saved) or RMSNorm.
   void norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias, int N);
@@ -104,7 +120,7 @@ private:
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
   // What backward needs to know about the last forward.
-  int last_B_ = 0, last_T_ = 0;
+  int last_B_ = 0, last_T_ = 0, last_counted_ = 0;
   bool backward_ready_ = false;
 };
 

@@ -25,8 +25,10 @@ std::string schedule(const config::Config& c) {
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const TokenDataset* val) {
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
-  spdlog::info("data: {} ({}, {} tokens: {:.3g} epochs in {} steps of {:.0f} tokens){}; sequence {}{}", train.path(),
-               token_format_name(train.format()), train.size(), epochs, c.training.steps, tokens_per_step,
+  spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}; sequence {}{}", train.path(),
+               token_format_name(train.format()), train.size(),
+               train.has_loss_mask() ? ", the loss on the targets its mask keeps" : "", epochs, c.training.steps,
+               tokens_per_step,
                val ? fmt::format(", val {}", val->path()) : ", no validation data", c.data.seq_len,
                c.data.shuffle ? ", shuffled" : "");
   const auto& o = c.optimizer;

@@ -14,6 +14,7 @@
 #include "train/engine_options.hpp"
 #include "train/final_weights.hpp"
 #include "train/last_line.hpp"
+#include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/output_failure.hpp"
 #include "train/engine_state.hpp"
@@ -127,13 +128,8 @@ void Trainer::open_data() {
   const auto& d = config_.data;
   train_data_ = open_dataset(d.train, d.format, config_.training.seed);
   if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
-  for (auto* data : {train_data_.get(), val_data_.get()}) {
+  for (auto* data : {train_data_.get(), val_data_.get()})
     if (data) data->check_vocab(config_.model.vocab_size);
-    // The batch marks masked targets kIgnoredTarget, which the loss does not take yet.
-    if (data && data->has_loss_mask())
-      fail("{}: a loss mask lies beside it, and training on masked targets is not supported yet (remove the "
-           "mask file to train on every token)", data->path());
-  }
   if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.vocab_size);
   const int W = comm_.world_size(), R = comm_.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
@@ -156,11 +152,16 @@ TrainStepResult Trainer::train_step(int64_t step) {
   engine_->reset_timers();
   TrainStepResult out;
   double loss_sum = 0;
+  const MicroBatchWeights weights(train_sampler_->counted_targets_in_step(step - 1), GA_ * comm_.world_size());
   for (int micro = 0; micro < GA_; ++micro) {
     train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
+    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
     engine_->begin_micro_batch();
-    timed(out.time.forward, [&] { loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_); });
-    timed(out.time.backward, [&] { model_->backward(*engine_, engine_->backward_scale()); });
+    timed(out.time.forward, [&] {
+      const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+      if (weight > 0) loss_sum += loss * weight;
+    });
+    timed(out.time.backward, [&] { model_->backward(*engine_, float(engine_->backward_scale() * weight)); });
   }
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -177,7 +178,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
   double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);
-  out.loss = sums[0] / comm_.world_size();
+  out.loss = weights.any() ? sums[0] / comm_.world_size() : NAN;
   out.stop_requests = int(sums[1]);
   out.output_failures = int(sums[2]);
   return out;
@@ -187,15 +188,21 @@ bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_i
 
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
+  const int64_t batches = config_.training.eval_batches;
+  int64_t counted = 0;
+  for (int64_t b = 0; b < batches; ++b) counted += val_sampler_->counted_targets_in_eval(b);
+  const MicroBatchWeights weights(counted, batches * comm_.world_size());
   double sum = 0;
-  for (int64_t b = 0; b < config_.training.eval_batches; ++b) {
+  for (int64_t b = 0; b < batches; ++b) {
     val_sampler_->fill_eval(b, inputs_.data(), targets_.data());
+    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
     engine_->begin_micro_batch();
-    sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    if (weight > 0) sum += loss * weight;
   }
-  double mean = sum / double(config_.training.eval_batches);
+  double mean = sum / double(batches);
   comm_.control().all_reduce_sum(&mean, 1);
-  return mean / comm_.world_size();
+  return weights.any() ? mean / comm_.world_size() : NAN;
 }
 
 SetupRecord Trainer::setup_record() {

@@ -26,7 +26,7 @@ namespace zt {
 
 // One training step as every rank agrees on it.
 struct TrainStepResult {
-  double loss = 0;  // mean over ranks and micro-batches
+  double loss = 0;  // mean over the targets that count on all ranks and micro-batches; NaN without any
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
@@ -45,7 +45,7 @@ public:
   int run();
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over ranks and eval_batches
+  double evaluate();                      // mean val loss over the targets that count (ranks, eval_batches)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }

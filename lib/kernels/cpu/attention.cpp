@@ -1,7 +1,9 @@
 #include "kernels/cpu/attention.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
@@ -58,6 +60,36 @@ void gqa_attention_forward(float* out, float* att, const float* qkv, int B, int 
       for (int t = 0; t < T; t++) causal_softmax_row(a + size_t(t) * T, t + 1, T);
       // out_t = Σ_j att[t, j] · v_j
       gemm(Trans::No, Trans::No, T, hd, T, 1.0f, a, T, v, ld, 0.0f, out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+    }
+  }
+}
+
+void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
+                                  int S, int NH, int NKV, int hd) {
+  KernelTimer timer(KernelKind::AttentionForward);
+  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV, L = pos + T;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++) {
+      const float* row = qkv + (size_t(b) * T + t) * ld;
+      const size_t at = (size_t(b) * S + size_t(pos + t)) * ldc;
+      std::copy(row + size_t(NH) * hd, row + size_t(NH + NKV) * hd, k_cache + at);
+      std::copy(row + size_t(NH + NKV) * hd, row + size_t(ld), v_cache + at);
+    }
+#pragma omp parallel
+  {
+    std::vector<float> att(size_t(T) * L);  // this thread's scores and probabilities, [T, L]
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+      for (int h = 0; h < NH; h++) {
+        const float* q = qkv + size_t(b) * T * ld + size_t(h) * hd;
+        const float* k = k_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
+        const float* v = v_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
+        gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
+        for (int t = 0; t < T; t++) causal_softmax_row(att.data() + size_t(t) * L, pos + t + 1, L);
+        gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
+             out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+      }
     }
   }
 }

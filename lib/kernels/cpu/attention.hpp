@@ -16,6 +16,12 @@ inline void attention_forward(float* out, float* att, const float* qkv, int B, i
   gqa_attention_forward(out, att, qkv, B, T, NH, NH, C / NH);
 }
 
+// Generation: the T new tokens' packed qkv at positions [pos, pos + T) against a key/value cache
+// [B, S, NKV·hd] per k and v: writes their k and v heads into rows [pos, pos + T), then attends as
+// gqa_attention_forward does (the same products and softmax, over cache rows [0, pos + t]).
+void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
+                                  int S, int NH, int NKV, int hd);
+
 // Elements of the scratch buffer attention_backward needs.
 inline size_t attention_backward_scratch_size(int B, int T, int NH) { return size_t(B) * NH * T * T; }
 

@@ -96,6 +96,11 @@ void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void*
   cpu::gqa_attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
 }
 
+void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                           int pos, int S, int NH, int NKV, int hd) {
+  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd);
+}
+
 void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
 
 void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) {

@@ -14,8 +14,8 @@ void check_shape(int N, int V, int Vp, const char* op) {
 
 bool vector_path(int Vp, const void* a, const void* b) { return Vp % kVec == 0 && aligned16(a) && aligned16(b); }
 
-void launch_mean(float* mean_loss, const float* losses, int N, cudaStream_t stream) {
-  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, N);
+void launch_mean(float* mean_loss, const float* losses, const int32_t* targets, int N, cudaStream_t stream) {
+  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, targets, N);
 }
 
 }  // namespace
@@ -30,7 +30,7 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
     launch(vector ? classifier_forward_kernel<T, true> : classifier_forward_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_forward_kernel", lse, losses, static_cast<const T*>(logits), targets, V, Vp);
   });
-  launch_mean(mean_loss, losses, N, stream);
+  launch_mean(mean_loss, losses, targets, N, stream);
 }
 
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
@@ -56,7 +56,7 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
     launch(vector ? classifier_fused_kernel<T, true> : classifier_fused_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_fused_kernel", static_cast<T*>(logits), lse, losses, targets, scale, V, Vp);
   });
-  launch_mean(mean_loss, losses, N, stream);
+  launch_mean(mean_loss, losses, targets, N, stream);
 }
 
 }  // namespace zt::cuda

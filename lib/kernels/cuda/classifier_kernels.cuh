@@ -1,5 +1,6 @@
 #pragma once
 // Classifier kernels (classifier.hpp).
+#include "core/ignored_target.hpp"
 #include "kernels/cuda/common.cuh"
 
 namespace zt::cuda::classifier_kernels {
@@ -62,6 +63,9 @@ __device__ void row_gradient(T* drow, const T* row, float lse, int target, float
 
 __device__ __forceinline__ bool valid_target(int target, int V) { return target >= 0 && target < V; }
 
+// An ignored target's row has no loss and a zero gradient: its scale is 0.
+__device__ __forceinline__ float row_scale(int target, float scale) { return target == kIgnoredTarget ? 0.0f : scale; }
+
 template <typename T, bool kVector>
 __global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, float* losses, const T* logits,
                                                                     const int32_t* targets, int V, int Vp) {
@@ -81,7 +85,9 @@ __global__ void __launch_bounds__(kBlock) classifier_backward_kernel(T* dlogits,
                                                                      const int32_t* targets, float scale, int V,
                                                                      int Vp) {
   const int n = blockIdx.x;
-  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], targets[n], scale, V, Vp);
+  const int target = targets[n];
+  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target, row_scale(target, scale),
+                           V, Vp);
 }
 
 template <typename T, bool kVector>
@@ -99,16 +105,25 @@ __global__ void __launch_bounds__(kBlock) classifier_fused_kernel(T* logits, flo
     losses[n] = valid_target(target, V) ? l - to_float(row[target]) : NAN;
   }
   __syncthreads();  // the target's logit is read before any thread overwrites the row
-  row_gradient<T, kVector>(row, row, l, target, scale, V, Vp);
+  row_gradient<T, kVector>(row, row, l, target, row_scale(target, scale), V, Vp);
 }
 
-// mean_loss[0] = Σ losses / N, summed in double in a fixed order by one block.
-__global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss, const float* losses, int N) {
+// mean_loss[0] = Σ losses / rows, over the rows whose target is not ignored (NaN when there is
+// none), summed in double in a fixed order by one block.
+__global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss, const float* losses,
+                                                               const int32_t* targets, int N) {
   __shared__ double scratch[kWarpSize];
+  __shared__ int count_scratch[kWarpSize];
   double s = 0.0;
-  for (int i = threadIdx.x; i < N; i += blockDim.x) s += double(losses[i]);
+  int rows = 0;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) {
+    if (targets[i] == kIgnoredTarget) continue;
+    s += double(losses[i]);
+    rows++;
+  }
   s = block_sum(s, scratch);
-  if (threadIdx.x == 0) mean_loss[0] = float(s / double(N));
+  rows = block_sum(rows, count_scratch);
+  if (threadIdx.x == 0) mean_loss[0] = rows > 0 ? float(s / double(rows)) : NAN;
 }
 
 }  // namespace zt::cuda::classifier_kernels

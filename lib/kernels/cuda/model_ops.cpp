@@ -7,6 +7,7 @@
 #include "core/ledger.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/kernels.hpp"
+#include "kernels/cuda/kv_attention.hpp"
 
 namespace zt::cuda {
 
@@ -129,6 +130,11 @@ void CudaModelOps::gqa_attention_backward(void*, float*, const void*, const void
                                           int, int, int) {
   not_on_cuda("grouped-query attention");
 }
+void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                            int pos, int S, int NH, int NKV, int hd) {
+  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, stream());
+}
+
 void CudaModelOps::swiglu_forward(void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
 void CudaModelOps::swiglu_backward(void*, const void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
 

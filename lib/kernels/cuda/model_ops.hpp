@@ -56,6 +56,8 @@ public:
   void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                               const float* saved, int B, int T, int NH, int NKV, int hd) override;
+  void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
+                                int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
   void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
