@@ -19,6 +19,8 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/threads.hpp"
+#include "inference/eval_command.hpp"
+#include "inference/generate_command.hpp"
 #include "plot/curves.hpp"
 #include "tokenizer/tokenize_command.hpp"
 #include "zero/memory_estimate.hpp"
@@ -45,6 +47,8 @@ const char* const kExamples = R"(Examples:
   zerotrain estimate --model gpt2-1.5b --world-size 8
   zerotrain export checkpoints -o hf_model --dtype bf16
   zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin --val 5%
+  zerotrain generate --model checkpoints --prompt "And God said"
+  zerotrain eval --model checkpoints --data data/tinytext/val.txt
 
 Checkpoints: --set training.checkpoint_dir=DIR --set training.save_interval=N saves every N steps
 and at the end; --set training.resume=auto continues from DIR's latest checkpoint when there is one
@@ -336,6 +340,8 @@ int main(int argc, char** argv) {
   plt->add_option("-o,--output", p.out, "the SVG file to write")->required();
 
   zt::TokenizeCommand tokenize(app);
+  zt::GenerateCommand generate(app);
+  zt::EvalCommand evaluate(app);
 
   try {
     app.parse(argc, argv);
@@ -351,6 +357,8 @@ int main(int argc, char** argv) {
   if (exp->parsed()) return export_checkpoint(x);
   if (plt->parsed()) return plot(p);
   if (tokenize.parsed()) return tokenize.run();
+  if (generate.parsed()) return generate.run();
+  if (evaluate.parsed()) return evaluate.run(argc, argv);
   if (t.print_config) return print_config(t, argc, argv);
   return train(t, argc, argv);
 }

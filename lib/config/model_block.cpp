@@ -216,9 +216,11 @@ nlohmann::json model_argument(const std::string& arg) {
   return model;
 }
 
-ModelConfig resolve_model_argument(const std::string& arg) {
-  nlohmann::json block = model_argument(arg);
-  Block b(Diagnostics{arg}, "model", &block, UnknownKeys::Error);
+ModelConfig resolve_model_argument(const std::string& arg) { return read_model_block(model_argument(arg), arg); }
+
+ModelConfig read_model_block(const nlohmann::json& block, const std::string& source) {
+  nlohmann::json copy = block;
+  Block b(Diagnostics{source}, "model", &copy, UnknownKeys::Error);
   return read_model(b);
 }
 

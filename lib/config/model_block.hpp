@@ -20,6 +20,9 @@ nlohmann::json model_argument(const std::string& file_or_preset);
 std::optional<std::string> model_file(const std::string& file_or_preset);
 // `--model` resolved to a full shape (for `zerotrain estimate`).
 ModelConfig resolve_model_argument(const std::string& file_or_preset);
+// A model block (the `model` of a config, as a checkpoint's meta.json records it) resolved to a
+// full shape. Errors name `source` and the key.
+ModelConfig read_model_block(const nlohmann::json& block, const std::string& source);
 
 GptShape shape_of(const ModelConfig& model);
 

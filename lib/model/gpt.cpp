@@ -247,6 +247,17 @@ void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks,
   last_T_ = T;
 }
 
+void Gpt::copy_logits_row(int row, float* out) {
+  if (row < 0 || row >= last_B_ * last_T_) fail("Gpt::copy_logits_row: row {} of {}", row, last_B_ * last_T_);
+  const DType dt = ops_.dtype();
+  const size_t V = size_t(shape_.vocab_size), esz = dtype_size(dt);
+  std::vector<uint8_t> bytes(V * esz);
+  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + size_t(row) * padded_vocab() * esz,
+               bytes.size(), device_.compute());
+  device_.synchronize(device_.compute());
+  to_f32(dt, bytes.data(), out, V);
+}
+
 void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());

@@ -51,6 +51,8 @@ public:
 
   // The dtype the model computes in: the dtype of the views ParamHooks must hand it.
   DType dtype() const { return ops_.dtype(); }
+  // The device it computes on.
+  Device& device() const { return device_; }
 
   // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory; a target may be
   // kIgnoredTarget (core/ignored_target.hpp): it carries no loss. Returns the mean cross-entropy
@@ -78,6 +80,9 @@ public:
   // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
   // backend: fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
+  // Row `row` of the last forward's logits, its first vocab_size() values, as fp32 in host memory
+  // (copied from the device; waits for it).
+  void copy_logits_row(int row, float* out);
 
   // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
   std::vector<int> fetch_order() const;

@@ -19,11 +19,11 @@ int checked_capacity(const GptShape& shape, int batch, int capacity) {
 
 }  // namespace
 
-KvCache::KvCache(const GptShape& shape, int batch, int capacity, const Backend& backend)
+KvCache::KvCache(const GptShape& shape, int batch, int capacity, Device& device, DType dtype)
     : batch_(batch),
       capacity_(checked_capacity(shape, batch, capacity)),
       layer_elements_(layer_elements(shape, batch, capacity)),
-      data_(backend.device, backend.model.dtype(), 2 * size_t(shape.n_layer) * layer_elements_) {}
+      data_(device, dtype, 2 * size_t(shape.n_layer) * layer_elements_) {}
 
 size_t KvCache::bytes(const GptShape& shape, int batch, int capacity, DType dtype) {
   return 2 * size_t(shape.n_layer) * layer_elements(shape, batch, capacity) * dtype_size(dtype);

@@ -15,7 +15,10 @@ class KvCache {
 public:
   // Room for `batch` sequences of up to `capacity` positions each. Throws zt::Error for a bound
   // that is not positive or beyond model.max_seq_len.
-  KvCache(const GptShape& shape, int batch, int capacity, const Backend& backend = cpu_backend());
+  KvCache(const GptShape& shape, int batch, int capacity, const Backend& backend = cpu_backend())
+      : KvCache(shape, batch, capacity, backend.device, backend.model.dtype()) {}
+  // The same on `device` in `dtype` (a model's: Gpt::device(), Gpt::dtype()).
+  KvCache(const GptShape& shape, int batch, int capacity, Device& device, DType dtype);
   // The bytes the cache holds.
   static size_t bytes(const GptShape& shape, int batch, int capacity, DType dtype);
 
