@@ -160,6 +160,10 @@ struct TrainingConfig {
   uint64_t seed = 1234;
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
   int64_t eval_batches = 4;
+  int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
+  int64_t sample_tokens = 64;   // tokens of a sample
+  std::string sample_prompt;    // the text a sample continues; "": the start of a document
+  std::string sample_tokenizer;  // the tokenizer of the data; "": bytes (a vocabulary of 256)
   int64_t save_interval = 0;  // 0: no periodic checkpoints
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;

@@ -28,6 +28,10 @@ TrainingConfig read_training(Block& b) {
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(1));
+  t.sample_every = b.integer("sample_every", t.sample_every, IntRange::at_least(0));
+  t.sample_tokens = b.integer("sample_tokens", t.sample_tokens, IntRange::between(1, INT32_MAX));
+  t.sample_prompt = b.text("sample_prompt", t.sample_prompt);
+  t.sample_tokenizer = b.file_path("sample_tokenizer", t.sample_tokenizer);
   t.save_interval = b.integer("save_interval", t.save_interval, IntRange::at_least(0));
   t.keep_last = b.integer("keep_last", t.keep_last, IntRange::at_least(0));
   t.checkpoint_dir = b.file_path("checkpoint_dir", t.checkpoint_dir);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tokenizer/unicode.hpp"
+
 namespace zt {
 
 namespace {
@@ -17,6 +19,17 @@ int utf8_length(unsigned char lead) {
   if (lead < 0xE0) return 2;
   if (lead < 0xF0) return 3;
   return 4;
+}
+
+// Each byte that is not part of valid UTF-8 (a model may draw any byte) as U+FFFD.
+std::string whole_characters(std::string text) {
+  std::string out;
+  for (size_t bad; (bad = unicode::invalid_utf8_offset(text)) != std::string::npos;) {
+    out.append(text, 0, bad);
+    out += kReplacement;
+    text.erase(0, bad + 1);
+  }
+  return out + text;
 }
 
 }  // namespace
@@ -45,7 +58,7 @@ std::string TextStream::push(int32_t id) {
   if (now.size() <= before.size() || ends_mid_character(now)) return "";
   prefix_ = read_;
   read_ = ids_.size();
-  return now.substr(before.size());
+  return whole_characters(now.substr(before.size()));
 }
 
 std::string TextStream::finish() {
@@ -62,7 +75,7 @@ std::string TextStream::finish() {
     rest.resize(cut > 0 ? cut - 1 : 0);
     rest += kReplacement;
   }
-  return rest;
+  return whole_characters(rest);
 }
 
 }  // namespace zt

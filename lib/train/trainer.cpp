@@ -75,6 +75,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
                                    backend);
     open_data();
+    sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
     refuse_hf_io_beyond_gpt2(config, start_->weights_file());
     if (!start_->weights_file().empty()) {
@@ -306,6 +307,10 @@ int Trainer::run() {
       tensorboard_.eval(step, last_val);
       totals_.add_eval(last_val);
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
+    }
+    if (sample_->due(step, steps)) {
+      const std::string text = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });
+      if (rank0) spdlog::info("sample step {:>5} | {} tokens: {}", step, sample_->tokens(), text);
     }
     if (out.output_failures > 0) {
       // The checkpoint of this step is saved below, so that no step taken is lost.

@@ -10,6 +10,7 @@
 #include "kernels/backend.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
+#include "inference/training_sample.hpp"
 #include "model/gpt.hpp"
 #include "train/comms_summary.hpp"
 #include "train/csv_monitor.hpp"
@@ -74,6 +75,7 @@ private:
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
+  std::unique_ptr<TrainingSample> sample_;         // training.sample_every
   Buffer<int32_t> inputs_, targets_;
   MetricsWriter metrics_;
   CsvMonitor csv_;                  // csv_monitor (rank 0)

@@ -68,6 +68,10 @@ TEST_CASE("an incomplete character at the end becomes U+FFFD", "[inference][stre
   CHECK(s.push(0xE6).empty());  // the first of the three bytes of 日
   CHECK(s.push(0x97).empty());
   CHECK(s.finish() == "\xEF\xBF\xBD");
+  TextStream lone([&](std::span<const int32_t> x) { return bytes.decode(x); });
+  CHECK(lone.push(0x80) == "\xEF\xBF\xBD");  // a continuation byte without its lead
+  CHECK(lone.push(0xE6).empty());
+  CHECK(lone.push('b') == "\xEF\xBF\xBD" "b");  // a lead byte whose character never came
   CHECK(ends_mid_character("ab\xE6\x97"));
   CHECK_FALSE(ends_mid_character("ab\xE6\x97\xA5"));
   CHECK_FALSE(ends_mid_character("plain"));
