@@ -12,6 +12,7 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "inference/device_weights.hpp"
+#include "inference/model_options.hpp"
 #include "inference/model_source.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt.hpp"
@@ -110,8 +111,7 @@ Examples:
   zerotrain eval --model checkpoints --data data/tinytext/val.txt
   scripts/launch.sh -n 4 -- build/zerotrain eval --model hf_model --data val.bin --seq-len 1024
 )");
-  command_->add_option("--model", options_.model, "a checkpoint directory, or a model directory / safetensors file")
-      ->required();
+  add_model_options(*command_, options_.model, options_.device, options_.dtype);
   command_->add_option("--data", options_.data, "the token file")->required();
   command_->add_option("--format", options_.format, "auto, llmc, uint16 or text (data.format)")
       ->capture_default_str();
@@ -119,12 +119,6 @@ Examples:
                        "tokens per sequence (default: the model's positions, at most 1024 and what the file holds)");
   command_->add_option("--batch-size", options_.batch_size, "sequences per forward")->capture_default_str();
   command_->add_option("--max-windows", options_.max_windows, "evaluate the first N windows only (0: all)")
-      ->capture_default_str();
-  command_->add_option("--device", options_.device, "cpu, cuda or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  command_->add_option("--dtype", options_.dtype, "fp32 or bf16: what the model computes in on a GPU (the CPU: fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
 }
 

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "inference/device_weights.hpp"
 #include "inference/generation.hpp"
+#include "inference/model_options.hpp"
 #include "inference/model_source.hpp"
 #include "inference/text_codec.hpp"
 #include "inference/text_stream.hpp"
@@ -90,8 +91,7 @@ Examples:
   zerotrain generate --model checkpoints --prompt "And God said"
   zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "Once upon a time" --temperature 0.8 --top-k 40
 )");
-  command_->add_option("--model", options_.model, "a checkpoint directory, or a model directory / safetensors file")
-      ->required();
+  add_model_options(*command_, options_.model, options_.device, options_.dtype);
   command_->add_option("--tokenizer", options_.tokenizer,
                        "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
   command_->add_option("--prompt", options_.prompt, "the text to continue")->required();
@@ -104,12 +104,6 @@ Examples:
                        "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
       ->capture_default_str();
   command_->add_option("--seed", options_.sampling.seed, "seed of the draws (the same seed, the same text)")
-      ->capture_default_str();
-  command_->add_option("--device", options_.device, "cpu, cuda or auto")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
-      ->capture_default_str();
-  command_->add_option("--dtype", options_.dtype, "fp32 or bf16: what the model computes in on a GPU (the CPU: fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
 }
 

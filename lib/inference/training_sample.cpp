@@ -36,7 +36,7 @@ bool TrainingSample::due(int64_t step, int64_t last_step) const {
   return every_ > 0 && (step % every_ == 0 || step == last_step);
 }
 
-std::string TrainingSample::generate(Gpt& model, ParamHooks& weights, int64_t step,
+TrainingSample::Sample TrainingSample::generate(Gpt& model, ParamHooks& weights, int64_t step,
                                      const std::function<void()>& before_forward) {
   TokenSampler sampler({1.0, 0, 1.0, seed_ + uint64_t(step)});
   GenerationLimits limits;
@@ -45,8 +45,9 @@ std::string TrainingSample::generate(Gpt& model, ParamHooks& weights, int64_t st
   limits.stops = [&](int32_t id) { return codec_->ends_text(id); };
   TextStream stream([&](std::span<const int32_t> ids) { return codec_->decode(ids); }, prompt_);
   std::string text = prompt_text_;
-  zt::generate(model, weights, prompt_, limits, sampler, [&](int32_t id) { text += stream.push(id); }, before_forward);
-  return text + stream.finish();
+  const Generated g =
+      zt::generate(model, weights, prompt_, limits, sampler, [&](int32_t id) { text += stream.push(id); }, before_forward);
+  return {text + stream.finish(), int(g.tokens.size())};
 }
 
 }  // namespace zt

@@ -25,11 +25,13 @@ public:
   TrainingSample(const config::TrainingConfig& training, int model_vocab, int seq_len);
 
   bool due(int64_t step, int64_t last_step) const;
-  // training.sample_prompt and its continuation as text. Collective: every rank calls it at the
-  // same step.
-  // before_forward runs before each forward (the engine's begin_micro_batch).
-  std::string generate(Gpt& model, ParamHooks& weights, int64_t step, const std::function<void()>& before_forward);
-  int tokens() const { return tokens_; }
+  struct Sample {
+    std::string text;  // training.sample_prompt and its continuation
+    int tokens = 0;    // new tokens (fewer than training.sample_tokens when the text ended)
+  };
+  // Collective: every rank calls it at the same step. before_forward runs before each forward (the
+  // engine's begin_micro_batch).
+  Sample generate(Gpt& model, ParamHooks& weights, int64_t step, const std::function<void()>& before_forward);
 
 private:
   int64_t every_ = 0;

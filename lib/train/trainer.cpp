@@ -309,8 +309,8 @@ int Trainer::run() {
       if (rank0) spdlog::info("eval  step {:>5} | val loss {:.4f}", step, last_val);
     }
     if (sample_->due(step, steps)) {
-      const std::string text = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });
-      if (rank0) spdlog::info("sample step {:>5} | {} tokens: {}", step, sample_->tokens(), text);
+      const auto sample = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });
+      if (rank0) spdlog::info("sample step {:>5} | {} tokens: {}", step, sample.tokens, sample.text);
     }
     if (out.output_failures > 0) {
       // The checkpoint of this step is saved below, so that no step taken is lost.
