@@ -30,10 +30,15 @@ std::vector<double> TokenSampler::distribution(std::span<const float> logits) co
     p[size_t(argmax(logits))] = 1.0;
     return p;
   }
-  // Most likely first; ties in index order.
+  // Most likely first, ties in index order: top-k and top-p keep a prefix (without them the
+  // order does not matter and the sort is skipped).
   std::vector<int32_t> order(logits.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
+  if (options_.top_k > 0 || options_.top_p < 1)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int32_t a, int32_t b) { return logits[size_t(a)] > logits[size_t(b)]; });
+  else
+    std::swap(order[0], order[size_t(argmax(logits))]);  // the largest first, for the softmax's shift
   size_t kept = order.size();
   if (options_.top_k > 0 && size_t(options_.top_k) < kept) {
     const float kth = logits[size_t(order[size_t(options_.top_k) - 1])];
