@@ -1,12 +1,116 @@
 #include "kernels/cuda/layernorm.hpp"
 
-#include "kernels/cuda/layernorm_kernels.cuh"
+#include "kernels/cpu/layernorm.hpp"  // kLayerNormEps
+#include "kernels/cuda/column_sums.cuh"
+#include "kernels/cuda/common.cuh"
 
 namespace zt::cuda {
 
-using namespace layernorm_kernels;
-
 namespace {
+
+constexpr int kWarpsPerBlock = 8;
+constexpr int kRowsPerChunk = 256;  // rows per partial sum of dweight/dbias
+
+// Lane `lane` of a row's warp takes the 8-element groups starting at lane·8, lane·8 + 256, ...
+template <bool kVector, typename T, typename F>
+__device__ __forceinline__ void for_row_groups(const T* row, int C, int lane, F&& f) {
+  for (int c = lane * kVec; c < C; c += kWarpSize * kVec) {
+    float x[kVec];
+    load_floats<kVector>(x, row, size_t(c), size_t(C));
+    f(c, x);
+  }
+}
+
+template <typename T, bool kVector>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
+                                         const T* bias, int N, int C) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;  // the whole warp leaves together; no block-wide barrier follows
+  const T* x = inp + size_t(row) * C;
+  float sum = 0.0f;
+  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+#pragma unroll
+    for (int k = 0; k < kVec; k++)
+      if (c + k < C) sum += v[k];
+  });
+  const float m = warp_sum(sum) / float(C);
+  float sq = 0.0f;
+  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+#pragma unroll
+    for (int k = 0; k < kVec; k++)
+      if (c + k < C) sq += (v[k] - m) * (v[k] - m);
+  });
+  const float s = 1.0f / sqrtf(warp_sum(sq) / float(C) + cpu::kLayerNormEps);
+  T* y = out + size_t(row) * C;
+  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+    float w[kVec], b[kVec], r[kVec];
+    load_floats<kVector>(w, weight, size_t(c), size_t(C));
+    load_floats<kVector>(b, bias, size_t(c), size_t(C));
+#pragma unroll
+    for (int k = 0; k < kVec; k++) r[k] = (v[k] - m) * s * w[k] + b[k];
+    store_floats<kVector>(y, r, size_t(c), size_t(C));
+  });
+  if (lane == 0) {
+    mean[row] = m;
+    rstd[row] = s;
+  }
+}
+
+template <typename T, bool kVector>
+__global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
+                                               const float* mean, const float* rstd, int N, int C) {
+  const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
+  if (row >= N) return;
+  const size_t offset = size_t(row) * C;
+  const T* x = inp + offset;
+  const T* dy = dout + offset;
+  T* dx = dinp + offset;
+  const float m = mean[row], s = rstd[row];
+  float dnorm_sum = 0.0f, dnorm_norm_sum = 0.0f;
+  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+    float g[kVec], w[kVec];
+    load_floats<kVector>(g, dy, size_t(c), size_t(C));
+    load_floats<kVector>(w, weight, size_t(c), size_t(C));
+#pragma unroll
+    for (int k = 0; k < kVec; k++) {
+      const float dnorm = w[k] * g[k];  // 0 past the end of the row (loads fill 0)
+      dnorm_sum += dnorm;
+      dnorm_norm_sum += dnorm * ((v[k] - m) * s);
+    }
+  });
+  const float dnorm_mean = warp_sum(dnorm_sum) / float(C);
+  const float dnorm_norm_mean = warp_sum(dnorm_norm_sum) / float(C);
+  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+    float g[kVec], w[kVec], d[kVec];
+    load_floats<kVector>(g, dy, size_t(c), size_t(C));
+    load_floats<kVector>(w, weight, size_t(c), size_t(C));
+    load_floats<kVector>(d, dx, size_t(c), size_t(C));
+#pragma unroll
+    for (int k = 0; k < kVec; k++) {
+      const float norm = (v[k] - m) * s;
+      d[k] += (w[k] * g[k] - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
+    store_floats<kVector>(dx, d, size_t(c), size_t(C));
+  });
+}
+
+// acc[0] += norm · dout (dweight), acc[1] += dout (dbias)
+template <typename T>
+struct LayerNormParamGradTerm {
+  const T* inp;
+  const T* dout;
+  const float* mean;
+  const float* rstd;
+  int C;
+  __device__ void operator()(int r, int c, float (&acc)[2]) const {
+    const size_t i = size_t(r) * C + c;
+    const float dy = to_float(dout[i]);
+    acc[0] += (to_float(inp[i]) - mean[r]) * rstd[r] * dy;
+    acc[1] += dy;
+  }
+};
 
 ColumnChunking param_grad_chunking(int N, int C) {
   const size_t chunks = ceil_div(size_t(N), kRowsPerChunk);
