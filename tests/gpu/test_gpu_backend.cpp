@@ -113,7 +113,10 @@ TEST_CASE("events order a stream after another; the host waits for either", "[gp
   std::vector<uint8_t> pattern(n, 0x5a);
   Buffer<uint8_t> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, n, Init::Uninitialised);
   std::memcpy(pinned.data(), pattern.data(), n);
-  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n), b(dev, MemSpace::Device, MemCategory::Buffers, n);
+  // `a` uninitialised: zeroing it would queue a fill on the compute stream that the copies stream's
+  // write below does not wait for (a device's first use of a buffer is ordered on compute).
+  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n, Init::Uninitialised);
+  Buffer<uint8_t> b(dev, MemSpace::Device, MemCategory::Buffers, n);
   Event done = dev.create_event();
   dev.copy(a.data(), pinned.data(), n, dev.copies());  // asynchronous: pinned memory
   dev.record(done, dev.copies());

@@ -1,16 +1,18 @@
 #pragma once
 // Runs the CUDA kernels and their launchers on the CPU, for tests on machines without a GPU: g++
 // compiles lib/kernels/cuda/*.cu with the CUDA keywords and built-ins below, and launch()
-// (common.cuh) calls emulate(), which runs the grid one block at a time on the calling thread,
-// each CUDA thread a fiber with its own stack. __syncthreads waits for every live
+// (common.cuh) calls zt::emu::launch(), which checks the launch against the device's limits and
+// queues the kernel on its stream (emulated_device.hpp); when the queue runs it, emulate() runs
+// the grid one block at a time, each CUDA thread a fiber with its own stack. __syncthreads waits for every live
 // thread of the block, __syncwarp and warp shuffles for every live thread of the warp; threads
 // that have returned no longer count, as on the GPU. Threads waiting at different barriers are
 // reported as a deadlock. __shared__ variables are statics (one block runs at a time) and the
 // dynamic shared memory is a buffer per block.
 //
 // What this proves: the kernels' indexing, masking, tiling, reductions and arithmetic, on the
-// exact source that nvcc compiles. What it cannot: timing, occupancy, launch limits, shared memory
-// limits, memory-model races beyond what the barriers order, cuBLASLt and CUB.
+// exact source that nvcc compiles, their launch configurations, and the ordering of their
+// streams. What it cannot: timing, occupancy, registers and static shared memory, memory-model
+// races beyond what the barriers order, the real cuBLASLt and CUB.
 // Fibers switch without system calls on x86-64 (zt_emu_switch, cuda_emulator.cpp), elsewhere
 // with ucontext.
 // Include it before any lib/kernels/cuda header.
@@ -29,6 +31,8 @@
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "emulated_device.hpp"
 
 #define ZT_CUDA_EMULATION 1
 
@@ -198,6 +202,16 @@ void emulate(dim3 grid, dim3 threads, size_t shared_bytes, Kernel kernel, Args..
         block = nullptr;
       }
   job = nullptr;
+}
+
+// common.cuh's launch(): checks the configuration as cudaLaunchKernel does (the error goes to
+// cudaGetLastError) and queues the grid on `stream`, its arguments copied as kernel parameters are.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 threads, size_t shared_bytes, cudaStream_t stream,
+            const char* name, Args... args) {
+  const cudaError_t error = launch_error(grid, threads, shared_bytes, reinterpret_cast<const void*>(kernel));
+  if (error != cudaSuccess) return set_last_error(error);
+  enqueue(stream, name, [=] { emulate(grid, threads, shared_bytes, kernel, args...); });
 }
 
 }  // namespace zt::emu

@@ -202,8 +202,7 @@ template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
             const char* name, Args&&... args) {
 #ifdef ZT_CUDA_EMULATION
-  (void)stream;  // emulated kernels run to completion in order
-  ::zt::emu::emulate(grid, block, shared_bytes, kernel, Params(std::forward<Args>(args))...);
+  ::zt::emu::launch(kernel, grid, block, shared_bytes, stream, name, Params(std::forward<Args>(args))...);
 #else
   kernel<<<grid, block, shared_bytes, stream>>>(Params(std::forward<Args>(args))...);
 #endif

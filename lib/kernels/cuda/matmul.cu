@@ -217,10 +217,14 @@ Gemm forward_gemm(const void* inp, const void* weight, void* out, int N, int C, 
   return row_major_gemm(out, inp, false, weight, layout == WeightLayout::OutputMajor, N, C, OC, false);
 }
 
+// Whether cuBLASLt's epilogue may read the bias: its kernels load it 16 bytes at a time and fault
+// on a bias less aligned than that (the heuristic does not look at the bias pointer).
+bool epilogue_takes_bias(const void* bias) { return bias == nullptr || aligned16(bias); }
+
 // out = gemm + bias, through the epilogue when cuBLASLt takes it, else a separate kernel.
 void gemm_with_bias(MatmulContext::Impl& ctx, DType dt, Gemm g, const void* bias, int N, int OC,
                     cudaStream_t stream) {
-  if (bias) {
+  if (bias && epilogue_takes_bias(bias)) {
     g.epilogue = CUBLASLT_EPILOGUE_BIAS;
     g.bias = bias;
     if (run_gemm(ctx, dt, g, stream)) return;
@@ -250,8 +254,8 @@ void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, co
   Gemm g = forward_gemm(inp, weight, out, N, C, OC, layout);
   if (!pre_gelu) return gemm_with_bias(s, dt, g, bias, N, OC, stream);
   // GELU fused into the epilogue in bf16 (its GELU is not the CPU's to fp32 rounding); the GELU
-  // input's leading dimension must be a multiple of 8.
-  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu)) {
+  // input's leading dimension must be a multiple of 8, and the aux matrix 16-byte aligned.
+  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu) && epilogue_takes_bias(bias)) {
     g.epilogue = bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
     g.bias = bias;
     g.aux = pre_gelu;
