@@ -12,6 +12,9 @@ if(NOT ZT_CUDA STREQUAL "OFF")
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
       set(CMAKE_CUDA_ARCHITECTURES 90)  # H100/H200 (sm_90); override with -DCMAKE_CUDA_ARCHITECTURES
     endif()
+    # One CUDA runtime per process: the shared one CUDA::cudart links (CMake would otherwise add the
+    # static one to every target with CUDA sources, beside it).
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     find_package(CUDAToolkit REQUIRED)
     set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 has no C++20 dialect flag for nvcc 13; headers stay C++20-clean

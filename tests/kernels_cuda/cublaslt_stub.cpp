@@ -5,7 +5,8 @@
 // epilogues writing their input (the pre-activation) to the aux matrix. The product is queued on
 // the stream like any kernel (emulated_device.hpp) and accumulates as a GPU GEMM does: in fp32,
 // fp32 inputs by fused multiply-adds in k order, bf16 inputs in blocks of 16 products (one MMA)
-// added to the fp32 accumulator, k beyond 4096 split into slices summed at the end (split-K).
+// added to the fp32 accumulator, k beyond 4096 split into slices summed at the end (split-K;
+// ZT_EMU_SPLIT_K sets the slice).
 // Where the library refuses, so does the stub: inconsistent shapes, leading dimensions shorter
 // than the rows, an aux leading dimension not a multiple of 8, a bias of another type, types
 // other than fp32 and bf16. Where the library faults at run time, so does the stub (a sticky
@@ -14,9 +15,11 @@
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -47,8 +50,17 @@ std::map<const void*, Desc> descs;
 std::map<const void*, Layout> layouts;
 std::map<const void*, std::array<uint32_t, 4>> preferences;  // minimum alignments of A, B, C, D
 
-constexpr uint64_t kSplitK = 4096;  // k per slice of a split-K product
-constexpr uint64_t kMmaK = 16;      // products one bf16 MMA sums before the accumulator
+constexpr uint64_t kMmaK = 16;  // products one bf16 MMA sums before the accumulator
+
+// k per slice of a split-K product: 4096, or ZT_EMU_SPLIT_K (a measurement of how much the
+// summation order moves a result: bench/cuda/fp32_tolerance.sh).
+uint64_t split_k() {
+  static const uint64_t k = [] {
+    const char* v = std::getenv("ZT_EMU_SPLIT_K");
+    return v ? std::max<uint64_t>(1, std::strtoull(v, nullptr, 10)) : uint64_t(4096);
+  }();
+  return k;
+}
 
 uint32_t alignment(const void* p) {
   const auto a = reinterpret_cast<uintptr_t>(p);
@@ -112,8 +124,9 @@ float product(const Desc& desc, const Layout& la, const Layout& lb, const void* 
     return load(lb.type, B, desc.transb == CUBLAS_OP_T ? j + p * uint64_t(lb.ld) : p + j * uint64_t(lb.ld));
   };
   float total = 0.0f;
-  for (uint64_t s0 = 0; s0 < k; s0 += kSplitK) {
-    const uint64_t s1 = std::min(k, s0 + kSplitK);
+  const uint64_t slice = split_k();
+  for (uint64_t s0 = 0; s0 < k; s0 += slice) {
+    const uint64_t s1 = std::min(k, s0 + slice);
     float acc = 0.0f;
     if (la.type == CUDA_R_32F) {
       for (uint64_t p = s0; p < s1; p++) acc = std::fma(a_at(p), b_at(p), acc);
