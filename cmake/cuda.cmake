@@ -22,6 +22,10 @@ if(NOT ZT_CUDA STREQUAL "OFF")
     target_include_directories(zt_nccl INTERFACE ${NCCL_INCLUDE_DIR})
     target_link_libraries(zt_nccl INTERFACE ${NCCL_LIBRARY})
     set(ZT_HAVE_CUDA ON)
+    # The emulated GPU's tests also build the kernels with FMA contraction, as nvcc compiles device
+    # code, where this CPU has FMA instructions (tests/kernels_cuda).
+    include(CheckCXXSourceRuns)
+    check_cxx_source_runs("int main() { return __builtin_cpu_supports(\"fma\") ? 0 : 1; }" ZT_HOST_HAS_FMA)
     message(STATUS "zerotrain: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, NCCL ${NCCL_LIBRARY}, arch ${CMAKE_CUDA_ARCHITECTURES})")
   elseif(ZT_CUDA STREQUAL "ON")
     message(FATAL_ERROR "ZT_CUDA=ON but nvcc (${CMAKE_CUDA_COMPILER}) or NCCL (${NCCL_INCLUDE_DIR}, ${NCCL_LIBRARY}) was not found")

@@ -237,15 +237,16 @@ V __shfl_xor_sync(unsigned, V v, int lane_mask) {
   return r;
 }
 
-// Device arithmetic intrinsics: IEEE operations rounding to nearest (the test builds with
-// -ffp-contract=off, so nothing is fused behind their back).
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fdiv_rn(float a, float b) { return a / b; }
+// Device arithmetic intrinsics: IEEE operations rounding to nearest, each rounding once as nvcc
+// promises: the volatile result keeps a build with contraction (zt_cuda_kernels_emulated_fma) from
+// fusing a product into the sum that uses it.
+inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
+inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
+inline float __fdiv_rn(float a, float b) { volatile float r = a / b; return r; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
-inline double __dmul_rn(double a, double b) { return a * b; }
-inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
+inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 

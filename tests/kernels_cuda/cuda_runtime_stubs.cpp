@@ -261,15 +261,13 @@ void* allocate(size_t n, MemoryKind kind) {
   return p;
 }
 
-// Frees after every device's work (cudaFree synchronises), poisoned, through the quarantine.
+// Frees after the current device's work (cudaFree synchronises it), poisoned, through the quarantine.
 void release(void* p) {
   if (!p) return;
   Machine& m = machine();
   Lock lock(m.mutex);
   ++m.synchronisations;
-  std::vector<uint64_t> all;
-  for (const auto& [id, op] : m.pending) all.push_back(id);
-  drain(m, lock, all, true);
+  drain(m, lock, device_targets(m, physical(m, current)), true);
   auto it = m.allocations.find(static_cast<const char*>(p));
   if (it == m.allocations.end()) fatal("free of a pointer the runtime did not allocate");
   std::memset(p, kPoison, it->second.bytes);
