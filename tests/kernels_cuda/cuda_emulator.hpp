@@ -23,6 +23,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "emulated_device.hpp"
+#include "kernels/cuda/dtype_bits.cuh"
 
 #define ZT_CUDA_EMULATION 1
 
@@ -97,6 +99,7 @@ struct Block {
   std::vector<Fiber> fibers;
   std::vector<int4> shared;        // dynamic shared memory, 16-byte aligned
   std::vector<uint64_t> exchange;  // one shuffle slot per thread
+  std::vector<std::array<uint32_t, 6>> fragments;  // one mma operand slot per thread
   Context scheduler;
 };
 
@@ -196,6 +199,7 @@ void emulate(dim3 grid, dim3 threads, size_t shared_bytes, Kernel kernel, Args..
         state.fibers.resize(size_t(n));
         state.shared.resize((shared_bytes + 15) / 16 + 1);
         state.exchange.resize(size_t(n));
+        state.fragments.resize(size_t(n));
         block = &state;
         block_idx = uint3{bx, by, bz};
         run_block(n, threads, (bx + by + bz) % 2 == 1);
@@ -236,6 +240,35 @@ V __shfl_xor_sync(unsigned, V v, int lane_mask) {
   wait_for(Wait::Warp);  // nobody overwrites a slot before its partner has read it
   return r;
 }
+
+namespace zt::emu {
+// mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 for the calling lane (lib/kernels/cuda/mma.cuh has
+// the fragment layout): the warp's lanes meet, each rebuilds A and B from all the lanes' registers
+// and computes its own four accumulators. Products of bf16 are exact; the 16 of a dot product are
+// summed exactly and rounded once onto the accumulator.
+inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  auto& mine = block->fragments[size_t(linear_tid)];
+  mine = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  wait_for(Wait::Warp);
+  const int warp0 = linear_tid & ~31, lane = linear_tid & 31;
+  auto half = [](uint32_t reg, int which) { return ::zt::cuda::bits::bf16_to_f32(uint16_t(which ? reg >> 16 : reg & 0xffffu)); };
+  auto A = [&](int r, int k) {
+    const auto& f = block->fragments[size_t(warp0 + (r % 8) * 4 + (k % 8) / 2)];
+    return half(f[size_t((r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0))], k % 2);
+  };
+  auto B = [&](int k, int c) {
+    const auto& f = block->fragments[size_t(warp0 + c * 4 + (k % 8) / 2)];
+    return half(f[size_t(4 + (k >= 8 ? 1 : 0))], k % 2);
+  };
+  for (int i = 0; i < 4; i++) {
+    const int r = lane / 4 + (i >= 2 ? 8 : 0), c = (lane % 4) * 2 + (i % 2);
+    double sum = 0;
+    for (int k = 0; k < 16; k++) sum += double(A(r, k)) * double(B(k, c));
+    d[i] += float(sum);
+  }
+  wait_for(Wait::Warp);  // nobody overwrites a slot before the warp has read it
+}
+}  // namespace zt::emu
 
 // Device arithmetic intrinsics: IEEE operations rounding to nearest, each rounding once as nvcc
 // promises: the volatile result keeps a build with contraction (zt_cuda_kernels_emulated_fma) from
