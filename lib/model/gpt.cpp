@@ -70,10 +70,6 @@ void* Gpt::grads(ParamHooks& hooks, int g) {
   return v.data;
 }
 
-void Gpt::zero(ActTensor& t, size_t elements) {
-  device_.fill_zero(t.data(), elements * dtype_size(ops_.dtype()), device_.compute());
-}
-
 void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output) {
   using enum BlockTensor;
   const size_t esz = dtype_size(ops_.dtype());
@@ -86,10 +82,9 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
   ops_.matmul_forward(a.qkv, a.ln1, w(AttnWeight), w(AttnBias), N, C, 3 * C, WeightLayout::InputMajor);
   ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
   ops_.matmul_forward(proj, a.atty, w(AttnProjWeight), w(AttnProjBias), N, C, C, WeightLayout::InputMajor);
-  ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
-  ops_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Ln2Weight), w(Ln2Bias), N, C);
-  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C, WeightLayout::InputMajor);
-  ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * 4 * C);
+  ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Ln2Weight), w(Ln2Bias),
+                                  N, C);
+  ops_.matmul_gelu_forward(a.fch, a.fch_gelu, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C, WeightLayout::InputMajor);
   if (!write_output) return;  // recomputation for backward needs nothing past the GELU
   ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, 4 * C, C, WeightLayout::InputMajor);
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
@@ -144,32 +139,28 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   const size_t NC = size_t(N) * C;
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
   constexpr auto IM = WeightLayout::InputMajor;
+  // Each intermediate gradient has one writer, which writes over it; the residual stream's gradient
+  // dres passes through each branch unchanged and the branch's LayerNorm adds its own onto it.
+  constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
 
   // MLP branch: residual3 = residual2 + c_proj(gelu(c_fc(ln_2(residual2))))
-  zero(acts_.dfch_gelu, 4 * NC);
   ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
-                       N, 4 * C, C, IM);
-  zero(acts_.dfch, 4 * NC);
-  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC);
-  zero(acts_.dln, NC);
+                       N, 4 * C, C, IM, Set);
+  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC, Set);
   ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C,
-                       4 * C, IM);
-  // The residual passes dres through unchanged; ln_2 adds its input gradient on top.
+                       4 * C, IM, Set);
   ops_.layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2, w(Ln2Weight), a.ln2_mean,
-                          a.ln2_rstd, N, C);
+                          a.ln2_rstd, N, C, Add);
 
   // Attention branch: residual2 = input + c_proj(attention(c_attn(ln_1(input))))
-  zero(acts_.datty, NC);
   ops_.matmul_backward(acts_.datty.data(), dw(AttnProjWeight), dw(AttnProjBias), dres, a.atty, w(AttnProjWeight), N,
-                       C, C, IM);
-  zero(acts_.dqkv, 3 * NC);
+                       C, C, IM, Set);
   ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                          NH);
-  zero(acts_.dln, NC);
+                          NH, Set);
   ops_.matmul_backward(acts_.dln.data(), dw(AttnWeight), dw(AttnBias), acts_.dqkv.data(), a.ln1, w(AttnWeight), N, C,
-                       3 * C, IM);
+                       3 * C, IM, Set);
   ops_.layernorm_backward(dres, dw(Ln1Weight), dw(Ln1Bias), acts_.dln.data(), acts_.residual(layer), w(Ln1Weight),
-                          a.ln1_mean, a.ln1_rstd, N, C);
+                          a.ln1_mean, a.ln1_rstd, N, C, Add);
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss) {
@@ -186,17 +177,15 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   // LM head. The embeddings' gradient buffer stays open until the lookup's gradient is added last.
   const void* emb = fetch(hooks, kEmbeddingsGroup);
   auto demb = static_cast<char*>(grads(hooks, kEmbeddingsGroup));
-  zero(acts_.dln, size_t(N) * C);
   ops_.matmul_backward(acts_.dln.data(), demb, nullptr, dlogits, acts_.lnf.data(), emb, N, C, Vp,
-                       WeightLayout::OutputMajor);
+                       WeightLayout::OutputMajor, GradInto::Overwrite);
   hooks.release(kEmbeddingsGroup);
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
   auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
-  zero(acts_.dresidual, size_t(N) * C);
   ops_.layernorm_backward(acts_.dresidual.data(), dlnf, dlnf + C * esz, acts_.dln.data(), acts_.residual(L), lnf,
-                          acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, C);
+                          acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, C, GradInto::Overwrite);
   hooks.grads_ready(lnf_group);
   hooks.release(lnf_group);
 

@@ -58,8 +58,9 @@ public:
   void backward(ParamHooks& hooks, float dloss);
 
   // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
-  // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
-  // backend: fp32 host memory.
+  // columns from vocab_size on are not logits of real tokens. Overwritten by backward, and on a
+  // backend that computes the loss's gradient with the loss (ModelOps::cross_entropy_forward, the
+  // GPU) by a forward with targets. On the CPU backend: fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
 
   // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
@@ -77,7 +78,6 @@ private:
   void block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T);
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
-  void zero(ActTensor& t, size_t elements);
 
   GptShape shape_;
   Device& device_;

@@ -34,7 +34,8 @@ struct Tiles {
 // hold the NH heads.
 struct Dims {
   int T, NH, NKV, hs;
-  float scale;  // 1/√hs
+  float scale;      // 1/√hs
+  bool accumulate;  // backward adds into dqkv (else writes over it)
   __host__ __device__ int group() const { return NH / NKV; }
   __host__ __device__ size_t qkv_row() const { return size_t(NH + 2 * NKV) * hs; }
   __host__ __device__ size_t out_row() const { return size_t(NH) * hs; }
@@ -290,7 +291,7 @@ __device__ __forceinline__ void put_tile(float* dst, const float (&v)[R][R], int
     for (int j = 0; j < R; j++) dst[(ty + kSide * i) * kLdP + tx + kSide * j] = v[i][j];
 }
 
-// grad[t, d] += acc[i][j] · scale for t = row0 + ty + 16i below T and d = tx + 16j below hs, rows
+// grad[t, d] (+)= acc[i][j] · scale for t = row0 + ty + 16i below T and d = tx + 16j below hs, rows
 // `stride` apart: a thread's share of one head's gradient rows.
 template <int R, int kCols, typename T>
 __device__ void add_head_rows(T* grad, size_t stride, int row0, const float (&acc)[R][kCols], float scale,
@@ -303,7 +304,7 @@ __device__ void add_head_rows(T* grad, size_t stride, int row0, const float (&ac
 #pragma unroll
     for (int j = 0; j < kCols; j++) {
       const int d = tx + kSide * j;
-      if (d < dims.hs) dst[d] = from_float<T>(to_float(dst[d]) + acc[i][j] * scale);
+      if (d < dims.hs) dst[d] = from_float<T>((dims.accumulate ? to_float(dst[d]) : 0.0f) + acc[i][j] * scale);
     }
   }
 }
@@ -531,7 +532,7 @@ __device__ __forceinline__ int acc_col(int lane, int j, int e) { return 8 * j + 
 
 // grad[t, d] (+)= acc · scale for the warp's rows t = row0 + 16w + r below T and channels d below
 // hs, rows `stride` apart.
-template <int HS, bool kAccumulate>
+template <int HS>
 __device__ void write_head_rows(bf16* grad, size_t stride, int row0, const float (&acc)[MmaTiles<HS>::kCols8][4],
                                 float scale, const Dims& dims, int warp, int lane) {
 #pragma unroll
@@ -541,7 +542,7 @@ __device__ void write_head_rows(bf16* grad, size_t stride, int row0, const float
       const int t = row0 + 16 * warp + acc_row(lane, e), d = acc_col(lane, n, e);
       if (t >= dims.T || d >= dims.hs) continue;
       bf16& dst = grad[size_t(t) * stride + d];
-      dst = __float2bfloat16_rn((kAccumulate ? __bfloat162float(dst) : 0.0f) + acc[n][e] * scale);
+      dst = __float2bfloat16_rn((dims.accumulate ? __bfloat162float(dst) : 0.0f) + acc[n][e] * scale);
     }
 }
 
@@ -631,7 +632,7 @@ __device__ void load_stats(float* sL, float* sD, const float* lse, const float* 
 
 // dq of one query tile (its own query head), summed over the key tiles up to the diagonal:
 // p = exp(q·kᵀ·scale - lse), ds = p·(dout·vᵀ - D), dq = Σ ds·k · scale.
-template <int HS, bool kAccumulate>
+template <int HS>
 __global__ void __launch_bounds__(kMmaThreads)
     attention_backward_q_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
                                     Dims dims) {
@@ -680,14 +681,14 @@ __global__ void __launch_bounds__(kMmaThreads)
       }
     times_tile<HS>(dq, s, sK, lane);
   }
-  write_head_rows<HS, kAccumulate>(dqkv + size_t(b) * dims.T * stride + dims.q_at(h), stride, q0, dq, dims.scale,
+  write_head_rows<HS>(dqkv + size_t(b) * dims.T * stride + dims.q_at(h), stride, q0, dq, dims.scale,
                                    dims, warp, lane);
 }
 
 // dk and dv of one key tile of kv head blockIdx.y, summed over the query tiles from the diagonal
 // to the end of every query head that reads it (in head order): with pᵀ = exp(k·qᵀ·scale - lse)
 // and dsᵀ = pᵀ·(v·doutᵀ - D), dv = Σ pᵀ·dout and dk = Σ dsᵀ·q · scale.
-template <int HS, bool kAccumulate>
+template <int HS>
 __global__ void __launch_bounds__(kMmaThreads)
     attention_backward_kv_mma_kernel(bf16* dqkv, const bf16* dout, const bf16* qkv, const float* lse, const float* D,
                                      Dims dims) {
@@ -737,8 +738,8 @@ __global__ void __launch_bounds__(kMmaThreads)
     times_tile<HS>(dk, dpt, sQ, lane);
   }
   bf16* grad = dqkv + size_t(b) * dims.T * stride;
-  write_head_rows<HS, kAccumulate>(grad + dims.k_at(h0), stride, k0, dk, dims.scale, dims, warp, lane);
-  write_head_rows<HS, kAccumulate>(grad + dims.v_at(h0), stride, k0, dv, 1.0f, dims, warp, lane);
+  write_head_rows<HS>(grad + dims.k_at(h0), stride, k0, dk, dims.scale, dims, warp, lane);
+  write_head_rows<HS>(grad + dims.v_at(h0), stride, k0, dv, 1.0f, dims, warp, lane);
 }
 
 void check_shape(const AttentionShape& s, const char* op) {
@@ -757,7 +758,9 @@ AttentionShape multi_head(int B, int T, int C, int NH, const char* op) {
   return {B, T, NH, NH, C / NH};
 }
 
-Dims dims_of(const AttentionShape& s) { return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs))}; }
+Dims dims_of(const AttentionShape& s, GradInto into = GradInto::Accumulate) {
+  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate};
+}
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (above 48 KB needs the opt-in).
 template <typename Kernel>
@@ -844,11 +847,11 @@ size_t attention_backward_scratch_floats(int B, int T, int NH) {
 }
 
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, const AttentionShape& s, cudaStream_t stream) {
+                        const float* lse, const AttentionShape& s, cudaStream_t stream, GradInto dqkv_into) {
   check_shape(s, "attention_backward");
   if (s.B == 0 || s.T == 0) return;
   require(scratch != nullptr, "attention_backward: scratch is null (attention_backward_scratch_floats floats)");
-  const Dims dims = dims_of(s);
+  const Dims dims = dims_of(s, dqkv_into);
   dispatch_activation(dt, "attention_backward", [&](auto tag) {
     using E = decltype(tag);
     auto* dx = static_cast<E*>(dqkv);
@@ -862,11 +865,11 @@ void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, 
       dispatch_mma_head_size(s.hs, [&](auto hs_c) {
         constexpr int HS = decltype(hs_c)::value;
         const size_t bytes = 4 * MmaTiles<HS>::tile_bytes() + MmaTiles<HS>::stats_bytes();
-        auto kv_kernel = attention_backward_kv_mma_kernel<HS, true>;
+        auto kv_kernel = attention_backward_kv_mma_kernel<HS>;
         allow_shared_memory(kv_kernel, bytes, "attention_backward");
         launch(kv_kernel, tile_grid(s.T, kMmaTile, s.NKV, s.B), kMmaThreads, bytes, stream,
                "attention_backward_kv_mma_kernel", dx, dy, x, lse, scratch, dims);
-        auto q_kernel = attention_backward_q_mma_kernel<HS, true>;
+        auto q_kernel = attention_backward_q_mma_kernel<HS>;
         allow_shared_memory(q_kernel, bytes, "attention_backward");
         launch(q_kernel, tile_grid(s.T, kMmaTile, s.NH, s.B), kMmaThreads, bytes, stream,
                "attention_backward_q_mma_kernel", dx, dy, x, lse, scratch, dims);
@@ -891,8 +894,9 @@ void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, 
 }
 
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream) {
-  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, "attention_backward"), stream);
+                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream, GradInto dqkv_into) {
+  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, "attention_backward"), stream,
+                     dqkv_into);
 }
 
 }  // namespace zt::cuda

@@ -23,6 +23,7 @@
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "kernels/model_ops.hpp"  // GradInto
 
 namespace zt::cuda {
 
@@ -42,11 +43,12 @@ void attention_forward(DType dt, void* out, float* lse, const void* qkv, int B, 
 // Floats of device scratch attention_backward needs (Σ_d dout·out per query row).
 size_t attention_backward_scratch_floats(int B, int T, int NH);
 
-// Accumulates dqkv += the gradient of out for dout [B, T, NH·hs], from the forward's inputs,
-// output and lse.
+// dqkv (+)= the gradient of out for dout [B, T, NH·hs], from the forward's inputs, output and lse.
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, const AttentionShape& shape, cudaStream_t stream);
+                        const float* lse, const AttentionShape& shape, cudaStream_t stream,
+                        GradInto dqkv_into = GradInto::Accumulate);
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream);
+                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream,
+                        GradInto dqkv_into = GradInto::Accumulate);
 
 }  // namespace zt::cuda

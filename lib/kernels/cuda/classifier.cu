@@ -119,6 +119,8 @@ void check_shape(int N, int V, int Vp, const char* op) {
 
 bool vector_path(int Vp, const void* a, const void* b) { return Vp % kVec == 0 && aligned16(a) && aligned16(b); }
 
+__global__ void add_mean_loss_kernel(double* sum, const float* mean_loss) { sum[0] += double(mean_loss[0]); }
+
 void launch_mean(float* mean_loss, const float* losses, int N, cudaStream_t stream) {
   launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, N);
 }
@@ -162,6 +164,10 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
            stream, "classifier_fused_kernel", static_cast<T*>(logits), lse, losses, targets, scale, V, Vp);
   });
   launch_mean(mean_loss, losses, N, stream);
+}
+
+void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream) {
+  launch(add_mean_loss_kernel, 1, 1, 0, stream, "add_mean_loss_kernel", sum, mean_loss);
 }
 
 }  // namespace zt::cuda

@@ -39,13 +39,18 @@ __global__ void gelu_forward_kernel(T* out, const T* inp, size_t n) {
 }
 
 template <typename T, bool kVector>
-__global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, size_t n) {
+__global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, size_t n, bool accumulate) {
   const size_t i = first_element();
   if (i >= n) return;
   float x[kVec], dy[kVec], dx[kVec];
   load_floats<kVector>(x, inp, i, n);
   load_floats<kVector>(dy, dout, i, n);
-  load_floats<kVector>(dx, dinp, i, n);
+  if (accumulate) {
+    load_floats<kVector>(dx, dinp, i, n);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVec; k++) dx[k] = 0.0f;
+  }
 #pragma unroll
   for (int k = 0; k < kVec; k++) dx[k] += gelu_grad(x[k]) * dy[k];
   store_floats<kVector>(dinp, dx, i, n);
@@ -63,14 +68,15 @@ void gelu_forward(DType dt, void* out, const void* inp, size_t n, cudaStream_t s
   });
 }
 
-void gelu_backward(DType dt, void* dinp, const void* inp, const void* dout, size_t n, cudaStream_t stream) {
+void gelu_backward(DType dt, void* dinp, const void* inp, const void* dout, size_t n, cudaStream_t stream,
+                   GradInto into) {
   if (n == 0) return;
   const bool vector = aligned16(dinp) && aligned16(inp) && aligned16(dout);
   dispatch_activation(dt, "gelu_backward", [&](auto tag) {
     using T = decltype(tag);
     launch_elementwise(gelu_backward_kernel<T, true>, gelu_backward_kernel<T, false>, vector, n, stream,
                        "gelu_backward_kernel", static_cast<T*>(dinp), static_cast<const T*>(inp),
-                       static_cast<const T*>(dout), n);
+                       static_cast<const T*>(dout), n, into == GradInto::Accumulate);
   });
 }
 

@@ -21,19 +21,36 @@ __device__ __forceinline__ void for_row_groups(const T* row, int C, int lane, F&
   }
 }
 
-template <typename T, bool kVector>
-__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const T* inp, const T* weight,
-                                         const T* bias, int N, int C) {
+// kResidual: the row is first formed as a + b, rounded to T and stored in inp (what
+// residual_forward would store, and what layernorm_forward would then read), in the same pass
+// that sums it for the mean.
+template <typename T, bool kVector, bool kResidual>
+__global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, T* inp, const T* a, const T* b,
+                                         const T* weight, const T* bias, int N, int C) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   if (row >= N) return;  // the whole warp leaves together; no block-wide barrier follows
-  const T* x = inp + size_t(row) * C;
+  T* x = inp + size_t(row) * C;
   float sum = 0.0f;
-  for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+  if constexpr (kResidual) {
+    for (int c = lane * kVec; c < C; c += kWarpSize * kVec) {
+      float u[kVec], v[kVec];
+      load_floats<kVector>(u, a + size_t(row) * C, size_t(c), size_t(C));
+      load_floats<kVector>(v, b + size_t(row) * C, size_t(c), size_t(C));
 #pragma unroll
-    for (int k = 0; k < kVec; k++)
-      if (c + k < C) sum += v[k];
-  });
+      for (int k = 0; k < kVec; k++) u[k] = to_float(from_float<T>(u[k] + v[k]));
+      store_floats<kVector>(x, u, size_t(c), size_t(C));
+#pragma unroll
+      for (int k = 0; k < kVec; k++)
+        if (c + k < C) sum += u[k];
+    }
+  } else {
+    for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
+#pragma unroll
+      for (int k = 0; k < kVec; k++)
+        if (c + k < C) sum += v[k];
+    });
+  }
   const float m = warp_sum(sum) / float(C);
   float sq = 0.0f;
   for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
@@ -59,7 +76,7 @@ __global__ void layernorm_forward_kernel(T* out, float* mean, float* rstd, const
 
 template <typename T, bool kVector>
 __global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* inp, const T* weight,
-                                               const float* mean, const float* rstd, int N, int C) {
+                                               const float* mean, const float* rstd, int N, int C, bool accumulate) {
   const int row = blockIdx.x * kWarpsPerBlock + threadIdx.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   if (row >= N) return;
@@ -86,7 +103,12 @@ __global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* 
     float g[kVec], w[kVec], d[kVec];
     load_floats<kVector>(g, dy, size_t(c), size_t(C));
     load_floats<kVector>(w, weight, size_t(c), size_t(C));
-    load_floats<kVector>(d, dx, size_t(c), size_t(C));
+    if (accumulate) {
+      load_floats<kVector>(d, dx, size_t(c), size_t(C));
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVec; k++) d[k] = 0.0f;
+    }
 #pragma unroll
     for (int k = 0; k < kVec; k++) {
       const float norm = (v[k] - m) * s;
@@ -123,21 +145,39 @@ void check_shape(int N, int C, const char* op) {
           " (the grid of the parameter-gradient sums)");
 }
 
+// layernorm_forward_kernel over inp, first formed as a + b when a is not null.
+void launch_layernorm_forward(DType dt, void* out, float* mean, float* rstd, void* inp, const void* a, const void* b,
+                              const void* weight, const void* bias, int N, int C, cudaStream_t stream,
+                              const char* op) {
+  check_shape(N, C, op);
+  if (N == 0) return;
+  const unsigned grid = grid_size(size_t(N), kWarpsPerBlock, op);
+  const bool vector = C % kVec == 0 && aligned16(out) && aligned16(inp) && aligned16(weight) && aligned16(bias) &&
+                      (!a || (aligned16(a) && aligned16(b)));
+  dispatch_activation(dt, op, [&](auto tag) {
+    using T = decltype(tag);
+    auto kernel = a ? (vector ? layernorm_forward_kernel<T, true, true> : layernorm_forward_kernel<T, false, true>)
+                    : (vector ? layernorm_forward_kernel<T, true, false> : layernorm_forward_kernel<T, false, false>);
+    launch(kernel, grid, kWarpsPerBlock * kWarpSize, 0, stream, "layernorm_forward_kernel", static_cast<T*>(out), mean,
+           rstd, static_cast<T*>(inp), static_cast<const T*>(a), static_cast<const T*>(b),
+           static_cast<const T*>(weight), static_cast<const T*>(bias), N, C);
+  });
+}
+
 }  // namespace
 
 void layernorm_forward(DType dt, void* out, float* mean, float* rstd, const void* inp, const void* weight,
                        const void* bias, int N, int C, cudaStream_t stream) {
-  check_shape(N, C, "layernorm_forward");
-  if (N == 0) return;
-  const unsigned grid = grid_size(size_t(N), kWarpsPerBlock, "layernorm_forward");
-  const bool vector =
-      C % kVec == 0 && aligned16(out) && aligned16(inp) && aligned16(weight) && aligned16(bias);
-  dispatch_activation(dt, "layernorm_forward", [&](auto tag) {
-    using T = decltype(tag);
-    launch(vector ? layernorm_forward_kernel<T, true> : layernorm_forward_kernel<T, false>, grid,
-           kWarpsPerBlock * kWarpSize, 0, stream, "layernorm_forward_kernel", static_cast<T*>(out), mean, rstd,
-           static_cast<const T*>(inp), static_cast<const T*>(weight), static_cast<const T*>(bias), N, C);
-  });
+  // The kernel writes inp only when it forms it from a and b.
+  launch_layernorm_forward(dt, out, mean, rstd, const_cast<void*>(inp), nullptr, nullptr, weight, bias, N, C, stream,
+                           "layernorm_forward");
+}
+
+void residual_layernorm_forward(DType dt, void* residual, void* out, float* mean, float* rstd, const void* a,
+                                const void* b, const void* weight, const void* bias, int N, int C,
+                                cudaStream_t stream) {
+  launch_layernorm_forward(dt, out, mean, rstd, residual, a, b, weight, bias, N, C, stream,
+                           "residual_layernorm_forward");
 }
 
 size_t layernorm_backward_scratch_floats(int N, int C) {
@@ -147,7 +187,7 @@ size_t layernorm_backward_scratch_floats(int N, int C) {
 
 void layernorm_backward(DType dt, void* dinp, void* dweight, void* dbias, float* scratch, const void* dout,
                         const void* inp, const void* weight, const float* mean, const float* rstd, int N, int C,
-                        cudaStream_t stream) {
+                        cudaStream_t stream, GradInto dinp_into) {
   check_shape(N, C, "layernorm_backward");
   if (N == 0) return;
   const unsigned grid = grid_size(size_t(N), kWarpsPerBlock, "layernorm_backward");
@@ -159,7 +199,7 @@ void layernorm_backward(DType dt, void* dinp, void* dweight, void* dbias, float*
     if (dinp)
       launch(vector ? layernorm_backward_dinp_kernel<T, true> : layernorm_backward_dinp_kernel<T, false>, grid,
              kWarpsPerBlock * kWarpSize, 0, stream, "layernorm_backward_dinp_kernel", static_cast<T*>(dinp), dy, x,
-             static_cast<const T*>(weight), mean, rstd, N, C);
+             static_cast<const T*>(weight), mean, rstd, N, C, dinp_into == GradInto::Accumulate);
     if (dweight || dbias) {
       require(scratch != nullptr, "layernorm_backward: scratch is null (layernorm_backward_scratch_floats floats)");
       const ColumnOutputs<2, T> outputs{{static_cast<T*>(dweight), static_cast<T*>(dbias)}};

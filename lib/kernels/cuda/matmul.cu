@@ -269,14 +269,14 @@ void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, co
 
 void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, void* dbias, const void* dout,
                      const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, GradInto dinp_into) {
   check_args(ctx, dt, N, C, OC, "matmul_backward");
   if (N == 0) return;
   MatmulContext::Impl& s = ctx.impl();
   const bool input_major = layout == WeightLayout::InputMajor;
-  if (dinp)  // dinp[N, C] += dout[N, OC] · Wᵀ
-    require_gemm(s, dt, row_major_gemm(dinp, dout, false, weight, input_major, N, OC, C, true), stream,
-                 "matmul_backward (dinp)");
+  if (dinp)  // dinp[N, C] (+)= dout[N, OC] · Wᵀ
+    require_gemm(s, dt, row_major_gemm(dinp, dout, false, weight, input_major, N, OC, C, dinp_into == GradInto::Accumulate),
+                 stream, "matmul_backward (dinp)");
   if (dweight) {  // dW += inpᵀ · dout as [C, OC] (InputMajor), or dWᵀ += doutᵀ · inp as [OC, C]
     const Gemm g = input_major ? row_major_gemm(dweight, inp, true, dout, false, C, N, OC, true)
                                : row_major_gemm(dweight, dout, true, inp, false, OC, N, C, true);
