@@ -66,6 +66,17 @@ public:
   virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                                const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) = 0;
 
+  // The backward of a projection whose input was gelu(pre) (the MLP's output projection), through
+  // the GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), dweight += gelu_outᵀ · dout, dbias += Σ_rows dout.
+  // dgelu: [N, C] scratch for dout · Wᵀ (a backend may apply the GELU's gradient in the product's
+  // epilogue instead).
+  virtual void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout,
+                                    const void* gelu_out, const void* pre, const void* weight, int N, int C, int OC,
+                                    WeightLayout layout, GradInto dpre_into) {
+    matmul_backward(dgelu, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, GradInto::Overwrite);
+    gelu_backward(dpre, pre, dgelu, size_t(N) * size_t(C), dpre_into);
+  }
+
   // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
   // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
   // attention_saved_floats), `scratch` what backward uses (attention_scratch_floats).

@@ -136,7 +136,6 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
   auto dw = [&](BlockTensor t) { return static_cast<char*>(grads) + block_[int(t)] * esz; };
   const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
-  const size_t NC = size_t(N) * C;
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
   constexpr auto IM = WeightLayout::InputMajor;
   // Each intermediate gradient has one writer, which writes over it; the residual stream's gradient
@@ -144,9 +143,8 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
 
   // MLP branch: residual3 = residual2 + c_proj(gelu(c_fc(ln_2(residual2))))
-  ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
-                       N, 4 * C, C, IM, Set);
-  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC, Set);
+  ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
+                            a.fch_gelu, a.fch, w(FcProjWeight), N, 4 * C, C, IM, Set);
   ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C,
                        4 * C, IM, Set);
   ops_.layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2, w(Ln2Weight), a.ln2_mean,

@@ -1,8 +1,9 @@
 // The cuBLASLt calls of lib/kernels/cuda/matmul.cu for the emulated build: an implementation of
 // cublasLtMatmul's documented column-major semantics,
 //   D = epilogue(alpha · op(A) · op(B) + beta · C + bias),
-// with op = transpose when TRANSA/TRANSB say so, bias a vector over D's rows, and the GELU
-// epilogues writing their input (the pre-activation) to the aux matrix. The product is queued on
+// with op = transpose when TRANSA/TRANSB say so, bias a vector over D's rows, the GELU epilogues
+// writing their input (the pre-activation) to the aux matrix, and DGELU multiplying the product by
+// the GELU's gradient at the aux matrix (the tanh approximation's derivative). The product is queued on
 // the stream like any kernel (emulated_device.hpp) and accumulates as a GPU GEMM does: in fp32,
 // fp32 inputs by fused multiply-adds in k order, bf16 inputs in blocks of 16 products (one MMA)
 // added to the fp32 accumulator, k beyond 4096 split into slices summed at the end (split-K;
@@ -94,6 +95,13 @@ void store(cudaDataType t, void* p, size_t i, float v) {
 
 float gelu_tanh(float x) {
   return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+}
+
+// d/dx gelu_tanh(x), the tanh approximation's derivative.
+float gelu_tanh_grad(float x) {
+  const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+  const float t = std::tanh(u);
+  return 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x);
 }
 
 bool has(uint32_t epilogue, uint32_t bit) { return (epilogue & bit) == bit; }
@@ -238,7 +246,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
   if (requested < 1 || c != d || !shape_of(desc, layouts.at(a), layouts.at(b), layouts.at(d), s))
     return CUBLAS_STATUS_INVALID_VALUE;
   const bool bias = has(desc.epilogue, CUBLASLT_EPILOGUE_BIAS);
-  const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX);
+  const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX) || has(desc.epilogue, CUBLASLT_EPILOGUE_DGELU);
   if (bias && (desc.bias == nullptr || desc.bias_type != int32_t(layouts.at(d).type)))
     return CUBLAS_STATUS_INVALID_VALUE;
   if (gelu && (desc.aux == nullptr || desc.aux_ld % 8 != 0 || desc.aux_ld < int64_t(s.m)))
@@ -268,7 +276,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op, const v
   zt::emu::enqueue(stream, "cublasLtMatmul", [=] {
     const bool bias = has(desc.epilogue, CUBLASLT_EPILOGUE_BIAS);
     const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX);
-    if ((bias && alignment(desc.bias) < 16) || (gelu && alignment(desc.aux) < 16))
+    const bool dgelu = has(desc.epilogue, CUBLASLT_EPILOGUE_DGELU);
+    if ((bias && alignment(desc.bias) < 16) || ((gelu || dgelu) && alignment(desc.aux) < 16))
       return zt::emu::fault(cudaErrorMisalignedAddress, "cublasLtMatmul: epilogue bias or aux pointer not 16-byte aligned");
     if (alignment(A) < promised[0] || alignment(B) < promised[1] || alignment(D) < promised[3])
       return zt::emu::fault(cudaErrorMisalignedAddress, "cublasLtMatmul: a matrix less aligned than its algorithm's");
@@ -283,6 +292,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op, const v
           store(ld.type, desc.aux, i + j * uint64_t(desc.aux_ld), v);
           v = gelu_tanh(v);
         }
+        if (dgelu) v *= gelu_tanh_grad(load(ld.type, desc.aux, i + j * uint64_t(desc.aux_ld)));
         column[i] = v;
       }
       for (uint64_t i = 0; i < s.m; i++) store(ld.type, D, i + j * uint64_t(ld.ld), column[i]);

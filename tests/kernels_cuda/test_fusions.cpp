@@ -1,7 +1,9 @@
 // What the model's operator table fuses or writes over on the GPU gives what the unfused,
-// accumulating calls give, bit for bit: a residual and its LayerNorm in one pass against the two
-// calls; every input gradient written over a buffer of NaNs (GradInto::Overwrite) against the same
-// gradient accumulated onto zeros.
+// accumulating calls give: a residual and its LayerNorm in one pass against the two calls (bit for
+// bit); every input gradient written over a buffer of NaNs (GradInto::Overwrite) against the same
+// gradient accumulated onto zeros (bit for bit); the MLP's output projection's backward through the
+// GELU against matmul_backward then gelu_backward (bit for bit in fp32, within bf16's tolerance
+// where the GELU's gradient runs in cuBLASLt's epilogue).
 #include "cuda_test_support.hpp"
 #include "kernels/cuda/attention.hpp"
 #include "kernels/cuda/gelu.hpp"
@@ -107,5 +109,31 @@ TEST_CASE("input gradients written over NaNs equal those accumulated onto zeros"
       INFO(names[i]);
       CHECK(written[i] == accumulated[i]);
     }
+  }
+}
+
+TEST_CASE("the output projection's backward through the GELU equals the two calls", "[cuda][matmul][gelu][fusion]") {
+  const int N = 9, C = 32, OC = 16;  // C: the GELU's width (the projection's input)
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const Vec pre = rounded(dt, random_vec(size_t(N) * C, 51)), w = rounded(dt, random_vec(size_t(C) * OC, 52, 0.2f));
+    const Vec dy = rounded(dt, random_vec(size_t(N) * OC, 53));
+    DeviceTensor dpre_v(dt, pre), gelu_out(dt, size_t(N) * C), dw(dt, w), ddy(dt, dy);
+    cuda::gelu_forward(dt, gelu_out.ptr(), dpre_v.ptr(), size_t(N) * C, nullptr);
+    cuda::MatmulContext ctx;
+    DeviceTensor dgelu(dt, size_t(N) * C), dpre1(dt, size_t(N) * C), dw1(dt, size_t(C) * OC), db1(dt, size_t(OC));
+    cuda::matmul_backward(ctx, dt, dgelu.ptr(), dw1.ptr(), db1.ptr(), ddy.ptr(), gelu_out.ptr(), dw.ptr(), N, C, OC,
+                          cpu::WeightLayout::InputMajor, nullptr, GradInto::Overwrite);
+    cuda::gelu_backward(dt, dpre1.ptr(), dpre_v.ptr(), dgelu.ptr(), size_t(N) * C, nullptr, GradInto::Overwrite);
+    DeviceTensor scratch = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite), dpre2 = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite);
+    DeviceTensor dw2(dt, size_t(C) * OC), db2(dt, size_t(OC));
+    cuda::matmul_backward_gelu(ctx, dt, dpre2.ptr(), scratch.ptr(), dw2.ptr(), db2.ptr(), ddy.ptr(), gelu_out.ptr(),
+                               dpre_v.ptr(), dw.ptr(), N, C, OC, cpu::WeightLayout::InputMajor, nullptr,
+                               GradInto::Overwrite);
+    device_sync();
+    CHECK(dw2.bits() == dw1.bits());
+    CHECK(db2.bits() == db1.bits());
+    if (dt == DType::F32) CHECK(dpre2.bits() == dpre1.bits());
+    else require_close(dt, dpre2.values(), dpre1.values(), {2e-2});
   }
 }

@@ -293,4 +293,23 @@ void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, vo
   }
 }
 
+void matmul_backward_gelu(MatmulContext& ctx, DType dt, void* dpre, void* dgelu, void* dweight, void* dbias,
+                          const void* dout, const void* gelu_out, const void* pre, const void* weight, int N, int C,
+                          int OC, WeightLayout layout, cudaStream_t stream, GradInto dpre_into) {
+  check_args(ctx, dt, N, C, OC, "matmul_backward_gelu");
+  if (N == 0) return;
+  matmul_backward(ctx, dt, nullptr, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, stream);
+  // bf16: the GELU gradient in the product's epilogue, from its fp32 result (the aux matrix, pre,
+  // needs a leading dimension that is a multiple of 8 and 16-byte alignment).
+  if (dt == DType::BF16 && dpre_into == GradInto::Overwrite && C % 8 == 0 && aligned16(pre)) {
+    Gemm g = row_major_gemm(dpre, dout, false, weight, layout == WeightLayout::InputMajor, N, OC, C, false);
+    g.epilogue = CUBLASLT_EPILOGUE_DGELU;
+    g.aux = const_cast<void*>(pre);  // read, not written, by this epilogue
+    if (run_gemm(ctx.impl(), dt, g, stream)) return;
+  }
+  matmul_backward(ctx, dt, dgelu, nullptr, nullptr, dout, gelu_out, weight, N, C, OC, layout, stream,
+                  GradInto::Overwrite);
+  gelu_backward(dt, dpre, pre, dgelu, size_t(N) * size_t(C), stream, dpre_into);
+}
+
 }  // namespace zt::cuda

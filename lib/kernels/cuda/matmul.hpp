@@ -58,4 +58,12 @@ void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, vo
                      const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
                      cudaStream_t stream, GradInto dinp_into = GradInto::Accumulate);
 
+// The backward of a projection whose input was gelu(pre) (GPT-2's MLP output projection) through
+// that GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), and dweight += gelu_outᵀ · dout, dbias += Σ dout
+// as matmul_backward. bf16 written over: the GELU gradient runs in cuBLASLt's epilogue on the
+// product's fp32 result; otherwise dout · Wᵀ goes to dgelu ([N, C] scratch), then gelu_backward.
+void matmul_backward_gelu(MatmulContext& ctx, DType dt, void* dpre, void* dgelu, void* dweight, void* dbias,
+                          const void* dout, const void* gelu_out, const void* pre, const void* weight, int N, int C,
+                          int OC, WeightLayout layout, cudaStream_t stream, GradInto dpre_into);
+
 }  // namespace zt::cuda

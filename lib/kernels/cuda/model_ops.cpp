@@ -97,6 +97,13 @@ void CudaModelOps::matmul_gelu_forward(void* pre_gelu, void* out, const void* in
   cuda::matmul_forward(*matmul_, dtype_, out, inp, weight, bias, N, C, OC, layout, stream(), pre_gelu);
 }
 
+void CudaModelOps::matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout,
+                                        const void* gelu_out, const void* pre, const void* weight, int N, int C, int OC,
+                                        WeightLayout layout, GradInto dpre_into) {
+  cuda::matmul_backward_gelu(*matmul_, dtype_, dpre, dgelu, dweight, dbias, dout, gelu_out, pre, weight, N, C, OC,
+                             layout, stream(), dpre_into);
+}
+
 void CudaModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                                    const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) {
   cuda::matmul_backward(*matmul_, dtype_, dinp, dweight, dbias, dout, inp, weight, N, C, OC, layout, stream(),

@@ -8,7 +8,8 @@
 //   classifier), replacing the logits by their gradient for the dloss of the last backward, so
 //   cross_entropy_backward has nothing left to do (or rescales, for another dloss); it copies the
 //   mean loss to the host and waits for the stream;
-// - the MLP's GELU runs in the input projection's epilogue in bf16, and a block's second residual
+// - the MLP's GELU runs in the input projection's epilogue in bf16, its gradient in the output
+//   projection's backward epilogue, and a block's second residual
 //   in its LayerNorm's pass; input gradients are written over (GradInto) with cuBLASLt's beta = 0
 //   or kernels that skip the read.
 // The operators' own scratch (cuBLASLt workspace, LayerNorm column partials, the embedding
@@ -48,6 +49,9 @@ public:
                            int C, int OC, WeightLayout layout) override;
   void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
                        int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
+  void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout, const void* gelu_out,
+                            const void* pre, const void* weight, int N, int C, int OC, WeightLayout layout,
+                            GradInto dpre_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
   void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
