@@ -13,7 +13,7 @@
 #                                  # python3's CUDA wheels; never a driver stub)
 #   scripts/gpu_bundle.sh find-library SONAME   # where unpack takes that CUDA library from
 #
-# Then, there: . .gpu/env.sh && bench/gpu.sh test bench
+# Then, there: bench/gpu.sh (it unpacks, checks, tests, sanitizes and benchmarks in one call)
 #
 # The package files go to .gpu/deps, never over the machine's own: env.sh points the loader, Open
 # MPI and PMIx there. The executables name files by the absolute paths of the build (the
@@ -28,7 +28,7 @@ DEPS=$BUNDLE/deps
 MULTIARCH=usr/lib/x86_64-linux-gnu
 # What `ctest -L gpu`, test_backend_choice and the benchmarks run.
 EXECUTABLES=(zerotrain test_kernels_cuda test_nccl test_backend_choice test_gpu_backend test_gpu_training
-  test_gpu_zerotrain bench_kernels)
+  test_gpu_zerotrain test_gpu_model_step bench_kernels)
 # Present on any Linux with a C++ runtime; the machine's own versions are used.
 SYSTEM_PACKAGES="libc6 libgcc-s1 libstdc++6 libudev1 libuuid1 zlib1g"
 

@@ -26,7 +26,7 @@ std::vector<Shape> shapes() {
       {1, 35, 96, 2},   // head size 48 (compiled for 64, channels past 48 zero)
       {1, 35, 128, 1},  // head size 128, two 32-row tiles
   };
-  if (!kEmulated) {
+  if (!small_shapes()) {
     s.push_back({4, 1024, 768, 12});  // GPT-2 124M
     s.push_back({2, 257, 1024, 8});   // head size 128, a last tile of one row
   }
