@@ -108,7 +108,11 @@ if wants check; then
   section "machine"
   { echo '```'; nvidia-smi 2>&1 | head -25 || true; echo '```'; } >>"$RESULTS"
   [ "$gpus" -gt 0 ] || failed "nvidia-smi sees no GPU"
-  missing=$(ldd "$BUILD/zerotrain" "$BUILD"/tests/*/test_* "$BUILD"/bench/cuda/bench_kernels 2>&1 | grep -E "not found|No such file")
+  missing=""
+  for exe in "$BUILD/zerotrain" "$BUILD"/tests/*/test_* "$BUILD"/bench/cuda/bench_kernels; do
+    out=$(ldd "$exe" 2>&1) || missing+="$exe: $out"$'\n'
+    missing+=$(grep -E "not found" <<<"$out" | sed "s|^|$exe: |")
+  done
   if [ -n "$missing" ]; then
     { echo '```'; echo "$missing"; echo '```'; } >>"$RESULTS"
     failed "libraries the executables need are missing"

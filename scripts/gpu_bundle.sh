@@ -116,7 +116,7 @@ cuda_library_dirs() {  # LD_LIBRARY_PATH with the bundle's libraries
     dir=$(find_library "$lib") || return 1
     dirs+="$dir"$'\n'
   done
-  sort -u <<<"$dirs" | grep . | paste -sd:
+  sort -u <<<"$dirs" | sed '/^$/d' | paste -sd:
 }
 
 unpack() {
