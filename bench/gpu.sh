@@ -150,8 +150,9 @@ if wants sanitize; then
   else
     for tool in memcheck racecheck; do
       start=$SECONDS
-      ZT_TEST_SMALL_SHAPES=1 "$sanitizer" --tool "$tool" --error-exitcode 99 "$BUILD/tests/kernels_cuda/test_kernels_cuda" \
-        >"$OUTDIR/sanitize-$tool.log" 2>&1
+      # Bounded, so that the whole call fits its 10 minutes (124: the tool ran out of time).
+      ZT_TEST_SMALL_SHAPES=1 timeout 180 "$sanitizer" --tool "$tool" --error-exitcode 99 \
+        "$BUILD/tests/kernels_cuda/test_kernels_cuda" >"$OUTDIR/sanitize-$tool.log" 2>&1
       code=$?
       echo "- $tool: exit $code after $((SECONDS - start)) s; $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUTDIR/sanitize-$tool.log" | tail -1)" |
         tee -a "$RESULTS"
