@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 
 #ifdef ZT_HAVE_CUDA_BACKEND
@@ -25,9 +27,12 @@ Backend& select_backend(const std::string& device, int local_rank, int local_siz
   if (device == "cuda") return cuda::backend(local_rank, training_dtype);
   if (device == "auto") {
     // Every rank of a job must compute on the same kind of device: GPUs only when each local rank
-    // has one and the run is one the GPU kernels compute.
+    // has one (as many GPUs as local ranks, or one each that the launcher chose: a rank shown a
+    // single GPU through CUDA_VISIBLE_DEVICES) and the run is one the GPU kernels compute.
     const int gpus = cuda::visible_devices();
-    if (gpus > 0 && gpus >= local_size && training_dtype != DType::F16 && gpu_model)
+    const char* chosen = std::getenv("CUDA_VISIBLE_DEVICES");
+    const bool own_gpu = gpus >= local_size || (gpus == 1 && chosen && *chosen);
+    if (gpus > 0 && own_gpu && training_dtype != DType::F16 && gpu_model)
       return cuda::backend(local_rank, training_dtype);
     const std::string why = !gpu_model ? fmt::format("model_type {} runs on the CPU only so far", model_type)
                             : training_dtype == DType::F16 ? std::string("fp16 runs on the CPU only")

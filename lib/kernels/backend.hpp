@@ -20,10 +20,11 @@ struct Backend {
 Backend& cpu_backend();
 
 // The backend training.device asks for: "cpu", "cuda" (the GPU of this local rank), or "auto"
-// (GPUs when this build has the CUDA backend, every rank of this machine has a GPU of its own and
-// the dtype and the model family (model_type: "gpt2", "llama", ...) are ones the GPU kernels
-// compute, else the CPU, saying why when GPUs are visible). The CPU computes in fp32 whatever the
-// training dtype. Throws zt::Error naming training.device when the choice cannot be met.
+// (GPUs when this build has the CUDA backend, every rank of this machine has a GPU of its own, as
+// many visible as ranks or one each chosen by the launcher through CUDA_VISIBLE_DEVICES, and the
+// dtype and the model family (model_type: "gpt2", "llama", ...) are ones the GPU kernels compute,
+// else the CPU, saying why when GPUs are visible). The CPU computes in fp32 whatever the training
+// dtype. Throws zt::Error naming training.device when the choice cannot be met.
 Backend& select_backend(const std::string& device, int local_rank, int local_size, DType training_dtype,
                         std::string_view model_type = "gpt2");
 

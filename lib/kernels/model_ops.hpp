@@ -11,9 +11,9 @@
 // heads, then the NKV v heads.
 // `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
 // (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
-// device memory. Backward functions accumulate (+=) into their gradient outputs unless they say
-// otherwise; a gradient output may be null to skip it. All work is queued on the device's compute
-// stream.
+// device memory. Backward functions accumulate (+=) into their parameter-gradient outputs, and into
+// their input-gradient outputs as their GradInto says; a gradient output may be null to skip it.
+// All work is queued on the device's compute stream.
 #include <cstddef>
 #include <cstdint>
 
@@ -21,6 +21,10 @@
 #include "kernels/weight_layout.hpp"
 
 namespace zt {
+
+// How a backward operator writes an input gradient: added into the buffer (+=), or written over
+// it (=, its old contents ignored: the caller is the first writer and saves clearing it).
+enum class GradInto : uint8_t { Accumulate, Overwrite };
 
 class ModelOps {
 public:
@@ -42,14 +46,40 @@ public:
   virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                                  const void* bias, int N, int C) = 0;
   virtual void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                  const void* weight, const float* mean, const float* rstd, int N, int C) = 0;
+                                  const void* weight, const float* mean, const float* rstd, int N, int C,
+                                  GradInto dinp_into) = 0;
+  // residual = a + b, then out = layernorm(residual) as layernorm_forward computes it (a block's
+  // second residual and its LayerNorm; a backend may do both in one pass).
+  virtual void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* a,
+                                          const void* b, const void* weight, const void* bias, int N, int C) {
+    residual_forward(residual, a, b, size_t(N) * size_t(C));
+    layernorm_forward(out, mean, rstd, residual, weight, bias, N, C);
+  }
 
   // out[N, OC] = inp[N, C] · W (+ bias[OC]); overwrites out.
   virtual void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
                               WeightLayout layout) = 0;
-  // dinp += dout · Wᵀ, dweight += inpᵀ · dout (in the weight's own layout), dbias += Σ_rows dout.
+  // pre_gelu = inp · W + bias, out = gelu(pre_gelu) (the MLP's input projection; a backend may
+  // apply the GELU in the product's epilogue).
+  virtual void matmul_gelu_forward(void* pre_gelu, void* out, const void* inp, const void* weight, const void* bias,
+                                   int N, int C, int OC, WeightLayout layout) {
+    matmul_forward(pre_gelu, inp, weight, bias, N, C, OC, layout);
+    gelu_forward(out, pre_gelu, size_t(N) * size_t(OC));
+  }
+  // dinp (+)= dout · Wᵀ, dweight += inpᵀ · dout (in the weight's own layout), dbias += Σ_rows dout.
   virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                               const void* weight, int N, int C, int OC, WeightLayout layout) = 0;
+                               const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) = 0;
+
+  // The backward of a projection whose input was gelu(pre) (the MLP's output projection), through
+  // the GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), dweight += gelu_outᵀ · dout, dbias += Σ_rows dout.
+  // dgelu: [N, C] scratch for dout · Wᵀ (a backend may apply the GELU's gradient in the product's
+  // epilogue instead).
+  virtual void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout,
+                                    const void* gelu_out, const void* pre, const void* weight, int N, int C, int OC,
+                                    WeightLayout layout, GradInto dpre_into) {
+    matmul_backward(dgelu, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, GradInto::Overwrite);
+    gelu_backward(dpre, pre, dgelu, size_t(N) * size_t(C), dpre_into);
+  }
 
   // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
   // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
@@ -58,7 +88,7 @@ public:
   virtual size_t attention_scratch_floats(int B, int T, int NH) const = 0;
   virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
   virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                  const float* saved, int B, int T, int C, int NH) = 0;
+                                  const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) = 0;
 
   // RMSNorm: out[N, C] = inp · rstd · weight, rstd = 1 / sqrt(mean(inp²) + eps) saved in rstd[N].
   virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -105,18 +135,26 @@ public:
   virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
   virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) = 0;
 
-  // GPT-2's tanh GELU: out = gelu(inp); dinp += gelu'(inp) · dout.
+  // GPT-2's tanh GELU: out = gelu(inp); dinp (+)= gelu'(inp) · dout.
   virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;
-  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) = 0;
+  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) = 0;
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
   // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
   // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
   // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries
-  // no loss and no gradient. NaN when no row counts.
-  virtual float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
-                                      int Vp) = 0;
+  // no loss and no gradient. NaN when no row counts. A backend may compute the gradient in the same
+  // pass and write it over the logits (the GPU's fused classifier): only cross_entropy_backward on
+  // the same buffer may follow, before the next forward.
+  virtual float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) = 0;
+  // The mean losses of forwards with targets, kept where the device computes them: after
+  // keep_losses(true), cross_entropy_forward adds its mean loss to a sum there (in double, in the
+  // order the losses come) and returns NaN without waiting for the device; take_losses() waits once
+  // and returns the sum since the last take. A trainer then reads one number per step, not one per
+  // micro-batch.
+  virtual void keep_losses(bool keep) = 0;
+  virtual double take_losses() = 0;
   // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
   // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
   // itself.

@@ -126,11 +126,14 @@ void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, con
 }
 
 void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp,
-                        const char* weight, const float* mean, const float* rstd, int N) {
-  if (recipe_.rms_norm)
-    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model);
-  else
-    ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model);
+                        const char* weight, const float* mean, const float* rstd, int N, GradInto dinp_into) {
+  if (!recipe_.rms_norm) {
+    ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model, dinp_into);
+    return;
+  }
+  if (dinp_into == GradInto::Overwrite) device_.fill_zero(dinp, size_t(N) * shape_.d_model * dtype_size(ops_.dtype()),
+                                                          device_.compute());
+  ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model);
 }
 
 void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
@@ -171,13 +174,19 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
     ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
-  ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
-  norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Norm2Weight), w(Norm2Bias), N);
-  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
-  if (recipe_.swiglu)
+  if (recipe_.rms_norm) {
+    ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
+    norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Norm2Weight), w(Norm2Bias), N);
+  } else {
+    ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Norm2Weight),
+                                    w(Norm2Bias), N, C);
+  }
+  if (recipe_.swiglu) {
+    ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
     ops_.swiglu_forward(a.fch_gelu, a.fch, N, F);
-  else
-    ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * F);
+  } else {
+    ops_.matmul_gelu_forward(a.fch, a.fch_gelu, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+  }
   if (!write_output) return;  // recomputation for backward needs nothing past the activation
   ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
@@ -272,28 +281,30 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
   const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
   const int fc = recipe_.swiglu ? 2 * F : F;
-  const size_t NC = size_t(N) * C;
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
+  // An intermediate gradient with one writer is written over, not cleared and accumulated; the
+  // residual stream's gradient dres passes through each branch unchanged and the branch's norm adds
+  // its own onto it. The llama family's own operators accumulate: their outputs are cleared first.
+  constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
 
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
-  zero(acts_.dfch_gelu, size_t(N) * F);
-  ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
-                       N, F, C, weights_);
-  zero(acts_.dfch, size_t(N) * fc);
-  if (recipe_.swiglu)
+  if (recipe_.swiglu) {
+    ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
+                         N, F, C, weights_, Set);
+    zero(acts_.dfch, size_t(N) * fc);
     ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F);
-  else
-    ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), size_t(N) * F);
-  zero(acts_.dln, NC);
+  } else {
+    ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
+                              a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
+  }
   ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
-                       weights_);
-  // The residual passes dres through unchanged; norm_2 adds its input gradient on top.
+                       weights_, Set);
   norm_backward(dres, dw(Norm2Weight), dw(Norm2Bias), acts_.dln.data(), a.residual2, w(Norm2Weight), a.ln2_mean,
-                a.ln2_rstd, N);
+                a.ln2_rstd, N, Add);
 
   // Attention branch: residual2 = input + proj(attention(qkv(norm_1(input))))
-  zero(acts_.datty, size_t(N) * Q);
-  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_);
+  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_,
+                       Set);
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
@@ -307,15 +318,13 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
                             w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd);
     }
   } else {
-    zero(acts_.dqkv, size_t(N) * QKV);
     ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                            NH);
+                            NH, Set);
   }
-  zero(acts_.dln, NC);
   ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
-                       QKV, weights_);
+                       QKV, weights_, Set);
   norm_backward(dres, dw(Norm1Weight), dw(Norm1Bias), acts_.dln.data(), acts_.residual(layer), w(Norm1Weight),
-                a.ln1_mean, a.ln1_rstd, N);
+                a.ln1_mean, a.ln1_rstd, N, Add);
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss) {
@@ -335,19 +344,16 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const int head = gpt_head_group(shape_);
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads(hooks, head));
-  zero(acts_.dln, size_t(N) * C);
   ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
-                       WeightLayout::OutputMajor);
+                       WeightLayout::OutputMajor, GradInto::Overwrite);
   if (head != kEmbeddingsGroup) hooks.grads_ready(head);
   hooks.release(head);
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
   auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
-  zero(acts_.dresidual, size_t(N) * C);
   norm_backward(acts_.dresidual.data(), dlnf, recipe_.rms_norm ? nullptr : dlnf + C * esz, acts_.dln.data(),
-                acts_.residual(L), lnf,
-                acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N);
+                acts_.residual(L), lnf, acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, GradInto::Overwrite);
   hooks.grads_ready(lnf_group);
   hooks.release(lnf_group);
 

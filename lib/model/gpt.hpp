@@ -77,8 +77,9 @@ public:
   void forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks);
 
   // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
-  // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
-  // backend: fp32 host memory.
+  // columns from vocab_size on are not logits of real tokens. Overwritten by backward, and on a
+  // backend that computes the loss's gradient with the loss (ModelOps::cross_entropy_forward, the
+  // GPU) by a forward with targets. On the CPU backend: fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
   // Row `row` of the last forward's logits, its first vocab_size() values, as fp32 in host memory
   // (copied from the device; waits for it).
@@ -107,11 +108,11 @@ private:
   // The block's norms and the final norm: LayerNorm (mean saved) or RMSNorm.
   void norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias, int N);
   void norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp, const char* weight,
-                     const float* mean, const float* rstd, int N);
+                     const float* mean, const float* rstd, int N, GradInto dinp_into);
   void fill_rope_tables();
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
-  void zero(ActTensor& t, size_t elements);
+  void zero(ActTensor& t, size_t elements);  // before an operator that accumulates
 
   GptShape shape_;
   Device& device_;

@@ -113,7 +113,10 @@ TEST_CASE("events order a stream after another; the host waits for either", "[gp
   std::vector<uint8_t> pattern(n, 0x5a);
   Buffer<uint8_t> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, n, Init::Uninitialised);
   std::memcpy(pinned.data(), pattern.data(), n);
-  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n), b(dev, MemSpace::Device, MemCategory::Buffers, n);
+  // `a` uninitialised: zeroing it would queue a fill on the compute stream that the copies stream's
+  // write below does not wait for (a device's first use of a buffer is ordered on compute).
+  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n, Init::Uninitialised);
+  Buffer<uint8_t> b(dev, MemSpace::Device, MemCategory::Buffers, n);
   Event done = dev.create_event();
   dev.copy(a.data(), pinned.data(), n, dev.copies());  // asynchronous: pinned memory
   dev.record(done, dev.copies());
@@ -244,7 +247,8 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
   std::vector<int32_t> targets(N);
   for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 31) % V;
   std::vector<float> lse(N);
-  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp);
+  std::vector<float> scores = logits;
+  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), scores.data(), targets.data(), N, V, Vp);
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
     ModelOps& ops = gpu(dt).model;
@@ -256,6 +260,39 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
     const float got = ops.cross_entropy_forward(d_lse.data(), d_logits.data(),
                                                 reinterpret_cast<const int32_t*>(d_targets.data()), N, V, Vp);
     CHECK(got == Approx(expect).epsilon(dt == DType::F32 ? 1e-6 : 2e-2));
+  }
+}
+
+TEST_CASE("the GPU's loss pass leaves the logits' gradient, for the dloss backward asks", "[gpu][model]") {
+  const int N = 37, V = 250, Vp = 256;
+  const auto logits = random_floats(size_t(N) * Vp, 9, 2.0f);
+  std::vector<int32_t> targets(N);
+  for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 17) % V;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    ModelOps& ops = gpu(dt).model;
+    const auto values = as_dtype(logits, dt);
+    auto d_targets = upload(targets);
+    const auto* t = reinterpret_cast<const int32_t*>(d_targets.data());
+    Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
+    // dloss 1, then 0.5 twice: the first 0.5 rescales the gradient written for 1, the second is written for 0.5.
+    for (float dloss : {1.0f, 0.5f, 0.5f}) {
+      INFO(dtype_name(dt) << " dloss " << dloss);
+      std::vector<float> want = logits, lse(N);
+      cpu::CpuModelOps cpu_ops;
+      cpu_ops.cross_entropy_forward(lse.data(), want.data(), targets.data(), N, V, Vp);
+      cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), dloss / N, N, V, Vp);
+      auto d_logits = upload(values);
+      ops.cross_entropy_forward(d_lse.data(), d_logits.data(), t, N, V, Vp);
+      ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, dloss / N, N, V, Vp);
+      std::vector<float> got(size_t(N) * Vp);
+      to_f32(dt, download(d_logits.data(), values.size()).data(), got.data(), got.size());
+      double err = 0, norm = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+      }
+      CHECK(std::sqrt(err / norm) < (dt == DType::F32 ? 1e-6 : 1e-2));
+    }
   }
 }
 

@@ -4,14 +4,16 @@
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
-// a tolerance (fp32: 1e-5 relative on every step's loss; bf16, where the GPU also keeps its
-// activations in bf16 and the CPU in fp32: 1%). On the GPU itself every kernel is deterministic
+// a tolerance (fp32: 2e-5 relative on every step's loss, kFp32LossTolerance below; bf16, where the
+// GPU also keeps its activations in bf16 and the CPU in fp32: 1%). On the GPU itself every kernel is deterministic
 // and a world of one rank sums nothing across ranks, so stages 0-3 give the same bits (as they do
 // on the CPU at a fixed world size), a rerun gives the same bits, and the host AdamW of offloaded
 // state gives the GPU AdamW's bits.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -30,13 +32,21 @@ using namespace zt;
 namespace {
 
 // Built as test_gpu_training_emulated, every CUDA thread runs on the CPU
-// (tests/kernels_cuda/cuda_emulator.hpp): shorter sequences and runs keep it to seconds.
-#ifdef ZT_TEST_EMULATED
+// (tests/kernels_cuda/cuda_emulator.hpp): shorter sequences and runs keep it to seconds
+// (ZT_TEST_FULL_LENGTH: the GPU's lengths, for bench/cuda/fp32_tolerance.sh).
+#if defined(ZT_TEST_EMULATED) && !defined(ZT_TEST_FULL_LENGTH)
 constexpr bool kEmulated = true;
 #else
 constexpr bool kEmulated = false;
 #endif
 int steps(int n) { return kEmulated ? (n + 2) / 3 : n; }
+
+// fp32 GPU against CPU: both sum in fp32 with fused multiply-adds, in different orders (cuBLASLt's
+// blocking and split-K against oneDNN's; the kernels' reductions), and Adam carries the rounding
+// differences from step to step. Measured on the emulator at these lengths with the GEMM summed in
+// several orders (bench/cuda/fp32_tolerance.sh, bench/RESULTS.md): at most 3.8e-6 relative over 20
+// steps; the tolerance is five times that.
+constexpr double kFp32LossTolerance = 2e-5;
 
 struct Spec {
   int stage = 0;
@@ -135,15 +145,20 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
   CHECK(last < first - 1.0);
 }
 
-TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 1e-5", "[gpu][train][parity]") {
+TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5", "[gpu][train][parity]") {
   for (int stage : {0, 3}) {
     INFO("stage " << stage);
     const RunResult cpu = train("cpu", {stage, "fp32"}, steps(20));
     const RunResult gpu = train("cuda", {stage, "fp32"}, steps(20));
+    double worst = 0;
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
-      CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 1e-5 * std::abs(cpu.losses[i]));
+      const double relative = std::abs(gpu.losses[i] - cpu.losses[i]) / std::abs(cpu.losses[i]);
+      worst = std::max(worst, relative);
+      CHECK(relative <= kFp32LossTolerance);
     }
+    std::printf("fp32 stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n", stage,
+                cpu.losses.size(), worst);
     // Parameters are not compared element by element: gradients that vanish in exact arithmetic
     // (the attention key biases) are rounding noise on both, and Adam turns noise into steps of
     // either sign. The loss does not depend on them.

@@ -9,8 +9,8 @@
 // fixed order: the same logits always give the same bits.
 // Vector loads need Vp % 8 == 0 and 16-byte aligned logits; otherwise a scalar path runs.
 // A target of kIgnoredTarget (core/ignored_target.hpp) carries no loss: its row's losses[n] is NaN
-// and left out of the mean, and its gradient is 0. Any other target outside [0, V) makes that row's loss NaN
-// (and its gradient lacks the -1): the kernels never index outside the row.
+// and left out of the mean, and its gradient is 0. Any other target outside [0, V) makes that row's
+// loss NaN (and its gradient lacks the -1): the kernels never index outside the row.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -31,6 +31,9 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
 // mean loss.
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          float scale, int N, int V, int Vp, cudaStream_t stream);
+
+// sum[0] += mean_loss[0] in double: the losses of several micro-batches kept on the device.
+void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream);
 
 // Both in one pass: writes lse, losses and mean_loss as classifier_forward does, and replaces the
 // logits with the dlogits of classifier_backward.
