@@ -1,6 +1,6 @@
 // The trainer on one GPU (world of one rank, no MPI): the toy model (GPT-2) and the llama family's
 // tiny presets (llama-tiny: RMSNorm, RoPE, SwiGLU, grouped-query attention; qwen3-tiny: and the
-// q/k norms) against the CPU path, ZeRO stages against each other, a run against its rerun, state
+// q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head) against the CPU path, ZeRO stages against each other, a run against its rerun, state
 // offloaded to host memory or files against resident, and no allocation in a step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
@@ -56,6 +56,8 @@ struct Spec {
   bool offload = false;  // optimizer state (and at stage 3 the parameters) in pinned host memory
   std::string offload_to = "cpu";  // or "nvme": in files under the system's temporary directory
   std::string model = "toy";       // a preset
+  std::string model_type = "";     // instead of the preset's (qwen2: q, k and v biases)
+  bool tied = true;                // false: an LM head of its own
 };
 
 // The llama family's presets: each of their operators on the GPU.
@@ -90,6 +92,8 @@ config::Config run_config(const Spec& s) {
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
   c.model = config::resolve_model_argument(s.model);
+  if (!s.model_type.empty()) c.model.model_type = s.model_type;
+  if (!s.tied) c.model.tie_word_embeddings = false;
   c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
   c.data.format = "text";
   c.data.seq_len = 64;
@@ -131,10 +135,12 @@ bool same_bits(const RunResult& a, const RunResult& b) {
          std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)) == 0;
 }
 
-// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0.
+// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0, and a Qwen2 (q/k/v biases) with an
+// untied head.
 std::vector<Spec> parity_runs(const std::string& dtype) {
   std::vector<Spec> runs{{0, dtype}, {3, dtype}};
   for (const std::string& model : kLlamaFamily) runs.push_back({0, dtype, false, "cpu", model});
+  runs.push_back({0, dtype, false, "cpu", "llama-tiny", "qwen2", false});
   return runs;
 }
 
@@ -161,7 +167,7 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
 
 TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5, for every model family", "[gpu][train][parity]") {
   for (const Spec& spec : parity_runs("fp32")) {
-    INFO(spec.model << " stage " << spec.stage);
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
     const RunResult cpu = train("cpu", spec, steps(20));
     const RunResult gpu = train("cuda", spec, steps(20));
     double worst = 0;
@@ -171,8 +177,8 @@ TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5, for every model
       worst = std::max(worst, relative);
       CHECK(relative <= kFp32LossTolerance);
     }
-    std::printf("fp32 %s stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n",
-                spec.model.c_str(), spec.stage, cpu.losses.size(), worst);
+    std::printf("fp32 %s %s stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n",
+                spec.model.c_str(), spec.model_type.c_str(), spec.stage, cpu.losses.size(), worst);
     // Parameters are not compared element by element: gradients that vanish in exact arithmetic
     // (the attention key biases) are rounding noise on both, and Adam turns noise into steps of
     // either sign. The loss does not depend on them.
@@ -181,7 +187,7 @@ TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5, for every model
 
 TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%, for every model family", "[gpu][train][parity]") {
   for (const Spec& spec : parity_runs("bf16")) {
-    INFO(spec.model << " stage " << spec.stage);
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
     const RunResult cpu = train("cpu", spec, steps(20));
     const RunResult gpu = train("cuda", spec, steps(20));
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
