@@ -8,10 +8,13 @@
 #   test      ctest -L gpu and test_backend_choice, a GPU required (ZT_GPU_REQUIRED): a skipped
 #             test counts as a failure; test_nccl_np2 only where two GPUs are visible
 #   sanitize  compute-sanitizer memcheck and racecheck on test_kernels_cuda (small shapes)
-#   kernels   bench_kernels at GPT-2 124M shapes, bf16 and fp32
+#   kernels   bench_kernels at GPT-2 124M shapes, bf16 and fp32, and at Llama 3.2 1B's, bf16
 #   bench     GPT-2 124M at T=1024 in bf16, the largest micro-batch of 64, 32, 16, 8 that fits:
 #             tokens/s and MFU; the same model, batch and length in PyTorch (bf16 autocast,
 #             scaled_dot_product_attention, torch.compile) when python3 has torch
+#   llama     the same for a Llama 3.2 1B-shaped model (preset llama-3.2-1b: GQA 32/8, SwiGLU,
+#             RoPE, RMSNorm, tied head), micro-batches 32, 16, 8, 4, against bench/gpu_torch.py's
+#             plain-torch llama of the same shape
 #
 #   bench/gpu.sh                    # every phase (unpack or build first): meant to fit 10 minutes
 #   bench/gpu.sh test kernels       # any of them, in order
@@ -46,14 +49,14 @@ fi
 phases=("$@")
 if [ ${#phases[@]} -eq 0 ]; then
   if [ -f "$ROOT/.gpu/root.txt" ] && [ ! -f "$BUILD/CMakeCache.txt" ]; then
-    phases=(unpack check test sanitize kernels bench)
+    phases=(unpack check test sanitize kernels bench llama)
   else
-    phases=(build check test sanitize kernels bench)
+    phases=(build check test sanitize kernels bench llama)
   fi
 fi
 for p in "${phases[@]}"; do
-  case $p in unpack | build | check | test | sanitize | kernels | bench) ;;
-    *) echo "bench/gpu.sh: unknown phase \"$p\" (expected unpack, build, check, test, sanitize, kernels or bench)"; exit 2 ;;
+  case $p in unpack | build | check | test | sanitize | kernels | bench | llama) ;;
+    *) echo "bench/gpu.sh: unknown phase \"$p\" (expected unpack, build, check, test, sanitize, kernels, bench or llama)"; exit 2 ;;
   esac
 done
 wants() { local p; for p in "${phases[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
@@ -162,22 +165,25 @@ if wants sanitize; then
 fi
 
 if wants kernels; then
-  section "bench_kernels (GPT-2 124M shapes)"
-  for dt in bf16 fp32; do
-    if "$BUILD/bench/cuda/bench_kernels" --batch 8 --seq $T --dtype "$dt" >"$OUTDIR/kernels-$dt.log" 2>&1; then
-      { echo '```'; cat "$OUTDIR/kernels-$dt.log"; echo '```'; } >>"$RESULTS"
+  section "bench_kernels (GPT-2 124M and Llama 3.2 1B shapes)"
+  for run in "gpt2-124m bf16" "gpt2-124m fp32" "llama-3.2-1b bf16"; do
+    read -r model dt <<<"$run"
+    if "$BUILD/bench/cuda/bench_kernels" --model "$model" --batch 8 --seq $T --dtype "$dt" \
+      >"$OUTDIR/kernels-$model-$dt.log" 2>&1; then
+      { echo '```'; cat "$OUTDIR/kernels-$model-$dt.log"; echo '```'; } >>"$RESULTS"
     else
-      excerpt "$OUTDIR/kernels-$dt.log" 20
-      failed "bench_kernels --dtype $dt"
+      excerpt "$OUTDIR/kernels-$model-$dt.log" 20
+      failed "bench_kernels --model $model --dtype $dt"
     fi
   done
 fi
 
 # The numbers of one zerotrain run, from its metrics file and log: tokens/s over the steps after
-# the warm-up, MFU with zerotrain's FLOPs per token (6N + 12·L·C·T) and with llm.c's (6N + 6·L·C·T).
-summarize_zerotrain() {  # metrics.jsonl log B
-  local metrics=$1 log=$2 B=$3
-  awk -v warm="$WARMUP" -v B="$B" -v T="$T" -v L=12 -v C=768 -v logfile="$log" '
+# the warm-up, MFU with zerotrain's FLOPs per token (6N + 12·L·W·T, W the attention's width: the
+# query heads' channels) and with llm.c's (6N + 6·L·W·T).
+summarize_zerotrain() {  # metrics.jsonl log B L W
+  local metrics=$1 log=$2 B=$3 L=$4 W=$5
+  awk -v warm="$WARMUP" -v B="$B" -v T="$T" -v L="$L" -v W="$W" -v logfile="$log" '
     BEGIN {
       while ((getline line < logfile) > 0)
         if (match(line, /peak per rank [0-9.]+ GFLOP\/s/)) { s = substr(line, RSTART, RLENGTH); gsub(/[^0-9.]/, "", s); peak = s * 1e9 }
@@ -190,22 +196,26 @@ summarize_zerotrain() {  # metrics.jsonl log B
     END {
       if (k == 0) { print "no timed steps"; exit 1 }
       tps = B * T * k / (ms / 1000)
-      zt = 6 * N + 12 * L * C * T; llmc = 6 * N + 6 * L * C * T
+      zt = 6 * N + 12 * L * W * T; llmc = 6 * N + 6 * L * W * T
       printf "%d %.0f %.2f %.4f %.4f %d %g\n", B, tps, ms / k, (peak > 0 ? tps * zt / peak : -1), (peak > 0 ? tps * llmc / peak : -1), N, peak / 1e12
     }' "$metrics"
 }
 
-if wants bench; then
-  section "GPT-2 124M training, T=$T, bf16, ZeRO stage 0, one GPU"
-  zt_result="" zt_b=""
-  for B in 64 32 16 8; do
-    run="$OUTDIR/zerotrain-b$B"
+# One model's training benchmark, zerotrain beside PyTorch (bench/gpu_torch.py), into the results:
+# bf16, ZeRO stage 0, T=$T, the largest of the micro-batches given that fits.
+bench_training() {  # preset layers attention-width batches...
+  local preset=$1 L=$2 W=$3
+  shift 3
+  section "$preset training, T=$T, bf16, ZeRO stage 0, one GPU"
+  local zt_result="" zt_b="" B run start code args
+  for B in "$@"; do
+    run="$OUTDIR/zerotrain-$preset-b$B"
     rm -f "$run.jsonl"
     start=$SECONDS
-    args=(--config zero0 --model gpt2-124m --steps $((WARMUP + STEPS))
+    args=(--config zero0 --model "$preset" --steps $((WARMUP + STEPS))
       --data "synthetic:vocab=50257,tokens=16777216"
-      --set training.device=cuda --set bf16.enabled=true --set data.seq_len=$T
-      --set training.micro_batch_size=$B --set training.gradient_accumulation_steps=1
+      --set training.device=cuda --set bf16.enabled=true --set "data.seq_len=$T"
+      --set "training.micro_batch_size=$B" --set training.gradient_accumulation_steps=1
       --set training.eval_interval=0 --set steps_per_print=5 --set training.metrics="$run.jsonl")
     # The memory plan first: a micro-batch it says cannot fit is not tried (the run would say so later).
     "$BUILD/zerotrain" "${args[@]}" --dry-run >"$run.plan" 2>&1
@@ -217,41 +227,41 @@ if wants bench; then
     code=$?
     echo "B=$B: exit $code after $((SECONDS - start)) s" | tee -a "$RESULTS"
     if [ $code -eq 0 ]; then
-      zt_result=$(summarize_zerotrain "$run.jsonl" "$run.log" "$B") && zt_b=$B && break
+      zt_result=$(summarize_zerotrain "$run.jsonl" "$run.log" "$B" "$L" "$W") && zt_b=$B && break
     fi
-    grep -qi "out of memory" "$run.log" || { excerpt "$run.log" 20; failed "zerotrain B=$B"; break; }
+    grep -qi "out of memory" "$run.log" || { excerpt "$run.log" 20; failed "zerotrain $preset B=$B"; break; }
   done
 
-  torch_line=""
+  local torch_line="" peak torch_env gpu_name
   # PyTorch with the machine's own library path (scripts/gpu_bundle.sh's env.sh adds zerotrain's).
   torch_env=(env "LD_LIBRARY_PATH=${ZT_BASE_LD_LIBRARY_PATH-${LD_LIBRARY_PATH-}}")
   if [ -n "$zt_b" ] && command -v python3 >/dev/null &&
     "${torch_env[@]}" python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
     peak=$(echo "$zt_result" | awk '{print $7}')
     start=$SECONDS
-    "${torch_env[@]}" timeout 420 python3 "$ROOT/bench/gpu_torch.py" --batch "$zt_b" --seq $T --warmup 10 --steps "$STEPS" \
-      --peak-tflops "${peak:-0}" --json "$OUTDIR/torch.json" >"$OUTDIR/torch.log" 2>&1 ||
-      { excerpt "$OUTDIR/torch.log" 10; failed "bench/gpu_torch.py"; }
+    "${torch_env[@]}" timeout 420 python3 "$ROOT/bench/gpu_torch.py" --model "$preset" --batch "$zt_b" --seq $T \
+      --warmup 10 --steps "$STEPS" --peak-tflops "${peak:-0}" --json "$OUTDIR/torch-$preset.json" \
+      >"$OUTDIR/torch-$preset.log" 2>&1 || { excerpt "$OUTDIR/torch-$preset.log" 10; failed "bench/gpu_torch.py --model $preset"; }
     echo "PyTorch took $((SECONDS - start)) s" | tee -a "$RESULTS"
-    [ -s "$OUTDIR/torch.json" ] && torch_line=$(cat "$OUTDIR/torch.json")
+    [ -s "$OUTDIR/torch-$preset.json" ] && torch_line=$(cat "$OUTDIR/torch-$preset.json")
   else
     echo "PyTorch: not run (no python3 with CUDA torch, or no zerotrain result)" | tee -a "$RESULTS"
   fi
 
   {
     echo
-    echo "| run | B | T | tokens/s | step ms | MFU (6N+12LCT) | MFU (llm.c: 6N+6LCT) |"
+    echo "| run | B | T | tokens/s | step ms | MFU (6N+12LWT) | MFU (llm.c: 6N+6LWT) |"
     echo "|---|---|---|---|---|---|---|"
     if [ -n "$zt_result" ]; then
-      echo "$zt_result" | awk -v T=$T \
-        '{printf "| zerotrain | %d | %d | %.0f | %.1f | %.1f%% | %.1f%% |\n", $1, T, $2, $3, 100 * $4, 100 * $5}'
+      echo "$zt_result" | awk -v T=$T -v m="$preset" \
+        '{printf "| zerotrain %s | %d | %d | %.0f | %.1f | %.1f%% | %.1f%% |\n", m, $1, T, $2, $3, 100 * $4, 100 * $5}'
     fi
     if [ -n "$torch_line" ]; then
-      python3 - "$torch_line" <<'PY'
+      python3 - "$torch_line" "$preset" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
-print("| PyTorch %s | %d | %d | %.0f | %.1f | %.1f%% | %.1f%% |"
-      % (r["torch"], r["batch"], r["seq"], r["tokens_per_s"], r["step_ms"], 100 * r["mfu"], 100 * r["mfu_llmc"]))
+print("| PyTorch %s %s | %d | %d | %.0f | %.1f | %.1f%% | %.1f%% |"
+      % (r["torch"], sys.argv[2], r["batch"], r["seq"], r["tokens_per_s"], r["step_ms"], 100 * r["mfu"], 100 * r["mfu_llmc"]))
 PY
     fi
     echo
@@ -259,7 +269,11 @@ PY
     echo "GPU: $gpu_name; peak $(echo "$zt_result" | awk '{print $7}') TFLOP/s (bf16 dense);" \
       "N = $(echo "$zt_result" | awk '{print $6}') parameters; timed steps: $STEPS after $WARMUP warm-up."
   } >>"$RESULTS"
-fi
+}
+
+if wants bench; then bench_training gpt2-124m 12 768 64 32 16 8; fi
+# Llama 3.2 1B: 16 layers, attention width 32 heads x 64 = 2048.
+if wants llama; then bench_training llama-3.2-1b 16 2048 32 16 8 4; fi
 
 section "status"
 if [ $status -eq 0 ]; then echo "every phase passed" | tee -a "$RESULTS"; else echo "some phase failed (above)" | tee -a "$RESULTS"; fi

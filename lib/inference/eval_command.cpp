@@ -57,7 +57,7 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
 
   Share share;
   share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size,
-                                  dtype_from_name(o.dtype), model_type_name(shape.model_type));
+                                  dtype_from_name(o.dtype));
   Gpt model(shape, B, T, /*recompute=*/true, *share.backend);
   DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend);
   loaded.weights.reset();

@@ -14,29 +14,20 @@
 
 namespace zt {
 
-Backend& select_backend(const std::string& device, int local_rank, int local_size, DType training_dtype,
-                        std::string_view model_type) {
+Backend& select_backend(const std::string& device, int local_rank, int local_size, DType training_dtype) {
   if (device == "cpu") return cpu_backend();
 #ifdef ZT_HAVE_CUDA_BACKEND
-  // The GPU kernels compute GPT-2; the llama family's operators are CPU-only so far.
-  const bool gpu_model = model_type == "gpt2";
-  if (device == "cuda" && !gpu_model)
-    fail("training.device: \"cuda\": model_type {} is not yet implemented on the CUDA backend (it has no RMSNorm, "
-         "rotary, SwiGLU or grouped-query attention kernels yet); training.device cpu or auto trains it on the CPU",
-         model_type);
   if (device == "cuda") return cuda::backend(local_rank, training_dtype);
   if (device == "auto") {
     // Every rank of a job must compute on the same kind of device: GPUs only when each local rank
     // has one (as many GPUs as local ranks, or one each that the launcher chose: a rank shown a
-    // single GPU through CUDA_VISIBLE_DEVICES) and the run is one the GPU kernels compute.
+    // single GPU through CUDA_VISIBLE_DEVICES) and the dtype is one the GPU kernels compute.
     const int gpus = cuda::visible_devices();
     const char* chosen = std::getenv("CUDA_VISIBLE_DEVICES");
     const bool own_gpu = gpus >= local_size || (gpus == 1 && chosen && *chosen);
-    if (gpus > 0 && own_gpu && training_dtype != DType::F16 && gpu_model)
-      return cuda::backend(local_rank, training_dtype);
-    const std::string why = !gpu_model ? fmt::format("model_type {} runs on the CPU only so far", model_type)
-                            : training_dtype == DType::F16 ? std::string("fp16 runs on the CPU only")
-                                                           : fmt::format("{} ranks on this machine", local_size);
+    if (gpus > 0 && own_gpu && training_dtype != DType::F16) return cuda::backend(local_rank, training_dtype);
+    const std::string why = training_dtype == DType::F16 ? std::string("fp16 runs on the CPU only")
+                                                         : fmt::format("{} ranks on this machine", local_size);
     if (gpus > 0 && local_rank == 0)
       spdlog::warn("training.device auto: training on the CPU although {} GPU(s) are visible ({}); "
                    "training.device cuda says why in detail",
@@ -46,7 +37,6 @@ Backend& select_backend(const std::string& device, int local_rank, int local_siz
   (void)local_rank;
   (void)local_size;
   (void)training_dtype;
-  (void)model_type;
   if (device == "cuda")
     fail("training.device: \"cuda\": this build of zerotrain has no CUDA backend (expected \"cpu\" or \"auto\"; "
          "build with the CUDA toolkit and NCCL to train on GPUs)");

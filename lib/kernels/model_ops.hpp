@@ -94,7 +94,14 @@ public:
   virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
                                float eps) = 0;
   virtual void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                                const float* rstd, int N, int C) = 0;
+                                const float* rstd, int N, int C, GradInto dinp_into) = 0;
+  // residual = a + b, then out = rmsnorm(residual) as rmsnorm_forward computes it (a llama block's
+  // second residual and its norm; a backend may do both in one pass).
+  virtual void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                        const void* weight, int N, int C, float eps) {
+    residual_forward(residual, a, b, size_t(N) * size_t(C));
+    rmsnorm_forward(out, rstd, residual, weight, N, C, eps);
+  }
   // RMSNorm of each head of the packed qkv [N, (NH + 2·NKV)·hd] (Qwen3's q_norm and k_norm): out
   // holds the q heads normalised with q_weight[hd], the k heads with k_weight[hd], the v heads
   // copied; rstd[N, NH + NKV] per q and k head. Backward passes the v heads' gradient through.
@@ -102,7 +109,7 @@ public:
                                int N, int NH, int NKV, int hd, float eps) = 0;
   virtual void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                 const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                                int NKV, int hd) = 0;
+                                int NKV, int hd, GradInto dqkv_into) = 0;
 
   // Rotary embeddings in place on the q and k heads of the packed qkv [B, T, (NH + 2·NKV)·hd],
   // Hugging Face's rotate-half convention: with i < hd/2, c = cos[t, i], s = sin[t, i],
@@ -119,7 +126,8 @@ public:
   virtual void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
                                      int hd) = 0;
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                      const float* saved, int B, int T, int NH, int NKV, int hd) = 0;
+                                      const float* saved, int B, int T, int NH, int NKV, int hd,
+                                      GradInto dqkv_into) = 0;
 
   // Attention of new positions against a key/value cache (generation, forward only). qkv
   // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
@@ -131,9 +139,9 @@ public:
                                         int pos, int S, int NH, int NKV, int hd) = 0;
 
   // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
-  // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp += its gradient.
+  // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp (+)= its gradient.
   virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
-  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) = 0;
+  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) = 0;
 
   // GPT-2's tanh GELU: out = gelu(inp); dinp (+)= gelu'(inp) · dout.
   virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;

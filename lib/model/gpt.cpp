@@ -113,10 +113,6 @@ void* Gpt::grads(ParamHooks& hooks, int g) {
   return v.data;
 }
 
-void Gpt::zero(ActTensor& t, size_t elements) {
-  device_.fill_zero(t.data(), elements * dtype_size(ops_.dtype()), device_.compute());
-}
-
 void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias,
                        int N) {
   if (recipe_.rms_norm)
@@ -127,13 +123,10 @@ void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, con
 
 void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp,
                         const char* weight, const float* mean, const float* rstd, int N, GradInto dinp_into) {
-  if (!recipe_.rms_norm) {
+  if (recipe_.rms_norm)
+    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model, dinp_into);
+  else
     ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model, dinp_into);
-    return;
-  }
-  if (dinp_into == GradInto::Overwrite) device_.fill_zero(dinp, size_t(N) * shape_.d_model * dtype_size(ops_.dtype()),
-                                                          device_.compute());
-  ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model);
 }
 
 void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
@@ -175,8 +168,8 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
   if (recipe_.rms_norm) {
-    ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
-    norm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Norm2Weight), w(Norm2Bias), N);
+    ops_.residual_rmsnorm_forward(a.residual2, a.ln2, a.ln2_rstd, input, proj, w(Norm2Weight), N, C,
+                                  float(shape_.norm_eps));
   } else {
     ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Norm2Weight),
                                     w(Norm2Bias), N, C);
@@ -284,15 +277,14 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
   // An intermediate gradient with one writer is written over, not cleared and accumulated; the
   // residual stream's gradient dres passes through each branch unchanged and the branch's norm adds
-  // its own onto it. The llama family's own operators accumulate: their outputs are cleared first.
+  // its own onto it.
   constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
 
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
   if (recipe_.swiglu) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);
-    zero(acts_.dfch, size_t(N) * fc);
-    ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F);
+    ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set);
   } else {
     ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
                               a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
@@ -308,14 +300,12 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
-    zero(d_att_in, size_t(N) * QKV);
     ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att, B,
-                                T, NH, NKV, hd);
+                                T, NH, NKV, hd, Set);
     ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
-      zero(acts_.dqkv, size_t(N) * QKV);
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
-                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd);
+                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set);
     }
   } else {
     ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,

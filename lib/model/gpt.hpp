@@ -112,7 +112,6 @@ private:
   void fill_rope_tables();
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
-  void zero(ActTensor& t, size_t elements);  // before an operator that accumulates
 
   GptShape shape_;
   Device& device_;

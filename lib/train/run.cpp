@@ -22,7 +22,7 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   std::string error;
   try {
     backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
-                              dtype_from_name(config.dtype()), config.model.model_type);
+                              dtype_from_name(config.dtype()));
     if (config.training.device_memory_limit > 0)
       MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
                                          "training.device_memory_limit");

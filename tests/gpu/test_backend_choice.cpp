@@ -64,14 +64,3 @@ TEST_CASE("cuda and auto follow the GPUs this process sees", "[backend]") {
 TEST_CASE("an unknown device name is refused", "[backend]") {
   CHECK_THROWS_WITH(select_backend("tpu", 0, 1, DType::F32), Contains("training.device") && Contains("auto, cpu or cuda"));
 }
-
-TEST_CASE("the llama family trains on the CPU: auto chooses it, cuda is refused naming the model_type", "[backend]") {
-  for (const char* type : {"llama", "mistral", "qwen2", "qwen3"}) {
-    INFO(type);
-    CHECK(&select_backend("auto", 0, 1, DType::BF16, type) == &cpu_backend());
-    CHECK(&select_backend("cpu", 0, 1, DType::F32, type) == &cpu_backend());
-    CHECK_THROWS_WITH(select_backend("cuda", 0, 1, DType::BF16, type),
-                      Contains("training.device") && Contains(std::string("model_type ") + type) &&
-                          Contains("not yet implemented on the CUDA backend"));
-  }
-}

@@ -1,10 +1,12 @@
 // The model's forward and backward on the GPU wait for the device nowhere once the losses are kept
-// on it: the tokens go through pinned staging buffers, the loss into a sum on the device that the
-// trainer takes once per step. Counted on the emulated device (every synchronising call of the
-// CUDA runtime); on a GPU, the kept losses equal the losses returned one by one.
+// on it, for every model family: the tokens go through pinned staging buffers, the loss into a sum
+// on the device that the trainer takes once per step. Counted on the emulated device (every
+// synchronising call of the CUDA runtime); on a GPU, the kept losses equal the losses returned one
+// by one.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -58,8 +60,11 @@ uint64_t synchronisations() {
 }  // namespace
 
 TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones", "[gpu][model]") {
+  // GPT-2's operators (toy), the llama family's (llama-tiny), and the q/k norms (qwen3-tiny).
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny", "qwen3-tiny");
+  INFO(preset);
   Backend& backend = cuda::backend(0, DType::BF16);
-  const GptShape shape{2, 4, 64, 256, 128};
+  const GptShape shape = *gpt_preset(preset);
   const int B = 2, T = 32;
   Gpt model(shape, B, T, false, backend);
   DeviceParams params(model, backend.device);

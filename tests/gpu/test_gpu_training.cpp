@@ -1,6 +1,7 @@
-// The trainer on one GPU (world of one rank, no MPI): the toy model against the CPU path, ZeRO
-// stages against each other, a run against its rerun, state offloaded to host memory or files
-// against resident, and no allocation in a step after the first.
+// The trainer on one GPU (world of one rank, no MPI): the toy model (GPT-2) and the llama family's
+// tiny presets (llama-tiny: RMSNorm, RoPE, SwiGLU, grouped-query attention; qwen3-tiny: and the
+// q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head) against the CPU path, ZeRO stages against each other, a run against its rerun, state
+// offloaded to host memory or files against resident, and no allocation in a step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
@@ -22,6 +23,7 @@
 
 #include "comm/local_communicator.hpp"
 #include "config/config.hpp"
+#include "config/model_block.hpp"
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/backend.hpp"
@@ -53,10 +55,16 @@ struct Spec {
   std::string dtype = "fp32";
   bool offload = false;  // optimizer state (and at stage 3 the parameters) in pinned host memory
   std::string offload_to = "cpu";  // or "nvme": in files under the system's temporary directory
+  std::string model = "toy";       // a preset
+  std::string model_type = "";     // instead of the preset's (qwen2: q, k and v biases)
+  bool tied = true;                // false: an LM head of its own
 };
 
-// The toy preset on the shipped corpus, with buckets that cut groups in odd places.
-config::Config toy_config(const Spec& s) {
+// The llama family's presets: each of their operators on the GPU.
+const std::vector<std::string> kLlamaFamily = {"llama-tiny", "qwen3-tiny"};
+
+// A preset (toy by default) on the shipped corpus, with buckets that cut groups in odd places.
+config::Config run_config(const Spec& s) {
   config::Config c;
   c.world_size = 1;
   c.train_micro_batch_size_per_gpu = 4;
@@ -83,7 +91,9 @@ config::Config toy_config(const Spec& s) {
   c.optimizer.beta1 = 0.9;
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
-  c.model = {"toy", 2, 4, 64, 256, 128};
+  c.model = config::resolve_model_argument(s.model);
+  if (!s.model_type.empty()) c.model.model_type = s.model_type;
+  if (!s.tied) c.model.tie_word_embeddings = false;
   c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
   c.data.format = "text";
   c.data.seq_len = 64;
@@ -109,7 +119,7 @@ struct RunResult {
 };
 
 RunResult train(const std::string& device, const Spec& spec, int steps) {
-  const config::Config c = toy_config(spec);
+  const config::Config c = run_config(spec);
   Backend& backend = backend_for(device, c);
   auto comm = make_local_communicator(backend.device);
   Trainer trainer(c, *comm, backend);
@@ -125,10 +135,19 @@ bool same_bits(const RunResult& a, const RunResult& b) {
          std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)) == 0;
 }
 
+// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0, and a Qwen2 (q/k/v biases) with an
+// untied head.
+std::vector<Spec> parity_runs(const std::string& dtype) {
+  std::vector<Spec> runs{{0, dtype}, {3, dtype}};
+  for (const std::string& model : kLlamaFamily) runs.push_back({0, dtype, false, "cpu", model});
+  runs.push_back({0, dtype, false, "cpu", "llama-tiny", "qwen2", false});
+  return runs;
+}
+
 }  // namespace
 
 TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
-  const config::Config c = toy_config({0, "bf16"});
+  const config::Config c = run_config({0, "bf16"});
   Backend& backend = backend_for("cuda", c);
   REQUIRE(backend.device.kind() == DeviceKind::Cuda);
   auto comm = make_local_communicator(backend.device);
@@ -145,11 +164,12 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
   CHECK(last < first - 1.0);
 }
 
-TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5", "[gpu][train][parity]") {
-  for (int stage : {0, 3}) {
-    INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "fp32"}, steps(20));
-    const RunResult gpu = train("cuda", {stage, "fp32"}, steps(20));
+
+TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5, for every model family", "[gpu][train][parity]") {
+  for (const Spec& spec : parity_runs("fp32")) {
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
+    const RunResult cpu = train("cpu", spec, steps(20));
+    const RunResult gpu = train("cuda", spec, steps(20));
     double worst = 0;
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
@@ -157,19 +177,19 @@ TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5", "[gpu][train][
       worst = std::max(worst, relative);
       CHECK(relative <= kFp32LossTolerance);
     }
-    std::printf("fp32 stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n", stage,
-                cpu.losses.size(), worst);
+    std::printf("fp32 %s %s stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n",
+                spec.model.c_str(), spec.model_type.c_str(), spec.stage, cpu.losses.size(), worst);
     // Parameters are not compared element by element: gradients that vanish in exact arithmetic
     // (the attention key biases) are rounding noise on both, and Adam turns noise into steps of
     // either sign. The loss does not depend on them.
   }
 }
 
-TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][parity]") {
-  for (int stage : {0, 3}) {
-    INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "bf16"}, steps(20));
-    const RunResult gpu = train("cuda", {stage, "bf16"}, steps(20));
+TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%, for every model family", "[gpu][train][parity]") {
+  for (const Spec& spec : parity_runs("bf16")) {
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
+    const RunResult cpu = train("cpu", spec, steps(20));
+    const RunResult gpu = train("cuda", spec, steps(20));
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
       CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 0.01 * std::abs(cpu.losses[i]));
@@ -177,14 +197,15 @@ TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][pa
   }
 }
 
-TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU", "[gpu][train][stages]") {
-  for (std::string dtype : {"fp32", "bf16"}) {
-    const RunResult reference = train("cuda", {0, dtype}, steps(5));
-    for (int stage = 1; stage <= 3; ++stage) {
-      INFO(dtype << " stage " << stage << " against stage 0");
-      CHECK(same_bits(train("cuda", {stage, dtype}, steps(5)), reference));
+TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU, for every model family", "[gpu][train][stages]") {
+  for (const std::string& model : {std::string("toy"), kLlamaFamily[0], kLlamaFamily[1]})
+    for (std::string dtype : {"fp32", "bf16"}) {
+      const RunResult reference = train("cuda", {0, dtype, false, "cpu", model}, steps(5));
+      for (int stage = 1; stage <= 3; ++stage) {
+        INFO(model << " " << dtype << " stage " << stage << " against stage 0");
+        CHECK(same_bits(train("cuda", {stage, dtype, false, "cpu", model}, steps(5)), reference));
+      }
     }
-  }
 }
 
 TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinism]") {
@@ -210,22 +231,26 @@ TEST_CASE("optimizer state offloaded to host memory or files on the GPU gives th
 }
 
 TEST_CASE("no step after the first allocates on the GPU", "[gpu][train][memory]") {
-  for (std::string dtype : {"fp32", "bf16"})
-    for (int stage = 0; stage <= 3; ++stage) {
-      config::Config c = toy_config({stage, dtype});
-      c.data.val = c.data.train;  // evaluation between steps uses the same buffers
-      c.training.eval_interval = 1;
-      Backend& backend = backend_for("cuda", c);
-      auto comm = make_local_communicator(backend.device);
-      Trainer trainer(c, *comm, backend);
-      trainer.train_step(1);
+  std::vector<Spec> runs;  // GPT-2 at every stage, the llama family at stage 3
+  for (std::string dtype : {"fp32", "bf16"}) {
+    for (int stage = 0; stage <= 3; ++stage) runs.push_back({stage, dtype});
+    for (const std::string& model : kLlamaFamily) runs.push_back({3, dtype, false, "cpu", model});
+  }
+  for (const Spec& spec : runs) {
+    config::Config c = run_config(spec);
+    c.data.val = c.data.train;  // evaluation between steps uses the same buffers
+    c.training.eval_interval = 1;
+    Backend& backend = backend_for("cuda", c);
+    auto comm = make_local_communicator(backend.device);
+    Trainer trainer(c, *comm, backend);
+    trainer.train_step(1);
+    trainer.evaluate();
+    const uint64_t after_first = MemoryLedger::instance().stats().allocations;
+    for (int64_t s = 2; s <= 4; ++s) {
+      trainer.train_step(s);
       trainer.evaluate();
-      const uint64_t after_first = MemoryLedger::instance().stats().allocations;
-      for (int64_t s = 2; s <= 4; ++s) {
-        trainer.train_step(s);
-        trainer.evaluate();
-      }
-      INFO(dtype << " stage " << stage);
-      CHECK(MemoryLedger::instance().stats().allocations == after_first);
     }
+    INFO(spec.model << " " << spec.dtype << " stage " << spec.stage);
+    CHECK(MemoryLedger::instance().stats().allocations == after_first);
+  }
 }

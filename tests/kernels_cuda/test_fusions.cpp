@@ -1,6 +1,6 @@
 // What the model's operator table fuses or writes over on the GPU gives what the unfused,
-// accumulating calls give: a residual and its LayerNorm in one pass against the two calls (bit for
-// bit); every input gradient written over a buffer of NaNs (GradInto::Overwrite) against the same
+// accumulating calls give: a residual and its LayerNorm or RMSNorm in one pass against the two calls
+// (bit for bit); every input gradient written over a buffer of NaNs (GradInto::Overwrite) against the same
 // gradient accumulated onto zeros (bit for bit); the MLP's output projection's backward through the
 // GELU against matmul_backward then gelu_backward (bit for bit in fp32, within bf16's tolerance
 // where the GELU's gradient runs in cuBLASLt's epilogue).
@@ -10,6 +10,8 @@
 #include "kernels/cuda/layernorm.hpp"
 #include "kernels/cuda/matmul.hpp"
 #include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/rmsnorm.hpp"
+#include "kernels/cuda/swiglu.hpp"
 
 #include <limits>
 
@@ -46,6 +48,27 @@ TEST_CASE("residual + layernorm in one pass gives the two calls' bits", "[cuda][
       CHECK(res2.bits() == res1.bits());
       CHECK(out2.bits() == out1.bits());
       CHECK(mean2.download_bytes() == mean1.download_bytes());
+      CHECK(rstd2.download_bytes() == rstd1.download_bytes());
+    }
+}
+
+TEST_CASE("residual + rmsnorm in one pass gives the two calls' bits", "[cuda][rmsnorm][fusion]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int C : {64, 37}) {  // the vector and the scalar path
+      INFO(dtype_name(dt) << " C=" << C);
+      const int N = 9;
+      const size_t n = size_t(N) * C;
+      DeviceTensor a(dt, rounded(dt, random_vec(n, 5))), b(dt, rounded(dt, random_vec(n, 6)));
+      DeviceTensor w(dt, rounded(dt, random_vec(size_t(C), 7)));
+      DeviceTensor res1(dt, n), out1(dt, n), res2(dt, n), out2(dt, n);
+      DeviceBuffer rstd1(N * 4), rstd2(N * 4);
+      cuda::residual_forward(dt, res1.ptr(), a.ptr(), b.ptr(), n, nullptr);
+      cuda::rmsnorm_forward(dt, out1.ptr(), rstd1.as<float>(), res1.ptr(), w.ptr(), N, C, 1e-5f, nullptr);
+      cuda::residual_rmsnorm_forward(dt, res2.ptr(), out2.ptr(), rstd2.as<float>(), a.ptr(), b.ptr(), w.ptr(), N, C,
+                                     1e-5f, nullptr);
+      device_sync();
+      CHECK(res2.bits() == res1.bits());
+      CHECK(out2.bits() == out1.bits());
       CHECK(rstd2.download_bytes() == rstd1.download_bytes());
     }
 }
@@ -101,10 +124,47 @@ TEST_CASE("input gradients written over NaNs equal those accumulated onto zeros"
         device_sync();
         got.push_back(dqkv.bits());
       }
+      {  // rmsnorm: dinp
+        const int N = 5, C = 40;
+        const size_t n = size_t(N) * C;
+        DeviceTensor x(dt, rounded(dt, random_vec(n, 51))), dy(dt, rounded(dt, random_vec(n, 52)));
+        DeviceTensor w(dt, rounded(dt, random_vec(size_t(C), 53))), y(dt, n);
+        DeviceBuffer rstd(N * 4);
+        cuda::rmsnorm_forward(dt, y.ptr(), rstd.as<float>(), x.ptr(), w.ptr(), N, C, 1e-5f, nullptr);
+        DeviceTensor dx = grad_buffer(dt, n, into);
+        cuda::rmsnorm_backward(dt, dx.ptr(), nullptr, nullptr, dy.ptr(), x.ptr(), w.ptr(), rstd.as<float>(), N, C,
+                               nullptr, into);
+        device_sync();
+        got.push_back(dx.bits());
+      }
+      {  // q/k norms: dqkv (the v heads passed through)
+        const int N = 6, NH = 4, NKV = 2, hd = 16;
+        const size_t n = size_t(N) * (NH + 2 * NKV) * hd;
+        DeviceTensor x(dt, rounded(dt, random_vec(n, 61))), dy(dt, rounded(dt, random_vec(n, 62))), y(dt, n);
+        DeviceTensor qw(dt, rounded(dt, random_vec(size_t(hd), 63))), kw(dt, rounded(dt, random_vec(size_t(hd), 64)));
+        DeviceBuffer rstd(size_t(N) * (NH + NKV) * 4);
+        cuda::qk_norm_forward(dt, y.ptr(), rstd.as<float>(), x.ptr(), qw.ptr(), kw.ptr(), N, NH, NKV, hd, 1e-6f,
+                              nullptr);
+        DeviceTensor dx = grad_buffer(dt, n, into);
+        cuda::qk_norm_backward(dt, dx.ptr(), nullptr, nullptr, nullptr, dy.ptr(), x.ptr(), qw.ptr(), kw.ptr(),
+                               rstd.as<float>(), N, NH, NKV, hd, nullptr, into);
+        device_sync();
+        got.push_back(dx.bits());
+      }
+      {  // swiglu: d gate and d up
+        const int N = 3, F = 40;
+        DeviceTensor x(dt, rounded(dt, random_vec(size_t(N) * 2 * F, 71)));
+        DeviceTensor dy(dt, rounded(dt, random_vec(size_t(N) * F, 72)));
+        DeviceTensor dx = grad_buffer(dt, size_t(N) * 2 * F, into);
+        cuda::swiglu_backward(dt, dx.ptr(), x.ptr(), dy.ptr(), N, F, nullptr, into);
+        device_sync();
+        got.push_back(dx.bits());
+      }
       return got;
     };
     const auto accumulated = run(GradInto::Accumulate), written = run(GradInto::Overwrite);
-    const char* names[] = {"matmul dinp", "gelu dinp", "layernorm dinp", "attention dqkv"};
+    const char* names[] = {"matmul dinp", "gelu dinp", "layernorm dinp", "attention dqkv", "rmsnorm dinp",
+                           "qk_norm dqkv", "swiglu dinp"};
     for (size_t i = 0; i < accumulated.size(); i++) {
       INFO(names[i]);
       CHECK(written[i] == accumulated[i]);

@@ -73,8 +73,8 @@ void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const
 }
 
 void CpuModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                                   const float* rstd, int N, int C) {
-  cpu::rmsnorm_backward(f(dinp), f(dweight), f(dout), f(inp), f(weight), rstd, N, C);
+                                   const float* rstd, int N, int C, GradInto dinp_into) {
+  cpu::rmsnorm_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dout), f(inp), f(weight), rstd, N, C);
 }
 
 void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
@@ -84,8 +84,8 @@ void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const
 
 void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                                   int NKV, int hd) {
-  cpu::qk_norm_backward(f(dqkv), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
+                                   int NKV, int hd, GradInto dqkv_into) {
+  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
                         NKV, hd);
 }
 
@@ -104,8 +104,9 @@ void CpuModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv
 }
 
 void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
-                                         const float* saved, int B, int T, int NH, int NKV, int hd) {
-  cpu::gqa_attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
+                                         const float* saved, int B, int T, int NH, int NKV, int hd,
+                                         GradInto dqkv_into) {
+  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
@@ -115,8 +116,8 @@ void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cac
 
 void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
 
-void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) {
-  cpu::swiglu_backward(f(dinp), f(inp), f(dout), N, F);
+void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
+  cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F);
 }
 
 void CpuModelOps::gelu_forward(void* out, const void* inp, size_t n) { cpu::gelu_forward(f(out), f(inp), n); }

@@ -28,21 +28,21 @@ public:
                           const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
   void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                        const float* rstd, int N, int C) override;
+                        const float* rstd, int N, int C, GradInto dinp_into) override;
   void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight, int N,
                        int NH, int NKV, int hd, float eps) override;
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
-                        int hd) override;
+                        int hd, GradInto dqkv_into) override;
   void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
   void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                              const float* saved, int B, int T, int NH, int NKV, int hd) override;
+                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
                                 int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
-  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) override;
+  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;

@@ -132,6 +132,17 @@ __device__ __forceinline__ void store_floats(T* p, const float (&x)[kVec], size_
   }
 }
 
+// A row of C elements read by one warp: lane `lane` takes the 8-element groups starting at lane·8,
+// lane·8 + 256, ... and calls f(c, x) with x = row[c, c + 8) as fp32 (0 past the end).
+template <bool kVector, typename T, typename F>
+__device__ __forceinline__ void for_row_groups(const T* row, int C, int lane, F&& f) {
+  for (int c = lane * kVec; c < C; c += kWarpSize * kVec) {
+    float x[kVec];
+    load_floats<kVector>(x, row, size_t(c), size_t(C));
+    f(c, x);
+  }
+}
+
 // The block's dynamic shared memory (the bytes given at launch), 16-byte aligned. Tests on
 // machines without a GPU run the kernels through tests/kernels_cuda/cuda_emulator.hpp, which
 // defines ZT_CUDA_EMULATION and its own version of this function.

@@ -21,11 +21,13 @@ __global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T*
   const int token = tokens[bt];
   float x[kVec];
   if (token >= 0 && token < V) {
-    float p[kVec];
     load_floats<kVector>(x, wte + size_t(token) * C, size_t(c), size_t(C));
-    load_floats<kVector>(p, wpe + size_t(bt % T_) * C, size_t(c), size_t(C));
+    if (wpe) {  // learned positions (GPT-2); the llama family has none
+      float p[kVec];
+      load_floats<kVector>(p, wpe + size_t(bt % T_) * C, size_t(c), size_t(C));
 #pragma unroll
-    for (int k = 0; k < kVec; k++) x[k] += p[k];
+      for (int k = 0; k < kVec; k++) x[k] += p[k];
+    }
   } else {
 #pragma unroll
     for (int k = 0; k < kVec; k++) x[k] = NAN;

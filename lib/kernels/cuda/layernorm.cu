@@ -11,16 +11,6 @@ namespace {
 constexpr int kWarpsPerBlock = 8;
 constexpr int kRowsPerChunk = 256;  // rows per partial sum of dweight/dbias
 
-// Lane `lane` of a row's warp takes the 8-element groups starting at lane·8, lane·8 + 256, ...
-template <bool kVector, typename T, typename F>
-__device__ __forceinline__ void for_row_groups(const T* row, int C, int lane, F&& f) {
-  for (int c = lane * kVec; c < C; c += kWarpSize * kVec) {
-    float x[kVec];
-    load_floats<kVector>(x, row, size_t(c), size_t(C));
-    f(c, x);
-  }
-}
-
 // kResidual: the row is first formed as a + b, rounded to T and stored in inp (what
 // residual_forward would store, and what layernorm_forward would then read), in the same pass
 // that sums it for the mean.

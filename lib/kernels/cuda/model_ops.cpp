@@ -14,12 +14,6 @@
 namespace zt::cuda {
 
 namespace {
-[[noreturn]] void not_on_cuda(const char* op) {
-  fail("{} (llama, mistral, qwen2 and qwen3 models) is not yet implemented on the CUDA backend; training.device cpu "
-       "trains them",
-       op);
-}
-
 // The model checks every token against the vocabulary on the host before it reaches the device
 // (Gpt::forward), so the embedding kernels' own bound is only the int range.
 constexpr int kTokenBound = INT_MAX;
@@ -46,13 +40,18 @@ CudaModelOps::~CudaModelOps() {
 }
 
 // What the constructor and scratch() allocate for B x T tokens: the matmul context, the mean loss and
-// the kept losses' sum (device and pinned), LayerNorm's column partials, the embedding backward's
-// workspace, per-row losses.
+// the kept losses' sum (device and pinned), the norms' column partials (LayerNorm's 2·C per chunk of
+// rows bound RMSNorm's C and the q/k norms' 2·hd, heads being no wider than the model), the
+// embedding backward's workspace, per-row losses.
 size_t CudaModelOps::own_bytes(int B, int T, int C) const {
   const size_t N = size_t(B) * size_t(T);
   return kMatmulContextBytes + 2 * sizeof(float) + 2 * sizeof(double) +
          std::max<size_t>(1, layernorm_backward_scratch_floats(int(N), C)) * sizeof(float) +
          embedding_backward_workspace_bytes(B, T) + std::max<size_t>(1, N) * sizeof(float);
+}
+
+float* CudaModelOps::norm_scratch(size_t floats) {
+  return static_cast<float*>(scratch(norm_scratch_, std::max<size_t>(1, floats) * sizeof(float)));
 }
 
 void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
@@ -65,7 +64,6 @@ void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
 
 void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                                      int C) {
-  if (!wpe) not_on_cuda("an embedding without learned positions");
   cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream());
 }
 
@@ -84,8 +82,7 @@ void CudaModelOps::layernorm_forward(void* out, float* mean, float* rstd, const 
 void CudaModelOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                                       const void* weight, const float* mean, const float* rstd, int N, int C,
                                       GradInto dinp_into) {
-  const size_t floats = layernorm_backward_scratch_floats(N, C);
-  auto* partials = static_cast<float*>(scratch(layernorm_scratch_, std::max<size_t>(1, floats) * sizeof(float)));
+  float* partials = norm_scratch(layernorm_backward_scratch_floats(N, C));
   cuda::layernorm_backward(dtype_, dinp, dweight, dbias, partials, dout, inp, weight, mean, rstd, N, C, stream(),
                            dinp_into);
 }
@@ -134,33 +131,68 @@ void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* do
   cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into);
 }
 
-void CudaModelOps::rmsnorm_forward(void*, float*, const void*, const void*, int, int, float) { not_on_cuda("RMSNorm"); }
-void CudaModelOps::rmsnorm_backward(void*, void*, const void*, const void*, const void*, const float*, int, int) {
-  not_on_cuda("RMSNorm");
+void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                                   float eps) {
+  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream());
 }
-void CudaModelOps::qk_norm_forward(void*, float*, const void*, const void*, const void*, int, int, int, int, float) {
-  not_on_cuda("q/k RMSNorm");
+
+void CudaModelOps::residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                            const void* weight, int N, int C, float eps) {
+  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream());
 }
-void CudaModelOps::qk_norm_backward(void*, void*, void*, const void*, const void*, const void*, const void*,
-                                    const float*, int, int, int, int) {
-  not_on_cuda("q/k RMSNorm");
+
+void CudaModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                    const float* rstd, int N, int C, GradInto dinp_into) {
+  float* partials = dweight ? norm_scratch(rmsnorm_backward_scratch_floats(N, C)) : nullptr;
+  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into);
 }
-void CudaModelOps::rope_forward(void*, const float*, const float*, int, int, int, int, int) { not_on_cuda("RoPE"); }
-void CudaModelOps::rope_backward(void*, const float*, const float*, int, int, int, int, int) { not_on_cuda("RoPE"); }
-void CudaModelOps::gqa_attention_forward(void*, float*, const void*, int, int, int, int, int) {
-  not_on_cuda("grouped-query attention");
+
+void CudaModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight,
+                                   const void* k_weight, int N, int NH, int NKV, int hd, float eps) {
+  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream());
 }
-void CudaModelOps::gqa_attention_backward(void*, float*, const void*, const void*, const void*, const float*, int, int,
-                                          int, int, int) {
-  not_on_cuda("grouped-query attention");
+
+void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                    int NKV, int hd, GradInto dqkv_into) {
+  float* partials = dq_weight || dk_weight ? norm_scratch(qk_norm_backward_scratch_floats(N, hd)) : nullptr;
+  cuda::qk_norm_backward(dtype_, dqkv, dq_weight, dk_weight, partials, dout, qkv, q_weight, k_weight, rstd, N, NH,
+                         NKV, hd, stream(), dqkv_into);
+}
+
+void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                int hd) {
+  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream());
+}
+
+void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                 int hd) {
+  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream());
+}
+
+void CudaModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                         int hd) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd}, stream());
+}
+
+void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
+                                          const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
+                                          GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd}, stream(),
+                           dqkv_into);
+}
+
+void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
+  cuda::swiglu_forward(dtype_, out, inp, N, F, stream());
+}
+
+void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
+  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into);
 }
 void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
                                             int pos, int S, int NH, int NKV, int hd) {
   cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, stream());
 }
-
-void CudaModelOps::swiglu_forward(void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
-void CudaModelOps::swiglu_backward(void*, const void*, const void*, int, int) { not_on_cuda("SwiGLU"); }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
   cuda::gelu_forward(dtype_, out, inp, n, stream());

@@ -9,10 +9,13 @@
 //   cross_entropy_backward has nothing left to do (or rescales, for another dloss); it copies the
 //   mean loss to the host and waits for the stream;
 // - the MLP's GELU runs in the input projection's epilogue in bf16, its gradient in the output
-//   projection's backward epilogue, and a block's second residual
-//   in its LayerNorm's pass; input gradients are written over (GradInto) with cuBLASLt's beta = 0
-//   or kernels that skip the read.
-// The operators' own scratch (cuBLASLt workspace, LayerNorm column partials, the embedding
+//   projection's backward epilogue, and a block's second residual in its norm's pass (LayerNorm or
+//   RMSNorm); input gradients are written over (GradInto) with cuBLASLt's beta = 0 or kernels that
+//   skip the read;
+// - the llama family's grouped-query attention is the same fused kernel (query head h reads
+//   key/value head h / (NH / NKV) in place: nothing is repeated in memory); RoPE and the q/k norms
+//   are passes of their own over the q and k heads (kernels/cuda/rope.hpp says why).
+// The operators' own scratch (cuBLASLt workspace, the norms' column partials, the embedding
 // backward's sort workspace, per-row losses) is allocated once for the largest shape seen, so only
 // the first step allocates; it counts as activations in the memory ledger.
 #include <memory>
@@ -57,24 +60,25 @@ public:
   void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                           const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
-  // The llama family's operators: not yet implemented here (each throws zt::Error saying so).
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
+  void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                const void* weight, int N, int C, float eps) override;
   void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                        const float* rstd, int N, int C) override;
+                        const float* rstd, int N, int C, GradInto dinp_into) override;
   void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight, int N,
                        int NH, int NKV, int hd, float eps) override;
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
-                        int hd) override;
+                        int hd, GradInto dqkv_into) override;
   void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
   void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                              const float* saved, int B, int T, int NH, int NKV, int hd) override;
+                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
                                 int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
-  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F) override;
+  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
@@ -88,11 +92,13 @@ private:
   cudaStream_t stream() const { return device_.compute_stream(); }
   // A device buffer of at least `bytes` (grown, never shrunk; contents not kept).
   void* scratch(Buffer<uint8_t>& buffer, size_t bytes);
+  // The column partials of a norm's weight gradients (LayerNorm, RMSNorm, the q/k norms).
+  float* norm_scratch(size_t floats);
 
   CudaDevice& device_;
   DType dtype_;
   std::unique_ptr<MatmulContext> matmul_;
-  Buffer<uint8_t> layernorm_scratch_, embedding_workspace_, losses_;
+  Buffer<uint8_t> norm_scratch_, embedding_workspace_, losses_;
   Buffer<float> mean_loss_, mean_loss_host_;  // one float on the device, one in pinned memory
   bool keep_losses_ = false;
   Buffer<double> loss_sum_, loss_sum_host_;    // the kept losses' sum, on the device and pinned
