@@ -9,9 +9,11 @@
 #                                  # Debian packages they load, Open MPI's mpirun included), root.txt
 #   scripts/gpu_bundle.sh unpack   # there, in the repository's copy: put them in place, write
 #                                  # .gpu/env.sh (library path, Open MPI's relocated prefix, the
-#                                  # machine's CUDA libraries)
+#                                  # machine's CUDA libraries: its toolkit's first, then its
+#                                  # python3's CUDA wheels; never a driver stub)
+#   scripts/gpu_bundle.sh find-library SONAME   # where unpack takes that CUDA library from
 #
-# Then, there: . .gpu/env.sh && bench/gpu.sh test bench
+# Then, there: bench/gpu.sh (it unpacks, checks, tests, sanitizes and benchmarks in one call)
 #
 # The package files go to .gpu/deps, never over the machine's own: env.sh points the loader, Open
 # MPI and PMIx there. The executables name files by the absolute paths of the build (the
@@ -24,9 +26,9 @@ BUNDLE=$ROOT/.gpu
 BUILD=$ROOT/build-gpu
 DEPS=$BUNDLE/deps
 MULTIARCH=usr/lib/x86_64-linux-gnu
-# What `ctest -L gpu`, test_backend_choice and the benchmark run.
+# What `ctest -L gpu`, test_backend_choice and the benchmarks run.
 EXECUTABLES=(zerotrain test_kernels_cuda test_nccl test_backend_choice test_gpu_backend test_gpu_training
-  test_gpu_zerotrain)
+  test_gpu_zerotrain test_gpu_model_step bench_kernels)
 # Present on any Linux with a C++ runtime; the machine's own versions are used.
 SYSTEM_PACKAGES="libc6 libgcc-s1 libstdc++6 libudev1 libuuid1 zlib1g"
 
@@ -76,16 +78,45 @@ pack() {
     "$(wc -l <"$list") files of the packages $(tr '\n' ' ' <<<"$pkgs"))"
 }
 
-# The machine's directories holding the CUDA libraries the executables need and the bundle lacks:
-# its toolkit's, and NCCL (or cuBLAS) from PyTorch's wheels where the toolkit has none.
+# Where this machine keeps CUDA's libraries, most trusted first: its toolkit, then the CUDA wheels
+# of its python3 (PyTorch's NCCL and cuBLAS). ZT_SYSROOT (default /) roots every path (tests).
+cuda_search_dirs() {
+  local root=${ZT_SYSROOT:-} d
+  for d in ${CUDA_HOME:+"$CUDA_HOME"} /usr/local/cuda $(ls -d "$root"/usr/local/cuda-* 2>/dev/null | sed "s|^$root||" | sort -rV); do
+    echo "$root$d/lib64"
+    echo "$root$d/targets/x86_64-linux/lib"
+  done
+  find "$root/" -xdev \( -path "$root/proc" -o -path "$root/sys" \) -prune -o \
+    -type d -path '*/site-packages/nvidia/*/lib' -print 2>/dev/null | sort
+}
+
+# The directory that holds CUDA library $1 (a SONAME): the first of cuda_search_dirs that has it;
+# else the one place on disk that has it, never a driver stub or compat copy. Several such places
+# and none of them trusted: an error naming them (LD_LIBRARY_PATH decides, not the order of find).
+find_library() {
+  local root=${ZT_SYSROOT:-} d found
+  while read -r d; do
+    if [ -e "$d/$1" ]; then echo "$d"; return 0; fi
+  done < <(cuda_search_dirs)
+  found=$(find "$root/" -xdev \( -path "$root/proc" -o -path "$root/sys" -o -path "$DEPS" \) -prune -o \
+    -name "$1" -not -path '*/stubs/*' -not -path '*/compat/*' -print 2>/dev/null | xargs -r -n1 dirname | sort -u)
+  case $(grep -c . <<<"$found") in
+    0) echo "gpu_bundle: $1 is on this machine nowhere" >&2; return 1 ;;
+    1) echo "$found" ;;
+    *) echo "gpu_bundle: $1 is in several places outside the CUDA toolkit and its wheels:" $found \
+         "(put the right one on LD_LIBRARY_PATH)" >&2; return 1 ;;
+  esac
+}
+
+# The machine's directories holding the CUDA libraries the executables need and the bundle lacks.
 cuda_library_dirs() {  # LD_LIBRARY_PATH with the bundle's libraries
-  local lib found
-  for lib in $(LD_LIBRARY_PATH=$1 ldd "$BUILD/zerotrain" "$BUILD"/tests/*/test_* 2>/dev/null |
+  local lib dir dirs=""
+  for lib in $(LD_LIBRARY_PATH=$1 ldd "$BUILD/zerotrain" "$BUILD"/tests/*/test_* "$BUILD"/bench/cuda/bench_kernels 2>/dev/null |
     awk '/not found/ {print $1}' | sort -u); do
-    found=$(find / -xdev \( -path /proc -o -path /sys -o -path "$DEPS" \) -prune -o -name "$lib" -print 2>/dev/null |
-      head -1)
-    if [ -n "$found" ]; then dirname "$found"; else echo "gpu_bundle: $lib is on this machine nowhere" >&2; fi
-  done | sort -u | paste -sd:
+    dir=$(find_library "$lib") || return 1
+    dirs+="$dir"$'\n'
+  done
+  sort -u <<<"$dirs" | sed '/^$/d' | paste -sd:
 }
 
 unpack() {
@@ -104,7 +135,7 @@ unpack() {
   fi
 
   path=$DEPS/$MULTIARCH:$DEPS/lib/x86_64-linux-gnu:$DEPS/$MULTIARCH/openmpi/lib:$DEPS/$MULTIARCH/pmix2/lib
-  cuda=$(cuda_library_dirs "$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}")
+  cuda=$(cuda_library_dirs "$path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") || exit 1
   {
     echo "# Written by scripts/gpu_bundle.sh unpack: the carried packages, the machine's CUDA libraries."
     echo "export ZT_BASE_LD_LIBRARY_PATH=\"\${LD_LIBRARY_PATH:-}\"  # for programs other than zerotrain's"
@@ -116,12 +147,13 @@ unpack() {
   } >"$BUNDLE/env.sh"
   # shellcheck disable=SC1091
   . "$BUNDLE/env.sh"
-  if ldd "$BUILD/zerotrain" "$BUILD"/tests/*/test_* | grep "not found" >&2; then exit 1; fi
+  if ldd "$BUILD/zerotrain" "$BUILD"/tests/*/test_* "$BUILD"/bench/cuda/bench_kernels | grep "not found" >&2; then exit 1; fi
   echo "gpu_bundle: in place ($root -> $ROOT); . $BUNDLE/env.sh sets LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 }
 
 case ${1:-} in
   pack) pack ;;
   unpack) unpack ;;
-  *) echo "usage: scripts/gpu_bundle.sh pack|unpack" >&2; exit 2 ;;
+  find-library) find_library "$2" ;;
+  *) echo "usage: scripts/gpu_bundle.sh pack|unpack|find-library SONAME" >&2; exit 2 ;;
 esac

@@ -6,7 +6,7 @@ set -euo pipefail
 
 usage() {
   cat <<'EOF'
-Usage: scripts/launch.sh [-n N] [--hostfile FILE] [--dry-run] [--] PROGRAM [ARGS...]
+Usage: scripts/launch.sh [-n N] [--hostfile FILE] [--max-restarts N] [--dry-run] [--] PROGRAM [ARGS...]
 
 Starts PROGRAM (usually zerotrain) as an MPI job of N ranks and waits for it. The options end at
 `--` or at the first word that is not an option (as with deepspeed and torchrun).
@@ -17,6 +17,13 @@ Starts PROGRAM (usually zerotrain) as an MPI job of N ranks and waits for it. Th
                      and '#' comments are ignored. Host names are letters, digits, '.', '-' and
                      '_' (never a leading '-'), slots at most 65536; mpirun gets the hosts as
                      --host HOST:K,... N may not exceed the total slots.
+  --max-restarts N   after a failed job, start it again, up to N times, with
+                     --set training.resume=auto added: it continues from its latest checkpoint
+                     (the ranks refuse to start without training.checkpoint_dir). Never after
+                     exit status 75 (interrupted), 2 (a config or command-line error), a failure
+                     in set-up (zerotrain gives the launcher its checkpoint directory only once
+                     set up) or a Ctrl-C.
+  --restart-delay S  seconds between a failure and the restart (default 10).
   --dry-run          print the launch command instead of running it.
   -h, --help         this text.
 
@@ -39,12 +46,18 @@ Options of the deepspeed launcher and of torchrun (also spelled with '-' for '_'
   --enable_each_rank_log DIR
                      each rank's output goes to files under DIR instead of the console
                      (mpirun --output-filename DIR; srun --output DIR/rank%t.log).
+  --max_restarts N   torchrun's: as --max-restarts N.
+  --elastic_training, --enable_elastic_training
+                     DeepSpeed's elastic training: restarts as --max-restarts 100 (what its
+                     elastic agent allows), unless --max_restarts says otherwise. The job
+                     restarts on the same hosts with the same ranks.
   Accepted, said to be ignored, and dropped, because they have no meaning here:
   --master_addr, --master_port, --rdzv_*, --standalone, --local_addr (MPI connects the ranks
-  itself), --node_rank (one launch starts every node), --max_restarts, --monitor_interval and
-  the elastic options (a failing rank ends the job), --no_local_rank (zerotrain asks MPI for its
-  local rank), --module, --no_python, --run_path (PROGRAM runs as given), and the deepspeed and
-  torchrun options about logs, pids, ssh checks and core binding.
+  itself), --node_rank (one launch starts every node), --monitor_interval, --min_elastic_nodes,
+  --max_elastic_nodes (the launcher watches the whole job, which restarts on the same hosts),
+  --no_local_rank (zerotrain asks MPI for its local rank), --module, --no_python, --run_path
+  (PROGRAM runs as given), and the deepspeed and torchrun options about logs, pids, ssh checks
+  and core binding.
 
 Where the ranks run:
   * Inside a SLURM allocation (SLURM_JOB_ID set) and without --hostfile: srun -n N
@@ -56,11 +69,12 @@ Where the ranks run:
     Extra mpirun options: ZT_MPIRUN_ARGS (split on spaces).
 
 Environment:
-  OMP_NUM_THREADS    kept when set; otherwise max(1, cores / ranks per machine). Under SLURM the
-                     cores are the allocation's: SLURM_CPUS_PER_TASK, else the CPUs per node of
-                     SLURM_JOB_CPUS_PER_NODE shared by the tasks of a node, never the cores of
-                     the machine the launcher runs on. Exported to every rank, with every ZT_*
-                     and NCCL_* variable.
+  OMP_NUM_THREADS    not set by the launcher: each zerotrain rank takes the cores it was given
+                     (its affinity mask shared with the other ranks of its machine, the cgroup's
+                     CPU quota, SLURM_CPUS_PER_TASK) and says so on its start line. When set, it
+                     wins. Idle OpenMP threads sleep (OMP_WAIT_POLICY=passive) unless
+                     OMP_WAIT_POLICY is set. Every OMP_*, GOMP_*, ZT_* and NCCL_* variable
+                     reaches every rank.
 
 Output: every line is tagged with the rank that wrote it: "[3] ...". When the launcher's stderr
 is a terminal, rank 0's progress line (step, loss, tokens/s, time left) stays in place below the
@@ -68,20 +82,30 @@ other lines (the ranks get ZT_PROGRESS=markers for that; set ZT_PROGRESS=off to 
 Output to a file or a pipe never holds a carriage return.
 
 Ctrl-C (or SIGTERM to the launcher), with mpirun: the first asks every rank to stop after its
-current step (the launcher sends SIGUSR1 to mpirun, which forwards it to the ranks). zerotrain
-takes SIGUSR1, SIGINT and SIGTERM alike: the ranks agree on the step to stop after, save a
-checkpoint of it when training.checkpoint_dir is set, and exit 75 (interrupted: the same command
-with training.resume auto continues the run), which is the job's exit code. A second Ctrl-C
-kills the job (SIGTERM to mpirun, which ends the ranks) and the launcher exits non-zero. mpirun
-runs in a process group of its own, with stdin from /dev/null, so the terminal's signal reaches
-only the launcher.
+current step. mpirun forwards neither SIGINT nor SIGTERM (it ends the job on them), so the
+launcher relays them: SIGINT as SIGRTMIN+1, SIGTERM as SIGRTMIN+2, which mpirun forwards to every
+rank, and zerotrain names them as what they were ("interrupted by SIGINT (Ctrl-C to the
+launcher)"). zerotrain takes these, SIGUSR1, SIGINT and SIGTERM alike: the ranks agree on the
+step to stop after, save a checkpoint of it when training.checkpoint_dir is set, and exit 75
+(interrupted: the same command with training.resume auto continues the run), which is the job's
+exit code; mpirun's report of ranks that exited non-zero is not shown then: a stop is not a crash.
+A second Ctrl-C kills the job (SIGTERM to mpirun, which ends the ranks) and the launcher exits
+non-zero. mpirun runs in a process group of its own, with stdin from /dev/null, so the terminal's
+signal reaches only the launcher.
 Under srun, Ctrl-C is srun's own (once: the state of the tasks; twice within a second: SIGINT to
 the tasks, then Slurm ends them). Slurm's SIGTERM at the time limit, or
 `scancel --signal=USR1 JOB`, gives zerotrain's clean stop.
 
 Exit code: 0 when every rank succeeded, otherwise the failing rank's exit code (mpirun reports
-the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, the
-launcher ends the others, so the job never hangs on a dead rank. Bad options or hostfiles: 2.
+the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, mpirun
+ends the others. mpirun's own messages are shown once the job has ended, and after a failure the
+launcher says which step the job can resume from (rank 0 tells it training.checkpoint_dir; it
+reads `latest` there). When a host stops answering (a cut network, a dead machine), mpirun waits
+forever on its daemon there: once mpirun has reported a failed rank, the launcher gives the other
+ranks a grace period of training.comm_timeout + 10 s (ZT_FAILURE_GRACE seconds when set; 60 s for
+a program that does not say its timeout), then names the hosts that no longer answer on the
+network (a TCP connection to their ssh port, --ssh_port or 22), ends mpirun and every process it
+started, and exits with the failed rank's exit code. Bad options or hostfiles: 2.
 
 Examples:
   scripts/launch.sh -n 4 -- build/zerotrain --config zero2 --steps 100
@@ -115,8 +139,8 @@ ignored_reason() {
     --master_addr | --master_port | --rdzv_backend | --rdzv_endpoint | --rdzv_id | --rdzv_conf | --standalone | \
       --local_addr) echo "MPI connects the ranks itself" ;;
     --node_rank) echo "one launch starts the ranks of every node" ;;
-    --max_restarts | --monitor_interval | --elastic_training | --min_elastic_nodes | --max_elastic_nodes)
-      echo "ranks are not restarted: a failing rank ends the job" ;;
+    --monitor_interval | --min_elastic_nodes | --max_elastic_nodes)
+      echo "the launcher watches the whole job, which restarts on the same hosts with the same ranks" ;;
     --no_local_rank) echo "zerotrain asks MPI for its local rank" ;;
     --module | --no_python | --run_path) echo "the program runs as given" ;;
     --start_method | --role | --log_dir | --redirects | --tee | --local_ranks_filter | --logs_specs | --save_pid | \
@@ -128,7 +152,7 @@ ignored_reason() {
 # Ignored options that are flags (the others take a value).
 ignored_is_flag() {
   case $1 in
-    --standalone | --no_local_rank | --module | --no_python | --run_path | --elastic_training | --save_pid | \
+    --standalone | --no_local_rank | --module | --no_python | --run_path | --save_pid | \
       --force_multi | --no_ssh_check | --no_ssh | --bind_cores_to_rank) return 0 ;;
     *) return 1 ;;
   esac
@@ -137,6 +161,9 @@ ignored_is_flag() {
 ranks=""
 hostfile=""
 dry_run=0
+max_restarts=""    # --max-restarts / --max_restarts
+elastic=0          # --elastic_training: restarts unless --max_restarts says otherwise
+restart_delay=10
 per_node=""        # --num_gpus / --nproc_per_node
 nodes=""           # --num_nodes / --nnodes
 include=""
@@ -145,6 +172,7 @@ launcher=""        # openmpi | slurm
 launcher_args=""
 ssh_port=""
 rank_log_dir=""
+job_hosts=()       # the hosts of a hostfile job
 while [ $# -gt 0 ]; do
   arg=$1
   name=$arg
@@ -206,6 +234,17 @@ while [ $# -gt 0 ]; do
       ssh_port=$value
       ;;
     --enable_each_rank_log) take_value $# "${2-}"; rank_log_dir=$value ;;
+    --max_restarts)
+      take_value $# "${2-}"
+      [[ $value =~ ^[0-9]{1,6}$ ]] || die "$arg expects a number of restarts (0 or more), got '$value'"
+      max_restarts=$((10#$value))
+      ;;
+    --restart_delay)
+      take_value $# "${2-}"
+      [[ $value =~ ^[0-9]{1,6}$ ]] || die "$arg expects seconds (0 or more), got '$value'"
+      restart_delay=$((10#$value))
+      ;;
+    --elastic_training | --enable_elastic_training) elastic=1 ;;
     -m) note "-m ignored: the program runs as given" ;;
     -*)
       reason=$(ignored_reason "$name") || die "unknown option '$arg' (see --help)"
@@ -222,6 +261,7 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || die "no program given (usage: launch.sh -n N -- PROGRAM ARGS...; see --help)"
 program=("$@")
+if [ -z "$max_restarts" ]; then max_restarts=$((elastic ? 100 : 0)); fi
 
 if [ -n "$ranks" ] && ! is_count "$ranks"; then
   die "-n expects a positive number of ranks, got '$ranks'"
@@ -276,7 +316,7 @@ use_device_ids() {  # use_device_ids HOST IDS
 forwarded_vars() {
   local name
   for name in $(compgen -e); do
-    case $name in ZT_* | NCCL_* | OMP_NUM_THREADS) echo "$name" ;; esac
+    case $name in ZT_* | NCCL_* | OMP_* | GOMP_*) echo "$name" ;; esac
   done
 }
 
@@ -314,91 +354,138 @@ render_progress() (
 )
 
 # Output lines are tagged by the launcher ("[1,3]<stdout>:" from mpirun --tag-output, "3: "
-# from srun --label); rewrite both as "[3] ". The filter ignores Ctrl-C and SIGTERM: it ends when
-# the job's output does, so the lines the ranks write while they stop are not lost.
+# from srun --label); rewrite both as "[3] ", then apply the sed expressions given. The filter
+# ignores Ctrl-C and SIGTERM: it ends when the job's output does, so the lines the ranks write
+# while they stop are not lost.
 tag_lines() (
   trap '' INT TERM
-  exec sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' -e "${1:-}"
+  expressions=()
+  for e in "$@"; do expressions+=(-e "$e"); done
+  exec sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' "${expressions[@]}"
 )
+
+# What the launcher learns while its job runs, in a directory removed at exit: rank 0's marker
+# lines (lib/train/launcher_markers.hpp: training.checkpoint_dir, training.comm_timeout), kept out
+# of the output, and mpirun's own messages, held back until the job has ended.
+state_dir=""
+make_state_dir() {
+  state_dir=$(mktemp -d "${TMPDIR:-/tmp}/zt-launch.XXXXXX")
+  trap 'rm -rf "$state_dir"' EXIT
+}
+# The sed expressions that move rank 0's markers to the markers file.
+marker_capture() { printf '%s\n' "\\#^\\[0\\] <zt-(checkpoint-dir|comm-timeout)> #{w $state_dir/markers" 'd;}'; }
+# The last value rank 0 gave for marker NAME ("checkpoint-dir"); nothing when it gave none.
+marker() {
+  [ -r "$state_dir/markers" ] || return 0
+  sed -n "s/^\\[0\\] <zt-$1> //p" "$state_dir/markers" | tail -n 1
+}
+has_marker() { [ -r "$state_dir/markers" ] && grep -q "^\\[0\\] <zt-$1> " "$state_dir/markers"; }
 
 # Runs the launch command with its stdout and stderr tagged separately; returns its exit code.
 run_tagged() {
   local label_rewrite=$1
   shift
-  local err_fd err_pid codes
+  local err_fd err_pid codes captures
+  mapfile -t captures < <(marker_capture)
   if [ "$render" -eq 1 ]; then
-    exec {err_fd}> >(trap '' INT TERM; tag_lines "$label_rewrite" | render_progress >&2)
+    exec {err_fd}> >(trap '' INT TERM; tag_lines "$label_rewrite" "${captures[@]}" | render_progress >&2)
   else
-    exec {err_fd}> >(tag_lines "$label_rewrite" >&2)
+    exec {err_fd}> >(tag_lines "$label_rewrite" "${captures[@]}" >&2)
   fi
   err_pid=$!
+  # srun takes the terminal's Ctrl-C itself; the launcher only notes it (no restart after it).
+  trap 'interrupts=$((interrupts + 1))' INT TERM
   set +e
   "$@" 2>&"$err_fd" | tag_lines "$label_rewrite"
   codes=("${PIPESTATUS[@]}")
   set -e
+  trap - INT TERM
   exec {err_fd}>&-
   wait "$err_pid" 2>/dev/null || true
   return "${codes[0]}"
 }
 
+# mpirun forwards neither SIGINT nor SIGTERM; the launcher relays them as these two, which mpirun
+# is told to forward (ess_base_forward_signals) and zerotrain names as what they were
+# (lib/train/stop_signals.hpp).
+relay_int=$(kill -l RTMIN+1)
+relay_term=$(kill -l RTMIN+2)
+
 # Runs mpirun with its output tagged and Ctrl-C turned into a clean stop; returns its exit code.
 # The terminal sends Ctrl-C's SIGINT to its foreground process group. mpirun runs in a process
 # group of its own (job control, set -m), and without the terminal as its stdin, so the signal
-# reaches only this script. The first SIGINT or SIGTERM sends SIGUSR1 to mpirun, which forwards it
-# to every rank: zerotrain stops after the current step, saves a checkpoint and exits 75. mpirun
-# forwards a signal only to the ranks it has started, and a rank ignores SIGUSR1 until zerotrain
-# has set up its handler, so SIGUSR1 is repeated every second until the job ends (zerotrain takes
-# a repeated SIGUSR1 as the same request). The second SIGINT or SIGTERM sends SIGTERM: mpirun ends
-# the ranks, and the launcher exits non-zero even if they had finished.
+# reaches only this script. The first SIGINT or SIGTERM is relayed to mpirun (relay_int,
+# relay_term), which forwards it to every rank: zerotrain stops after the current step, saves a
+# checkpoint and exits 75. mpirun forwards a signal only to the ranks it has started, and a rank
+# ignores the relayed signals until zerotrain has set up its handler, so the relayed signal is
+# repeated every second until the job ends (zerotrain takes a repeated one as the same request).
+# The second SIGINT or SIGTERM sends SIGTERM: mpirun ends the ranks, and the launcher exits
+# non-zero even if they had finished.
 run_interruptible() {
-  local out_fd err_fd out_pid err_pid
-  exec {out_fd}> >(tag_lines "")
+  local out_fd err_fd out_pid err_pid watcher captures
+  # The output filters start with Ctrl-C and SIGTERM ignored (inherited, not set once they run):
+  # one that a Ctrl-C ended while starting would leave mpirun writing into a closed pipe.
+  trap '' INT TERM
+  exec {out_fd}> >(tag_lines)
   out_pid=$!
-  # mpirun says so on every forwarded signal; the launcher has said it once.
-  local forwarding='/^mpirun: Forwarding signal [0-9]+ to job$/d'
+  mapfile -t captures < <(marker_capture)
+  # mpirun says so on every forwarded signal; the launcher has said it once. Its other lines
+  # (never a rank's: those are tagged) wait in mpirun.err until the job has ended. A rank that
+  # aborts the job says so at level critical (zerotrain's abort_job): noted in failures.
+  local expressions=('/^mpirun: Forwarding signal [0-9]+ to job$/d' "${captures[@]}"
+    "\\#^\\[[0-9]+\\] .*\\] critical: #w $state_dir/failures"
+    "\\#^\\[[0-9]+\\] #!{w $state_dir/mpirun.err" 'd;}')
   if [ "$render" -eq 1 ]; then
-    exec {err_fd}> >(trap '' INT TERM; tag_lines "$forwarding" | render_progress >&2)
+    exec {err_fd}> >(trap '' INT TERM; tag_lines "${expressions[@]}" | render_progress >&2)
   else
-    exec {err_fd}> >(tag_lines "$forwarding" >&2)
+    exec {err_fd}> >(tag_lines "${expressions[@]}" >&2)
   fi
   err_pid=$!
   interrupts=0
   job=""
   repeater=""
-  trap 'on_interrupt' INT TERM
-  # mpirun starts with SIGUSR1 ignored: it installs its forwarding handler during start-up and
-  # restores the ignore when it shuts down, so a SIGUSR1 before or after never kills it.
+  trap 'on_interrupt INT' INT
+  trap 'on_interrupt TERM' TERM
+  # mpirun starts with the relayed signals ignored: it installs its forwarding handler during
+  # start-up and restores the ignore when it shuts down, so one before or after never kills it.
   set -m
   (
-    trap '' USR1
+    trap '' USR1 "$relay_int" "$relay_term"
     exec "$@"
   ) </dev/null >&"$out_fd" 2>&"$err_fd" &
   job=$!
   set +m
   exec {out_fd}>&- {err_fd}>&-
+  watch_failed_job "$job" &
+  watcher=$!
   # Interrupted while mpirun was being started: nothing ran yet to stop cleanly.
   if [ "$interrupts" -gt 0 ]; then interrupts=2; kill -TERM "$job" 2>/dev/null || true; fi
   local code=0
   # wait returns early (>128) when a trapped signal arrives; wait again while mpirun runs. Bash
   # keeps the status of a finished background job, so the last wait returns mpirun's exit code.
-  while kill -0 "$job" 2>/dev/null; do wait "$job" || true; done
-  wait "$job" || code=$?
+  # (bash's notice of a job ended by a signal is left out: the launcher says what happened.)
+  while kill -0 "$job" 2>/dev/null; do wait "$job" 2>/dev/null || true; done
+  wait "$job" 2>/dev/null || code=$?
   trap - INT TERM
   stop_repeater
-  wait "$out_pid" "$err_pid" 2>/dev/null || true
+  wait "$out_pid" "$err_pid" "$watcher" 2>/dev/null || true
+  if [ -r "$state_dir/ended" ]; then code=$(head -n 1 "$state_dir/ended"); fi  # ended by watch_failed_job
   if [ "$interrupts" -ge 2 ] && [ "$code" -eq 0 ]; then code=130; fi
+  show_mpirun_messages "$code"
   return "$code"
 }
 
-on_interrupt() {
+on_interrupt() {  # SIGNAL_NAME
   interrupts=$((interrupts + 1))
   if [ -z "$job" ]; then
     return
   elif [ "$interrupts" -eq 1 ]; then
-    echo "launch.sh: interrupted: the ranks stop after their current step (Ctrl-C again to kill them)" >&2
+    local relay=$relay_int
+    [ "$1" = INT ] || relay=$relay_term
+    echo "launch.sh: interrupted by SIG$1: the ranks stop after their current step (Ctrl-C again to kill them)" >&2
     (
       trap '' INT
-      while kill -USR1 "$job" 2>/dev/null; do sleep 1; done
+      while kill "-$relay" "$job" 2>/dev/null; do sleep 1; done
     ) </dev/null >/dev/null 2>&1 &
     repeater=$!
   else
@@ -414,6 +501,167 @@ stop_repeater() {
     wait "$repeater" 2>/dev/null || true
     repeater=""
   fi
+}
+
+# mpirun's own messages, held back while the job ran. After a stop (75) its report of the ranks
+# that exited non-zero is left out: a stop is not a crash. When the launcher ended mpirun, what it
+# said while being ended (a stack trace) is left out too.
+show_mpirun_messages() {  # EXIT_CODE
+  local held=$state_dir/mpirun.err
+  [ -s "$held" ] || return 0
+  if [ -r "$state_dir/ended" ]; then
+    head -c "$(sed -n 2p "$state_dir/ended")" "$held" >&2
+  elif [ "$1" -eq 75 ]; then
+    awk '/^----------+$/ {
+           block = block $0 "\n"
+           if (open && block !~ /non-zero/) printf "%s", block
+           if (open) block = ""
+           open = !open
+           next
+         }
+         open { block = block $0 "\n"; next }
+         { print }
+         END { if (open) printf "%s", block }' "$held" >&2
+  else
+    cat "$held" >&2
+  fi
+  : >"$held"
+}
+
+# After a failed job: the step it can resume from, from the `latest` of the checkpoint directory
+# rank 0 gave. Nothing for a program that gave none (not zerotrain).
+say_resume_hint() {  # EXIT_CODE
+  has_marker checkpoint-dir || return 0
+  local dir latest=""
+  dir=$(marker checkpoint-dir)
+  if [ -z "$dir" ]; then
+    note "the job failed (exit status $1) and saved nothing (no training.checkpoint_dir): a rerun starts from step 1"
+    return 0
+  fi
+  if [ -r "$dir/latest" ]; then latest=$(head -n 1 "$dir/latest"); fi
+  if [[ $latest =~ ^step_0*([0-9]+)$ ]]; then
+    note "the job failed (exit status $1): resume from step ${BASH_REMATCH[1]} ($dir/$latest): run the same command with --set training.resume=auto"
+  else
+    note "the job failed (exit status $1) before its first checkpoint in $dir: a rerun starts from step 1"
+  fi
+}
+
+# How long the other ranks get after mpirun has reported a failed rank: a little over
+# training.comm_timeout (rank 0's marker), the time they may wait in a collective before they end
+# themselves; ZT_FAILURE_GRACE seconds when set; 60 s for a program that gives no timeout.
+failure_grace() {
+  if [[ ${ZT_FAILURE_GRACE:-} =~ ^[0-9]+$ ]]; then
+    echo "$ZT_FAILURE_GRACE"
+    return
+  fi
+  awk -v t="$(marker comm-timeout)" 'BEGIN { if (t + 0 > 0) printf "%d\n", t + 10.999; else print 60 }'
+}
+
+# The hosts of the job that no longer answer on the network: no TCP connection to their ssh port
+# within 3 s (a refused connection is an answer: the machine is there).
+silent_hosts() {
+  local host out silent=()
+  for host in "${job_hosts[@]}"; do
+    out=$(timeout 3 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$host" "${ssh_port:-22}" 2>&1) && continue
+    [[ $out == *refused* ]] && continue
+    silent+=("$host")
+  done
+  echo "${silent[*]}"
+}
+
+# The failed rank's exit code as mpirun reported it (MPI_Abort's errorcode, an exit code, 128 + a
+# signal), else 1.
+failed_rank_code() {
+  local held=$state_dir/mpirun.err n
+  n=$(grep -Eo 'errorcode [0-9]+|Exit code: +[0-9]+' "$held" | head -n 1 | grep -Eo '[0-9]+$' || true)
+  if [ -z "$n" ]; then
+    n=$(grep -Eo 'exited on signal [0-9]+' "$held" | head -n 1 | grep -Eo '[0-9]+$' || true)
+    [ -z "$n" ] || n=$((128 + n))
+  fi
+  echo "${n:-1}"
+}
+
+# Ends a process and every process it started: SIGTERM, then SIGKILL to what is left 3 s later.
+end_process_tree() {  # PID
+  local pids=("$1") i=0 p
+  while [ $i -lt ${#pids[@]} ]; do
+    for p in $(pgrep -P "${pids[$i]}" 2>/dev/null); do pids+=("$p"); done
+    i=$((i + 1))
+  done
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  sleep 3
+  kill -KILL "${pids[@]}" 2>/dev/null || true
+}
+
+# mpirun waits forever on the daemon of a host it can no longer reach, even after it has reported
+# a failed rank. Once one of its messages reports a failure, or a rank says it aborts the job, the
+# other ranks get failure_grace seconds to end; then the launcher names the hosts that no longer
+# answer, ends mpirun and what it started, and leaves in state_dir/ended the failed rank's exit
+# code and how much mpirun had said.
+watch_failed_job() (  # MPIRUN_PID
+  trap '' INT TERM
+  job=$1
+  failed_at=""
+  grace=0
+  pattern='non-zero exit code|non-zero status|MPI_ABORT was invoked|exited on signal|noticed that process rank|lost communication'
+  while kill -0 "$job" 2>/dev/null; do
+    if [ -z "$failed_at" ]; then
+      if [ -s "$state_dir/failures" ] || grep -Eq "$pattern" "$state_dir/mpirun.err" 2>/dev/null; then
+        failed_at=$SECONDS
+        grace=$(failure_grace)
+      fi
+    elif [ $((SECONDS - failed_at)) -ge "$grace" ]; then
+      silent=$(silent_hosts)
+      code=$(failed_rank_code)
+      printf '%s\n%s\n' "$code" "$(stat -c %s "$state_dir/mpirun.err")" >"$state_dir/ended"
+      note "a rank failed $grace s ago and mpirun still waits${silent:+ on $silent, which no longer answers on the network}: ending mpirun and what it started"
+      end_process_tree "$job"
+      return
+    fi
+    sleep 0.5
+  done
+)
+
+# Sleeps SECONDS; fails when Ctrl-C or SIGTERM comes meanwhile.
+pause() {
+  local cancelled=0 sleeper
+  trap 'cancelled=1' INT TERM
+  sleep "$1" &
+  sleeper=$!
+  wait "$sleeper" 2>/dev/null || true
+  kill "$sleeper" 2>/dev/null || true
+  trap - INT TERM
+  [ "$cancelled" -eq 0 ]
+}
+
+# Runs the job (RUNNER COMMAND...) and returns its exit code. After a failure it says where the job
+# can resume from, and while --max-restarts allows, starts it again after --restart-delay seconds
+# with training.resume auto; never after exit status 75 (interrupted), 2 (config or command-line
+# error), a Ctrl-C, or a job with no checkpoint directory.
+interrupts=0
+run_job() {
+  local runner=$1
+  shift
+  local job_cmd=("$@") code restarts=0
+  while :; do
+    code=0
+    "$runner" "${job_cmd[@]}" || code=$?
+    if [ "$code" -eq 0 ] || [ "$code" -eq 75 ] || [ "$code" -eq 2 ]; then return "$code"; fi
+    say_resume_hint "$code"
+    if [ "$interrupts" -gt 0 ] || [ "$restarts" -ge "$max_restarts" ]; then return "$code"; fi
+    if ! has_marker checkpoint-dir; then
+      note "not restarted: the job failed before training began (in set-up: it would fail again)"
+      return "$code"
+    fi
+    if [ -z "$(marker checkpoint-dir)" ]; then
+      note "not restarted: the job has no training.checkpoint_dir to resume from"
+      return "$code"
+    fi
+    restarts=$((restarts + 1))
+    note "restart $restarts of $max_restarts in $restart_delay s, with training.resume auto"
+    pause "$restart_delay" || return "$code"
+    [ "$restarts" -gt 1 ] || job_cmd+=(--set training.resume=auto)
+  done
 }
 
 # --- SLURM --------------------------------------------------------------------------------
@@ -446,19 +694,6 @@ if [ "$launcher" = slurm ] || { [ -z "$launcher" ] && [ -n "${SLURM_JOB_ID:-}" ]
   if [ -z "$ranks" ]; then
     if [ -n "$per_node" ]; then ranks=$((per_node * slurm_nodes)); else ranks=${SLURM_NTASKS:-1}; fi
   fi
-  if [ -z "${OMP_NUM_THREADS:-}" ]; then
-    if [ -n "${SLURM_CPUS_PER_TASK:-}" ]; then
-      export OMP_NUM_THREADS=$SLURM_CPUS_PER_TASK
-    else
-      # The allocation's CPUs on a node ("36(x2),72": 36 on each of the first two), shared by the
-      # tasks of that node; this machine may be a login node with cores of its own.
-      node_cpus=${SLURM_JOB_CPUS_PER_NODE:-${SLURM_CPUS_ON_NODE:-}}
-      node_cpus=${node_cpus%%[!0-9]*}
-      [ -n "$node_cpus" ] || node_cpus=$cores
-      tasks=${per_node:-$(((ranks + slurm_nodes - 1) / slurm_nodes))}
-      export OMP_NUM_THREADS=$((node_cpus / tasks > 0 ? node_cpus / tasks : 1))
-    fi
-  fi
   if [ -n "$rank_log_dir" ]; then
     mkdir -p "$rank_log_dir"
     srun_opts+=(--output="$rank_log_dir/rank%t.log")
@@ -466,11 +701,14 @@ if [ "$launcher" = slurm ] || { [ -z "$launcher" ] && [ -n "${SLURM_JOB_ID:-}" ]
   # shellcheck disable=SC2206
   cmd=(srun -n "$ranks" "${srun_opts[@]}" --kill-on-bad-exit=1 --label ${ZT_SRUN_ARGS:-} $launcher_args "${program[@]}")
   if [ $dry_run -eq 1 ]; then
-    echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
+    echo "${device_ids:+CUDA_VISIBLE_DEVICES=$device_ids }$(shell_quoted "${cmd[@]}")"
     exit 0
   fi
+  export ZT_LAUNCH_MARKERS=1  # srun passes the whole environment
+  if [ "$max_restarts" -gt 0 ]; then export ZT_MAX_RESTARTS=$max_restarts; fi
+  make_state_dir
   status=0
-  run_tagged 's/^ *([0-9]+): /[\1] /' "${cmd[@]}" || status=$?
+  run_job run_tagged 's/^ *([0-9]+): /[\1] /' "${cmd[@]}" || status=$?
   exit "$status"
 fi
 
@@ -547,21 +785,19 @@ if [ -n "$hostfile" ]; then
     done
   fi
   total_slots=0
-  max_slots=0
   host_list=""
   for host in "${used[@]}"; do
     total_slots=$((total_slots + slots_of[$host]))
-    max_slots=$((slots_of[$host] > max_slots ? slots_of[$host] : max_slots))
     host_list+="${host_list:+,}$host:${slots_of[$host]}"
   done
   ranks=${ranks:-$total_slots}
   if [ "$ranks" -gt "$total_slots" ]; then
     die "-n $ranks exceeds the $total_slots slots of hostfile $hostfile"
   fi
-  ranks_per_machine=$((ranks < max_slots ? ranks : max_slots))
   # The hosts on the command line (mpirun --host HOST:SLOTS), not in a temporary file: the command
   # that --dry-run prints can be run as it is.
   cmd+=(--host "$host_list")
+  job_hosts=("${used[@]}")
 else
   if [ -n "$nodes" ] && [ "$nodes" -gt 1 ]; then
     die "--num_nodes $nodes needs --hostfile FILE (or a SLURM allocation): without one, ranks run on this machine"
@@ -586,34 +822,35 @@ else
     die "-n $ranks and $local_ranks ranks per machine (--num_gpus, --nproc_per_node or --include) disagree on one machine"
   fi
   ranks=${ranks:-${local_ranks:-1}}
-  ranks_per_machine=$ranks
   if [ "$ranks" -gt "$cores" ]; then cmd+=(--oversubscribe); fi
 fi
 if [ -n "$device_ids" ]; then export CUDA_VISIBLE_DEVICES=$device_ids; fi
-if [ -z "${OMP_NUM_THREADS:-}" ]; then
-  threads=$((cores / ranks_per_machine))
-  export OMP_NUM_THREADS=$((threads > 0 ? threads : 1))
-fi
-cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output)
+cmd+=(-np "$ranks" --bind-to none --mca mpi_yield_when_idle 1 --tag-output
+  --mca ess_base_forward_signals "$relay_int,$relay_term")
 if [ "$(id -u)" -eq 0 ]; then cmd+=(--allow-run-as-root); fi
 if [ -n "$ssh_port" ]; then cmd+=(--mca plm_rsh_args "-p $ssh_port"); fi
 if [ -n "$rank_log_dir" ]; then cmd+=(--output-filename "$rank_log_dir"); fi
 for name in $(forwarded_vars); do cmd+=(-x "$name"); done
 if [ -n "$device_ids" ]; then cmd+=(-x CUDA_VISIBLE_DEVICES); fi
-# The ranks start with SIGUSR1 ignored, so a Ctrl-C while they load cannot kill them; zerotrain
-# installs its handler once MPI is initialised (see run_interruptible).
-if env --ignore-signal=USR1 true 2>/dev/null; then
-  rank_prefix=(env --ignore-signal=USR1)
+if [ "$max_restarts" -gt 0 ]; then cmd+=(-x "ZT_MAX_RESTARTS=$max_restarts"); fi
+# The ranks start with SIGUSR1 and the relayed signals ignored, so a Ctrl-C while they load cannot
+# kill them; zerotrain installs its handlers once MPI is initialised (see run_interruptible).
+if env --ignore-signal=USR1,RTMIN+1,RTMIN+2 true 2>/dev/null; then
+  rank_prefix=(env --ignore-signal=USR1,RTMIN+1,RTMIN+2)
 else  # coreutils before 8.31
-  rank_prefix=(sh -c 'trap "" USR1; exec "$@"' zt-rank)
+  rank_prefix=(sh -c "trap '' USR1 $relay_int $relay_term; exec \"\$@\"" zt-rank)
 fi
 # shellcheck disable=SC2206
 cmd+=(${ZT_MPIRUN_ARGS:-} $launcher_args "${rank_prefix[@]}" "${program[@]}")
 
 if [ $dry_run -eq 1 ]; then
-  echo "OMP_NUM_THREADS=$OMP_NUM_THREADS${device_ids:+ CUDA_VISIBLE_DEVICES=$device_ids} $(shell_quoted "${cmd[@]}")"
+  echo "${device_ids:+CUDA_VISIBLE_DEVICES=$device_ids }$(shell_quoted "${cmd[@]}")"
   exit 0
 fi
+# Rank 0 says where its checkpoints go and its collective timeout (not in the dry run's command:
+# typed by hand, it would show the marker lines).
+cmd=("${cmd[0]}" -x ZT_LAUNCH_MARKERS=1 "${cmd[@]:1}")
+make_state_dir
 status=0
-run_interruptible "${cmd[@]}" || status=$?
+run_job run_interruptible "${cmd[@]}" || status=$?
 exit "$status"

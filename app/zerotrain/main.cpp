@@ -14,10 +14,15 @@
 #include "ckpt/gpt2_export.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
+#include "config/local_rank_argument.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/threads.hpp"
+#include "inference/eval_command.hpp"
+#include "inference/generate_command.hpp"
 #include "plot/curves.hpp"
+#include "tokenizer/tokenize_command.hpp"
 #include "zero/memory_estimate.hpp"
 #include "comm/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
@@ -41,6 +46,9 @@ const char* const kExamples = R"(Examples:
   zerotrain --config zero3_offload --dry-run
   zerotrain estimate --model gpt2-1.5b --world-size 8
   zerotrain export checkpoints -o hf_model --dtype bf16
+  zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin --val 5%
+  zerotrain generate --model checkpoints --prompt "And God said"
+  zerotrain eval --model checkpoints --data data/tinytext/val.txt
 
 Checkpoints: --set training.checkpoint_dir=DIR --set training.save_interval=N saves every N steps
 and at the end; --set training.resume=auto continues from DIR's latest checkpoint when there is one
@@ -83,8 +91,10 @@ struct TrainArgs {
   int64_t steps = 0;
   std::vector<std::string> overrides;
   int world_size = 0;
+  int64_t local_rank = 0;
   bool print_config = false, dry_run = false;
-  CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr;
+  CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr,
+              *local_rank_opt = nullptr;
 };
 
 struct EstimateArgs {
@@ -126,9 +136,20 @@ CLI::Validator positive_integer() {
       "POSITIVE");
 }
 
+// One "error: " line per line of the message (a config's errors come all at once, one per line).
 int usage_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  for (size_t start = 0; start <= message.size();) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos) end = message.size();
+    std::fprintf(stderr, "error: %.*s\n", int(end - start), message.data() + start);
+    start = end + 1;
+  }
   return kExitUsage;
+}
+
+// --local_rank decides nothing (ranks come from the launcher); it is checked and noted.
+void check_local_rank(const TrainArgs& a) {
+  if (*a.local_rank_opt) spdlog::info("{}", zt::config::check_local_rank_argument(a.local_rank));
 }
 
 zt::config::Config resolve(const TrainArgs& a, int world_size) {
@@ -147,6 +168,7 @@ int print_config(const TrainArgs& a, int argc, char** argv) {
   if (world.rank() != 0) return 0;
   try {
     zt::init_logging(log_options(0, a.log_level));
+    check_local_rank(a);
     auto config = resolve(a, *a.world_opt ? a.world_size : world.size());
     std::printf("%s\n", zt::config::to_json(config).dump(2).c_str());
   } catch (const std::exception& e) {
@@ -170,6 +192,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   try {
     zt::init_logging(log_options(rank, a.log_level));
     if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
+    check_local_rank(a);
     const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
     config = resolve(a, planned);
     zt::check_output_paths(config, planned);  // before anything is opened for writing
@@ -205,9 +228,9 @@ int estimate(const EstimateArgs& a) {
   try {
     if (!a.model.empty()) {
       auto model = zt::config::resolve_model_argument(a.model);
-      o.num_params = zt::config::shape_of(model).num_params();
-      what = fmt::format("model {}: {} layers, {} heads, d_model {}, vocab {}, sequence {}\n", model.preset,
-                         model.n_layer, model.n_head, model.d_model, model.vocab_size, model.max_seq_len);
+      const zt::GptShape shape = zt::config::shape_of(model);
+      o.num_params = shape.num_params();
+      what = fmt::format("model {}: {}\n", model.preset, zt::describe(shape));
     } else {
       // --params may be written as 1.5e9.
       char* end = nullptr;
@@ -250,6 +273,7 @@ int export_checkpoint(const ExportArgs& a) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zt::exec_with_passive_openmp_wait(argv);  // idle OpenMP threads sleep: core/threads.hpp
   CLI::App app{"zerotrain: GPT-2 training with ZeRO stages 0-3 (DeepSpeed configs) on CPUs, one process alone or "
                "many over MPI"};
   app.footer(kExamples);
@@ -257,12 +281,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
 
   TrainArgs t;
-  app.add_option("--config", t.config,
+  app.add_option("--config,--deepspeed,--deepspeed_config", t.config,
                  "DeepSpeed JSON config: a file, or a preset in configs/ (zero0, zero1, zero2, zero2_offload, zero3, "
-                 "zero3_offload)");
+                 "zero3_offload); --deepspeed (the Hugging Face Trainer's spelling) and --deepspeed_config are the "
+                 "same option");
   t.model_opt = app.add_option("--model", t.model,
-                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b) or a "
-                               "JSON file such as configs/models/toy.json");
+                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
+                               "llama-tiny, qwen3-tiny, llama-3.2-1b, qwen3-0.6b, qwen2.5-0.5b) or a JSON file such "
+                               "as configs/models/toy.json");
   t.data_opt = app.add_option("--data", t.data, "training data file (data.train)");
   t.steps_opt = app.add_option("--steps", t.steps, "optimizer steps (training.steps; default 100)")
                     ->check(positive_integer<int64_t>());
@@ -274,6 +300,9 @@ int main(int argc, char** argv) {
   t.world_opt = app.add_option("--world-size", t.world_size,
                                "with --print-config or --dry-run: resolve and plan as if N ranks ran")
                     ->check(positive_integer<int>());
+  t.local_rank_opt = app.add_option("--local_rank,--local-rank", t.local_rank,
+                                    "what torch.distributed.launch and the deepspeed launcher pass: accepted and "
+                                    "checked against the launcher's local rank (ranks come from the launcher)");
   app.add_option("--log-level", t.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
 
@@ -310,6 +339,10 @@ int main(int argc, char** argv) {
   plt->add_option("METRICS", p.metrics, "metrics files, one run each")->required();
   plt->add_option("-o,--output", p.out, "the SVG file to write")->required();
 
+  zt::TokenizeCommand tokenize(app);
+  zt::GenerateCommand generate(app);
+  zt::EvalCommand evaluate(app);
+
   try {
     app.parse(argc, argv);
     if (*t.world_opt && !t.print_config && !t.dry_run)
@@ -323,6 +356,9 @@ int main(int argc, char** argv) {
   if (est->parsed()) return estimate(e);
   if (exp->parsed()) return export_checkpoint(x);
   if (plt->parsed()) return plot(p);
+  if (tokenize.parsed()) return tokenize.run();
+  if (generate.parsed()) return generate.run();
+  if (evaluate.parsed()) return evaluate.run(argc, argv);
   if (t.print_config) return print_config(t, argc, argv);
   return train(t, argc, argv);
 }

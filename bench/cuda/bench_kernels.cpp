@@ -1,9 +1,11 @@
-// The CUDA kernels at GPT-2 124M shapes (C = 768, 12 heads, T = 1024, Vp = 50304): each op's mean
-// time over timed repetitions (CUDA events, after warm-up runs) and its rate, TFLOP/s for the
-// matmuls and attention, GB/s of compulsory traffic for the memory-bound ops. Not a test.
+// The CUDA kernels of one training step at GPT-2 124M shapes (C = 768, 12 heads, Vp = 50304) or at
+// Llama 3.2 1B's (C = 2048, 32 query heads over 8 key/value heads of 64, d_ff 8192, Vp = 128256):
+// each op's mean time over timed repetitions (CUDA events, after warm-up runs) and its rate, TFLOP/s
+// for the matmuls and attention, GB/s of compulsory traffic for the memory-bound ops. Not a test.
 //
-//   bench_kernels                         # bf16, B = 8, T = 1024
+//   bench_kernels                         # GPT-2 124M, bf16, B = 8, T = 1024
 //   bench_kernels --dtype fp32 --batch 16
+//   bench_kernels --model llama-3.2-1b    # the llama family's kernels (RMSNorm, RoPE, SwiGLU, GQA)
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
@@ -22,6 +24,9 @@
 #include "kernels/cuda/gelu.hpp"
 #include "kernels/cuda/layernorm.hpp"
 #include "kernels/cuda/matmul.hpp"
+#include "kernels/cuda/rmsnorm.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/swiglu.hpp"
 #include "kernels/cuda/vector_ops.hpp"
 
 using namespace zt;
@@ -76,12 +81,200 @@ void report_bytes(const char* name, double ms, double bytes) {
   std::printf("%-34s %9.3f ms %9.1f GB/s\n", name, ms, bytes / (ms * 1e-3) / 1e9);
 }
 
+// The shapes of a model's step.
+struct Model {
+  const char* name;
+  bool llama;          // RMSNorm, RoPE, SwiGLU, [out, in] weights without biases; else GPT-2's
+  int C, NH, NKV, hd;  // width, query heads, key/value heads, head size
+  int F;               // the MLP's hidden width (GPT-2: 4C; the llama family: d_ff, SwiGLU's input 2F)
+  int V, Vp;           // vocabulary, padded to a multiple of 128
+  size_t P;            // flat parameters (padded vocabulary), for AdamW
+};
+
+const Model kModels[] = {
+    {"gpt2-124m", false, 768, 12, 12, 64, 3072, 50257, 50304, 124'475'904},
+    {"llama-3.2-1b", true, 2048, 32, 8, 64, 8192, 128256, 128256, 1'235'814'400},
+};
+
+struct Run {
+  const Model& m;
+  DType dt;
+  size_t es;  // bytes per element
+  int B, T, N, iters;
+};
+
+void bench_matmuls(const Run& r, cuda::MatmulContext& ctx) {
+  struct Proj {
+    std::string name;
+    int in, out;
+    cuda::WeightLayout layout;
+    bool bias, gelu;
+  };
+  const Model& m = r.m;
+  const int Q = m.NH * m.hd, QKV = (m.NH + 2 * m.NKV) * m.hd;
+  std::vector<Proj> projs;
+  if (m.llama) {  // nn.Linear weights [out, in], no biases
+    const auto O = cuda::WeightLayout::OutputMajor;
+    projs = {{"matmul qkv    C -> (NH+2NKV)hd", m.C, QKV, O, false, false},
+             {"matmul o_proj NH·hd -> C", Q, m.C, O, false, false},
+             {"matmul gate_up  C -> 2F", m.C, 2 * m.F, O, false, false},
+             {"matmul down     F -> C", m.F, m.C, O, false, false}};
+  } else {  // Conv1D weights [in, out] with biases
+    const auto I = cuda::WeightLayout::InputMajor;
+    projs = {{"matmul qkv      C -> 3C", m.C, 3 * m.C, I, true, false},
+             {"matmul attn.proj C -> C", m.C, m.C, I, true, false},
+             {"matmul fc       C -> 4C", m.C, m.F, I, true, true},
+             {"matmul fc.proj 4C -> C", m.F, m.C, I, true, false}};
+  }
+  projs.push_back({"matmul lm_head  C -> Vp", m.C, m.Vp, cuda::WeightLayout::OutputMajor, false, false});
+  const int N = r.N;
+  for (const Proj& p : projs) {
+    Buffer inp(size_t(N) * p.in, r.dt), w(size_t(p.in) * p.out, r.dt, 0.02f), b(size_t(p.out), r.dt);
+    Buffer out(size_t(N) * p.out, r.dt), dinp(size_t(N) * p.in, r.dt), dw(size_t(p.in) * p.out, r.dt),
+        db(size_t(p.out), r.dt);
+    const double flops = 2.0 * N * p.in * p.out;
+    report_flops((p.name + " fwd").c_str(), time_ms([&] {
+      cuda::matmul_forward(ctx, r.dt, out.ptr, inp.ptr, w.ptr, p.bias ? b.ptr : nullptr, N, p.in, p.out, p.layout,
+                           nullptr);
+    }, r.iters), flops);
+    report_flops((p.name + " bwd").c_str(), time_ms([&] {
+      cuda::matmul_backward(ctx, r.dt, dinp.ptr, dw.ptr, p.bias ? db.ptr : nullptr, out.ptr, inp.ptr, w.ptr, N, p.in,
+                            p.out, p.layout, nullptr, GradInto::Overwrite);
+    }, r.iters), 2 * flops);
+    if (p.gelu) {
+      Buffer pre(size_t(N) * p.out, r.dt);
+      report_flops((p.name + " fwd+gelu").c_str(), time_ms([&] {
+        cuda::matmul_forward(ctx, r.dt, out.ptr, inp.ptr, w.ptr, b.ptr, N, p.in, p.out, p.layout, nullptr, pre.ptr);
+      }, r.iters), flops);
+    }
+  }
+}
+
+// Causal attention; FLOPs as FlashAttention counts them: causal halves the square, backward 2.5x.
+void bench_attention(const Run& r) {
+  const Model& m = r.m;
+  const cuda::AttentionShape shape{r.B, r.T, m.NH, m.NKV, m.hd};
+  const size_t width = size_t(m.NH + 2 * m.NKV) * m.hd, Q = size_t(m.NH) * m.hd;
+  Buffer qkv(size_t(r.N) * width, r.dt), out(size_t(r.N) * Q, r.dt), dout(size_t(r.N) * Q, r.dt);
+  Buffer dqkv(size_t(r.N) * width, r.dt), lse(size_t(r.B) * m.NH * r.T, DType::F32);
+  Buffer scratch(cuda::attention_backward_scratch_floats(r.B, r.T, m.NH), DType::F32);
+  const double flops = 4.0 * r.B * double(r.T) * r.T * double(Q) / 2;
+  const std::string kind = m.NKV < m.NH ? "attention (GQA)" : "attention";
+  report_flops((kind + " fwd").c_str(), time_ms([&] {
+    cuda::attention_forward(r.dt, out.ptr, lse.as<float>(), qkv.ptr, shape, nullptr);
+  }, r.iters), flops);
+  report_flops((kind + " bwd").c_str(), time_ms([&] {
+    cuda::attention_backward(r.dt, dqkv.ptr, scratch.as<float>(), dout.ptr, qkv.ptr, out.ptr, lse.as<float>(), shape,
+                             nullptr, GradInto::Overwrite);
+  }, r.iters), 2.5 * flops);
+}
+
+// GPT-2's LayerNorm and GELU: forward reads x, writes y; backward reads x, dy and dx, writes dx.
+void bench_gpt2_elementwise(const Run& r) {
+  const int N = r.N, C = r.m.C;
+  Buffer x(size_t(N) * C, r.dt), y(size_t(N) * C, r.dt), w(C, r.dt), b(C, r.dt), dw(C, r.dt), db(C, r.dt);
+  Buffer mean(N, DType::F32), rstd(N, DType::F32), dx(size_t(N) * C, r.dt);
+  Buffer scratch(cuda::layernorm_backward_scratch_floats(N, C), DType::F32);
+  const double tensor = double(N) * C * r.es;
+  report_bytes("layernorm fwd", time_ms([&] {
+    cuda::layernorm_forward(r.dt, y.ptr, mean.as<float>(), rstd.as<float>(), x.ptr, w.ptr, b.ptr, N, C, nullptr);
+  }, r.iters), 2 * tensor);
+  report_bytes("layernorm bwd", time_ms([&] {
+    cuda::layernorm_backward(r.dt, dx.ptr, dw.ptr, db.ptr, scratch.as<float>(), y.ptr, x.ptr, w.ptr, mean.as<float>(),
+                             rstd.as<float>(), N, C, nullptr);
+  }, r.iters), 4 * tensor);
+  report_bytes("gelu fwd (4C)", time_ms([&] { cuda::gelu_forward(r.dt, dx.ptr, x.ptr, size_t(N) * C, nullptr); },
+                                        r.iters), 2 * tensor);
+}
+
+// The llama family's RMSNorm (the block's, and the residual fused into the second), RoPE on the q
+// and k heads, SwiGLU: bytes of the tensors each reads and writes once.
+void bench_llama_elementwise(const Run& r) {
+  const Model& m = r.m;
+  const int N = r.N, C = m.C, F = m.F;
+  {
+    Buffer x(size_t(N) * C, r.dt), a(size_t(N) * C, r.dt), y(size_t(N) * C, r.dt), w(C, r.dt), dw(C, r.dt);
+    Buffer rstd(N, DType::F32), dx(size_t(N) * C, r.dt);
+    Buffer scratch(cuda::rmsnorm_backward_scratch_floats(N, C), DType::F32);
+    const double tensor = double(N) * C * r.es;
+    report_bytes("rmsnorm fwd", time_ms([&] {
+      cuda::rmsnorm_forward(r.dt, y.ptr, rstd.as<float>(), x.ptr, w.ptr, N, C, 1e-5f, nullptr);
+    }, r.iters), 2 * tensor);
+    report_bytes("residual + rmsnorm fwd", time_ms([&] {
+      cuda::residual_rmsnorm_forward(r.dt, dx.ptr, y.ptr, rstd.as<float>(), x.ptr, a.ptr, w.ptr, N, C, 1e-5f, nullptr);
+    }, r.iters), 4 * tensor);
+    report_bytes("rmsnorm bwd (dx +=, dweight)", time_ms([&] {
+      cuda::rmsnorm_backward(r.dt, dx.ptr, dw.ptr, scratch.as<float>(), y.ptr, x.ptr, w.ptr, rstd.as<float>(), N, C,
+                             nullptr);
+    }, r.iters), 4 * tensor);
+  }
+  {
+    const size_t width = size_t(m.NH + 2 * m.NKV) * m.hd, rotated = size_t(N) * (m.NH + m.NKV) * m.hd;
+    Buffer qkv(size_t(N) * width, r.dt), cos(size_t(r.T) * m.hd / 2, DType::F32), sin(size_t(r.T) * m.hd / 2, DType::F32);
+    report_bytes("rope fwd (q, k in place)", time_ms([&] {
+      cuda::rope_forward(r.dt, qkv.ptr, cos.as<float>(), sin.as<float>(), r.B, r.T, m.NH, m.NKV, m.hd, nullptr);
+    }, r.iters), 2.0 * rotated * r.es);
+    report_bytes("rope bwd", time_ms([&] {
+      cuda::rope_backward(r.dt, qkv.ptr, cos.as<float>(), sin.as<float>(), r.B, r.T, m.NH, m.NKV, m.hd, nullptr);
+    }, r.iters), 2.0 * rotated * r.es);
+  }
+  {
+    Buffer inp(size_t(N) * 2 * F, r.dt, 2.0f), out(size_t(N) * F, r.dt), dinp(size_t(N) * 2 * F, r.dt);
+    const double half = double(N) * F * r.es;
+    report_bytes("swiglu fwd (2F -> F)", time_ms([&] { cuda::swiglu_forward(r.dt, out.ptr, inp.ptr, N, F, nullptr); },
+                                                 r.iters), 3 * half);
+    report_bytes("swiglu bwd (written over)", time_ms([&] {
+      cuda::swiglu_backward(r.dt, dinp.ptr, inp.ptr, out.ptr, N, F, nullptr, GradInto::Overwrite);
+    }, r.iters), 5 * half);
+  }
+}
+
+// The classifier: the logits read and the gradient written once each (fused reads them twice).
+void bench_classifier(const Run& r) {
+  const int N = r.N, V = r.m.V, Vp = r.m.Vp;
+  Buffer logits(size_t(N) * Vp, r.dt), lse(N, DType::F32), losses(N, DType::F32), mean(1, DType::F32);
+  std::vector<int32_t> targets(static_cast<size_t>(N));
+  Rng rng(5);
+  for (auto& t : targets) t = int32_t(rng.below(uint64_t(V)));
+  int32_t* dtargets = nullptr;
+  ZT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dtargets), targets.size() * 4));
+  ZT_CUDA_CHECK(cudaMemcpy(dtargets, targets.data(), targets.size() * 4, cudaMemcpyHostToDevice));
+  const double tensor = double(N) * Vp * r.es;
+  report_bytes("classifier fwd", time_ms([&] {
+    cuda::classifier_forward(r.dt, lse.as<float>(), losses.as<float>(), mean.as<float>(), logits.ptr, dtargets, N, V,
+                             Vp, nullptr);
+  }, r.iters), tensor);
+  // fused and backward overwrite the logits with gradients: the values change, the work does not
+  report_bytes("classifier fused fwd+bwd", time_ms([&] {
+    cuda::classifier_fused(r.dt, logits.ptr, lse.as<float>(), losses.as<float>(), mean.as<float>(), dtargets, 1.0f / N,
+                           N, V, Vp, nullptr);
+  }, r.iters), 2 * tensor);
+  cudaFree(dtargets);
+}
+
+// AdamW over the model's parameters: reads grad, master, m, v; writes master, m, v (and 16-bit params).
+void bench_adamw(const Run& r) {
+  const size_t P = r.m.P;
+  Buffer master(P, DType::F32, 0.02f), m(P, DType::F32, 0.0f), v(P, DType::F32, 0.0f), grads(P, r.dt, 1e-3f);
+  Buffer params(P, r.dt);
+  const bool sixteen = r.dt != DType::F32;
+  const AdamWHyper config{6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  const double bytes = double(P) * (3 * 4 * 2 + r.es + (sixteen ? r.es : 0));
+  const std::string name = "adamw (" + std::to_string((P + 500'000) / 1'000'000) + "M params)";
+  report_bytes(name.c_str(), time_ms([&] {
+    cuda::adamw_update(master.as<float>(), m.as<float>(), v.as<float>(), grads.ptr, r.dt, 1.0f,
+                       sixteen ? params.ptr : nullptr, r.dt, P, true, config, 1, nullptr);
+  }, r.iters), bytes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"CUDA kernels at GPT-2 124M shapes"};
+  CLI::App app{"CUDA kernels at GPT-2 124M or Llama 3.2 1B shapes"};
   int B = 8, T = 1024, iters = 20;
-  std::string dtype_arg = "bf16";
+  std::string dtype_arg = "bf16", model_arg = "gpt2-124m";
+  app.add_option("--model", model_arg, "the shapes: gpt2-124m or llama-3.2-1b")
+      ->check(CLI::IsMember({"gpt2-124m", "llama-3.2-1b"}));
   app.add_option("--batch", B, "B (sequences per batch)")->check(CLI::PositiveNumber);
   app.add_option("--seq", T, "T (tokens per sequence)")->check(CLI::PositiveNumber);
   app.add_option("--dtype", dtype_arg, "bf16 or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
@@ -94,111 +287,24 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    const Model& model = model_arg == kModels[0].name ? kModels[0] : kModels[1];
     const DType dt = dtype_from_name(dtype_arg);
-    const size_t es = dtype_size(dt);
-    const int C = 768, NH = 12, V = 50257, Vp = 50304;
-    const int N = B * T;
+    const Run run{model, dt, dtype_size(dt), B, T, B * T, iters};
     cudaDeviceProp prop{};
     ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("bench_kernels --batch %d --seq %d --dtype %s --iters %d\n", B, T, dtype_arg.c_str(), iters);
-    std::printf("device: %s, %d SMs; C = %d, NH = %d, Vp = %d, N = B·T = %d\n\n", prop.name, prop.multiProcessorCount,
-                C, NH, Vp, N);
-
-    cuda::MatmulContext ctx;
-    {  // the block's four projections and the LM head (tied to wte: OutputMajor)
-      struct Proj {
-        const char* name;
-        int in, out;
-        cuda::WeightLayout layout;
-      };
-      const Proj projs[] = {{"matmul qkv      C -> 3C", C, 3 * C, cuda::WeightLayout::InputMajor},
-                            {"matmul attn.proj C -> C", C, C, cuda::WeightLayout::InputMajor},
-                            {"matmul fc       C -> 4C", C, 4 * C, cuda::WeightLayout::InputMajor},
-                            {"matmul fc.proj 4C -> C", 4 * C, C, cuda::WeightLayout::InputMajor},
-                            {"matmul lm_head  C -> Vp", C, Vp, cuda::WeightLayout::OutputMajor}};
-      for (const Proj& p : projs) {
-        Buffer inp(size_t(N) * p.in, dt), w(size_t(p.in) * p.out, dt, 0.02f), b(size_t(p.out), dt);
-        Buffer out(size_t(N) * p.out, dt), dinp(size_t(N) * p.in, dt), dw(size_t(p.in) * p.out, dt),
-            db(size_t(p.out), dt);
-        const bool bias = p.layout == cuda::WeightLayout::InputMajor;
-        const double flops = 2.0 * N * p.in * p.out;
-        const std::string name = p.name;
-        report_flops((name + " fwd").c_str(), time_ms([&] {
-          cuda::matmul_forward(ctx, dt, out.ptr, inp.ptr, w.ptr, bias ? b.ptr : nullptr, N, p.in, p.out, p.layout,
-                               nullptr);
-        }, iters), flops);
-        report_flops((name + " bwd").c_str(), time_ms([&] {
-          cuda::matmul_backward(ctx, dt, dinp.ptr, dw.ptr, bias ? db.ptr : nullptr, out.ptr, inp.ptr, w.ptr, N, p.in,
-                                p.out, p.layout, nullptr);
-        }, iters), 2 * flops);
-        if (p.out == 4 * C) {
-          Buffer pre(size_t(N) * p.out, dt);
-          report_flops((name + " fwd+gelu").c_str(), time_ms([&] {
-            cuda::matmul_forward(ctx, dt, out.ptr, inp.ptr, w.ptr, b.ptr, N, p.in, p.out, p.layout, nullptr, pre.ptr);
-          }, iters), flops);
-        }
-      }
+    std::printf("bench_kernels --model %s --batch %d --seq %d --dtype %s --iters %d\n", model.name, B, T,
+                dtype_arg.c_str(), iters);
+    std::printf("device: %s, %d SMs; C = %d, NH = %d, NKV = %d, hd = %d, F = %d, Vp = %d, N = B·T = %d\n\n",
+                prop.name, prop.multiProcessorCount, model.C, model.NH, model.NKV, model.hd, model.F, model.Vp, run.N);
+    {
+      cuda::MatmulContext ctx;
+      bench_matmuls(run, ctx);
     }
-    {  // attention; FLOPs as FlashAttention counts them: causal halves the square, backward 2.5x
-      Buffer qkv(size_t(N) * 3 * C, dt), out(size_t(N) * C, dt), dout(size_t(N) * C, dt), dqkv(size_t(N) * 3 * C, dt);
-      Buffer lse(size_t(B) * NH * T, DType::F32);
-      Buffer scratch(cuda::attention_backward_scratch_floats(B, T, NH), DType::F32);
-      const double flops = 4.0 * B * double(T) * T * C / 2;
-      report_flops("attention fwd", time_ms([&] {
-        cuda::attention_forward(dt, out.ptr, lse.as<float>(), qkv.ptr, B, T, C, NH, nullptr);
-      }, iters), flops);
-      report_flops("attention bwd", time_ms([&] {
-        cuda::attention_backward(dt, dqkv.ptr, scratch.as<float>(), dout.ptr, qkv.ptr, out.ptr, lse.as<float>(), B, T,
-                                 C, NH, nullptr);
-      }, iters), 2.5 * flops);
-    }
-    {  // layernorm: forward reads x, writes y; backward reads x, dy and dx, writes dx
-      Buffer x(size_t(N) * C, dt), y(size_t(N) * C, dt), w(C, dt), b(C, dt), dw(C, dt), db(C, dt);
-      Buffer mean(N, DType::F32), rstd(N, DType::F32), dx(size_t(N) * C, dt);
-      Buffer scratch(cuda::layernorm_backward_scratch_floats(N, C), DType::F32);
-      const double tensor = double(N) * C * es;
-      report_bytes("layernorm fwd", time_ms([&] {
-        cuda::layernorm_forward(dt, y.ptr, mean.as<float>(), rstd.as<float>(), x.ptr, w.ptr, b.ptr, N, C, nullptr);
-      }, iters), 2 * tensor);
-      report_bytes("layernorm bwd", time_ms([&] {
-        cuda::layernorm_backward(dt, dx.ptr, dw.ptr, db.ptr, scratch.as<float>(), y.ptr, x.ptr, w.ptr,
-                                 mean.as<float>(), rstd.as<float>(), N, C, nullptr);
-      }, iters), 4 * tensor);
-      report_bytes("gelu fwd (4C)", time_ms([&] { cuda::gelu_forward(dt, dx.ptr, x.ptr, size_t(N) * C, nullptr); },
-                                            iters), 2 * tensor);
-    }
-    {  // classifier: the logits read and the gradient written once each (fused reads them twice)
-      Buffer logits(size_t(N) * Vp, dt), lse(N, DType::F32), losses(N, DType::F32), mean(1, DType::F32);
-      std::vector<int32_t> targets(static_cast<size_t>(N));
-      Rng rng(5);
-      for (auto& t : targets) t = int32_t(rng.below(uint64_t(V)));
-      int32_t* dtargets = nullptr;
-      ZT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&dtargets), targets.size() * 4));
-      ZT_CUDA_CHECK(cudaMemcpy(dtargets, targets.data(), targets.size() * 4, cudaMemcpyHostToDevice));
-      const double tensor = double(N) * Vp * es;
-      report_bytes("classifier fwd", time_ms([&] {
-        cuda::classifier_forward(dt, lse.as<float>(), losses.as<float>(), mean.as<float>(), logits.ptr, dtargets, N, V,
-                                 Vp, nullptr);
-      }, iters), tensor);
-      // fused and backward overwrite the logits with gradients: the values change, the work does not
-      report_bytes("classifier fused fwd+bwd", time_ms([&] {
-        cuda::classifier_fused(dt, logits.ptr, lse.as<float>(), losses.as<float>(), mean.as<float>(), dtargets,
-                               1.0f / N, N, V, Vp, nullptr);
-      }, iters), 2 * tensor);
-      cudaFree(dtargets);
-    }
-    {  // AdamW over 124M parameters: reads grad, master, m, v; writes master, m, v (and 16-bit params)
-      const size_t P = 124'475'904;
-      Buffer master(P, DType::F32, 0.02f), m(P, DType::F32, 0.0f), v(P, DType::F32, 0.0f), grads(P, dt, 1e-3f);
-      Buffer params(P, dt);
-      const bool sixteen = dt != DType::F32;
-      const AdamWHyper config{6e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
-      const double bytes = double(P) * (3 * 4 * 2 + es + (sixteen ? es : 0));
-      report_bytes("adamw (124M params)", time_ms([&] {
-        cuda::adamw_update(master.as<float>(), m.as<float>(), v.as<float>(), grads.ptr, dt, 1.0f,
-                           sixteen ? params.ptr : nullptr, dt, P, true, config, 1, nullptr);
-      }, iters), bytes);
-    }
+    bench_attention(run);
+    if (model.llama) bench_llama_elementwise(run);
+    else bench_gpt2_elementwise(run);
+    bench_classifier(run);
+    bench_adamw(run);
     ZT_CUDA_CHECK(cudaDeviceSynchronize());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_kernels: %s\n", e.what());

@@ -53,6 +53,9 @@ void Gpt2WeightsWriter::commit() {
 void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, DType dtype) {
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
+  if (!meta.layout.find("wte.weight"))  // the llama family: its exporter is still to come
+    fail("{}: holds a {} model; writing it in the Hugging Face layout is not implemented yet (GPT-2 only)", checkpoint,
+         meta.config.value(nlohmann::json::json_pointer("/model/model_type"), std::string("non-GPT-2")));
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   Gpt2WeightsWriter out(out_dir, meta.layout, meta.model, dtype);
   size_t largest = 0;

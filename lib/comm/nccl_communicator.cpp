@@ -1,25 +1,27 @@
 #include "comm/nccl_communicator.hpp"
 
 #include <cuda_runtime.h>
-#include <mpi.h>
 #include <nccl.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "comm/comm_volume.hpp"
+#include "comm/comm_counters.hpp"
 #include "comm/communicator_base.hpp"
+#include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "comm/mpi_control_channel.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/op_deadline.hpp"
 #include "comm/op_signature.hpp"
-#include "comm/progress_backoff.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
 
@@ -105,7 +107,7 @@ struct PendingOp {
 
 class NcclCommunicator final : public CommunicatorBase {
 public:
-  NcclCommunicator(const NcclCommOptions& options, const WorldInfo& world);
+  NcclCommunicator(const NcclCommOptions& options, const NcclHostSide& host);
   ~NcclCommunicator() override;
   ControlChannel& control() override { return *control_; }
   CommStats stats() const override;
@@ -121,6 +123,7 @@ private:
   // reduces of uneven pieces included).
   uint64_t bytes_sent(const Collective& c) const;
   void verify_signature(const OpSignature& sig);
+  void check_distinct_gpus();
   void collect_completed(Clock::time_point now) const;  // pending_mutex_ held
   void watchdog_loop();
 
@@ -132,8 +135,9 @@ private:
   cudaStream_t stream_ = nullptr;
   cudaEvent_t inputs_ready_ = nullptr;
   float* barrier_scratch_ = nullptr;
-  MPI_Comm check_comm_ = MPI_COMM_NULL;
-  std::unique_ptr<MpiControlChannel> control_;
+  std::unique_ptr<ControlChannel> control_;
+  CommCounters setup_counters_;             // the set-up channel's traffic is not the job's
+  std::unique_ptr<ControlChannel> setup_;   // the NCCL id, the GPU check, the sequence check
   uint64_t issued_ = 0;
 
   mutable std::mutex pending_mutex_;
@@ -143,35 +147,35 @@ private:
   std::thread watchdog_;
 };
 
-NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const WorldInfo& world)
-    : CommunicatorBase(world.rank, world.world_size, world.local_rank, world.local_size),
+NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const NcclHostSide& host)
+    : CommunicatorBase(host.world.rank, host.world.world_size, host.world.local_rank, host.world.local_size),
       options_(options),
-      rank_(world.rank),
-      size_(world.world_size) {
-  const int local_rank_ = world.local_rank;
-  control_ = std::make_unique<MpiControlChannel>(counters(), options.timeout_seconds, step_source());
+      rank_(host.world.rank),
+      size_(host.world.world_size) {
+  control_ = host.channel(counters(), step_source());
+  setup_ = host.channel(setup_counters_, step_source());
   sequence_check_ = options.sequence_check.value_or(sequence_check_default());
 
   int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess) devices = 0;
-  if (local_rank_ >= devices)
-    fail(
-        "NCCL communicator: rank {} is local rank {} but this machine shows {} CUDA device(s); "
-        "launch at most one rank per GPU",
-        rank_, local_rank_, devices);
-  device_ = local_rank_;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess) {
+    cudaGetLastError();
+    devices = 0;
+  }
+  if (devices == 0) fail("NCCL communicator: rank {} sees no CUDA device", rank_);
+  // A launcher that shows each rank its own GPU shows it as device 0.
+  device_ = host.world.local_rank % devices;
   ZT_CUDA_CHECK(cudaSetDevice(device_));
+  check_distinct_gpus();
 
   ncclUniqueId id{};
   if (rank_ == 0) ZT_NCCL_CHECK(ncclGetUniqueId(&id));
-  MPI_Bcast(&id, int(sizeof(id)), MPI_BYTE, 0, MPI_COMM_WORLD);
+  setup_->broadcast(&id, sizeof(id), 0);
   ZT_NCCL_CHECK(ncclCommInitRank(&comm_, size_, id, rank_));
 
   ZT_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   ZT_CUDA_CHECK(cudaEventCreateWithFlags(&inputs_ready_, cudaEventDisableTiming));
   ZT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&barrier_scratch_), sizeof(float)));
   ZT_CUDA_CHECK(cudaMemset(barrier_scratch_, 0, sizeof(float)));
-  if (sequence_check_) MPI_Comm_dup(MPI_COMM_WORLD, &check_comm_);
   watchdog_ = std::thread([this] { watchdog_loop(); });
 }
 
@@ -191,27 +195,29 @@ NcclCommunicator::~NcclCommunicator() {
   cudaFree(barrier_scratch_);
   cudaEventDestroy(inputs_ready_);
   cudaStreamDestroy(stream_);
-  int finalised = 0;
-  MPI_Finalized(&finalised);
-  if (check_comm_ != MPI_COMM_NULL && !finalised) MPI_Comm_free(&check_comm_);
+}
+
+// Two ranks on one GPU would fail inside NCCL (or share it badly): every rank compares the UUIDs
+// and all refuse together, naming the ranks.
+void NcclCommunicator::check_distinct_gpus() {
+  cudaDeviceProp prop{};
+  ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
+  const auto uuids = setup_->gather_all(prop.uuid);
+  std::map<std::string, int> owner;
+  for (int r = 0; r < size_; ++r) {
+    const std::string key(uuids[size_t(r)].bytes, sizeof(prop.uuid.bytes));
+    auto [it, fresh] = owner.emplace(key, r);
+    if (!fresh)
+      fail("NCCL communicator: ranks {} and {} compute on the same GPU (each takes visible device local rank "
+           "modulo the visible devices): launch one rank per GPU, or show each rank its own GPU "
+           "(CUDA_VISIBLE_DEVICES, the launcher's GPU binding), or set training.device \"cpu\"",
+           it->second, r);
+  }
 }
 
 void NcclCommunicator::verify_signature(const OpSignature& sig) {
-  std::vector<OpSignature> all(static_cast<size_t>(size_));
-  MPI_Request request;
-  MPI_Iallgather(&sig, int(sizeof(OpSignature)), MPI_BYTE, all.data(), int(sizeof(OpSignature)),
-                 MPI_BYTE, check_comm_, &request);
-  // A rank that skipped this collective never joins the exchange: time out like any op.
-  const OpDeadline deadline(Clock::now(), options_.timeout_seconds);
-  ProgressBackoff backoff;
-  for (int done = 0;;) {
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) break;
-    if (deadline.passed(Clock::now()))
-      abort_job(kCommTimeoutExitCode,
-                timeout_message(rank_, sig, step(), options_.timeout_seconds));
-    backoff.pause();
-  }
+  // A rank that skipped this collective never joins the exchange: the channel times out like any op.
+  const auto all = setup_->gather_all(sig);
   if (auto mismatch = find_signature_mismatch(all)) {
     const std::string message = mismatch_message(step(), *mismatch);
     if (rank_ != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -396,7 +402,15 @@ std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds) {
 
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options) {
   ensure_mpi_initialised();
-  return std::make_unique<NcclCommunicator>(options, mpi_world_info());
+  const double timeout = options.timeout_seconds;
+  return make_nccl_communicator(
+      options, {mpi_world_info(), [timeout](CommCounters& counters, const std::atomic<int64_t>* step) {
+                  return std::unique_ptr<ControlChannel>(std::make_unique<MpiControlChannel>(counters, timeout, step));
+                }});
+}
+
+std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options, NcclHostSide host) {
+  return std::make_unique<NcclCommunicator>(options, host);
 }
 
 }  // namespace zt

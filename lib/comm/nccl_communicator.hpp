@@ -8,8 +8,11 @@
 // barrier(async=false) also blocks the host. Buffers must stay allocated until the op has
 // completed on the device. Control values travel over MPI (MpiControlChannel), never through NCCL.
 //
-// Set-up: MPI gives rank, world size and local rank; the local rank selects the device
-// (cudaSetDevice); rank 0 creates the NCCL unique id and broadcasts it over MPI.
+// Set-up: MPI gives rank, world size and local rank; the device is the local rank modulo the
+// visible devices (a launcher that shows each rank its own GPU shows it as device 0); the ranks
+// compare their GPUs' UUIDs and refuse to share one; rank 0 creates the NCCL unique id and
+// broadcasts it. Host values go over channels between the ranks (NcclHostSide): MPI's by default,
+// or a caller's (tests run ranks as threads of one process over an emulated NCCL).
 //
 // Numerics: reductions use NCCL's own summation order (ring or tree, chosen by NCCL), so unlike
 // the CPU backend the result is not promised to be the rank-order sum, nor bit-identical across
@@ -22,12 +25,17 @@
 // timeout, naming the op, the rank, the sequence number and the step.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 
 #include "comm/communicator.hpp"
+#include "comm/mpi_session.hpp"  // WorldInfo
 
 namespace zt {
+
+class CommCounters;
 
 struct NcclCommOptions {
   double timeout_seconds = 600.0;  // <= 0: never
@@ -35,9 +43,20 @@ struct NcclCommOptions {
   std::optional<bool> sequence_check;  // unset: on in debug builds or when ZT_COMM_CHECK=1
 };
 
+// How the ranks reach each other on the host: where this rank sits, and a maker of host channels
+// between the same ranks (each counting into `counters`, naming `step` when it times out). The
+// communicator makes two: control() (counted in its stats) and one of its own for set-up and the
+// sequence check.
+struct NcclHostSide {
+  WorldInfo world;
+  std::function<std::unique_ptr<ControlChannel>(CommCounters& counters, const std::atomic<int64_t>* step)> channel;
+};
+
 // Requires a CUDA device for every local rank; initialises MPI when nothing has (as
 // make_mpi_communicator does). Collective. Issue ops from one thread.
 std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds = 600.0);
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options);
+// The same over a caller's host side.
+std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options, NcclHostSide host);
 
 }  // namespace zt

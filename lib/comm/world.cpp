@@ -38,6 +38,18 @@ int World::first_failure(bool failed) const {
   return first == INT_MAX ? -1 : first;
 }
 
+std::vector<CpuMask> World::local_cpu_masks(const CpuMask& mine) const {
+  if (!mpi_) return {mine};
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, info_.rank, MPI_INFO_NULL, &local);
+  int size = 1;
+  MPI_Comm_size(local, &size);
+  std::vector<CpuMask> all(size_t(size), mine);
+  MPI_Allgather(&mine, int(sizeof(CpuMask)), MPI_BYTE, all.data(), int(sizeof(CpuMask)), MPI_BYTE, local);
+  MPI_Comm_free(&local);
+  return all;
+}
+
 std::unique_ptr<Communicator> World::communicator(Device& device, double timeout_seconds) const {
   if (!mpi_) return make_local_communicator(device);
   if (device.kind() == DeviceKind::Cuda) {

@@ -4,10 +4,12 @@
 // NCCL; started alone, the world is one rank and MPI is never touched (a laptop, one GPU).
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/mpi_session.hpp"
 #include "core/device.hpp"
+#include "core/threads.hpp"
 
 namespace zt {
 
@@ -26,6 +28,9 @@ public:
   int size() const { return info_.world_size; }
   bool uses_mpi() const { return mpi_ != nullptr; }
   bool mpi_thread_multiple() const;  // MPI lets every thread call it at once
+
+  // The affinity masks of the ranks on this machine, `mine` among them (collective).
+  std::vector<CpuMask> local_cpu_masks(const CpuMask& mine) const;
 
   // The lowest rank on which `failed` is true, or -1 (collective; usable before any communicator).
   int first_failure(bool failed) const;

@@ -8,7 +8,7 @@ AutoValues auto_values(const TrainingConfig& t, const ModelConfig& m, const Reso
   a.gradient_accumulation_steps = t.gradient_accumulation_steps;
   a.gradient_clipping = t.max_grad_norm;
   a.lr = t.lr;
-  a.warmup_num_steps = t.warmup_steps;
+  a.warmup_num_steps = t.warmup_step_count();
   a.total_num_steps = t.steps;
   // The CPU backend computes in fp32 and stores bf16; GPUs need compute capability 8.0 for bf16.
   a.bf16 = o.gpu_supports_bf16 || o.cpu_backend;

@@ -19,7 +19,7 @@ struct AutoValues {
   double warmup_min_lr = 0;                 // scheduler.params.warmup_min_lr
   int64_t warmup_num_steps = 0;             // scheduler.params.warmup_num_steps
   int64_t total_num_steps = 0;              // scheduler.params.total_num_steps
-  bool bf16 = false;                        // fp16.enabled / bf16.enabled: bf16 where the device supports it
+  bool bf16 = false;                        // bf16.enabled: where the device supports it (fp16.enabled: false)
   int64_t reduce_bucket_size = 0;           // d_model^2
   int64_t stage3_prefetch_bucket_size = 0;  // int(0.9 * d_model^2)
   int64_t stage3_param_persistence_threshold = 0;  // 10 * d_model

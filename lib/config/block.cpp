@@ -32,6 +32,27 @@ std::string list_choices(const std::vector<std::string>& allowed) {
   return s;
 }
 
+// Why `v` is not an integer in `range`, or "" when it is (then `n` holds it).
+std::string integer_problem(const nlohmann::json& v, IntRange range, int64_t& n) {
+  const std::string expected = range.describe() == "any integer" ? "an integer" : "an integer " + range.describe();
+  const std::string out_of_range = fmt::format("{} is out of range (expected {})", show(v), range.describe());
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max())) return out_of_range;
+    n = int64_t(v.get<uint64_t>());
+  } else if (v.is_number_integer()) {
+    n = v.get<int64_t>();
+  } else if (v.is_number_float()) {
+    // Integers may be written as 5e8; 2.5 for an integer key is a mistake, not something to round.
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || std::floor(d) != d) return fmt::format("{} is not an integer (expected {})", show(v), expected);
+    if (std::fabs(d) >= 9.2e18) return out_of_range;
+    n = int64_t(d);
+  } else {
+    return fmt::format("{} is not a number (expected {})", show(v), expected);
+  }
+  return n < range.min || n > range.max ? out_of_range : "";
+}
+
 }  // namespace
 
 std::string IntRange::describe() const {
@@ -62,8 +83,10 @@ std::string NumberRange::describe() const {
 Block::Block(const Diagnostics& diag, std::string path, const nlohmann::json* value, UnknownKeys unknown)
     : diag_(diag), path_(std::move(path)), object_(nlohmann::json::object()), unknown_(unknown) {
   if (value && !value->is_null()) {
-    if (!value->is_object()) diag_.fail(path_, show(*value) + " is not an object (expected a JSON object {...})");
-    object_ = *value;
+    if (value->is_object())
+      object_ = *value;
+    else
+      diag_.reject(path_, show(*value) + " is not an object (expected a JSON object {...})");
   }
 }
 
@@ -94,38 +117,26 @@ const nlohmann::json* Block::raw(const std::string& key) {
 }
 
 void Block::auto_not_allowed(const std::string& key, const std::string& expected) const {
-  fail(key, fmt::format("\"auto\" cannot be resolved for this key (expected {})", expected));
+  reject(key, fmt::format("\"auto\" cannot be resolved for this key (expected {})", expected));
 }
 
-int64_t Block::to_integer(const std::string& key, const nlohmann::json& v, IntRange range) const {
-  const std::string expected = range.describe() == "any integer" ? "an integer" : "an integer " + range.describe();
+std::optional<int64_t> Block::to_integer(const std::string& key, const nlohmann::json& v, IntRange range) const {
   int64_t n = 0;
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      fail(key, fmt::format("{} is out of range (expected {})", show(v), range.describe()));
-    n = int64_t(v.get<uint64_t>());
-  } else if (v.is_number_integer()) {
-    n = v.get<int64_t>();
-  } else if (v.is_number_float()) {
-    // Integers may be written as 5e8; 2.5 for an integer key is a mistake, not something to round.
-    double d = v.get<double>();
-    if (!std::isfinite(d) || std::floor(d) != d)
-      fail(key, fmt::format("{} is not an integer (expected {})", show(v), expected));
-    if (std::fabs(d) >= 9.2e18) fail(key, fmt::format("{} is out of range (expected {})", show(v), range.describe()));
-    n = int64_t(d);
-  } else {
-    fail(key, fmt::format("{} is not a number (expected {})", show(v), expected));
-  }
-  if (n < range.min || n > range.max)
-    fail(key, fmt::format("{} is out of range (expected {})", show(v), range.describe()));
-  return n;
+  const std::string problem = integer_problem(v, range, n);
+  if (problem.empty()) return n;
+  reject(key, problem);
+  return std::nullopt;
 }
 
-double Block::to_number(const std::string& key, const nlohmann::json& v, NumberRange range) const {
-  if (!v.is_number()) fail(key, fmt::format("{} is not a number (expected a number {})", show(v), range.describe()));
-  double d = v.get<double>();
-  if (!range.contains(d)) fail(key, fmt::format("{} is out of range (expected {})", show(v), range.describe()));
-  return d;
+std::optional<double> Block::to_number(const std::string& key, const nlohmann::json& v, NumberRange range) const {
+  std::string problem;
+  if (!v.is_number())
+    problem = fmt::format("{} is not a number (expected a number {})", show(v), range.describe());
+  else if (!range.contains(v.get<double>()))
+    problem = fmt::format("{} is out of range (expected {})", show(v), range.describe());
+  if (problem.empty()) return v.get<double>();
+  reject(key, problem);
+  return std::nullopt;
 }
 
 std::optional<int64_t> Block::optional_integer(const std::string& key, IntRange range,
@@ -161,23 +172,32 @@ double Block::number(const std::string& key, double fallback, NumberRange range,
 bool Block::boolean(const std::string& key, bool fallback) {
   auto v = raw(key);
   if (!v) return fallback;
-  if (is_auto(key)) auto_not_allowed(key, "true or false");
-  if (!v->is_boolean()) fail(key, fmt::format("{} is not a boolean (expected true or false)", show(*v)));
+  if (is_auto(key)) {
+    auto_not_allowed(key, "true or false");
+    return fallback;
+  }
+  if (!v->is_boolean()) {
+    reject(key, fmt::format("{} is not a boolean (expected true or false)", show(*v)));
+    return fallback;
+  }
   return v->get<bool>();
 }
 
 std::string Block::text(const std::string& key, const std::string& fallback) {
   auto v = raw(key);
   if (!v) return fallback;
-  if (!v->is_string()) fail(key, fmt::format("{} is not a string (expected a string)", show(*v)));
+  if (!v->is_string()) {
+    reject(key, fmt::format("{} is not a string (expected a string)", show(*v)));
+    return fallback;
+  }
   return v->get<std::string>();
 }
 
 std::string Block::file_path(const std::string& key, const std::string& fallback) {
   std::string p = text(key, fallback);
-  if (p.find('\0') != std::string::npos)
-    fail(key, fmt::format("{} holds a NUL character (expected a path)", show(nlohmann::json(p))));
-  return p;
+  if (p.find('\0') == std::string::npos) return p;
+  reject(key, fmt::format("{} holds a NUL character (expected a path)", show(nlohmann::json(p))));
+  return fallback;
 }
 
 std::string Block::choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed) {
@@ -188,7 +208,8 @@ std::string Block::choice(const std::string& key, const std::string& fallback, c
     for (const auto& a : allowed)
       if (lower(a) == given) return a;
   }
-  fail(key, fmt::format("{} is not valid (expected {})", show(*v), list_choices(allowed)));
+  reject(key, fmt::format("{} is not valid (expected {})", show(*v), list_choices(allowed)));
+  return fallback;
 }
 
 Block Block::child(const std::string& key, UnknownKeys unknown) {
@@ -198,8 +219,11 @@ Block Block::child(const std::string& key, UnknownKeys unknown) {
 
 void Block::rename(const std::string& old_key, const std::string& new_key, const std::string& why) {
   if (!object_.contains(old_key)) return;
-  if (object_.contains(new_key))
-    fail(old_key, fmt::format("given together with {} ({}); keep only {}", path_of(new_key), why, new_key));
+  if (object_.contains(new_key)) {
+    reject(old_key, fmt::format("given together with {} ({}); keep only {}", path_of(new_key), why, new_key));
+    object_.erase(old_key);
+    return;
+  }
   object_[new_key] = object_[old_key];
   object_.erase(old_key);
   if (diag_.origins) diag_.origins->alias(path_of(old_key), path_of(new_key));
@@ -212,13 +236,19 @@ void Block::unimplemented(const std::string& key, const nlohmann::json& default_
   // Ignored, but still judged as DeepSpeed would read it: a boolean must be a boolean, a number a number.
   const char* expected = default_value.is_boolean() ? "a boolean" : default_value.is_number() ? "a number"
                          : default_value.is_string() ? "a string" : nullptr;
-  if (is_auto(key) && expected) auto_not_allowed(key, expected);
+  if (is_auto(key) && expected) {
+    auto_not_allowed(key, expected);
+    return;
+  }
   const bool type_ok = default_value.is_boolean()  ? v->is_boolean()
                        : default_value.is_number() ? v->is_number()
                        : default_value.is_string() ? v->is_string()
                                                    : true;
-  if (!type_ok) fail(key, fmt::format("{} is not {} (expected {} such as the default {})", show(*v), expected,
-                                      expected, show(default_value)));
+  if (!type_ok) {
+    reject(key, fmt::format("{} is not {} (expected {} such as the default {})", show(*v), expected, expected,
+                            show(default_value)));
+    return;
+  }
   if (!same_value(*v, default_value))
     warn(key, fmt::format("{} has no effect (not implemented in zerotrain; default {}); ignored", show(*v),
                           show(default_value)));
@@ -226,20 +256,31 @@ void Block::unimplemented(const std::string& key, const nlohmann::json& default_
 
 void Block::forbid(const std::string& key, const std::string& why) {
   known_.insert(key);
-  if (object_.contains(key)) fail(key, why);
+  if (object_.contains(key)) reject(key, why);
 }
 
 void Block::finish() {
   std::vector<std::string> candidates(known_.begin(), known_.end());
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (known_.count(it.key())) continue;
+    const auto suggestion = closest_match(it.key(), candidates);
+    // Other tools' keys may sit beside DeepSpeed's in a lenient block; a misspelling of a known key,
+    // or anything given with --set, is a mistake: the setting it was meant for would silently stay
+    // at its default.
+    const std::string* origin = diag_.origins ? diag_.origins->find(path_of(it.key())) : nullptr;
+    const bool from_set = origin && origin->rfind("--set ", 0) == 0;
+    const bool mistake = unknown_ == UnknownKeys::Error || from_set || (suggestion && is_near_miss(it.key(), *suggestion));
     std::string what = "unknown key";
-    if (auto suggestion = closest_match(it.key(), candidates))
+    if (suggestion)
       what += "; did you mean " + *suggestion + "?";
     else if (unknown_ == UnknownKeys::Error)
       what += " (expected one of " + list_choices(candidates) + ")";
-    if (unknown_ == UnknownKeys::Error) fail(it.key(), what);
-    warn(it.key(), what + " (ignored)");
+    else if (from_set)
+      what += " (not a key zerotrain or DeepSpeed knows; docs/config.md lists them)";
+    if (mistake)
+      reject(it.key(), what);
+    else
+      warn(it.key(), what + " (ignored)");
   }
 }
 

@@ -47,7 +47,11 @@ public:
   const Diagnostics& diagnostics() const { return diag_; }
   const std::string& path() const { return path_; }
   std::string path_of(const std::string& key) const { return join_path(path_, key); }
+  // An error about how keys relate: thrown, ending this block's reading.
   [[noreturn]] void fail(const std::string& key, const std::string& what) const { diag_.fail(path_of(key), what); }
+  // An error about one key's value: collected with the config's other errors (Diagnostics::reject);
+  // the read goes on with the key's default.
+  void reject(const std::string& key, const std::string& what) const { diag_.reject(path_of(key), what); }
   void warn(const std::string& key, const std::string& what) const { diag_.warn(path_of(key), what); }
 
   // Queries do not mark the key as known.
@@ -90,9 +94,10 @@ public:
 
 private:
   const nlohmann::json* find(const std::string& key) const;
-  int64_t to_integer(const std::string& key, const nlohmann::json& v, IntRange range) const;
-  double to_number(const std::string& key, const nlohmann::json& v, NumberRange range) const;
-  [[noreturn]] void auto_not_allowed(const std::string& key, const std::string& expected) const;
+  // nullopt after rejecting the value.
+  std::optional<int64_t> to_integer(const std::string& key, const nlohmann::json& v, IntRange range) const;
+  std::optional<double> to_number(const std::string& key, const nlohmann::json& v, NumberRange range) const;
+  void auto_not_allowed(const std::string& key, const std::string& expected) const;
 
   Diagnostics diag_;
   std::string path_;

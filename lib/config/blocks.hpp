@@ -17,7 +17,8 @@ void read_ignored_top_level_keys(Block& top);
 
 void read_precision(Block& top, const AutoValues& auto_values, Config& config);  // fp16, bf16
 OptimizerConfig read_optimizer(Block& top, const AutoValues& auto_values);
-LrScheduleConfig read_scheduler(Block& top, const AutoValues& auto_values, double optimizer_lr);
+LrScheduleConfig read_scheduler(Block& top, const AutoValues& auto_values, const TrainingConfig& training,
+                                double optimizer_lr);
 ZeroConfig read_zero(Block& top, const AutoValues& auto_values);
 void read_monitors(Block& top, Config& config);  // csv_monitor, tensorboard, wandb, comms_logger
 CheckpointConfig read_checkpoint(Block& top);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "optim/lr_schedule.hpp"
@@ -112,9 +113,30 @@ struct ActivationCheckpointingConfig {
   bool recompute() const { return partition_activations || number_checkpoints > 0; }
 };
 
+struct RopeScalingConfig {
+  std::string rope_type = "default";  // default | llama3
+  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
+  int original_max_position_embeddings = 0;
+};
+
+// The architecture (lib/model/gpt_shape.hpp): a preset name from model/gpt_shape.hpp or custom.
 struct ModelConfig {
-  std::string preset = "toy";  // toy | gpt2-tiny | gpt2-124m | gpt2-350m | gpt2-774m | gpt2-1.5b | custom
+  ModelConfig() = default;
+  // A GPT-2 shape; the architecture keys keep their defaults.
+  ModelConfig(std::string preset_name, int layers, int heads, int width, int vocab, int positions)
+      : preset(std::move(preset_name)), n_layer(layers), n_head(heads), d_model(width), vocab_size(vocab),
+        max_seq_len(positions) {}
+
+  std::string preset = "toy";
   int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
+  std::string model_type = "gpt2";  // gpt2 | llama | mistral | qwen2 | qwen3
+  int n_kv_head = 0, head_dim = 0, d_ff = 0;  // 0: n_head, d_model / n_head, 4·d_model (resolved when read)
+  double norm_eps = 1e-5;
+  double rope_theta = 10000.0;
+  RopeScalingConfig rope_scaling;
+  bool attention_bias = false, mlp_bias = false;
+  bool tie_word_embeddings = true;
+  int sliding_window = 0;  // 0: none
 };
 
 struct DataConfig {
@@ -131,10 +153,17 @@ struct TrainingConfig {
   int64_t gradient_accumulation_steps = 1;
   double lr = 3e-4;
   int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;  // warmup as a fraction of steps, when warmup_steps is 0
+  // Without a scheduler block: linear (warmup, then decay to 0 at the last step) or constant.
+  std::string lr_scheduler_type = "linear";
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
   int64_t eval_batches = 4;
+  int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
+  int64_t sample_tokens = 64;   // tokens of a sample
+  std::string sample_prompt;    // the text a sample continues; "": the start of a document
+  std::string sample_tokenizer;  // the tokenizer of the data; "": bytes (a vocabulary of 256)
   int64_t save_interval = 0;  // 0: no periodic checkpoints
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
@@ -147,6 +176,16 @@ struct TrainingConfig {
   double comm_timeout = 600.0;  // seconds
   std::string device = "auto";  // auto | cpu | cuda
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
+
+  // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
+  // ceil(steps * warmup_ratio).
+  int64_t warmup_step_count() const;
+};
+
+// How the learning rate, the schedule, the batch and the precision were decided, in words
+// (config/provenance.hpp).
+struct Provenance {
+  std::string lr, schedule, batch, precision;
 };
 
 struct Config {
@@ -182,6 +221,7 @@ struct Config {
 
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
+  Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
 };
 

@@ -1,5 +1,6 @@
 #include "config/diagnostics.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
@@ -59,6 +60,23 @@ std::string Diagnostics::message(const std::string& path, const std::string& wha
 }
 
 void Diagnostics::fail(const std::string& path, const std::string& what) const { throw Error(message(path, what)); }
+
+void Diagnostics::reject(const std::string& path, const std::string& what) const {
+  if (!errors) fail(path, what);
+  errors->add(message(path, what));
+}
+
+void ErrorList::throw_if_any() const {
+  if (messages_.empty()) return;
+  std::string all;
+  for (size_t i = 0; i < messages_.size() && i < kShown; ++i) {
+    if (i) all += '\n';
+    all += messages_[i];
+  }
+  if (messages_.size() > kShown)
+    all += fmt::format("\n{} more errors not shown (fix these first)", messages_.size() - kShown);
+  throw Error(all);
+}
 
 void Diagnostics::warn(const std::string& path, const std::string& what) const {
   spdlog::warn("{}", message(path, what));

@@ -8,6 +8,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace zt::config {
 
@@ -28,18 +29,37 @@ private:
   std::map<std::string, std::string> origins_;
 };
 
+// The errors found in one config, so that a user fixes them all in one edit: one message per line,
+// the first kShown of them, then how many more there are.
+class ErrorList {
+public:
+  static constexpr size_t kShown = 20;
+  void add(const std::string& message) { messages_.push_back(message); }
+  size_t size() const { return messages_.size(); }
+  // Throws zt::Error holding every message (one per line) when there is any.
+  void throw_if_any() const;
+
+private:
+  std::vector<std::string> messages_;
+};
+
 struct Diagnostics {
-  Diagnostics(std::string source = "", std::shared_ptr<ValueOrigins> origins = nullptr)
-      : source(std::move(source)), origins(std::move(origins)) {}
+  Diagnostics(std::string source = "", std::shared_ptr<ValueOrigins> origins = nullptr,
+              std::shared_ptr<ErrorList> errors = nullptr)
+      : source(std::move(source)), origins(std::move(origins)), errors(std::move(errors)) {}
 
   std::string source;  // file path or preset name; empty for JSON built in code
   std::shared_ptr<ValueOrigins> origins;  // values set on the command line; may be null
+  std::shared_ptr<ErrorList> errors;      // where reject() collects errors; null: reject() throws
 
   // Where the value at `path` came from: its command-line option, else `source`.
   const std::string& origin_of(const std::string& path) const;
   std::string message(const std::string& path, const std::string& what) const;
   [[noreturn]] void fail(const std::string& path, const std::string& what) const;  // throws zt::Error
-  void warn(const std::string& path, const std::string& what) const;                // spdlog::warn
+  // A value that cannot be used: added to `errors` (the reader goes on with the key's default), or
+  // thrown when there is no list.
+  void reject(const std::string& path, const std::string& what) const;
+  void warn(const std::string& path, const std::string& what) const;  // spdlog::warn
 };
 
 // A JSON value as it appears in messages: compact, numbers without a spurious ".0", long values cut.

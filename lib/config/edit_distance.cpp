@@ -7,21 +7,23 @@
 namespace zt::config {
 
 size_t edit_distance(const std::string& a, const std::string& b) {
-  auto lower = [](char c) { return std::tolower(static_cast<unsigned char>(c)); };
-  // One row of the dynamic-programming table at a time.
-  std::vector<size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), size_t(0));
+  auto same = [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+  };
+  // Three rows of the dynamic-programming table: a swap looks two rows back.
+  std::vector<size_t> before(b.size() + 1), previous(b.size() + 1), row(b.size() + 1);
+  std::iota(previous.begin(), previous.end(), size_t(0));
   for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
     row[0] = i;
     for (size_t j = 1; j <= b.size(); ++j) {
-      size_t above = row[j];
-      size_t substitute = diagonal + (lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
+      row[j] = std::min({previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      if (i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]))
+        row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    std::swap(before, previous);
+    std::swap(previous, row);
   }
-  return row[b.size()];
+  return previous[b.size()];
 }
 
 std::optional<std::string> closest_match(const std::string& word, const std::vector<std::string>& candidates) {
@@ -36,6 +38,10 @@ std::optional<std::string> closest_match(const std::string& word, const std::vec
     }
   }
   return best;
+}
+
+bool is_near_miss(const std::string& word, const std::string& known) {
+  return edit_distance(word, known) <= std::max<size_t>(1, word.size() / 8);
 }
 
 }  // namespace zt::config

@@ -1,4 +1,4 @@
-// The optimizer block: Adam and AdamW only, DeepSpeed's defaults, "auto" from the training block.
+// The optimizer block: Adam and AdamW only; "auto" and missing parameters from the training block.
 #include <fmt/format.h>
 
 #include <cctype>
@@ -24,18 +24,51 @@ std::array<double, 2> read_betas(Block& p, const AutoValues& av) {
     return av.betas;
   }
   auto v = p.raw("betas");
-  if (!v) return {0.9, 0.999};
-  if (!v->is_array() || v->size() != 2) p.fail("betas", fmt::format("{} is not valid (expected {})", show(*v), expected));
-  std::array<double, 2> betas{};
+  if (!v) return av.betas;
+  if (!v->is_array() || v->size() != 2) {
+    p.reject("betas", fmt::format("{} is not valid (expected {})", show(*v), expected));
+    return av.betas;
+  }
+  std::array<double, 2> betas = av.betas;
   for (size_t i = 0; i < 2; ++i) {
     const auto& x = (*v)[i];
     const std::string where = fmt::format("betas[{}]", i);
-    if (!x.is_number()) p.fail(where, fmt::format("{} is not a number (expected {})", show(x), expected));
-    betas[i] = x.get<double>();
-    if (!NumberRange::unit_half_open().contains(betas[i]))
-      p.fail(where, fmt::format("{} is out of range (expected in [0, 1))", show(x)));
+    if (!x.is_number())
+      p.reject(where, fmt::format("{} is not a number (expected {})", show(x), expected));
+    else if (!NumberRange::unit_half_open().contains(x.get<double>()))
+      p.reject(where, fmt::format("{} is out of range (expected in [0, 1))", show(x)));
+    else
+      betas[i] = x.get<double>();
   }
   return betas;
+}
+
+// Parameters an optimizer block leaves out take the values they have without the block, so that
+// adding {"type": "AdamW"} changes nothing. DeepSpeed would take its optimizer's own defaults: one
+// warning names those that differ.
+void warn_defaults_unlike_deepspeed(Block& p, const AutoValues& av) {
+  struct Default {
+    const char* key;
+    bool differs;
+    std::string ours, deepspeeds;
+  };
+  const Default defaults[] = {
+      {"lr", av.lr != 1e-3, fmt::format("{:g} (training.lr)", av.lr), "0.001"},
+      {"betas", av.betas != std::array<double, 2>{0.9, 0.999}, fmt::format("[{:g}, {:g}]", av.betas[0], av.betas[1]),
+       "[0.9, 0.999]"},
+      {"eps", av.eps != 1e-8, fmt::format("{:g}", av.eps), "1e-08"},
+      {"weight_decay", av.weight_decay != 0.0, fmt::format("{:g}", av.weight_decay), "0"},
+  };
+  std::string ours, deepspeeds;
+  for (const auto& d : defaults) {
+    if (p.present(d.key) || !d.differs) continue;
+    ours += fmt::format("{}{} {}", ours.empty() ? "" : ", ", d.key, d.ours);
+    deepspeeds += fmt::format("{}{} {}", deepspeeds.empty() ? "" : ", ", d.key, d.deepspeeds);
+  }
+  if (!ours.empty())
+    p.diagnostics().warn(p.path(), fmt::format("not given: {}, as without an optimizer block (DeepSpeed's defaults "
+                                               "would be {}; give them in the block to use those)",
+                                               ours, deepspeeds));
 }
 
 }  // namespace
@@ -70,12 +103,13 @@ OptimizerConfig read_optimizer(Block& top, const AutoValues& av) {
 
   Block p = b.child("params", UnknownKeys::Error);
   p.forbid("max_grad_norm", "not an optimizer parameter in DeepSpeed (expected the top-level gradient_clipping)");
-  o.lr = p.number("lr", o.lr, NumberRange::positive(), av.lr);
+  warn_defaults_unlike_deepspeed(p, av);
+  o.lr = p.number("lr", av.lr, NumberRange::positive(), av.lr);
   auto betas = read_betas(p, av);
   o.beta1 = betas[0];
   o.beta2 = betas[1];
-  o.eps = p.number("eps", o.eps, NumberRange::positive(), av.eps);
-  o.weight_decay = p.number("weight_decay", o.weight_decay, NumberRange::non_negative(), av.weight_decay);
+  o.eps = p.number("eps", av.eps, NumberRange::positive(), av.eps);
+  o.weight_decay = p.number("weight_decay", av.weight_decay, NumberRange::non_negative(), av.weight_decay);
   o.bias_correction = p.boolean("bias_correction", o.bias_correction);
   o.adam_w_mode = p.boolean("adam_w_mode", o.adam_w_mode);
   if (o.type == "AdamW" && !o.adam_w_mode) {

@@ -49,13 +49,14 @@ void read_precision(Block& top, const AutoValues& av, Config& c) {
 
   if (fp16_enabled == Enabled::Yes && bf16_enabled == Enabled::Yes)
     fp16.fail("enabled", "true together with bf16.enabled true (expected at most one of fp16 and bf16)");
-  // An explicit choice wins, an explicit false included; "auto" picks bf16 where the device has
-  // it, and never fp16.
+  // An explicit choice wins. "auto" is what the Hugging Face Trainer makes of it: fp16's follows the
+  // Trainer's --fp16 and bf16's its --bf16. zerotrain, as that trainer, asks for bf16 where the
+  // device has it and never for fp16, so fp16 "auto" alone trains in fp32.
   if (fp16_enabled == Enabled::Yes) {
     f.enabled = true;
   } else if (bf16_enabled == Enabled::Yes) {
     c.bf16.enabled = true;
-  } else if ((fp16_enabled == Enabled::Auto || bf16_enabled == Enabled::Auto) && bf16_enabled != Enabled::No) {
+  } else if (bf16_enabled == Enabled::Auto) {
     c.bf16.enabled = av.bf16;
   }
   c.communication_data_type = top.choice("communication_data_type", c.dtype(), {"fp32", "fp16", "bf16"});

@@ -1,17 +1,21 @@
 // From raw JSON and the command line to the resolved Config: overrides first, then each block in
-// dependency order (training and model feed "auto"), then the verdict on unknown top-level keys.
+// dependency order (training and model feed "auto"), then the verdict on unknown top-level keys and
+// on training keys that their DeepSpeed keys overrule; every error found on the way, reported together.
 #include <fmt/format.h>
 
 #include <memory>
+#include <set>
 
 #include "config/auto_values.hpp"
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
-#include "config/ineffective_settings.hpp"
 #include "config/json_reader.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
+#include "config/provenance.hpp"
+#include "config/unused_shorthands.hpp"
+#include "config/value_sources.hpp"
 #include "core/error.hpp"
 
 namespace zt::config {
@@ -42,11 +46,48 @@ void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigi
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
 }
 
+// Runs the readers of the blocks, collecting their errors so that all of a config's errors are
+// reported together. An error about one value (Block::reject) never stops a reader: it goes on with
+// the key's default. An error about how values relate (thrown) ends its reader, and is kept only
+// when the values it relates were read without error: after an error a value is a default, and a
+// rule broken by that default says nothing about the config.
+class Readers {
+public:
+  explicit Readers(ErrorList& errors) : errors_(errors) {}
+
+  // `name` reads its block; `inputs` are the readers whose results it uses.
+  template <typename Read>
+  void run(const std::string& name, std::initializer_list<const char*> inputs, Read&& read) {
+    const size_t before = errors_.size();
+    try {
+      read();
+    } catch (const Error& e) {
+      bool inputs_failed = errors_.size() > before;
+      for (const char* input : inputs) inputs_failed = inputs_failed || failed_.count(input);
+      if (!inputs_failed) errors_.add(e.what());
+      failed_.insert(name);
+    }
+    if (errors_.size() > before) failed_.insert(name);
+  }
+
+  // Every one of `names` read its block without error.
+  bool succeeded(std::initializer_list<const char*> names) const {
+    for (const char* name : names)
+      if (failed_.count(name)) return false;
+    return true;
+  }
+
+private:
+  ErrorList& errors_;
+  std::set<std::string> failed_;
+};
+
 }  // namespace
 
 Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& options, const std::string& source) {
   auto origins = std::make_shared<ValueOrigins>();
-  const Diagnostics diag{source, origins};
+  auto errors = std::make_shared<ErrorList>();
+  const Diagnostics diag{source, origins, errors};
   if (!raw_config.is_object()) diag.fail("", show(raw_config) + " is not a JSON object (expected a DeepSpeed config {...})");
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
@@ -57,31 +98,38 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   c.source = source;
   if (options.model) c.model_file = model_file(*options.model).value_or("");
   Block top(diag, "", &raw, UnknownKeys::Warn);
-  {
+  Readers readers(*errors);
+  readers.run("training", {}, [&] {
     Block b = top.child("training", UnknownKeys::Error);
     c.training = read_training(b);
-  }
-  {
+  });
+  readers.run("model", {}, [&] {
     Block b = top.child("model", UnknownKeys::Error);
     c.model = read_model(b);
-  }
-  {
+  });
+  readers.run("data", {"model"}, [&] {
     Block b = top.child("data", UnknownKeys::Error);
     c.data = read_data(b, c.model);
-  }
+  });
   const AutoValues av = auto_values(c.training, c.model, options);
-  read_top_level_scalars(top, av, c);
-  read_precision(top, av, c);
-  c.optimizer = read_optimizer(top, av);
-  c.scheduler = read_scheduler(top, av, c.optimizer.lr);
-  c.zero = read_zero(top, av);
-  read_monitors(top, c);
-  c.checkpoint = read_checkpoint(top);
-  c.activation_checkpointing = read_activation_checkpointing(top);
-  c.aio = read_aio(top);
-  read_ignored_top_level_keys(top);
-  top.finish();
-  warn_ineffective_settings(c, diag);
+  readers.run("batch", {"training"}, [&] { read_top_level_scalars(top, av, c); });
+  readers.run("precision", {}, [&] { read_precision(top, av, c); });
+  readers.run("optimizer", {"training"}, [&] { c.optimizer = read_optimizer(top, av); });
+  readers.run("scheduler", {"training", "optimizer"},
+              [&] { c.scheduler = read_scheduler(top, av, c.training, c.optimizer.lr); });
+  readers.run("zero", {"model"}, [&] { c.zero = read_zero(top, av); });
+  readers.run("monitors", {}, [&] { read_monitors(top, c); });
+  readers.run("checkpoint", {}, [&] { c.checkpoint = read_checkpoint(top); });
+  readers.run("activation_checkpointing", {}, [&] { c.activation_checkpointing = read_activation_checkpointing(top); });
+  readers.run("aio", {}, [&] { c.aio = read_aio(top); });
+  readers.run("ignored", {}, [&] { read_ignored_top_level_keys(top); });
+  readers.run("unknown keys", {}, [&] { top.finish(); });
+  const ValueSources sources(raw, *origins);
+  // Its errors are about how keys relate, collected rather than thrown: judged on values read well.
+  if (readers.succeeded({"training", "batch", "optimizer", "scheduler"})) check_unused_shorthands(c, sources, diag);
+  errors->throw_if_any();
+  c.provenance = explain_provenance(c, sources);
+  settle_shorthands(c);
   return c;
 }
 

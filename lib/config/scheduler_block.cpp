@@ -60,9 +60,21 @@ void read_range_test(Block& p, LrScheduleConfig& s) {
 
 }  // namespace
 
-LrScheduleConfig read_scheduler(Block& top, const AutoValues& av, double optimizer_lr) {
+LrScheduleConfig read_scheduler(Block& top, const AutoValues& av, const TrainingConfig& training,
+                                double optimizer_lr) {
   LrScheduleConfig s;
-  if (!top.raw("scheduler")) return s;  // no block (or null): constant learning rate
+  if (!top.raw("scheduler")) {
+    // No block (or null): as the Hugging Face Trainer, which makes its own schedule when the
+    // DeepSpeed config has none: linear warmup, then linear decay to 0 at the last step.
+    if (training.lr_scheduler_type == "constant") return s;
+    s.type = "linear";
+    s.warmup_min_lr = 0.0;
+    s.warmup_max_lr = optimizer_lr;
+    s.warmup_num_steps = av.warmup_num_steps;
+    s.warmup_type = "linear";
+    s.total_num_steps = av.total_num_steps;
+    return s;
+  }
   Block b = top.child("scheduler", UnknownKeys::Error);
   if (!b.present("type")) b.fail("type", "missing (expected WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest)");
   s.type = b.choice("type", "", {"WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"});

@@ -55,7 +55,8 @@ json optimizer_json(const OptimizerConfig& o) {
 }
 
 json scheduler_json(const LrScheduleConfig& s) {
-  if (s.type.empty()) return nullptr;
+  // No block: the schedule follows from training.lr_scheduler_type, warmup_steps and warmup_ratio.
+  if (s.type.empty() || s.type == "linear") return nullptr;
   json p;
   auto nullable = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
   if (s.type == "WarmupLR" || s.type == "WarmupDecayLR") {
@@ -102,10 +103,16 @@ json training_json(const TrainingConfig& t) {
           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
           {"lr", t.lr},
           {"warmup_steps", t.warmup_steps},
+          {"warmup_ratio", t.warmup_ratio},
+          {"lr_scheduler_type", t.lr_scheduler_type.empty() ? json(nullptr) : json(t.lr_scheduler_type)},
           {"max_grad_norm", t.max_grad_norm},
           {"seed", t.seed},
           {"eval_interval", t.eval_interval},
           {"eval_batches", t.eval_batches},
+          {"sample_every", t.sample_every},
+          {"sample_tokens", t.sample_tokens},
+          {"sample_prompt", t.sample_prompt},
+          {"sample_tokenizer", t.sample_tokenizer},
           {"save_interval", t.save_interval},
           {"keep_last", t.keep_last},
           {"checkpoint_dir", t.checkpoint_dir},
@@ -118,6 +125,34 @@ json training_json(const TrainingConfig& t) {
           {"comm_timeout", t.comm_timeout},
           {"device", t.device},
           {"device_memory_limit", t.device_memory_limit}};
+}
+
+// The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
+// rope_scaling null without scaling.
+nlohmann::json model_json(const ModelConfig& m) {
+  nlohmann::json j = {{"preset", m.preset},           {"model_type", m.model_type}, {"n_layer", m.n_layer},
+                      {"n_head", m.n_head},           {"d_model", m.d_model},       {"vocab_size", m.vocab_size},
+                      {"max_seq_len", m.max_seq_len}};
+  if (m.model_type == "gpt2") return j;
+  const RopeScalingConfig& r = m.rope_scaling;
+  nlohmann::json rope_scaling = nullptr;
+  if (r.rope_type != "default")
+    rope_scaling = {{"rope_type", r.rope_type},
+                    {"factor", r.factor},
+                    {"low_freq_factor", r.low_freq_factor},
+                    {"high_freq_factor", r.high_freq_factor},
+                    {"original_max_position_embeddings", r.original_max_position_embeddings}};
+  j.update({{"n_kv_head", m.n_kv_head},
+            {"head_dim", m.head_dim},
+            {"d_ff", m.d_ff},
+            {"norm_eps", m.norm_eps},
+            {"rope_theta", m.rope_theta},
+            {"rope_scaling", rope_scaling},
+            {"attention_bias", m.attention_bias},
+            {"mlp_bias", m.mlp_bias},
+            {"tie_word_embeddings", m.tie_word_embeddings},
+            {"sliding_window", m.sliding_window}});
+  return j;
 }
 
 }  // namespace
@@ -176,13 +211,7 @@ nlohmann::json to_json(const Config& c) {
         {"number_checkpoints", a.number_checkpoints},
         {"contiguous_memory_optimization", a.contiguous_memory_optimization},
         {"cpu_checkpointing", a.cpu_checkpointing}}},
-      {"model",
-       {{"preset", m.preset},
-        {"n_layer", m.n_layer},
-        {"n_head", m.n_head},
-        {"d_model", m.d_model},
-        {"vocab_size", m.vocab_size},
-        {"max_seq_len", m.max_seq_len}}},
+      {"model", model_json(m)},
       {"data",
        {{"train", d.train}, {"val", d.val}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
       {"training", training_json(c.training)},

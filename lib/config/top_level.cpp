@@ -24,7 +24,9 @@ void read_top_level_scalars(Block& top, const AutoValues& av, Config& c) {
   c.train_micro_batch_size_per_gpu = batch.micro_batch_size;
   c.gradient_accumulation_steps = batch.accumulation_steps;
 
-  c.gradient_clipping = top.number("gradient_clipping", c.gradient_clipping, NumberRange::non_negative(),
+  // Left out, it is what "auto" gives (training.max_grad_norm, 1.0 by default), so that the training
+  // key is never ignored; DeepSpeed's own default is 0 (no clipping).
+  c.gradient_clipping = top.number("gradient_clipping", av.gradient_clipping, NumberRange::non_negative(),
                                    av.gradient_clipping);
   // DeepSpeed's null steps_per_print means "never print"; 0 says the same here.
   if (top.is_null("steps_per_print")) {
@@ -63,8 +65,8 @@ void read_ignored_top_level_keys(Block& top) {
     auto v = top.raw(key);
     if (!v) continue;
     if (!v->is_object())
-      top.fail(key, fmt::format("{} is not an object (expected a JSON object {{...}})", show(*v)));
-    if (block_in_use(*v)) top.warn(key, fmt::format("{} has no effect (not implemented in zerotrain); ignored", show(*v)));
+      top.reject(key, fmt::format("{} is not an object (expected a JSON object {{...}})", show(*v)));
+    else if (block_in_use(*v)) top.warn(key, fmt::format("{} has no effect (not implemented in zerotrain); ignored", show(*v)));
   }
   // Scalar settings with their DeepSpeed defaults.
   top.unimplemented("sparse_gradients", false);

@@ -1,10 +1,16 @@
 // The training block: zerotrain's own run settings, and the values "auto" takes.
 #include <climits>
+#include <cmath>
 #include <fmt/format.h>
 
 #include "config/blocks.hpp"
 
 namespace zt::config {
+
+int64_t TrainingConfig::warmup_step_count() const {
+  if (warmup_steps > 0) return warmup_steps;
+  return int64_t(std::ceil(double(steps) * warmup_ratio));
+}
 
 TrainingConfig read_training(Block& b) {
   TrainingConfig t;
@@ -16,10 +22,16 @@ TrainingConfig read_training(Block& b) {
   t.gradient_accumulation_steps = b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, count);
   t.lr = b.number("lr", t.lr, positive);
   t.warmup_steps = b.integer("warmup_steps", t.warmup_steps, IntRange::at_least(0));
+  t.warmup_ratio = b.number("warmup_ratio", t.warmup_ratio, NumberRange::unit());
+  t.lr_scheduler_type = b.choice("lr_scheduler_type", t.lr_scheduler_type, {"linear", "constant"});
   t.max_grad_norm = b.number("max_grad_norm", t.max_grad_norm, non_negative);
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(1));
+  t.sample_every = b.integer("sample_every", t.sample_every, IntRange::at_least(0));
+  t.sample_tokens = b.integer("sample_tokens", t.sample_tokens, IntRange::between(1, INT32_MAX));
+  t.sample_prompt = b.text("sample_prompt", t.sample_prompt);
+  t.sample_tokenizer = b.file_path("sample_tokenizer", t.sample_tokenizer);
   t.save_interval = b.integer("save_interval", t.save_interval, IntRange::at_least(0));
   t.keep_last = b.integer("keep_last", t.keep_last, IntRange::at_least(0));
   t.checkpoint_dir = b.file_path("checkpoint_dir", t.checkpoint_dir);
@@ -36,6 +48,10 @@ TrainingConfig read_training(Block& b) {
   t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
   b.finish();
 
+  if (t.warmup_steps > 0 && t.warmup_ratio > 0)
+    b.fail("warmup_ratio", fmt::format("{} given together with training.warmup_steps {} (expected one of them: "
+                                       "warmup_steps counts steps, warmup_ratio is a fraction of training.steps)",
+                                       t.warmup_ratio, t.warmup_steps));
   if ((t.resume == "latest" || t.resume == "auto") && t.checkpoint_dir.empty())
     b.fail("resume", fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
                                  t.resume));

@@ -1,15 +1,19 @@
 #include "data/dataset.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <filesystem>
 
 #include "core/error.hpp"
 #include "data/file_token_dataset.hpp"
+#include "data/llmc_format.hpp"
 #include "data/read_only_file.hpp"
 #include "data/synthetic_dataset.hpp"
 
 namespace zt {
+
+void TokenDataset::read_loss_mask(int64_t, int64_t count, uint8_t* out) const { std::fill(out, out + count, uint8_t(1)); }
 
 TokenFormat token_format_from_name(std::string_view name) {
   if (name == "auto") return TokenFormat::Auto;
@@ -39,7 +43,7 @@ TokenFormat detect_token_format(const std::string& source) {
   ReadOnlyFile file(source);  // names the reason it cannot be read; never blocks on a FIFO
   int32_t magic = 0;
   if (file.size() >= sizeof(magic)) file.read(0, sizeof(magic), &magic);
-  if (magic == FileTokenDataset::kLlmcMagic) return TokenFormat::LlmC;
+  if (magic == llmc::kMagic16 || magic == llmc::kMagic32) return TokenFormat::LlmC;
   std::string ext = fs::path(source).extension().string();
   for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".bin") return TokenFormat::LlmC;  // opening it reports the bad magic

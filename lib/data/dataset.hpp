@@ -1,7 +1,9 @@
 #pragma once
 // A sequence of integer tokens, read by position. Formats (docs/data.md, "Formats"):
-//   llmc      llm.c .bin shard: 256 int32 header (magic 20240520, version 1, token count at [2]),
-//             then count uint16 tokens; file size must be exactly 1024 + 2 * count.
+//   llmc      llm.c .bin shard: 256 int32 header (magic 20240520 version 1: uint16 tokens; magic
+//             20240801 version 7: uint32 tokens; the token count at [2]), then the tokens; the file
+//             size must be exactly 1024 + count * token size. A loss mask may lie beside it
+//             (llmc_format.hpp): which tokens count as targets.
 //   uint16    raw little-endian uint16 tokens, no header (even file size).
 //   text      any file read as bytes: token = byte value, vocabulary 256.
 //   synthetic tokens of a seeded order-1 Markov chain made on the fly (synthetic_dataset.hpp);
@@ -34,6 +36,11 @@ public:
   virtual void read(int64_t begin, int64_t count, int32_t* out) const = 0;
   // Fails (zt::Error) when a token is >= model_vocab, naming the file, the token and its offset.
   virtual void check_vocab(int model_vocab) const = 0;
+  // Whether some tokens do not count as targets (a loss mask came with the tokens).
+  virtual bool has_loss_mask() const { return false; }
+  // Copies, for tokens [begin, begin + count), 1 where the token counts as a target and 0 where it
+  // does not. Without a loss mask every token counts.
+  virtual void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const;
 };
 
 // Resolves `auto` for a path (see above). Errors name the path and what is wrong.

@@ -1,6 +1,8 @@
 #pragma once
 // Token files read by position: llm.c shards, raw uint16 files and text read as bytes share one
-// representation (a header to skip, then tokens of 1 or 2 bytes); only validation differs.
+// representation (a header to skip, then tokens of 1, 2 or 4 bytes); only validation differs. An
+// llm.c shard with a loss mask beside it (llmc_format.hpp) reads that too.
+#include <optional>
 #include <string>
 
 #include "data/dataset.hpp"
@@ -15,9 +17,6 @@ public:
   static std::unique_ptr<FileTokenDataset> open_uint16(const std::string& path);
   static std::unique_ptr<FileTokenDataset> open_text(const std::string& path);
 
-  static constexpr int32_t kLlmcMagic = 20240520;
-  static constexpr int32_t kLlmcVersion = 1;
-  static constexpr size_t kLlmcHeaderBytes = 256 * sizeof(int32_t);
 
   TokenFormat format() const override { return format_; }
   const std::string& path() const override { return file_.path(); }
@@ -25,12 +24,15 @@ public:
   int vocab_size() const override { return vocab_size_; }
   void read(int64_t begin, int64_t count, int32_t* out) const override;
   void check_vocab(int model_vocab) const override;
+  bool has_loss_mask() const override { return mask_.has_value(); }
+  void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
 
   // Byte offset of token `index` in the file (for messages).
   uint64_t byte_offset(int64_t index) const { return header_bytes_ + uint64_t(index) * token_bytes_; }
 
 private:
   FileTokenDataset(ReadOnlyFile file, TokenFormat format, size_t header_bytes, int token_bytes);
+  void open_loss_mask(const std::string& path);
   // Calls f(first_index, tokens, count) over the whole file, a chunk at a time.
   template <typename F>
   void scan(F&& f) const;
@@ -38,9 +40,10 @@ private:
   ReadOnlyFile file_;
   TokenFormat format_;
   size_t header_bytes_;
-  int token_bytes_;  // 1 (text) or 2 (uint16 tokens)
+  int token_bytes_;  // 1 (text), 2 (uint16 tokens) or 4 (uint32 tokens)
   int64_t count_;
   int vocab_size_ = 0;
+  std::optional<ReadOnlyFile> mask_;
 };
 
 }  // namespace zt

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "core/error.hpp"
 #include "data/index_permutation.hpp"
 
@@ -66,10 +69,42 @@ int64_t BatchSampler::window_of(int64_t global_index) const {
   return int64_t(permutation(uint64_t(position)));
 }
 
+int64_t count_targets(const int32_t* targets, int64_t n) {
+  int64_t counted = 0;
+  for (int64_t i = 0; i < n; ++i) counted += targets[i] != kIgnoredTarget;
+  return counted;
+}
+
 void BatchSampler::read_window(int64_t window, int32_t* inputs, int32_t* targets) const {
   const int64_t start = window * window_tokens_;
   data_.read(start, window_tokens_, inputs);
   data_.read(start + 1, window_tokens_, targets);
+  if (!data_.has_loss_mask()) return;
+  std::vector<uint8_t> counts(static_cast<size_t>(window_tokens_));
+  data_.read_loss_mask(start + 1, window_tokens_, counts.data());
+  for (int64_t i = 0; i < window_tokens_; ++i)
+    if (!counts[size_t(i)]) targets[i] = kIgnoredTarget;
+}
+
+int64_t BatchSampler::counted_in_window(int64_t window) const {
+  if (!data_.has_loss_mask()) return window_tokens_;
+  std::vector<uint8_t> counts(static_cast<size_t>(window_tokens_));
+  data_.read_loss_mask(window * window_tokens_ + 1, window_tokens_, counts.data());
+  return std::count(counts.begin(), counts.end(), uint8_t(1));
+}
+
+int64_t BatchSampler::counted_targets_in_step(int64_t step) const {
+  if (step < 0) fail("data sampler: step {} is negative", step);
+  int64_t counted = 0;
+  for (int64_t g = step * windows_per_step(); g < (step + 1) * windows_per_step(); ++g) counted += counted_in_window(window_of(g));
+  return counted;
+}
+
+int64_t BatchSampler::counted_targets_in_eval(int64_t batch_index) const {
+  if (batch_index < 0) fail("data sampler: eval batch index {} is negative", batch_index);
+  int64_t counted = 0;
+  for (int64_t r = 0; r < world_size_; ++r) counted += counted_in_window((batch_index * world_size_ + r) % num_windows_);
+  return counted;
 }
 
 void BatchSampler::fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const {

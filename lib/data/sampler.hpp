@@ -12,6 +12,9 @@
 //   shuffle false: window j             (start token ((step*GA + micro)*W + rank)*B*T, wrapped)
 //   shuffle true:  window perm_e(j)     (perm_e: a seeded permutation of [0, K) from (seed, e))
 // inputs = the window's first B*T tokens, targets = the same shifted by one ([B, T] row-major).
+// A target that does not count (the dataset's loss mask says so: a prompt token, a separator) is
+// kIgnoredTarget instead of its token: the loss skips it and is the mean over the targets that
+// count (count_targets), as PyTorch's cross-entropy with ignore_index does.
 // The position (step, micro) alone determines the batch: a checkpoint needs the seed and the next
 // step (SamplerState).
 //
@@ -20,9 +23,13 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 
+#include "core/ignored_target.hpp"
 #include "data/dataset.hpp"
 
 namespace zt {
+
+// The number of targets of targets[0, n) that count (are not kIgnoredTarget).
+int64_t count_targets(const int32_t* targets, int64_t n);
 
 struct SamplerState {
   uint64_t seed = 0;
@@ -41,10 +48,17 @@ public:
   BatchSampler(const TokenDataset& data, int batch, int seq_len, int world_size, int rank,
                int grad_accum, bool shuffle, uint64_t seed);
 
-  // Fills inputs and targets ([B*T] each) for optimizer step `step` (from 0), micro-step `micro`.
+  // Fills inputs and targets ([B*T] each) for optimizer step `step` (from 0), micro-step `micro`;
+  // targets the loss mask excludes are kIgnoredTarget.
   void fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const;
   // Fills the eval batch `batch_index` (from 0) of this rank.
   void fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const;
+  // The targets that count in optimizer step `step` over all its micro-steps and all ranks (the
+  // divisor of the step's mean loss), and in eval batch `batch_index` over all ranks; B*T per
+  // window without a loss mask. Every rank computes the same number from the data, without
+  // communicating.
+  int64_t counted_targets_in_step(int64_t step) const;
+  int64_t counted_targets_in_eval(int64_t batch_index) const;
 
   int64_t window_tokens() const { return window_tokens_; }
   int64_t num_windows() const { return num_windows_; }
@@ -63,6 +77,7 @@ public:
 
 private:
   void read_window(int64_t window, int32_t* inputs, int32_t* targets) const;
+  int64_t counted_in_window(int64_t window) const;
 
   const TokenDataset& data_;
   int batch_, seq_len_, world_size_, rank_, grad_accum_;

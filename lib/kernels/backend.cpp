@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 
 #ifdef ZT_HAVE_CUDA_BACKEND
@@ -18,14 +20,18 @@ Backend& select_backend(const std::string& device, int local_rank, int local_siz
   if (device == "cuda") return cuda::backend(local_rank, training_dtype);
   if (device == "auto") {
     // Every rank of a job must compute on the same kind of device: GPUs only when each local rank
-    // has one and the run is one the GPU kernels compute.
+    // has one (as many GPUs as local ranks, or one each that the launcher chose: a rank shown a
+    // single GPU through CUDA_VISIBLE_DEVICES) and the dtype is one the GPU kernels compute.
     const int gpus = cuda::visible_devices();
-    if (gpus > 0 && gpus >= local_size && training_dtype != DType::F16) return cuda::backend(local_rank, training_dtype);
+    const char* chosen = std::getenv("CUDA_VISIBLE_DEVICES");
+    const bool own_gpu = gpus >= local_size || (gpus == 1 && chosen && *chosen);
+    if (gpus > 0 && own_gpu && training_dtype != DType::F16) return cuda::backend(local_rank, training_dtype);
+    const std::string why = training_dtype == DType::F16 ? std::string("fp16 runs on the CPU only")
+                                                         : fmt::format("{} ranks on this machine", local_size);
     if (gpus > 0 && local_rank == 0)
       spdlog::warn("training.device auto: training on the CPU although {} GPU(s) are visible ({}); "
                    "training.device cuda says why in detail",
-                   gpus, training_dtype == DType::F16 ? "fp16 runs on the CPU only"
-                                                     : fmt::format("{} ranks on this machine", local_size));
+                   gpus, why);
   }
 #else
   (void)local_rank;

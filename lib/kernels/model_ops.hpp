@@ -1,15 +1,19 @@
 #pragma once
-// The operator table of the GPT model (docs/architecture.md, "Device seams"): what the model computes with,
-// forward and backward, on one device. kernels/cpu implements it over host memory in fp32,
-// kernels/cuda on a GPU. The model calls nothing else.
+// The operator table of the model (docs/architecture.md, "Device seams"): what it computes with, forward and
+// backward, on one device, for every family (GPT-2's LayerNorm, learned positions and GELU; the
+// llama family's RMSNorm, rotary embeddings, SwiGLU and grouped-query attention). kernels/cpu
+// implements it over host memory in fp32, kernels/cuda on a GPU. The model calls nothing else.
 //
 // Conventions (llm.c's): B batch, T time, C channels, NH heads, N = B·T rows, OC output channels,
-// V vocabulary, Vp padded vocabulary (rows of logits are Vp wide; columns from V on are padding).
+// V vocabulary, Vp padded vocabulary (rows of logits are Vp wide; columns from V on are padding);
+// grouped-query attention: NKV key/value heads (dividing NH), hd the width of a head, and the
+// packed projection qkv [B, T, (NH + 2·NKV)·hd] holding per token the NH q heads, then the NKV k
+// heads, then the NKV v heads.
 // `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
 // (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
-// device memory. Backward functions accumulate (+=) into their gradient outputs unless they say
-// otherwise; a gradient output may be null to skip it. All work is queued on the device's compute
-// stream.
+// device memory. Backward functions accumulate (+=) into their parameter-gradient outputs, and into
+// their input-gradient outputs as their GradInto says; a gradient output may be null to skip it.
+// All work is queued on the device's compute stream.
 #include <cstddef>
 #include <cstdint>
 
@@ -17,6 +21,10 @@
 #include "kernels/weight_layout.hpp"
 
 namespace zt {
+
+// How a backward operator writes an input gradient: added into the buffer (+=), or written over
+// it (=, its old contents ignored: the caller is the first writer and saves clearing it).
+enum class GradInto : uint8_t { Accumulate, Overwrite };
 
 class ModelOps {
 public:
@@ -27,7 +35,7 @@ public:
   // width C (workspaces, per-row scratch), counted as activations: the memory plan adds them.
   virtual size_t own_bytes(int B, int T, int C) const = 0;
 
-  // out[b, t] = wte[tokens[b, t]] + wpe[t]
+  // out[b, t] = wte[tokens[b, t]] + wpe[t]; wpe may be null (no learned positions).
   virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                                  int C) = 0;
   // dwte[tokens[b, t]] += dout[b, t], dwpe[t] += dout[b, t]
@@ -38,14 +46,40 @@ public:
   virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
                                  const void* bias, int N, int C) = 0;
   virtual void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                  const void* weight, const float* mean, const float* rstd, int N, int C) = 0;
+                                  const void* weight, const float* mean, const float* rstd, int N, int C,
+                                  GradInto dinp_into) = 0;
+  // residual = a + b, then out = layernorm(residual) as layernorm_forward computes it (a block's
+  // second residual and its LayerNorm; a backend may do both in one pass).
+  virtual void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* a,
+                                          const void* b, const void* weight, const void* bias, int N, int C) {
+    residual_forward(residual, a, b, size_t(N) * size_t(C));
+    layernorm_forward(out, mean, rstd, residual, weight, bias, N, C);
+  }
 
   // out[N, OC] = inp[N, C] · W (+ bias[OC]); overwrites out.
   virtual void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
                               WeightLayout layout) = 0;
-  // dinp += dout · Wᵀ, dweight += inpᵀ · dout (in the weight's own layout), dbias += Σ_rows dout.
+  // pre_gelu = inp · W + bias, out = gelu(pre_gelu) (the MLP's input projection; a backend may
+  // apply the GELU in the product's epilogue).
+  virtual void matmul_gelu_forward(void* pre_gelu, void* out, const void* inp, const void* weight, const void* bias,
+                                   int N, int C, int OC, WeightLayout layout) {
+    matmul_forward(pre_gelu, inp, weight, bias, N, C, OC, layout);
+    gelu_forward(out, pre_gelu, size_t(N) * size_t(OC));
+  }
+  // dinp (+)= dout · Wᵀ, dweight += inpᵀ · dout (in the weight's own layout), dbias += Σ_rows dout.
   virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                               const void* weight, int N, int C, int OC, WeightLayout layout) = 0;
+                               const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) = 0;
+
+  // The backward of a projection whose input was gelu(pre) (the MLP's output projection), through
+  // the GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), dweight += gelu_outᵀ · dout, dbias += Σ_rows dout.
+  // dgelu: [N, C] scratch for dout · Wᵀ (a backend may apply the GELU's gradient in the product's
+  // epilogue instead).
+  virtual void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout,
+                                    const void* gelu_out, const void* pre, const void* weight, int N, int C, int OC,
+                                    WeightLayout layout, GradInto dpre_into) {
+    matmul_backward(dgelu, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, GradInto::Overwrite);
+    gelu_backward(dpre, pre, dgelu, size_t(N) * size_t(C), dpre_into);
+  }
 
   // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
   // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
@@ -54,20 +88,84 @@ public:
   virtual size_t attention_scratch_floats(int B, int T, int NH) const = 0;
   virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
   virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                  const float* saved, int B, int T, int C, int NH) = 0;
+                                  const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) = 0;
 
-  // GPT-2's tanh GELU: out = gelu(inp); dinp += gelu'(inp) · dout.
+  // RMSNorm: out[N, C] = inp · rstd · weight, rstd = 1 / sqrt(mean(inp²) + eps) saved in rstd[N].
+  virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                               float eps) = 0;
+  virtual void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                const float* rstd, int N, int C, GradInto dinp_into) = 0;
+  // residual = a + b, then out = rmsnorm(residual) as rmsnorm_forward computes it (a llama block's
+  // second residual and its norm; a backend may do both in one pass).
+  virtual void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                        const void* weight, int N, int C, float eps) {
+    residual_forward(residual, a, b, size_t(N) * size_t(C));
+    rmsnorm_forward(out, rstd, residual, weight, N, C, eps);
+  }
+  // RMSNorm of each head of the packed qkv [N, (NH + 2·NKV)·hd] (Qwen3's q_norm and k_norm): out
+  // holds the q heads normalised with q_weight[hd], the k heads with k_weight[hd], the v heads
+  // copied; rstd[N, NH + NKV] per q and k head. Backward passes the v heads' gradient through.
+  virtual void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
+                               int N, int NH, int NKV, int hd, float eps) = 0;
+  virtual void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                int NKV, int hd, GradInto dqkv_into) = 0;
+
+  // Rotary embeddings in place on the q and k heads of the packed qkv [B, T, (NH + 2·NKV)·hd],
+  // Hugging Face's rotate-half convention: with i < hd/2, c = cos[t, i], s = sin[t, i],
+  //   x'[i] = x[i]·c - x[i + hd/2]·s,   x'[i + hd/2] = x[i + hd/2]·c + x[i]·s.
+  // cos and sin are fp32 tables [T, hd/2] (rows beyond T unused). Backward rotates the gradient of
+  // q and k back (the transpose), in place; v is untouched both ways.
+  virtual void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) = 0;
+  virtual void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                             int hd) = 0;
+
+  // Causal grouped-query attention over the packed qkv: q head h attends with k and v head
+  // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
+  // NH). NKV = NH and hd = C / NH is the attention above.
+  virtual void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                     int hd) = 0;
+  virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                                      const float* saved, int B, int T, int NH, int NKV, int hd,
+                                      GradInto dqkv_into) = 0;
+
+  // Attention of new positions against a key/value cache (generation, forward only). qkv
+  // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
+  // tokens per sequence at positions [pos, pos + T). Their k and v heads are written into
+  // k_cache and v_cache [B, S, NKV·hd] (S positions per sequence) at rows [pos, pos + T); then
+  // query t attends, as gqa_attention_forward, to cache rows [0, pos + t]. out [B, T, NH·hd].
+  // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
+  virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                        int pos, int S, int NH, int NKV, int hd) = 0;
+
+  // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
+  // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp (+)= its gradient.
+  virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
+  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) = 0;
+
+  // GPT-2's tanh GELU: out = gelu(inp); dinp (+)= gelu'(inp) · dout.
   virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;
-  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) = 0;
+  virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) = 0;
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
   // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
-  // returns the mean over the rows of lse - logit of the target (waits for the device).
-  virtual float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
-                                      int Vp) = 0;
-  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding;
-  // overwrites dlogits, which may be the logits buffer itself.
+  // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
+  // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries
+  // no loss and no gradient. NaN when no row counts. A backend may compute the gradient in the same
+  // pass and write it over the logits (the GPU's fused classifier): only cross_entropy_backward on
+  // the same buffer may follow, before the next forward.
+  virtual float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) = 0;
+  // The mean losses of forwards with targets, kept where the device computes them: after
+  // keep_losses(true), cross_entropy_forward adds its mean loss to a sum there (in double, in the
+  // order the losses come) and returns NaN without waiting for the device; take_losses() waits once
+  // and returns the sum since the last take. A trainer then reads one number per step, not one per
+  // micro-batch.
+  virtual void keep_losses(bool keep) = 0;
+  virtual double take_losses() = 0;
+  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
+  // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
+  // itself.
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                                       float scale, int N, int V, int Vp) = 0;
 };

@@ -1,6 +1,6 @@
 #pragma once
 // The records of a run, as every sink receives them (metrics/sink.hpp): the set-up, each
-// optimizer step, each evaluation's loss, and the summary at the end.
+// optimizer step, each evaluation's loss, each sample of text, and the summary at the end.
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -36,6 +36,13 @@ struct StepRecord {
   StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
   bool breakdown = false;  // wall_clock_breakdown
   bool logged = false;     // rank 0 logs a line for this step (steps_per_print, the first, the last)
+};
+
+// What the model wrote at a step (training.sample_every).
+struct SampleRecord {
+  int64_t step = 0;
+  int tokens = 0;    // new tokens (fewer than training.sample_tokens when the text ended)
+  std::string text;  // training.sample_prompt and its continuation
 };
 
 // One rank's peaks in bytes: the ledger's per category (model states in device memory, what is

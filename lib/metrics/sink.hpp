@@ -16,6 +16,7 @@ public:
   virtual void setup(const SetupRecord&) {}
   virtual void step(const StepRecord&) {}
   virtual void eval(int64_t /*step*/, double /*val_loss*/) {}
+  virtual void sample(const SampleRecord&) {}
   virtual void summary(const SummaryRecord&) {}
 };
 
@@ -32,6 +33,9 @@ public:
   }
   void eval(int64_t step, double val_loss) override {
     for (auto& s : sinks_) s->eval(step, val_loss);
+  }
+  void sample(const SampleRecord& r) override {
+    for (auto& s : sinks_) s->sample(r);
   }
   void summary(const SummaryRecord& r) override {
     for (auto& s : sinks_) s->summary(r);

@@ -36,4 +36,8 @@ void StepLog::eval(int64_t step, double val_loss) {
   spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val_loss);
 }
 
+void StepLog::sample(const SampleRecord& r) {
+  spdlog::info("sample step {:>5} | {} tokens: {}", r.step, r.tokens, r.text);
+}
+
 }  // namespace zt

@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/ignored_target.hpp"
+#include "model/rope_frequencies.hpp"
 
 namespace zt {
 
@@ -15,6 +17,10 @@ int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   if (max_seq <= 0) fail("data.seq_len must be positive, got {}", max_seq);
   if (max_seq > shape.max_seq_len)
     fail("data.seq_len ({}) exceeds model.max_seq_len ({})", max_seq, shape.max_seq_len);
+  if (shape.sliding_window > 0 && max_seq > shape.sliding_window)
+    fail("model.sliding_window ({}) is shorter than data.seq_len ({}): sliding-window attention is not implemented "
+         "(a window at least as long as the sequence changes nothing: shorten data.seq_len to {})",
+         shape.sliding_window, max_seq, shape.sliding_window);
   return max_batch;
 }
 
@@ -22,6 +28,20 @@ void check_tokens(const char* what, const int32_t* tokens, size_t n, int vocab_s
   for (size_t i = 0; i < n; i++)
     if (tokens[i] < 0 || tokens[i] >= vocab_size)
       fail("Gpt::forward: {}[{}] = {} is outside the vocabulary [0, {})", what, i, tokens[i], vocab_size);
+}
+
+// Checks targets as tokens that may also be kIgnoredTarget; returns how many count.
+int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
+  int counted = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (targets[i] == kIgnoredTarget) continue;
+    if (targets[i] < 0 || targets[i] >= vocab_size)
+      fail("Gpt::forward: targets[{}] = {} is outside the vocabulary [0, {}) (and not {}, a target that carries "
+           "no loss)",
+           i, targets[i], vocab_size, kIgnoredTarget);
+    counted++;
+  }
+  return counted;
 }
 
 }  // namespace
@@ -34,23 +54,46 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       max_seq_(max_seq),
       recompute_(recompute),
       layout_(make_gpt_layout(shape)),
-      block_(gpt_block_offsets(shape.d_model)),
+      recipe_(shape.recipe()),
+      block_(block_role_offsets(shape)),
+      weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {}
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
+  if (recipe_.rotary) fill_rope_tables();
+}
+
+void Gpt::fill_rope_tables() {
+  const int half = shape_.head_size() / 2;
+  const std::vector<float> inv_freq = rope_inverse_frequencies(shape_);
+  std::vector<float> cos(size_t(max_seq_) * half), sin(cos.size());
+  for (int t = 0; t < max_seq_; t++)
+    for (int i = 0; i < half; i++) {
+      // As transformers: the angle is an fp32 product, its cosine and sine rounded to fp32.
+      const float angle = float(t) * inv_freq[size_t(i)];
+      cos[size_t(t) * half + i] = float(std::cos(double(angle)));
+      sin[size_t(t) * half + i] = float(std::sin(double(angle)));
+    }
+  device_.copy(acts_.rope_cos.data(), cos.data(), cos.size() * sizeof(float), device_.compute());
+  device_.copy(acts_.rope_sin.data(), sin.data(), sin.size() * sizeof(float), device_.compute());
+  device_.synchronize(device_.compute());  // the host tables go out of scope
+}
 
 size_t Gpt::flops_per_token() const {
-  return 6 * num_params() + 12 * size_t(shape_.n_layer) * size_t(shape_.d_model) * size_t(max_seq_);
+  const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * size_t(shape_.d_model);
+  return 6 * (num_params() - lookup) +
+         12 * size_t(shape_.n_layer) * size_t(shape_.q_width()) * size_t(max_seq_);
 }
 
 std::vector<int> Gpt::fetch_order() const {
-  const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_);
+  const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_), head = gpt_head_group(shape_);
   std::vector<int> order{kEmbeddingsGroup};
   for (int l = 0; l < L; ++l) order.push_back(gpt_block_group(l));
   order.push_back(lnf);
-  order.push_back(kEmbeddingsGroup);  // LM head
-  order.push_back(kEmbeddingsGroup);  // its backward
+  order.push_back(head);  // LM head
+  order.push_back(head);  // its backward
   order.push_back(lnf);
   for (int l = L - 1; l >= 0; --l) order.push_back(gpt_block_group(l));
+  // The embedding lookup's backward needs no parameter values: nothing more is fetched.
   return order;
 }
 
@@ -70,28 +113,75 @@ void* Gpt::grads(ParamHooks& hooks, int g) {
   return v.data;
 }
 
-void Gpt::zero(ActTensor& t, size_t elements) {
-  device_.fill_zero(t.data(), elements * dtype_size(ops_.dtype()), device_.compute());
+void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias,
+                       int N) {
+  if (recipe_.rms_norm)
+    ops_.rmsnorm_forward(out, rstd, inp, weight, N, shape_.d_model, float(shape_.norm_eps));
+  else
+    ops_.layernorm_forward(out, mean, rstd, inp, weight, bias, N, shape_.d_model);
 }
 
-void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output) {
-  using enum BlockTensor;
+void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp,
+                        const char* weight, const float* mean, const float* rstd, int N, GradInto dinp_into) {
+  if (recipe_.rms_norm)
+    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model, dinp_into);
+  else
+    ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model, dinp_into);
+}
+
+void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+                        KvCache* cache) {
+  using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
-  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
-  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
+  auto w = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+  };
+  const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
+  const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
+  const int fc = recipe_.swiglu ? 2 * F : F;
   const void* input = acts_.residual(layer);
   void* proj = acts_.proj.data();
 
-  ops_.layernorm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Ln1Weight), w(Ln1Bias), N, C);
-  ops_.matmul_forward(a.qkv, a.ln1, w(AttnWeight), w(AttnBias), N, C, 3 * C, WeightLayout::InputMajor);
-  ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
-  ops_.matmul_forward(proj, a.atty, w(AttnProjWeight), w(AttnProjBias), N, C, C, WeightLayout::InputMajor);
-  ops_.residual_forward(a.residual2, input, proj, size_t(N) * C);
-  ops_.layernorm_forward(a.ln2, a.ln2_mean, a.ln2_rstd, a.residual2, w(Ln2Weight), w(Ln2Bias), N, C);
-  ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, 4 * C, WeightLayout::InputMajor);
-  ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * 4 * C);
-  if (!write_output) return;  // recomputation for backward needs nothing past the GELU
-  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, 4 * C, C, WeightLayout::InputMajor);
+  norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Norm1Weight), w(Norm1Bias), N);
+  ops_.matmul_forward(a.qkv, a.ln1, w(QkvWeight), w(QkvBias), N, C, QKV, weights_);
+  const int pos = cache ? cache->length() : 0;  // of the first of the T tokens
+  if (recipe_.rotary) {
+    // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
+    // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
+    if (recipe_.qk_norm)
+      ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
+                           float(shape_.norm_eps));
+    const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
+    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, B, T, NH, NKV,
+                      hd);
+    if (cache)
+      ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
+                                    cache->capacity(), NH, NKV, hd);
+    else
+      ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+  } else if (cache) {
+    ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
+                                  cache->capacity(), NH, NH, C / NH);
+  } else {
+    ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
+  }
+  ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
+  if (recipe_.rms_norm) {
+    ops_.residual_rmsnorm_forward(a.residual2, a.ln2, a.ln2_rstd, input, proj, w(Norm2Weight), N, C,
+                                  float(shape_.norm_eps));
+  } else {
+    ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Norm2Weight),
+                                    w(Norm2Bias), N, C);
+  }
+  if (recipe_.swiglu) {
+    ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+    ops_.swiglu_forward(a.fch_gelu, a.fch, N, F);
+  } else {
+    ops_.matmul_gelu_forward(a.fch, a.fch_gelu, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+  }
+  if (!write_output) return;  // recomputation for backward needs nothing past the activation
+  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
@@ -100,76 +190,131 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     fail("Gpt::forward: micro-batch size B={} is outside [1, {}] (the size the model was built for)", B, max_batch_);
   if (T <= 0 || T > max_seq_)
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
-  const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
-  const size_t esz = dtype_size(ops_.dtype());
+  const int V = shape_.vocab_size, Vp = padded_vocab(), N = B * T;
   check_tokens("inputs", inputs, size_t(N), V);
-  if (targets) check_tokens("targets", targets, size_t(N), V);
+  last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
-  device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
-
-  auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
-  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb, emb + wpe_offset_ * esz, B, T, C);
-  hooks.release(kEmbeddingsGroup);
-
-  for (int l = 0; l < L; l++) {
-    const void* p = fetch(hooks, gpt_block_group(l));
-    block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true);
-    hooks.release(gpt_block_group(l));
-  }
-
-  const int lnf_group = gpt_ln_f_group(shape_);
-  auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
-  ops_.layernorm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
-                         lnf + C * esz, N, C);
-  hooks.release(lnf_group);
-
-  emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));  // LM head: logits = lnf · wteᵀ
-  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), emb, nullptr, N, C, Vp, WeightLayout::OutputMajor);
-  hooks.release(kEmbeddingsGroup);
-
-  last_B_ = B;
-  last_T_ = T;
+  logits_forward(inputs, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   backward_ready_ = true;
   return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
 }
 
-void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
-  using enum BlockTensor;
+void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks) {
+  if (B != cache.batch() || B > max_batch_)
+    fail("Gpt::forward_cached: batch B={} differs from the cache's {} or exceeds the model's {}", B, cache.batch(),
+         max_batch_);
+  const int end = cache.length() + T;
+  if (T <= 0 || T > max_seq_ || end > cache.capacity() || end > max_seq_)
+    fail("Gpt::forward_cached: {} tokens after position {} reach past the cache's {} positions or the model's {}", T,
+         cache.length(), cache.capacity(), max_seq_);
+  check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
+  backward_ready_ = false;
+  logits_forward(inputs, B, T, hooks, &cache);
+  cache.advance(T);
+}
+
+void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache) {
+  const int C = shape_.d_model, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
   const size_t esz = dtype_size(ops_.dtype());
-  auto w = [&](BlockTensor t) { return static_cast<const char*>(params) + block_[int(t)] * esz; };
-  auto dw = [&](BlockTensor t) { return static_cast<char*>(grads) + block_[int(t)] * esz; };
-  const int C = shape_.d_model, NH = shape_.n_head, N = B * T;
-  const size_t NC = size_t(N) * C;
+  device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
+
+  // Learned positions from the first new token's: the rows of wpe from position pos on.
+  const size_t pos = cache ? size_t(cache->length()) : 0;
+  auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
+  ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb,
+                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, B, T, C);
+  hooks.release(kEmbeddingsGroup);
+
+  for (int l = 0; l < L; l++) {
+    const void* p = fetch(hooks, gpt_block_group(l));
+    block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true, cache);
+    hooks.release(gpt_block_group(l));
+  }
+
+  const int lnf_group = gpt_ln_f_group(shape_);
+  auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
+  norm_forward(acts_.lnf.data(), acts_.lnf_mean.data(), acts_.lnf_rstd.data(), acts_.residual(L), lnf,
+               recipe_.rms_norm ? nullptr : lnf + C * esz, N);
+  hooks.release(lnf_group);
+
+  // LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
+  const int head = gpt_head_group(shape_);
+  const void* w_head = fetch(hooks, head);
+  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), w_head, nullptr, N, C, Vp, WeightLayout::OutputMajor);
+  hooks.release(head);
+
+  last_B_ = B;
+  last_T_ = T;
+}
+
+void Gpt::copy_logits_row(int row, float* out) {
+  if (row < 0 || row >= last_B_ * last_T_) fail("Gpt::copy_logits_row: row {} of {}", row, last_B_ * last_T_);
+  const DType dt = ops_.dtype();
+  const size_t V = size_t(shape_.vocab_size), esz = dtype_size(dt);
+  std::vector<uint8_t> bytes(V * esz);
+  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + size_t(row) * padded_vocab() * esz,
+               bytes.size(), device_.compute());
+  device_.synchronize(device_.compute());
+  to_f32(dt, bytes.data(), out, V);
+}
+
+void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
+  using enum BlockRole;
+  const size_t esz = dtype_size(ops_.dtype());
+  auto w = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+  };
+  auto dw = [&](BlockRole r) {
+    const size_t o = block_[size_t(r)];
+    return o == kAbsent ? nullptr : static_cast<char*>(grads) + o * esz;
+  };
+  const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
+  const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
+  const int fc = recipe_.swiglu ? 2 * F : F;
   void* dres = acts_.dresidual.data();  // holds d(block output) on entry, d(block input) on exit
-  constexpr auto IM = WeightLayout::InputMajor;
+  // An intermediate gradient with one writer is written over, not cleared and accumulated; the
+  // residual stream's gradient dres passes through each branch unchanged and the branch's norm adds
+  // its own onto it.
+  constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
 
-  // MLP branch: residual3 = residual2 + c_proj(gelu(c_fc(ln_2(residual2))))
-  zero(acts_.dfch_gelu, 4 * NC);
-  ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
-                       N, 4 * C, C, IM);
-  zero(acts_.dfch, 4 * NC);
-  ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), 4 * NC);
-  zero(acts_.dln, NC);
-  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C,
-                       4 * C, IM);
-  // The residual passes dres through unchanged; ln_2 adds its input gradient on top.
-  ops_.layernorm_backward(dres, dw(Ln2Weight), dw(Ln2Bias), acts_.dln.data(), a.residual2, w(Ln2Weight), a.ln2_mean,
-                          a.ln2_rstd, N, C);
+  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
+  if (recipe_.swiglu) {
+    ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
+                         N, F, C, weights_, Set);
+    ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set);
+  } else {
+    ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
+                              a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
+  }
+  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
+                       weights_, Set);
+  norm_backward(dres, dw(Norm2Weight), dw(Norm2Bias), acts_.dln.data(), a.residual2, w(Norm2Weight), a.ln2_mean,
+                a.ln2_rstd, N, Add);
 
-  // Attention branch: residual2 = input + c_proj(attention(c_attn(ln_1(input))))
-  zero(acts_.datty, NC);
-  ops_.matmul_backward(acts_.datty.data(), dw(AttnProjWeight), dw(AttnProjBias), dres, a.atty, w(AttnProjWeight), N,
-                       C, C, IM);
-  zero(acts_.dqkv, 3 * NC);
-  ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                          NH);
-  zero(acts_.dln, NC);
-  ops_.matmul_backward(acts_.dln.data(), dw(AttnWeight), dw(AttnBias), acts_.dqkv.data(), a.ln1, w(AttnWeight), N, C,
-                       3 * C, IM);
-  ops_.layernorm_backward(dres, dw(Ln1Weight), dw(Ln1Bias), acts_.dln.data(), acts_.residual(layer), w(Ln1Weight),
-                          a.ln1_mean, a.ln1_rstd, N, C);
+  // Attention branch: residual2 = input + proj(attention(qkv(norm_1(input))))
+  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_,
+                       Set);
+  if (recipe_.rotary) {
+    // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
+    ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
+    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att, B,
+                                T, NH, NKV, hd, Set);
+    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
+    if (recipe_.qk_norm) {
+      ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
+                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set);
+    }
+  } else {
+    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
+                            NH, Set);
+  }
+  ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
+                       QKV, weights_, Set);
+  norm_backward(dres, dw(Norm1Weight), dw(Norm1Bias), acts_.dln.data(), acts_.residual(layer), w(Norm1Weight),
+                a.ln1_mean, a.ln1_rstd, N, Add);
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss) {
@@ -180,23 +325,25 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
   const size_t esz = dtype_size(ops_.dtype());
   void* dlogits = acts_.logits.data();  // in place over the logits
-  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), dloss / float(N),
-                              N, V, Vp);
+  // d(mean over the counted targets): each counted target's row scaled by dloss / counted.
+  const float scale = last_counted_ > 0 ? dloss / float(last_counted_) : 0.0f;
+  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), scale, N, V, Vp);
 
-  // LM head. The embeddings' gradient buffer stays open until the lookup's gradient is added last.
-  const void* emb = fetch(hooks, kEmbeddingsGroup);
-  auto demb = static_cast<char*>(grads(hooks, kEmbeddingsGroup));
-  zero(acts_.dln, size_t(N) * C);
-  ops_.matmul_backward(acts_.dln.data(), demb, nullptr, dlogits, acts_.lnf.data(), emb, N, C, Vp,
-                       WeightLayout::OutputMajor);
-  hooks.release(kEmbeddingsGroup);
+  // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
+  // lookup's gradient is added last.
+  const int head = gpt_head_group(shape_);
+  const void* w_head = fetch(hooks, head);
+  auto dw_head = static_cast<char*>(grads(hooks, head));
+  ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
+                       WeightLayout::OutputMajor, GradInto::Overwrite);
+  if (head != kEmbeddingsGroup) hooks.grads_ready(head);
+  hooks.release(head);
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
   auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
-  zero(acts_.dresidual, size_t(N) * C);
-  ops_.layernorm_backward(acts_.dresidual.data(), dlnf, dlnf + C * esz, acts_.dln.data(), acts_.residual(L), lnf,
-                          acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, C);
+  norm_backward(acts_.dresidual.data(), dlnf, recipe_.rms_norm ? nullptr : dlnf + C * esz, acts_.dln.data(),
+                acts_.residual(L), lnf, acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, GradInto::Overwrite);
   hooks.grads_ready(lnf_group);
   hooks.release(lnf_group);
 
@@ -211,7 +358,9 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   }
 
   // The lookup needs no parameter values, only the token ids.
-  ops_.embedding_backward(demb, demb + wpe_offset_ * esz, acts_.dresidual.data(), acts_.inputs.data(), B, T, C);
+  auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
+  ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
+                          acts_.inputs.data(), B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);
 }
 

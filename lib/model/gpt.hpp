@@ -1,7 +1,11 @@
 #pragma once
-// GPT-2 over a backend's ModelOps: learned position embeddings, pre-LayerNorm blocks, MLP 4x with GELU,
-// final LayerNorm, LM head tied to the token embedding. The vocabulary is padded to a multiple of
-// 128 inside (wte has padded_vocab() rows; the padding rows stay zero and their logits take no
+// A decoder-only transformer over a backend's ModelOps, of any family GptShape describes (GPT-2,
+// Llama, Mistral, Qwen2, Qwen3): one model whose blocks follow the shape's BlockRecipe, not a
+// class per family. Pre-norm blocks (LayerNorm or RMSNorm), attention over one packed q/k/v
+// projection (multi-head, or grouped-query with rotary positions and optional q/k norms), an MLP
+// (GELU, or SwiGLU over packed gate and up projections), a final norm and an LM head, tied to the
+// token embedding or not. The vocabulary is padded to a multiple of 128 inside (the embedding and
+// an untied head have padded_vocab() rows; the padding rows stay zero and their logits take no
 // part in the softmax); everything the model returns is in terms of the real vocabulary.
 //
 // Parameters live in one flat buffer described by layout() (gpt_layout.hpp). The model never
@@ -18,6 +22,7 @@
 #include "model/gpt_activations.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/gpt_shape.hpp"
+#include "model/kv_cache.hpp"
 
 namespace zt {
 
@@ -37,30 +42,48 @@ public:
   int max_seq() const { return max_seq_; }
   bool recompute() const { return recompute_; }
 
-  // Writes the GPT-2 initial value of flat elements [begin, begin + count) to dst[0, count):
-  // normal(0, 0.02) for wte, wpe and the weight matrices, attn.c_proj and mlp.c_proj weights
-  // scaled by 1/sqrt(2·n_layer), biases 0, LayerNorm weights 1, padded vocabulary rows 0, and 0
-  // past layout().total (partition padding). Element i depends only on (seed, i), so any range
-  // equals the same range of a full initialisation.
+  // Writes the initial value of flat elements [begin, begin + count) to dst[0, count): normal(0,
+  // 0.02) for the embeddings and weight matrices (GPT-2: attn.c_proj and mlp.c_proj weights scaled
+  // by 1/sqrt(2·n_layer)), biases 0, norm weights 1, padded vocabulary rows 0, and 0 past
+  // layout().total (partition padding). Element i depends only on (seed, i), so any range equals
+  // the same range of a full initialisation.
   void init_params(float* dst, size_t begin, size_t count, uint64_t seed) const;
 
   // The dtype the model computes in: the dtype of the views ParamHooks must hand it.
   DType dtype() const { return ops_.dtype(); }
+  // The device it computes on.
+  Device& device() const { return device_; }
 
-  // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory. Returns the mean cross-entropy
-  // over the B·T positions, or NaN when targets is null (logits only). Fetches and releases each
-  // group in order: embeddings, h.0 ... h.{L-1}, ln_f, then embeddings again for the LM head.
+  // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory; a target may be
+  // kIgnoredTarget (core/ignored_target.hpp): it carries no loss. Returns the mean cross-entropy
+  // over the targets that count (PyTorch's cross_entropy with ignore_index), NaN when none counts
+  // or targets is null (logits only). Fetches and releases each group in order: embeddings, each
+  // block, the final norm, then the LM head's group (the embeddings again when tied).
   float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
+  // The targets of the last forward that count.
+  int counted_targets() const { return last_counted_; }
 
   // Adds the gradient of dloss · loss of the last forward (which must have had targets) into
-  // hooks.grads(g), in reverse group order. grads(0) is requested first (LM head) and
-  // grads_ready(0) called last (after the embedding lookup's gradient).
+  // hooks.grads(g), in reverse group order: the LM head, the final norm, the blocks from the last,
+  // and grads_ready(0) last (after the embedding lookup's gradient). With a tied head grads(0) is
+  // requested first, for the LM head, and stays open throughout. Without a target that counts the
+  // gradient is zero (the groups still pass through the hooks).
   void backward(ParamHooks& hooks, float dloss);
 
+  // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
+  // [cache.length(), cache.length() + T), attending to the positions the cache holds; their keys
+  // and values are added to it. B = cache.batch(); the positions must lie below max_seq(), and
+  // cache.capacity() too. Fetches the groups as forward does; no backward follows.
+  void forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks);
+
   // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
-  // columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
-  // backend: fp32 host memory.
+  // columns from vocab_size on are not logits of real tokens. Overwritten by backward, and on a
+  // backend that computes the loss's gradient with the loss (ModelOps::cross_entropy_forward, the
+  // GPU) by a forward with targets. On the CPU backend: fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
+  // Row `row` of the last forward's logits, its first vocab_size() values, as fp32 in host memory
+  // (copied from the device; waits for it).
+  void copy_logits_row(int row, float* out);
 
   // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
   std::vector<int> fetch_order() const;
@@ -68,16 +91,27 @@ public:
   // Trainable parameters as exported (unpadded vocabulary) = GptShape::num_params().
   size_t num_params() const { return shape_.num_params(); }
   // Training FLOPs per token for MFU, the PaLM / nanoGPT estimate: 6·N for the matmuls of forward
-  // and backward (N = num_params()) plus 12·n_layer·d_model·T for the attention scores and their
-  // weighted sums (T = max_seq()).
+  // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing)
+  // plus 12·n_layer·n_head·head_dim·T for the attention scores and their weighted sums
+  // (T = max_seq()). Grouped-query attention, SwiGLU's three projections and an untied head enter
+  // through N.
   size_t flops_per_token() const;
 
 private:
-  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output);
+  // Embeddings, blocks, final norm and LM head over [B, T] inputs: the logits (and the cache's
+  // keys and values when there is one).
+  void logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache);
+  // cache: attend to its positions and add this block's keys and values (generation).
+  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+                     KvCache* cache = nullptr);
   void block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T);
+  // The block's norms and the final norm: LayerNorm (mean saved) or RMSNorm.
+  void norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias, int N);
+  void norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp, const char* weight,
+                     const float* mean, const float* rstd, int N, GradInto dinp_into);
+  void fill_rope_tables();
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
-  void zero(ActTensor& t, size_t elements);
 
   GptShape shape_;
   Device& device_;
@@ -85,11 +119,13 @@ private:
   int max_batch_, max_seq_;
   bool recompute_;
   ParamLayout layout_;
-  BlockOffsets block_;
-  size_t wpe_offset_;  // of wpe.weight inside the embeddings group
+  BlockRecipe recipe_;
+  RoleOffsets block_;
+  WeightLayout weights_;  // how the projections are stored (GPT-2's Conv1D or nn.Linear)
+  size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
   // What backward needs to know about the last forward.
-  int last_B_ = 0, last_T_ = 0;
+  int last_B_ = 0, last_T_ = 0, last_counted_ = 0;
   bool backward_ready_ = false;
 };
 

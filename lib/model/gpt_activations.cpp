@@ -2,71 +2,138 @@
 
 namespace zt {
 
+namespace {
+
+// Element counts of every buffer, for the constructor to allocate and bytes() to add up. Counts
+// of 0 are buffers the family does not use.
+struct ActSizes {
+  // In the compute dtype.
+  size_t residual, ln1, qkv, qkv_att, atty, residual2, ln2, fch, fch_act;  // whole buffers (all slots)
+  size_t proj, lnf, logits, dresidual, dln, datty, dqkv, dqkv_att, dfch_act, dfch;
+  // fp32.
+  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, rope, datt;
+  size_t tokens;  // int32, for inputs and for targets
+
+  size_t dtype_elements() const {
+    return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + proj + lnf + logits + dresidual +
+           dln + datty + dqkv + dqkv_att + dfch_act + dfch;
+  }
+  size_t floats() const { return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + 2 * rope + datt; }
+};
+
+ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops) {
+  const BlockRecipe r = shape.recipe();
+  const size_t BT = size_t(max_batch) * size_t(max_seq), C = size_t(shape.d_model), slots = size_t(block_slots);
+  const size_t QKV = size_t(shape.qkv_width()), Q = size_t(shape.q_width()), F = size_t(shape.ff_width());
+  const size_t fc = r.swiglu ? 2 * F : F;  // the MLP's first projection: gate and up side by side for SwiGLU
+  const size_t heads = size_t(shape.n_head + shape.kv_heads());
+  ActSizes s{};
+  s.residual = size_t(shape.n_layer + 1) * BT * C;
+  s.ln1 = s.ln2 = s.residual2 = slots * BT * C;
+  s.qkv = slots * BT * QKV;
+  s.qkv_att = r.qk_norm ? slots * BT * QKV : 0;
+  s.atty = slots * BT * Q;
+  s.fch = slots * BT * fc;
+  s.fch_act = slots * BT * F;
+  s.proj = s.lnf = s.dresidual = s.dln = BT * C;
+  s.logits = BT * size_t(shape.padded_vocab());
+  s.datty = BT * Q;
+  s.dqkv = BT * QKV;
+  s.dqkv_att = r.qk_norm ? BT * QKV : 0;
+  s.dfch_act = BT * F;
+  s.dfch = BT * fc;
+  s.ln_mean = r.rms_norm ? 0 : slots * BT;
+  s.ln_rstd = slots * BT;
+  s.qk_rstd = r.qk_norm ? slots * BT * heads : 0;
+  s.att = slots * ops.attention_saved_floats(max_batch, max_seq, shape.n_head);
+  s.lnf_mean = r.rms_norm ? 0 : BT;
+  s.lnf_rstd = s.lse = BT;
+  s.rope = r.rotary ? size_t(max_seq) * size_t(shape.head_size() / 2) : 0;
+  s.datt = ops.attention_scratch_floats(max_batch, max_seq, shape.n_head);
+  s.tokens = BT;
+  return s;
+}
+
+}  // namespace
+
 GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
                                const Backend& backend)
     : bt_max_(size_t(max_batch) * max_seq),
       C_(size_t(shape.d_model)),
-      att_slot_(backend.model.attention_saved_floats(max_batch, max_seq, shape.n_head)) {
+      qkv_(size_t(shape.qkv_width())),
+      q_(size_t(shape.q_width())),
+      fc_(size_t(shape.ff_width()) * (shape.recipe().swiglu ? 2 : 1)),
+      act_(size_t(shape.ff_width())),
+      att_slot_(backend.model.attention_saved_floats(max_batch, max_seq, shape.n_head)),
+      heads_(size_t(shape.n_head + shape.kv_heads())) {
   Device& dev = backend.device;
   const DType dt = backend.model.dtype();
-  constexpr auto A = MemCategory::Activations;
-  constexpr auto D = MemSpace::Device;
-  const size_t BT = bt_max_, C = C_, Vp = size_t(shape.padded_vocab()), slots = size_t(block_slots);
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, backend.model);
   auto tensor = [&](size_t n) { return ActTensor(dev, dt, n); };
-  auto floats = [&](size_t n) { return Buffer<float>(dev, D, A, n); };
+  auto floats = [&](size_t n) { return Buffer<float>(dev, MemSpace::Device, MemCategory::Activations, n); };
 
-  residual_ = tensor(size_t(shape.n_layer + 1) * BT * C);
-  ln1_ = tensor(slots * BT * C);
-  ln1_mean_ = floats(slots * BT);
-  ln1_rstd_ = floats(slots * BT);
-  qkv_ = tensor(slots * BT * 3 * C);
-  atty_ = tensor(slots * BT * C);
-  att_ = floats(slots * att_slot_);
-  residual2_ = tensor(slots * BT * C);
-  ln2_ = tensor(slots * BT * C);
-  ln2_mean_ = floats(slots * BT);
-  ln2_rstd_ = floats(slots * BT);
-  fch_ = tensor(slots * BT * 4 * C);
-  fch_gelu_ = tensor(slots * BT * 4 * C);
+  residual_ = tensor(s.residual);
+  ln1_ = tensor(s.ln1);
+  ln1_mean_ = floats(s.ln_mean);
+  ln1_rstd_ = floats(s.ln_rstd);
+  qkv_buf_ = tensor(s.qkv);
+  qkv_att_ = tensor(s.qkv_att);
+  qk_rstd_ = floats(s.qk_rstd);
+  atty_ = tensor(s.atty);
+  att_ = floats(s.att);
+  residual2_ = tensor(s.residual2);
+  ln2_ = tensor(s.ln2);
+  ln2_mean_ = floats(s.ln_mean);
+  ln2_rstd_ = floats(s.ln_rstd);
+  fch_ = tensor(s.fch);
+  fch_gelu_ = tensor(s.fch_act);
 
-  proj = tensor(BT * C);
-  lnf = tensor(BT * C);
-  lnf_mean = floats(BT);
-  lnf_rstd = floats(BT);
-  logits = tensor(BT * Vp);
-  lse = floats(BT);
-  inputs = Buffer<int32_t>(dev, D, A, BT);
-  targets = Buffer<int32_t>(dev, D, A, BT);
+  proj = tensor(s.proj);
+  lnf = tensor(s.lnf);
+  lnf_mean = floats(s.lnf_mean);
+  lnf_rstd = floats(s.lnf_rstd);
+  logits = tensor(s.logits);
+  lse = floats(s.lse);
+  inputs = Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, s.tokens);
+  targets = Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, s.tokens);
+  rope_cos = floats(s.rope);
+  rope_sin = floats(s.rope);
 
-  dresidual = tensor(BT * C);
-  dln = tensor(BT * C);
-  datty = tensor(BT * C);
-  dqkv = tensor(BT * 3 * C);
-  dfch_gelu = tensor(BT * 4 * C);
-  dfch = tensor(BT * 4 * C);
-  datt = floats(backend.model.attention_scratch_floats(max_batch, max_seq, shape.n_head));
+  dresidual = tensor(s.dresidual);
+  dln = tensor(s.dln);
+  datty = tensor(s.datty);
+  dqkv = tensor(s.dqkv);
+  dqkv_att = tensor(s.dqkv_att);
+  dfch_gelu = tensor(s.dfch_act);
+  dfch = tensor(s.dfch);
+  datt = floats(s.datt);
 }
 
 size_t GptActivations::bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops) {
-  const size_t BT = size_t(max_batch) * max_seq, C = size_t(shape.d_model), Vp = size_t(shape.padded_vocab());
-  const size_t slots = size_t(block_slots), att = ops.attention_saved_floats(max_batch, max_seq, shape.n_head);
-  const size_t elements = size_t(shape.n_layer + 1) * BT * C                   // residual stream
-                          + slots * (BT * C * 4 + BT * 3 * C + BT * 4 * C * 2)  // ln1, atty, residual2, ln2, qkv, fch*
-                          + BT * C * 2 + BT * Vp                                // proj, lnf, logits
-                          + BT * C * 3 + BT * 3 * C + BT * 4 * C * 2;           // backward scratch
-  const size_t floats = slots * (BT * 4 + att)  // ln1/ln2 mean and rstd, attention's saved state
-                        + BT * 3                // lnf mean, rstd, lse
-                        + ops.attention_scratch_floats(max_batch, max_seq, shape.n_head);
-  return elements * dtype_size(ops.dtype()) + floats * sizeof(float) + 2 * BT * sizeof(int32_t);
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, ops);
+  return s.dtype_elements() * dtype_size(ops.dtype()) + s.floats() * sizeof(float) + 2 * s.tokens * sizeof(int32_t);
 }
 
 BlockActivations GptActivations::block(int slot) {
-  const size_t s = size_t(slot), BT = bt_max_, C = C_;
+  const size_t s = size_t(slot), BT = bt_max_;
+  auto stats = [&](Buffer<float>& b, size_t per_row) { return b.empty() ? nullptr : b.data() + s * BT * per_row; };
+  void* qkv = qkv_buf_.at(s * BT * qkv_);
+  void* qkv_att = qkv_att_.at(s * BT * qkv_);
   return BlockActivations{
-      ln1_.at(s * BT * C),       ln1_mean_.data() + s * BT, ln1_rstd_.data() + s * BT,
-      qkv_.at(s * BT * 3 * C),   atty_.at(s * BT * C),      att_.data() + s * att_slot_,
-      residual2_.at(s * BT * C), ln2_.at(s * BT * C),       ln2_mean_.data() + s * BT,
-      ln2_rstd_.data() + s * BT, fch_.at(s * BT * 4 * C),   fch_gelu_.at(s * BT * 4 * C),
+      ln1_.at(s * BT * C_),
+      stats(ln1_mean_, 1),
+      stats(ln1_rstd_, 1),
+      qkv,
+      qkv_att ? qkv_att : qkv,
+      stats(qk_rstd_, heads_),
+      atty_.at(s * BT * q_),
+      att_.data() + s * att_slot_,
+      residual2_.at(s * BT * C_),
+      ln2_.at(s * BT * C_),
+      stats(ln2_mean_, 1),
+      stats(ln2_rstd_, 1),
+      fch_.at(s * BT * fc_),
+      fch_gelu_.at(s * BT * act_),
   };
 }
 

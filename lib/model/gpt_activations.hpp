@@ -1,8 +1,9 @@
 #pragma once
-// The activation memory of the GPT model, allocated once in device memory for the largest
+// The activation memory of the model, allocated once in device memory for the largest
 // micro-batch (B, T) it was built for and registered in the memory ledger as Activations. For a
 // smaller batch every tensor uses the first B·T rows of its slot. Tensors hold elements of the
-// backend's dtype, except the fp32 statistics (mean, rstd, lse, what attention saves) and tokens.
+// backend's dtype, except the fp32 statistics (mean, rstd, lse, what attention saves), the rotary
+// tables and tokens. Tensors a family does not use are not allocated (their pointers are null).
 #include <cstddef>
 #include <cstdint>
 
@@ -20,7 +21,8 @@ public:
       : dtype_(dtype), bytes_(device, MemSpace::Device, MemCategory::Activations, n * dtype_size(dtype)) {}
   void* data() { return bytes_.data(); }
   const void* data() const { return bytes_.data(); }
-  void* at(size_t elements) { return bytes_.data() + elements * dtype_size(dtype_); }
+  // Element `elements` on; null for a tensor that was not allocated.
+  void* at(size_t elements) { return bytes_.empty() ? nullptr : bytes_.data() + elements * dtype_size(dtype_); }
   size_t bytes() const { return bytes_.bytes(); }
 
 private:
@@ -28,20 +30,24 @@ private:
   Buffer<uint8_t> bytes_;
 };
 
-// One transformer block's saved forward results (pointers into GptActivations' buffers).
+// One transformer block's saved forward results (pointers into GptActivations' buffers). BT rows;
+// C = d_model, QKV = (NH + 2·NKV)·hd the packed projection, Q = NH·hd, F the MLP width.
 struct BlockActivations {
-  void* ln1;          // [BT, C]
-  float* ln1_mean;    // [BT]
+  void* ln1;          // [BT, C]  first norm's output
+  float* ln1_mean;    // [BT]     (LayerNorm only)
   float* ln1_rstd;    // [BT]
-  void* qkv;          // [BT, 3C]
-  void* atty;         // [BT, C]  attention output, input of attn.c_proj
+  void* qkv;          // [BT, QKV] the packed projection's output
+  void* qkv_att;      // [BT, QKV] what attention reads: qkv after the q/k norms (qwen3), then
+                      //           rotated (rotary families); the same buffer as qkv without q/k norms
+  float* qk_rstd;     // [BT, NH + NKV] (q/k norms only)
+  void* atty;         // [BT, Q]  attention output, input of the output projection
   float* att;         // what attention saves for backward (ModelOps::attention_saved_floats)
   void* residual2;    // [BT, C]  block input + attention branch
   void* ln2;          // [BT, C]
-  float* ln2_mean;    // [BT]
+  float* ln2_mean;    // [BT]     (LayerNorm only)
   float* ln2_rstd;    // [BT]
-  void* fch;          // [BT, 4C] mlp.c_fc output
-  void* fch_gelu;     // [BT, 4C]
+  void* fch;          // [BT, F] mlp.c_fc output | [BT, 2F] gate and up projections
+  void* fch_gelu;     // [BT, F] the activation's output (GELU | SwiGLU)
 };
 
 class GptActivations {
@@ -59,25 +65,28 @@ public:
   // Forward scratch and the final norm / LM head.
   ActTensor proj;  // [BT, C] output of a c_proj matmul before its residual add
   ActTensor lnf;   // [BT, C]
-  Buffer<float> lnf_mean, lnf_rstd;
+  Buffer<float> lnf_mean, lnf_rstd;  // lnf_mean: LayerNorm only
   ActTensor logits;  // [BT, Vp]; overwritten by dlogits in backward
   Buffer<float> lse;  // [BT] log-sum-exp of each logits row
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
+  // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each.
+  Buffer<float> rope_cos, rope_sin;
 
   // Backward scratch, reused by every block.
   ActTensor dresidual;  // [BT, C] gradient flowing down the residual stream
   ActTensor dln;        // [BT, C]
-  ActTensor datty;      // [BT, C]
-  ActTensor dqkv;       // [BT, 3C]
-  ActTensor dfch_gelu;  // [BT, 4C]
-  ActTensor dfch;       // [BT, 4C]
+  ActTensor datty;      // [BT, Q]
+  ActTensor dqkv;       // [BT, QKV]
+  ActTensor dqkv_att;   // [BT, QKV] (q/k norms only: the gradient of qkv_att)
+  ActTensor dfch_gelu;  // [BT, F]
+  ActTensor dfch;       // [BT, F | 2F]
   Buffer<float> datt;   // attention backward scratch (ModelOps::attention_scratch_floats)
 
 private:
-  size_t bt_max_, C_, att_slot_;
+  size_t bt_max_, C_, qkv_, q_, fc_, act_, att_slot_, heads_;
   ActTensor residual_;  // [n_layer + 1][BT, C]: embeddings, then each block's output
-  ActTensor ln1_, qkv_, atty_, residual2_, ln2_, fch_, fch_gelu_;
-  Buffer<float> ln1_mean_, ln1_rstd_, att_, ln2_mean_, ln2_rstd_;
+  ActTensor ln1_, qkv_buf_, qkv_att_, atty_, residual2_, ln2_, fch_, fch_gelu_;
+  Buffer<float> ln1_mean_, ln1_rstd_, qk_rstd_, att_, ln2_mean_, ln2_rstd_;
 };
 
 }  // namespace zt

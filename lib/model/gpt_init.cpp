@@ -19,7 +19,8 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) const {
   const size_t end = begin + count;
   const double std_base = 0.02;
-  const double std_residual = 0.02 / std::sqrt(2.0 * shape_.n_layer);
+  // GPT-2 scales its residual projections; transformers' llama-family init does not.
+  const double std_residual = shape_.model_type == ModelType::Gpt2 ? 0.02 / std::sqrt(2.0 * shape_.n_layer) : std_base;
   const size_t C = size_t(shape_.d_model);
   // Partition padding past the last tensor.
   if (end > layout_.total) std::fill(dst + (std::max(begin, layout_.total) - begin), dst + count, 0.0f);
@@ -30,17 +31,14 @@ void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) con
       if (t0 >= t1) continue;
       float* out = dst + (t0 - begin);
       const std::string_view name = t.name;
-      if (t.shape.size() == 1) {  // LayerNorm weights 1; LayerNorm and linear biases 0
-        std::fill(out, out + (t1 - t0), ends_with(name, "ln_1.weight") || ends_with(name, "ln_2.weight") ||
-                                                name == "ln_f.weight"
-                                            ? 1.0f
-                                            : 0.0f);
+      if (t.shape.size() == 1) {  // norm weights (LayerNorm, RMSNorm, q/k norms) 1; biases 0
+        std::fill(out, out + (t1 - t0), ends_with(name, ".weight") ? 1.0f : 0.0f);
         continue;
       }
       const double stddev =
           ends_with(name, "attn.c_proj.weight") || ends_with(name, "mlp.c_proj.weight") ? std_residual : std_base;
-      // Rows of wte past the real vocabulary are padding and stay zero.
-      const size_t real_end = name == "wte.weight" ? t.offset + size_t(shape_.vocab_size) * C : t1;
+      // Rows past the real vocabulary (token embedding, untied LM head) are padding and stay zero.
+      const size_t real_end = has_vocabulary_rows(name) ? t.offset + size_t(shape_.vocab_size) * C : t1;
       const std::ptrdiff_t n = std::ptrdiff_t(t1 - t0);
 #pragma omp parallel for schedule(static)
       for (std::ptrdiff_t k = 0; k < n; k++) {

@@ -16,11 +16,64 @@ void validate_gpt_shape(const GptShape& s) {
   positive("model.d_model", s.d_model);
   positive("model.vocab_size", s.vocab_size);
   positive("model.max_seq_len", s.max_seq_len);
-  if (s.d_model % s.n_head != 0)
+  if (s.head_dim == 0 && s.d_model % s.n_head != 0)
     fail("model.n_head ({}) must divide model.d_model ({}) into equal heads", s.n_head, s.d_model);
+  if (auto p = architecture_problem(s)) fail("model.{}: {}", p->key, p->what);
 }
 
 namespace {
+
+// One tensor of a block, relative to the block's name prefix.
+struct BlockTensorDef {
+  std::string suffix;
+  std::vector<size_t> shape;
+  BlockRole role;
+};
+
+std::vector<BlockTensorDef> block_tensors(const GptShape& s) {
+  using enum BlockRole;
+  const size_t C = size_t(s.d_model), F = size_t(s.ff_width()), hd = size_t(s.head_size());
+  const size_t Q = size_t(s.n_head) * hd, KV = size_t(s.kv_heads()) * hd;
+  const BlockRecipe r = s.recipe();
+  if (!r.output_major)  // GPT-2: Conv1D [in, out]
+    return {{"ln_1.weight", {C}, Norm1Weight},
+            {"ln_1.bias", {C}, Norm1Bias},
+            {"attn.c_attn.weight", {C, Q + 2 * KV}, QkvWeight},
+            {"attn.c_attn.bias", {Q + 2 * KV}, QkvBias},
+            {"attn.c_proj.weight", {Q, C}, OutWeight},
+            {"attn.c_proj.bias", {C}, OutBias},
+            {"ln_2.weight", {C}, Norm2Weight},
+            {"ln_2.bias", {C}, Norm2Bias},
+            {"mlp.c_fc.weight", {C, F}, FcWeight},
+            {"mlp.c_fc.bias", {F}, FcBias},
+            {"mlp.c_proj.weight", {F, C}, FcProjWeight},
+            {"mlp.c_proj.bias", {C}, FcProjBias}};
+  std::vector<BlockTensorDef> t = {{"input_layernorm.weight", {C}, Norm1Weight},
+                                   {"self_attn.q_proj.weight", {Q, C}, QkvWeight},
+                                   {"self_attn.k_proj.weight", {KV, C}, QkvWeight},
+                                   {"self_attn.v_proj.weight", {KV, C}, QkvWeight}};
+  if (r.qkv_bias) {
+    t.push_back({"self_attn.q_proj.bias", {Q}, QkvBias});
+    t.push_back({"self_attn.k_proj.bias", {KV}, QkvBias});
+    t.push_back({"self_attn.v_proj.bias", {KV}, QkvBias});
+  }
+  if (r.qk_norm) {
+    t.push_back({"self_attn.q_norm.weight", {hd}, QNormWeight});
+    t.push_back({"self_attn.k_norm.weight", {hd}, KNormWeight});
+  }
+  t.push_back({"self_attn.o_proj.weight", {C, Q}, OutWeight});
+  if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});
+  t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  t.push_back({"mlp.gate_proj.weight", {F, C}, FcWeight});
+  t.push_back({"mlp.up_proj.weight", {F, C}, FcWeight});
+  if (r.mlp_bias) {
+    t.push_back({"mlp.gate_proj.bias", {F}, FcBias});
+    t.push_back({"mlp.up_proj.bias", {F}, FcBias});
+  }
+  t.push_back({"mlp.down_proj.weight", {C, F}, FcProjWeight});
+  if (r.mlp_bias) t.push_back({"mlp.down_proj.bias", {C}, FcProjBias});
+  return t;
+}
 
 // Appends tensors to a group, one after the other.
 struct GroupBuilder {
@@ -40,9 +93,14 @@ struct GroupBuilder {
 
 }  // namespace
 
+bool has_vocabulary_rows(std::string_view name) {
+  return name == "wte.weight" || name == "model.embed_tokens.weight" || name == "lm_head.weight";
+}
+
 ParamLayout make_gpt_layout(const GptShape& shape) {
   validate_gpt_shape(shape);
-  const size_t C = size_t(shape.d_model);
+  const bool gpt2 = shape.model_type == ModelType::Gpt2;
+  const size_t C = size_t(shape.d_model), Vp = size_t(shape.padded_vocab());
   ParamLayout layout;
   size_t cursor = 0;
   auto begin_group = [&](std::string name) -> GroupBuilder {
@@ -52,44 +110,66 @@ ParamLayout make_gpt_layout(const GptShape& shape) {
 
   {
     GroupBuilder g = begin_group("embeddings");
-    g.add("wte.weight", {size_t(shape.padded_vocab()), C});
-    g.add("wpe.weight", {size_t(shape.max_seq_len), C});
+    if (gpt2) {
+      g.add("wte.weight", {Vp, C});
+      g.add("wpe.weight", {size_t(shape.max_seq_len), C});
+    } else {
+      g.add("model.embed_tokens.weight", {Vp, C});
+    }
   }
+  const std::vector<BlockTensorDef> block = block_tensors(shape);
   for (int l = 0; l < shape.n_layer; l++) {
-    const std::string p = "h." + std::to_string(l);
+    const std::string p = (gpt2 ? "h." : "model.layers.") + std::to_string(l);
     GroupBuilder g = begin_group(p);
-    // Same order as BlockTensor.
-    g.add(p + ".ln_1.weight", {C});
-    g.add(p + ".ln_1.bias", {C});
-    g.add(p + ".attn.c_attn.weight", {C, 3 * C});
-    g.add(p + ".attn.c_attn.bias", {3 * C});
-    g.add(p + ".attn.c_proj.weight", {C, C});
-    g.add(p + ".attn.c_proj.bias", {C});
-    g.add(p + ".ln_2.weight", {C});
-    g.add(p + ".ln_2.bias", {C});
-    g.add(p + ".mlp.c_fc.weight", {C, 4 * C});
-    g.add(p + ".mlp.c_fc.bias", {4 * C});
-    g.add(p + ".mlp.c_proj.weight", {4 * C, C});
-    g.add(p + ".mlp.c_proj.bias", {C});
+    for (const BlockTensorDef& t : block) g.add(p + "." + t.suffix, t.shape);
   }
-  {
+  if (gpt2) {
     GroupBuilder g = begin_group("ln_f");
     g.add("ln_f.weight", {C});
     g.add("ln_f.bias", {C});
+  } else {
+    begin_group("norm").add("model.norm.weight", {C});
   }
+  if (!shape.tied_head) begin_group("lm_head").add("lm_head.weight", {Vp, C});
   layout.total = cursor;
   return layout;
 }
 
-BlockOffsets gpt_block_offsets(int d_model) {
-  const size_t C = size_t(d_model);
-  const std::array<size_t, kBlockTensorCount> sizes = {C, C, 3 * C * C, 3 * C, C * C, C, C, C, 4 * C * C, 4 * C, 4 * C * C, C};
-  BlockOffsets offsets{};
+std::vector<HfTensor> hf_tensors(const GptShape& shape) {
+  std::vector<HfTensor> out;
+  for (const ParamGroup& g : make_gpt_layout(shape).groups)
+    for (const TensorSpec& t : g.tensors) {
+      HfTensor h{t.name, t.shape, t.offset, 0};
+      if (has_vocabulary_rows(t.name)) {
+        h.shape[0] = size_t(shape.vocab_size);
+        h.padding = t.numel() - h.shape[0] * h.shape[1];
+      }
+      out.push_back(std::move(h));
+    }
+  return out;
+}
+
+RoleOffsets block_role_offsets(const GptShape& shape) {
+  RoleOffsets offsets;
+  offsets.fill(kAbsent);
   size_t cursor = 0;
-  for (int i = 0; i < kBlockTensorCount; i++) {
-    offsets[i] = cursor;
-    cursor += sizes[i];
+  for (const BlockTensorDef& t : block_tensors(shape)) {
+    size_t& o = offsets[size_t(t.role)];
+    if (o == kAbsent) o = cursor;
+    size_t n = 1;
+    for (size_t d : t.shape) n *= d;
+    cursor += n;
   }
+  return offsets;
+}
+
+BlockOffsets gpt_block_offsets(int d_model) {
+  // GPT-2's block holds every role but the q/k norms, in BlockRole order.
+  const RoleOffsets roles = block_role_offsets(GptShape{1, 1, d_model, 1, 1});
+  BlockOffsets offsets{};
+  int i = 0;
+  for (size_t o : roles)
+    if (o != kAbsent) offsets[size_t(i++)] = o;
   return offsets;
 }
 

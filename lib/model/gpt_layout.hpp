@@ -1,13 +1,28 @@
 #pragma once
-// Where GPT-2's parameters live in the flat buffer (docs/architecture.md, "Parameter groups and ParamHooks").
-//   group 0 "embeddings": wte.weight [Vp, C] (vocabulary padded to a multiple of 128; rows from
-//                         vocab_size on stay zero), wpe.weight [max_seq_len, C]
-//   group 1 + l "h.l":    the tensors of BlockTensor below, in that order
-//   group 1 + n_layer "ln_f": ln_f.weight [C], ln_f.bias [C]
-// Names are the Hugging Face GPT-2 names; weights are stored input-major (y = x·W + b).
+// Where a model's parameters live in the flat buffer (docs/architecture.md, "Parameter groups and ParamHooks"), by
+// the Hugging Face names and shapes of its family: the names table a loader and an exporter read.
+//
+// gpt2 (Conv1D weights stored [in, out], y = x·W + b):
+//   group 0 "embeddings": wte.weight [Vp, C], wpe.weight [max_seq_len, C]
+//   group 1 + l "h.l":    h.l.ln_1.weight ... h.l.mlp.c_proj.bias (BlockTensor below, in order)
+//   group 1 + L "ln_f":   ln_f.weight [C], ln_f.bias [C]
+// llama, mistral, qwen2, qwen3 (nn.Linear weights stored [out, in], y = x·Wᵀ + b):
+//   group 0 "embeddings":           model.embed_tokens.weight [Vp, C]
+//   group 1 + l "model.layers.l":   model.layers.l.input_layernorm.weight [C],
+//       self_attn.{q,k,v}_proj.weight [NH·hd | NKV·hd | NKV·hd, C] side by side (one packed
+//       [(NH + 2·NKV)·hd, C] projection), their biases likewise (qkv bias), self_attn.q_norm.weight
+//       and k_norm.weight [hd] (qwen3), self_attn.o_proj.weight [C, NH·hd] (+ bias [C]),
+//       post_attention_layernorm.weight [C], mlp.{gate,up}_proj.weight [F, C] side by side (one
+//       packed [2F, C] projection; + biases [F] each), mlp.down_proj.weight [C, F] (+ bias [C])
+//   group 1 + L "norm":             model.norm.weight [C]
+//   group 2 + L "lm_head":          lm_head.weight [Vp, C], only when the head is untied
+// Vp is the vocabulary padded to a multiple of 128; rows from vocab_size on stay zero.
 // weight_decay is true for 2-D tensors only.
 #include <array>
 #include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/param_layout.hpp"
 #include "model/gpt_shape.hpp"
@@ -19,7 +34,41 @@ void validate_gpt_shape(const GptShape& shape);
 
 ParamLayout make_gpt_layout(const GptShape& shape);
 
-// The tensors of one transformer block, in layout order.
+// The tensors whose rows are the (padded) vocabulary: the token embedding, an untied LM head.
+bool has_vocabulary_rows(std::string_view name);
+
+// A tensor as a Hugging Face checkpoint of the family holds it, and where it lives in the flat
+// buffer. The names are the layout's; only the vocabulary rows differ.
+struct HfTensor {
+  std::string name;           // "model.layers.0.self_attn.q_proj.weight"
+  std::vector<size_t> shape;  // as in the checkpoint: the real vocabulary's rows, not the padded ones
+  size_t offset = 0;          // first element in the flat buffer
+  size_t padding = 0;         // elements after the checkpoint's that stay zero (padded vocabulary rows)
+};
+// Every tensor of make_gpt_layout(shape), in layout order. A tied head has no lm_head.weight here
+// (a checkpoint may still hold a copy of the embedding under that name).
+std::vector<HfTensor> hf_tensors(const GptShape& shape);
+
+// The tensors a block may hold, by what the model does with them; a family holds a subset, in
+// this order. Tensors of one role lie side by side (q, k and v projections; gate and up).
+enum class BlockRole : int {
+  Norm1Weight, Norm1Bias,    // ln_1 | input_layernorm
+  QkvWeight, QkvBias,        // attn.c_attn | self_attn.{q,k,v}_proj
+  QNormWeight, KNormWeight,  // self_attn.q_norm, self_attn.k_norm (qwen3)
+  OutWeight, OutBias,        // attn.c_proj | self_attn.o_proj
+  Norm2Weight, Norm2Bias,    // ln_2 | post_attention_layernorm
+  FcWeight, FcBias,          // mlp.c_fc | mlp.{gate,up}_proj
+  FcProjWeight, FcProjBias,  // mlp.c_proj | mlp.down_proj
+  Count
+};
+constexpr int kBlockRoles = int(BlockRole::Count);
+constexpr size_t kAbsent = ~size_t(0);
+// Offset of each role's first element from the start of its block's group (the same for every
+// block); kAbsent for a role the family does not have.
+using RoleOffsets = std::array<size_t, kBlockRoles>;
+RoleOffsets block_role_offsets(const GptShape& shape);
+
+// GPT-2's block tensors, in layout order.
 enum class BlockTensor : int {
   Ln1Weight, Ln1Bias,           // ln_1.weight [C], ln_1.bias [C]
   AttnWeight, AttnBias,         // attn.c_attn.weight [C, 3C], attn.c_attn.bias [3C]
@@ -31,7 +80,7 @@ enum class BlockTensor : int {
 };
 constexpr int kBlockTensorCount = int(BlockTensor::Count);
 
-// Offsets of the block tensors from the start of their group (the same for every block).
+// Offsets of GPT-2's block tensors from the start of their group (the same for every block).
 using BlockOffsets = std::array<size_t, kBlockTensorCount>;
 BlockOffsets gpt_block_offsets(int d_model);
 
@@ -39,5 +88,7 @@ BlockOffsets gpt_block_offsets(int d_model);
 constexpr int kEmbeddingsGroup = 0;
 inline int gpt_block_group(int layer) { return 1 + layer; }
 inline int gpt_ln_f_group(const GptShape& shape) { return 1 + shape.n_layer; }
+// The group holding the LM head: the embeddings when tied, else its own after the final norm.
+inline int gpt_head_group(const GptShape& shape) { return shape.tied_head ? kEmbeddingsGroup : 2 + shape.n_layer; }
 
 }  // namespace zt

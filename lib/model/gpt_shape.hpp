@@ -1,51 +1,116 @@
 #pragma once
-// The shape of a GPT-2 model, its presets, and its parameter count.
+// The architecture of a decoder-only transformer ("GPT" in the generic sense) as data: its family
+// (the Hugging Face model_type), its sizes and the few switches its blocks differ by, the presets,
+// and its parameter count. GPT-2 is the default: a shape written {n_layer, n_head, d_model,
+// vocab_size, max_seq_len} is GPT-2's.
+//
+//   gpt2:    LayerNorm (eps 1e-5) with bias, learned positions, fused qkv with bias, GELU MLP with
+//            bias, LM head tied to the token embedding, Conv1D weights [in, out]
+//   llama,   RMSNorm (norm_eps), rotary positions (rope_theta, rope_scaling), grouped-query
+//   mistral: attention (n_kv_head), SwiGLU MLP (d_ff), nn.Linear weights [out, in]; no bias unless
+//            attention_bias (q, k, v and o) or mlp_bias (llama only); tied or untied head
+//   qwen2:   llama + q, k and v bias (never o)
+//   qwen3:   llama + RMSNorm of each q and k head before the rotation; head_dim free of d_model
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace zt {
 
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3 };
+std::string_view model_type_name(ModelType t);                 // "gpt2", "llama", ...
+std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
+const std::vector<std::string>& model_type_names();             // every model_type, in enum order
+
+// rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
+// interpolation ("llama3").
+enum class RopeType { Default, Llama3 };
+struct RopeScaling {
+  RopeType type = RopeType::Default;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  int original_max_position_embeddings = 0;
+  bool operator==(const RopeScaling&) const = default;
+};
+
+// How a block computes: what the family and its switches make of it.
+struct BlockRecipe {
+  bool rms_norm;           // RMSNorm without bias; else LayerNorm with bias
+  bool rotary;             // rotary positions on q and k; else learned position embeddings (wpe)
+  bool swiglu;             // down(silu(gate(x)) · up(x)); else c_proj(gelu(c_fc(x)))
+  bool output_major;       // nn.Linear weights [out, in]; else Conv1D [in, out]
+  bool qkv_bias, o_bias, mlp_bias;
+  bool qk_norm;            // RMSNorm over each q and k head (weights [head_dim])
+};
+
 struct GptShape {
+  GptShape() = default;
+  // A GPT-2 shape; the architecture fields keep their defaults.
+  GptShape(int layers, int heads, int width, int vocab, int positions)
+      : n_layer(layers), n_head(heads), d_model(width), vocab_size(vocab), max_seq_len(positions) {}
+
   int n_layer = 0;
   int n_head = 0;
   int d_model = 0;
   int vocab_size = 0;   // as the user sees it; padded to a multiple of 128 inside the model
   int max_seq_len = 0;
+  ModelType model_type = ModelType::Gpt2;
+  int n_kv_head = 0;    // key/value heads (grouped-query attention); 0: n_head
+  int head_dim = 0;     // 0: d_model / n_head
+  int d_ff = 0;         // width of the MLP's hidden layer; 0: 4·d_model
+  double norm_eps = 1e-5;       // RMSNorm's epsilon (GPT-2's LayerNorm always uses 1e-5)
+  double rope_theta = 10000.0;  // base of the rotary frequencies
+  RopeScaling rope_scaling;
+  bool attention_bias = false;  // llama, qwen3: q, k, v and o projections have a bias
+  bool mlp_bias = false;        // llama: gate, up and down projections have a bias
+  bool tied_head = true;        // the LM head is the token embedding (tie_word_embeddings)
+  int sliding_window = 0;       // attention window (mistral, qwen2, qwen3); 0: none; must cover the sequence
+
+  bool operator==(const GptShape&) const = default;
 
   int padded_vocab() const { return (vocab_size + 127) / 128 * 128; }
-  // Trainable parameters as exported (unpadded vocabulary; LM head tied to wte).
-  size_t num_params() const {
-    size_t C = size_t(d_model), L = size_t(n_layer);
-    size_t per_block = 12 * C * C + 13 * C;  // ln_1, c_attn, attn c_proj, ln_2, c_fc, mlp c_proj
-    return size_t(vocab_size) * C + size_t(max_seq_len) * C + L * per_block + 2 * C;
-  }
-  // Elements of the flat parameter buffer: num_params plus the zero rows that pad the vocabulary.
-  size_t flat_size() const { return num_params() + size_t(padded_vocab() - vocab_size) * size_t(d_model); }
+  int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
+  int head_size() const { return head_dim > 0 ? head_dim : (n_head > 0 ? d_model / n_head : 0); }
+  int ff_width() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+  int q_width() const { return n_head * head_size(); }                      // attention output, o_proj input
+  int qkv_width() const { return (n_head + 2 * kv_heads()) * head_size(); }  // the packed projection
+  BlockRecipe recipe() const;
+  // The same shape with every derived size (0 above) written out.
+  GptShape resolved() const;
+
+  // Elements of one block's parameters.
+  size_t block_params() const;
+  // Trainable parameters as exported (unpadded vocabulary; a tied head counted once).
+  size_t num_params() const;
+  // The same in floating point, which does not overflow for absurd sizes.
+  double num_params_approx() const;
+  // Elements of the flat parameter buffer: num_params plus the zero rows that pad the vocabulary
+  // of the token embedding and of an untied LM head.
+  size_t flat_size() const;
 };
+
+// What is wrong with the family-specific part of a shape (grouped-query heads, head_dim, d_ff,
+// norm_eps, rotary settings, biases, tied head, sliding window): the model key and why, or none.
+// (validate_gpt_shape in gpt_layout.hpp checks the sizes too and throws.)
+struct ShapeProblem {
+  std::string key;   // "n_kv_head", "rope_scaling.factor", ...
+  std::string what;  // "3 does not divide n_head 4 (expected a divisor of n_head ...)"
+};
+std::optional<ShapeProblem> architecture_problem(const GptShape& shape);
+
+// "Llama 2 layers, 4 heads (2 key/value) of 16, d_model 64, d_ff 176, vocab 256, 128 positions"
+std::string describe(const GptShape& shape);
 
 struct GptPreset {
   const char* name;
   GptShape shape;
 };
 
-inline const std::vector<GptPreset>& gpt_presets() {
-  static const std::vector<GptPreset> presets = {
-      {"toy", {2, 4, 64, 256, 128}},  // bytes of text; trains in seconds on a CPU
-      {"gpt2-tiny", {4, 4, 256, 50257, 256}},
-      {"gpt2-124m", {12, 12, 768, 50257, 1024}},
-      {"gpt2-350m", {24, 16, 1024, 50257, 1024}},
-      {"gpt2-774m", {36, 20, 1280, 50257, 1024}},
-      {"gpt2-1.5b", {48, 25, 1600, 50257, 1024}},
-  };
-  return presets;
-}
-
-inline std::optional<GptShape> gpt_preset(const std::string& name) {
-  for (auto& p : gpt_presets())
-    if (name == p.name) return p.shape;
-  return std::nullopt;
-}
+// GPT-2's presets first, then the other families' (shapes only: nothing is downloaded).
+const std::vector<GptPreset>& gpt_presets();
+std::optional<GptShape> gpt_preset(const std::string& name);
 
 }  // namespace zt

@@ -44,6 +44,14 @@ double warmup_decay_lr(const LrScheduleConfig& c, int64_t it) {
   return c.warmup_min_lr + (c.warmup_max_lr - c.warmup_min_lr) * gamma;
 }
 
+// From 0 to warmup_max_lr over warmup_num_steps (0: no warmup; no minimum of 2 here), then down to
+// 0 at total_num_steps: transformers' _get_linear_schedule_with_warmup_lr_lambda times the lr.
+double linear_lr(const LrScheduleConfig& c, int64_t it) {
+  if (it < c.warmup_num_steps) return c.warmup_max_lr * (double(it) / std::max(1.0, double(c.warmup_num_steps)));
+  return c.warmup_max_lr * std::max(0.0, double(c.total_num_steps - it) /
+                                             std::max(1.0, double(c.total_num_steps - c.warmup_num_steps)));
+}
+
 double warmup_cosine_ratio(const LrScheduleConfig& c, int64_t it) {
   const int64_t n = warmup_steps_of(c);
   if (it < n) return c.warmup_min_ratio + warmup_gamma(c, it) * (1.0 - c.warmup_min_ratio);
@@ -112,6 +120,7 @@ double lr_at(const LrScheduleConfig& config, double base_lr, int64_t steps_taken
   if (steps_taken < 0) fail("lr_at: steps_taken must be >= 0, got {}", steps_taken);
   const std::string& type = config.type;
   if (type.empty()) return base_lr;
+  if (type == "linear") return linear_lr(config, steps_taken);
   if (type == "WarmupLR") return warmup_lr(config, steps_taken);
   if (type == "WarmupDecayLR") return warmup_decay_lr(config, steps_taken);
   if (type == "WarmupCosineLR") return base_lr * warmup_cosine_ratio(config, steps_taken);

@@ -7,8 +7,11 @@
 namespace zt {
 
 struct LrScheduleConfig {
-  std::string type;  // "" (constant lr), WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest
-  // WarmupLR / WarmupDecayLR
+  // "" (constant lr), WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest, or linear: the
+  // Hugging Face Trainer's default (get_linear_schedule_with_warmup), which zerotrain runs when a
+  // config has no scheduler block.
+  std::string type;
+  // WarmupLR / WarmupDecayLR; linear uses warmup_max_lr, warmup_num_steps and total_num_steps
   double warmup_min_lr = 0.0;
   double warmup_max_lr = 1e-3;
   int64_t warmup_num_steps = 1000;

@@ -12,18 +12,16 @@
 #include "core/ledger.hpp"
 #include "core/machine_memory.hpp"
 #include "model/gpt_activations.hpp"
-#include "model/gpt_layout.hpp"
 #include "train/engine_config.hpp"
 
 namespace zt {
 
 MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
   const GptShape shape = config::shape_of(c.model);
-  const ParamLayout layout = make_gpt_layout(shape);
-  // The groups the model holds at once at most: the tied embedding matrix and one block.
-  const size_t held = layout.find("wte.weight")->numel() + layout.groups[size_t(gpt_block_group(0))].size;
+  // The groups the model holds at once at most: the embedding matrix (an untied head is as large) and one block.
+  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params();
   MemoryPlan p;
-  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), layout.total, world, held);
+  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), shape.flat_size(), world, held);
   p.num_params = shape.num_params();
   const bool recompute = c.activation_checkpointing.recompute();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);

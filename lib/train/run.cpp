@@ -3,13 +3,19 @@
 #include <spdlog/spdlog.h>
 
 #include "core/ledger.hpp"
+#include "core/threads.hpp"
 #include "kernels/backend.hpp"
+#include "train/launcher_markers.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
 
 namespace zt {
 
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
+  if (auto problem = restart_problem(config)) {  // every rank resolved the same config
+    if (world.rank() == 0) spdlog::error("{}", *problem);
+    return kExitConfigRefused;
+  }
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
   // A dry run chooses as the run would, so that its plan is the run's.
   Backend* backend = nullptr;
@@ -33,12 +39,18 @@ int run_training(const World& world, const config::Config& config, const RunOpti
       print_memory_plan(config, config.world_size, world.info().local_size, *backend);
     return 0;
   }
-  if (world.rank() == 0)
+  const CpuMask cpus = process_affinity();
+  const ThreadChoice threads = use_compute_threads(cpus, world.local_cpu_masks(cpus));  // collective
+  if (world.rank() == 0) {
     spdlog::info("device: {} ({} rank{}{})", backend->device.name(), world.size(), world.size() == 1 ? "" : "s",
                  world.uses_mpi() ? "" : ", no MPI");
+    spdlog::info("threads: {}{} ({}); idle OpenMP threads {}", threads.threads, world.size() > 1 ? " on rank 0" : "",
+                 threads.why, openmp_wait_policy());
+  }
   auto comm = world.communicator(backend->device, config.training.comm_timeout);
   try {
     Trainer trainer(config, *comm, *backend);
+    if (world.rank() == 0) write_launcher_markers(config);  // set up: from here a failed job can resume
     return trainer.run();
   } catch (const SetupFailed&) {
     return 1;  // bad input, reported once by the rank that found it; no rank is mid-collective

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "config/provenance.hpp"
+
 namespace zt {
 
 namespace {
@@ -21,24 +23,25 @@ std::string schedule(const config::Config& c) {
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const TokenDataset* val) {
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
-  spdlog::info("data: {} ({}, {} tokens: {:.3g} epochs in {} steps of {:.0f} tokens){}; sequence {}{}", train.path(),
-               token_format_name(train.format()), train.size(), epochs, c.training.steps, tokens_per_step,
+  spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}; sequence {}{}", train.path(),
+               token_format_name(train.format()), train.size(),
+               train.has_loss_mask() ? ", the loss on the targets its mask keeps" : "", epochs, c.training.steps,
+               tokens_per_step,
                val ? fmt::format(", val {}", val->path()) : ", no validation data", c.data.seq_len,
                c.data.shuffle ? ", shuffled" : "");
   const auto& o = c.optimizer;
   const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
                o.beta1, o.beta2, o.weight_decay, clipping, schedule(c));
+  config::log_provenance(c);
 }
 
 }  // namespace
 
 void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt& model, const PeakFlops& peak,
                    const MemoryPlan& plan, const TokenDataset& train, const TokenDataset* val) {
-  const auto& m = c.model;
   const int W = setup.world_size;
-  spdlog::info("model: GPT-2 {} layers, {} heads, d_model {}, vocab {}, seq {} = {} parameters", m.n_layer, m.n_head,
-               m.d_model, m.vocab_size, c.data.seq_len, model.num_params());
+  spdlog::info("model: {}, seq {} = {} parameters", describe(model.shape()), c.data.seq_len, model.num_params());
   spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
                c.zero.stage, W, W == 1 ? "" : "s", c.dtype(), c.communication_data_type, c.train_batch_size,
                c.train_micro_batch_size_per_gpu, c.gradient_accumulation_steps, W);

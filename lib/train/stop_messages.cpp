@@ -21,14 +21,4 @@ void log_output_failure(int64_t step) {
   spdlog::error("stopped after step {}: {}", step, OutputFailure::message());
 }
 
-void log_resume_hint(int64_t step, bool checkpointed) {
-  if (checkpointed)
-    spdlog::warn("interrupted at step {}: the checkpoint of step {} is complete; run the same command with "
-                 "training.resume auto to continue (exit status {})",
-                 step, step, kExitInterrupted);
-  else
-    spdlog::warn("interrupted at step {}: nothing was saved (no training.checkpoint_dir); exit status {}", step,
-                 kExitInterrupted);
-}
-
 }  // namespace zt

@@ -13,6 +13,8 @@
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
+#include "train/last_line.hpp"
+#include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
@@ -34,6 +36,20 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// Weights in and out of the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
+void refuse_hf_io_beyond_gpt2(const config::Config& config, const std::string& weights_file) {
+  const std::string& type = config.model.model_type;
+  if (type == "gpt2") return;
+  if (!weights_file.empty())
+    fail("training.init_from: {}: loading the weights of a {} model from safetensors is not implemented yet (GPT-2 "
+         "only; a zerotrain checkpoint of this model loads)",
+         weights_file, type);
+  if (!config.training.save_final.empty())
+    fail("training.save_final: writing a {} model in the Hugging Face layout is not implemented yet (GPT-2 only); "
+         "training.checkpoint_dir keeps its weights",
+         type);
+}
+
 }  // namespace
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
@@ -47,7 +63,9 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
                                    backend);
     open_data();
+    sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
+    refuse_hf_io_beyond_gpt2(config, start_->weights_file());
     if (!start_->weights_file().empty()) {
       loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
       load_gpt2_safetensors(start_->weights_file(), model_->layout(), loaded.data(), config.model.vocab_size);
@@ -115,12 +133,16 @@ TrainStepResult Trainer::train_step(int64_t step) {
   clock.restart();
   TrainStepResult out;
   double loss_sum = 0;
+  const MicroBatchWeights weights(train_sampler_->counted_targets_in_step(step - 1), GA_ * comm_.world_size());
   for (int micro = 0; micro < GA_; ++micro) {
     train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
+    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
     engine_->begin_micro_batch();
-    clock.time(&StepBreakdown::forward,
-               [&] { loss_sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_); });
-    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, engine_->backward_scale()); });
+    clock.time(&StepBreakdown::forward, [&] {
+      const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+      if (weight > 0) loss_sum += loss * weight;
+    });
+    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, float(engine_->backward_scale() * weight)); });
   }
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -133,7 +155,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
   double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);
-  out.loss = sums[0] / comm_.world_size();
+  out.loss = weights.any() ? sums[0] / comm_.world_size() : NAN;
   out.stop_requests = int(sums[1]);
   out.output_failures = int(sums[2]);
   return out;
@@ -143,15 +165,21 @@ bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_i
 
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
+  const int64_t batches = config_.training.eval_batches;
+  int64_t counted = 0;
+  for (int64_t b = 0; b < batches; ++b) counted += val_sampler_->counted_targets_in_eval(b);
+  const MicroBatchWeights weights(counted, batches * comm_.world_size());
   double sum = 0;
-  for (int64_t b = 0; b < config_.training.eval_batches; ++b) {
+  for (int64_t b = 0; b < batches; ++b) {
     val_sampler_->fill_eval(b, inputs_.data(), targets_.data());
+    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
     engine_->begin_micro_batch();
-    sum += model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    if (weight > 0) sum += loss * weight;
   }
-  double mean = sum / double(config_.training.eval_batches);
+  double mean = sum / double(batches);
   comm_.control().all_reduce_sum(&mean, 1);
-  return mean / comm_.world_size();
+  return weights.any() ? mean / comm_.world_size() : NAN;
 }
 
 SetupRecord Trainer::setup_record() {
@@ -230,6 +258,10 @@ int Trainer::run() {
       totals_.add_eval(val_loss);
       sinks_.eval(step, val_loss);
     }
+    if (sample_->due(step, steps)) {
+      const auto sample = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });
+      sinks_.sample({step, sample.tokens, sample.text});
+    }
     if (out.output_failures > 0) {
       // The checkpoint of this step is saved below, so that no step taken is lost.
       if (rank0) log_output_failure(step);
@@ -246,9 +278,9 @@ int Trainer::run() {
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && !config_.training.save_final.empty()) save_final();
   sinks_.summary(totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops));
-  if (interrupted && rank0) log_resume_hint(done, checkpoints_->enabled());
-  if (OutputFailure::happened()) return kExitOutputFailed;
-  return interrupted ? kExitInterrupted : 0;
+  const int exit_code = OutputFailure::happened() ? kExitOutputFailed : interrupted ? kExitInterrupted : 0;
+  if (rank0) log_last_line(config_, done, interrupted, exit_code);
+  return exit_code;
 }
 
 }  // namespace zt

@@ -10,6 +10,7 @@
 #include "config/config.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
+#include "inference/training_sample.hpp"
 #include "kernels/backend.hpp"
 #include "metrics/peak_flops.hpp"
 #include "metrics/run_totals.hpp"
@@ -23,7 +24,7 @@ namespace zt {
 
 // One training step as every rank agrees on it.
 struct TrainStepResult {
-  double loss = 0;  // mean over ranks and micro-batches
+  double loss = 0;  // mean over the targets that count on all ranks and micro-batches; NaN without any
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
@@ -42,7 +43,7 @@ public:
   int run();
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over ranks and eval_batches
+  double evaluate();                      // mean val loss over the targets that count (ranks, eval_batches)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -66,6 +67,7 @@ private:
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
+  std::unique_ptr<TrainingSample> sample_;         // training.sample_every
   Buffer<int32_t> inputs_, targets_;
   MetricsSinks sinks_;  // rank 0's outputs (train/run_sinks.hpp)
   RunTotals totals_;    // for the summary at the end

@@ -111,14 +111,99 @@ TEST_CASE("--print-config writes only the resolved JSON to stdout") {
 }
 
 TEST_CASE("warnings go to stderr, stdout stays JSON") {
-  auto file = write_config("warn.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimisation": {"stage": 1}})");
+  auto file = write_config("warn.json", R"({"train_micro_batch_size_per_gpu": 2, "other_tools_setting": {"x": 1}})");
   auto r = zerotrain("--config '" + file + "' --print-config");
   CHECK(r.code == 0);
   CHECK_NOTHROW(nlohmann::json::parse(r.out));
-  CHECK(contains(r.err, "zero_optimisation: unknown key; did you mean zero_optimization?"));
-  CHECK_FALSE(contains(r.out, "zero_optimisation"));
+  CHECK(contains(r.err, "other_tools_setting: unknown key (ignored)"));
+  CHECK_FALSE(contains(r.out, "other_tools_setting"));
   // Log lines carry the rank with one rank too, as with several.
-  CHECK(contains(r.err, "[rank 0] warning: " + file + ": zero_optimisation: unknown key"));
+  CHECK(contains(r.err, "[rank 0] warning: " + file + ": other_tools_setting: unknown key"));
+}
+
+TEST_CASE("near misses of known keys and unknown --set keys stop the run before it starts") {
+  auto file = write_config("typos.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimisation": {"stage": 3},
+                                             "gradient_acumulation_steps": 4})");
+  for (const char* mode : {" --print-config", " --steps 1"}) {
+    INFO(mode);
+    auto r = zerotrain("--config '" + file + "'" + mode);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(contains(r.err, "error: " + file + ": zero_optimisation: unknown key; did you mean zero_optimization?\n"));
+    CHECK(contains(r.err, "error: " + file + ": gradient_acumulation_steps: unknown key; did you mean "
+                          "gradient_accumulation_steps?\n"));
+  }
+  auto set = zerotrain("--config zero2 --set traning.steps=5 --steps 5");
+  CHECK(set.code == 2);
+  CHECK(set.err == "error: --set traning.steps=5: traning: unknown key; did you mean training?\n");
+}
+
+TEST_CASE("all the errors of a config come in one run, one line each") {
+  auto file = write_config("many.json", R"({"train_micro_batch_size_per_gpu": 2,
+      "fp16": {"enabled": true}, "bf16": {"enabled": true},
+      "zero_optimization": {"stage": 4, "overlap_com": true},
+      "optimizer": {"type": "AdamW", "params": {"lr": 0, "betas": [0.9, 0.999], "weight_decay": 0}}})");
+  auto r = zerotrain("--config '" + file + "' --print-config");
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "error: " + file + ": fp16.enabled: true together with bf16.enabled true (expected at most one of "
+                 "fp16 and bf16)\n"
+                 "error: " + file + ": optimizer.params.lr: 0 is out of range (expected > 0)\n"
+                 "error: " + file + ": zero_optimization.stage: 4 is out of range (expected 0..3)\n"
+                 "error: " + file + ": zero_optimization.overlap_com: unknown key; did you mean overlap_comm?\n");
+}
+
+TEST_CASE("a training key that its DeepSpeed key overrules is an error naming both") {
+  auto file = write_config("lr.json", R"({"train_micro_batch_size_per_gpu": 2,
+      "optimizer": {"type": "AdamW", "params": {"lr": 1e-3, "betas": [0.9, 0.999], "weight_decay": 0}}})");
+  auto r = zerotrain("--config '" + file + "' --set training.lr=5e-4 --steps 1");
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: --set training.lr=5e-4: training.lr: 0.0005 is not used: optimizer.params.lr is 0.001 "
+                 "(config) (expected only one of them: set optimizer.params.lr to \"auto\" to use training.lr, or "
+                 "leave training.lr out)\n");
+}
+
+TEST_CASE("the start says where lr, schedule, batch and precision came from") {
+  auto r = zerotrain("--steps 2 --set training.lr=5e-4 --set training.warmup_steps=1 --set training.eval_interval=0");
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.err, "info: lr 0.0005 from training.lr (--set training.lr=5e-4), no optimizer block\n"));
+  CHECK(contains(r.err, "info: schedule linear, the Hugging Face Trainer's (no scheduler block, "
+                        "training.lr_scheduler_type default): warmup 1 steps from training.warmup_steps (--set "
+                        "training.warmup_steps=1), then down to 0 at step 2\n"));
+  CHECK(contains(r.err, "info: batch 4 = 4 x 1 x 1 rank from train_micro_batch_size_per_gpu \"auto\" (config) = "
+                        "training.micro_batch_size (default)"));
+  CHECK(contains(r.err, "info: precision fp32, the default (neither fp16 nor bf16 enabled)\n"));
+}
+
+TEST_CASE("--deepspeed and --deepspeed_config are --config") {
+  auto config = zerotrain("--config zero3 --print-config");
+  REQUIRE(config.code == 0);
+  for (const char* spelling : {"--deepspeed zero3", "--deepspeed=zero3", "--deepspeed_config zero3"}) {
+    INFO(spelling);
+    auto r = zerotrain(std::string(spelling) + " --print-config");
+    CHECK(r.code == 0);
+    CHECK(r.out == config.out);
+  }
+  CHECK(contains(zerotrain("--help").out, "--deepspeed"));
+  CHECK(zerotrain("--config zero2 --deepspeed zero3 --print-config").code == 2);  // one config
+}
+
+TEST_CASE("--local_rank is accepted and checked against the launcher's local rank") {
+  auto config = zerotrain("--config zero2 --print-config");
+  for (const char* spelling : {"--local_rank 0", "--local_rank=0", "--local-rank=0"}) {
+    INFO(spelling);
+    auto r = zerotrain("--config zero2 --print-config " + std::string(spelling));
+    CHECK(r.code == 0);
+    CHECK(r.out == config.out);
+    CHECK(contains(r.err, "info: --local_rank 0 ignored: no launcher's local rank in the environment"));
+  }
+  auto agree = zerotrain("--config zero2 --print-config --local_rank=2", "SLURM_LOCALID=2");
+  CHECK(agree.code == 0);
+  CHECK(contains(agree.err, "info: --local_rank 2 agrees with SLURM_LOCALID"));
+  auto disagree = zerotrain("--config zero2 --steps 1 --local_rank=0", "LOCAL_RANK=1");
+  CHECK(disagree.code == 2);
+  CHECK(disagree.err == "error: --local_rank 0: this process is local rank 1 (LOCAL_RANK=1); zerotrain takes its "
+                        "rank from the launcher, so the argument must agree with it or be left out\n");
 }
 
 TEST_CASE("a bad config exits 2 with one error line naming the key") {
@@ -241,17 +326,23 @@ TEST_CASE("ranks started by torchrun or the deepspeed launcher are refused with 
   CHECK(one.code == 0);
 }
 
-TEST_CASE("training.warmup_steps without a scheduler block is warned about, with the way to get warmup") {
+TEST_CASE("without a scheduler block, training.warmup_steps is the warmup of the Trainer's linear schedule") {
   auto r = zerotrain("--print-config --set training.warmup_steps=50");
   CHECK(r.code == 0);
-  CHECK(contains(r.err, "training.warmup_steps: 50 has no effect: there is no scheduler block"));
-  CHECK(contains(r.err, "\"warmup_num_steps\": \"auto\""));
-  // With a scheduler that takes it ("auto"), and without warmup steps, nothing is said.
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["scheduler"].is_null());
+  CHECK(j["training"]["lr_scheduler_type"] == "linear");
+  CHECK(j["training"]["warmup_steps"] == 50);
+  CHECK_FALSE(contains(r.err, "warmup_steps"));
+  // With a scheduler that takes it ("auto"), the scheduler's warmup.
   auto with = zerotrain("--config zero2 --print-config --set training.warmup_steps=50");
   CHECK(with.code == 0);
   CHECK(nlohmann::json::parse(with.out)["scheduler"]["params"]["warmup_num_steps"] == 50);
   CHECK_FALSE(contains(with.err, "warmup_steps"));
-  CHECK_FALSE(contains(zerotrain("--print-config").err, "warmup_steps"));
+  // With a constant learning rate, it would do nothing: an error.
+  auto constant = zerotrain("--print-config --set training.warmup_steps=50 --set training.lr_scheduler_type=constant");
+  CHECK(constant.code == 2);
+  CHECK(contains(constant.err, "training.warmup_steps: 50 is not used: training.lr_scheduler_type is constant"));
 }
 
 TEST_CASE("plot: usage errors and unreadable metrics exit 2 with one message") {

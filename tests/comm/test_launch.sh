@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Tests scripts/launch.sh: rank-tagged output, OMP_NUM_THREADS split, exit code propagation,
+# Tests scripts/launch.sh: rank-tagged output, OMP_NUM_THREADS left to the ranks, exit code propagation,
 # hostfile conversion and errors, the deepspeed launcher's and torchrun's options, the SLURM path
 # (dry run), --help, a real MPI program, rank 0's progress line on a terminal (and never a carriage
-# return elsewhere), and Ctrl-C (a clean stop through SIGUSR1; a second one kills the job).
+# return elsewhere), Ctrl-C (a clean stop through a relayed signal; a second one kills the job),
+# mpirun's messages (held to the end, its crash report left out after a stop), the resume hint
+# after a failure, and --max-restarts.
 #   test_launch.sh LAUNCH_SH MPI_TEST_BINARY
 set -u
 launch=$1
@@ -16,13 +18,13 @@ cores=$(nproc)
 unset OMP_NUM_THREADS SLURM_JOB_ID SLURM_NTASKS SLURM_CPUS_PER_TASK SLURM_NNODES SLURM_JOB_CPUS_PER_NODE \
   SLURM_CPUS_ON_NODE ZT_MPIRUN_ARGS ZT_PROGRESS CUDA_VISIBLE_DEVICES
 
-# 1. Two local ranks: every line tagged with its rank, OMP_NUM_THREADS = max(1, cores / 2).
-out=$("$launch" -n 2 -- sh -c 'echo "hello from $OMPI_COMM_WORLD_RANK threads=$OMP_NUM_THREADS"' 2>&1)
+# 1. Two local ranks: every line tagged with its rank; OMP_NUM_THREADS left to the ranks (zerotrain
+#    takes its share of the cores it was given).
+out=$("$launch" -n 2 -- sh -c 'echo "hello from $OMPI_COMM_WORLD_RANK threads=${OMP_NUM_THREADS-unset}"' 2>&1)
 rc=$?
-threads=$((cores / 2 > 0 ? cores / 2 : 1))
 [ $rc -eq 0 ] || fail "-n 2 exited $rc"
 for r in 0 1; do
-  echo "$out" | grep -qx "\[$r\] hello from $r threads=$threads" || fail "no tagged line from rank $r in: $out"
+  echo "$out" | grep -qx "\[$r\] hello from $r threads=unset" || fail "no tagged line from rank $r in: $out"
 done
 [ "$(echo "$out" | grep -c hello)" -eq 2 ] || fail "expected 2 lines, got: $out"
 
@@ -48,7 +50,7 @@ dry=$("$launch" -n $((cores + 1)) --dry-run -- prog)
 echo "$dry" | grep -q -- "--oversubscribe" || fail "no --oversubscribe for $((cores + 1)) ranks: $dry"
 dry=$("$launch" -n 1 --dry-run -- prog)
 echo "$dry" | grep -q -- "--oversubscribe" && fail "--oversubscribe for 1 rank: $dry"
-for flag in "--bind-to none" "--mca mpi_yield_when_idle 1" "-np 1" "-x OMP_NUM_THREADS"; do
+for flag in "--bind-to none" "--mca mpi_yield_when_idle 1" "-np 1"; do
   echo "$dry" | grep -q -- "$flag" || fail "dry run lacks '$flag': $dry"
 done
 if [ "$(id -u)" -eq 0 ]; then
@@ -61,6 +63,11 @@ dry=$("$launch" -n 1 --dry-run -- prog --set "training.metrics=/tmp/a b.jsonl" "
 echo "$dry" | grep -qF -- "prog --set training.metrics=/tmp/a\\ b.jsonl it\\'s" || fail "dry run loses quoting: $dry"
 dry=$(ZT_COMM_CHECK=1 "$launch" -n 2 --dry-run -- prog)
 echo "$dry" | grep -q -- "-x ZT_COMM_CHECK" || fail "ZT_* variables not forwarded: $dry"
+echo "$dry" | grep -q -- "OMP_NUM_THREADS" && fail "OMP_NUM_THREADS set by the launcher: $dry"
+dry=$(OMP_NUM_THREADS=3 OMP_WAIT_POLICY=active GOMP_SPINCOUNT=10 "$launch" -n 2 --dry-run -- prog)
+for var in OMP_NUM_THREADS OMP_WAIT_POLICY GOMP_SPINCOUNT; do
+  echo "$dry" | grep -q -- "-x $var" || fail "the user's $var not forwarded: $dry"
+done
 
 # 6. DeepSpeed hostfile: comments and blank lines dropped, N = total slots, threads per machine;
 #    the hosts reach mpirun on its command line (--host), never as a temporary file.
@@ -78,11 +85,13 @@ echo "$dry" | grep -q -- "--host node-a:4,node-b:2 " || fail "hostfile: expected
 [ "$(echo "$dry" | wc -l)" -eq 1 ] || fail "hostfile: the dry run prints more than the command: $dry"
 echo "$dry" | grep -q -- "--hostfile\|zt-hostfile" && fail "hostfile: dry run names a temporary file: $dry"
 echo "$dry" | grep -q "zerotrain --steps 2$" || fail "hostfile: program missing: $dry"
-# The ranks start with SIGUSR1 ignored (a Ctrl-C while they load must not kill them).
-echo "$dry" | grep -Eq "(env --ignore-signal=USR1|zt-rank) zerotrain --steps 2$" ||
-  fail "ranks do not start with SIGUSR1 ignored: $dry"
-expected_threads=$((cores / 4 > 0 ? cores / 4 : 1))
-echo "$dry" | grep -q "^OMP_NUM_THREADS=$expected_threads " || fail "hostfile: OMP_NUM_THREADS: $dry"
+# The ranks start with SIGUSR1 and the relayed signals ignored (a Ctrl-C while they load must not
+# kill them), and mpirun forwards the relayed ones.
+echo "$dry" | grep -Eq "(env --ignore-signal=USR1,RTMIN\+1,RTMIN\+2|zt-rank) zerotrain --steps 2$" ||
+  fail "ranks do not start with the stop signals ignored: $dry"
+echo "$dry" | grep -q -- "--mca ess_base_forward_signals $(kill -l RTMIN+1),$(kill -l RTMIN+2) " ||
+  fail "mpirun does not forward the relayed signals: $dry"
+echo "$dry" | grep -q "^mpirun " || fail "hostfile: the launcher sets variables: $dry"
 
 # 7. Bad hostfiles and arguments: exit 2 with a message naming the problem.
 expect_error() {  # expect_error PATTERN ARGS...
@@ -123,16 +132,15 @@ expect_error "no program" -n 2
 expect_error "unknown option '--bogus'" -n 2 --bogus hostname
 expect_error "unknown option '--bogus'" -n 2 --bogus -- hostname
 
-# 8. SLURM: srun with -n, or SLURM_NTASKS; threads from the allocation (SLURM_CPUS_PER_TASK, else the
-#    CPUs per node of SLURM_JOB_CPUS_PER_NODE over the tasks of a node), never from this machine.
+# 8. SLURM: srun with -n, or SLURM_NTASKS; the threads are the ranks' own choice (from their node).
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=8 SLURM_CPUS_PER_TASK=6 "$launch" --dry-run -- zerotrain)
-[ "$dry" = "OMP_NUM_THREADS=6 srun -n 8 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm: $dry"
+[ "$dry" = "srun -n 8 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm: $dry"
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=8 "$launch" -n 2 --dry-run -- zerotrain)
 echo "$dry" | grep -q "srun -n 2 " || fail "slurm -n 2: $dry"
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=4 SLURM_NNODES=2 SLURM_JOB_CPUS_PER_NODE='36(x2)' "$launch" --dry-run -- zerotrain)
-[ "$dry" = "OMP_NUM_THREADS=18 srun -n 4 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm cpus per node: $dry"
+[ "$dry" = "srun -n 4 --kill-on-bad-exit=1 --label zerotrain" ] || fail "slurm cpus per node: $dry"
 dry=$(SLURM_JOB_ID=1 SLURM_NNODES=4 SLURM_JOB_CPUS_PER_NODE=64 "$launch" --dry-run --num_nodes 2 --num_gpus 8 zerotrain)
-[ "$dry" = "OMP_NUM_THREADS=8 srun -n 16 -N 2 --ntasks-per-node=8 --kill-on-bad-exit=1 --label zerotrain" ] ||
+[ "$dry" = "srun -n 16 -N 2 --ntasks-per-node=8 --kill-on-bad-exit=1 --label zerotrain" ] ||
   fail "slurm --num_nodes 2 --num_gpus 8: $dry"
 dry=$(SLURM_JOB_ID=1 SLURM_NTASKS=2 SLURM_CPUS_PER_TASK=4 "$launch" --dry-run --include gpu1@gpu2:0,1 zerotrain 2>&1)
 [ $? -ne 0 ] || fail "slurm --include with ids on one host only accepted: $dry"
@@ -165,12 +173,12 @@ dry_ok "--output-filename $tmp/logs " --enable_each_rank_log "$tmp/logs" prog
 dry_ok "--mca btl self,tcp " --launcher_args "--mca btl self,tcp" prog
 dry_ok "srun -n 2 " --launcher slurm -n 2 prog
 # Options with no meaning here: said to be ignored, by name, and the job runs.
-out=$("$launch" --dry-run --master_port 29500 --master-addr=10.0.0.1 --standalone --no_local_rank --max_restarts 3 \
-  --rdzv-backend c10d --node_rank 0 -n 2 prog 2>&1)
+out=$("$launch" --dry-run --master_port 29500 --master-addr=10.0.0.1 --standalone --no_local_rank --monitor_interval 5 \
+  --rdzv-backend c10d --node_rank 0 --min_elastic_nodes 1 -n 2 prog 2>&1)
 [ $? -eq 0 ] || fail "ignored options: exit $?: $out"
 for said in "--master_port 29500 ignored: MPI connects the ranks itself" "--master-addr 10.0.0.1 ignored" \
-            "--standalone ignored" "--no_local_rank ignored: zerotrain asks MPI" "--max_restarts 3 ignored" \
-            "--rdzv-backend c10d ignored" "--node_rank 0 ignored"; do
+            "--standalone ignored" "--no_local_rank ignored: zerotrain asks MPI" "--monitor_interval 5 ignored" \
+            "--rdzv-backend c10d ignored" "--node_rank 0 ignored" "--min_elastic_nodes 1 ignored"; do
   echo "$out" | grep -q -- "$said" || fail "ignored options: no '$said' in: $out"
 done
 echo "$out" | grep -q -- "-np 2 .* prog$" || fail "ignored options: command lost: $out"
@@ -187,6 +195,15 @@ expect_error "given for some hosts but not for node-b" --hostfile "$tmp/hosts" -
 expect_error "expects a positive number of ranks per machine" --num_gpus 0 prog
 expect_error "disagree" -n 3 --num_gpus 2 prog
 expect_error "--master_port needs a value" --master_port
+# Restarts: --max-restarts, torchrun's --max_restarts, DeepSpeed's elastic training (100, as its agent).
+dry_ok "-x ZT_MAX_RESTARTS=3 " --max-restarts 3 prog
+dry_ok "-x ZT_MAX_RESTARTS=2 " --max_restarts=2 prog
+dry_ok "-x ZT_MAX_RESTARTS=100 " --elastic_training prog
+dry_ok "-x ZT_MAX_RESTARTS=4 " --enable_elastic_training --max_restarts 4 prog
+out=$("$launch" --dry-run --max-restarts 0 prog 2>&1)
+echo "$out" | grep -q "ZT_MAX_RESTARTS" && fail "--max-restarts 0: restarts asked of the ranks: $out"
+expect_error "--max-restarts expects a number of restarts" --max-restarts many prog
+expect_error "--restart-delay expects seconds" --restart-delay -1 prog
 # torchrun's way, for real: no "--", ranks per machine from --nproc_per_node.
 out=$("$launch" --nproc_per_node 2 --master_port 1234 sh -c 'echo "rank $OMPI_COMM_WORLD_RANK of $OMPI_COMM_WORLD_SIZE"' 2>&1)
 for r in 0 1; do
@@ -198,7 +215,8 @@ help=$("$launch" --help)
 for word in "-n" "--hostfile" "slots=" "srun" "SLURM" "OMP_NUM_THREADS" "--oversubscribe" \
             "--allow-run-as-root" "mpi_yield_when_idle" "Exit code" "tagged" "Ctrl-C" "SIGUSR1" "--num_gpus" \
             "--nproc_per_node" "--num_nodes" "--include" "--exclude" "--master_port" "ignored" "progress" \
-            "SLURM_JOB_CPUS_PER_NODE" "carriage return"; do
+            "OMP_WAIT_POLICY" "carriage return" \
+            "--max-restarts" "--restart-delay" "--max_restarts" "--elastic_training" "ZT_FAILURE_GRACE" "SIGRTMIN+1"; do
   echo "$help" | grep -q -- "$word" || fail "--help does not mention '$word'"
 done
 
@@ -237,10 +255,11 @@ grep -q "progress=unset" "$tmp/progress.log" || fail "progress to a file: ranks 
 grep -q $'\r' "$tmp/progress.log" && fail "progress to a file: carriage return written: $(cat -A "$tmp/progress.log")"
 
 # 11. Ctrl-C (SIGINT to the launcher's process group, as a terminal sends it): the first reaches the
-#     ranks as SIGUSR1, repeated until the job ends, and the job ends with the ranks' exit code; the
-#     second kills the job and the launcher exits non-zero. The job runs in its own process group
-#     (set -m), like a terminal's foreground job. The ranks start with SIGUSR1 ignored, so they are
-#     written in perl, which can still catch it (a shell cannot).
+#     ranks relayed as SIGRTMIN+1 (SIGTERM to the launcher as SIGRTMIN+2: mpirun forwards neither
+#     SIGINT nor SIGTERM), repeated until the job ends, and the job ends with the ranks' exit code;
+#     the second kills the job and the launcher exits non-zero. The job runs in its own process
+#     group (set -m), like a terminal's foreground job. The ranks start with the relayed signals
+#     ignored, so they are written in perl, which can still catch them (a shell cannot).
 wait_for() {  # wait_for PATTERN FILE: up to 30 s
   local i
   for i in $(seq 300); do
@@ -272,7 +291,7 @@ interrupt_job() {
   fi
   kill "-$1" -- "-$job"
   if [ $# -gt 1 ]; then
-    wait_for "\\[0\\] got USR1 2" "$tmp/job.log" || fail "SIGUSR1 not repeated: $(cat "$tmp/job.log")"
+    wait_for "\\[0\\] got SIGINT 2" "$tmp/job.log" || fail "the relayed SIGINT not repeated: $(cat "$tmp/job.log")"
     kill "-$2" -- "-$job"
   fi
   local waited=0
@@ -283,43 +302,135 @@ interrupt_job() {
   fi
   wait "$job"
 }
-# Ranks that stop on SIGUSR1, as zerotrain does (after the current step); rank 1 fails doing so.
-cat >"$tmp/rank.pl" <<'RANK'
-$| = 1;
-my $rank = $ENV{OMPI_COMM_WORLD_RANK};
-$SIG{USR1} = sub { print "stopping\n"; exit($rank == 1 ? 5 : 0) };
+# Ranks that stop on the relayed signals, as zerotrain does (after the current step), naming the
+# signal the launcher received; rank 1 fails doing so. $on_stop is what a rank does then.
+make_ranks() {  # make_ranks ON_STOP (perl, with $name the signal the launcher received)
+  cat >"$tmp/rank.pl" <<RANK
+use POSIX ();
+\$| = 1;
+my \$rank = \$ENV{OMPI_COMM_WORLD_RANK};
+my \$n = 0;
+for my \$relay ([POSIX::SIGRTMIN() + 1, "SIGINT"], [POSIX::SIGRTMIN() + 2, "SIGTERM"]) {
+  my (\$sig, \$name) = @\$relay;
+  POSIX::sigaction(\$sig, POSIX::SigAction->new(sub { $1 }));
+}
 print "running\n";
 sleep 1 while 1;
 RANK
+}
+make_ranks 'print "stopping on $name\n"; exit($rank == 1 ? 5 : 0)'
 interrupt_job running INT
 rc=$?
 [ $rc -eq 5 ] || fail "Ctrl-C: exit code $rc, expected rank 1's 5: $(cat "$tmp/job.log")"
-grep -q "^\\[0\\] stopping" "$tmp/job.log" || fail "Ctrl-C: rank 0 got no SIGUSR1: $(cat "$tmp/job.log")"
-grep -q "Ctrl-C again" "$tmp/job.log" || fail "Ctrl-C: the launcher did not say what happens: $(cat "$tmp/job.log")"
+grep -q "^\\[0\\] stopping on SIGINT" "$tmp/job.log" || fail "Ctrl-C: rank 0 got no relayed SIGINT: $(cat "$tmp/job.log")"
+grep -q "interrupted by SIGINT: .*Ctrl-C again" "$tmp/job.log" ||
+  fail "Ctrl-C: the launcher did not say what happens: $(cat "$tmp/job.log")"
 grep -q "Forwarding signal" "$tmp/job.log" && fail "Ctrl-C: mpirun's notice of each signal shown: $(cat "$tmp/job.log")"
 ranks_alive && fail "Ctrl-C: ranks left running"
-sed -i 's/exit(\$rank == 1 ? 5 : 0)/exit(0)/' "$tmp/rank.pl"
+make_ranks 'print "stopping on $name\n"; exit(0)'
 interrupt_job running TERM
 rc=$?
 [ $rc -eq 0 ] || fail "SIGTERM to the launcher: exit code $rc, expected 0: $(cat "$tmp/job.log")"
+[ "$(grep -c "stopping on SIGTERM" "$tmp/job.log")" -eq 2 ] || fail "SIGTERM: not relayed as such: $(cat "$tmp/job.log")"
 # Ctrl-C while the ranks are still starting: the request reaches them once they can take it.
 interrupt_job start INT
 rc=$?
 [ $rc -eq 0 ] || fail "Ctrl-C at start: exit code $rc, expected 0: $(cat "$tmp/job.log")"
-[ "$(grep -c "stopping" "$tmp/job.log")" -eq 2 ] || fail "Ctrl-C at start: ranks did not stop: $(cat "$tmp/job.log")"
+[ "$(grep -c "stopping on SIGINT" "$tmp/job.log")" -eq 2 ] || fail "Ctrl-C at start: ranks did not stop: $(cat "$tmp/job.log")"
 # Ranks that take their time to stop: the second Ctrl-C kills them.
-cat >"$tmp/rank.pl" <<'RANK'
-$| = 1;
-my $n = 0;
-$SIG{USR1} = sub { $n++; print "got USR1 $n\n" };
-print "running\n";
-sleep 1 while 1;
-RANK
+make_ranks '$n++; print "got $name $n\n"'
 interrupt_job running INT INT
 rc=$?
 [ $rc -ne 0 ] || fail "second Ctrl-C: exit code 0: $(cat "$tmp/job.log")"
 grep -q "killing the job" "$tmp/job.log" || fail "second Ctrl-C: no message: $(cat "$tmp/job.log")"
 ranks_alive && fail "second Ctrl-C: ranks left running"
+
+# 12. mpirun's own messages wait until the job has ended; after a stop (exit 75) its report of the
+#     ranks that exited non-zero is left out (it reads like a crash), after a failure it is shown.
+out=$("$launch" -n 2 -- sh -c 'echo "rank $OMPI_COMM_WORLD_RANK stops"; exit 75' 2>&1)
+rc=$?
+[ $rc -eq 75 ] || fail "exit 75: launcher exited $rc: $out"
+echo "$out" | grep -q "\[1\] rank 1 stops" || fail "exit 75: the ranks' lines lost: $out"
+echo "$out" | grep -q "non-zero" && fail "exit 75: mpirun's crash report shown: $out"
+out=$("$launch" -n 2 -- sh -c 'echo "rank $OMPI_COMM_WORLD_RANK fails"; exit 5' 2>&1)
+rc=$?
+[ $rc -eq 5 ] || fail "exit 5: launcher exited $rc: $out"
+echo "$out" | tail -n 1 | grep -q -- "------" || fail "exit 5: mpirun's report not last: $out"
+echo "$out" | grep -q "non-zero exit code" || fail "exit 5: mpirun's report not shown: $out"
+
+# 13. After a failed job, the step it can resume from: rank 0 tells the launcher its checkpoint
+#     directory (marker lines, never shown), the launcher reads its `latest`. A stand-in for
+#     zerotrain: rank 0 gives the markers, a rank fails as MODE says.
+cat >"$tmp/fake_zerotrain.sh" <<'FAKE'
+ckpt=$1 mode=$2
+shift 2
+if [ "$OMPI_COMM_WORLD_RANK" = 0 ]; then
+  [ -z "${ZT_LAUNCH_MARKERS:-}" ] || [ "$mode" = unmarked ] || printf '<zt-checkpoint-dir> %s\n<zt-comm-timeout> 5\n' "$ckpt" >&2
+  echo "run with: $* (restarts allowed: ${ZT_MAX_RESTARTS:-none})"
+fi
+resumed=0
+case " $* " in *" --set training.resume=auto "*) resumed=1 ;; esac
+case $mode in
+  die) [ "$OMPI_COMM_WORLD_RANK" = 1 ] && kill -9 $$ ;;
+  fail | unmarked) [ "$OMPI_COMM_WORLD_RANK" = 1 ] && exit 3 ;;
+  fail-once) [ "$OMPI_COMM_WORLD_RANK" = 1 ] && [ $resumed -eq 0 ] && exit 3 ;;
+  stop) exit 75 ;;
+  config) exit 2 ;;
+esac
+exit 0
+FAKE
+mkdir -p "$tmp/ckpt/step_00000040"
+echo step_00000040 >"$tmp/ckpt/latest"
+out=$("$launch" -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" die 2>&1)
+rc=$?
+[ $rc -eq 137 ] || fail "killed rank: exit $rc: $out"
+echo "$out" | tail -n 1 | grep -qF "launch.sh: the job failed (exit status 137): resume from step 40 ($tmp/ckpt/step_00000040): run the same command with --set training.resume=auto" ||
+  fail "killed rank: no resume hint last: $out"
+echo "$out" | grep -q "zt-checkpoint-dir\|zt-comm-timeout" && fail "markers shown: $out"
+out=$("$launch" -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/empty" fail 2>&1)
+echo "$out" | grep -qF "the job failed (exit status 3) before its first checkpoint in $tmp/empty: a rerun starts from step 1" ||
+  fail "no checkpoint yet: $out"
+out=$("$launch" -n 2 -- sh "$tmp/fake_zerotrain.sh" "" fail 2>&1)
+echo "$out" | grep -qF "saved nothing (no training.checkpoint_dir): a rerun starts from step 1" || fail "no checkpoint_dir: $out"
+out=$("$launch" -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" unmarked 2>&1)
+echo "$out" | grep -q "resume\|rerun" && fail "a program that gives no markers got a hint: $out"
+
+# 14. --max-restarts N: after a failure the job starts again with --set training.resume=auto added
+#     (once), up to N times; never after exit 75, 2, or without a checkpoint directory.
+runs() { echo "$1" | grep -c "^\[0\] run with:"; }
+out=$("$launch" --max-restarts 2 --restart-delay 0 -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" fail-once --steps 9 2>&1)
+rc=$?
+[ $rc -eq 0 ] || fail "restart: exit $rc: $out"
+[ "$(runs "$out")" -eq 2 ] || fail "restart: expected 2 runs: $out"
+echo "$out" | grep -qF "launch.sh: restart 1 of 2 in 0 s, with training.resume auto" || fail "restart: not said: $out"
+echo "$out" | grep -qF "[0] run with: --steps 9 --set training.resume=auto (restarts allowed: 2)" ||
+  fail "restart: not resumed: $out"
+out=$("$launch" --max_restarts 2 --restart_delay 0 -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" fail --steps 9 2>&1)
+rc=$?
+[ $rc -eq 3 ] || fail "restarts exhausted: exit $rc: $out"
+[ "$(runs "$out")" -eq 3 ] || fail "restarts exhausted: expected 3 runs: $out"
+[ "$(echo "$out" | grep -c "training.resume=auto --set training.resume=auto")" -eq 0 ] || fail "resume added twice: $out"
+for mode in stop config unmarked; do
+  out=$("$launch" --max-restarts 2 --restart-delay 0 -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" $mode 2>&1)
+  [ "$(runs "$out")" -eq 1 ] || fail "restarted after $mode: $out"
+done
+out=$("$launch" --max-restarts 2 --restart-delay 0 -n 2 -- sh "$tmp/fake_zerotrain.sh" "" fail 2>&1)
+[ "$(runs "$out")" -eq 1 ] || fail "restarted without a checkpoint directory: $out"
+echo "$out" | grep -qF "not restarted: the job has no training.checkpoint_dir to resume from" || fail "no reason given: $out"
+# The delay, and a Ctrl-C during it ends the launcher with the job's exit code.
+start=$SECONDS
+out=$("$launch" --max-restarts 1 --restart-delay 2 -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" fail-once 2>&1)
+[ $((SECONDS - start)) -ge 2 ] || fail "no delay before the restart: $out"
+set -m
+"$launch" --max-restarts 1 --restart-delay 30 -n 2 -- sh "$tmp/fake_zerotrain.sh" "$tmp/ckpt" fail >"$tmp/job.log" 2>&1 &
+job=$!
+set +m
+wait_for "restart 1 of 1 in 30 s" "$tmp/job.log" || fail "no restart announced: $(cat "$tmp/job.log")"
+kill -INT -- "-$job"
+wait "$job"
+rc=$?
+[ $rc -eq 3 ] || fail "Ctrl-C during the delay: exit $rc: $(cat "$tmp/job.log")"
+[ "$(runs "$(cat "$tmp/job.log")")" -eq 1 ] || fail "Ctrl-C during the delay: restarted: $(cat "$tmp/job.log")"
 
 if [ $failed -ne 0 ]; then exit 1; fi
 echo "PASS"

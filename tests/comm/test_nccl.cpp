@@ -1,6 +1,7 @@
 // The NCCL backend on device buffers: every op x dtype x in/out of place x sizes, uneven pieces,
 // asynchronous work, byte counts. Runs under mpirun (one rank per GPU). Where this machine has
-// fewer GPUs than local ranks (or none), every case prints that it skipped and passes.
+// fewer GPUs than local ranks (or none), every case prints that it skipped and passes, unless
+// ZT_GPU_REQUIRED is set (bench/gpu.sh): then it fails.
 //
 // NCCL sums in its own order, so multi-rank sums are compared with a tolerance; one rank, max
 // reductions, gathers and broadcasts must match exactly.
@@ -11,6 +12,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "comm/binomial_tree.hpp"
@@ -24,6 +26,11 @@ using namespace zt::test;
 
 namespace {
 
+bool gpu_required() {
+  const char* required = std::getenv("ZT_GPU_REQUIRED");
+  return required && *required && std::strcmp(required, "0") != 0;
+}
+
 // Decided together by all ranks, so that either all of them run a case or none does.
 bool gpus_ready() {
   static const bool ready = [] {
@@ -33,11 +40,18 @@ bool gpus_ready() {
     int mine = w.local_rank < devices ? 1 : 0, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all && w.rank == 0)
-      std::printf("test_nccl: skipped: %d CUDA device(s) for %d local rank(s)\n", devices,
-                  w.local_size);
+      std::printf("test_nccl: %s: %d CUDA device(s) for %d local rank(s)\n",
+                  gpu_required() ? "FAILED (ZT_GPU_REQUIRED is set)" : "skipped", devices, w.local_size);
     return all == 1;
   }();
   return ready;
+}
+
+// True when the case cannot run here: it then passes as skipped, or fails where a GPU is required.
+bool skipped() {
+  if (gpus_ready()) return false;
+  REQUIRE_FALSE(gpu_required());
+  return true;
 }
 
 Communicator& nccl() {
@@ -95,7 +109,7 @@ constexpr DType kDTypes[] = {DType::F32, DType::BF16, DType::F16};
 }  // namespace
 
 TEST_CASE("nccl all_reduce: every dtype, size and placement", "[nccl]") {
-  if (!gpus_ready()) return;
+  if (skipped()) return;
   Communicator& c = nccl();
   const int n = c.world_size();
   for (DType dt : kDTypes)
@@ -115,7 +129,7 @@ TEST_CASE("nccl all_reduce: every dtype, size and placement", "[nccl]") {
 }
 
 TEST_CASE("nccl reduce_scatter and all_gather: even, uneven and empty pieces", "[nccl]") {
-  if (!gpus_ready()) return;
+  if (skipped()) return;
   Communicator& c = nccl();
   const int n = c.world_size(), me = c.rank();
   std::vector<std::vector<size_t>> cuts = {std::vector<size_t>(size_t(n), 0),
@@ -159,7 +173,7 @@ TEST_CASE("nccl reduce_scatter and all_gather: even, uneven and empty pieces", "
 }
 
 TEST_CASE("nccl broadcast from every root, and barrier", "[nccl]") {
-  if (!gpus_ready()) return;
+  if (skipped()) return;
   Communicator& c = nccl();
   for (DType dt : kDTypes)
     for (int root = 0; root < c.world_size(); ++root) {
@@ -177,7 +191,7 @@ TEST_CASE("nccl broadcast from every root, and barrier", "[nccl]") {
 }
 
 TEST_CASE("nccl async: wait() orders the compute stream, the host is not blocked", "[nccl]") {
-  if (!gpus_ready()) return;
+  if (skipped()) return;
   Communicator& c = nccl();
   const size_t count = size_t(1) << 22;
   DeviceBuffer buf(count * 4);
@@ -191,7 +205,7 @@ TEST_CASE("nccl async: wait() orders the compute stream, the host is not blocked
 }
 
 TEST_CASE("nccl stats: bytes counted like the CPU backend", "[nccl]") {
-  if (!gpus_ready()) return;
+  if (skipped()) return;
   auto c = make_nccl_communicator(kTestCommTimeout);
   const int n = c->world_size(), me = c->rank();
   DeviceBuffer buf(4096 * 4);

@@ -5,8 +5,7 @@ using namespace zt::config;
 using namespace zt::config::testing;
 
 namespace {
-const json kTraining = {{"micro_batch_size", 6},  {"gradient_accumulation_steps", 3}, {"max_grad_norm", 0.5},
-                        {"lr", 2e-4},             {"warmup_steps", 50},             {"steps", 500}};
+const json kTraining = {{"micro_batch_size", 6}, {"gradient_accumulation_steps", 3}};
 }
 
 TEST_CASE("auto batch sizes come from the training block; train_batch_size is MB*GA*W") {
@@ -23,14 +22,17 @@ TEST_CASE("auto batch sizes come from the training block; train_batch_size is MB
   CHECK(d.gradient_accumulation_steps == 1);
   CHECK(d.train_batch_size == 8);
   // "auto" train_batch_size with an explicit micro batch: explicit MB, the training block's GA.
-  auto e = resolve({{"train_batch_size", "auto"}, {"train_micro_batch_size_per_gpu", 2}, {"training", kTraining}},
+  auto e = resolve({{"train_batch_size", "auto"},
+                    {"train_micro_batch_size_per_gpu", 2},
+                    {"training", {{"gradient_accumulation_steps", 3}}}},
                    world(2));
   CHECK(e.train_batch_size == 2 * 3 * 2);
   CHECK(e.gradient_accumulation_steps == 3);
 }
 
 TEST_CASE("auto gradient_clipping is training.max_grad_norm") {
-  CHECK(resolve(with({{"gradient_clipping", "auto"}, {"training", kTraining}})).gradient_clipping == 0.5);
+  const json training = {{"max_grad_norm", 0.5}};
+  CHECK(resolve(with({{"gradient_clipping", "auto"}, {"training", training}})).gradient_clipping == 0.5);
   CHECK(resolve(with({{"gradient_clipping", "auto"}})).gradient_clipping == 1.0);
 }
 
@@ -38,7 +40,7 @@ TEST_CASE("auto optimizer params: training.lr, [0.9, 0.95], 1e-8, 0.1") {
   auto o = resolve(with({{"optimizer",
                           {{"type", "AdamW"},
                            {"params", {{"lr", "auto"}, {"betas", "auto"}, {"eps", "auto"}, {"weight_decay", "auto"}}}}},
-                         {"training", kTraining}}))
+                         {"training", {{"lr", 2e-4}}}}))
                .optimizer;
   CHECK(o.lr == 2e-4);
   CHECK(o.beta1 == 0.9);
@@ -55,7 +57,7 @@ TEST_CASE("auto scheduler params: 0 / training.lr, training.warmup_steps / train
                              {"warmup_max_lr", "auto"},
                              {"warmup_num_steps", "auto"},
                              {"total_num_steps", "auto"}}}}},
-                         {"training", kTraining}}))
+                         {"training", {{"lr", 2e-4}, {"warmup_steps", 50}, {"steps", 500}}}}))
                .scheduler;
   CHECK(s.warmup_min_lr == 0.0);
   CHECK(s.warmup_max_lr == 2e-4);
@@ -69,23 +71,26 @@ TEST_CASE("auto scheduler params: 0 / training.lr, training.warmup_steps / train
   CHECK(resolve(raw).scheduler.total_num_steps == 100);
 }
 
-TEST_CASE("auto precision: bf16 where the device supports it, never fp16") {
+TEST_CASE("auto precision: as the Hugging Face Trainer with --bf16 where the device has bf16, never --fp16") {
   const json both_auto = with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", "auto"}}}});
+  const json bf16_auto = with({{"bf16", {{"enabled", "auto"}}}});
   const json fp16_auto = with({{"fp16", {{"enabled", "auto"}}}});
   ResolveOptions cpu = world(1);  // CPU backend: computes in fp32, stores bf16
   ResolveOptions old_gpu = world(1);
   old_gpu.cpu_backend = false;
   ResolveOptions new_gpu = old_gpu;
   new_gpu.gpu_supports_bf16 = true;
-  for (const auto& raw : {both_auto, fp16_auto}) {
+  for (const auto& raw : {both_auto, bf16_auto}) {
     INFO(raw.dump());
     CHECK(resolve(raw, cpu).dtype() == "bf16");
     CHECK(resolve(raw, new_gpu).dtype() == "bf16");
     CHECK(resolve(raw, old_gpu).dtype() == "fp32");
   }
+  // fp16 "auto" alone follows the Trainer's --fp16, which zerotrain never sets: fp32, on every device.
+  for (const auto& options : {cpu, new_gpu, old_gpu}) CHECK(resolve(fp16_auto, options).dtype() == "fp32");
   // An explicit choice wins over "auto" in the other block.
   CHECK(resolve(with({{"fp16", {{"enabled", true}}}, {"bf16", {{"enabled", "auto"}}}}), cpu).dtype() == "fp16");
-  // bf16 turned off by name stays off: fp16 "auto" does not turn it back on (and never picks fp16).
+  CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", true}}}}), old_gpu).dtype() == "bf16");
   CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", false}}}}), cpu).dtype() == "fp32");
   CHECK(resolve(with({{"fp16", {{"enabled", "auto"}}}, {"bf16", {{"enabled", false}}}}), new_gpu).dtype() == "fp32");
   CHECK(resolve(with({{"fp16", {{"enabled", false}}}, {"bf16", {{"enabled", false}}}}), cpu).dtype() == "fp32");

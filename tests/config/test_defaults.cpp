@@ -19,7 +19,7 @@ TEST_CASE("top-level defaults") {
   CHECK_FALSE(c.zero_allow_untested_optimizer);
   CHECK(c.zero_force_ds_cpu_optimizer);
   CHECK_FALSE(c.dump_state);
-  CHECK(c.scheduler.type.empty());  // no scheduler block: constant learning rate
+  CHECK(c.scheduler.type == "linear");  // no scheduler block: the Hugging Face Trainer's schedule
 }
 
 TEST_CASE("steps_per_print null means never (0)") {
@@ -87,17 +87,8 @@ TEST_CASE("fp16 and bf16 defaults") {
   CHECK(c.dtype() == "fp32");
 }
 
-TEST_CASE("optimizer defaults: DeepSpeed's for a block, the training block's without one") {
-  auto given = resolve(with({{"optimizer", {{"type", "Adam"}}}})).optimizer;
-  CHECK(given.type == "Adam");
-  CHECK(given.lr == 1e-3);
-  CHECK(given.beta1 == 0.9);
-  CHECK(given.beta2 == 0.999);
-  CHECK(given.eps == 1e-8);
-  CHECK(given.weight_decay == 0.0);
-  CHECK(given.bias_correction);
-  CHECK(given.adam_w_mode);
-
+TEST_CASE("optimizer defaults: the same with or without a block, and a word where DeepSpeed's differ") {
+  CapturedLog log;
   auto none = resolve(with({{"training", {{"lr", 6e-4}}}})).optimizer;
   CHECK(none.type == "AdamW");
   CHECK(none.lr == 6e-4);
@@ -105,6 +96,40 @@ TEST_CASE("optimizer defaults: DeepSpeed's for a block, the training block's wit
   CHECK(none.beta2 == 0.95);
   CHECK(none.eps == 1e-8);
   CHECK(none.weight_decay == 0.1);
+  CHECK(none.bias_correction);
+  CHECK(none.adam_w_mode);
+  CHECK(log.warnings().empty());
+
+  for (const json& block : {json{{"type", "AdamW"}}, json{{"type", "AdamW"}, {"params", json::object()}}}) {
+    INFO(block.dump());
+    CapturedLog warned;
+    auto given = resolve(with({{"optimizer", block}, {"training", {{"lr", 6e-4}}}})).optimizer;
+    CHECK(given.type == "AdamW");
+    CHECK(given.lr == none.lr);
+    CHECK(given.beta1 == none.beta1);
+    CHECK(given.beta2 == none.beta2);
+    CHECK(given.eps == none.eps);
+    CHECK(given.weight_decay == none.weight_decay);
+    CHECK(given.bias_correction);
+    CHECK(given.adam_w_mode);
+    CHECK(warned.count("test.json: optimizer.params: not given: lr 0.0006 (training.lr), betas [0.9, 0.95], "
+                       "weight_decay 0.1, as without an optimizer block (DeepSpeed's defaults would be lr 0.001, betas "
+                       "[0.9, 0.999], weight_decay 0; give them in the block to use those)") == 1);
+  }
+  // Only the parameters left out are named; none left out, nothing is said.
+  CapturedLog some;
+  auto adam = resolve(with({{"optimizer", {{"type", "Adam"}, {"params", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}}}}}}))
+                  .optimizer;
+  CHECK(adam.type == "Adam");
+  CHECK(adam.lr == 1e-3);
+  CHECK(adam.beta2 == 0.999);
+  CHECK(adam.weight_decay == 0.1);
+  CHECK(some.count("optimizer.params: not given: weight_decay 0.1, as without an optimizer block (DeepSpeed's "
+                   "defaults would be weight_decay 0;") == 1);
+  CapturedLog quiet;
+  resolve(with({{"optimizer",
+                 {{"type", "AdamW"}, {"params", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}, {"weight_decay", 0.0}}}}}}));
+  CHECK(quiet.warnings().empty());
 }
 
 TEST_CASE("monitor, comms_logger, checkpoint and activation_checkpointing defaults") {
@@ -162,6 +187,8 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.gradient_accumulation_steps == 1);
   CHECK(t.lr == 3e-4);
   CHECK(t.warmup_steps == 0);
+  CHECK(t.warmup_ratio == 0.0);
+  CHECK(t.lr_scheduler_type == "linear");
   CHECK(t.max_grad_norm == 1.0);
   CHECK(t.seed == 1234);
   CHECK(t.eval_interval == 100);

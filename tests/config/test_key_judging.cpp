@@ -14,6 +14,22 @@ TEST_CASE("edit distance and closest match") {
   CHECK(edit_distance("Stage", "stage") == 0);  // case-insensitive
   CHECK(closest_match("stgae", {"stage", "overlap_comm"}) == std::optional<std::string>("stage"));
   CHECK_FALSE(closest_match("completely_different", {"stage", "overlap_comm"}));
+  // Two neighbouring characters swapped are one edit.
+  CHECK(edit_distance("stgae", "stage") == 1);
+  CHECK(edit_distance("zero_optimziation", "zero_optimization") == 1);
+  CHECK(edit_distance("ab", "ba") == 1);
+  CHECK(edit_distance("abc", "ca") == 3);  // optimal string alignment: no edit of a swapped pair
+}
+
+TEST_CASE("a near miss is within max(1, length / 8) edits") {
+  CHECK(is_near_miss("zero_optimisation", "zero_optimization"));
+  CHECK(is_near_miss("gradient_acumulation_steps", "gradient_accumulation_steps"));
+  CHECK(is_near_miss("traning", "training"));
+  CHECK(is_near_miss("Zero_Optimization", "zero_optimization"));
+  CHECK(is_near_miss("schedular", "scheduler"));
+  CHECK_FALSE(is_near_miss("fp8", "fp16"));                                 // 2 edits in 3 characters
+  CHECK_FALSE(is_near_miss("zero_optimization_stage", "zero_optimization"));  // 6 edits
+  CHECK_FALSE(is_near_miss("gradient_clip", "gradient_clipping"));           // 4 edits
 }
 
 TEST_CASE("an unknown key in a strict block is an error with a suggestion") {
@@ -52,21 +68,68 @@ TEST_CASE("every strict block rejects unknown keys and names the path") {
   }
 }
 
-TEST_CASE("an unknown top-level key is a warning with a suggestion, then ignored") {
-  CapturedLog log;
-  auto c = resolve(with({{"zero_optimisation", {{"stage", 3}}}}));
-  CHECK(c.zero.stage == 0);
-  CHECK(log.count("test.json: zero_optimisation: unknown key; did you mean zero_optimization? (ignored)") == 1);
-  resolve(with({{"no_such_thing_at_all", 1}}));
-  CHECK(log.count("no_such_thing_at_all: unknown key (ignored)") == 1);
+TEST_CASE("a near miss of a known key is an error at every level, the top level included") {
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"zero_optimisation", {{"stage", 3}}}}, "zero_optimisation: unknown key; did you mean zero_optimization?"},
+      {{{"zero_optimziation", {{"stage", 3}}}}, "zero_optimziation: unknown key; did you mean zero_optimization?"},
+      {{{"Zero_Optimization", {{"stage", 3}}}}, "Zero_Optimization: unknown key; did you mean zero_optimization?"},
+      {{{"gradient_acumulation_steps", 4}}, "gradient_acumulation_steps: unknown key; did you mean "
+                                            "gradient_accumulation_steps?"},
+      {{{"optimiser", {{"type", "AdamW"}}}}, "optimiser: unknown key; did you mean optimizer?"},
+      {{{"schedular", {{"type", "WarmupLR"}}}}, "schedular: unknown key; did you mean scheduler?"},
+      {{{"checkpoint", {{"tag_validaton", "Fail"}}}}, "checkpoint.tag_validaton: unknown key; did you mean "
+                                                      "tag_validation?"},
+      {{{"activation_checkpointing", {{"number_checkpoint", 2}}}},
+       "activation_checkpointing.number_checkpoint: unknown key; did you mean number_checkpoints?"},
+  };
+  for (const auto& [extra, expected] : cases) {
+    INFO(extra.dump());
+    CHECK(error_of(with(extra)) == "test.json: " + expected);
+  }
 }
 
-TEST_CASE("lenient blocks (checkpoint, activation_checkpointing) warn on unknown keys") {
+TEST_CASE("other unknown top-level keys are warnings (other tools' keys), then ignored") {
   CapturedLog log;
-  resolve(with({{"checkpoint", {{"tag_validaton", "Fail"}}},
-                {"activation_checkpointing", {{"number_checkpoint", 2}}}}));
-  CHECK(log.count("checkpoint.tag_validaton: unknown key; did you mean tag_validation?") == 1);
-  CHECK(log.count("activation_checkpointing.number_checkpoint: unknown key; did you mean number_checkpoints?") == 1);
+  auto c = resolve(with({{"seed", 3},
+                         {"fp8", {{"enabled", true}}},
+                         {"zero_optimization_stage", 3},
+                         {"no_such_thing_at_all", 1},
+                         {"checkpoint", {{"some_other_tools_setting", true}}}}));
+  CHECK(c.zero.stage == 0);
+  CHECK(log.count("test.json: seed: unknown key (ignored)") == 1);
+  CHECK(log.count("test.json: fp8: unknown key; did you mean fp16? (ignored)") == 1);
+  CHECK(log.count("test.json: zero_optimization_stage: unknown key; did you mean zero_optimization? (ignored)") == 1);
+  CHECK(log.count("test.json: no_such_thing_at_all: unknown key (ignored)") == 1);
+  CHECK(log.count("test.json: checkpoint.some_other_tools_setting: unknown key (ignored)") == 1);
+}
+
+TEST_CASE("every unknown key given with --set is an error") {
+  auto sets = [](std::vector<std::string> overrides) {
+    ResolveOptions o = world(1);
+    o.overrides = std::move(overrides);
+    return o;
+  };
+  CHECK(error_of(with({}), sets({"traning.steps=5"})) ==
+        "--set traning.steps=5: traning: unknown key; did you mean training?");
+  CHECK(error_of(with({}), sets({"seed=3"})) ==
+        "--set seed=3: seed: unknown key (not a key zerotrain or DeepSpeed knows; docs/config.md lists them)");
+  CHECK(error_of(with({}), sets({"checkpoint.some_other_tools_setting=true"})) ==
+        "--set checkpoint.some_other_tools_setting=true: checkpoint.some_other_tools_setting: unknown key (not a key "
+        "zerotrain or DeepSpeed knows; docs/config.md lists them)");
+  // The same key in the file is another tool's and stays a warning.
+  CapturedLog log;
+  CHECK_NOTHROW(resolve(with({{"seed", 3}}), sets({"training.seed=3"})));
+  CHECK(log.count("test.json: seed: unknown key (ignored)") == 1);
+}
+
+TEST_CASE("lenient blocks (checkpoint, activation_checkpointing) load unknown keys far from their own") {
+  CapturedLog log;
+  auto c = resolve(with({{"checkpoint", {{"tag_validation", "Fail"}, {"async_save", true}}},
+                         {"activation_checkpointing", {{"number_checkpoints", 2}, {"synchronize", false}}}}));
+  CHECK(c.checkpoint.tag_validation == "Fail");
+  CHECK(c.activation_checkpointing.number_checkpoints == 2);
+  CHECK(log.count("checkpoint.async_save: unknown key (ignored)") == 1);
+  CHECK(log.count("activation_checkpointing.synchronize: unknown key") == 1);
 }
 
 TEST_CASE("comms_logger is a monitor block: unknown keys are errors, its own keys load") {

@@ -1,5 +1,6 @@
 // Optimizer (Adam/AdamW only, max_grad_norm misplaced, weight decay note) and the schedules.
 #include "config_test_support.hpp"
+#include "optim/lr_schedule.hpp"
 
 using namespace zt::config;
 using namespace zt::config::testing;
@@ -116,5 +117,64 @@ TEST_CASE("scheduler type is required and checked; a null scheduler is none") {
   CHECK(error_of(with({{"scheduler", {{"params", json::object()}}}})).find("scheduler.type: missing") != std::string::npos);
   json raw = with({});
   raw["scheduler"] = nullptr;
-  CHECK(resolve(raw).scheduler.type.empty());
+  CHECK(resolve(raw).scheduler.type == "linear");  // as no block
+}
+
+namespace {
+// The learning rate of the first `n` optimizer steps.
+std::vector<double> lrs(const Config& c, int n) {
+  std::vector<double> out;
+  for (int step = 0; step < n; ++step) out.push_back(zt::lr_at(c.scheduler, c.optimizer.lr, step));
+  return out;
+}
+}  // namespace
+
+// The references are the learning rates torch reports for transformers'
+// get_linear_schedule_with_warmup (transformers 5.24, torch 2.x): optimizer.param_groups[0]["lr"]
+// before each of the first steps, the scheduler stepped after each.
+TEST_CASE("no scheduler block: the Hugging Face Trainer's linear schedule, warmup from training") {
+  auto plain = resolve(with({{"training", {{"steps", 10}}}}));
+  CHECK(plain.scheduler.type == "linear");
+  CHECK(lrs(plain, 12) == std::vector<double>{0.0003, 0.00027, 0.00023999999999999998, 0.00020999999999999998,
+                                              0.00017999999999999998, 0.00015, 0.00011999999999999999,
+                                              8.999999999999999e-05, 5.9999999999999995e-05, 2.9999999999999997e-05,
+                                              0.0, 0.0});
+  auto warm = resolve(with({{"training", {{"steps", 10}, {"warmup_steps", 3}, {"lr", 6e-4}}}}));
+  CHECK(lrs(warm, 12) == std::vector<double>{0.0, 0.00019999999999999998, 0.00039999999999999996, 0.0006,
+                                             0.0005142857142857142, 0.00042857142857142855, 0.0003428571428571428,
+                                             0.0002571428571428571, 0.0001714285714285714, 8.57142857142857e-05, 0.0,
+                                             0.0});
+  // One warmup step is one step (DeepSpeed's warmups last at least two).
+  auto one = resolve(with({{"training", {{"steps", 4}, {"warmup_steps", 1}, {"lr", 1e-3}}}}));
+  CHECK(lrs(one, 5) == std::vector<double>{0.0, 0.001, 0.0006666666666666666, 0.0003333333333333333, 0.0});
+  // warmup_ratio: ceil(steps * ratio) steps, as get_warmup_steps counts them (ceil(25 * 0.1) = 3).
+  auto ratio = resolve(with({{"training", {{"steps", 25}, {"warmup_ratio", 0.1}, {"lr", 2e-4}}}}));
+  CHECK(ratio.scheduler.warmup_num_steps == 3);
+  const auto r = lrs(ratio, 26);
+  CHECK(std::vector<double>{r[0], r[1], r[2], r[3], r[10], r[24], r[25]} ==
+        std::vector<double>{0.0, 6.666666666666667e-05, 0.00013333333333333334, 0.0002, 0.00013636363636363637,
+                            9.090909090909091e-06, 0.0});
+  // The schedule's peak is the optimizer's lr, from a block too.
+  auto block = resolve(with({{"optimizer", {{"type", "AdamW"}, {"params", {{"lr", "auto"}}}}},
+                             {"training", {{"steps", 10}, {"lr", 6e-4}, {"warmup_steps", 3}}}}));
+  CHECK(lrs(block, 12) == lrs(warm, 12));
+}
+
+TEST_CASE("training.lr_scheduler_type constant keeps the lr; warmup_steps and warmup_ratio are one or the other") {
+  auto constant = resolve(with({{"training", {{"lr_scheduler_type", "constant"}, {"lr", 5e-4}}}}));
+  CHECK(constant.scheduler.type.empty());
+  CHECK(lrs(constant, 3) == std::vector<double>{5e-4, 5e-4, 5e-4});
+  CHECK(error_of(with({{"training", {{"lr_scheduler_type", "cosine"}}}})) ==
+        "test.json: training.lr_scheduler_type: \"cosine\" is not valid (expected linear or constant)");
+  CHECK(error_of(with({{"training", {{"warmup_steps", 5}, {"warmup_ratio", 0.1}}}})) ==
+        "test.json: training.warmup_ratio: 0.1 given together with training.warmup_steps 5 (expected one of them: "
+        "warmup_steps counts steps, warmup_ratio is a fraction of training.steps)");
+  CHECK(error_of(with({{"training", {{"warmup_ratio", 1.5}}}})) ==
+        "test.json: training.warmup_ratio: 1.5 is out of range (expected in [0, 1])");
+  // "auto" warmup_num_steps takes the ratio's count too, as the Trainer fills it in.
+  auto s = resolve(with({{"scheduler", {{"type", "WarmupDecayLR"},
+                                        {"params", {{"warmup_num_steps", "auto"}, {"total_num_steps", "auto"}}}}},
+                         {"training", {{"steps", 200}, {"warmup_ratio", 0.05}}}}))
+               .scheduler;
+  CHECK(s.warmup_num_steps == 10);
 }

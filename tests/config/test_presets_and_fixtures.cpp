@@ -42,6 +42,8 @@ TEST_CASE("every shared DeepSpeed config resolves at world sizes 1, 2 and 8") {
       // fp16/bf16 "auto" on the CPU backend: bf16, never fp16.
       CHECK_FALSE(c.fp16.enabled);
     }
+  // None carries a key unknown to zerotrain, so none has a near miss that would now be an error.
+  CHECK(quiet.count("unknown key") == 0);
 }
 
 TEST_CASE("fixtures: the values they set are the values resolved") {
@@ -54,6 +56,9 @@ TEST_CASE("fixtures: the values they set are the values resolved") {
   CHECK(c.zero.reduce_bucket_size == 64 * 64);              // "auto" with the toy model
   CHECK(c.steps_per_print == 2000);
   CHECK(c.scheduler.type == "WarmupLR");
+  // fp16 "auto" with no bf16 block: what the Trainer makes of it without --fp16, fp32.
+  CHECK(c.dtype() == "fp32");
+  CHECK(load_config((kFixtures / "hf-transformers_ds_config_zero2.json").string(), world(2)).dtype() == "bf16");
   auto a = load_config((kFixtures / "axolotl_zero3_bf16.json").string(), world(8));
   CHECK(a.zero.stage3_max_live_parameters == 0);  // short alias
   CHECK(a.zero.sub_group_size == 0);

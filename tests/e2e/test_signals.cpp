@@ -1,7 +1,8 @@
 // Stopping a run from outside: SIGINT (Ctrl-C), SIGTERM or SIGUSR1 stops zerotrain after the
-// current step, saves a checkpoint of it, skips the final eval and save_final, and exits 75
-// (EX_TEMPFAIL); the same command with training.resume auto continues at the next step. Ctrl-C or
-// SIGTERM on scripts/launch.sh does the same for every rank of a job. During set-up a stop signal
+// current step, saves a checkpoint of it, skips the final eval and save_final, exits 75
+// (EX_TEMPFAIL) and says so on its last line; the same command with training.resume auto continues
+// at the next step. Ctrl-C or SIGTERM on scripts/launch.sh does the same for every rank of a job,
+// named as what the launcher received, and without mpirun's report of ranks that exited non-zero. During set-up a stop signal
 // ends the process at once, and nothing in set-up blocks forever (a FIFO as data).
 #include <sys/stat.h>
 
@@ -25,11 +26,19 @@ int64_t stopped_after(const std::string& log) {
   return std::stoll(m[1]);
 }
 
+// The last line of the output, without its line end.
+std::string last_line_of(const std::string& log) {
+  std::string s = log;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s.substr(s.rfind('\n') + 1);
+}
+
 // What every interrupted run must show: it stopped after a step it logged, the metrics end with
 // that step, the summary counts it and says it was interrupted (the console's too), the
-// checkpoint of that step is complete and `latest` names it, and neither the final eval nor the
-// final weights were made (it is not a finished run).
-int64_t check_interrupted(const std::string& dir, const std::string& log, int64_t at_least) {
+// checkpoint of that step is complete and `latest` names it, neither the final eval nor the
+// final weights were made (it is not a finished run), and its last line says so: the step, the
+// signal (`by`), the checkpoint and how to resume.
+int64_t check_interrupted(const std::string& dir, const std::string& log, int64_t at_least, const std::string& by) {
   const int64_t k = stopped_after(log);
   REQUIRE(k >= at_least);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
@@ -46,8 +55,10 @@ int64_t check_interrupted(const std::string& dir, const std::string& log, int64_
   std::snprintf(step_dir, sizeof step_dir, "step_%08lld", static_cast<long long>(k));
   CHECK(read_file(dir + "/ckpt/latest") == std::string(step_dir) + "\n");
   CHECK(std::filesystem::exists(dir + "/ckpt/" + step_dir + "/meta.json"));
-  CHECK(log.find("interrupted at step " + std::to_string(k) + ": the checkpoint of step " + std::to_string(k) +
-                 " is complete; run the same command with training.resume auto to continue") != std::string::npos);
+  CHECK_THAT(last_line_of(log),
+             Catch::EndsWith("stopped at step " + std::to_string(k) + " of 100000: interrupted by " + by +
+                             "; checkpoint at " + dir + "/ckpt/" + step_dir +
+                             "; resume with the same command (training.resume auto) (exit status 75)"));
   CHECK_FALSE(std::filesystem::exists(dir + "/final/model.safetensors"));
   return k;
 }
@@ -76,7 +87,7 @@ TEST_CASE("a stop signal ends a single process after the current step with a che
       CHECK(out.find(std::string("interrupted by ") + name) != std::string::npos);
       CHECK(out.find("training.resume auto: no checkpoint in " + dir + "/ckpt yet; starting from scratch") !=
             std::string::npos);
-      check_interrupted(dir, out, 3);
+      check_interrupted(dir, out, 3, name);
     }
   }
 }
@@ -117,9 +128,13 @@ TEST_CASE("Ctrl-C on launch.sh stops every rank after the same step, exit code 7
   std::string out = read_file(log);
   INFO(out);
   CHECK(code == kExitInterrupted);
-  CHECK(out.find("launch.sh: interrupted") != std::string::npos);
+  CHECK(out.find("launch.sh: interrupted by SIGINT") != std::string::npos);
+  CHECK(out.find("interrupted by SIGINT (Ctrl-C to the launcher): stopping after step") != std::string::npos);
   CHECK(out.find("stop requested on 2 of 2 ranks") != std::string::npos);
-  check_interrupted(dir, out, 3);
+  check_interrupted(dir, out, 3, "SIGINT (Ctrl-C to the launcher)");
+  // A stop, not a crash: none of mpirun's report of ranks that exited non-zero.
+  CHECK(out.find("non-zero") == std::string::npos);
+  CHECK(out.find("Primary job") == std::string::npos);
   // mpirun waited for its ranks; nothing of the job is left.
   std::vector<std::string> left;
   for (int i = 0; i < 50; ++i) {
@@ -173,9 +188,9 @@ TEST_CASE("Ctrl-C on launch.sh during set-up ends every rank at once, non-zero",
   int code = job.wait(30);
   std::string out = read_file(log);
   INFO(out);
-  CHECK(code != 0);
-  CHECK(code != -1);  // ended, without waiting for the set-up to finish
-  CHECK(out.find("during set-up: exiting before the first step") != std::string::npos);
+  CHECK(code == 128 + SIGINT);  // ended, without waiting for the set-up to finish: as Ctrl-C ends a process
+  CHECK(out.find("interrupted by SIGINT (Ctrl-C to the launcher) during set-up: exiting before the first step "
+                 "(exit status 130)") != std::string::npos);
   CHECK(out.find("step     1/") == std::string::npos);
   std::filesystem::remove(dir + "/zeros.u16");
 }
@@ -208,7 +223,7 @@ TEST_CASE("SIGTERM to launch.sh saves; the same command with resume auto continu
   std::string out = read_file(log);
   INFO(out);
   CHECK(code == kExitInterrupted);
-  const int64_t k = check_interrupted(dir, out, 3);
+  const int64_t k = check_interrupted(dir, out, 3, "SIGTERM (to the launcher)");
 
   // The requeued job: the same command (here told to stop two steps later).
   code = run_command(launch(2) + " --config zero1" + run_args(dir, k + 2), dir + "/again.log");

@@ -2,6 +2,7 @@
 // auto give, and the messages of what cannot be had (with or without a GPU present).
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <string>
 
 #include "core/error.hpp"
@@ -24,7 +25,17 @@ TEST_CASE("fp16 training on the GPU is refused, naming the keys to change; auto 
 
 TEST_CASE("auto uses GPUs only when every rank of the machine has one", "[backend]") {
   const int devices = cuda::visible_devices();
+  const char* chosen = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::string saved = chosen ? chosen : "";
+  unsetenv("CUDA_VISIBLE_DEVICES");
   CHECK(&select_backend("auto", 0, devices + 1, DType::BF16) == &cpu_backend());
+  if (devices == 1) {
+    // One GPU shown to each of two ranks through CUDA_VISIBLE_DEVICES: the launcher gave each its own.
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    CHECK(select_backend("auto", 1, 2, DType::BF16).device.kind() == DeviceKind::Cuda);
+  }
+  if (chosen) setenv("CUDA_VISIBLE_DEVICES", saved.c_str(), 1);
+  else unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 TEST_CASE("cuda and auto follow the GPUs this process sees", "[backend]") {
@@ -43,8 +54,11 @@ TEST_CASE("cuda and auto follow the GPUs this process sees", "[backend]") {
   CHECK(&select_backend("cuda", 0, 1, DType::BF16) == &gpu);
   CHECK(select_backend("cuda", 0, 1, DType::F32).model.dtype() == DType::F32);
   CHECK(&select_backend("cuda", 0, 1, DType::F32).device == &gpu.device);  // one GPU per process
-  CHECK_THROWS_WITH(select_backend("cuda", devices, 1, DType::F32),
-                    Contains("training.device") && Contains("no GPU of its own"));
+  // A launcher that shows each rank its own GPU shows it as device 0, whatever the local rank.
+  CHECK(&select_backend("cuda", devices, 2 * devices, DType::F32).device == &gpu.device);
+  if (devices > 1)
+    CHECK_THROWS_WITH(select_backend("cuda", 1, devices, DType::F32),
+                      Contains("training.device") && Contains("already computes on GPU 0"));
 }
 
 TEST_CASE("an unknown device name is refused", "[backend]") {

@@ -1,6 +1,7 @@
 // The CUDA backend's pieces on a GPU: CudaDevice (memory spaces, copies, fills, events, a failed
 // allocation), CudaVectorOps against the CPU's table on the same values, and what CudaModelOps
-// adds to the kernels (the loss brought to the host, attention's saved state).
+// adds to the kernels (the loss brought to the host, attention's saved state, the llama family's
+// operators as the CPU table computes them).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -113,7 +114,10 @@ TEST_CASE("events order a stream after another; the host waits for either", "[gp
   std::vector<uint8_t> pattern(n, 0x5a);
   Buffer<uint8_t> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, n, Init::Uninitialised);
   std::memcpy(pinned.data(), pattern.data(), n);
-  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n), b(dev, MemSpace::Device, MemCategory::Buffers, n);
+  // `a` uninitialised: zeroing it would queue a fill on the compute stream that the copies stream's
+  // write below does not wait for (a device's first use of a buffer is ordered on compute).
+  Buffer<uint8_t> a(dev, MemSpace::Device, MemCategory::Buffers, n, Init::Uninitialised);
+  Buffer<uint8_t> b(dev, MemSpace::Device, MemCategory::Buffers, n);
   Event done = dev.create_event();
   dev.copy(a.data(), pinned.data(), n, dev.copies());  // asynchronous: pinned memory
   dev.record(done, dev.copies());
@@ -244,7 +248,8 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
   std::vector<int32_t> targets(N);
   for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 31) % V;
   std::vector<float> lse(N);
-  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp);
+  std::vector<float> scores = logits;
+  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), scores.data(), targets.data(), N, V, Vp);
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
     ModelOps& ops = gpu(dt).model;
@@ -256,6 +261,168 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
     const float got = ops.cross_entropy_forward(d_lse.data(), d_logits.data(),
                                                 reinterpret_cast<const int32_t*>(d_targets.data()), N, V, Vp);
     CHECK(got == Approx(expect).epsilon(dt == DType::F32 ? 1e-6 : 2e-2));
+  }
+}
+
+TEST_CASE("the GPU's loss pass leaves the logits' gradient, for the dloss backward asks", "[gpu][model]") {
+  const int N = 37, V = 250, Vp = 256;
+  const auto logits = random_floats(size_t(N) * Vp, 9, 2.0f);
+  std::vector<int32_t> targets(N);
+  for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 17) % V;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    ModelOps& ops = gpu(dt).model;
+    const auto values = as_dtype(logits, dt);
+    auto d_targets = upload(targets);
+    const auto* t = reinterpret_cast<const int32_t*>(d_targets.data());
+    Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
+    // dloss 1, then 0.5 twice: the first 0.5 rescales the gradient written for 1, the second is written for 0.5.
+    for (float dloss : {1.0f, 0.5f, 0.5f}) {
+      INFO(dtype_name(dt) << " dloss " << dloss);
+      std::vector<float> want = logits, lse(N);
+      cpu::CpuModelOps cpu_ops;
+      cpu_ops.cross_entropy_forward(lse.data(), want.data(), targets.data(), N, V, Vp);
+      cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), dloss / N, N, V, Vp);
+      auto d_logits = upload(values);
+      ops.cross_entropy_forward(d_lse.data(), d_logits.data(), t, N, V, Vp);
+      ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, dloss / N, N, V, Vp);
+      std::vector<float> got(size_t(N) * Vp);
+      to_f32(dt, download(d_logits.data(), values.size()).data(), got.data(), got.size());
+      double err = 0, norm = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+        norm += double(want[i]) * want[i];
+      }
+      CHECK(std::sqrt(err / norm) < (dt == DType::F32 ? 1e-6 : 1e-2));
+    }
+  }
+}
+
+namespace {
+
+// fp32 tensors in device memory for a table-against-table check; each lives as long as the pool.
+struct DevicePool {
+  std::vector<Buffer<uint8_t>> held;
+  float* put(const std::vector<float>& v) {
+    held.push_back(upload(v));
+    return reinterpret_cast<float*>(held.back().data());
+  }
+  float* nans(size_t n) { return put(std::vector<float>(n, std::nanf(""))); }
+};
+
+std::vector<float> fetch(const float* d, size_t n) {
+  const auto bytes = download(d, n * sizeof(float));
+  std::vector<float> v(n);
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+double relative_error(const std::vector<float>& got, const std::vector<float>& want) {
+  double err = 0, norm = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    norm += double(want[i]) * want[i];
+  }
+  return std::sqrt(err / norm);
+}
+
+}  // namespace
+
+TEST_CASE("the GPU model table computes the llama family's operators as the CPU table does", "[gpu][model]") {
+  // fp32, within the kernel tests' 1e-5 norm-wise; every input gradient written over a buffer of
+  // NaNs on the GPU (GradInto::Overwrite) and over whatever the CPU's buffer held.
+  const int B = 2, T = 9, N = B * T, C = 64, NH = 4, NKV = 2, hd = 16, F = 40, V = 32;
+  const int QKV = (NH + 2 * NKV) * hd, half = hd / 2;
+  const float eps = 1e-6f;
+  constexpr auto Set = GradInto::Overwrite;
+  cpu::CpuModelOps host;
+  ModelOps& gpu_ops = gpu(DType::F32).model;
+  DevicePool dev;
+  auto close = [](const char* what, const std::vector<float>& got, const std::vector<float>& want) {
+    INFO(what);
+    CHECK(relative_error(got, want) <= 1e-5);
+  };
+
+  {  // the second residual and its RMSNorm in one call, then the norm's backward
+    const auto a = random_floats(size_t(N) * C, 21), b = random_floats(size_t(N) * C, 22);
+    const auto w = random_floats(size_t(C), 23), dy = random_floats(size_t(N) * C, 24);
+    const auto dw0 = random_floats(size_t(C), 25);
+    std::vector<float> res(a.size()), out(a.size()), rstd(static_cast<size_t>(N)), dx(a.size(), 7.0f), dw = dw0;
+    host.residual_rmsnorm_forward(res.data(), out.data(), rstd.data(), a.data(), b.data(), w.data(), N, C, eps);
+    host.rmsnorm_backward(dx.data(), dw.data(), dy.data(), res.data(), w.data(), rstd.data(), N, C, Set);
+    float *g_res = dev.nans(a.size()), *g_out = dev.nans(a.size()), *g_rstd = dev.nans(size_t(N));
+    float *g_dx = dev.nans(a.size()), *g_dw = dev.put(dw0), *g_w = dev.put(w);
+    gpu_ops.residual_rmsnorm_forward(g_res, g_out, g_rstd, dev.put(a), dev.put(b), g_w, N, C, eps);
+    gpu_ops.rmsnorm_backward(g_dx, g_dw, dev.put(dy), g_res, g_w, g_rstd, N, C, Set);
+    close("residual", fetch(g_res, res.size()), res);
+    close("rmsnorm out", fetch(g_out, out.size()), out);
+    close("rmsnorm dinp", fetch(g_dx, dx.size()), dx);
+    close("rmsnorm dweight", fetch(g_dw, dw.size()), dw);
+  }
+  {  // the q/k norms, RoPE and grouped-query attention, forward and backward, as the block runs them
+    const auto qkv = random_floats(size_t(N) * QKV, 31, 1.5f), dy = random_floats(size_t(N) * NH * hd, 32);
+    const auto qw = random_floats(size_t(hd), 33), kw = random_floats(size_t(hd), 34);
+    std::vector<float> cos(size_t(T) * half), sin(cos.size());
+    for (int t = 0; t < T; t++)
+      for (int i = 0; i < half; i++) {
+        cos[size_t(t) * half + i] = std::cos(0.3f * t / (i + 1));
+        sin[size_t(t) * half + i] = std::sin(0.3f * t / (i + 1));
+      }
+    std::vector<float> att_in(qkv.size()), qk_rstd(size_t(N) * (NH + NKV)), out(dy.size());
+    std::vector<float> saved(host.attention_saved_floats(B, T, NH)), scratch(host.attention_scratch_floats(B, T, NH));
+    std::vector<float> d_att(qkv.size(), 3.0f), dqkv(qkv.size(), 5.0f), dqw(size_t(hd), 0.0f), dkw = dqw;
+    host.qk_norm_forward(att_in.data(), qk_rstd.data(), qkv.data(), qw.data(), kw.data(), N, NH, NKV, hd, eps);
+    host.rope_forward(att_in.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
+    host.gqa_attention_forward(out.data(), saved.data(), att_in.data(), B, T, NH, NKV, hd);
+    host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(), B, T,
+                                NH, NKV, hd, Set);
+    host.rope_backward(d_att.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
+    host.qk_norm_backward(dqkv.data(), dqw.data(), dkw.data(), d_att.data(), qkv.data(), qw.data(), kw.data(),
+                          qk_rstd.data(), N, NH, NKV, hd, Set);
+
+    float *g_qkv = dev.put(qkv), *g_att_in = dev.nans(qkv.size()), *g_rstd = dev.nans(qk_rstd.size());
+    float *g_qw = dev.put(qw), *g_kw = dev.put(kw), *g_cos = dev.put(cos), *g_sin = dev.put(sin);
+    float *g_out = dev.nans(out.size()), *g_saved = dev.nans(gpu_ops.attention_saved_floats(B, T, NH));
+    float* g_scratch = dev.nans(gpu_ops.attention_scratch_floats(B, T, NH));
+    float *g_d_att = dev.nans(qkv.size()), *g_dqkv = dev.nans(qkv.size());
+    float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)), *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
+    gpu_ops.qk_norm_forward(g_att_in, g_rstd, g_qkv, g_qw, g_kw, N, NH, NKV, hd, eps);
+    gpu_ops.rope_forward(g_att_in, g_cos, g_sin, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_forward(g_out, g_saved, g_att_in, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, B, T, NH, NKV, hd, Set);
+    gpu_ops.rope_backward(g_d_att, g_cos, g_sin, B, T, NH, NKV, hd);
+    gpu_ops.qk_norm_backward(g_dqkv, g_dqw, g_dkw, g_d_att, g_qkv, g_qw, g_kw, g_rstd, N, NH, NKV, hd, Set);
+    close("q/k norms and RoPE", fetch(g_att_in, att_in.size()), att_in);
+    close("attention out", fetch(g_out, out.size()), out);
+    close("attention, RoPE dq, dk, dv", fetch(g_d_att, d_att.size()), d_att);
+    close("q/k norms dqkv", fetch(g_dqkv, dqkv.size()), dqkv);
+    close("q_norm dweight", fetch(g_dqw, dqw.size()), dqw);
+    close("k_norm dweight", fetch(g_dkw, dkw.size()), dkw);
+  }
+  {  // SwiGLU
+    const auto x = random_floats(size_t(N) * 2 * F, 41, 2.0f), dy = random_floats(size_t(N) * F, 42);
+    std::vector<float> out(dy.size()), dx(x.size(), 9.0f);
+    host.swiglu_forward(out.data(), x.data(), N, F);
+    host.swiglu_backward(dx.data(), x.data(), dy.data(), N, F, Set);
+    float *g_x = dev.put(x), *g_out = dev.nans(out.size()), *g_dx = dev.nans(dx.size());
+    gpu_ops.swiglu_forward(g_out, g_x, N, F);
+    gpu_ops.swiglu_backward(g_dx, g_x, dev.put(dy), N, F, Set);
+    close("swiglu out", fetch(g_out, out.size()), out);
+    close("swiglu dinp", fetch(g_dx, dx.size()), dx);
+  }
+  {  // the token embedding without learned positions, and its gradient
+    const auto wte = random_floats(size_t(V) * C, 51), dy = random_floats(size_t(N) * C, 52);
+    std::vector<int32_t> tokens(static_cast<size_t>(N));
+    for (int i = 0; i < N; ++i) tokens[size_t(i)] = (i * 7) % V;
+    std::vector<float> out(dy.size()), dwte(wte.size(), 0.0f);
+    host.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, B, T, C);
+    host.embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), B, T, C);
+    auto g_tokens = upload(tokens);
+    const auto* t = reinterpret_cast<const int32_t*>(g_tokens.data());
+    float *g_out = dev.nans(out.size()), *g_dwte = dev.put(std::vector<float>(wte.size(), 0.0f));
+    gpu_ops.embedding_forward(g_out, t, dev.put(wte), nullptr, B, T, C);
+    gpu_ops.embedding_backward(g_dwte, nullptr, dev.put(dy), t, B, T, C);
+    CHECK(fetch(g_out, out.size()) == out);      // rows copied
+    CHECK(fetch(g_dwte, dwte.size()) == dwte);  // the same additions in the same order
   }
 }
 

@@ -1,17 +1,20 @@
-// The trainer on one GPU (world of one rank, no MPI): the toy model against the CPU path, ZeRO
-// stages against each other, a run against its rerun, state offloaded to host memory or files
-// against resident, and no allocation in a step after the first.
+// The trainer on one GPU (world of one rank, no MPI): the toy model (GPT-2) and the llama family's
+// tiny presets (llama-tiny: RMSNorm, RoPE, SwiGLU, grouped-query attention; qwen3-tiny: and the
+// q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head) against the CPU path, ZeRO stages against each other, a run against its rerun, state
+// offloaded to host memory or files against resident, and no allocation in a step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
-// a tolerance (fp32: 1e-5 relative on every step's loss; bf16, where the GPU also keeps its
-// activations in bf16 and the CPU in fp32: 1%). On the GPU itself every kernel is deterministic
+// a tolerance (fp32: 2e-5 relative on every step's loss, kFp32LossTolerance below; bf16, where the
+// GPU also keeps its activations in bf16 and the CPU in fp32: 1%). On the GPU itself every kernel is deterministic
 // and a world of one rank sums nothing across ranks, so stages 0-3 give the same bits (as they do
 // on the CPU at a fixed world size), a rerun gives the same bits, and the host AdamW of offloaded
 // state gives the GPU AdamW's bits.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -20,6 +23,7 @@
 
 #include "comm/local_communicator.hpp"
 #include "config/config.hpp"
+#include "config/model_block.hpp"
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/backend.hpp"
@@ -30,23 +34,37 @@ using namespace zt;
 namespace {
 
 // Built as test_gpu_training_emulated, every CUDA thread runs on the CPU
-// (tests/kernels_cuda/cuda_emulator.hpp): shorter sequences and runs keep it to seconds.
-#ifdef ZT_TEST_EMULATED
+// (tests/kernels_cuda/cuda_emulator.hpp): shorter sequences and runs keep it to seconds
+// (ZT_TEST_FULL_LENGTH: the GPU's lengths, for bench/cuda/fp32_tolerance.sh).
+#if defined(ZT_TEST_EMULATED) && !defined(ZT_TEST_FULL_LENGTH)
 constexpr bool kEmulated = true;
 #else
 constexpr bool kEmulated = false;
 #endif
 int steps(int n) { return kEmulated ? (n + 2) / 3 : n; }
 
+// fp32 GPU against CPU: both sum in fp32 with fused multiply-adds, in different orders (cuBLASLt's
+// blocking and split-K against oneDNN's; the kernels' reductions), and Adam carries the rounding
+// differences from step to step. Measured on the emulator at these lengths with the GEMM summed in
+// several orders (bench/cuda/fp32_tolerance.sh, bench/RESULTS.md): at most 3.8e-6 relative over 20
+// steps; the tolerance is five times that.
+constexpr double kFp32LossTolerance = 2e-5;
+
 struct Spec {
   int stage = 0;
   std::string dtype = "fp32";
   bool offload = false;  // optimizer state (and at stage 3 the parameters) in pinned host memory
   std::string offload_to = "cpu";  // or "nvme": in files under the system's temporary directory
+  std::string model = "toy";       // a preset
+  std::string model_type = "";     // instead of the preset's (qwen2: q, k and v biases)
+  bool tied = true;                // false: an LM head of its own
 };
 
-// The toy preset on the shipped corpus, with buckets that cut groups in odd places.
-config::Config toy_config(const Spec& s) {
+// The llama family's presets: each of their operators on the GPU.
+const std::vector<std::string> kLlamaFamily = {"llama-tiny", "qwen3-tiny"};
+
+// A preset (toy by default) on the shipped corpus, with buckets that cut groups in odd places.
+config::Config run_config(const Spec& s) {
   config::Config c;
   c.world_size = 1;
   c.train_micro_batch_size_per_gpu = 4;
@@ -73,7 +91,9 @@ config::Config toy_config(const Spec& s) {
   c.optimizer.beta1 = 0.9;
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
-  c.model = {"toy", 2, 4, 64, 256, 128};
+  c.model = config::resolve_model_argument(s.model);
+  if (!s.model_type.empty()) c.model.model_type = s.model_type;
+  if (!s.tied) c.model.tie_word_embeddings = false;
   c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
   c.data.format = "text";
   c.data.seq_len = 64;
@@ -99,7 +119,7 @@ struct RunResult {
 };
 
 RunResult train(const std::string& device, const Spec& spec, int steps) {
-  const config::Config c = toy_config(spec);
+  const config::Config c = run_config(spec);
   Backend& backend = backend_for(device, c);
   auto comm = make_local_communicator(backend.device);
   Trainer trainer(c, *comm, backend);
@@ -115,10 +135,19 @@ bool same_bits(const RunResult& a, const RunResult& b) {
          std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)) == 0;
 }
 
+// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0, and a Qwen2 (q/k/v biases) with an
+// untied head.
+std::vector<Spec> parity_runs(const std::string& dtype) {
+  std::vector<Spec> runs{{0, dtype}, {3, dtype}};
+  for (const std::string& model : kLlamaFamily) runs.push_back({0, dtype, false, "cpu", model});
+  runs.push_back({0, dtype, false, "cpu", "llama-tiny", "qwen2", false});
+  return runs;
+}
+
 }  // namespace
 
 TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
-  const config::Config c = toy_config({0, "bf16"});
+  const config::Config c = run_config({0, "bf16"});
   Backend& backend = backend_for("cuda", c);
   REQUIRE(backend.device.kind() == DeviceKind::Cuda);
   auto comm = make_local_communicator(backend.device);
@@ -135,26 +164,32 @@ TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
   CHECK(last < first - 1.0);
 }
 
-TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 1e-5", "[gpu][train][parity]") {
-  for (int stage : {0, 3}) {
-    INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "fp32"}, steps(20));
-    const RunResult gpu = train("cuda", {stage, "fp32"}, steps(20));
+
+TEST_CASE("fp32: 20 steps on the GPU follow the CPU within 2e-5, for every model family", "[gpu][train][parity]") {
+  for (const Spec& spec : parity_runs("fp32")) {
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
+    const RunResult cpu = train("cpu", spec, steps(20));
+    const RunResult gpu = train("cuda", spec, steps(20));
+    double worst = 0;
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
-      CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 1e-5 * std::abs(cpu.losses[i]));
+      const double relative = std::abs(gpu.losses[i] - cpu.losses[i]) / std::abs(cpu.losses[i]);
+      worst = std::max(worst, relative);
+      CHECK(relative <= kFp32LossTolerance);
     }
+    std::printf("fp32 %s %s stage %d: largest relative loss difference GPU - CPU over %zu steps: %.3g\n",
+                spec.model.c_str(), spec.model_type.c_str(), spec.stage, cpu.losses.size(), worst);
     // Parameters are not compared element by element: gradients that vanish in exact arithmetic
     // (the attention key biases) are rounding noise on both, and Adam turns noise into steps of
     // either sign. The loss does not depend on them.
   }
 }
 
-TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][parity]") {
-  for (int stage : {0, 3}) {
-    INFO("stage " << stage);
-    const RunResult cpu = train("cpu", {stage, "bf16"}, steps(20));
-    const RunResult gpu = train("cuda", {stage, "bf16"}, steps(20));
+TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%, for every model family", "[gpu][train][parity]") {
+  for (const Spec& spec : parity_runs("bf16")) {
+    INFO(spec.model << " " << spec.model_type << (spec.tied ? "" : " untied") << " stage " << spec.stage);
+    const RunResult cpu = train("cpu", spec, steps(20));
+    const RunResult gpu = train("cuda", spec, steps(20));
     for (size_t i = 0; i < cpu.losses.size(); ++i) {
       INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
       CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= 0.01 * std::abs(cpu.losses[i]));
@@ -162,14 +197,15 @@ TEST_CASE("bf16: 20 steps on the GPU follow the CPU within 1%", "[gpu][train][pa
   }
 }
 
-TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU", "[gpu][train][stages]") {
-  for (std::string dtype : {"fp32", "bf16"}) {
-    const RunResult reference = train("cuda", {0, dtype}, steps(5));
-    for (int stage = 1; stage <= 3; ++stage) {
-      INFO(dtype << " stage " << stage << " against stage 0");
-      CHECK(same_bits(train("cuda", {stage, dtype}, steps(5)), reference));
+TEST_CASE("stages 0-3 give the same bits on the GPU, as on the CPU, for every model family", "[gpu][train][stages]") {
+  for (const std::string& model : {std::string("toy"), kLlamaFamily[0], kLlamaFamily[1]})
+    for (std::string dtype : {"fp32", "bf16"}) {
+      const RunResult reference = train("cuda", {0, dtype, false, "cpu", model}, steps(5));
+      for (int stage = 1; stage <= 3; ++stage) {
+        INFO(model << " " << dtype << " stage " << stage << " against stage 0");
+        CHECK(same_bits(train("cuda", {stage, dtype, false, "cpu", model}, steps(5)), reference));
+      }
     }
-  }
 }
 
 TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinism]") {
@@ -195,22 +231,26 @@ TEST_CASE("optimizer state offloaded to host memory or files on the GPU gives th
 }
 
 TEST_CASE("no step after the first allocates on the GPU", "[gpu][train][memory]") {
-  for (std::string dtype : {"fp32", "bf16"})
-    for (int stage = 0; stage <= 3; ++stage) {
-      config::Config c = toy_config({stage, dtype});
-      c.data.val = c.data.train;  // evaluation between steps uses the same buffers
-      c.training.eval_interval = 1;
-      Backend& backend = backend_for("cuda", c);
-      auto comm = make_local_communicator(backend.device);
-      Trainer trainer(c, *comm, backend);
-      trainer.train_step(1);
+  std::vector<Spec> runs;  // GPT-2 at every stage, the llama family at stage 3
+  for (std::string dtype : {"fp32", "bf16"}) {
+    for (int stage = 0; stage <= 3; ++stage) runs.push_back({stage, dtype});
+    for (const std::string& model : kLlamaFamily) runs.push_back({3, dtype, false, "cpu", model});
+  }
+  for (const Spec& spec : runs) {
+    config::Config c = run_config(spec);
+    c.data.val = c.data.train;  // evaluation between steps uses the same buffers
+    c.training.eval_interval = 1;
+    Backend& backend = backend_for("cuda", c);
+    auto comm = make_local_communicator(backend.device);
+    Trainer trainer(c, *comm, backend);
+    trainer.train_step(1);
+    trainer.evaluate();
+    const uint64_t after_first = MemoryLedger::instance().stats().allocations;
+    for (int64_t s = 2; s <= 4; ++s) {
+      trainer.train_step(s);
       trainer.evaluate();
-      const uint64_t after_first = MemoryLedger::instance().stats().allocations;
-      for (int64_t s = 2; s <= 4; ++s) {
-        trainer.train_step(s);
-        trainer.evaluate();
-      }
-      INFO(dtype << " stage " << stage);
-      CHECK(MemoryLedger::instance().stats().allocations == after_first);
     }
+    INFO(spec.model << " " << spec.dtype << " stage " << spec.stage);
+    CHECK(MemoryLedger::instance().stats().allocations == after_first);
+  }
 }

@@ -26,9 +26,10 @@ const std::string kDevice = "NVIDIA";
 #endif
 int steps(int n) { return kEmulated ? n / 3 : n; }
 
-std::string zerotrain(const std::string& dir, const std::string& args) {
-  return std::string(ZT_ZEROTRAIN) + " --model toy --set training.device=cuda --set data.seq_len=" +
-         (kEmulated ? "32" : "64") + " --set training.lr=3e-3 --set training.eval_interval=0" +
+std::string zerotrain(const std::string& dir, const std::string& args, const std::string& model = "toy",
+                      const std::string& device = "cuda") {
+  return std::string(ZT_ZEROTRAIN) + " --model " + model + " --set training.device=" + device +
+         " --set data.seq_len=" + (kEmulated ? "32" : "64") + " --set training.lr=3e-3 --set training.eval_interval=0" +
          " --set training.metrics=" + dir + "/metrics.jsonl " + args;
 }
 
@@ -170,4 +171,24 @@ TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][
   CHECK(log.find("training.device") != std::string::npos);
   CHECK(log.find("fp16.enabled") != std::string::npos);
   CHECK(log.find("| loss ") == std::string::npos);  // nothing trained
+}
+
+TEST_CASE("the llama family trains on the GPU under training.device auto", "[gpu][e2e]") {
+  for (std::string preset : {"llama-tiny", "qwen3-tiny"}) {
+    const auto dir = fresh_dir("gpu-" + preset);
+    const std::string cmd =
+        zerotrain(dir, "--config zero2 --steps " + std::to_string(steps(30)) + " --set bf16.enabled=true", preset,
+                  "auto");
+    INFO(cmd);
+    const int code = run_command(cmd, dir + "/out.log");
+    const std::string log = read_file(dir + "/out.log");
+    INFO(log);
+    REQUIRE(code == 0);
+    CHECK(log.find("device: " + kDevice) != std::string::npos);
+    CHECK(log.find("training on the CPU although") == std::string::npos);
+    Metrics m = read_metrics(dir + "/metrics.jsonl");
+    REQUIRE(m.steps.size() == size_t(steps(30)));
+    CHECK(m.setup["dtype"] == "bf16");
+    CHECK(loss_drop(m) > 0.5);
+  }
 }

@@ -76,3 +76,112 @@ TEST_CASE("attention_backward accumulates finite-difference gradients", "[kernel
     require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
   }
 }
+
+namespace {
+
+struct GqaShape {
+  int B, T, NH, NKV, hd;
+  size_t qkv() const { return size_t(B) * T * (NH + 2 * NKV) * hd; }
+};
+
+// Grouped-query attention as transformers computes it: k and v heads repeated (repeat_kv) to NH,
+// then causal attention per head over packed qkv [B, T, (NH + 2·NKV)·hd]; out [B, T, NH·hd].
+AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
+  const int ld = (s.NH + 2 * s.NKV) * s.hd, group = s.NH / s.NKV;
+  AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T * s.T, 0.0)};
+  for (int b = 0; b < s.B; b++)
+    for (int h = 0; h < s.NH; h++) {
+      const int kv = h / group;
+      auto at = [&](int t, int head) { return &qkv[(size_t(b) * s.T + t) * ld + size_t(head) * s.hd]; };
+      for (int t = 0; t < s.T; t++) {
+        std::vector<double> score(t + 1);
+        double maxval = -1e300;
+        for (int j = 0; j <= t; j++) {
+          double dot = 0;
+          for (int i = 0; i < s.hd; i++) dot += at(t, h)[i] * at(j, s.NH + kv)[i];
+          score[j] = dot / std::sqrt(double(s.hd));
+          maxval = std::max(maxval, score[j]);
+        }
+        double sum = 0;
+        for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
+        double* a = &r.att[((size_t(b) * s.NH + h) * s.T + t) * s.T];
+        for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
+        for (int i = 0; i < s.hd; i++) {
+          double acc = 0;
+          for (int j = 0; j <= t; j++) acc += a[j] * at(j, s.NH + s.NKV + kv)[i];
+          r.out[((size_t(b) * s.T + t) * s.NH + h) * s.hd + i] = acc;
+        }
+      }
+    }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("gqa_attention matches repeat_kv attention in double: GQA, MQA and MHA", "[kernels][attention][gqa]") {
+  for (GqaShape s : {GqaShape{2, 5, 4, 2, 6}, GqaShape{1, 7, 3, 1, 4}, GqaShape{2, 4, 2, 2, 5}}) {
+    INFO("B=" << s.B << " T=" << s.T << " NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
+    Vec qkv = random_vec(s.qkv(), 101, 1.5f);
+    Vec out = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 102), att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 103);
+    gqa_attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    auto ref = gqa_ref(to_double(qkv), s);
+    require_close(out, ref.out, 1e-5, 1e-6);
+    require_close(att, ref.att, 1e-5, 1e-6);
+
+    Vec dy = random_vec(out.size(), 104);
+    Vec dqkv0 = random_vec(qkv.size(), 105), dqkv = dqkv0;
+    Vec scratch(attention_backward_scratch_size(s.B, s.T, s.NH));
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    auto g = numeric_grad([&](const VecD& v) { return gqa_ref(v, s).out; }, to_double(qkv), to_double(dy));
+    require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
+  }
+}
+
+TEST_CASE("multi-head attention is grouped-query attention with one q head per k/v head, bit for bit",
+          "[kernels][attention][gqa]") {
+  const int B = 2, T = 9, C = 24, NH = 3;
+  Vec qkv = random_vec(size_t(B) * T * 3 * C, 111);
+  Vec a(size_t(B) * T * C), b(a.size()), att_a(size_t(B) * NH * T * T), att_b(att_a.size());
+  attention_forward(a.data(), att_a.data(), qkv.data(), B, T, C, NH);
+  gqa_attention_forward(b.data(), att_b.data(), qkv.data(), B, T, NH, NH, C / NH);
+  REQUIRE(a == b);
+  REQUIRE(att_a == att_b);
+}
+
+TEST_CASE("attention against a KV cache equals attention over the whole sequence, in any chunks",
+          "[kernels][attention][kv_cache]") {
+  struct Case {
+    int NH, NKV, hd;
+  };
+  for (Case c : {Case{4, 2, 8}, Case{3, 3, 8}, Case{2, 1, 16}}) {
+    INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd);
+    const int B = 2, T = 9, S = 12, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
+    const Vec qkv = random_vec(size_t(B) * T * W, 131);
+    Vec full(size_t(B) * T * O), att(size_t(B) * c.NH * T * T);
+    gqa_attention_forward(full.data(), att.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
+    // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
+    Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
+    int pos = 0;
+    for (int chunk : {4, 1, 4}) {
+      Vec part(size_t(B) * chunk * W), out(size_t(B) * chunk * O);
+      for (int b = 0; b < B; b++)
+        std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W, part.begin() + ptrdiff_t(b) * chunk * W);
+      gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd);
+      for (int b = 0; b < B; b++)
+        for (int t = 0; t < chunk; t++)
+          for (int i = 0; i < O; i++)
+            REQUIRE(out[(size_t(b) * chunk + t) * O + i] ==
+                    Approx(full[(size_t(b) * T + pos + t) * O + i]).epsilon(1e-5).margin(1e-6));
+      pos += chunk;
+    }
+    // The cache holds every token's k and v heads; the rows past the sequence are untouched.
+    for (int b = 0; b < B; b++)
+      for (int j = 0; j < S; j++)
+        for (int i = 0; i < c.NKV * c.hd; i++) {
+          const size_t at = (size_t(b) * S + j) * c.NKV * c.hd + i;
+          const size_t src = (size_t(b) * T + j) * W + size_t(c.NH) * c.hd + i;
+          REQUIRE(k[at] == (j < T ? qkv[src] : 7.0f));
+          REQUIRE(v[at] == (j < T ? qkv[src + size_t(c.NKV) * c.hd] : 7.0f));
+        }
+  }
+}

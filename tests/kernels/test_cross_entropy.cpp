@@ -1,5 +1,7 @@
 #include "kernels/cpu/cross_entropy.hpp"
 
+#include "core/ignored_target.hpp"
+
 #include "check.hpp"
 
 using namespace zt::cpu;
@@ -74,4 +76,53 @@ TEST_CASE("cross_entropy stays finite for extreme logits", "[kernels][cross_entr
   // Probabilities far below the others (logits 30 apart over 200 tokens reach exp(-200)) are
   // written as 0, never as subnormal numbers.
   for (float g : d) REQUIRE(std::fpclassify(g) != FP_SUBNORMAL);
+}
+
+TEST_CASE("cross_entropy leaves ignored targets out of the mean and their rows without gradient",
+          "[kernels][cross_entropy][mask]") {
+  const int N = 6, V = 11, Vp = 16;
+  Vec logits = random_vec(size_t(N) * Vp, 83, 4.0f);
+  for (int n = 0; n < N; n++)
+    for (int v = V; v < Vp; v++) logits[size_t(n) * Vp + v] = 1000.0f;
+  const std::vector<int32_t> targets = {0, zt::kIgnoredTarget, 3, zt::kIgnoredTarget, 7, 10};
+  // The reference: the rows that count alone (PyTorch's ignore_index).
+  std::vector<int32_t> kept_targets;
+  VecD kept;
+  for (int n = 0; n < N; n++) {
+    if (targets[size_t(n)] == zt::kIgnoredTarget) continue;
+    kept_targets.push_back(targets[size_t(n)]);
+    kept.insert(kept.end(), logits.begin() + n * Vp, logits.begin() + (n + 1) * Vp);
+  }
+  const int counted = int(kept_targets.size());
+  Vec lse(N);
+  const float loss = cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp);
+  REQUIRE(loss == Approx(cross_entropy_ref(kept, kept_targets, counted, V, Vp)).epsilon(1e-6));
+
+  const float scale = 0.75f / float(counted);
+  Vec dlogits = random_vec(logits.size(), 84);
+  cross_entropy_backward(dlogits.data(), logits.data(), lse.data(), targets.data(), scale, N, V, Vp);
+  // Finite differences of 0.75 · (mean over the rows that count) over every logit: 0 in ignored rows.
+  VecD g = numeric_grad(
+      [&](const VecD& v) {
+        VecD rows;
+        for (int n = 0; n < N; n++)
+          if (targets[size_t(n)] != zt::kIgnoredTarget) rows.insert(rows.end(), v.begin() + n * Vp, v.begin() + (n + 1) * Vp);
+        return VecD{0.75 * cross_entropy_ref(rows, kept_targets, counted, V, Vp)};
+      },
+      to_double(logits), {1.0});
+  require_close(dlogits, g, 1e-5, 1e-7);
+  for (int v = 0; v < Vp; v++) {
+    REQUIRE(dlogits[size_t(1) * Vp + v] == 0.0f);
+    REQUIRE(dlogits[size_t(3) * Vp + v] == 0.0f);
+  }
+}
+
+TEST_CASE("cross_entropy of rows that are all ignored is NaN with a zero gradient", "[kernels][cross_entropy][mask]") {
+  const int N = 2, V = 5, Vp = 8;
+  const Vec logits = random_vec(size_t(N) * Vp, 85);
+  const std::vector<int32_t> targets(N, zt::kIgnoredTarget);
+  Vec lse(N), d(logits.size(), 1.0f);
+  REQUIRE(std::isnan(cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp)));
+  cross_entropy_backward(d.data(), logits.data(), lse.data(), targets.data(), 1.0f, N, V, Vp);
+  for (float x : d) REQUIRE(x == 0.0f);
 }

@@ -51,3 +51,19 @@ TEST_CASE("embedding forward and backward with repeated tokens", "[kernels][embe
     REQUIRE(run(1) == run(2));
   }
 }
+
+TEST_CASE("embedding without learned positions: the token's row, and its gradient alone", "[kernels][embedding]") {
+  const int B = 2, T = 4, C = 33, V = 6;
+  std::vector<int32_t> tokens = {5, 0, 5, 2, 1, 1, 4, 5};
+  Vec wte = random_vec(size_t(V) * C, 111);
+  Vec y = random_vec(size_t(B) * T * C, 112);
+  embedding_forward(y.data(), tokens.data(), wte.data(), nullptr, B, T, C);
+  const VecD zeros(size_t(T) * C, 0.0);
+  require_close(y, embedding_ref(tokens, to_double(wte), zeros, B, T, C), 0, 0);  // copies, exactly
+
+  Vec dy = random_vec(y.size(), 113), dwte0 = random_vec(wte.size(), 114), dwte = dwte0;
+  embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), B, T, C);
+  auto g = numeric_grad([&](const VecD& v) { return embedding_ref(tokens, v, zeros, B, T, C); }, to_double(wte),
+                        to_double(dy));
+  require_close(dwte, plus(dwte0, g), 1e-5, 1e-5);
+}

@@ -1,16 +1,18 @@
 #pragma once
 // Runs the CUDA kernels and their launchers on the CPU, for tests on machines without a GPU: g++
 // compiles lib/kernels/cuda/*.cu with the CUDA keywords and built-ins below, and launch()
-// (common.cuh) calls emulate(), which runs the grid one block at a time on the calling thread,
-// each CUDA thread a fiber with its own stack. __syncthreads waits for every live
+// (common.cuh) calls zt::emu::launch(), which checks the launch against the device's limits and
+// queues the kernel on its stream (emulated_device.hpp); when the queue runs it, emulate() runs
+// the grid one block at a time, each CUDA thread a fiber with its own stack. __syncthreads waits for every live
 // thread of the block, __syncwarp and warp shuffles for every live thread of the warp; threads
 // that have returned no longer count, as on the GPU. Threads waiting at different barriers are
 // reported as a deadlock. __shared__ variables are statics (one block runs at a time) and the
 // dynamic shared memory is a buffer per block.
 //
 // What this proves: the kernels' indexing, masking, tiling, reductions and arithmetic, on the
-// exact source that nvcc compiles. What it cannot: timing, occupancy, launch limits, shared memory
-// limits, memory-model races beyond what the barriers order, cuBLASLt and CUB.
+// exact source that nvcc compiles, their launch configurations, and the ordering of their
+// streams. What it cannot: timing, occupancy, registers and static shared memory, memory-model
+// races beyond what the barriers order, the real cuBLASLt and CUB.
 // Fibers switch without system calls on x86-64 (zt_emu_switch, cuda_emulator.cpp), elsewhere
 // with ucontext.
 // Include it before any lib/kernels/cuda header.
@@ -21,6 +23,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -29,6 +32,9 @@
 #include <cstring>
 #include <memory>
 #include <vector>
+
+#include "emulated_device.hpp"
+#include "kernels/cuda/dtype_bits.cuh"
 
 #define ZT_CUDA_EMULATION 1
 
@@ -93,6 +99,7 @@ struct Block {
   std::vector<Fiber> fibers;
   std::vector<int4> shared;        // dynamic shared memory, 16-byte aligned
   std::vector<uint64_t> exchange;  // one shuffle slot per thread
+  std::vector<std::array<uint32_t, 6>> fragments;  // one mma operand slot per thread
   Context scheduler;
 };
 
@@ -192,12 +199,23 @@ void emulate(dim3 grid, dim3 threads, size_t shared_bytes, Kernel kernel, Args..
         state.fibers.resize(size_t(n));
         state.shared.resize((shared_bytes + 15) / 16 + 1);
         state.exchange.resize(size_t(n));
+        state.fragments.resize(size_t(n));
         block = &state;
         block_idx = uint3{bx, by, bz};
         run_block(n, threads, (bx + by + bz) % 2 == 1);
         block = nullptr;
       }
   job = nullptr;
+}
+
+// common.cuh's launch(): checks the configuration as cudaLaunchKernel does (the error goes to
+// cudaGetLastError) and queues the grid on `stream`, its arguments copied as kernel parameters are.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 threads, size_t shared_bytes, cudaStream_t stream,
+            const char* name, Args... args) {
+  const cudaError_t error = launch_error(grid, threads, shared_bytes, reinterpret_cast<const void*>(kernel));
+  if (error != cudaSuccess) return set_last_error(error);
+  enqueue(stream, name, [=] { emulate(grid, threads, shared_bytes, kernel, args...); });
 }
 
 }  // namespace zt::emu
@@ -223,15 +241,45 @@ V __shfl_xor_sync(unsigned, V v, int lane_mask) {
   return r;
 }
 
-// Device arithmetic intrinsics: IEEE operations rounding to nearest (the test builds with
-// -ffp-contract=off, so nothing is fused behind their back).
-inline float __fmul_rn(float a, float b) { return a * b; }
-inline float __fadd_rn(float a, float b) { return a + b; }
-inline float __fdiv_rn(float a, float b) { return a / b; }
+namespace zt::emu {
+// mma.sync.m16n8k16.row.col.f32.bf16.bf16.f32 for the calling lane (lib/kernels/cuda/mma.cuh has
+// the fragment layout): the warp's lanes meet, each rebuilds A and B from all the lanes' registers
+// and computes its own four accumulators. Products of bf16 are exact; the 16 of a dot product are
+// summed exactly and rounded once onto the accumulator.
+inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  auto& mine = block->fragments[size_t(linear_tid)];
+  mine = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  wait_for(Wait::Warp);
+  const int warp0 = linear_tid & ~31, lane = linear_tid & 31;
+  auto half = [](uint32_t reg, int which) { return ::zt::cuda::bits::bf16_to_f32(uint16_t(which ? reg >> 16 : reg & 0xffffu)); };
+  auto A = [&](int r, int k) {
+    const auto& f = block->fragments[size_t(warp0 + (r % 8) * 4 + (k % 8) / 2)];
+    return half(f[size_t((r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0))], k % 2);
+  };
+  auto B = [&](int k, int c) {
+    const auto& f = block->fragments[size_t(warp0 + c * 4 + (k % 8) / 2)];
+    return half(f[size_t(4 + (k >= 8 ? 1 : 0))], k % 2);
+  };
+  for (int i = 0; i < 4; i++) {
+    const int r = lane / 4 + (i >= 2 ? 8 : 0), c = (lane % 4) * 2 + (i % 2);
+    double sum = 0;
+    for (int k = 0; k < 16; k++) sum += double(A(r, k)) * double(B(k, c));
+    d[i] += float(sum);
+  }
+  wait_for(Wait::Warp);  // nobody overwrites a slot before the warp has read it
+}
+}  // namespace zt::emu
+
+// Device arithmetic intrinsics: IEEE operations rounding to nearest, each rounding once as nvcc
+// promises: the volatile result keeps a build with contraction (zt_cuda_kernels_emulated_fma) from
+// fusing a product into the sum that uses it.
+inline float __fmul_rn(float a, float b) { volatile float r = a * b; return r; }
+inline float __fadd_rn(float a, float b) { volatile float r = a + b; return r; }
+inline float __fdiv_rn(float a, float b) { volatile float r = a / b; return r; }
 inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
-inline double __dmul_rn(double a, double b) { return a * b; }
-inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dmul_rn(double a, double b) { volatile double r = a * b; return r; }
+inline double __dadd_rn(double a, double b) { volatile double r = a + b; return r; }
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 

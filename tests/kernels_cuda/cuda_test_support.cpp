@@ -1,6 +1,7 @@
 #include "cuda_test_support.hpp"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "core/rng.hpp"
 
@@ -12,6 +13,11 @@ void check(cudaError_t status, const char* what) {
   REQUIRE(status == cudaSuccess);
 }
 }  // namespace
+
+bool small_shapes() {
+  static const bool small = kEmulated || std::getenv("ZT_TEST_SMALL_SHAPES") != nullptr;
+  return small;
+}
 
 Vec random_vec(size_t n, uint64_t seed, float scale) {
   Rng rng(seed);

@@ -33,6 +33,10 @@ constexpr bool kEmulated = true;
 constexpr bool kEmulated = false;
 #endif
 
+// Only the small shapes: on the emulator, or on a GPU when ZT_TEST_SMALL_SHAPES is set (the runs
+// under compute-sanitizer, which slows every access down).
+bool small_shapes();
+
 Vec random_vec(size_t n, uint64_t seed, float scale = 1.0f);
 // v as dt stores it: rounded to the 16-bit type and back (a copy for fp32).
 Vec rounded(DType dt, const Vec& v);

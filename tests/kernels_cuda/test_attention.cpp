@@ -1,7 +1,10 @@
 // Fused causal attention against kernels/cpu/attention: outputs, the saved log-sum-exp (against a
 // double-precision reference) and the gradients; head sizes 4, 32, 48, 64 and 128; T = 1 and T
-// not a multiple of the tile; fp32 and bf16; forward and backward twice give the same bits.
+// not a multiple of the tile; fp32 (CUDA cores) and bf16 (tensor cores); forward and backward twice
+// give the same bits; grouped-query attention against multi-head attention over repeated heads, and
+// against the CPU's grouped-query attention at the llama family's head sizes.
 #include <cmath>
+#include <limits>
 
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/attention.hpp"
@@ -25,7 +28,7 @@ std::vector<Shape> shapes() {
       {1, 35, 96, 2},   // head size 48 (compiled for 64, channels past 48 zero)
       {1, 35, 128, 1},  // head size 128, two 32-row tiles
   };
-  if (!kEmulated) {
+  if (!small_shapes()) {
     s.push_back({4, 1024, 768, 12});  // GPT-2 124M
     s.push_back({2, 257, 1024, 8});   // head size 128, a last tile of one row
   }
@@ -117,4 +120,109 @@ TEST_CASE("attention rejects head sizes above 128 and C not divisible by NH", "[
   REQUIRE_THROWS_WITH(cuda::attention_backward(DType::F32, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 1, 4,
                                                100, 3, nullptr),
                       Catch::Contains("attention_backward") && Catch::Contains("not a multiple of NH = 3"));
+}
+
+TEST_CASE("grouped-query attention equals multi-head attention over repeated key/value heads", "[cuda][attention]") {
+  // The reference: each query head's key/value head copied into a multi-head qkv for the CPU op;
+  // the key/value gradients of the copies summed back per shared head.
+  struct Gqa {
+    int B, T, NH, NKV, hs;
+  };
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Gqa g : {Gqa{2, 70, 6, 2, 16}, Gqa{1, 67, 4, 1, 64}, Gqa{1, 33, 2, 2, 32}}) {
+      INFO(dtype_name(dt) << " B=" << g.B << " T=" << g.T << " NH=" << g.NH << " NKV=" << g.NKV << " hs=" << g.hs);
+      const int C = g.NH * g.hs, group = g.NH / g.NKV;
+      const size_t rows = size_t(g.B) * g.T, width = size_t(g.NH + 2 * g.NKV) * g.hs;
+      const Vec qkv = rounded(dt, random_vec(rows * width, 81, 1.5f));
+      const Vec dout = rounded(dt, random_vec(rows * C, 82));
+      Vec mha(rows * 3 * C);
+      for (size_t r = 0; r < rows; r++)
+        for (int h = 0; h < g.NH; h++)
+          for (int d = 0; d < g.hs; d++) {
+            const float* src = &qkv[r * width];
+            float* dst = &mha[r * 3 * C];
+            dst[h * g.hs + d] = src[h * g.hs + d];
+            dst[C + h * g.hs + d] = src[(g.NH + h / group) * g.hs + d];
+            dst[2 * C + h * g.hs + d] = src[(g.NH + g.NKV + h / group) * g.hs + d];
+          }
+      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dmha(rows * 3 * C, 0.0f);
+      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
+      cpu::attention_forward(out_ref.data(), att.data(), mha.data(), g.B, g.T, C, g.NH);
+      cpu::attention_backward(dmha.data(), scratch.data(), dout.data(), mha.data(), att.data(), g.B, g.T, C, g.NH);
+      Vec dqkv_ref(rows * width, 0.0f);
+      for (size_t r = 0; r < rows; r++)
+        for (int h = 0; h < g.NH; h++)
+          for (int d = 0; d < g.hs; d++) {
+            const float* src = &dmha[r * 3 * C];
+            float* dst = &dqkv_ref[r * width];
+            dst[h * g.hs + d] = src[h * g.hs + d];
+            dst[(g.NH + h / group) * g.hs + d] += src[C + h * g.hs + d];
+            dst[(g.NH + g.NKV + h / group) * g.hs + d] += src[2 * C + h * g.hs + d];
+          }
+
+      const cuda::AttentionShape shape{g.B, g.T, g.NH, g.NKV, g.hs};
+      DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout), out(dt, rows * C), dqkv(dt, rows * width);
+      DeviceBuffer lse(size_t(g.B) * g.NH * g.T * 4), scratch_d(cuda::attention_backward_scratch_floats(g.B, g.T, g.NH) * 4);
+      cuda::attention_forward(dt, out.ptr(), lse.as<float>(), dqkv_in.ptr(), shape, nullptr);
+      cuda::attention_backward(dt, dqkv.ptr(), scratch_d.as<float>(), ddout.ptr(), dqkv_in.ptr(), out.ptr(),
+                               lse.as<float>(), shape, nullptr);
+      device_sync();
+      require_close(dt, out.values(), out_ref, {1e-2});
+      require_close(dt, dqkv.values(), dqkv_ref, {3e-2});
+    }
+}
+
+TEST_CASE("attention refuses query heads that do not share key/value heads evenly", "[cuda][attention][errors]") {
+  REQUIRE_THROWS_WITH(cuda::attention_forward(DType::BF16, nullptr, nullptr, nullptr, cuda::AttentionShape{1, 4, 6, 4, 16},
+                                              nullptr),
+                      Catch::Contains("attention_forward") && Catch::Contains("NKV = 4"));
+}
+
+TEST_CASE("grouped-query attention matches the CPU's at the llama family's head sizes", "[cuda][attention]") {
+  // hd 16 and 32: llama-tiny and qwen3-tiny; 24: the Qwen3 fixture; 64: Llama 3.2 1B (32 query
+  // heads over 8 key/value heads); 128: Qwen3. The input gradient is accumulated onto a random base
+  // in fp32 (onto zeros in bf16, as above) and written over NaNs.
+  struct Gqa {
+    int B, T, NH, NKV, hs;
+  };
+  std::vector<Gqa> shapes{{2, 32, 4, 2, 16}, {1, 40, 4, 2, 32}, {1, 33, 4, 2, 24}, {1, 70, 8, 2, 64},
+                          {1, 37, 4, 1, 128}};
+  if (!small_shapes()) {
+    shapes.push_back({2, 1024, 32, 8, 64});
+    shapes.push_back({1, 2048, 16, 8, 128});
+  }
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Gqa g : shapes) {
+      INFO(dtype_name(dt) << " B=" << g.B << " T=" << g.T << " NH=" << g.NH << " NKV=" << g.NKV << " hs=" << g.hs);
+      const size_t rows = size_t(g.B) * g.T, width = size_t(g.NH + 2 * g.NKV) * g.hs, C = size_t(g.NH) * g.hs;
+      const Vec qkv = rounded(dt, random_vec(rows * width, 91, 1.5f));
+      const Vec dout = rounded(dt, random_vec(rows * C, 92));
+      const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * width, 93) : Vec(rows * width, 0.0f);
+      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dqkv_ref = dqkv0, fresh_ref(rows * width, 0.0f);
+      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
+      cpu::gqa_attention_forward(out_ref.data(), att.data(), qkv.data(), g.B, g.T, g.NH, g.NKV, g.hs);
+      cpu::gqa_attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T, g.NH,
+                                  g.NKV, g.hs);
+      cpu::gqa_attention_backward(fresh_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T,
+                                  g.NH, g.NKV, g.hs);
+
+      const cuda::AttentionShape shape{g.B, g.T, g.NH, g.NKV, g.hs};
+      DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout), out(dt, rows * C);
+      DeviceBuffer lse(size_t(g.B) * g.NH * g.T * 4);
+      DeviceBuffer scratch_d(cuda::attention_backward_scratch_floats(g.B, g.T, g.NH) * 4);
+      cuda::attention_forward(dt, out.ptr(), lse.as<float>(), dqkv_in.ptr(), shape, nullptr);
+      auto backward = [&](const Vec& base, GradInto into) {
+        DeviceTensor dqkv(dt, base);
+        cuda::attention_backward(dt, dqkv.ptr(), scratch_d.as<float>(), ddout.ptr(), dqkv_in.ptr(), out.ptr(),
+                                 lse.as<float>(), shape, nullptr, into);
+        device_sync();
+        return dqkv.bits();
+      };
+      const Bytes accumulated = backward(dqkv0, GradInto::Accumulate);
+      require_close(dt, out.values(), out_ref, {1e-2});
+      require_close(dt, decode(dt, accumulated), dqkv_ref, {3e-2});
+      const Bytes written = backward(Vec(rows * width, std::numeric_limits<float>::quiet_NaN()), GradInto::Overwrite);
+      require_close(dt, decode(dt, written), fresh_ref, {3e-2});
+      CHECK(backward(dqkv0, GradInto::Accumulate) == accumulated);
+    }
 }

@@ -3,6 +3,7 @@
 // (Vp % 8 == 0) and scalar rows; a target outside the vocabulary.
 #include <cmath>
 
+#include "core/ignored_target.hpp"
 #include "core/rng.hpp"
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/cross_entropy.hpp"
@@ -18,7 +19,7 @@ struct Shape {
 };
 
 std::vector<Shape> shapes() {
-  if (kEmulated) return {{3, 50, 56}, {4, 37, 37}, {2, 3000, 3008}};
+  if (small_shapes()) return {{3, 50, 56}, {4, 37, 37}, {2, 3000, 3008}};
   return {{3, 50, 56}, {4, 37, 37}, {2, 3000, 3008}, {1024, 50257, 50304}};
 }
 
@@ -116,6 +117,52 @@ TEST_CASE("classifier: a target outside the vocabulary gives a NaN loss and no o
   double row_sum = 0;
   for (int v = 0; v < s.V; v++) row_sum += d[size_t(s.Vp) + size_t(v)];
   CHECK(row_sum == Approx(0.5).epsilon(1e-5));  // softmax sums to 1, no -1 subtracted
+}
+
+TEST_CASE("classifier: ignored targets carry no loss and no gradient, as on the CPU", "[cuda][classifier][mask]") {
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const Shape s{5, 50, 56};
+    Vec logits = rounded(dt, logits_for(s, 54));
+    for (size_t i = 0; i < logits.size(); i++)
+      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;
+    const std::vector<int32_t> targets{7, kIgnoredTarget, 49, kIgnoredTarget, 0};
+    const float scale = 1.0f / 3.0f;  // dloss / the rows that count
+    Vec want_lse(size_t(s.N)), want_d(logits.size());
+    const float want_mean = cpu::cross_entropy_forward(want_lse.data(), logits.data(), targets.data(), s.N, s.V, s.Vp);
+    cpu::cross_entropy_backward(want_d.data(), logits.data(), want_lse.data(), targets.data(), scale, s.N, s.V, s.Vp);
+
+    DeviceTensor fused(dt, logits), unfused(dt, logits), ddl(dt, logits.size());
+    DeviceBuffer dtg = upload_raw(targets), lse(20), losses(20), mean(4), mean2(4);
+    cuda::classifier_forward(dt, lse.as<float>(), losses.as<float>(), mean.as<float>(), unfused.ptr(),
+                             dtg.as<int32_t>(), s.N, s.V, s.Vp, nullptr);
+    cuda::classifier_backward(dt, ddl.ptr(), unfused.ptr(), lse.as<float>(), dtg.as<int32_t>(), scale, s.N, s.V, s.Vp,
+                              nullptr);
+    cuda::classifier_fused(dt, fused.ptr(), lse.as<float>(), losses.as<float>(), mean2.as<float>(),
+                           dtg.as<int32_t>(), scale, s.N, s.V, s.Vp, nullptr);
+    device_sync();
+    const float got = download_raw<float>(mean, 1)[0];
+    CHECK(std::abs(got - want_mean) <= 1e-5f * std::abs(want_mean));
+    CHECK(mean2.download_bytes() == mean.download_bytes());
+    require_close(dt, ddl.values(), want_d, {1e-4});
+    CHECK(fused.bits() == ddl.bits());
+    const Vec d = ddl.values();
+    for (int n : {1, 3})
+      for (int v = 0; v < s.Vp; v++) REQUIRE(d[size_t(n) * s.Vp + size_t(v)] == 0.0f);
+  }
+}
+
+TEST_CASE("classifier: the mean loss of rows that are all ignored is NaN", "[cuda][classifier][mask]") {
+  const Shape s{2, 10, 16};
+  const Vec logits = logits_for(s, 55);
+  const std::vector<int32_t> targets{kIgnoredTarget, kIgnoredTarget};
+  DeviceTensor dlog(DType::F32, logits);
+  DeviceBuffer dtg = upload_raw(targets), lse(8), losses(8), mean(4);
+  cuda::classifier_fused(DType::F32, dlog.ptr(), lse.as<float>(), losses.as<float>(), mean.as<float>(),
+                         dtg.as<int32_t>(), 0.5f, s.N, s.V, s.Vp, nullptr);
+  device_sync();
+  CHECK(std::isnan(download_raw<float>(mean, 1)[0]));
+  for (float g : dlog.values()) REQUIRE(g == 0.0f);
 }
 
 TEST_CASE("classifier rejects Vp < V", "[cuda][classifier][errors]") {

@@ -56,6 +56,7 @@ TEST_CASE("column_sums over many chunks match a double reference", "[cuda][colum
   std::vector<float> partials(size_t(2) * C * chunking.chunks);
   const cuda::ColumnOutputs<2, float> outputs{{squares.data(), sums.data()}};
   cuda::column_sums(outputs, partials.data(), N, C, chunking, SquareAndPlain{x.data(), C}, nullptr);
+  device_sync();  // the kernels are queued on the stream, not run yet
   for (int c = 0; c < C; c++) {
     double sq = 0, s = 0;
     for (int r = 0; r < N; r++) {

@@ -14,7 +14,7 @@ using namespace zt::test;
 namespace {
 
 const std::vector<size_t> kSizes =
-    kEmulated ? std::vector<size_t>{1, 13, 2048 + 5} : std::vector<size_t>{1, 13, 1 << 20};
+    small_shapes() ? std::vector<size_t>{1, 13, 2048 + 5} : std::vector<size_t>{1, 13, 1 << 20};
 
 }  // namespace
 

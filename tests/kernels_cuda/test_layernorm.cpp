@@ -15,7 +15,7 @@ struct Shape {
 
 std::vector<Shape> shapes() {
   // C = 40: vector path; C = 37: scalar; N = 300: two row chunks in dweight/dbias.
-  if (kEmulated) return {{5, 40}, {9, 37}, {300, 16}};
+  if (small_shapes()) return {{5, 40}, {9, 37}, {300, 16}};
   return {{5, 40}, {9, 37}, {300, 16}, {8 * 1024, 768}};
 }
 

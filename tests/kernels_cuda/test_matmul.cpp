@@ -19,7 +19,7 @@ struct Shape {
 
 std::vector<Shape> shapes() {
   std::vector<Shape> s{{7, 16, 24}, {33, 40, 20}, {5, 13, 11}, {300, 8, 16}};
-  if (!kEmulated) {
+  if (!small_shapes()) {
     s.push_back({8 * 1024, 768, 3072});  // GPT-2's MLP input projection
     s.push_back({1024, 768, 50304});     // the LM head
   }
@@ -82,7 +82,7 @@ TEST_CASE("matmul forward and backward match the CPU", "[cuda][matmul]") {
 
 TEST_CASE("matmul with pre_gelu writes the GELU input and output", "[cuda][matmul][gelu]") {
   cuda::MatmulContext ctx;
-  const Shape s = kEmulated ? Shape{9, 16, 32} : Shape{4096, 768, 3072};
+  const Shape s = small_shapes() ? Shape{9, 16, 32} : Shape{4096, 768, 3072};
   for (DType dt : {DType::F32, DType::BF16})
     for (bool with_bias : {true, false}) {
       INFO(dtype_name(dt) << (with_bias ? " bias" : " no bias"));

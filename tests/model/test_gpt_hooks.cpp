@@ -66,6 +66,24 @@ private:
   std::vector<std::vector<float>> retired_;
 };
 
+// Tokens below 50 for a micro-batch of n.
+std::vector<int32_t> tokens(int n, int multiplier, int offset) {
+  std::vector<int32_t> t(size_t(n), 0);
+  for (int i = 0; i < n; i++) t[size_t(i)] = (i * multiplier + offset) % 50;
+  return t;
+}
+
+// Same numbers as with all parameters resident: nothing was read after a release or written
+// after grads_ready (either would have brought NaN in or lost a contribution).
+void check_same_as_resident(Gpt& model, ResidentParams& resident, const TransientHooks& hooks, float loss,
+                            const std::vector<int32_t>& inputs, const std::vector<int32_t>& targets, int B, int T) {
+  const float resident_loss = model.forward(inputs.data(), targets.data(), B, T, resident);
+  model.backward(resident, 1.0f);
+  REQUIRE(loss == resident_loss);
+  REQUIRE(std::isfinite(loss));
+  for (size_t i = 0; i < hooks.grad_total.size(); i++) REQUIRE(hooks.grad_total[i] == resident.grad[i]);
+}
+
 }  // namespace
 
 TEST_CASE("GPT forward and backward follow the hook order of the ZeRO contract", "[model][hooks]") {
@@ -76,11 +94,7 @@ TEST_CASE("GPT forward and backward follow the hook order of the ZeRO contract",
     Gpt model(shape, B, T, recompute);
     ResidentParams resident(model.layout());
     model.init_params(resident.params.data(), 0, model.layout().total, 3);
-    std::vector<int32_t> inputs(B * T), targets(B * T);
-    for (int i = 0; i < B * T; i++) {
-      inputs[i] = (i * 7) % 50;
-      targets[i] = (i * 11 + 3) % 50;
-    }
+    const std::vector<int32_t> inputs = tokens(B * T, 7, 0), targets = tokens(B * T, 11, 3);
 
     TransientHooks hooks(model.layout(), resident.params.data());
     const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
@@ -101,12 +115,53 @@ TEST_CASE("GPT forward and backward follow the hook order of the ZeRO contract",
     want.push_back("grads_ready 0");
     REQUIRE(hooks.log == want);
 
-    // Same numbers as with all parameters resident: nothing was read after a release or written
-    // after grads_ready (either would have brought NaN in or lost a contribution).
-    const float resident_loss = model.forward(inputs.data(), targets.data(), B, T, resident);
-    model.backward(resident, 1.0f);
-    REQUIRE(loss == resident_loss);
-    REQUIRE(std::isfinite(loss));
-    for (size_t i = 0; i < hooks.grad_total.size(); i++) REQUIRE(hooks.grad_total[i] == resident.grad[i]);
+    check_same_as_resident(model, resident, hooks, loss, inputs, targets, B, T);
+  }
+}
+
+TEST_CASE("an untied LM head is its own group: fetched after the final norm, its gradient ready first",
+          "[model][hooks]") {
+  for (bool recompute : {false, true}) {
+    INFO("recompute " << recompute);
+    GptShape shape(2, 4, 16, 50, 8);
+    shape.model_type = ModelType::Qwen3;
+    shape.n_kv_head = 2;
+    shape.head_dim = 6;
+    shape.d_ff = 24;
+    shape.attention_bias = true;
+    shape.tied_head = false;
+    const int B = 2, T = 8, L = shape.n_layer, head = L + 2;
+    Gpt model(shape, B, T, recompute);
+    REQUIRE(gpt_head_group(shape) == head);
+    REQUIRE(model.layout().groups[size_t(head)].name == "lm_head");
+    ResidentParams resident(model.layout());
+    model.init_params(resident.params.data(), 0, model.layout().total, 3);
+    const std::vector<int32_t> inputs = tokens(B * T, 7, 0), targets = tokens(B * T, 11, 3);
+
+    TransientHooks hooks(model.layout(), resident.params.data());
+    const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
+    std::vector<std::string> want;
+    for (int g = 0; g <= L + 2; g++) {
+      want.push_back("fetch " + std::to_string(g));
+      want.push_back("release " + std::to_string(g));
+    }
+    REQUIRE(hooks.log == want);
+
+    hooks.log.clear();
+    model.backward(hooks, 1.0f);
+    want.clear();
+    for (int g = L + 2; g >= 1; g--)
+      for (const char* e : {"fetch ", "grads ", "grads_ready ", "release "}) want.push_back(e + std::to_string(g));
+    want.push_back("grads 0");  // the lookup needs no parameter values
+    want.push_back("grads_ready 0");
+    REQUIRE(hooks.log == want);
+
+    // The fetches are the model's fetch order, the one ZeRO stage 3 prefetches by.
+    std::vector<int> fetched;
+    for (int g = 0; g <= L + 2; g++) fetched.push_back(g);
+    for (int g = L + 2; g >= 1; g--) fetched.push_back(g);
+    REQUIRE(model.fetch_order() == fetched);
+
+    check_same_as_resident(model, resident, hooks, loss, inputs, targets, B, T);
   }
 }

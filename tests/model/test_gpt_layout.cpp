@@ -3,6 +3,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "error_naming.hpp"
 #include "model/gpt.hpp"
 
 using namespace zt;
@@ -75,14 +76,7 @@ TEST_CASE("GPT-2 124M: parameter count and padded vocabulary", "[model][layout]"
 
 TEST_CASE("GPT-2 rejects bad shapes and bounds, naming the field", "[model][layout]") {
   GptShape shape = *gpt_preset("toy");
-  auto throws_naming = [](auto make, const std::string& field) {
-    try {
-      make();
-      FAIL("no zt::Error; expected one naming " << field);
-    } catch (const Error& e) {
-      REQUIRE_THAT(std::string(e.what()), Catch::Contains(field));
-    }
-  };
+  const auto throws_naming = [](auto make, const std::string& field) { test::require_error_naming(make, field); };
   GptShape bad = shape;
   bad.n_head = 5;  // does not divide 64
   throws_naming([&] { return Gpt(bad, 1, 8); }, "model.n_head");
@@ -104,8 +98,10 @@ TEST_CASE("GPT-2 rejects bad shapes and bounds, naming the field", "[model][layo
   throws_naming([&] { return model.forward(tokens.data(), nullptr, 2, 8, params); }, "inputs[5] = 256");
   tokens[5] = 1;
   std::vector<int32_t> targets(16, 0);
-  targets[15] = -1;
-  throws_naming([&] { return model.forward(tokens.data(), targets.data(), 2, 8, params); }, "targets[15] = -1");
+  targets[15] = -2;  // -1 is the ignored target (a loss mask's), anything else negative is an error
+  throws_naming([&] { return model.forward(tokens.data(), targets.data(), 2, 8, params); }, "targets[15] = -2");
+  targets[15] = 256;
+  throws_naming([&] { return model.forward(tokens.data(), targets.data(), 2, 8, params); }, "targets[15] = 256");
   // Without targets: logits only, and no backward.
   REQUIRE(std::isnan(model.forward(tokens.data(), nullptr, 2, 8, params)));
   throws_naming([&] { model.backward(params, 1.0f); return 0; }, "forward with targets");

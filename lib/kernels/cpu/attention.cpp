@@ -1,7 +1,9 @@
 #include "kernels/cpu/attention.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <vector>
 
 #include "kernels/cpu/gemm.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
@@ -41,63 +43,95 @@ ZT_KERNEL_CLONES void causal_softmax_row(float* row, int len, int T) {
 
 }  // namespace
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
+void gqa_attention_forward(float* out, float* att, const float* qkv, int B, int T, int NH, int NKV, int hd) {
   KernelTimer timer(KernelKind::AttentionForward);
-  const int hs = C / NH;
-  const int C3 = 3 * C;
-  const float scale = 1.0f / std::sqrt(float(hs));
+  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, group = NH / NKV;
+  const float scale = 1.0f / std::sqrt(float(hd));
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float* q = qkv + size_t(b) * T * C3 + size_t(h) * hs;
-      const float* k = q + C;
-      const float* v = q + 2 * C;
+      const float* row0 = qkv + size_t(b) * T * ld;
+      const float* q = row0 + size_t(h) * hd;
+      const float* k = row0 + size_t(NH + h / group) * hd;
+      const float* v = row0 + size_t(NH + NKV + h / group) * hd;
       float* a = att + (size_t(b) * NH + h) * T * T;
-      // scores[t, j] = q_t · k_j / sqrt(hs); the whole square is computed, the upper half masked.
-      gemm(Trans::No, Trans::Yes, T, T, hs, scale, q, C3, k, C3, 0.0f, a, T);
+      // scores[t, j] = q_t · k_j / sqrt(hd); the whole square is computed, the upper half masked.
+      gemm(Trans::No, Trans::Yes, T, T, hd, scale, q, ld, k, ld, 0.0f, a, T);
       for (int t = 0; t < T; t++) causal_softmax_row(a + size_t(t) * T, t + 1, T);
       // out_t = Σ_j att[t, j] · v_j
-      gemm(Trans::No, Trans::No, T, hs, T, 1.0f, a, T, v, C3, 0.0f, out + size_t(b) * T * C + size_t(h) * hs, C);
+      gemm(Trans::No, Trans::No, T, hd, T, 1.0f, a, T, v, ld, 0.0f, out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
     }
   }
 }
 
-void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
-                        int T, int C, int NH) {
+void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
+                                  int S, int NH, int NKV, int hd) {
+  KernelTimer timer(KernelKind::AttentionForward);
+  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV, L = pos + T;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (int b = 0; b < B; b++)
+    for (int t = 0; t < T; t++) {
+      const float* row = qkv + (size_t(b) * T + t) * ld;
+      const size_t at = (size_t(b) * S + size_t(pos + t)) * ldc;
+      std::copy(row + size_t(NH) * hd, row + size_t(NH + NKV) * hd, k_cache + at);
+      std::copy(row + size_t(NH + NKV) * hd, row + size_t(ld), v_cache + at);
+    }
+#pragma omp parallel
+  {
+    std::vector<float> att(size_t(T) * L);  // this thread's scores and probabilities, [T, L]
+#pragma omp for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++) {
+      for (int h = 0; h < NH; h++) {
+        const float* q = qkv + size_t(b) * T * ld + size_t(h) * hd;
+        const float* k = k_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
+        const float* v = v_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
+        gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
+        for (int t = 0; t < T; t++) causal_softmax_row(att.data() + size_t(t) * L, pos + t + 1, L);
+        gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
+             out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+      }
+    }
+  }
+}
+
+void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
+                            int T, int NH, int NKV, int hd) {
   KernelTimer timer(KernelKind::AttentionBackward);
-  const int hs = C / NH;
-  const int C3 = 3 * C;
-  const float scale = 1.0f / std::sqrt(float(hs));
+  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, group = NH / NKV;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  // One (batch, key/value head) per task: its q heads add to the same dk and dv in order.
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
-    for (int h = 0; h < NH; h++) {
-      const size_t head = size_t(h) * hs;
-      const float* q = qkv + size_t(b) * T * C3 + head;
-      const float* k = q + C;
-      const float* v = q + 2 * C;
-      float* dq = dqkv + size_t(b) * T * C3 + head;
-      float* dk = dq + C;
-      float* dv = dq + 2 * C;
-      const float* dy = dout + size_t(b) * T * C + head;
-      const float* a = att + (size_t(b) * NH + h) * T * T;
-      float* da = scratch + (size_t(b) * NH + h) * T * T;
-      // datt = dout · vᵀ;  dv += attᵀ · dout
-      gemm(Trans::No, Trans::Yes, T, T, hs, 1.0f, dy, C, v, C3, 0.0f, da, T);
-      gemm(Trans::Yes, Trans::No, T, hs, T, 1.0f, a, T, dy, C, 1.0f, dv, C3);
-      // softmax backward, row by row: dscore[t, j] = att[t, j] · (datt[t, j] - Σ_i att[t, i] · datt[t, i])
-      for (int t = 0; t < T; t++) {
-        const float* arow = a + size_t(t) * T;
-        float* drow = da + size_t(t) * T;
-        float dot = 0.0f;
+    for (int kv = 0; kv < NKV; kv++) {
+      const size_t row0 = size_t(b) * T * ld;
+      const float* k = qkv + row0 + size_t(NH + kv) * hd;
+      const float* v = qkv + row0 + size_t(NH + NKV + kv) * hd;
+      float* dk = dqkv + row0 + size_t(NH + kv) * hd;
+      float* dv = dqkv + row0 + size_t(NH + NKV + kv) * hd;
+      for (int h = kv * group; h < (kv + 1) * group; h++) {
+        const float* q = qkv + row0 + size_t(h) * hd;
+        float* dq = dqkv + row0 + size_t(h) * hd;
+        const float* dy = dout + size_t(b) * T * ldo + size_t(h) * hd;
+        const float* a = att + (size_t(b) * NH + h) * T * T;
+        float* da = scratch + (size_t(b) * NH + h) * T * T;
+        // datt = dout · vᵀ;  dv += attᵀ · dout
+        gemm(Trans::No, Trans::Yes, T, T, hd, 1.0f, dy, ldo, v, ld, 0.0f, da, T);
+        gemm(Trans::Yes, Trans::No, T, hd, T, 1.0f, a, T, dy, ldo, 1.0f, dv, ld);
+        // softmax backward, row by row: dscore[t, j] = att[t, j] · (datt[t, j] - Σ_i att[t, i] · datt[t, i])
+        for (int t = 0; t < T; t++) {
+          const float* arow = a + size_t(t) * T;
+          float* drow = da + size_t(t) * T;
+          float dot = 0.0f;
 #pragma omp simd reduction(+ : dot)
-        for (int j = 0; j <= t; j++) dot += arow[j] * drow[j];
+          for (int j = 0; j <= t; j++) dot += arow[j] * drow[j];
 #pragma omp simd
-        for (int j = 0; j <= t; j++) drow[j] = arow[j] * (drow[j] - dot);
-        for (int j = t + 1; j < T; j++) drow[j] = 0.0f;
+          for (int j = 0; j <= t; j++) drow[j] = arow[j] * (drow[j] - dot);
+          for (int j = t + 1; j < T; j++) drow[j] = 0.0f;
+        }
+        // scores = scale · q · kᵀ:  dq += scale · dscore · k;  dk += scale · dscoreᵀ · q
+        gemm(Trans::No, Trans::No, T, hd, T, scale, da, T, k, ld, 1.0f, dq, ld);
+        gemm(Trans::Yes, Trans::No, T, hd, T, scale, da, T, q, ld, 1.0f, dk, ld);
       }
-      // scores = scale · q · kᵀ:  dq += scale · dscore · k;  dk += scale · dscoreᵀ · q
-      gemm(Trans::No, Trans::No, T, hs, T, scale, da, T, k, C3, 1.0f, dq, C3);
-      gemm(Trans::Yes, Trans::No, T, hs, T, scale, da, T, q, C3, 1.0f, dk, C3);
     }
   }
 }

@@ -1,9 +1,12 @@
 #include "kernels/cpu/cross_entropy.hpp"
 
+#include <algorithm>
 #include <cfloat>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 
+#include "core/ignored_target.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
 #include "kernels/cpu/simd.hpp"
 
@@ -54,15 +57,18 @@ ZT_KERNEL_CLONES void row_softmax_grad(float* drow, const float* row, size_t V, 
 float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp) {
   KernelTimer timer(KernelKind::CrossEntropyForward);
   double total = 0.0;
-#pragma omp parallel for schedule(static) reduction(+ : total)
+  int counted = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total, counted)
   for (int n = 0; n < N; n++) {
     const float* row = logits + size_t(n) * Vp;
     const float maxval = row_max(row, size_t(V));
     const float log_sum = maxval + std::log(row_sum_exp(row, size_t(V), maxval));
     lse[n] = log_sum;
+    if (targets[n] == kIgnoredTarget) continue;
     total += double(log_sum - row[targets[n]]);
+    counted++;
   }
-  return float(total / double(N));
+  return counted > 0 ? float(total / double(counted)) : std::numeric_limits<float>::quiet_NaN();
 }
 
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
@@ -72,6 +78,10 @@ void cross_entropy_backward(float* dlogits, const float* logits, const float* ls
   for (int n = 0; n < N; n++) {
     const float* row = logits + size_t(n) * Vp;
     float* drow = dlogits + size_t(n) * Vp;
+    if (targets[n] == kIgnoredTarget) {
+      std::fill(drow, drow + Vp, 0.0f);
+      continue;
+    }
     row_softmax_grad(drow, row, size_t(V), lse[n], scale);
     drow[targets[n]] -= scale;
     for (int v = V; v < Vp; v++) drow[v] = 0.0f;

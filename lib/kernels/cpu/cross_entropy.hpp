@@ -5,13 +5,16 @@
 
 namespace zt::cpu {
 
-// Saves lse[N] = log Σ_{v<V} exp(logits[n, v]) and returns the mean over the N rows of
-// lse[n] - logits[n, targets[n]]. Targets must lie in [0, V).
+// Saves lse[N] = log Σ_{v<V} exp(logits[n, v]) and returns the mean of lse[n] - logits[n,
+// targets[n]] over the rows whose target counts: targets lie in [0, V), or are kIgnoredTarget
+// (core/ignored_target.hpp) for a row that carries no loss. NaN when no row counts (PyTorch's
+// mean over no element).
 float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp);
 
 // Writes dlogits[n, v] = scale · (softmax(logits[n])[v] - [v == targets[n]]) for v < V and 0 for
-// the padding columns. dlogits may be the logits buffer itself (computed in place).
-// scale = dloss / N gives the gradient of dloss · mean loss.
+// the padding columns, and 0 over the whole row of an ignored target. dlogits may be the logits
+// buffer itself (computed in place). scale = dloss / (rows that count) gives the gradient of
+// dloss · mean loss.
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
                             float scale, int N, int V, int Vp);
 

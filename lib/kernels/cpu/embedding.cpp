@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstring>
 
 #include "kernels/cpu/kernel_profile.hpp"
 
@@ -12,8 +13,12 @@ void embedding_forward(float* out, const int32_t* tokens, const float* wte, cons
 #pragma omp parallel for schedule(static)
   for (int bt = 0; bt < B * T; bt++) {
     const float* tok = wte + size_t(tokens[bt]) * C;
-    const float* pos = wpe + size_t(bt % T) * C;
     float* y = out + size_t(bt) * C;
+    if (!wpe) {
+      std::memcpy(y, tok, sizeof(float) * size_t(C));
+      continue;
+    }
+    const float* pos = wpe + size_t(bt % T) * C;
 #pragma omp simd
     for (int c = 0; c < C; c++) y[c] = tok[c] + pos[c];
   }

@@ -1,10 +1,11 @@
 #pragma once
-// Token + position embedding: out[b, t] = wte[tokens[b, t]] + wpe[t].
+// Token + position embedding: out[b, t] = wte[tokens[b, t]] + wpe[t], or the token's row alone
+// when wpe is null (rotary models have no learned positions).
 #include <cstdint>
 
 namespace zt::cpu {
 
-// tokens [B, T] must index rows of wte (the caller checks the range); wte [*, C], wpe [>= T, C].
+// tokens [B, T] must index rows of wte (the caller checks the range); wte [*, C], wpe [>= T, C] or null.
 void embedding_forward(float* out, const int32_t* tokens, const float* wte, const float* wpe, int B, int T, int C);
 
 // Accumulates dwte[tokens[b, t]] += dout[b, t] and dwpe[t] += dout[b, t] (either may be null).

@@ -16,6 +16,9 @@ enum class KernelKind : int {
   CrossEntropyForward, CrossEntropyBackward,
   EmbeddingForward, EmbeddingBackward,
   ResidualForward, ResidualBackward,
+  RmsNormForward, RmsNormBackward,
+  RopeForward, RopeBackward,
+  SwigluForward, SwigluBackward,
   Count
 };
 constexpr int kKernelKinds = int(KernelKind::Count);

@@ -3,11 +3,20 @@
 
 #include "kernels/cpu/kernels.hpp"
 
+#include <cstring>
+#include <limits>
+
 namespace zt::cpu {
 
 namespace {
 const float* f(const void* p) { return static_cast<const float*>(p); }
 float* f(void* p) { return static_cast<float*>(p); }
+
+// The CPU kernels accumulate: an input gradient written over its buffer starts from zeros.
+float* into(void* p, size_t n, GradInto how) {
+  if (p && how == GradInto::Overwrite) std::memset(p, 0, n * sizeof(float));
+  return f(p);
+}
 }  // namespace
 
 void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
@@ -26,8 +35,10 @@ void CpuModelOps::layernorm_forward(void* out, float* mean, float* rstd, const v
 }
 
 void CpuModelOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                     const void* weight, const float* mean, const float* rstd, int N, int C) {
-  cpu::layernorm_backward(f(dinp), f(dweight), f(dbias), f(dout), f(inp), f(weight), mean, rstd, N, C);
+                                     const void* weight, const float* mean, const float* rstd, int N, int C,
+                                     GradInto dinp_into) {
+  cpu::layernorm_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dbias), f(dout), f(inp), f(weight), mean,
+                          rstd, N, C);
 }
 
 void CpuModelOps::matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C,
@@ -36,8 +47,9 @@ void CpuModelOps::matmul_forward(void* out, const void* inp, const void* weight,
 }
 
 void CpuModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                  const void* weight, int N, int C, int OC, WeightLayout layout) {
-  cpu::matmul_backward(f(dinp), f(dweight), f(dbias), f(dout), f(inp), f(weight), N, C, OC, layout);
+                                  const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) {
+  cpu::matmul_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dbias), f(dout), f(inp), f(weight), N, C,
+                       OC, layout);
 }
 
 // Forward keeps the softmax probabilities [B, NH, T, T]; backward needs a square of the same size.
@@ -51,23 +63,85 @@ void CpuModelOps::attention_forward(void* out, float* saved, const void* qkv, in
 }
 
 void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
-                                     const float* saved, int B, int T, int C, int NH) {
-  cpu::attention_backward(f(dqkv), scratch, f(dout), f(qkv), saved, B, T, C, NH);
+                                     const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
+  cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, C, NH);
+}
+
+void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                                  float eps) {
+  cpu::rmsnorm_forward(f(out), rstd, f(inp), f(weight), N, C, eps);
+}
+
+void CpuModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                   const float* rstd, int N, int C, GradInto dinp_into) {
+  cpu::rmsnorm_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dout), f(inp), f(weight), rstd, N, C);
+}
+
+void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
+                                  int N, int NH, int NKV, int hd, float eps) {
+  cpu::qk_norm_forward(f(out), rstd, f(qkv), f(q_weight), f(k_weight), N, NH, NKV, hd, eps);
+}
+
+void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                   const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                   int NKV, int hd, GradInto dqkv_into) {
+  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
+                        NKV, hd);
+}
+
+void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) {
+  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                int hd) {
+  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                        int hd) {
+  cpu::gqa_attention_forward(f(out), saved, f(qkv), B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
+                                         const float* saved, int B, int T, int NH, int NKV, int hd,
+                                         GradInto dqkv_into) {
+  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
+}
+
+void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                           int pos, int S, int NH, int NKV, int hd) {
+  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd);
+}
+
+void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
+
+void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
+  cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F);
 }
 
 void CpuModelOps::gelu_forward(void* out, const void* inp, size_t n) { cpu::gelu_forward(f(out), f(inp), n); }
 
-void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {
-  cpu::gelu_backward(f(dinp), f(inp), f(dout), n);
+void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) {
+  cpu::gelu_backward(into(dinp, n, dinp_into), f(inp), f(dout), n);
 }
 
 void CpuModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
   cpu::residual_forward(f(out), f(a), f(b), n);
 }
 
-float CpuModelOps::cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
+float CpuModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V,
                                          int Vp) {
-  return cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
+  const float loss = cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
+  if (!keep_losses_) return loss;
+  kept_ += double(loss);
+  return std::numeric_limits<float>::quiet_NaN();
+}
+
+double CpuModelOps::take_losses() {
+  const double sum = kept_;
+  kept_ = 0.0;
+  return sum;
 }
 
 void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,

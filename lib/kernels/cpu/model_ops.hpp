@@ -15,22 +15,46 @@ public:
   void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
                          int N, int C) override;
   void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                          const void* weight, const float* mean, const float* rstd, int N, int C) override;
+                          const void* weight, const float* mean, const float* rstd, int N, int C,
+                          GradInto dinp_into) override;
   void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
                       WeightLayout layout) override;
   void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
-                       int N, int C, int OC, WeightLayout layout) override;
+                       int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
   void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                          const float* saved, int B, int T, int C, int NH) override;
+                          const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
+  void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
+  void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                        const float* rstd, int N, int C, GradInto dinp_into) override;
+  void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight, int N,
+                       int NH, int NKV, int hd, float eps) override;
+  void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                        const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
+                        int hd, GradInto dqkv_into) override;
+  void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
+  void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
+  void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
+  void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
+                                int NH, int NKV, int hd) override;
+  void swiglu_forward(void* out, const void* inp, int N, int F) override;
+  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
-  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
+  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
-  float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               float scale, int N, int V, int Vp) override;
+  void keep_losses(bool keep) override { keep_losses_ = keep; }
+  double take_losses() override;
+
+private:
+  bool keep_losses_ = false;
+  double kept_ = 0.0;
 };
 
 }  // namespace zt::cpu

@@ -13,14 +13,14 @@
 namespace zt::cuda {
 
 namespace adamw_ops {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) || defined(ZT_CUDA_EMULATION)  // device code, or the GPU-less tests' build of it
 __device__ __forceinline__ float fma(float a, float b, float c) { return __fmaf_rn(a, b, c); }
 __device__ __forceinline__ float mul(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ float add(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float div(float a, float b) { return __fdiv_rn(a, b); }
 __device__ __forceinline__ float sqrt(float a) { return __fsqrt_rn(a); }
 #else
-// Host: compiled without contraction (ISO C++ mode, or -ffp-contract=off), as lib/optim is.
+// nvcc's host pass (never called there): compiled without contraction, as lib/optim is.
 inline float fma(float a, float b, float c) { return std::fma(a, b, c); }
 inline float mul(float a, float b) { return a * b; }
 inline float add(float a, float b) { return a + b; }

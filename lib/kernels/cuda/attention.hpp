@@ -1,8 +1,10 @@
 #pragma once
-// Causal multi-head self-attention over a packed qkv projection on the GPU, fused flash-style:
-//   qkv [B, T, 3C] (per token q, k, v; head h uses channels [h·hs, (h+1)·hs), hs = C / NH),
-//   out [B, T, C], lse [B, NH, T] (fp32: per query row, log Σ_j exp(score)).
-// fp32 or bf16 tensors; scores, softmax and accumulators are fp32. Head size 1..128.
+// Causal self-attention over a packed qkv projection on the GPU, fused flash-style:
+//   qkv [B, T, (NH + 2·NKV)·hs] (per token NH query heads, then NKV key heads, then NKV value
+//   heads, hs channels each; query head h reads key/value head h / (NH / NKV): grouped-query
+//   attention, multi-head when NKV = NH, GPT-2's [q | k | v] of C = NH·hs channels each),
+//   out [B, T, NH·hs], lse [B, NH, T] (fp32: per query row, log Σ_j exp(score)).
+// Scores, softmax and accumulators are fp32. Head size 1..128.
 //
 // Forward: one block per (query tile, head, batch). The block keeps its query tile in shared
 // memory and walks the key/value tiles up to the diagonal, computing a tile of scores at a time
@@ -10,34 +12,43 @@
 // matrix ever exists in memory; only the row's log-sum-exp is saved for backward.
 // Backward recomputes the probabilities from q, k and lse instead of storing them, in two
 // kernels so that every gradient element has one owner (no atomics, bit-for-bit repeatable):
-// one block per key tile accumulates dk and dv over the query tiles at or past the diagonal; one
-// block per query tile accumulates dq over the key tiles up to the diagonal. The price is
-// computing the scores and dout·vᵀ twice.
-// Trick, inside a block: 256 threads as a 16 x 16 grid; thread (ty, tx) owns rows ty + 16i and
-// columns tx + 16j of every tile product (register tiling), with shared-memory rows padded by one
-// float so those reads are free of bank conflicts. The 16 lanes sharing a row sit in one warp, so
-// row maxima and sums are warp shuffles. Tiles: 64 rows for head sizes up to 64, 32 rows for
-// head sizes up to 128 (their shared memory, 40-100 KB, is granted above the default 48 KB).
+// one block per (key tile, kv head) accumulates dk and dv over the query tiles at or past the
+// diagonal of every query head that reads it; one block per (query tile, head) accumulates dq over
+// the key tiles up to the diagonal. The price is computing the scores and dout·vᵀ twice.
+// bf16 runs on the tensor cores (mma.sync m16n8k16, FlashAttention-2's register layout: 4 warps,
+// 64-row tiles, probabilities rounded to bf16 for their products). fp32 runs on CUDA cores, as a
+// register-tiled 16 x 16 thread grid per block, keeping fp32 parity with the CPU.
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "kernels/model_ops.hpp"  // GradInto
 
 namespace zt::cuda {
 
 constexpr int kAttentionMaxHeadSize = 128;
 
+struct AttentionShape {
+  int B, T, NH, NKV, hs;  // NH query heads share NKV key/value heads (NH a multiple of NKV)
+};
+
 // out = softmax(q·kᵀ/√hs, causal)·v per head; lse[b, h, t] = log Σ_{j<=t} exp(q_t·k_j/√hs).
+void attention_forward(DType dt, void* out, float* lse, const void* qkv, const AttentionShape& shape,
+                       cudaStream_t stream);
+// Multi-head attention over GPT-2's [q | k | v] rows of 3C channels: NKV = NH, hs = C / NH.
 void attention_forward(DType dt, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
                        cudaStream_t stream);
 
 // Floats of device scratch attention_backward needs (Σ_d dout·out per query row).
 size_t attention_backward_scratch_floats(int B, int T, int NH);
 
-// Accumulates dqkv [B, T, 3C] += the gradient of out for dout [B, T, C], from the forward's
-// inputs, output and lse.
+// dqkv (+)= the gradient of out for dout [B, T, NH·hs], from the forward's inputs, output and lse.
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream);
+                        const float* lse, const AttentionShape& shape, cudaStream_t stream,
+                        GradInto dqkv_into = GradInto::Accumulate);
+void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream,
+                        GradInto dqkv_into = GradInto::Accumulate);
 
 }  // namespace zt::cuda

@@ -58,22 +58,23 @@ Backend& backend(int local_rank, DType training_dtype) {
   const int devices = visible_devices();
   if (devices == 0)
     fail("training.device: \"cuda\" needs a GPU, but {} (expected \"cpu\" on this machine)", no_device_reason());
-  if (local_rank < 0 || local_rank >= devices)
-    fail("training.device: local rank {} has no GPU of its own: this machine shows {} CUDA device{}; launch at most "
-         "one rank per GPU, or set training.device \"cpu\"",
-         local_rank, devices, devices == 1 ? "" : "s");
+  if (local_rank < 0) fail("training.device: local rank {} is negative", local_rank);
+  // A launcher that shows each rank its own GPU (CUDA_VISIBLE_DEVICES per rank, SLURM's per-task
+  // binding) shows it as device 0; one that shows every rank all of them, as device local_rank.
+  // Two ranks on one GPU are refused where the ranks meet (the NCCL communicator).
+  const int ordinal = local_rank % devices;
 
   Process& p = process();
   std::lock_guard lock(p.mutex);
   if (!p.device) {
-    p.device = std::make_unique<CudaDevice>(local_rank);
+    p.device = std::make_unique<CudaDevice>(ordinal);
     p.vector = std::make_unique<CudaVectorOps>(*p.device);
-    spdlog::info("CUDA device {} of {}: {}, {:.1f} GiB, compute capability {}", local_rank, devices,
+    spdlog::info("CUDA device {} of {}: {}, {:.1f} GiB, compute capability {}", ordinal, devices,
                  p.device->name(), double(p.device->memory_bytes()) / double(1u << 30),
                  p.device->compute_capability());
-  } else if (p.device->ordinal() != local_rank) {
+  } else if (p.device->ordinal() != ordinal) {
     fail("training.device: this process already computes on GPU {}; it cannot also take GPU {}",
-         p.device->ordinal(), local_rank);
+         p.device->ordinal(), ordinal);
   }
   auto& backend = p.backends[training_dtype];
   if (!backend) {

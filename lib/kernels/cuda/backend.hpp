@@ -11,10 +11,10 @@ namespace zt::cuda {
 // Never throws.
 int visible_devices();
 
-// The backend on GPU `local_rank` computing in `training_dtype` (fp32 or bf16). Throws zt::Error
-// naming training.device when it cannot be had: fp16 training (the kernels have no fp16
-// activations), no visible GPU, more local ranks than GPUs, or a second local rank asked of the
-// same process.
+// The backend on GPU `local_rank` modulo the visible devices (a launcher that shows each rank one
+// GPU shows it as device 0), computing in `training_dtype` (fp32 or bf16). Throws zt::Error naming
+// training.device when it cannot be had: fp16 training (the kernels have no fp16 activations), no
+// visible GPU, or a second GPU asked of the same process.
 Backend& backend(int local_rank, DType training_dtype);
 
 }  // namespace zt::cuda

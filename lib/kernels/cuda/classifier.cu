@@ -1,12 +1,132 @@
 #include "kernels/cuda/classifier.hpp"
 
-#include "kernels/cuda/classifier_kernels.cuh"
+#include "core/ignored_target.hpp"
+#include "kernels/cuda/common.cuh"
 
 namespace zt::cuda {
 
-using namespace classifier_kernels;
-
 namespace {
+
+constexpr int kBlock = 1024;      // threads per row
+constexpr int kMeanBlock = 1024;  // threads of the single block that averages the losses
+
+// Running log-sum-exp state: sum of exp(x - max) over the values seen.
+struct LseState {
+  float max = -INFINITY;
+  float sum = 0.0f;
+};
+
+// Folds up to 8 values (the first `count`) into the state: one rescale per group.
+__device__ __forceinline__ void lse_add(LseState& st, const float (&x)[kVec], int count) {
+  float group_max = -INFINITY;
+#pragma unroll
+  for (int k = 0; k < kVec; k++)
+    if (k < count) group_max = fmaxf(group_max, x[k]);
+  const float new_max = fmaxf(st.max, group_max);
+  if (new_max == -INFINITY) return;  // nothing but -inf so far
+  float s = st.sum * expf(st.max - new_max);
+#pragma unroll
+  for (int k = 0; k < kVec; k++)
+    if (k < count) s += expf(x[k] - new_max);
+  st.max = new_max;
+  st.sum = s;
+}
+
+// log Σ_{v<V} exp(row[v]) over the block; every thread gets it.
+template <typename T, bool kVector>
+__device__ float row_lse(const T* row, int V, float* scratch) {
+  LseState st;
+  for (int v = threadIdx.x * kVec; v < V; v += blockDim.x * kVec) {
+    float x[kVec];
+    load_floats<kVector>(x, row, size_t(v), size_t(V));
+    lse_add(st, x, min(kVec, V - v));
+  }
+  const float block_max_value = block_max(st.max, scratch);
+  const float mine = st.max == -INFINITY ? 0.0f : st.sum * expf(st.max - block_max_value);
+  const float total = block_sum(mine, scratch);
+  return block_max_value + logf(total);
+}
+
+// dlogits over [0, Vp): scale·(exp(x - lse) - [v == target]) below V, 0 above.
+template <typename T, bool kVector>
+__device__ void row_gradient(T* drow, const T* row, float lse, int target, float scale, int V, int Vp) {
+  for (int v = threadIdx.x * kVec; v < Vp; v += blockDim.x * kVec) {
+    float x[kVec];
+    load_floats<kVector>(x, row, size_t(v), size_t(Vp));
+#pragma unroll
+    for (int k = 0; k < kVec; k++) {
+      const int col = v + k;
+      const float p = col < V ? expf(x[k] - lse) : 0.0f;
+      x[k] = scale * (p - (col == target ? 1.0f : 0.0f));
+    }
+    store_floats<kVector>(drow, x, size_t(v), size_t(Vp));
+  }
+}
+
+__device__ __forceinline__ bool valid_target(int target, int V) { return target >= 0 && target < V; }
+
+// An ignored target's row has no loss and a zero gradient: its scale is 0.
+__device__ __forceinline__ float row_scale(int target, float scale) { return target == kIgnoredTarget ? 0.0f : scale; }
+
+template <typename T, bool kVector>
+__global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, float* losses, const T* logits,
+                                                                    const int32_t* targets, int V, int Vp) {
+  __shared__ float scratch[kWarpSize];
+  const int n = blockIdx.x;
+  const T* row = logits + size_t(n) * Vp;
+  const float l = row_lse<T, kVector>(row, V, scratch);
+  if (threadIdx.x == 0) {
+    const int target = targets[n];
+    lse[n] = l;
+    losses[n] = valid_target(target, V) ? l - to_float(row[target]) : NAN;
+  }
+}
+
+template <typename T, bool kVector>
+__global__ void __launch_bounds__(kBlock) classifier_backward_kernel(T* dlogits, const T* logits, const float* lse,
+                                                                     const int32_t* targets, float scale, int V,
+                                                                     int Vp) {
+  const int n = blockIdx.x;
+  const int target = targets[n];
+  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target, row_scale(target, scale),
+                           V, Vp);
+}
+
+template <typename T, bool kVector>
+__global__ void __launch_bounds__(kBlock) classifier_fused_kernel(T* logits, float* lse, float* losses,
+                                                                  const int32_t* targets, float scale, int V, int Vp) {
+  __shared__ float scratch[kWarpSize];
+  // The last rows first: the matmul that wrote the logits finished with them, so they are the
+  // likeliest still to sit in L2.
+  const int n = gridDim.x - 1 - blockIdx.x;
+  T* row = logits + size_t(n) * Vp;
+  const int target = targets[n];
+  const float l = row_lse<T, kVector>(row, V, scratch);
+  if (threadIdx.x == 0) {
+    lse[n] = l;
+    losses[n] = valid_target(target, V) ? l - to_float(row[target]) : NAN;
+  }
+  __syncthreads();  // the target's logit is read before any thread overwrites the row
+  row_gradient<T, kVector>(row, row, l, target, row_scale(target, scale), V, Vp);
+}
+
+// mean_loss[0] = Σ losses / rows, over the rows whose target is not ignored (NaN when there is
+// none), summed in double in a fixed order by one block.
+__global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss, const float* losses,
+                                                               const int32_t* targets, int N) {
+  __shared__ double scratch[kWarpSize];
+  __shared__ int count_scratch[kWarpSize];
+  double s = 0.0;
+  int rows = 0;
+  for (int i = threadIdx.x; i < N; i += blockDim.x) {
+    if (targets[i] == kIgnoredTarget) continue;
+    s += double(losses[i]);
+    rows++;
+  }
+  s = block_sum(s, scratch);
+  rows = block_sum(rows, count_scratch);
+  if (threadIdx.x == 0) mean_loss[0] = rows > 0 ? float(s / double(rows)) : NAN;
+}
 
 void check_shape(int N, int V, int Vp, const char* op) {
   require(N >= 0 && V > 0 && Vp >= V, op, ": bad shape N = ", N, ", V = ", V, ", Vp = ", Vp, " (need V > 0, Vp >= V)");
@@ -14,8 +134,10 @@ void check_shape(int N, int V, int Vp, const char* op) {
 
 bool vector_path(int Vp, const void* a, const void* b) { return Vp % kVec == 0 && aligned16(a) && aligned16(b); }
 
-void launch_mean(float* mean_loss, const float* losses, int N, cudaStream_t stream) {
-  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, N);
+__global__ void add_mean_loss_kernel(double* sum, const float* mean_loss) { sum[0] += double(mean_loss[0]); }
+
+void launch_mean(float* mean_loss, const float* losses, const int32_t* targets, int N, cudaStream_t stream) {
+  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, targets, N);
 }
 
 }  // namespace
@@ -30,7 +152,7 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
     launch(vector ? classifier_forward_kernel<T, true> : classifier_forward_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_forward_kernel", lse, losses, static_cast<const T*>(logits), targets, V, Vp);
   });
-  launch_mean(mean_loss, losses, N, stream);
+  launch_mean(mean_loss, losses, targets, N, stream);
 }
 
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
@@ -56,7 +178,11 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
     launch(vector ? classifier_fused_kernel<T, true> : classifier_fused_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_fused_kernel", static_cast<T*>(logits), lse, losses, targets, scale, V, Vp);
   });
-  launch_mean(mean_loss, losses, N, stream);
+  launch_mean(mean_loss, losses, targets, N, stream);
+}
+
+void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream) {
+  launch(add_mean_loss_kernel, 1, 1, 0, stream, "add_mean_loss_kernel", sum, mean_loss);
 }
 
 }  // namespace zt::cuda

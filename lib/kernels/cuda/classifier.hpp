@@ -8,8 +8,9 @@
 // probabilities. Reductions use a fixed tree; the mean loss is summed in double by one block in a
 // fixed order: the same logits always give the same bits.
 // Vector loads need Vp % 8 == 0 and 16-byte aligned logits; otherwise a scalar path runs.
-// A target outside [0, V) makes that row's loss NaN (and its gradient lacks the -1): the kernels
-// never index outside the row.
+// A target of kIgnoredTarget (core/ignored_target.hpp) carries no loss: its row's losses[n] is NaN
+// and left out of the mean, and its gradient is 0. Any other target outside [0, V) makes that row's
+// loss NaN (and its gradient lacks the -1): the kernels never index outside the row.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -19,15 +20,20 @@
 namespace zt::cuda {
 
 // lse[n] = log Σ_{v<V} exp(logits[n, v]), losses[n] = lse[n] - logits[n, targets[n]], and
-// mean_loss[0] = the mean of losses (all fp32, in device memory).
+// mean_loss[0] = the mean of the losses of the rows whose target counts, NaN when none does (all
+// fp32, in device memory).
 void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, const void* logits,
                         const int32_t* targets, int N, int V, int Vp, cudaStream_t stream);
 
 // dlogits[n, v] = scale · (softmax(logits[n])[v] - [v == targets[n]]) for v < V, 0 for the padding
 // columns, from the lse of classifier_forward. dlogits may be logits (in place).
-// scale = dloss / N gives the gradient of dloss · mean loss.
+// An ignored target's row is 0. scale = dloss / (rows that count) gives the gradient of dloss ·
+// mean loss.
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          float scale, int N, int V, int Vp, cudaStream_t stream);
+
+// sum[0] += mean_loss[0] in double: the losses of several micro-batches kept on the device.
+void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream);
 
 // Both in one pass: writes lse, losses and mean_loss as classifier_forward does, and replaces the
 // logits with the dlogits of classifier_backward.

@@ -1,9 +1,9 @@
 #pragma once
 // Device helpers shared by the kernels: element conversions, 16-byte vector loads, deterministic
 // warp and block reductions, dtype dispatch and launch sizes.
-// The kernels live in *_kernels.cuh headers with no launch syntax, the launchers in the .cu files:
-// nvcc compiles both, and the GPU-less tests compile the kernel headers with g++ and run them
-// through tests/kernels_cuda/cuda_emulator.hpp.
+// One op family per .cu file, kernels and launchers together (llm.c's layout). No file uses the
+// <<<>>> syntax except launch() below: the GPU-less tests compile the same .cu files with g++ and
+// run them through tests/kernels_cuda/cuda_emulator.hpp.
 //
 // Reductions here always combine values in an order fixed by the block shape (a warp butterfly,
 // then the warps' results in warp order), never by timing: the same inputs give the same bits.
@@ -132,6 +132,17 @@ __device__ __forceinline__ void store_floats(T* p, const float (&x)[kVec], size_
   }
 }
 
+// A row of C elements read by one warp: lane `lane` takes the 8-element groups starting at lane·8,
+// lane·8 + 256, ... and calls f(c, x) with x = row[c, c + 8) as fp32 (0 past the end).
+template <bool kVector, typename T, typename F>
+__device__ __forceinline__ void for_row_groups(const T* row, int C, int lane, F&& f) {
+  for (int c = lane * kVec; c < C; c += kWarpSize * kVec) {
+    float x[kVec];
+    load_floats<kVector>(x, row, size_t(c), size_t(C));
+    f(c, x);
+  }
+}
+
 // The block's dynamic shared memory (the bytes given at launch), 16-byte aligned. Tests on
 // machines without a GPU run the kernels through tests/kernels_cuda/cuda_emulator.hpp, which
 // defines ZT_CUDA_EMULATION and its own version of this function.
@@ -142,6 +153,11 @@ __device__ __forceinline__ T* dynamic_shared_memory() {
   return reinterpret_cast<T*>(zt_dynamic_shared_memory);
 }
 #endif
+
+// Elementwise kernels: one thread per kVec elements, kElementwiseBlock threads a block
+// (launch_elementwise below); this thread's first element.
+constexpr int kElementwiseBlock = 256;
+__device__ __forceinline__ size_t first_element() { return (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; }
 
 // ---------------------------------------------------------------------------------------------
 // Reductions. The butterfly leaves the same bits in every lane (a + b == b + a exactly).
@@ -197,8 +213,7 @@ template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, size_t shared_bytes, cudaStream_t stream,
             const char* name, Args&&... args) {
 #ifdef ZT_CUDA_EMULATION
-  (void)stream;  // emulated kernels run to completion in order
-  ::zt::emu::emulate(grid, block, shared_bytes, kernel, Params(std::forward<Args>(args))...);
+  ::zt::emu::launch(kernel, grid, block, shared_bytes, stream, name, Params(std::forward<Args>(args))...);
 #else
   kernel<<<grid, block, shared_bytes, stream>>>(Params(std::forward<Args>(args))...);
 #endif
@@ -210,6 +225,15 @@ inline unsigned grid_size(size_t items, size_t per_block, const char* op) {
   const size_t blocks = ceil_div(items, per_block);
   require(blocks <= size_t(INT_MAX), op, ": ", items, " work items need ", blocks, " blocks, more than a grid holds");
   return unsigned(blocks > 0 ? blocks : 1);
+}
+
+// An elementwise kernel over n elements: the variant with 16-byte loads when `vector` (every
+// pointer 16-byte aligned), else the scalar one.
+template <typename... Params, typename... Args>
+void launch_elementwise(void (*vector_kernel)(Params...), void (*scalar_kernel)(Params...), bool vector, size_t n,
+                        cudaStream_t stream, const char* name, Args&&... args) {
+  launch(vector ? vector_kernel : scalar_kernel, grid_size(n, size_t(kElementwiseBlock) * kVec, name),
+         kElementwiseBlock, 0, stream, name, std::forward<Args>(args)...);
 }
 
 // Calls f(T{}) with T = float or bf16 for the activation dtype of a model operator.
@@ -231,6 +255,12 @@ void dispatch_any(DType dt, F&& f) {
     case DType::BF16: f(bf16{}); return;
     case DType::F16: f(f16{}); return;
   }
+}
+
+// Calls f(A{}, B{}) for two dtypes, each float, bf16 or f16.
+template <typename F>
+void dispatch_any2(DType a, DType b, F&& f) {
+  dispatch_any(a, [&](auto ta) { dispatch_any(b, [&](auto tb) { f(ta, tb); }); });
 }
 
 }  // namespace zt::cuda

@@ -56,6 +56,10 @@ CudaDevice::~CudaDevice() {
       cudaStreamSynchronize(s);
       cudaStreamDestroy(s);
     }
+  for (Staging& s : staging_) {
+    if (s.copied) cudaEventDestroy(s.copied);
+    s.buffer.reset();
+  }
 }
 
 std::string CudaDevice::compute_capability() const { return fmt::format("{}.{}", cc_major_, cc_minor_); }
@@ -104,10 +108,29 @@ void CudaDevice::free(MemSpace space, void* p, size_t bytes) {
 void CudaDevice::copy(void* dst, const void* src, size_t bytes, Stream stream) {
   if (bytes == 0 || dst == src) return;
   const cudaStream_t s = stream_of(stream);
+  const MemoryKind to = memory_kind(dst), from = memory_kind(src);
+  if (from == MemoryKind::Pageable && to == MemoryKind::Device && bytes <= kStagedCopyBytes)
+    return staged_copy(dst, src, bytes, s);
   ZT_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s));
   // Pageable host memory: the caller may reuse or read it as soon as this returns.
-  if (memory_kind(dst) == MemoryKind::Pageable || memory_kind(src) == MemoryKind::Pageable)
-    ZT_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (to == MemoryKind::Pageable || from == MemoryKind::Pageable) ZT_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+void CudaDevice::staged_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  Staging& slot = staging_[next_staging_];
+  next_staging_ = (next_staging_ + 1) % staging_.size();
+  if (!slot.copied) ZT_CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
+  // Its last copy has run, as a rule: the host waits only when all four are still queued.
+  const cudaError_t state = cudaEventQuery(slot.copied);
+  if (state == cudaErrorNotReady) ZT_CUDA_CHECK(cudaEventSynchronize(slot.copied));
+  else ZT_CUDA_CHECK(state);
+  if (slot.buffer.size() < bytes) {
+    slot.buffer.reset();
+    slot.buffer = Buffer<uint8_t>(*this, MemSpace::Pinned, MemCategory::Buffers, kStagedCopyBytes, Init::Uninitialised);
+  }
+  std::memcpy(slot.buffer.data(), src, bytes);
+  ZT_CUDA_CHECK(cudaMemcpyAsync(dst, slot.buffer.data(), bytes, cudaMemcpyHostToDevice, stream));
+  ZT_CUDA_CHECK(cudaEventRecord(slot.copied, stream));
 }
 
 void CudaDevice::fill_zero(void* dst, size_t bytes, Stream stream) {

@@ -4,14 +4,18 @@
 // fills ordered on a stream; three non-blocking streams (compute, comm, copies) and events.
 //
 // Copies involving pageable host memory (MemSpace::Host, or any host buffer CUDA does not know)
-// return only once the copy is done: callers reuse their host buffers right after the call, and
-// cudaMemcpyAsync promises that only for some directions. Copies between device and pinned memory
-// stay asynchronous.
+// must leave the caller free to reuse or read its buffer at once. Small ones to the device (a
+// step's tokens) go through pinned staging buffers: the bytes are copied there on the host and the
+// device copy is queued, so the call returns without waiting for the device; a staging buffer is
+// reused once its copy has run (an event). Other copies with pageable memory return only once
+// done. Copies between device and pinned memory stay asynchronous.
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstddef>
 #include <string>
 
+#include "core/buffer.hpp"
 #include "core/device.hpp"
 
 namespace zt::cuda {
@@ -49,7 +53,20 @@ public:
 
   cudaStream_t compute_stream() const { return compute_; }
 
+  // Host-to-device copies from pageable memory up to this size are staged (the rest wait).
+  static constexpr size_t kStagedCopyBytes = size_t(1) << 20;
+
 private:
+  // Copies `bytes` of pageable src to dst through the next staging buffer.
+  void staged_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream);
+
+  struct Staging {
+    Buffer<uint8_t> buffer;  // pinned
+    cudaEvent_t copied = nullptr;
+  };
+  std::array<Staging, 4> staging_;
+  size_t next_staging_ = 0;
+
   int ordinal_;
   std::string name_;
   size_t memory_bytes_ = 0;

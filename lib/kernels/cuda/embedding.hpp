@@ -1,6 +1,6 @@
 #pragma once
 // Token + position embedding on the GPU (kernels/cpu/embedding.hpp's semantics), fp32 or bf16:
-// out[b, t] = wte[tokens[b, t]] + wpe[t], and its backward into dwte and dwpe.
+// out[b, t] = wte[tokens[b, t]] + wpe[t] (wpe optional), and its backward into dwte and dwpe.
 // Trick: the backward of dwte is deterministic without atomics. The positions are sorted by token
 // (CUB's radix sort, which is stable, so each token's positions stay in increasing order); then one
 // block per run of equal tokens adds that token's rows of dout in position order onto its dwte row,
@@ -18,7 +18,8 @@
 
 namespace zt::cuda {
 
-// out[B·T, C] = wte[tokens] + wpe[t]; wte [V, C], wpe [>= T, C], tokens [B, T].
+// out[B·T, C] = wte[tokens] + wpe[t]; wte [V, C], wpe [>= T, C] or null (no learned positions: out
+// is the token's row), tokens [B, T].
 void embedding_forward(DType dt, void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
                        int C, int V, cudaStream_t stream);
 

@@ -9,12 +9,14 @@
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "kernels/model_ops.hpp"  // GradInto
 
 namespace zt::cuda {
 
 // out[i] = gelu(inp[i]); out may be inp.
 void gelu_forward(DType dt, void* out, const void* inp, size_t n, cudaStream_t stream);
-// dinp[i] += gelu'(inp[i]) · dout[i]
-void gelu_backward(DType dt, void* dinp, const void* inp, const void* dout, size_t n, cudaStream_t stream);
+// dinp[i] (+)= gelu'(inp[i]) · dout[i]
+void gelu_backward(DType dt, void* dinp, const void* inp, const void* dout, size_t n, cudaStream_t stream,
+                   GradInto into = GradInto::Accumulate);
 
 }  // namespace zt::cuda

@@ -14,4 +14,7 @@
 #include "kernels/cuda/layernorm.hpp"
 #include "kernels/cuda/matmul.hpp"
 #include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/rmsnorm.hpp"
+#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/swiglu.hpp"
 #include "kernels/cuda/vector_ops.hpp"

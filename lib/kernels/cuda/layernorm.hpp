@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "kernels/model_ops.hpp"  // GradInto
 
 namespace zt::cuda {
 
@@ -19,13 +20,20 @@ namespace zt::cuda {
 void layernorm_forward(DType dt, void* out, float* mean, float* rstd, const void* inp, const void* weight,
                        const void* bias, int N, int C, cudaStream_t stream);
 
+// residual[N, C] = a + b (rounded to the dtype, as residual_forward stores it), then
+// out = layernorm(residual) as layernorm_forward computes it: the same bits as the two calls, with
+// the residual read once (a transformer block's second residual and its LayerNorm).
+void residual_layernorm_forward(DType dt, void* residual, void* out, float* mean, float* rstd, const void* a,
+                                const void* b, const void* weight, const void* bias, int N, int C,
+                                cudaStream_t stream);
+
 // Floats of device scratch layernorm_backward needs (the column partials of dweight and dbias).
 size_t layernorm_backward_scratch_floats(int N, int C);
 
-// Accumulates dinp[N, C] += ∂/∂inp, dweight[C] += Σ_rows dout·norm and dbias[C] += Σ_rows dout
-// (dweight and dbias may be null to skip them).
+// dinp[N, C] (+)= ∂/∂inp, and accumulates dweight[C] += Σ_rows dout·norm and dbias[C] += Σ_rows
+// dout (dweight and dbias may be null to skip them).
 void layernorm_backward(DType dt, void* dinp, void* dweight, void* dbias, float* scratch, const void* dout,
                         const void* inp, const void* weight, const float* mean, const float* rstd, int N, int C,
-                        cudaStream_t stream);
+                        cudaStream_t stream, GradInto dinp_into = GradInto::Accumulate);
 
 }  // namespace zt::cuda

@@ -3,12 +3,32 @@
 #include <cublasLt.h>
 
 #include "kernels/cuda/column_sums.cuh"
+#include "kernels/cuda/common.cuh"
 #include "kernels/cuda/gelu.hpp"
-#include "kernels/cuda/matmul_kernels.cuh"
 
 namespace zt::cuda {
 
+// The matmul's own kernels: the bias added when cuBLASLt's bias epilogue cannot take it, and the
+// term of the bias gradient's column sums.
 namespace {
+
+constexpr int kBiasBlock = 256;
+
+// out[n, o] += bias[o] over a row-major [N, OC] matrix (when the bias epilogue is unavailable).
+template <typename T>
+__global__ void add_bias_kernel(T* out, const T* bias, int N, int OC) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= size_t(N) * OC) return;
+  out[i] = from_float<T>(to_float(out[i]) + to_float(bias[i % OC]));
+}
+
+// acc[0] += dout[r, c]: the bias gradient as a column sum.
+template <typename T>
+struct DoutTerm {
+  const T* dout;
+  int OC;
+  __device__ void operator()(int r, int c, float (&acc)[1]) const { acc[0] += to_float(dout[size_t(r) * OC + c]); }
+};
 // Throws zt::Error "<where>: <call> failed: <status name>: <description>".
 [[noreturn]] void cublas_call_failed(cublasStatus_t status, const char* call, const char* where) {
   throw_error(std::string(where) + ": " + call + " failed: " + cublasLtGetStatusName(status) + ": " +
@@ -21,8 +41,6 @@ namespace {
     const cublasStatus_t zt_status_ = (call);                                           \
     if (zt_status_ != CUBLAS_STATUS_SUCCESS) cublas_call_failed(zt_status_, #call, __func__); \
   } while (0)
-
-using namespace matmul_kernels;
 
 struct MatmulContext::Impl {
   int device = -1;
@@ -173,26 +191,40 @@ void add_bias(DType dt, void* out, const void* bias, int N, int OC, cudaStream_t
   });
 }
 
-// D = inp · W in column-major terms (see matmul.hpp): D is OC x N with leading dimension OC.
-Gemm forward_gemm(const void* inp, const void* weight, void* out, int N, int C, int OC, WeightLayout layout) {
+// Row-major out[rows, cols] = x[rows, inner] · y[inner, cols] (+ out when accumulating), x stored
+// as [inner, rows] when x_transposed, y as [cols, inner] when y_transposed. In cuBLASLt's
+// column-major terms (matmul.hpp): outᵀ (cols x rows) = yᵀ · xᵀ on the buffers as they lie.
+Gemm row_major_gemm(void* out, const void* x, bool x_transposed, const void* y, bool y_transposed, int rows, int inner,
+                    int cols, bool accumulate) {
   Gemm g;
-  g.m = OC;
-  g.n = N;
-  g.k = C;
-  g.A = weight;
-  g.trans_a = layout == WeightLayout::OutputMajor;  // [OC, C] row-major lies C x OC
-  g.lda = layout == WeightLayout::OutputMajor ? C : OC;
-  g.B = inp;
-  g.ldb = C;
+  g.m = cols;
+  g.n = rows;
+  g.k = inner;
+  g.A = y;
+  g.trans_a = y_transposed;
+  g.lda = y_transposed ? inner : cols;
+  g.B = x;
+  g.trans_b = x_transposed;
+  g.ldb = x_transposed ? rows : inner;
   g.D = out;
-  g.ldd = OC;
+  g.ldd = cols;
+  g.beta = accumulate ? 1.0f : 0.0f;
   return g;
 }
+
+// out[N, OC] = inp[N, C] · W, W stored [C, OC] (InputMajor) or [OC, C] (OutputMajor).
+Gemm forward_gemm(const void* inp, const void* weight, void* out, int N, int C, int OC, WeightLayout layout) {
+  return row_major_gemm(out, inp, false, weight, layout == WeightLayout::OutputMajor, N, C, OC, false);
+}
+
+// Whether cuBLASLt's epilogue may read the bias: its kernels load it 16 bytes at a time and fault
+// on a bias less aligned than that (the heuristic does not look at the bias pointer).
+bool epilogue_takes_bias(const void* bias) { return bias == nullptr || aligned16(bias); }
 
 // out = gemm + bias, through the epilogue when cuBLASLt takes it, else a separate kernel.
 void gemm_with_bias(MatmulContext::Impl& ctx, DType dt, Gemm g, const void* bias, int N, int OC,
                     cudaStream_t stream) {
-  if (bias) {
+  if (bias && epilogue_takes_bias(bias)) {
     g.epilogue = CUBLASLT_EPILOGUE_BIAS;
     g.bias = bias;
     if (run_gemm(ctx, dt, g, stream)) return;
@@ -222,8 +254,8 @@ void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, co
   Gemm g = forward_gemm(inp, weight, out, N, C, OC, layout);
   if (!pre_gelu) return gemm_with_bias(s, dt, g, bias, N, OC, stream);
   // GELU fused into the epilogue in bf16 (its GELU is not the CPU's to fp32 rounding); the GELU
-  // input's leading dimension must be a multiple of 8.
-  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu)) {
+  // input's leading dimension must be a multiple of 8, and the aux matrix 16-byte aligned.
+  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu) && epilogue_takes_bias(bias)) {
     g.epilogue = bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
     g.bias = bias;
     g.aux = pre_gelu;
@@ -237,50 +269,17 @@ void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, co
 
 void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, void* dbias, const void* dout,
                      const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, GradInto dinp_into) {
   check_args(ctx, dt, N, C, OC, "matmul_backward");
   if (N == 0) return;
   MatmulContext::Impl& s = ctx.impl();
   const bool input_major = layout == WeightLayout::InputMajor;
-  if (dinp) {  // dinpᵀ (C x N) += W' (C x OC) · doutᵀ (OC x N)
-    Gemm g;
-    g.m = C;
-    g.n = N;
-    g.k = OC;
-    g.A = weight;
-    g.trans_a = input_major;  // [C, OC] row-major lies OC x C
-    g.lda = input_major ? OC : C;
-    g.B = dout;
-    g.ldb = OC;
-    g.D = dinp;
-    g.ldd = C;
-    g.beta = 1.0f;
-    require_gemm(s, dt, g, stream, "matmul_backward (dinp)");
-  }
-  if (dweight) {
-    Gemm g;
-    g.k = N;
-    g.beta = 1.0f;
-    g.trans_b = true;
-    if (input_major) {  // dWᵀ (OC x C) += doutᵀ (OC x N) · inp (N x C)
-      g.m = OC;
-      g.n = C;
-      g.A = dout;
-      g.lda = OC;
-      g.B = inp;
-      g.ldb = C;
-      g.D = dweight;
-      g.ldd = OC;
-    } else {  // dWᵀ (C x OC) += inpᵀ (C x N) · dout (N x OC)
-      g.m = C;
-      g.n = OC;
-      g.A = inp;
-      g.lda = C;
-      g.B = dout;
-      g.ldb = OC;
-      g.D = dweight;
-      g.ldd = C;
-    }
+  if (dinp)  // dinp[N, C] (+)= dout[N, OC] · Wᵀ
+    require_gemm(s, dt, row_major_gemm(dinp, dout, false, weight, input_major, N, OC, C, dinp_into == GradInto::Accumulate),
+                 stream, "matmul_backward (dinp)");
+  if (dweight) {  // dW += inpᵀ · dout as [C, OC] (InputMajor), or dWᵀ += doutᵀ · inp as [OC, C]
+    const Gemm g = input_major ? row_major_gemm(dweight, inp, true, dout, false, C, N, OC, true)
+                               : row_major_gemm(dweight, dout, true, inp, false, OC, N, C, true);
     require_gemm(s, dt, g, stream, "matmul_backward (dweight)");
   }
   if (dbias) {
@@ -292,6 +291,25 @@ void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, vo
       column_sums(outputs, s.bias_partials, N, OC, chunking, DoutTerm<T>{static_cast<const T*>(dout), OC}, stream);
     });
   }
+}
+
+void matmul_backward_gelu(MatmulContext& ctx, DType dt, void* dpre, void* dgelu, void* dweight, void* dbias,
+                          const void* dout, const void* gelu_out, const void* pre, const void* weight, int N, int C,
+                          int OC, WeightLayout layout, cudaStream_t stream, GradInto dpre_into) {
+  check_args(ctx, dt, N, C, OC, "matmul_backward_gelu");
+  if (N == 0) return;
+  matmul_backward(ctx, dt, nullptr, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, stream);
+  // bf16: the GELU gradient in the product's epilogue, from its fp32 result (the aux matrix, pre,
+  // needs a leading dimension that is a multiple of 8 and 16-byte alignment).
+  if (dt == DType::BF16 && dpre_into == GradInto::Overwrite && C % 8 == 0 && aligned16(pre)) {
+    Gemm g = row_major_gemm(dpre, dout, false, weight, layout == WeightLayout::InputMajor, N, OC, C, false);
+    g.epilogue = CUBLASLT_EPILOGUE_DGELU;
+    g.aux = const_cast<void*>(pre);  // read, not written, by this epilogue
+    if (run_gemm(ctx.impl(), dt, g, stream)) return;
+  }
+  matmul_backward(ctx, dt, dgelu, nullptr, nullptr, dout, gelu_out, weight, N, C, OC, layout, stream,
+                  GradInto::Overwrite);
+  gelu_backward(dt, dpre, pre, dgelu, size_t(N) * size_t(C), stream, dpre_into);
 }
 
 }  // namespace zt::cuda

@@ -20,6 +20,7 @@
 
 #include "core/dtype.hpp"
 #include "kernels/cpu/matmul.hpp"  // WeightLayout
+#include "kernels/model_ops.hpp"   // GradInto
 
 namespace zt::cuda {
 
@@ -50,11 +51,19 @@ private:
 void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, const void* weight, const void* bias,
                     int N, int C, int OC, WeightLayout layout, cudaStream_t stream, void* pre_gelu = nullptr);
 
-// Accumulates the gradients of a forward call (each may be null to skip it):
-//   dinp[N, C] += dout · Wᵀ,   dweight += inpᵀ · dout (in the weight's own layout),
-//   dbias[OC] += Σ_rows dout (summed in fp32 in a fixed order, then added once).
+// The gradients of a forward call (each may be null to skip it): dinp[N, C] (+)= dout · Wᵀ as
+// dinp_into says (cuBLASLt's beta), and, always accumulated, dweight += inpᵀ · dout (in the
+// weight's own layout) and dbias[OC] += Σ_rows dout (summed in fp32 in a fixed order, then added once).
 void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, void* dbias, const void* dout,
                      const void* inp, const void* weight, int N, int C, int OC, WeightLayout layout,
-                     cudaStream_t stream);
+                     cudaStream_t stream, GradInto dinp_into = GradInto::Accumulate);
+
+// The backward of a projection whose input was gelu(pre) (GPT-2's MLP output projection) through
+// that GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), and dweight += gelu_outᵀ · dout, dbias += Σ dout
+// as matmul_backward. bf16 written over: the GELU gradient runs in cuBLASLt's epilogue on the
+// product's fp32 result; otherwise dout · Wᵀ goes to dgelu ([N, C] scratch), then gelu_backward.
+void matmul_backward_gelu(MatmulContext& ctx, DType dt, void* dpre, void* dgelu, void* dweight, void* dbias,
+                          const void* dout, const void* gelu_out, const void* pre, const void* weight, int N, int C,
+                          int OC, WeightLayout layout, cudaStream_t stream, GradInto dpre_into);
 
 }  // namespace zt::cuda

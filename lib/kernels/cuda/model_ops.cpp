@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/ledger.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/kernels.hpp"
+#include "kernels/cuda/kv_attention.hpp"
 
 namespace zt::cuda {
 
@@ -28,20 +31,27 @@ CudaModelOps::CudaModelOps(CudaDevice& device, DType dtype) : device_(device), d
   MemoryLedger::instance().add(MemSpace::Device, MemCategory::Activations, kMatmulContextBytes);
   mean_loss_ = Buffer<float>(device, MemSpace::Device, MemCategory::Activations, 1);
   mean_loss_host_ = Buffer<float>(device, MemSpace::Pinned, MemCategory::Activations, 1);
+  loss_sum_ = Buffer<double>(device, MemSpace::Device, MemCategory::Activations, 1);
+  loss_sum_host_ = Buffer<double>(device, MemSpace::Pinned, MemCategory::Activations, 1);
 }
 
 CudaModelOps::~CudaModelOps() {
   MemoryLedger::instance().sub(MemSpace::Device, MemCategory::Activations, kMatmulContextBytes);
 }
 
-// What the constructor and scratch() allocate for B x T tokens: the matmul context, the mean loss
-// (device and pinned), LayerNorm's column partials, the embedding backward's workspace, per-row
-// losses.
+// What the constructor and scratch() allocate for B x T tokens: the matmul context, the mean loss and
+// the kept losses' sum (device and pinned), the norms' column partials (LayerNorm's 2·C per chunk of
+// rows bound RMSNorm's C and the q/k norms' 2·hd, heads being no wider than the model), the
+// embedding backward's workspace, per-row losses.
 size_t CudaModelOps::own_bytes(int B, int T, int C) const {
   const size_t N = size_t(B) * size_t(T);
-  return kMatmulContextBytes + 2 * sizeof(float) +
+  return kMatmulContextBytes + 2 * sizeof(float) + 2 * sizeof(double) +
          std::max<size_t>(1, layernorm_backward_scratch_floats(int(N), C)) * sizeof(float) +
          embedding_backward_workspace_bytes(B, T) + std::max<size_t>(1, N) * sizeof(float);
+}
+
+float* CudaModelOps::norm_scratch(size_t floats) {
+  return static_cast<float*>(scratch(norm_scratch_, std::max<size_t>(1, floats) * sizeof(float)));
 }
 
 void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
@@ -70,10 +80,16 @@ void CudaModelOps::layernorm_forward(void* out, float* mean, float* rstd, const 
 }
 
 void CudaModelOps::layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                      const void* weight, const float* mean, const float* rstd, int N, int C) {
-  const size_t floats = layernorm_backward_scratch_floats(N, C);
-  auto* partials = static_cast<float*>(scratch(layernorm_scratch_, std::max<size_t>(1, floats) * sizeof(float)));
-  cuda::layernorm_backward(dtype_, dinp, dweight, dbias, partials, dout, inp, weight, mean, rstd, N, C, stream());
+                                      const void* weight, const float* mean, const float* rstd, int N, int C,
+                                      GradInto dinp_into) {
+  float* partials = norm_scratch(layernorm_backward_scratch_floats(N, C));
+  cuda::layernorm_backward(dtype_, dinp, dweight, dbias, partials, dout, inp, weight, mean, rstd, N, C, stream(),
+                           dinp_into);
+}
+
+void CudaModelOps::residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* a,
+                                              const void* b, const void* weight, const void* bias, int N, int C) {
+  cuda::residual_layernorm_forward(dtype_, residual, out, mean, rstd, a, b, weight, bias, N, C, stream());
 }
 
 void CudaModelOps::matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C,
@@ -81,9 +97,22 @@ void CudaModelOps::matmul_forward(void* out, const void* inp, const void* weight
   cuda::matmul_forward(*matmul_, dtype_, out, inp, weight, bias, N, C, OC, layout, stream());
 }
 
+void CudaModelOps::matmul_gelu_forward(void* pre_gelu, void* out, const void* inp, const void* weight,
+                                       const void* bias, int N, int C, int OC, WeightLayout layout) {
+  cuda::matmul_forward(*matmul_, dtype_, out, inp, weight, bias, N, C, OC, layout, stream(), pre_gelu);
+}
+
+void CudaModelOps::matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout,
+                                        const void* gelu_out, const void* pre, const void* weight, int N, int C, int OC,
+                                        WeightLayout layout, GradInto dpre_into) {
+  cuda::matmul_backward_gelu(*matmul_, dtype_, dpre, dgelu, dweight, dbias, dout, gelu_out, pre, weight, N, C, OC,
+                             layout, stream(), dpre_into);
+}
+
 void CudaModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                                   const void* weight, int N, int C, int OC, WeightLayout layout) {
-  cuda::matmul_backward(*matmul_, dtype_, dinp, dweight, dbias, dout, inp, weight, N, C, OC, layout, stream());
+                                   const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) {
+  cuda::matmul_backward(*matmul_, dtype_, dinp, dweight, dbias, dout, inp, weight, N, C, OC, layout, stream(),
+                        dinp_into);
 }
 
 // Forward saves the log-sum-exp of every (batch, head, query) row.
@@ -98,35 +127,122 @@ void CudaModelOps::attention_forward(void* out, float* saved, const void* qkv, i
 }
 
 void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                      const float* saved, int B, int T, int C, int NH) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream());
+                                      const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into);
+}
+
+void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
+                                   float eps) {
+  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream());
+}
+
+void CudaModelOps::residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                            const void* weight, int N, int C, float eps) {
+  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream());
+}
+
+void CudaModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                                    const float* rstd, int N, int C, GradInto dinp_into) {
+  float* partials = dweight ? norm_scratch(rmsnorm_backward_scratch_floats(N, C)) : nullptr;
+  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into);
+}
+
+void CudaModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight,
+                                   const void* k_weight, int N, int NH, int NKV, int hd, float eps) {
+  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream());
+}
+
+void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
+                                    int NKV, int hd, GradInto dqkv_into) {
+  float* partials = dq_weight || dk_weight ? norm_scratch(qk_norm_backward_scratch_floats(N, hd)) : nullptr;
+  cuda::qk_norm_backward(dtype_, dqkv, dq_weight, dk_weight, partials, dout, qkv, q_weight, k_weight, rstd, N, NH,
+                         NKV, hd, stream(), dqkv_into);
+}
+
+void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                int hd) {
+  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream());
+}
+
+void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
+                                 int hd) {
+  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream());
+}
+
+void CudaModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
+                                         int hd) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd}, stream());
+}
+
+void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
+                                          const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
+                                          GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd}, stream(),
+                           dqkv_into);
+}
+
+void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
+  cuda::swiglu_forward(dtype_, out, inp, N, F, stream());
+}
+
+void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
+  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into);
+}
+void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                                            int pos, int S, int NH, int NKV, int hd) {
+  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, stream());
 }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
   cuda::gelu_forward(dtype_, out, inp, n, stream());
 }
 
-void CudaModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) {
-  cuda::gelu_backward(dtype_, dinp, inp, dout, n, stream());
+void CudaModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) {
+  cuda::gelu_backward(dtype_, dinp, inp, dout, n, stream(), dinp_into);
 }
 
 void CudaModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
   cuda::residual_forward(dtype_, out, a, b, n, stream());
 }
 
-float CudaModelOps::cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V,
-                                          int Vp) {
+// The fused classifier: one pass over the logits gives the loss and writes the gradient over them.
+float CudaModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) {
   auto* losses = static_cast<float*>(scratch(losses_, std::max<size_t>(1, size_t(N)) * sizeof(float)));
-  classifier_forward(dtype_, lse, losses, mean_loss_.data(), logits, targets, N, V, Vp, stream());
+  classifier_fused(dtype_, logits, lse, losses, mean_loss_.data(), targets, fused_dloss_ / float(N), N, V, Vp,
+                   stream());
+  fused_logits_ = logits;
+  if (keep_losses_) {
+    add_mean_loss(loss_sum_.data(), mean_loss_.data(), stream());
+    return std::numeric_limits<float>::quiet_NaN();
+  }
   ZT_CUDA_CHECK(cudaMemcpyAsync(mean_loss_host_.data(), mean_loss_.data(), sizeof(float), cudaMemcpyDeviceToHost,
                                 stream()));
   ZT_CUDA_CHECK(cudaStreamSynchronize(stream()));
   return mean_loss_host_[0];
 }
 
+double CudaModelOps::take_losses() {
+  ZT_CUDA_CHECK(cudaMemcpyAsync(loss_sum_host_.data(), loss_sum_.data(), sizeof(double), cudaMemcpyDeviceToHost,
+                                stream()));
+  ZT_CUDA_CHECK(cudaMemsetAsync(loss_sum_.data(), 0, sizeof(double), stream()));
+  ZT_CUDA_CHECK(cudaStreamSynchronize(stream()));
+  return loss_sum_host_[0];
+}
+
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
                                           const int32_t* targets, float scale, int N, int V, int Vp) {
-  classifier_backward(dtype_, dlogits, logits, lse, targets, scale, N, V, Vp, stream());
+  if (!fused_logits_) return classifier_backward(dtype_, dlogits, logits, lse, targets, scale, N, V, Vp, stream());
+  if (logits != fused_logits_ || dlogits != logits)
+    fail("CudaModelOps::cross_entropy_backward: the forward replaced the logits by their gradient; backward must "
+         "finish them in place");
+  fused_logits_ = nullptr;
+  const float dloss = scale * float(N);
+  if (dloss == fused_dloss_) return;  // the forward wrote exactly this gradient
+  // Another dloss than the forward assumed: rescale (one more rounding) and, unless it is 0 or not
+  // finite (nothing to rescale from), assume it next time.
+  cuda::scale(dtype_, dlogits, dloss / fused_dloss_, size_t(N) * size_t(Vp), stream());
+  if (dloss != 0.0f && std::isfinite(dloss)) fused_dloss_ = dloss;
 }
 
 }  // namespace zt::cuda

@@ -4,8 +4,18 @@
 // activations). Differences from the CPU table that the interface was made for:
 // - attention saves the log-sum-exp of each query row (B·NH·T floats) instead of the T×T
 //   probabilities, and its backward recomputes them from q, k and the forward's output;
-// - cross_entropy_forward copies the mean loss to the host and waits for the stream.
-// The operators' own scratch (cuBLASLt workspace, LayerNorm column partials, the embedding
+// - cross_entropy_forward computes the loss and its gradient in one pass over the logits (the fused
+//   classifier), replacing the logits by their gradient for the dloss of the last backward, so
+//   cross_entropy_backward has nothing left to do (or rescales, for another dloss); it copies the
+//   mean loss to the host and waits for the stream;
+// - the MLP's GELU runs in the input projection's epilogue in bf16, its gradient in the output
+//   projection's backward epilogue, and a block's second residual in its norm's pass (LayerNorm or
+//   RMSNorm); input gradients are written over (GradInto) with cuBLASLt's beta = 0 or kernels that
+//   skip the read;
+// - the llama family's grouped-query attention is the same fused kernel (query head h reads
+//   key/value head h / (NH / NKV) in place: nothing is repeated in memory); RoPE and the q/k norms
+//   are passes of their own over the q and k heads (kernels/cuda/rope.hpp says why).
+// The operators' own scratch (cuBLASLt workspace, the norms' column partials, the embedding
 // backward's sort workspace, per-row losses) is allocated once for the largest shape seen, so only
 // the first step allocates; it counts as activations in the memory ledger.
 #include <memory>
@@ -32,33 +42,70 @@ public:
   void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
                          int N, int C) override;
   void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
-                          const void* weight, const float* mean, const float* rstd, int N, int C) override;
+                          const void* weight, const float* mean, const float* rstd, int N, int C,
+                          GradInto dinp_into) override;
+  void residual_layernorm_forward(void* residual, void* out, float* mean, float* rstd, const void* a, const void* b,
+                                  const void* weight, const void* bias, int N, int C) override;
   void matmul_forward(void* out, const void* inp, const void* weight, const void* bias, int N, int C, int OC,
                       WeightLayout layout) override;
+  void matmul_gelu_forward(void* pre_gelu, void* out, const void* inp, const void* weight, const void* bias, int N,
+                           int C, int OC, WeightLayout layout) override;
   void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
-                       int N, int C, int OC, WeightLayout layout) override;
+                       int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
+  void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout, const void* gelu_out,
+                            const void* pre, const void* weight, int N, int C, int OC, WeightLayout layout,
+                            GradInto dpre_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
   void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                          const float* saved, int B, int T, int C, int NH) override;
+                          const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
+  void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
+  void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
+                                const void* weight, int N, int C, float eps) override;
+  void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
+                        const float* rstd, int N, int C, GradInto dinp_into) override;
+  void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight, int N,
+                       int NH, int NKV, int hd, float eps) override;
+  void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
+                        const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
+                        int hd, GradInto dqkv_into) override;
+  void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
+  void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
+  void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
+  void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
+                                int NH, int NKV, int hd) override;
+  void swiglu_forward(void* out, const void* inp, int N, int F) override;
+  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
-  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n) override;
+  void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
-  float cross_entropy_forward(float* lse, const void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               float scale, int N, int V, int Vp) override;
+  void keep_losses(bool keep) override { keep_losses_ = keep; }
+  double take_losses() override;
 
 private:
   cudaStream_t stream() const { return device_.compute_stream(); }
   // A device buffer of at least `bytes` (grown, never shrunk; contents not kept).
   void* scratch(Buffer<uint8_t>& buffer, size_t bytes);
+  // The column partials of a norm's weight gradients (LayerNorm, RMSNorm, the q/k norms).
+  float* norm_scratch(size_t floats);
 
   CudaDevice& device_;
   DType dtype_;
   std::unique_ptr<MatmulContext> matmul_;
-  Buffer<uint8_t> layernorm_scratch_, embedding_workspace_, losses_;
+  Buffer<uint8_t> norm_scratch_, embedding_workspace_, losses_;
   Buffer<float> mean_loss_, mean_loss_host_;  // one float on the device, one in pinned memory
+  bool keep_losses_ = false;
+  Buffer<double> loss_sum_, loss_sum_host_;    // the kept losses' sum, on the device and pinned
+  // The logits cross_entropy_forward replaced by their gradient for dloss fused_dloss_ (the last
+  // backward's; 1 at first), until cross_entropy_backward finishes them.
+  const void* fused_logits_ = nullptr;
+  float fused_dloss_ = 1.0f;
 };
 
 }  // namespace zt::cuda

@@ -1,16 +1,73 @@
 #include "kernels/cuda/vector_ops.hpp"
 
-#include "kernels/cuda/vector_ops_kernels.cuh"
+#include "kernels/cuda/common.cuh"
 
 namespace zt::cuda {
 
-using namespace vector_kernels;
-
+// Every conversion is the bit-exact one (dtype_bits.cuh) and every operation an explicit _rn
+// intrinsic, so nothing depends on nvcc's contraction choices.
 namespace {
 
-template <typename F>
-void with_types(DType a, DType b, F&& f) {
-  dispatch_any(a, [&](auto ta) { dispatch_any(b, [&](auto tb) { f(ta, tb); }); });
+template <typename Dst, typename Src, bool kVector>
+__global__ void cast_kernel(Dst* dst, const Src* src, size_t n) {
+  const size_t i = first_element();
+  if (i >= n) return;
+  float x[kVec];
+  load_floats<kVector, true>(x, src, i, n);
+  store_floats<kVector, true>(dst, x, i, n);
+}
+
+template <typename Dst, typename Src, bool kVector>
+__global__ void add_into_kernel(Dst* dst, const Src* src, size_t n) {
+  const size_t i = first_element();
+  if (i >= n) return;
+  float x[kVec], y[kVec];
+  load_floats<kVector, true>(x, dst, i, n);
+  load_floats<kVector, true>(y, src, i, n);
+#pragma unroll
+  for (int k = 0; k < kVec; k++) x[k] = __fadd_rn(x[k], y[k]);
+  store_floats<kVector, true>(dst, x, i, n);
+}
+
+template <typename T, bool kVector>
+__global__ void scale_kernel(T* x, float factor, size_t n) {
+  const size_t i = first_element();
+  if (i >= n) return;
+  float v[kVec];
+  load_floats<kVector, true>(v, x, i, n);
+#pragma unroll
+  for (int k = 0; k < kVec; k++) v[k] = __fmul_rn(v[k], factor);
+  store_floats<kVector, true>(x, v, i, n);
+}
+
+template <typename T, bool kVector>
+__global__ void fill_kernel(T* x, float value, size_t n) {
+  const size_t i = first_element();
+  if (i >= n) return;
+  float v[kVec];
+#pragma unroll
+  for (int k = 0; k < kVec; k++) v[k] = value;
+  store_floats<kVector, true>(x, v, i, n);
+}
+
+// One block per chunk; thread t takes the 8-element groups t, t + blockDim.x, ... of the chunk.
+template <typename T, bool kVector>
+__global__ void sum_squares_kernel(const T* x, size_t n, float factor, double* partials) {
+  __shared__ double scratch[kWarpSize];
+  const size_t begin = size_t(blockIdx.x) * kSumSquaresChunk;
+  const size_t end = begin + kSumSquaresChunk < n ? begin + kSumSquaresChunk : n;
+  double s = 0.0;
+  for (size_t i = begin + size_t(threadIdx.x) * kVec; i < end; i += size_t(blockDim.x) * kVec) {
+    float v[kVec];
+    load_floats<kVector, true>(v, x, i, end);  // zeros past the end add nothing
+#pragma unroll
+    for (int k = 0; k < kVec; k++) {
+      const double d = double(__fmul_rn(v[k], factor));
+      s = __dadd_rn(s, __dmul_rn(d, d));
+    }
+  }
+  s = block_sum(s, scratch);
+  if (threadIdx.x == 0) partials[blockIdx.x] = s;
 }
 
 }  // namespace
@@ -22,45 +79,41 @@ void cast(DType dst_type, void* dst, DType src_type, const void* src, size_t n, 
       ZT_CUDA_CHECK(cudaMemcpyAsync(dst, src, n * dtype_size(dst_type), cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  const unsigned grid = grid_size(n, size_t(kBlock) * kVec, "cast");
   const bool vector = aligned16(dst) && aligned16(src);
-  with_types(dst_type, src_type, [&](auto td, auto ts) {
+  dispatch_any2(dst_type, src_type, [&](auto td, auto ts) {
     using D = decltype(td);
     using S = decltype(ts);
-    launch(vector ? cast_kernel<D, S, true> : cast_kernel<D, S, false>, grid, kBlock, 0, stream, "cast_kernel",
-           static_cast<D*>(dst), static_cast<const S*>(src), n);
+    launch_elementwise(cast_kernel<D, S, true>, cast_kernel<D, S, false>, vector, n, stream, "cast_kernel",
+                       static_cast<D*>(dst), static_cast<const S*>(src), n);
   });
 }
 
 void add_into(DType dst_type, void* dst, DType src_type, const void* src, size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  const unsigned grid = grid_size(n, size_t(kBlock) * kVec, "add_into");
   const bool vector = aligned16(dst) && aligned16(src);
-  with_types(dst_type, src_type, [&](auto td, auto ts) {
+  dispatch_any2(dst_type, src_type, [&](auto td, auto ts) {
     using D = decltype(td);
     using S = decltype(ts);
-    launch(vector ? add_into_kernel<D, S, true> : add_into_kernel<D, S, false>, grid, kBlock, 0, stream,
-           "add_into_kernel", static_cast<D*>(dst), static_cast<const S*>(src), n);
+    launch_elementwise(add_into_kernel<D, S, true>, add_into_kernel<D, S, false>, vector, n, stream,
+                       "add_into_kernel", static_cast<D*>(dst), static_cast<const S*>(src), n);
   });
 }
 
 void scale(DType type, void* x, float factor, size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  const unsigned grid = grid_size(n, size_t(kBlock) * kVec, "scale");
   dispatch_any(type, [&](auto tag) {
     using T = decltype(tag);
-    launch(aligned16(x) ? scale_kernel<T, true> : scale_kernel<T, false>, grid, kBlock, 0, stream, "scale_kernel",
-           static_cast<T*>(x), factor, n);
+    launch_elementwise(scale_kernel<T, true>, scale_kernel<T, false>, aligned16(x), n, stream, "scale_kernel",
+                       static_cast<T*>(x), factor, n);
   });
 }
 
 void fill(DType type, void* x, float value, size_t n, cudaStream_t stream) {
   if (n == 0) return;
-  const unsigned grid = grid_size(n, size_t(kBlock) * kVec, "fill");
   dispatch_any(type, [&](auto tag) {
     using T = decltype(tag);
-    launch(aligned16(x) ? fill_kernel<T, true> : fill_kernel<T, false>, grid, kBlock, 0, stream, "fill_kernel",
-           static_cast<T*>(x), value, n);
+    launch_elementwise(fill_kernel<T, true>, fill_kernel<T, false>, aligned16(x), n, stream, "fill_kernel",
+                       static_cast<T*>(x), value, n);
   });
 }
 
@@ -69,7 +122,7 @@ void sum_squares_partials(DType type, const void* x, size_t n, float factor, dou
   const unsigned grid = grid_size(n, kSumSquaresChunk, "sum_squares_partials");
   dispatch_any(type, [&](auto tag) {
     using T = decltype(tag);
-    launch(aligned16(x) ? sum_squares_kernel<T, true> : sum_squares_kernel<T, false>, grid, kBlock, 0, stream,
+    launch(aligned16(x) ? sum_squares_kernel<T, true> : sum_squares_kernel<T, false>, grid, kElementwiseBlock, 0, stream,
            "sum_squares_kernel", static_cast<const T*>(x), n, factor, partials);
   });
 }

@@ -1,0 +1,122 @@
+#include "inference/generate_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "core/error.hpp"
+#include "inference/device_weights.hpp"
+#include "inference/generation.hpp"
+#include "inference/model_options.hpp"
+#include "inference/model_source.hpp"
+#include "inference/text_codec.hpp"
+#include "inference/text_stream.hpp"
+#include "kernels/backend.hpp"
+#include "model/gpt.hpp"
+
+namespace zt {
+
+namespace {
+
+std::string how_it_ended(const Generated& g, int positions) {
+  switch (g.end) {
+    case GenerationEnd::StopToken: return "ended by the text's end token";
+    case GenerationEnd::ContextFull: return fmt::format("stopped at the model's {} positions", positions);
+    case GenerationEnd::MaxTokens: break;
+  }
+  return "stopped at --max-new-tokens";
+}
+
+}  // namespace
+
+void run_generate(const GenerateOptions& o, std::FILE* out) {
+  if (o.prompt.empty()) fail("--prompt is empty: give the text the model continues");
+  if (o.max_new_tokens <= 0) fail("--max-new-tokens {}: expected a positive number of tokens", o.max_new_tokens);
+  TokenSampler sampler(o.sampling);
+  LoadedModel loaded = load_model(o.model);
+  const GptShape& shape = loaded.shape;
+  const TextCodec codec = TextCodec::for_model(o.tokenizer.empty() ? loaded.tokenizer : o.tokenizer,
+                                               shape.vocab_size, "--tokenizer");
+  const std::vector<int32_t> prompt = codec.prompt(o.prompt);
+  for (int32_t id : prompt)
+    if (id >= shape.vocab_size)
+      fail("{} gives the prompt the id {}, outside the model's vocabulary of {}: is it the tokenizer the model was "
+           "trained with?",
+           codec.name(), id, shape.vocab_size);
+  if (int(prompt.size()) >= shape.max_seq_len)
+    fail("--prompt: its {} tokens leave no room in the model's {} positions", prompt.size(), shape.max_seq_len);
+
+  Backend& backend = select_backend(o.device, 0, 1, dtype_from_name(o.dtype));
+  const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
+  Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
+  DeviceWeights weights(model.layout(), loaded.weights.data(), backend);
+  loaded.weights.reset();
+  std::fprintf(stderr, "generate: %s, %s; text: %s; on %s\n", loaded.what.c_str(), describe(shape).c_str(),
+               codec.name().c_str(), backend.device.name().c_str());
+
+  std::fputs(o.prompt.c_str(), out);
+  std::fflush(out);
+  TextStream stream([&](std::span<const int32_t> ids) { return codec.decode(ids); }, prompt);
+  GenerationLimits limits;
+  limits.max_new_tokens = o.max_new_tokens;
+  limits.vocab = codec.vocab_size();
+  limits.stops = [&](int32_t id) { return codec.ends_text(id); };
+  const auto start = std::chrono::steady_clock::now();
+  const Generated g = generate(model, weights, prompt, limits, sampler, [&](int32_t id) {
+    const std::string piece = stream.push(id);
+    std::fwrite(piece.data(), 1, piece.size(), out);
+    std::fflush(out);
+  });
+  const std::string rest = stream.finish() + "\n";
+  std::fwrite(rest.data(), 1, rest.size(), out);
+  std::fflush(out);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::fprintf(stderr, "generate: %zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s), %s\n", g.tokens.size(),
+               prompt.size(), seconds, double(g.tokens.size()) / std::max(seconds, 1e-9),
+               how_it_ended(g, model.max_seq()).c_str());
+}
+
+GenerateCommand::GenerateCommand(CLI::App& app) {
+  command_ = app.add_subcommand("generate", "a trained model continues a prompt, streaming its text (docs/data.md)");
+  command_->footer(R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or GPT-2 weights
+(a directory holding model.safetensors and config.json, as training.save_final and zerotrain export
+write them). --tokenizer: the tokenizer the training data was made with (default: one beside the
+weights, or training.sample_tokenizer of the checkpoint's run; a model of 256 tokens reads bytes).
+The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
+generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
+positions are used up. Temperature 0 is greedy decoding.
+
+Examples:
+  zerotrain generate --model checkpoints --prompt "And God said"
+  zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "Once upon a time" --temperature 0.8 --top-k 40
+)");
+  add_model_options(*command_, options_.model, options_.device, options_.dtype);
+  command_->add_option("--tokenizer", options_.tokenizer,
+                       "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
+  command_->add_option("--prompt", options_.prompt, "the text to continue")->required();
+  command_->add_option("--max-new-tokens", options_.max_new_tokens, "tokens to generate at most")->capture_default_str();
+  command_->add_option("--temperature", options_.sampling.temperature, "softmax temperature; 0: greedy")
+      ->capture_default_str();
+  command_->add_option("--top-k", options_.sampling.top_k, "draw among the K most likely tokens; 0: all")
+      ->capture_default_str();
+  command_->add_option("--top-p", options_.sampling.top_p,
+                       "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
+      ->capture_default_str();
+  command_->add_option("--seed", options_.sampling.seed, "seed of the draws (the same seed, the same text)")
+      ->capture_default_str();
+}
+
+bool GenerateCommand::parsed() const { return command_->parsed(); }
+
+int GenerateCommand::run() const {
+  try {
+    run_generate(options_, stdout);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: generate: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace zt

@@ -1,0 +1,70 @@
+#include "inference/text_codec.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "tokenizer/job_encoder.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace zt {
+
+TextCodec TextCodec::bytes() {
+  TextCodec c;
+  c.name_ = "bytes";
+  return c;
+}
+
+TextCodec TextCodec::tokenizer(const std::string& path) {
+  TextCodec c;
+  auto t = std::make_shared<const Tokenizer>(Tokenizer::load(path));
+  std::string separator_name;
+  c.separator_ = document_separator(*t, separator_name);
+  c.stops_.push_back(c.separator_);
+  for (const std::string& end : {t->config_string("eos_token"), std::string("<|endoftext|>"),
+                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|im_end|>"),
+                                 std::string("</s>")})
+    if (const AddedToken* token = end.empty() ? nullptr : t->added_tokens().by_content(end))
+      c.stops_.push_back(token->id);
+  c.name_ = t->source();
+  c.tokenizer_ = std::move(t);
+  return c;
+}
+
+TextCodec TextCodec::for_model(const std::string& path, int model_vocab, const std::string& option) {
+  if (!path.empty()) return tokenizer(path);
+  if (model_vocab == 256) return bytes();
+  fail("the model's {} tokens need the tokenizer its data was made with: give {} (a directory with tokenizer.json, "
+       "or GPT-2's vocab.json + merges.txt)",
+       model_vocab, option);
+}
+
+std::vector<int32_t> TextCodec::prompt(std::string_view text) const {
+  if (!tokenizer_) {
+    std::vector<int32_t> ids;
+    for (char c : text) ids.push_back(int32_t(uint8_t(c)));
+    return ids;
+  }
+  std::vector<int32_t> ids = tokenizer_->encode(text, {.special_tokens = true});
+  if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
+  for (int32_t& id : ids)
+    if (id < 0) fail("the prompt: {} has no id for part of it", tokenizer_->source());
+  return ids;
+}
+
+std::vector<int32_t> TextCodec::document_start() const {
+  if (!tokenizer_) return {int32_t('\n')};
+  return {separator_};
+}
+
+std::string TextCodec::decode(std::span<const int32_t> ids) const {
+  if (tokenizer_) return tokenizer_->decode(ids);
+  std::string out;
+  for (int32_t id : ids) out += char(uint8_t(id));
+  return out;
+}
+
+bool TextCodec::ends_text(int32_t id) const { return std::find(stops_.begin(), stops_.end(), id) != stops_.end(); }
+
+int TextCodec::vocab_size() const { return tokenizer_ ? tokenizer_->vocab_size() : 256; }
+
+}  // namespace zt

@@ -1,0 +1,107 @@
+#include "kernels/cuda/kv_attention.hpp"
+
+#include <cmath>
+
+#include "kernels/cuda/common.cuh"
+
+namespace zt::cuda {
+
+namespace {
+
+constexpr int kThreads = 128;  // keys per tile, and output channels per pass
+constexpr int kChannelsPerThread = kCachedAttentionMaxHeadSize / kThreads;
+constexpr int kCopyBlock = 256;
+
+// k_cache and v_cache rows [pos, pos + T) of every sequence from the new tokens' k and v heads.
+template <typename E>
+__global__ void __launch_bounds__(kCopyBlock) kv_write_kernel(E* k_cache, E* v_cache, const E* qkv, int B, int T,
+                                                              int pos, int S, int NH, int NKV, int hd) {
+  const size_t width = size_t(NKV) * hd;  // of one row of a cache
+  const size_t total = size_t(B) * T * width;
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const size_t c = i % width, bt = i / width, b = bt / size_t(T), t = bt % size_t(T);
+  const E* row = qkv + bt * size_t(NH + 2 * NKV) * hd;
+  const size_t at = (b * size_t(S) + size_t(pos) + t) * width + c;
+  k_cache[at] = row[size_t(NH) * hd + c];
+  v_cache[at] = row[size_t(NH + NKV) * hd + c];
+}
+
+template <typename E>
+__global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, const E* k_cache, const E* v_cache,
+                                                                    const E* qkv, int T, int pos, int S, int NH,
+                                                                    int NKV, int hd, float scale) {
+  __shared__ float q[kCachedAttentionMaxHeadSize];
+  __shared__ float p[kThreads];  // the tile's unnormalised probabilities
+  __shared__ float scratch[kWarpSize];
+  const int t = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
+  const size_t ldc = size_t(NKV) * hd;
+  const E* q_row = qkv + (size_t(b) * T + t) * size_t(NH + 2 * NKV) * hd + size_t(h) * hd;
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) q[d] = to_float(q_row[d]);
+  __syncthreads();
+  const size_t head = size_t(b) * S * ldc + size_t(h / (NH / NKV)) * hd;
+  const E* k = k_cache + head;
+  const E* v = v_cache + head;
+  const int len = pos + t + 1;  // causal: the cache up to this query's own position
+
+  float m = -INFINITY, l = 0.0f, acc[kChannelsPerThread] = {};
+  for (int j0 = 0; j0 < len; j0 += kThreads) {
+    const int j = j0 + threadIdx.x;
+    float s = -INFINITY;
+    if (j < len) {
+      const E* kj = k + size_t(j) * ldc;
+      float dot = 0.0f;
+      for (int d = 0; d < hd; d++) dot += q[d] * to_float(kj[d]);
+      s = dot * scale;
+    }
+    const float m_new = fmaxf(m, block_max(s, scratch));  // finite: every tile holds a key
+    const float e = j < len ? expf(s - m_new) : 0.0f;
+    p[threadIdx.x] = e;
+    const float rescale = expf(m - m_new);  // 0 for the first tile
+    l = l * rescale + block_sum(e, scratch);  // its barriers also publish p
+    const int keys = min(kThreads, len - j0);
+#pragma unroll
+    for (int i = 0; i < kChannelsPerThread; i++) {
+      const int d = threadIdx.x + i * kThreads;
+      if (d >= hd) continue;
+      float a = acc[i] * rescale;
+      for (int jj = 0; jj < keys; jj++) a += p[jj] * to_float(v[size_t(j0 + jj) * ldc + d]);
+      acc[i] = a;
+    }
+    m = m_new;
+    __syncthreads();  // p is rewritten by the next tile
+  }
+  E* o = out + (size_t(b) * T + t) * size_t(NH) * hd + size_t(h) * hd;
+#pragma unroll
+  for (int i = 0; i < kChannelsPerThread; i++) {
+    const int d = threadIdx.x + i * kThreads;
+    if (d < hd) o[d] = from_float<E>(acc[i] / l);
+  }
+}
+
+}  // namespace
+
+void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
+                              int pos, int S, int NH, int NKV, int hd, cudaStream_t stream) {
+  require(B >= 0 && T >= 0 && pos >= 0 && pos + T <= S && NH > 0 && NKV > 0 && NH % NKV == 0 && hd > 0 &&
+              hd <= kCachedAttentionMaxHeadSize,
+          "attention_cached_forward: bad shape B = ", B, ", T = ", T, ", pos = ", pos, ", S = ", S, ", NH = ", NH,
+          ", NKV = ", NKV, ", hd = ", hd, " (need pos + T <= S, NKV dividing NH, hd in [1, ",
+          kCachedAttentionMaxHeadSize, "])");
+  if (B == 0 || T == 0) return;
+  require(T <= 65535 && NH <= 65535 && B <= 65535, "attention_cached_forward: grid of ", T, " x ", NH, " x ", B,
+          " blocks exceeds 65535 in a dimension");
+  const size_t copies = size_t(B) * T * NKV * hd;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  dispatch_activation(dt, "attention_cached_forward", [&](auto tag) {
+    using E = decltype(tag);
+    launch(kv_write_kernel<E>, grid_size(copies, kCopyBlock, "attention_cached_forward"), kCopyBlock, 0, stream,
+           "kv_write_kernel", static_cast<E*>(k_cache), static_cast<E*>(v_cache), static_cast<const E*>(qkv), B, T,
+           pos, S, NH, NKV, hd);
+    launch(cached_attention_kernel<E>, dim3(unsigned(T), unsigned(NH), unsigned(B)), kThreads, 0, stream,
+           "cached_attention_kernel", static_cast<E*>(out), static_cast<const E*>(k_cache),
+           static_cast<const E*>(v_cache), static_cast<const E*>(qkv), T, pos, S, NH, NKV, hd, scale);
+  });
+}
+
+}  // namespace zt::cuda

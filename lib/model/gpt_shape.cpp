@@ -1,0 +1,216 @@
+#include "model/gpt_shape.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+namespace zt {
+
+namespace {
+
+constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
+
+}  // namespace
+
+std::string_view model_type_name(ModelType t) { return kModelTypeNames[int(t)]; }
+
+std::optional<ModelType> model_type_from_name(std::string_view name) {
+  for (int i = 0; i < int(std::size(kModelTypeNames)); ++i)
+    if (kModelTypeNames[i] == name) return ModelType(i);
+  return std::nullopt;
+}
+
+const std::vector<std::string>& model_type_names() {
+  static const std::vector<std::string> names(std::begin(kModelTypeNames), std::end(kModelTypeNames));
+  return names;
+}
+
+BlockRecipe GptShape::recipe() const {
+  const ModelType t = model_type;
+  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false};
+  BlockRecipe r{true, true, true, true, false, false, false, false};
+  // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
+  r.qkv_bias = t == ModelType::Qwen2 || ((t == ModelType::Llama || t == ModelType::Qwen3) && attention_bias);
+  r.o_bias = (t == ModelType::Llama || t == ModelType::Qwen3) && attention_bias;
+  r.mlp_bias = t == ModelType::Llama && mlp_bias;
+  r.qk_norm = t == ModelType::Qwen3;
+  return r;
+}
+
+GptShape GptShape::resolved() const {
+  GptShape s = *this;
+  s.n_kv_head = kv_heads();
+  s.head_dim = head_size();
+  s.d_ff = ff_width();
+  return s;
+}
+
+namespace {
+
+// The parameter count in N: size_t for the count, double for judging absurd shapes without
+// overflowing.
+template <typename N>
+N block_params_in(const GptShape& s) {
+  const BlockRecipe r = s.recipe();
+  const N C = N(s.d_model), hd = N(s.head_size()), F = s.d_ff > 0 ? N(s.d_ff) : 4 * C;
+  const N QKV = (N(s.n_head) + 2 * N(s.kv_heads())) * hd, Q = N(s.n_head) * hd;
+  const N norms = r.rms_norm ? 2 * C : 4 * C;
+  const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
+                      (r.o_bias ? C : 0);
+  const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
+  return norms + attention + mlp;
+}
+
+template <typename N>
+N num_params_in(const GptShape& s) {
+  const N C = N(s.d_model), V = N(s.vocab_size);
+  const BlockRecipe r = s.recipe();
+  const N embeddings = V * C + (r.rotary ? 0 : N(s.max_seq_len) * C);
+  const N final_norm = r.rms_norm ? C : 2 * C;
+  return embeddings + N(s.n_layer) * block_params_in<N>(s) + final_norm + (s.tied_head ? 0 : V * C);
+}
+
+}  // namespace
+
+size_t GptShape::block_params() const { return block_params_in<size_t>(*this); }
+size_t GptShape::num_params() const { return num_params_in<size_t>(*this); }
+double GptShape::num_params_approx() const { return num_params_in<double>(*this); }
+
+size_t GptShape::flat_size() const {
+  const size_t pad_rows = size_t(padded_vocab() - vocab_size) * size_t(d_model);
+  return num_params() + pad_rows * (tied_head ? 1 : 2);
+}
+
+namespace {
+
+bool is_gpt2(const GptShape& s) { return s.model_type == ModelType::Gpt2; }
+
+std::optional<ShapeProblem> rope_problem(const GptShape& s) {
+  const RopeScaling& r = s.rope_scaling;
+  if (is_gpt2(s)) {
+    if (r.type != RopeType::Default)
+      return ShapeProblem{"rope_scaling", "GPT-2 has learned positions, no rotary embeddings to scale"};
+    return std::nullopt;
+  }
+  if (!(s.rope_theta > 0)) return ShapeProblem{"rope_theta", fmt::format("{} (expected > 0)", s.rope_theta)};
+  if (r.type != RopeType::Llama3) return std::nullopt;
+  if (!(r.factor > 0)) return ShapeProblem{"rope_scaling.factor", fmt::format("{} (expected > 0)", r.factor)};
+  if (!(r.low_freq_factor > 0))
+    return ShapeProblem{"rope_scaling.low_freq_factor", fmt::format("{} (expected > 0)", r.low_freq_factor)};
+  if (!(r.high_freq_factor > r.low_freq_factor))
+    return ShapeProblem{"rope_scaling.high_freq_factor",
+                        fmt::format("{} is not above low_freq_factor {} (expected high_freq_factor > low_freq_factor)",
+                                    r.high_freq_factor, r.low_freq_factor)};
+  if (r.original_max_position_embeddings <= 0)
+    return ShapeProblem{"rope_scaling.original_max_position_embeddings",
+                        fmt::format("{} (expected > 0: the context length the model was pretrained with)",
+                                    r.original_max_position_embeddings)};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
+  const std::string type(model_type_name(s.model_type));
+  const bool gpt2 = is_gpt2(s);
+  if (s.n_kv_head < 0) return ShapeProblem{"n_kv_head", fmt::format("{} (expected > 0, or 0 for n_head)", s.n_kv_head)};
+  if (gpt2 && s.n_kv_head != 0 && s.n_kv_head != s.n_head)
+    return ShapeProblem{"n_kv_head", fmt::format("{}: GPT-2 has one key/value head per attention head (expected {})",
+                                                 s.n_kv_head, s.n_head)};
+  if (s.n_kv_head > 0 && (s.n_kv_head > s.n_head || s.n_head % s.n_kv_head != 0))
+    return ShapeProblem{"n_kv_head", fmt::format("{} does not divide n_head {} (expected a divisor of n_head: 1 for "
+                                                 "multi-query attention up to n_head for multi-head attention)",
+                                                 s.n_kv_head, s.n_head)};
+  if (s.head_dim < 0) return ShapeProblem{"head_dim", fmt::format("{} (expected > 0, or 0 for d_model / n_head)", s.head_dim)};
+  if (gpt2 && s.head_dim != 0 && s.n_head > 0 && int64_t(s.head_dim) * s.n_head != s.d_model)
+    return ShapeProblem{"head_dim", fmt::format("{}: GPT-2's heads are d_model / n_head = {} wide", s.head_dim,
+                                                s.n_head > 0 ? s.d_model / s.n_head : 0)};
+  if (!gpt2 && s.head_size() % 2 != 0)
+    return ShapeProblem{"head_dim", fmt::format("{} is odd (rotary embeddings rotate the two halves of a head: "
+                                                "expected an even head_dim)",
+                                                s.head_size())};
+  if (s.d_ff < 0) return ShapeProblem{"d_ff", fmt::format("{} (expected > 0, or 0 for 4 x d_model)", s.d_ff)};
+  if (gpt2 && s.d_ff != 0 && s.d_ff != 4 * int64_t(s.d_model))
+    return ShapeProblem{"d_ff", fmt::format("{}: GPT-2's MLP is 4 x d_model = {} wide", s.d_ff, 4 * int64_t(s.d_model))};
+  if (!(s.norm_eps > 0)) return ShapeProblem{"norm_eps", fmt::format("{} (expected > 0)", s.norm_eps)};
+  if (gpt2 && s.norm_eps != 1e-5)
+    return ShapeProblem{"norm_eps", fmt::format("{}: GPT-2's LayerNorm uses 1e-5", s.norm_eps)};
+  if (auto p = rope_problem(s)) return p;
+  const bool attention_bias_option = s.model_type == ModelType::Llama || s.model_type == ModelType::Qwen3;
+  if (s.attention_bias && !attention_bias_option)
+    return ShapeProblem{"attention_bias",
+                        fmt::format("{} has no such option (only llama and qwen3 do; gpt2 always has biases, qwen2 "
+                                    "always q, k and v biases and no o bias, mistral none)",
+                                    type)};
+  if (s.mlp_bias && s.model_type != ModelType::Llama)
+    return ShapeProblem{"mlp_bias", fmt::format("{} has no such option (only llama does)", type)};
+  if (gpt2 && !s.tied_head)
+    return ShapeProblem{"tie_word_embeddings", "false: GPT-2's LM head is its token embedding (expected true)"};
+  if (s.sliding_window < 0)
+    return ShapeProblem{"sliding_window", fmt::format("{} (expected > 0, or 0 for none)", s.sliding_window)};
+  if (s.sliding_window > 0 && (gpt2 || s.model_type == ModelType::Llama))
+    return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
+  return std::nullopt;
+}
+
+std::string describe(const GptShape& s) {
+  const GptShape r = s.resolved();
+  std::string heads = fmt::format("{} heads", r.n_head);
+  if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
+  heads += fmt::format(" of {}", r.head_dim);
+  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"};
+  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}", kFamily[int(r.model_type)],
+                     r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len,
+                     r.tied_head ? "" : ", untied LM head");
+}
+
+namespace {
+
+GptShape llama_family(ModelType type, int n_layer, int n_head, int n_kv_head, int head_dim, int d_model, int d_ff,
+                      int vocab_size, int max_seq_len, double norm_eps, double rope_theta) {
+  GptShape s{n_layer, n_head, d_model, vocab_size, max_seq_len};
+  s.model_type = type;
+  s.n_kv_head = n_kv_head;
+  s.head_dim = head_dim;
+  s.d_ff = d_ff;
+  s.norm_eps = norm_eps;
+  s.rope_theta = rope_theta;
+  return s;
+}
+
+// Llama 3.2 1B (meta-llama/Llama-3.2-1B config.json): 1,235,814,400 parameters.
+GptShape llama_3_2_1b() {
+  GptShape s = llama_family(ModelType::Llama, 16, 32, 8, 64, 2048, 8192, 128256, 131072, 1e-5, 500000.0);
+  s.rope_scaling = {RopeType::Llama3, 32.0, 1.0, 4.0, 8192};
+  return s;
+}
+
+}  // namespace
+
+const std::vector<GptPreset>& gpt_presets() {
+  static const std::vector<GptPreset> presets = {
+      {"toy", {2, 4, 64, 256, 128}},  // bytes of text; trains in seconds on a CPU
+      {"gpt2-tiny", {4, 4, 256, 50257, 256}},
+      {"gpt2-124m", {12, 12, 768, 50257, 1024}},
+      {"gpt2-350m", {24, 16, 1024, 50257, 1024}},
+      {"gpt2-774m", {36, 20, 1280, 50257, 1024}},
+      {"gpt2-1.5b", {48, 25, 1600, 50257, 1024}},
+      // Bytes of text, as toy: seconds on a CPU.
+      {"llama-tiny", llama_family(ModelType::Llama, 2, 4, 2, 16, 64, 176, 256, 128, 1e-5, 10000.0)},
+      {"qwen3-tiny", llama_family(ModelType::Qwen3, 2, 4, 2, 32, 64, 192, 256, 128, 1e-6, 1000000.0)},
+      {"llama-3.2-1b", llama_3_2_1b()},
+      // Qwen/Qwen3-0.6B: 596,049,920 parameters.
+      {"qwen3-0.6b", llama_family(ModelType::Qwen3, 28, 16, 8, 128, 1024, 3072, 151936, 40960, 1e-6, 1000000.0)},
+      // Qwen/Qwen2.5-0.5B: 494,032,768 parameters.
+      {"qwen2.5-0.5b", llama_family(ModelType::Qwen2, 24, 14, 2, 64, 896, 4864, 151936, 32768, 1e-6, 1000000.0)},
+  };
+  return presets;
+}
+
+std::optional<GptShape> gpt_preset(const std::string& name) {
+  for (auto& p : gpt_presets())
+    if (name == p.name) return p.shape;
+  return std::nullopt;
+}
+
+}  // namespace zt

@@ -1,0 +1,39 @@
+#pragma once
+// One job of `zerotrain tokenize` (input_jobs.hpp) to tokens: each document after the separator,
+// text encoded as text, conversations rendered in the chat format with the targets that count.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tokenizer/chat_format.hpp"
+#include "tokenizer/input_jobs.hpp"
+
+namespace zt {
+
+class Tokenizer;
+
+struct JobContext {
+  const Tokenizer& tokenizer;
+  const std::vector<DataInput>& inputs;
+  int32_t separator;
+  std::optional<ChatFormat> chat_format;
+  std::string chat_format_problem;  // why there is none, for the message when a conversation comes
+  std::string bos_token;            // Llama 3's template starts with it
+};
+
+// What a job became.
+struct Encoded {
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> counted;  // empty while every token counts
+  int64_t documents = 0, chats = 0;
+};
+
+// Fails (zt::Error) naming the file and line (or array element) and what is wrong.
+Encoded encode_job(const InputJob& job, const JobContext& context);
+
+// The token that separates documents, as llm.c's scripts separate them: the begin-of-text token
+// where the tokenizer has one, else its end-of-text token; `name` gets its text.
+int32_t document_separator(const Tokenizer& tokenizer, std::string& name);
+
+}  // namespace zt

@@ -1,0 +1,56 @@
+#pragma once
+// `zerotrain tokenize --tokenizer DIR|FILE INPUT... -o OUT.bin [--val N%] [--chat-format F]`:
+// text and chat data to llm.c token files (docs/data.md).
+//
+// Each input is one or more documents: a text file is one; JSON Lines and JSON arrays hold one per
+// record (chat_record.hpp). Every document is preceded by the tokenizer's separator (its begin-of-
+// text token, else its end-of-text token), as llm.c's data scripts write them; a conversation is
+// rendered in the chat format (chat_format.hpp) and only its answers count as targets: with any
+// conversation in the input, OUT.mask says which tokens count. Worker threads encode jobs of about
+// a megabyte; the output is the same for any number of threads.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace zt {
+
+struct TokenizeOptions {
+  std::string tokenizer;
+  std::vector<std::string> inputs;
+  std::string output;
+  std::string val;          // "N%": the last N% of the tokens go to OUT.val.bin
+  std::string chat_format;  // chatml, qwen3, llama3; empty: from the tokenizer's special tokens
+  int threads = 0;          // 0: one per core
+  bool quiet = false;       // no progress and no summary
+  size_t job_bytes = size_t(1) << 20;  // input per job (whole lines, or a text cut where it may be)
+};
+
+struct TokenizeSummary {
+  int64_t documents = 0, chats = 0, tokens = 0, counted = 0, val_tokens = 0;
+  uint64_t bytes = 0;
+  std::string separator;
+};
+
+// Fails (zt::Error) on bad input: the file and line, or the option, and what is wrong. Writes
+// nothing unless everything was read.
+TokenizeSummary run_tokenize(const TokenizeOptions& options);
+
+// The `tokenize` subcommand of the command line: adds itself to `app`; run() when parsed() gives
+// the exit status (errors printed on stderr).
+class TokenizeCommand {
+public:
+  explicit TokenizeCommand(CLI::App& app);
+  bool parsed() const;
+  int run() const;
+
+private:
+  CLI::App* command_;
+  TokenizeOptions options_;
+};
+
+}  // namespace zt

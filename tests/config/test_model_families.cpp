@@ -1,0 +1,130 @@
+// The model block's architecture keys: the llama family's presets and keys, their defaults, what
+// is refused (naming the key), the printed block reading back to the same architecture, and the
+// config.json key each stands for.
+#include <set>
+
+#include "config/model_block.hpp"
+#include "config_test_support.hpp"
+#include "model/gpt_shape.hpp"
+
+using namespace zt::config;
+using namespace zt::config::testing;
+
+TEST_CASE("the llama-family presets resolve to the published shapes and parameter counts") {
+  // Counted by transformers itself for these configs (AutoModelForCausalLM.from_config).
+  const std::pair<const char*, size_t> published[] = {
+      {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768}};
+  for (auto [name, count] : published) {
+    INFO(name);
+    auto m = resolve(with({{"model", {{"preset", name}}}, {"data", {{"seq_len", 1024}}}})).model;
+    CHECK(m.preset == name);
+    CHECK(shape_of(m).num_params() == count);
+  }
+  auto llama = resolve(with({{"model", {{"preset", "llama-3.2-1b"}}}, {"data", {{"seq_len", 64}}}})).model;
+  CHECK(llama.model_type == "llama");
+  CHECK(llama.n_kv_head == 8);
+  CHECK(llama.head_dim == 64);
+  CHECK(llama.rope_scaling.rope_type == "llama3");
+  CHECK(llama.rope_scaling.factor == 32.0);
+  CHECK(llama.rope_scaling.original_max_position_embeddings == 8192);
+  auto qwen3 = resolve(with({{"model", {{"preset", "qwen3-tiny"}}}})).model;
+  CHECK(qwen3.head_dim * qwen3.n_head != qwen3.d_model);  // head_dim free of d_model
+  CHECK(qwen3.tie_word_embeddings);
+}
+
+TEST_CASE("model_type on a preset of another family starts from transformers' defaults") {
+  auto m = resolve(with({{"model", {{"model_type", "llama"}, {"n_kv_head", 2}, {"d_ff", 172}}}})).model;
+  CHECK(m.preset == "custom");
+  CHECK(m.model_type == "llama");
+  CHECK(m.n_layer == 2);  // toy's sizes
+  CHECK(m.d_model == 64);
+  CHECK(m.n_kv_head == 2);
+  CHECK(m.head_dim == 16);
+  CHECK(m.d_ff == 172);
+  CHECK(m.norm_eps == 1e-6);
+  CHECK(m.rope_theta == 10000.0);
+  CHECK_FALSE(m.tie_word_embeddings);
+  CHECK_FALSE(m.attention_bias);
+  // The same keys as a preset has them name the preset.
+  auto tiny = resolve(with({{"model", {{"model_type", "llama"}, {"n_kv_head", 2}, {"d_ff", 176}, {"norm_eps", 1e-5},
+                                       {"tie_word_embeddings", true}}}}))
+                  .model;
+  CHECK(tiny.preset == "llama-tiny");
+}
+
+TEST_CASE("the printed model block reads back to the same architecture") {
+  for (const char* preset : {"toy", "llama-3.2-1b", "qwen3-tiny", "qwen2.5-0.5b"}) {
+    INFO(preset);
+    auto c = resolve(with({{"model", {{"preset", preset}}}, {"data", {{"seq_len", 64}}}}));
+    json printed = to_json(c)["model"];
+    printed.erase("preset");
+    auto again = resolve(with({{"model", printed}, {"data", {{"seq_len", 64}}}}));
+    CHECK(shape_of(again.model) == shape_of(c.model).resolved());
+    CHECK(again.model.preset == preset);
+  }
+  // GPT-2's architecture is fixed: its block shows the sizes alone.
+  json gpt2 = to_json(resolve(with({})))["model"];
+  CHECK(gpt2["model_type"] == "gpt2");
+  CHECK_FALSE(gpt2.contains("rope_theta"));
+  CHECK_FALSE(gpt2.contains("n_kv_head"));
+  CHECK(to_json(resolve(with({{"model", {{"preset", "qwen3-tiny"}}}})))["model"]["rope_scaling"].is_null());
+}
+
+TEST_CASE("architecture keys that do not apply, or that zerotrain does not implement, are refused by name") {
+  auto llama = [](json keys) {
+    keys["preset"] = "llama-tiny";
+    return with({{"model", keys}});
+  };
+  CHECK(error_of(llama({{"n_kv_head", 3}})) ==
+        "test.json: model.n_kv_head: 3 does not divide n_head 4 (expected a divisor of n_head: 1 for multi-query "
+        "attention up to n_head for multi-head attention)");
+  CHECK(error_of(llama({{"head_dim", 15}})).find("test.json: model.head_dim: 15 is odd") == 0);
+  CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}))
+            .find("test.json: model.rope_scaling.rope_type: \"yarn\" is not implemented") == 0);
+  for (const char* type : {"linear", "dynamic", "longrope"})
+    CHECK(error_of(llama({{"rope_scaling", {{"rope_type", type}}}})).find("is not implemented") != std::string::npos);
+  CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})) ==
+        "test.json: model.rope_scaling.low_freq_factor: is missing (rope_type llama3 needs factor, low_freq_factor, "
+        "high_freq_factor and original_max_position_embeddings)");
+  CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 4.0},
+                                          {"high_freq_factor", 1.0}, {"original_max_position_embeddings", 8192}}}}))
+            .find("test.json: model.rope_scaling.high_freq_factor: 1 is not above low_freq_factor 4") == 0);
+  CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "llama3"}, {"factr", 8.0}}}}))
+            .find("test.json: model.rope_scaling.factr: unknown key") == 0);
+  CHECK(error_of(llama({{"mlp_bias", true}, {"model_type", "qwen2"}})) ==
+        "test.json: model.mlp_bias: qwen2 has no such option (only llama does)");
+  CHECK(error_of(llama({{"attention_bias", true}, {"model_type", "mistral"}})).find("model.attention_bias: mistral has no such option") !=
+        std::string::npos);
+  CHECK(error_of(llama({{"sliding_window", 64}})) ==
+        "test.json: model.sliding_window: llama has no sliding-window attention (expected 0)");
+  CHECK(error_of(llama({{"model_type", "mistral"}, {"sliding_window", 64}})) ==
+        "test.json: data.seq_len: 128 exceeds model.sliding_window 64 (sliding-window attention is not implemented, "
+        "so a sequence must fit in the window; expected <= 64)");
+  CHECK(resolve(with({{"model", {{"preset", "llama-tiny"}, {"model_type", "mistral"}, {"sliding_window", 64}}},
+                      {"data", {{"seq_len", 64}}}}))
+            .model.sliding_window == 64);
+  // GPT-2 keeps its fixed architecture.
+  CHECK(error_of(with({{"model", {{"tie_word_embeddings", false}}}})) ==
+        "test.json: model.tie_word_embeddings: false: GPT-2's LM head is its token embedding (expected true)");
+  CHECK(error_of(with({{"model", {{"rope_theta", 10000}}}})).find("model.rope_theta: is given for model_type gpt2") !=
+        std::string::npos);
+  CHECK(error_of(with({{"model", {{"n_kv_head", 2}}}})).find("model.n_kv_head: 2: GPT-2 has one key/value head") !=
+        std::string::npos);
+  CHECK(error_of(with({{"model", {{"norm_eps", 1e-6}}}})).find("model.norm_eps: 1e-06: GPT-2's LayerNorm uses 1e-5") !=
+        std::string::npos);
+  CHECK(error_of(with({{"model", {{"model_type", "gemma"}}}})).find("model.model_type: \"gemma\" is not valid") !=
+        std::string::npos);
+}
+
+TEST_CASE("every model key has its config.json name, and every printed model key is in the table") {
+  std::set<std::string> printed;
+  const json model = to_json(resolve(with({{"model", {{"preset", "llama-tiny"}}}})))["model"];
+  for (auto it = model.begin(); it != model.end(); ++it) printed.insert(it.key());
+  printed.erase("preset");
+  std::set<std::string> mapped;
+  for (const HfConfigKey& k : hf_config_keys()) {
+    mapped.insert(k.key);
+    CHECK(k.hf != nullptr);
+  }
+  CHECK(mapped == printed);
+}

@@ -1,0 +1,90 @@
+// The model's forward and backward on the GPU wait for the device nowhere once the losses are kept
+// on it, for every model family: the tokens go through pinned staging buffers, the loss into a sum
+// on the device that the trainer takes once per step. Counted on the emulated device (every
+// synchronising call of the CUDA runtime); on a GPU, the kept losses equal the losses returned one
+// by one.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "core/dtype.hpp"
+#include "core/param_hooks.hpp"
+#include "kernels/cuda/backend.hpp"
+#include "model/gpt.hpp"
+
+#ifdef ZT_TEST_EMULATED
+#include "emulated_device.hpp"
+#endif
+
+using namespace zt;
+
+namespace {
+
+// The model's parameters and gradients in device memory, in the model's dtype.
+class DeviceParams final : public ParamHooks {
+public:
+  DeviceParams(const Gpt& model, Device& device)
+      : layout_(model.layout()),
+        dtype_(model.dtype()),
+        params_(device, MemSpace::Device, MemCategory::Params, layout_.total * dtype_size(dtype_)),
+        grads_(device, MemSpace::Device, MemCategory::Grads, layout_.total * dtype_size(dtype_)) {
+    std::vector<float> values(layout_.total);
+    model.init_params(values.data(), 0, values.size(), 42);
+    std::vector<uint8_t> bytes(values.size() * dtype_size(dtype_));
+    from_f32(dtype_, values.data(), bytes.data(), values.size());
+    device.copy(params_.data(), bytes.data(), bytes.size(), device.compute());
+  }
+  ConstView fetch(int g) override { return {at(params_, g), dtype_, MemSpace::Device}; }
+  void release(int) override {}
+  View grads(int g) override { return {at(grads_, g), dtype_, MemSpace::Device}; }
+  void grads_ready(int) override {}
+
+private:
+  uint8_t* at(Buffer<uint8_t>& b, int g) const { return b.data() + layout_.groups[size_t(g)].offset * dtype_size(dtype_); }
+  const ParamLayout& layout_;
+  DType dtype_;
+  Buffer<uint8_t> params_, grads_;
+};
+
+uint64_t synchronisations() {
+#ifdef ZT_TEST_EMULATED
+  return emu::synchronisations();
+#else
+  return 0;
+#endif
+}
+
+}  // namespace
+
+TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones", "[gpu][model]") {
+  // GPT-2's operators (toy), the llama family's (llama-tiny), and the q/k norms (qwen3-tiny).
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny", "qwen3-tiny");
+  INFO(preset);
+  Backend& backend = cuda::backend(0, DType::BF16);
+  const GptShape shape = *gpt_preset(preset);
+  const int B = 2, T = 32;
+  Gpt model(shape, B, T, false, backend);
+  DeviceParams params(model, backend.device);
+  std::vector<int32_t> tokens(size_t(B) * (T + 1));
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919) % 256);
+  auto step = [&] {
+    const float loss = model.forward(tokens.data(), tokens.data() + 1, B, T, params);
+    model.backward(params, 1.0f);
+    return loss;
+  };
+  std::vector<float> returned;
+  for (int s = 0; s < 3; ++s) returned.push_back(step());  // the first also sizes the operators' buffers
+
+  backend.model.keep_losses(true);
+  const uint64_t before = synchronisations();
+  for (int s = 0; s < 3; ++s) CHECK(std::isnan(step()));
+  CHECK(synchronisations() == before);
+  const double kept = backend.model.take_losses();
+  backend.model.keep_losses(false);
+  // The same parameters (no update in between), so the same losses, summed in order in double.
+  CHECK(kept == double(returned[0]) + double(returned[1]) + double(returned[2]));
+  CHECK(backend.model.take_losses() == 0.0);
+}

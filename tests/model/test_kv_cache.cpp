@@ -1,0 +1,94 @@
+// Generation's forward against a KV cache: the logits of each position, whether it comes with the
+// prompt or one token at a time after it, are those of one forward over the whole sequence
+// (GPT-2's learned positions and the llama family's rotary positions at an offset, grouped-query
+// attention, q/k norms, rope scaling); the cache's bounds are checked.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "hf_fixture.hpp"
+#include "model/gpt.hpp"
+
+using namespace zt;
+using namespace zt::test;
+
+namespace {
+
+// [L, Vp] logits of one forward over tokens[0, L).
+std::vector<float> full_logits(Gpt& model, ParamHooks& params, const std::vector<int32_t>& tokens) {
+  const int L = int(tokens.size());
+  model.forward(tokens.data(), nullptr, 1, L, params);
+  return {model.logits(), model.logits() + size_t(L) * model.padded_vocab()};
+}
+
+void check_rows_match(const float* got, const float* want, int V) {
+  double num = 0, den = 0;
+  for (int v = 0; v < V; v++) {
+    num += (double(got[v]) - want[v]) * (double(got[v]) - want[v]);
+    den += double(want[v]) * want[v];
+  }
+  CHECK(std::sqrt(num / den) <= 1e-5);
+  CHECK(std::max_element(got, got + V) - got == std::max_element(want, want + V) - want);
+}
+
+void check_cached_equals_full(const GptShape& shape) {
+  const int L = 12, prompt = 5, Vp = shape.padded_vocab(), V = shape.vocab_size;
+  Gpt full(shape, 1, L);
+  ResidentParams params(full.layout());
+  full.init_params(params.params.data(), 0, full.layout().total, 11);
+  std::vector<int32_t> tokens(L);
+  Rng rng(5);
+  for (auto& t : tokens) t = int32_t(rng.below(uint64_t(V)));
+  const std::vector<float> want = full_logits(full, params, tokens);
+
+  Gpt model(shape, 1, L, /*recompute=*/true);  // generation keeps one block's activations
+  KvCache cache(shape, 1, L);
+  model.forward_cached(tokens.data(), 1, prompt, cache, params);
+  REQUIRE(cache.length() == prompt);
+  for (int t = 0; t < prompt; t++) check_rows_match(model.logits() + size_t(t) * Vp, want.data() + size_t(t) * Vp, V);
+  for (int t = prompt; t < L; t++) {
+    model.forward_cached(&tokens[size_t(t)], 1, 1, cache, params);
+    INFO("position " << t);
+    check_rows_match(model.logits(), want.data() + size_t(t) * Vp, V);
+  }
+  REQUIRE(cache.length() == L);
+  const int32_t one = 0;
+  REQUIRE_THROWS_WITH(model.forward_cached(&one, 1, 1, cache, params), Catch::Contains("reach past the cache"));
+  cache.clear();
+  model.forward_cached(tokens.data(), 1, L, cache, params);  // the whole sequence at once, again
+  for (int t = 0; t < L; t++) check_rows_match(model.logits() + size_t(t) * Vp, want.data() + size_t(t) * Vp, V);
+}
+
+}  // namespace
+
+TEST_CASE("forward against a KV cache gives the full forward's logits: GPT-2", "[model][kv_cache]") {
+  check_cached_equals_full(*gpt_preset("toy"));
+}
+
+TEST_CASE("forward against a KV cache gives the full forward's logits: the llama family", "[model][kv_cache]") {
+  for (const char* preset : {"llama-tiny", "qwen3-tiny"}) {
+    INFO(preset);
+    check_cached_equals_full(*gpt_preset(preset));
+  }
+  for (const char* fixture : {"llama3", "qwen2"}) {  // llama3 rope scaling; multi-query attention, untied head
+    INFO(fixture);
+    check_cached_equals_full(hf_fixture_shape(TorchFixture(hf_fixture_path(fixture))));
+  }
+}
+
+TEST_CASE("a KV cache is refused beyond the model's positions or with another batch", "[model][kv_cache]") {
+  const GptShape shape = *gpt_preset("llama-tiny");
+  REQUIRE_THROWS_WITH(KvCache(shape, 1, shape.max_seq_len + 1), Catch::Contains("model.max_seq_len"));
+  Gpt model(shape, 2, 8);
+  ResidentParams params(model.layout());
+  KvCache cache(shape, 1, 8);
+  const std::vector<int32_t> tokens(4, 1);
+  REQUIRE_THROWS_WITH(model.forward_cached(tokens.data(), 2, 2, cache, params), Catch::Contains("batch B=2"));
+  KvCache long_cache(shape, 1, 16);  // room for 16 positions; the model was built for 8
+  long_cache.advance(6);
+  REQUIRE_THROWS_WITH(model.forward_cached(tokens.data(), 1, 4, long_cache, params),
+                      Catch::Contains("or the model's 8"));
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `zerotrain tokenize` through the binary: text to an llm.c file that zerotrain trains on; chat data
+# gets its loss mask, which training takes (the loss on the answers only); bad input: one message
+# naming file and line, exit status 1; a bad command line: exit status 2.
+#   test_tokenize_cli.sh ZEROTRAIN SOURCE_DIR
+set -u
+zerotrain=$1
+src=$2
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fixtures=$src/tests/fixtures/tokenizer/trimmed
+solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE "$@"; }
+
+# 1. Text with GPT-2's tokenizer: llm.c's header (magic, version 1, count), uint16 tokens.
+"$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$src/data/tinytext/val.txt" -o "$tmp/val.bin" >"$tmp/out" 2>&1 ||
+  fail "tokenize exited $?: $(cat "$tmp/out")"
+read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/val.bin")"
+[ "$magic" = 20240520 ] && [ "$version" = 1 ] && [ "$count" -gt 1000 ] || fail "header: $magic $version $count"
+[ "$(stat -c %s "$tmp/val.bin")" -eq $((1024 + 2 * count)) ] || fail "size $(stat -c %s "$tmp/val.bin") for $count tokens"
+grep -q "wrote $tmp/val.bin: $count tokens (uint16)$" "$tmp/out" && grep -q "each after <|endoftext|> (50256)" "$tmp/out" ||
+  fail "summary: $(cat "$tmp/out")"
+[ ! -e "$tmp/val.mask" ] || fail "a mask for text"
+
+# 2. zerotrain trains on it (read by its header).
+solo "$zerotrain" --config zero1 --model gpt2-tiny --steps 2 --data "$tmp/val.bin" --set data.val= \
+  --set train_micro_batch_size_per_gpu=1 --set gradient_accumulation_steps=1 --set data.seq_len=32 >"$tmp/run.log" 2>&1 ||
+  fail "zerotrain on the .bin exited $?: $(tail -5 "$tmp/run.log")"
+grep -q "data: $tmp/val.bin (llmc, $count tokens" "$tmp/run.log" || fail "not read as llmc: $(cat "$tmp/run.log")"
+
+# 3. Chat data: uint32 tokens (Qwen's vocabulary), the mask beside; training reads both.
+printf '%s\n' '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]}' \
+  '{"conversations": [{"from": "human", "value": "2+2?"}, {"from": "gpt", "value": "4"}]}' >"$tmp/chat.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen3" "$tmp/chat.jsonl" -o "$tmp/chat.bin" >"$tmp/out" 2>&1 ||
+  fail "chat tokenize exited $?: $(cat "$tmp/out")"
+read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/chat.bin")"
+[ "$magic" = 20240801 ] && [ "$version" = 7 ] || fail "chat header: $magic $version $count"
+read -r magic version mcount <<<"$(od -A n -t d4 -N 12 "$tmp/chat.mask")"
+[ "$magic" = 20240523 ] && [ "$mcount" = "$count" ] || fail "mask header: $magic $version $mcount"
+grep -q "2 documents (2 chats, qwen3 format)" "$tmp/out" || fail "chat summary: $(cat "$tmp/out")"
+solo "$zerotrain" --config zero1 --model gpt2-tiny --steps 1 --data "$tmp/chat.bin" \
+  --set data.val= --set model.vocab_size=151669 --set data.seq_len=8 --set train_micro_batch_size_per_gpu=1 \
+  >"$tmp/run.log" 2>&1 || fail "training on a mask exited $?: $(tail -3 "$tmp/run.log")"
+grep -q "data: $tmp/chat.bin (llmc, $count tokens, the loss on the targets its mask keeps" "$tmp/run.log" ||
+  fail "mask not named: $(grep data: "$tmp/run.log")"
+grep -q "step     1/1 | loss [0-9]" "$tmp/run.log" || fail "no loss of the masked step: $(tail -3 "$tmp/run.log")"
+
+# 4. Bad input: file and line, exit 1, nothing written; a bad command line: exit 2.
+printf '{"text": "ok"}\n{"text": }\n' >"$tmp/bad.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$tmp/bad.jsonl" -o "$tmp/bad.bin" >"$tmp/out" 2>&1
+code=$?
+[ $code -eq 1 ] || fail "bad line exited $code"
+grep -q "error: tokenize: $tmp/bad.jsonl:2: not valid JSON" "$tmp/out" || fail "bad line message: $(cat "$tmp/out")"
+[ ! -e "$tmp/bad.bin" ] && [ ! -e "$tmp/bad.bin.tmp" ] || fail "output left after an error"
+"$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$tmp/bad.jsonl" >"$tmp/out" 2>&1
+code=$?
+[ $code -eq 2 ] && grep -q "output" "$tmp/out" || fail "no -o: exit $code: $(cat "$tmp/out")"
+
+if [ $failed -ne 0 ]; then exit 1; fi
+echo "PASS"

@@ -1,0 +1,211 @@
+// `zerotrain tokenize`: documents separated as llm.c's scripts separate them, conversations
+// rendered with their loss mask, the same file for any number of threads, a validation split, and
+// bad input named by file and line with nothing written.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "../data/temp_dir.hpp"
+#include "core/error.hpp"
+#include "data/dataset.hpp"
+#include "fixtures.hpp"
+#include "tokenizer/chat_format.hpp"
+#include "tokenizer/input_jobs.hpp"
+#include "tokenizer/tokenize_command.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+using namespace zt;
+
+namespace {
+
+std::string trimmed(const std::string& name) { return test::fixture_path("trimmed/" + name); }
+
+struct Tokens {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;
+};
+
+Tokens read_back(const std::string& path) {
+  auto d = open_dataset(path, "llmc");
+  Tokens t{std::vector<int32_t>(size_t(d->size())), std::vector<uint8_t>(size_t(d->size()))};
+  d->read(0, d->size(), t.ids.data());
+  d->read_loss_mask(0, d->size(), t.counted.data());
+  return t;
+}
+
+TokenizeSummary run(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
+                    int threads = 2, const std::string& val = "", size_t job_bytes = size_t(1) << 20) {
+  TokenizeOptions o;
+  o.job_bytes = job_bytes;
+  o.tokenizer = tokenizer;
+  o.inputs = std::move(inputs);
+  o.output = output;
+  o.threads = threads;
+  o.val = val;
+  o.quiet = true;
+  return run_tokenize(o);
+}
+
+std::string error_of(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
+                     const std::string& val = "", const std::string& chat_format = "") {
+  TokenizeOptions o{tokenizer, std::move(inputs), output, val, chat_format, 1, true, size_t(1) << 20};
+  try {
+    run_tokenize(o);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The text of the corpus part the trimmed tokenizers cover, as one document.
+std::string corpus_text() {
+  std::string text;
+  const auto corpus = test::read_corpus();
+  for (size_t i = 0; i < corpus.size(); i += 3) text += corpus[i].text;
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("tokenize: documents after the separator, conversations with their mask", "[tokenizer]") {
+  TempDir dir;
+  const std::string text = dir.write("a.txt", "First document.\nIts second line.\n");
+  const std::string lines = dir.write("b.jsonl", R"({"text": "A record of text."}
+
+{"messages": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Hello!"}]}
+{"conversations": [{"from": "human", "value": "2+2?"}, {"from": "gpt", "value": "4"}]}
+)");
+  const std::string array = dir.write("c.json", R"([{"instruction": "Say yes", "output": "yes"}])");
+  const Tokenizer tokenizer = Tokenizer::load(trimmed("qwen3"));
+  const int32_t separator = *tokenizer.token_id("<|endoftext|>");
+  const auto summary = run(trimmed("qwen3"), {text, lines, array}, dir.file("out.bin"));
+  CHECK(summary.documents == 5);
+  CHECK(summary.chats == 3);
+  CHECK(summary.separator == "<|endoftext|>");
+
+  Tokens expected;
+  auto add_text = [&](const std::string& t) {
+    expected.ids.push_back(separator);
+    for (int32_t id : tokenizer.encode(t)) expected.ids.push_back(id);
+    expected.counted.resize(expected.ids.size(), 1);
+  };
+  auto add_chat = [&](const std::vector<ChatMessage>& messages) {
+    expected.ids.push_back(separator);
+    expected.counted.push_back(0);
+    std::vector<TextSegment> views;
+    const auto segments = render_chat(ChatFormat::Qwen3, messages, "");
+    for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+    tokenizer.encode(views, expected.ids, expected.counted);
+  };
+  add_text("First document.\nIts second line.\n");
+  add_text("A record of text.");
+  add_chat({{"user", "Hi?", std::nullopt}, {"assistant", "Hello!", std::nullopt}});
+  add_chat({{"user", "2+2?", std::nullopt}, {"assistant", "4", std::nullopt}});
+  add_chat({{"user", "Say yes", std::nullopt}, {"assistant", "yes", std::nullopt}});
+  const Tokens got = read_back(dir.file("out.bin"));
+  CHECK(got.ids == expected.ids);
+  CHECK(got.counted == expected.counted);
+  CHECK(std::filesystem::exists(dir.file("out.mask")));
+  // What counts is the answers: "Hello!<|im_end|>" after its empty thinking block.
+  std::vector<int32_t> answer;
+  for (size_t i = 0; i < got.ids.size(); ++i)
+    if (got.counted[i] && i > 20) answer.push_back(got.ids[i]);
+  CHECK(tokenizer.decode(answer).starts_with("<think>\n\n</think>\n\nHello!<|im_end|><think>"));
+}
+
+TEST_CASE("tokenize: llm.c's separator and token size per tokenizer; no mask for text", "[tokenizer]") {
+  TempDir dir;
+  const std::string text = dir.write("a.txt", "Hello world");
+  const std::pair<const char*, std::pair<const char*, int>> cases[] = {
+      {"gpt2", {"<|endoftext|>", 2}}, {"llama3", {"<|begin_of_text|>", 4}}, {"llama2", {"<s>", 2}}};
+  for (const auto& [name, expected] : cases) {
+    INFO(name);
+    const auto summary = run(trimmed(name), {text}, dir.file(std::string(name) + ".bin"));
+    CHECK(summary.separator == expected.first);
+    const auto size = std::filesystem::file_size(dir.file(std::string(name) + ".bin"));
+    CHECK(size == 1024 + size_t(expected.second) * size_t(summary.tokens));
+    CHECK_FALSE(std::filesystem::exists(dir.file(std::string(name) + ".mask")));
+    const Tokenizer tokenizer = Tokenizer::load(trimmed(name));
+    std::vector<int32_t> ids = {*tokenizer.token_id(expected.first)};
+    tokenizer.encode("Hello world", ids);
+    CHECK(read_back(dir.file(std::string(name) + ".bin")).ids == ids);
+  }
+}
+
+TEST_CASE("tokenize: a big document is cut where the tokenizer allows, with the ids of the whole", "[tokenizer]") {
+  const std::string text = corpus_text();
+  for (const char* name : {"gpt2", "llama3", "qwen3", "llama2"}) {
+    INFO(name);
+    const Tokenizer tokenizer = Tokenizer::load(trimmed(name));
+    TempDir dir;
+    const std::string path = dir.write("big.txt", text);
+    const std::vector<DataInput> inputs = {inspect_input(path)};
+    JobReader reader(inputs, tokenizer, 64 << 10);
+    std::vector<int32_t> pieces;
+    size_t jobs = 0;
+    while (auto job = reader.next()) {
+      CHECK(job->continuation == (jobs > 0));
+      tokenizer.encode(job->bytes, pieces, {.continuation = job->continuation});
+      ++jobs;
+    }
+    CHECK(jobs > 8);
+    CHECK(pieces == tokenizer.encode(text));
+  }
+}
+
+TEST_CASE("tokenize: the same files for any number of threads; --val takes the last tokens", "[tokenizer]") {
+  TempDir dir;
+  const std::string big = dir.write("big.txt", corpus_text() + corpus_text());
+  std::string records;
+  for (int i = 0; i < 2000; ++i)
+    records += fmt::format(R"({{"messages": [{{"role": "user", "content": "Q{}"}}, {{"role": "assistant", "content": "A{}"}}]}})"
+                           "\n{{\"text\": \"record {}\"}}\n", i, i * i, i);
+  const std::string chats = dir.write("chats.jsonl", records);
+  // Jobs of 8 KB: a few hundred of them, done out of order by three threads, written in order.
+  run(trimmed("llama3"), {big, chats}, dir.file("one.bin"), 1, "", 8192);
+  const auto summary = run(trimmed("llama3"), {big, chats}, dir.file("three.bin"), 3, "", 8192);
+  CHECK(summary.documents == 1 + 4000);
+  CHECK(summary.chats == 2000);
+  const Tokens one = read_back(dir.file("one.bin")), three = read_back(dir.file("three.bin"));
+  CHECK(one.ids == three.ids);
+  CHECK(one.counted == three.counted);
+  CHECK(int64_t(one.ids.size()) == summary.tokens);
+
+  const auto split = run(trimmed("llama3"), {big, chats}, dir.file("split.bin"), 2, "10%");
+  CHECK(split.val_tokens == std::llround(double(split.tokens) / 10));
+  const Tokens train = read_back(dir.file("split.bin")), val = read_back(dir.file("split.val.bin"));
+  CHECK(int64_t(val.ids.size()) == split.val_tokens);
+  std::vector<int32_t> joined = train.ids;
+  joined.insert(joined.end(), val.ids.begin(), val.ids.end());
+  CHECK(joined == one.ids);
+  CHECK(std::filesystem::exists(dir.file("split.val.mask")));
+  CHECK(val.counted.back() == 1);  // the answer's <|eot_id|>
+}
+
+TEST_CASE("tokenize: bad input is named by file and line, and nothing is written", "[tokenizer]") {
+  TempDir dir;
+  const std::string good = dir.write("good.jsonl", "{\"text\": \"fine\"}\n");
+  const std::string bad_json = dir.write("bad.jsonl", "{\"text\": \"fine\"}\n\n{\"text\": oops}\n");
+  const std::string bad_field = dir.write("field.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": 1}]}\n");
+  const std::string bad_utf8 = dir.write("latin1.txt", std::string("caf\xE9 au lait"));
+  const std::string chat = dir.write("chat.jsonl",
+                                     R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})");
+  const std::string out = dir.file("out.bin");
+  const std::string qwen = trimmed("qwen3");
+  CHECK_THAT(error_of(qwen, {good, bad_json}, out), Catch::StartsWith(bad_json + ":3: not valid JSON: "));
+  CHECK(error_of(qwen, {bad_field}, out) == bad_field + ":1: messages[0].content: expected a string, got number");
+  CHECK(error_of(qwen, {bad_utf8}, out) == bad_utf8 + ": not UTF-8 at byte offset 3");
+  CHECK_THAT(error_of(trimmed("gpt2"), {chat}, out),
+             Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
+  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected chatml, qwen3 or llama3");
+  CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
+  CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the tokens above 0 and below 100, such as 5%");
+  CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the tokens above 0 and below 100, such as 5%");
+  CHECK_THAT(error_of(qwen, {good}, out, "1%"), Catch::Contains("leave 0 for validation"));
+  CHECK(error_of(qwen, {good}, good) == "-o " + good + ": " + good + " would overwrite the input " + good);
+  CHECK(error_of(qwen, {dir.file("none.txt")}, out) == dir.file("none.txt") + ": cannot read: No such file or directory");
+  CHECK(error_of(qwen, {good}, dir.file("no/dir/out.bin")) ==
+        "-o " + dir.file("no/dir/out.bin") + ": the directory " + dir.file("no/dir") + " does not exist");
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    CHECK_THAT(e.path().string(), !Catch::Contains("out."));  // no output, no temporary
+}
