@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <spdlog/spdlog.h>
@@ -26,6 +27,7 @@
 #include "zero/memory_estimate.hpp"
 #include "train/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
+#include "train/output_locks.hpp"
 #include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
@@ -188,6 +190,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
 
   // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
   zt::config::Config config;
+  std::optional<zt::OutputLocks> locks;  // checkpoint_dir and nvme_path, held until the run ends
   std::string error;
   try {
     zt::init_logging(log_options(rank, a.log_level));
@@ -197,6 +200,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
     config = resolve(a, planned);
     zt::check_output_paths(config, planned);  // before anything is opened for writing
     if (!a.dry_run) zt::prepare_outputs(config, rank, world.size());
+    if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
     zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();
