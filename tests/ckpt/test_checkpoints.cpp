@@ -10,11 +10,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-#include <sstream>
 
 #include "../data/temp_dir.hpp"
+#include "ckpt_test_support.hpp"
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
@@ -27,6 +25,7 @@
 #include "model/gpt_layout.hpp"
 
 using namespace zt;
+using namespace zt::test;
 using namespace std::string_literals;
 namespace fs = std::filesystem;
 
@@ -107,26 +106,6 @@ std::string write_checkpoint(const std::string& root, const ParamLayout& layout,
   std::ofstream((fs::path(dir) / "meta.json").string()) << meta_file_text(meta);
   publish_latest(root, step_dir_name(step));
   return dir;
-}
-
-// Messages logged while it lives.
-struct CapturedLog {
-  std::ostringstream text;
-  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
-  CapturedLog() {
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous); }
-};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string slurp(const std::string& path) {

@@ -8,38 +8,17 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <functional>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-#include <sstream>
 #include <thread>
 
 #include "../data/temp_dir.hpp"
+#include "ckpt_test_support.hpp"
 #include "ckpt/dir_lock.hpp"
 
 using namespace zt;
+using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct LogCapture {
-  std::ostringstream text;
-  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
-  LogCapture() {
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text)));
-  }
-  ~LogCapture() { spdlog::set_default_logger(previous); }
-};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -106,7 +85,7 @@ TEST_CASE("a stale lock is taken over with a warning", "[ckpt][lock]") {
   const std::string dir = tmp.path.string();
   const std::string lock_path = dir + "/zerotrain.lock";
   LockHolder old = this_process_holder();
-  LogCapture log;
+  CapturedLog log;
 
   SECTION("this host, the process gone") {
     old.pid = ended_pid();
