@@ -86,42 +86,12 @@ bool same_holder(const LockHolder& a, const LockHolder& b) {
   return a.host == b.host && a.boot_id == b.boot_id && a.pid == b.pid && a.process_start == b.process_start;
 }
 
-// Why the lock in `text` still stands (a message), or why it may be taken over (`stale`, a reason).
-struct Judgement {
-  std::optional<LockHolder> holder;
-  std::string held;   // non-empty: refused, this says why
-  std::string stale;  // non-empty: taken over with a warning saying this
-};
-
-Judgement judge(const std::string& text, const LockHolder& me, double lease_seconds) {
-  Judgement j;
-  j.holder = parse_lock_file(text);
-  if (!j.holder) {
-    j.stale = fmt::format("the file is not a lock zerotrain wrote: it reads {}", quoted_bytes(text));
-    return j;
-  }
-  const LockHolder& h = *j.holder;
-  if (h.host == me.host && h.boot_id == me.boot_id) {
-    const bool running = ::kill(pid_t(h.pid), 0) == 0 || errno == EPERM;
-    if (!running) {
-      j.stale = fmt::format("process {} no longer runs", h.pid);
-    } else if (h.process_start && process_start_ticks(h.pid) != h.process_start) {
-      j.stale = fmt::format("process {} ended; the pid now belongs to another process", h.pid);
-    } else {
-      j.held = "it is running on this machine";
-    }
-    return j;
-  }
-  const double age = double(now_seconds() - h.refreshed);
-  if (age > lease_seconds) {
-    j.stale = fmt::format("another host's lock, not refreshed for {:.0f} s (more than the lease of {:.0f} s)", age,
-                          lease_seconds);
-  } else {
-    j.held = fmt::format("it refreshed the lock {:.0f} s ago; a lock of another host not refreshed for {:.0f} s is "
-                         "taken over, or remove it by hand once that job is gone",
-                         std::max(0.0, age), lease_seconds);
-  }
-  return j;
+// The state letter of /proc/PID/stat ('R', 'S', 'Z', ...), or 0 if there is no such process.
+char process_state(int64_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  const std::string stat{std::istreambuf_iterator<char>(in), {}};
+  const size_t name_end = stat.rfind(')');
+  return name_end != std::string::npos && name_end + 2 < stat.size() ? stat[name_end + 2] : 0;
 }
 
 }  // namespace
@@ -176,6 +146,42 @@ std::optional<LockHolder> parse_lock_file(std::string_view text) {
   return h;
 }
 
+LockVerdict judge_lock(std::string_view text, const LockHolder& me, double lease_seconds, bool flock_free) {
+  LockVerdict v;
+  v.holder = parse_lock_file(text);
+  if (!v.holder) {
+    v.stale = fmt::format("the file is not a lock zerotrain wrote: it reads {}", quoted_bytes(text));
+    return v;
+  }
+  const LockHolder& h = *v.holder;
+  if (h.host == me.host && h.boot_id == me.boot_id) {
+    const bool exists = ::kill(pid_t(h.pid), 0) == 0 || errno == EPERM;
+    const char state = exists ? process_state(h.pid) : 0;
+    if (!exists) {
+      v.stale = fmt::format("process {} no longer runs", h.pid);
+    } else if (flock_free || state == 'Z' || state == 'X') {
+      // A process on this machine that holds the lock holds its flock too, until its last moment.
+      v.stale = fmt::format("process {} has ended and no longer holds it", h.pid);
+    } else if (h.process_start && process_start_ticks(h.pid) != h.process_start) {
+      v.stale = fmt::format("process {} ended; the pid now belongs to another process", h.pid);
+    } else {
+      v.stands = "it is running on this machine";
+    }
+    return v;
+  }
+  // flock(2) may not reach across machines (NFS mounted without locks): the lease decides.
+  const double age = double(now_seconds() - h.refreshed);
+  if (age > lease_seconds) {
+    v.stale = fmt::format("another host's lock, not refreshed for {:.0f} s (more than the lease of {:.0f} s)", age,
+                          lease_seconds);
+  } else {
+    v.stands = fmt::format("it refreshed the lock {:.0f} s ago; a lock of another host not refreshed for {:.0f} s is "
+                           "taken over, or remove it by hand once that job is gone",
+                           std::max(0.0, age), lease_seconds);
+  }
+  return v;
+}
+
 std::string describe_holder(const LockHolder& h) {
   return fmt::format("pid {} on host {}, started {}", h.pid, h.host, utc_time(h.started));
 }
@@ -202,38 +208,50 @@ void DirLock::take() {
   const std::string refused = fmt::format("{}: {} is in use by another job", key_, dir_);
   const std::string advice = "two jobs writing one directory would overwrite each other's files: give this job "
                              "another directory, or end the other job";
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  // A job started again right after its previous run died may find that run's last process still
+  // exiting, holding the flock for a moment: it waits a little before it refuses.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(timing_.busy_wait_seconds);
+  for (int replaced = 0; replaced < 8;) {
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) fail("{}: cannot open the lock {}: {}", key_, path_, std::strerror(errno));
+    bool flock_free = true;
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      const std::string text = read_all(fd);
-      ::close(fd);
       if (err == EWOULDBLOCK) {
-        const auto holder = parse_lock_file(text);
-        if (holder) fail("{}: {} (it is running, and holds {}); {}", refused, describe_holder(*holder), path_, advice);
+        const std::string text = read_all(fd);
+        ::close(fd);
+        if (std::chrono::steady_clock::now() < give_up) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          continue;
+        }
+        if (const auto holder = parse_lock_file(text))
+          fail("{}: {} (it is running, and holds {}); {}", refused, describe_holder(*holder), path_, advice);
         fail("{}: its lock {} is held by a process that wrote {}; {}", refused, path_, quoted_bytes(text), advice);
       }
       // No flock on this file system (some network file systems): the file's contents decide.
-      if (err != ENOLCK && err != EOPNOTSUPP && err != EINVAL)
+      if (err != ENOLCK && err != EOPNOTSUPP && err != EINVAL) {
+        ::close(fd);
         fail("{}: cannot lock {}: {}", key_, path_, std::strerror(err));
+      }
+      flock_free = false;
     }
     if (!same_file(fd, path_)) {  // removed by a holder that released it as we opened it: again
       ::close(fd);
+      ++replaced;
       continue;
     }
     const std::string text = read_all(fd);
     if (!text.empty()) {
-      const Judgement j = judge(text, me_, timing_.lease_seconds);
-      if (!j.held.empty()) {
+      const LockVerdict v = judge_lock(text, me_, timing_.lease_seconds, flock_free);
+      if (!v.stands.empty()) {
         ::close(fd);
-        fail("{}: {} ({}; its lock is {}); {}", refused, describe_holder(*j.holder), j.held, path_, advice);
+        fail("{}: {} ({}; its lock is {}); {}", refused, describe_holder(*v.holder), v.stands, path_, advice);
       }
-      if (j.holder)
+      if (v.holder)
         spdlog::warn("{}: taking over the lock {} of a job that is gone ({}): {}", key_, path_,
-                     describe_holder(*j.holder), j.stale);
+                     describe_holder(*v.holder), v.stale);
       else
-        spdlog::warn("{}: taking over the lock {}: {}", key_, path_, j.stale);
+        spdlog::warn("{}: taking over the lock {}: {}", key_, path_, v.stale);
     }
     const std::string mine = lock_file_text(me_);
     if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != ssize_t(mine.size()) ||

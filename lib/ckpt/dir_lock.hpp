@@ -6,8 +6,9 @@
 // and when it last refreshed the file) and is held with flock(2) while the job runs; the file is
 // removed at a clean end. A second job is refused, naming the directory and the holder. What a job
 // that died left behind is taken over with a warning:
-// - from this host (same host name and boot id): when the holder's process is gone (no such pid,
-//   or a pid now used by a process that started later);
+// - from this host (same host name and boot id): when no process holds its flock (the holder has
+//   ended, even if it is not yet reaped) or, without flock, when the holder's process is gone (no
+//   such pid, a zombie, or a pid now used by a process that started later);
 // - from another host: when the holder has not refreshed the file for kLockLeaseSeconds (a
 //   running holder refreshes it every kLockRefreshSeconds, from a thread of its own).
 // flock(2) decides alone where it works (a local file system, NFSv4); the file's contents decide
@@ -41,12 +42,21 @@ LockHolder this_process_holder();
 // that is not a lock of this format.
 std::string lock_file_text(const LockHolder& holder);
 std::optional<LockHolder> parse_lock_file(std::string_view text);
+// What a lock file's text means to `me`, who wants the lock: why it still stands (refused), or
+// why it is stale (taken over with a warning). flock_free: `me` could flock the file, so no
+// process on this machine holds it.
+struct LockVerdict {
+  std::optional<LockHolder> holder;  // nullopt: not a lock file
+  std::string stands, stale;         // exactly one is set
+};
+LockVerdict judge_lock(std::string_view text, const LockHolder& me, double lease_seconds, bool flock_free);
 // "pid 123 on host node7, started 2025-03-01 12:00:00 UTC"
 std::string describe_holder(const LockHolder& holder);
 
 struct DirLockTiming {
   double lease_seconds = kLockLeaseSeconds;
   double refresh_seconds = kLockRefreshSeconds;
+  double busy_wait_seconds = 3;  // how long a flock held by another process is waited for
 };
 
 class DirLock {

@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include "../data/temp_dir.hpp"
@@ -54,7 +55,7 @@ TEST_CASE("a second job is refused naming the directory and the holder; release 
     CHECK(written->pid == me.pid);
     CHECK(written->host == me.host);
     // Another open file description of the same file: as another process's flock would be.
-    const std::string e = error_of([&] { DirLock second(dir, "training.checkpoint_dir"); });
+    const std::string e = error_of([&] { DirLock second(dir, "training.checkpoint_dir", {.busy_wait_seconds = 0}); });
     INFO(e);
     CHECK(e == "training.checkpoint_dir: " + dir + " is in use by another job: " + describe_holder(*written) +
                    " (it is running, and holds " + lock_path +
@@ -68,16 +69,39 @@ TEST_CASE("a second job is refused naming the directory and the holder; release 
   CHECK(fs::exists(lock_path));
 }
 
-TEST_CASE("the lock of a live process on this host stands even without flock", "[ckpt][lock]") {
+TEST_CASE("a lock of this host: flock decides; without flock, whether its process runs", "[ckpt][lock]") {
+  const LockHolder me = this_process_holder();
+  LockHolder other = me;
+  other.pid = getppid();  // a process that runs
+  other.process_start = 0;
+  const std::string text = lock_file_text(other);
+  // On a file system without flock(2) the contents alone decide: its process runs.
+  const LockVerdict stands = judge_lock(text, me, kLockLeaseSeconds, /*flock_free=*/false);
+  CHECK(stands.stands == "it is running on this machine");
+  CHECK(stands.stale.empty());
+  // Where this process could take the flock, no process of this machine holds the lock: the
+  // holder has ended, even if its pid still shows (a zombie not yet reaped).
+  const LockVerdict free = judge_lock(text, me, kLockLeaseSeconds, /*flock_free=*/true);
+  CHECK(free.stands.empty());
+  CHECK(free.stale == "process " + std::to_string(other.pid) + " has ended and no longer holds it");
+  // Without flock, a pid used by a process that started at another time is not the holder's.
+  other.process_start = 12345;
+  CHECK(judge_lock(lock_file_text(other), me, kLockLeaseSeconds, false).stale ==
+        "process " + std::to_string(other.pid) + " ended; the pid now belongs to another process");
+}
+
+TEST_CASE("a flock about to be released is waited for: a job started again as its previous run ends",
+          "[ckpt][lock]") {
   TempDir tmp;
   const std::string dir = tmp.path.string();
-  // What a holder on a file system without flock(2) leaves: the contents alone name it.
-  put(dir + "/zerotrain.lock", lock_file_text(this_process_holder()));
-  const std::string e = error_of([&] { DirLock lock(dir, "zero_optimization.offload_optimizer.nvme_path"); });
-  INFO(e);
-  CHECK(contains(e, "zero_optimization.offload_optimizer.nvme_path: " + dir + " is in use by another job: pid " +
-                        std::to_string(getpid()) + " on host "));
-  CHECK(contains(e, "it is running on this machine"));
+  auto ending = std::make_unique<DirLock>(dir, "training.checkpoint_dir");
+  std::thread end_soon([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ending.reset();
+  });
+  const std::string e = error_of([&] { DirLock next(dir, "training.checkpoint_dir", {.busy_wait_seconds = 3}); });
+  end_soon.join();
+  CHECK(e == "");
 }
 
 TEST_CASE("a stale lock is taken over with a warning", "[ckpt][lock]") {
@@ -99,11 +123,11 @@ TEST_CASE("a stale lock is taken over with a warning", "[ckpt][lock]") {
     CHECK(contains(log.text.str(), "process " + std::to_string(old.pid) + " no longer runs"));
     CHECK(parse_lock_file(slurp(lock_path))->pid == getpid());
   }
-  SECTION("this host, the pid reused by a later process") {
-    old.process_start += 1;  // this pid runs, but started at another time than the holder did
+  SECTION("this host, the process ended but not yet reaped: no one holds the flock") {
+    old.pid = getppid();
     put(lock_path, lock_file_text(old));
     DirLock lock(dir, "training.checkpoint_dir");
-    CHECK(contains(log.text.str(), "the pid now belongs to another process"));
+    CHECK(contains(log.text.str(), "process " + std::to_string(old.pid) + " has ended and no longer holds it"));
   }
   SECTION("another host, not refreshed for longer than the lease") {
     old.host = "node-elsewhere";
