@@ -5,6 +5,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <spdlog/spdlog.h>
@@ -23,9 +24,12 @@
 #include "inference/generate_command.hpp"
 #include "plot/curves.hpp"
 #include "tokenizer/tokenize_command.hpp"
+#include "model/gpt_layout.hpp"
+#include "zero/deepspeed_estimate.hpp"
 #include "zero/memory_estimate.hpp"
 #include "comm/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
+#include "train/output_locks.hpp"
 #include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
@@ -68,8 +72,11 @@ the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launchi
 
 const char* const kEstimateExamples = R"(Examples:
   zerotrain estimate --model gpt2-1.5b --world-size 8
-  zerotrain estimate --params 7e9 --world-size 64 --nodes 8
+  zerotrain estimate --params 7b --world-size 64 --nodes 8 --largest-layer 131m
   zerotrain estimate --model configs/models/gpt2-124m.json --world-size 4 --dtype fp32
+
+Below zerotrain's table, DeepSpeed's estimators for the same model (estimate_zero2/zero3_model_states_mem_needs,
+as DeepSpeed computes them) and why the two differ.
 )";
 
 const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
@@ -98,7 +105,7 @@ struct TrainArgs {
 };
 
 struct EstimateArgs {
-  std::string model, params, dtype = "bf16";
+  std::string model, params, largest_layer, dtype = "bf16";
   int world_size = 0, nodes = 1;
 };
 
@@ -188,6 +195,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
 
   // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
   zt::config::Config config;
+  std::optional<zt::OutputLocks> locks;  // checkpoint_dir and nvme_path, held until the run ends
   std::string error;
   try {
     zt::init_logging(log_options(rank, a.log_level));
@@ -197,6 +205,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
     config = resolve(a, planned);
     zt::check_output_paths(config, planned);  // before anything is opened for writing
     if (!a.dry_run) zt::prepare_outputs(config, rank, world.size());
+    if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
     zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();
@@ -220,27 +229,50 @@ int train(const TrainArgs& a, int argc, char** argv) {
 
 int estimate(const EstimateArgs& a) {
   zt::MemoryEstimateOptions o;
-  o.world_size = a.world_size;
   o.nodes = a.nodes;
   o.dtype = a.dtype;
   std::string what;
   if (a.model.empty() == a.params.empty()) return usage_error("estimate: give exactly one of --model and --params");
   try {
+    std::string world;
+    if (a.world_size > 0) {
+      o.world_size = a.world_size;
+    } else {  // stated, so that a table for one rank is never taken for a table of the job's
+      const zt::LauncherWorldSize launcher = zt::launcher_world_size();
+      o.world_size = launcher.ranks;
+      world = launcher.variable.empty()
+                  ? "world size 1: no launcher's world size in the environment (--world-size N for N ranks)\n"
+                  : fmt::format("world size {} from {} (--world-size N for another)\n", launcher.ranks,
+                                launcher.variable);
+    }
+    zt::DeepSpeedEstimateInputs ds;
+    std::string largest_source = "unknown: give --largest-layer; counted as 0";
     if (!a.model.empty()) {
       auto model = zt::config::resolve_model_argument(a.model);
       const zt::GptShape shape = zt::config::shape_of(model);
       o.num_params = shape.num_params();
       what = fmt::format("model {}: {}\n", model.preset, zt::describe(shape));
+      std::vector<std::pair<std::string, uint64_t>> tensors;
+      for (const auto& t : zt::hf_tensors(shape)) {
+        uint64_t n = 1;
+        for (size_t d : t.shape) n *= d;
+        tensors.emplace_back(t.name, n);
+      }
+      ds.largest_layer_params = zt::largest_module_params(tensors);
+      largest_source = "the model's largest module";
     } else {
-      // --params may be written as 1.5e9.
-      char* end = nullptr;
-      double n = std::strtod(a.params.c_str(), &end);
-      if (end == a.params.c_str() || *end != '\0' || !(n >= 1) || std::floor(n) != n || n > 1e18)
-        return usage_error("estimate --params " + a.params + ": expected a positive integer such as 1500000000 or 1.5e9");
-      o.num_params = uint64_t(n);
+      o.num_params = zt::parse_param_count(a.params, "estimate --params");
+    }
+    if (!a.largest_layer.empty()) {
+      ds.largest_layer_params = zt::parse_param_count(a.largest_layer, "estimate --largest-layer");
+      largest_source = "--largest-layer";
     }
     auto rows = zt::estimate_model_state_memory(o);
-    std::printf("%s%s", what.c_str(), zt::format_memory_estimate(o, rows).c_str());
+    ds.total_params = o.num_params;
+    ds.nodes = o.nodes;
+    ds.gpus_per_node = o.world_size / o.nodes;
+    std::printf("%s%s%s%s", world.c_str(), what.c_str(), zt::format_memory_estimate(o, rows).c_str(),
+                zt::format_deepspeed_estimates(ds, zt::deepspeed_estimates(ds), largest_source).c_str());
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
@@ -310,9 +342,12 @@ int main(int argc, char** argv) {
   auto est = app.add_subcommand("estimate", "per-rank model-state memory of ZeRO stages 0-3, with and without offload");
   est->footer(kEstimateExamples);
   auto est_model = est->add_option("--model", e.model, "model preset or JSON file");
-  est->add_option("--params", e.params, "number of parameters, e.g. 1.5e9")->excludes(est_model);
-  est->add_option("--world-size", e.world_size, "number of ranks N (all nodes)")
-      ->required()
+  est->add_option("--params", e.params, "number of parameters: 124439808, 1.5e9, 350m, 7b")->excludes(est_model);
+  est->add_option("--largest-layer", e.largest_layer,
+                  "parameters of the largest layer, for DeepSpeed's stage-3 figures (from --model when given)");
+  est->add_option("--world-size", e.world_size,
+                  "number of ranks N (all nodes); default: the launcher's (OMPI_COMM_WORLD_SIZE, PMI_SIZE, "
+                  "SLURM_NTASKS, WORLD_SIZE), else 1")
       ->check(positive_integer<int>());
   est->add_option("--nodes", e.nodes, "number of nodes M (host memory is reported per node)")
       ->check(positive_integer<int>())

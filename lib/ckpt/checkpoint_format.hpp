@@ -2,11 +2,16 @@
 // A checkpoint on disk (docs/architecture.md, "Checkpoints"):
 //
 //   CHECKPOINT_DIR/latest                         "step_00000120\n": the newest complete checkpoint
-//   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, and a
-//                                                 CRC32C per shard file
+//   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, a
+//                                                 CRC32C per shard file, and its own CRC32C last
 //   CHECKPOINT_DIR/step_00000120/shard-00003-of-00004.safetensors
 //       rank 3's flat elements [begin, end) of the fp32 master weights and of Adam's m and v, as
-//       three F32 tensors "master", "exp_avg", "exp_avg_sq" of shape [end - begin]
+//       three F32 tensors "master", "exp_avg", "exp_avg_sq" of shape [end - begin]; its header's
+//       metadata records the range, the step and a CRC32C of the parameter layout too
+//
+// meta.json's last member, "meta_crc32c", is the CRC32C of every byte of the file before that key:
+// an edited or damaged meta.json is refused. The step and layout are checked against each shard
+// header as well, so that a meta.json moved in from another checkpoint is refused too.
 //
 // The shards' ranges, in rank order, cover the flat parameters [0, flat_params) exactly (padding is
 // never saved), so any world size and stage can read any checkpoint: a rank reads the ranges of
@@ -25,8 +30,10 @@
 
 namespace zt {
 
-// What this zerotrain writes; a reader refuses versions it does not know.
-constexpr int kCheckpointFormatVersion = 1;
+// What this zerotrain writes; a reader refuses versions it does not know. Version 1 (no checksum
+// of meta.json, no step or layout in the shard headers) is still read, without those checks.
+constexpr int kCheckpointFormatVersion = 2;
+constexpr int kOldestReadableFormatVersion = 1;
 std::string_view zerotrain_version();  // of this build, as meta.json records it
 
 // The name of an optimizer state tensor in a shard file: "master", "exp_avg", "exp_avg_sq"
@@ -72,6 +79,15 @@ struct CheckpointMeta {
   nlohmann::json config;  // the resolved config of the run that saved it
 };
 
+// What a shard file's header records besides its tensors, checked against meta.json on load.
+struct ShardIdentity {
+  Range range;
+  int64_t step = 0;
+  uint32_t layout_crc32c = 0;  // layout_crc32c(meta.layout)
+};
+// The CRC32C of the layout as meta.json records it.
+uint32_t layout_crc32c(const ParamLayout& layout);
+
 // Names inside a checkpoint directory.
 std::string step_dir_name(int64_t step);                    // "step_00000120"
 std::string shard_file_name(int rank, int world_size);      // "shard-00003-of-00004.safetensors"
@@ -82,11 +98,13 @@ constexpr std::string_view kTmpSuffix = ".tmp";
 int64_t step_of_dir_name(std::string_view name);
 
 nlohmann::ordered_json meta_to_json(const CheckpointMeta& meta);  // the run first, the layout and config last
-// Errors (zt::Error) name `path` and the key that is missing or wrong; a format version other
-// than kCheckpointFormatVersion is refused, saying which version this build reads; shard ranges
-// must cover [0, flat_params) in rank order.
+// The bytes of meta.json: meta_to_json's, with "meta_crc32c" added last.
+std::string meta_file_text(const CheckpointMeta& meta);
+// Errors (zt::Error) name `path` and the key that is missing or wrong; a format version this build
+// does not read is refused, naming it and the versions it reads; shard ranges must cover
+// [0, flat_params) in rank order. Values from the file are quoted escaped (core/printable.hpp).
 CheckpointMeta meta_from_json(const nlohmann::json& j, const std::string& path);
-// Reads STEP_DIR/meta.json.
+// Reads STEP_DIR/meta.json and checks its own checksum (format version 2 on).
 CheckpointMeta read_meta(const std::string& step_dir);
 
 }  // namespace zt

@@ -18,6 +18,7 @@
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -62,7 +63,8 @@ nlohmann::json parse_header(const std::string& text, const std::string& path) {
   try {
     header = nlohmann::json::parse(text, on_event);
   } catch (const nlohmann::json::parse_error& e) {
-    fail("{}: header is not valid JSON (header byte {}, file offset {}): {}", path, e.byte, 8 + e.byte, e.what());
+    fail("{}: header is not valid JSON (header byte {}, file offset {}): {}", path, e.byte, 8 + e.byte,
+         json_error_near(e.what(), text, e.byte));
   }
   if (!duplicate.empty()) fail("{}: tensor \"{}\" appears twice in the header", path, duplicate);
   return header;

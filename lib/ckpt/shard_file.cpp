@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fmt/format.h>
 #include <vector>
 
 #include "ckpt/safetensors_writer.hpp"
@@ -20,14 +21,19 @@ namespace {
 constexpr size_t kPiece = size_t(8) << 20;
 }  // namespace
 
-ShardWritten write_shard_file(const std::string& path, Range range, const float* const state[3]) {
+std::map<std::string, std::string> shard_metadata(const ShardIdentity& id) {
+  return {{"format", "zerotrain shard"},
+          {"begin", std::to_string(id.range.begin)},
+          {"end", std::to_string(id.range.end)},
+          {"step", std::to_string(id.step)},
+          {"layout_crc32c", fmt::format("{:08x}", id.layout_crc32c)}};
+}
+
+ShardWritten write_shard_file(const std::string& path, const ShardIdentity& id, const float* const state[3]) {
   std::vector<SafetensorsSpec> specs;
-  for (StateTensor t : kStateTensors) specs.push_back({std::string(state_tensor_name(t)), DType::F32, {range.size()}});
-  const SafetensorsPlan plan(std::move(specs),
-                             {{"format", "zerotrain shard"},
-                              {"begin", std::to_string(range.begin)},
-                              {"end", std::to_string(range.end)}},
-                             path);
+  for (StateTensor t : kStateTensors)
+    specs.push_back({std::string(state_tensor_name(t)), DType::F32, {id.range.size()}});
+  const SafetensorsPlan plan(std::move(specs), shard_metadata(id), path);
   SyncedFile out(path + ".tmp");
   ShardWritten w;
   auto put = [&](const void* data, size_t bytes) {

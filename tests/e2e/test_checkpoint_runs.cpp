@@ -11,6 +11,7 @@
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
+#include "ckpt/dir_lock.hpp"
 #include "run_helpers.hpp"
 
 using namespace zt::test;
@@ -190,7 +191,71 @@ TEST_CASE("damaged checkpoints stop every rank before training, naming the file"
     fs::resize_file(shard1, fs::file_size(shard1) / 2);
     const std::string out = resume("", "truncated");
     CHECK(occurrences(out, shard1 + ": truncated:") == 1);
+  }  SECTION("meta.json with its step edited") {
+    std::string meta = slurp(step + "/meta.json");
+    const size_t at = meta.find("\"step\": 2,");
+    REQUIRE(at != std::string::npos);
+    meta.replace(at, 10, "\"step\": 1,");
+    std::ofstream(step + "/meta.json", std::ios::binary) << meta;
+    const std::string out = resume("", "edited");
+    CHECK(occurrences(out, step + "/meta.json: checksum mismatch") == 1);
   }
+  SECTION("binary junk in latest: shown escaped") {
+    std::ofstream(dir + "/ckpt/latest", std::ios::binary) << "\xfe\xff\x1b[2Jstep\n";
+    const std::string out = resume("", "junk");
+    CHECK(occurrences(out, dir + "/ckpt/latest: \"\\xfe\\xff\\x1b[2Jstep\\n\" is not the name of a step directory") ==
+          1);
+    CHECK(out.find("\x1b[2J") == std::string::npos);  // no raw escape sequence reached the terminal
+  }
+}
+
+TEST_CASE("a second job on a checkpoint_dir or nvme_path in use is refused naming the holder; a clean run leaves no "
+          "lock",
+          "[e2e][checkpoint][lock]") {
+  auto dir = fresh_dir("ckpt-lock");
+  const std::string ckpt = dir + "/ckpt";
+  const std::string common = launch(2) + " --config zero1 --set training.checkpoint_dir=" + ckpt;
+  REQUIRE(run_command(common + " --steps 2", dir + "/first.log") == 0);
+  CHECK_FALSE(fs::exists(ckpt + "/zerotrain.lock"));  // released at the end
+  CHECK(slurp(ckpt + "/latest") == "step_00000002\n");
+
+  const zt::LockHolder me = zt::this_process_holder();
+  const std::string holder = "pid " + std::to_string(me.pid) + " on host " + me.host + ", started ";
+  {
+    zt::DirLock running(ckpt, "training.checkpoint_dir");  // as a job that still runs holds it
+    const int code = run_command(common + " --steps 4 --set training.resume=auto", dir + "/second.log");
+    const std::string out = read_file(dir + "/second.log");
+    INFO(out);
+    CHECK(code == 2);
+    CHECK(occurrences(out, "error: training.checkpoint_dir: " + ckpt + " is in use by another job: " + holder) == 1);
+    CHECK(out.find("step     1/") == std::string::npos);  // nothing trained
+    CHECK(slurp(ckpt + "/latest") == "step_00000002\n");
+  }
+  {
+    fs::create_directories(dir + "/swap");
+    zt::DirLock running(dir + "/swap", "zero_optimization.offload_optimizer.nvme_path");
+    const int code = run_command(std::string(ZT_ZEROTRAIN) +
+                                     " --config zero2 --steps 1 --set zero_optimization.offload_optimizer.device=nvme "
+                                     "--set zero_optimization.offload_optimizer.nvme_path=" + dir + "/swap",
+                                 dir + "/nvme.log");
+    const std::string out = read_file(dir + "/nvme.log");
+    INFO(out);
+    CHECK(code == 2);
+    CHECK(occurrences(out, "error: zero_optimization.offload_optimizer.nvme_path: " + dir +
+                               "/swap is in use by another job: " + holder) == 1);
+  }
+  // A lock left by a job that was killed is taken over by the next, with a warning.
+  zt::LockHolder gone = me;
+  gone.pid = 1 << 22;  // PID_MAX_LIMIT: no process has it
+  std::ofstream(ckpt + "/zerotrain.lock") << zt::lock_file_text(gone);
+  const int code = run_command(common + " --steps 3 --set training.resume=auto", dir + "/takeover.log");
+  const std::string out = read_file(dir + "/takeover.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(occurrences(out, "training.checkpoint_dir: taking over the lock " + ckpt + "/zerotrain.lock of a job that is "
+                         "gone (pid 4194304") == 1);
+  CHECK_FALSE(fs::exists(ckpt + "/zerotrain.lock"));
+  CHECK(slurp(ckpt + "/latest") == "step_00000003\n");
 }
 
 TEST_CASE("a failed write stops the job naming the file; the previous checkpoint stays the latest",
