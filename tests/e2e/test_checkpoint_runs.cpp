@@ -1,7 +1,8 @@
 // Checkpoints through the zerotrain binary and scripts/launch.sh: a resumed job continues bit for
 // bit; 4 ranks at stage 2 -> 2 ranks at stage 3 -> 3 ranks at stage 1 carry the full state over
 // exactly; a rank killed during a save leaves the previous checkpoint and `latest`; damaged
-// checkpoints and failed writes stop the job with the file named; export equals save_final.
+// checkpoints and failed writes stop the job with the file named; export equals save_final; shards
+// read as one stream train as their concatenation and resume mid-stream at another world size.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
