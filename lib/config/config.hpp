@@ -140,15 +140,17 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string train;  // default: the corpus shipped in data/
-  std::string val;
+  // Files read in order as one stream; glob patterns are expanded (sorted) when the config resolves.
+  std::vector<std::string> train;  // default: the corpus shipped in data/
+  std::vector<std::string> val;    // empty: no evaluation
   std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
   int seq_len = 0;              // 0 resolves to the model's max_seq_len
   bool shuffle = true;
 };
 
 struct TrainingConfig {
-  int64_t steps = 100;
+  int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
+  double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   double lr = 3e-4;
@@ -159,7 +161,7 @@ struct TrainingConfig {
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
-  int64_t eval_batches = 4;
+  int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
   int64_t sample_tokens = 64;   // tokens of a sample
   std::string sample_prompt;    // the text a sample continues; "": the start of a document
@@ -185,7 +187,7 @@ struct TrainingConfig {
 // How the learning rate, the schedule, the batch and the precision were decided, in words
 // (config/provenance.hpp).
 struct Provenance {
-  std::string lr, schedule, batch, precision;
+  std::string lr, schedule, batch, precision, length;
 };
 
 struct Config {

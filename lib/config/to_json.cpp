@@ -97,8 +97,16 @@ json monitor_json(const MonitorConfig& m) {
   return {{"enabled", m.enabled}, {"output_path", m.output_path}, {"job_name", m.job_name}};
 }
 
+// One file as a string (how configs give it), several as a list, none as "".
+json files_json(const std::vector<std::string>& files) {
+  if (files.size() == 1) return files.front();
+  if (files.empty()) return "";
+  return files;
+}
+
 json training_json(const TrainingConfig& t) {
   return {{"steps", t.steps},
+          {"epochs", t.epochs},
           {"micro_batch_size", t.micro_batch_size},
           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
           {"lr", t.lr},
@@ -213,7 +221,7 @@ nlohmann::json to_json(const Config& c) {
         {"cpu_checkpointing", a.cpu_checkpointing}}},
       {"model", model_json(m)},
       {"data",
-       {{"train", d.train}, {"val", d.val}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
+       {{"train", files_json(d.train)}, {"val", files_json(d.val)}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
       {"training", training_json(c.training)},
   };
 }

@@ -191,8 +191,8 @@ std::vector<InputFile> input_files(const config::Config& c) {
   std::error_code ec;
   if (fs::exists(c.source, ec)) in.push_back({"--config", c.source});  // else built in ("default config")
   if (!c.model_file.empty()) in.push_back({"--model", c.model_file});
-  if (!c.data.train.empty()) in.push_back({"data.train", c.data.train});
-  if (!c.data.val.empty()) in.push_back({"data.val", c.data.val});
+  for (const std::string& file : c.data.train) in.push_back({"data.train", file});
+  for (const std::string& file : c.data.val) in.push_back({"data.val", file});
   const auto& init = c.training.init_from;
   if (!init.empty()) {
     in.push_back({"training.init_from", init});

@@ -163,23 +163,24 @@ TrainStepResult Trainer::train_step(int64_t step) {
 
 bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
 
+// Every rank runs the same rounds (stage 3 gathers weights in each forward); the loss is the sum of
+// the token losses over the targets that count in all the windows, reduced across ranks.
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
-  const int64_t batches = config_.training.eval_batches;
-  int64_t counted = 0;
-  for (int64_t b = 0; b < batches; ++b) counted += val_sampler_->counted_targets_in_eval(b);
-  const MicroBatchWeights weights(counted, batches * comm_.world_size());
-  double sum = 0;
-  for (int64_t b = 0; b < batches; ++b) {
-    val_sampler_->fill_eval(b, inputs_.data(), targets_.data());
-    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
+  const int64_t windows = val_sampler_->eval_windows(config_.training.eval_batches);
+  double sums[2] = {0, 0};  // token losses, targets that count
+  for (int64_t round = 0; round < val_sampler_->eval_rounds(windows); ++round) {
+    val_sampler_->fill_eval(round, windows, inputs_.data(), targets_.data());
+    const int64_t counted = count_targets(targets_.data(), int64_t(B_) * T_);
     engine_->begin_micro_batch();
     const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
-    if (weight > 0) sum += loss * weight;
+    if (counted > 0) {
+      sums[0] += double(loss) * double(counted);
+      sums[1] += double(counted);
+    }
   }
-  double mean = sum / double(batches);
-  comm_.control().all_reduce_sum(&mean, 1);
-  return weights.any() ? mean / comm_.world_size() : NAN;
+  comm_.control().all_reduce_sum(sums, 2);
+  return sums[1] > 0 ? sums[0] / sums[1] : NAN;
 }
 
 SetupRecord Trainer::setup_record() {

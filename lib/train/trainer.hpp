@@ -43,7 +43,7 @@ public:
   int run();
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (ranks, eval_batches)
+  double evaluate();                      // mean val loss over the targets that count (training.eval_batches windows)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
