@@ -22,7 +22,6 @@ has them: python3 scripts/make_hf_dir_fixtures.py [--out-dir tests/fixtures/hf]
 """
 import argparse
 import json
-import math
 import os
 import shutil
 
@@ -30,41 +29,29 @@ import torch
 import torch.nn.functional as F
 import transformers
 
+from make_hf_fixtures import make_model
+
 B, T = 2, 8
 SEED = 20250612
 
+# In zerotrain's model keys, as make_hf_fixtures.py writes them (its hf_config and make_model build
+# and randomise the transformers model).
 MODELS = {
-    # Llama 3 in fp32: grouped-query attention 4/2, llama3 rope scaling, tied head; four shards.
+    # Llama 3 in fp32: grouped-query attention 4/2, llama3 rope scaling, tied head; seven shards.
     "llama3_dir_fp32": dict(
         dtype=torch.float32, shard="40KB",
-        config=transformers.LlamaConfig(
-            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=16, hidden_size=64,
-            intermediate_size=64, vocab_size=200, max_position_embeddings=128, rms_norm_eps=1e-5,
-            tie_word_embeddings=True, rope_parameters=dict(
-                rope_type="llama3", rope_theta=500000.0, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-                original_max_position_embeddings=64))),
-    # Qwen2 in bf16: q/k/v biases, multi-query attention, untied head; three shards.
+        model=dict(model_type="llama", n_layer=2, n_head=4, n_kv_head=2, head_dim=16, d_model=64, d_ff=64,
+                   vocab_size=200, max_seq_len=128, norm_eps=1e-5, rope_theta=500000.0,
+                   rope_scaling=dict(rope_type="llama3", factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                                     original_max_position_embeddings=64),
+                   attention_bias=False, mlp_bias=False, tie_word_embeddings=True)),
+    # Qwen2 in bf16: q/k/v biases, multi-query attention, untied head; eight shards.
     "qwen2_dir_bf16": dict(
         dtype=torch.bfloat16, shard="20KB",
-        config=transformers.Qwen2Config(
-            num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, hidden_size=64, intermediate_size=64,
-            vocab_size=200, max_position_embeddings=128, rms_norm_eps=1e-6, tie_word_embeddings=False,
-            use_sliding_window=False, rope_parameters=dict(rope_type="default", rope_theta=1000000.0))),
+        model=dict(model_type="qwen2", n_layer=2, n_head=4, n_kv_head=1, head_dim=16, d_model=64, d_ff=64,
+                   vocab_size=200, max_seq_len=128, norm_eps=1e-6, rope_theta=1000000.0, rope_scaling=None,
+                   attention_bias=False, mlp_bias=False, tie_word_embeddings=False)),
 }
-
-
-def randomize(model, gen):
-    """Every parameter random (a unit norm weight or a zero bias would hide mistakes)."""
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
-            elif name.endswith(".bias"):
-                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
-            elif "embed_tokens" in name or name == "lm_head.weight":
-                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
-            else:  # nn.Linear [out, in]
-                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
 
 
 def window_loss(model, tokens, k):
@@ -76,8 +63,7 @@ def window_loss(model, tokens, k):
 
 def make_dir(name, spec, out_dir, seed):
     gen = torch.Generator().manual_seed(seed)
-    model = transformers.AutoModelForCausalLM.from_config(spec["config"], attn_implementation="eager")
-    randomize(model, gen)
+    model = make_model(spec["model"], gen)  # every parameter random
     path = os.path.join(out_dir, name)
     shutil.rmtree(path, ignore_errors=True)
     model.to(spec["dtype"]).save_pretrained(path, max_shard_size=spec["shard"])
@@ -85,7 +71,7 @@ def make_dir(name, spec, out_dir, seed):
     # The reference is the model transformers loads back from the directory, run in float64.
     loaded = transformers.AutoModelForCausalLM.from_pretrained(path, attn_implementation="eager",
                                                                dtype=torch.float64).eval()
-    vocab = spec["config"].vocab_size
+    vocab = spec["model"]["vocab_size"]
     tokens = torch.randint(0, vocab, (2 * B * T + 1,), generator=gen)
     with torch.no_grad():
         losses = [window_loss(loaded, tokens, k).item() for k in range(2)]

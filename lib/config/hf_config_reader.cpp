@@ -149,6 +149,7 @@ HfModelBlock read_hf_config(const std::string& dir) {
 void expand_model_path(nlohmann::json& model, ValueOrigins* origins) {
   if (!model.is_object() || !model.contains("path") || !model.at("path").is_string()) return;
   const std::string dir = model.at("path").get<std::string>();
+  if (dir.empty()) return;  // none, as the resolved config prints it
   const HfModelBlock hf = read_hf_config(dir);
   for (const auto& [key, value] : hf.block.items()) {
     if (model.contains(key)) continue;  // the block's own keys and --set win

@@ -25,7 +25,7 @@ HfModelBlock read_hf_config(const std::string& dir);
 // `model` with model.path DIR: every key config.json gives that the block does not set itself is
 // added (the block's own keys and --set override config.json), preset "custom" unless one is
 // named, and `origins` (may be null) records each added key as coming from "DIR/config.json
-// (key)". A block without path is left as it is.
+// (key)". A block without path, or with path "", is left as it is.
 void expand_model_path(nlohmann::json& model, class ValueOrigins* origins);
 
 // A directory holding a config.json.
