@@ -128,6 +128,7 @@ struct ModelConfig {
         max_seq_len(positions) {}
 
   std::string preset = "toy";
+  std::string path;  // a Hugging Face model directory whose config.json gave the keys not set here; "" for none
   int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
   std::string model_type = "gpt2";  // gpt2 | llama | mistral | qwen2 | qwen3
   int n_kv_head = 0, head_dim = 0, d_ff = 0;  // 0: n_head, d_model / n_head, 4·d_model (resolved when read)
@@ -170,7 +171,7 @@ struct TrainingConfig {
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
   std::string resume = "none";  // latest | auto | a step directory | none
-  std::string init_from;        // safetensors file, directory holding model.safetensors, or checkpoint
+  std::string init_from;        // Hugging Face model directory, safetensors file, or checkpoint
   std::string save_final;       // directory
   std::string save_dtype = "fp32";  // fp32 | bf16: the dtype of save_final
   std::string log_dir;
@@ -231,7 +232,7 @@ struct Config {
 struct ResolveOptions {
   int world_size = 1;
   std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
-  std::optional<std::string> model;    // --model FILE|PRESET
+  std::optional<std::string> model;    // --model FILE|PRESET|DIR
   std::optional<std::string> data;     // --data PATH
   std::optional<int64_t> steps;        // --steps N
   bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0

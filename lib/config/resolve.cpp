@@ -10,6 +10,7 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
+#include "config/hf_config_reader.hpp"
 #include "config/json_reader.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
@@ -45,6 +46,8 @@ void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigi
     origins.set("training.steps", fmt::format("--steps {}", *o.steps));
   }
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
+  // model.path: config.json gives the keys that neither the config nor the command line set.
+  if (raw.contains("model")) expand_model_path(raw["model"], &origins);
 }
 
 // Runs the readers of the blocks, collecting their errors so that all of a config's errors are

@@ -138,9 +138,9 @@ json training_json(const TrainingConfig& t) {
 // The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
 // rope_scaling null without scaling.
 nlohmann::json model_json(const ModelConfig& m) {
-  nlohmann::json j = {{"preset", m.preset},           {"model_type", m.model_type}, {"n_layer", m.n_layer},
-                      {"n_head", m.n_head},           {"d_model", m.d_model},       {"vocab_size", m.vocab_size},
-                      {"max_seq_len", m.max_seq_len}};
+  nlohmann::json j = {{"preset", m.preset},   {"path", m.path},       {"model_type", m.model_type},
+                      {"n_layer", m.n_layer}, {"n_head", m.n_head},   {"d_model", m.d_model},
+                      {"vocab_size", m.vocab_size}, {"max_seq_len", m.max_seq_len}};
   if (m.model_type == "gpt2") return j;
   const RopeScalingConfig& r = m.rope_scaling;
   nlohmann::json rope_scaling = nullptr;

@@ -196,8 +196,11 @@ std::vector<InputFile> input_files(const config::Config& c) {
   const auto& init = c.training.init_from;
   if (!init.empty()) {
     in.push_back({"training.init_from", init});
-    if (fs::is_directory(init, ec)) in.push_back({"training.init_from", fs::path(init) / "model.safetensors"});
+    if (fs::is_directory(init, ec))
+      for (const char* name : {"model.safetensors", "model.safetensors.index.json", "config.json"})
+        in.push_back({"training.init_from", fs::path(init) / name});
   }
+  if (!c.model.path.empty()) in.push_back({"model.path", fs::path(c.model.path) / "config.json"});
   return in;
 }
 

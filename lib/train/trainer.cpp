@@ -36,14 +36,10 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// Weights in and out of the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
-void refuse_hf_io_beyond_gpt2(const config::Config& config, const std::string& weights_file) {
+// Weights out in the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
+void refuse_hf_io_beyond_gpt2(const config::Config& config) {
   const std::string& type = config.model.model_type;
   if (type == "gpt2") return;
-  if (!weights_file.empty())
-    fail("training.init_from: {}: loading the weights of a {} model from safetensors is not implemented yet (GPT-2 "
-         "only; a zerotrain checkpoint of this model loads)",
-         weights_file, type);
   if (!config.training.save_final.empty())
     fail("training.save_final: writing a {} model in the Hugging Face layout is not implemented yet (GPT-2 only); "
          "training.checkpoint_dir keeps its weights",
@@ -57,7 +53,6 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
       GA_(int(config.gradient_accumulation_steps)) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
-  Buffer<float> loaded;
   std::string error;
   try {
     model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
@@ -65,11 +60,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
-    refuse_hf_io_beyond_gpt2(config, start_->weights_file());
-    if (!start_->weights_file().empty()) {
-      loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
-      load_gpt2_safetensors(start_->weights_file(), model_->layout(), loaded.data(), config.model.vocab_size);
-    }
+    refuse_hf_io_beyond_gpt2(config);
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
     sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
@@ -82,9 +73,13 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   ParamInit init = [this](float* dst, size_t begin, size_t count) {
     model_->init_params(dst, begin, count, config_.training.seed);
   };
-  if (!loaded.empty())
-    init = [&loaded](float* dst, size_t begin, size_t count) {
-      std::copy(loaded.data() + begin, loaded.data() + begin + count, dst);
+  // A model's weights are read range by range as the engine fills the parameters this rank holds.
+  // A failed read leaves zeros and is agreed on below, before any step.
+  std::string load_error;
+  if (const HfWeights* weights = start_->weights())
+    init = [weights, &load_error](float* dst, size_t begin, size_t count) {
+      if (load_error.empty()) load_error = error_of([&] { weights->read(dst, begin, count); });
+      if (!load_error.empty()) std::fill(dst, dst + count, 0.0f);
     };
   if (start_->from_checkpoint())  // every element is read from the checkpoint
     init = [](float* dst, size_t, size_t count) { std::fill(dst, dst + count, 0.0f); };
@@ -97,7 +92,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     if (*e.what()) spdlog::error("{}", e.what());  // the lowest failing rank speaks for all
     throw SetupFailed();
   }
-  agree_on_setup(error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); }));
+  agree_on_setup(load_error.empty() ? error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); })
+                                    : "training.init_from: " + load_error);
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from());

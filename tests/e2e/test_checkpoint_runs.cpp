@@ -365,7 +365,7 @@ TEST_CASE("init_from: what it cannot start from is named", "[e2e][checkpoint][in
   const std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code == 1);
-  CHECK(occurrences(out, "training.init_from: " + dir + "/empty: holds no model.safetensors, meta.json or `latest`") ==
+  CHECK(occurrences(out, "training.init_from: " + dir + "/empty: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest`") ==
         1);
   CHECK(out.find("step     1/") == std::string::npos);
 }
