@@ -9,6 +9,7 @@
 #include <cstring>
 #include <optional>
 
+#include "ckpt/hf_export.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
 #include "train/csv_monitor.hpp"
@@ -158,7 +159,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
     out.push_back({.key = "training.save_final",
                    .path = t.save_final,
                    .directory = true,
-                   .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
+                   .files = hf_directory_files(),
+                   .file_prefixes = {std::string(kHfShardPrefix)}});
   if (!t.checkpoint_dir.empty())  // a directory per step and `latest` (DESIGN.md): nothing else writes there
     out.push_back({.key = "training.checkpoint_dir",
                    .path = t.checkpoint_dir,

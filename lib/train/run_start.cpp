@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "ckpt/architecture_check.hpp"
 #include "ckpt/checkpoint_dir.hpp"
 #include "core/error.hpp"
 #include "train/engine_state.hpp"
@@ -72,6 +73,7 @@ std::string RunStart::find_init(const std::string& path) {
 void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config,
                                int rank) {
   checkpoint_ = std::make_unique<CheckpointReader>(step_dir);
+  check_checkpoint_architecture(step_dir, checkpoint_->meta(), config::model_json(config.model), weights_only_);
   checkpoint_->check_layout(layout);
   const CheckpointMeta& m = checkpoint_->meta();
   if (!weights_only_) saved_data_ = sampler_state_from_json(m.data);

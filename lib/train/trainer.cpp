@@ -3,7 +3,7 @@
 #include <cmath>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "comm/control_channel.hpp"
 #include "config/model_block.hpp"
@@ -38,18 +38,13 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// Weights in and out of the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
-void refuse_hf_io_beyond_gpt2(const config::Config& config, const std::string& weights_file) {
+// Weights in from the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
+void refuse_hf_input_beyond_gpt2(const config::Config& config, const std::string& weights_file) {
   const std::string& type = config.model.model_type;
-  if (type == "gpt2") return;
-  if (!weights_file.empty())
-    fail("training.init_from: {}: loading the weights of a {} model from safetensors is not implemented yet (GPT-2 "
-         "only; a zerotrain checkpoint of this model loads)",
-         weights_file, type);
-  if (!config.training.save_final.empty())
-    fail("training.save_final: writing a {} model in the Hugging Face layout is not implemented yet (GPT-2 only); "
-         "training.checkpoint_dir keeps its weights",
-         type);
+  if (type == "gpt2" || weights_file.empty()) return;
+  fail("training.init_from: {}: loading the weights of a {} model from safetensors is not implemented yet (GPT-2 "
+       "only; a zerotrain checkpoint of this model loads)",
+       weights_file, type);
 }
 
 CommStats minus(const CommStats& a, const CommStats& b) {
@@ -77,7 +72,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
-    refuse_hf_io_beyond_gpt2(config, start_->weights_file());
+    refuse_hf_input_beyond_gpt2(config, start_->weights_file());
     if (!start_->weights_file().empty()) {
       loaded = Buffer<float>(MemCategory::Buffers, model_->layout().total);
       load_gpt2_safetensors(start_->weights_file(), model_->layout(), loaded.data(), config.model.vocab_size);
@@ -251,12 +246,12 @@ StepRecord Trainer::step_record(int64_t step, TrainStepResult& out, double secon
 
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  const auto& m = config_.model;
+  HfOutput output;
+  output.dtype = dtype_from_name(config_.training.save_dtype);
+  output.source_dir = hf_source_directory(config::to_json(config_));
   EngineState state(*engine_);
-  save_gathered_weights(config_.training.save_final, model_->layout(),
-                        {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len},
-                        dtype_from_name(config_.training.save_dtype), comm_, backend_.device, state,
-                        checkpoint_pieces(engine_->partition()));
+  save_gathered_weights(config_.training.save_final, model_->layout(), config_.model, output, comm_,
+                        backend_.device, state, checkpoint_pieces(engine_->partition()));
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
