@@ -22,8 +22,8 @@ Qwen3ForCausalLM (eager attention) run in float64 from float32 weights; transfor
 RMSNorm, the softmax and the rotary tables in float32 inside, so the references are exact to
 about 1e-7. Every parameter is random (a unit norm weight or a zero bias would hide mistakes).
 
-Dev-only: needs torch 2.x and transformers (a virtual environment such as /work/venv); CI does not.
-Usage: /work/venv/bin/python scripts/make_hf_fixtures.py [--out-dir tests/fixtures/hf]
+Dev-only: needs torch 2.x and transformers (in a virtual environment); CI does not.
+Usage: python3 scripts/make_hf_fixtures.py [--out-dir tests/fixtures/hf]
 """
 import argparse
 import copy

@@ -21,7 +21,7 @@ Window k holds tokens [k·B·T, (k + 1)·B·T + 1): inputs its first B·T tokens
 shifted by one, as zerotrain's sampler reads them (data.shuffle false): a step of W ranks with
 accumulation GA (W·GA = 4) reads windows 0-3, the next step 4-7.
 
-Dev-only: needs torch 2.x and numpy (/work/venv/bin/python or Debian's python3-torch); CI does not.
+Dev-only: needs torch 2.x and numpy (a virtual environment's python3, or Debian's python3-torch); CI does not.
 Usage: python3 scripts/make_mask_fixtures.py [--out tests/fixtures/torch/gpt2_masked.safetensors]
 """
 import argparse

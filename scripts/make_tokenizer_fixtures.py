@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference fixtures for the tokenizer tests (tests/tokenizer), from Hugging Face's own libraries.
 
-    /work/venv/bin/python scripts/make_tokenizer_fixtures.py [--corpus] [--tokenizers DIR]
+    python3 scripts/make_tokenizer_fixtures.py [--corpus] [--tokenizers DIR]
 
 DIR (default ../shared/tokenizers) holds gpt2/ (vocab.json + merges.txt), llama3/, qwen3/ and
 llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transformers`, `tiktoken` and
@@ -42,6 +42,7 @@ import os
 import random
 import struct
 import sys
+import sysconfig
 import unicodedata
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
@@ -222,7 +223,7 @@ def build_corpus():
                  "zh_TW", "ko", "he", "ar", "fa", "hi", "bn", "ta", "te", "ml", "kn", "mr", "gu", "pa", "th",
                  "ka", "hy", "am", "km", "my", "si", "ne"]:
         samples += translations(lang, 30_000)
-    site = glob.glob("/work/venv/lib/python3*/site-packages")[0]
+    site = sysconfig.get_paths()["purelib"]  # where tokenizers and transformers are installed
     code = sorted(glob.glob(f"{site}/tokenizers/**/*.py", recursive=True) +
                   glob.glob(f"{site}/jinja2/*.py") + glob.glob(f"{site}/transformers/models/llama/*.py"))
     samples += take(code, 250_000, "python")

@@ -11,7 +11,7 @@ Python's unicodedata (no third-party package):
     normalization tables predate Unicode 14, so the marks added since (found by asking its NFC
     normalizer) are left as it leaves them, as starters that neither move nor compose.
 
-    /work/venv/bin/python scripts/make_unicode_tables.py   # rewrites lib/tokenizer/unicode_data.cpp
+    python3 scripts/make_unicode_tables.py   # rewrites lib/tokenizer/unicode_data.cpp
 
 Needs the `tokenizers` package (for that one comparison).
 """

@@ -17,6 +17,7 @@ import json
 import os
 import struct
 import sys
+import sysconfig
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "scripts"))
@@ -67,7 +68,7 @@ def load(directory):
 
 
 def make_text(path, megabytes):
-    site = glob.glob("/work/venv/lib/python3*/site-packages")[0]
+    site = sysconfig.get_paths()["purelib"]  # where transformers is installed
     sources = (sorted(glob.glob("/usr/share/doc/*/copyright")) + sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz")) +
                sorted(glob.glob("/usr/share/locale/*/LC_MESSAGES/*.mo")) +
                sorted(glob.glob(f"{site}/transformers/**/*.py", recursive=True)))

@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 tokenizers=${2:-$root/../shared/tokenizers}
 text=${3:-$root/bench/out/tokenize_text.txt}
-python=${PYTHON:-/work/venv/bin/python}
+python=${PYTHON:-python3}  # one with tiktoken and tokenizers installed
 threads=${THREADS:-2}
 echo "# $0 $*"
 echo "# $(uname -n), $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg)"
