@@ -341,6 +341,14 @@ int main(int argc, char** argv) {
   exp->add_option("--max-shard-size", x.max_shard_size,
                   "largest safetensors file before the weights are split into shards with an index (5GB, "
                   "500MB, 2GiB, or bytes), as transformers' max_shard_size")
+      ->check([](const std::string& text) {
+        try {
+          zt::parse_byte_size(text, "--max-shard-size");
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
       ->capture_default_str();
 
   PlotArgs p;

@@ -14,8 +14,8 @@ std::string shown(const nlohmann::json& block, const std::string& key) {
 
 }  // namespace
 
-void check_checkpoint_architecture(const std::string& step_dir, const CheckpointMeta& saved,
-                                   const nlohmann::json& model_block, bool weights_only) {
+void check_checkpoint_model_type(const std::string& step_dir, const CheckpointMeta& saved,
+                                 const nlohmann::json& model_block, bool weights_only) {
   const nlohmann::json& was = saved.model;
   const std::string type_was = was.value("model_type", std::string("gpt2"));
   const std::string type_now = model_block.value("model_type", std::string("gpt2"));
@@ -23,6 +23,12 @@ void check_checkpoint_architecture(const std::string& step_dir, const Checkpoint
     fail("{}: holds a {} model and this run builds a {} model (model.model_type): a checkpoint {} only the "
          "architecture that saved it",
          step_dir, type_was, type_now, weights_only ? "initialises" : "resumes");
+}
+
+void check_checkpoint_architecture(const std::string& step_dir, const CheckpointMeta& saved,
+                                   const nlohmann::json& model_block, bool weights_only) {
+  check_checkpoint_model_type(step_dir, saved, model_block, weights_only);
+  const nlohmann::json& was = saved.model;
   nlohmann::json keys = nlohmann::json::object();
   for (const auto* block : {&was, &model_block})
     for (auto& [key, value] : block->items()) keys[key] = true;

@@ -14,7 +14,11 @@
 namespace zt {
 
 // model_block: the run's (config::model_json). Throws zt::Error naming the step directory, the key
-// and both values.
+// and both values. The model type first, before the tensors are compared (their names differ
+// between families); the other keys after, for what the tensors do not show (n_head and head_dim
+// may trade places in the same shapes).
+void check_checkpoint_model_type(const std::string& step_dir, const CheckpointMeta& saved,
+                                 const nlohmann::json& model_block, bool weights_only);
 void check_checkpoint_architecture(const std::string& step_dir, const CheckpointMeta& saved,
                                    const nlohmann::json& model_block, bool weights_only);
 
