@@ -265,8 +265,8 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   const config::ModelConfig model = config::read_model_block(meta.model, meta_path);
   HfOutput out_options = output;
   if (out_options.source_dir.empty()) out_options.source_dir = hf_source_directory(meta.config);
+  HfModelWriter out(out_dir, meta.layout, model, out_options);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
-  HfModelWriter out(out_dir, meta.layout, model, out_options);
   size_t largest = 0;
   for (auto& g : meta.layout.groups) largest = std::max(largest, g.size);
   Buffer<float> values(MemCategory::Buffers, largest, Init::Uninitialised);

@@ -14,8 +14,8 @@
 //                                        copied from the model directory the run started from
 //
 // Written group by group so that nothing holds the whole model at once. Every weight file is
-// written under a temporary name and renamed once all of them are complete; then the index, the
-// copied files, and config.json last. Weight files of an earlier save in OUT_DIR that the new one
+// written under a temporary name and renamed once all of them are written; then the index, the
+// copied files, and config.json last. An unfinished save leaves no temporary file behind. Weight files of an earlier save in OUT_DIR that the new one
 // does not name (model.safetensors beside new shards, shards beside a new single file) are removed,
 // since transformers reads model.safetensors before an index.
 //
@@ -101,7 +101,8 @@ private:
 };
 
 // `zerotrain export`: checkpoint is a checkpoint root (the step its `latest` names) or a step
-// directory, of any family, world size and stage. Every shard file's CRC32C is checked first.
+// directory, of any family, world size and stage. The output's files are created first, then every
+// shard file's CRC32C is checked, then the weights are read group by group.
 void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, const HfOutput& output);
 
 // training.save_final, collective over comm: group by group, each rank contributes the master
