@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
 #include "config/local_rank_argument.hpp"
@@ -80,13 +80,17 @@ as DeepSpeed computes them) and why the two differ.
 )";
 
 const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
-directory in it. Writes OUT_DIR/model.safetensors (Hugging Face GPT-2 names) and config.json, the
-same files training.save_final writes for the same state, one parameter group at a time. bf16
-holds the master weights rounded to nearest even: exactly what a bf16 run computed with.
+directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR as transformers'
+save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
+model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
+model.safetensors.index.json above --max-shard-size), and the tokenizer files of the model
+directory the run started from; the same files training.save_final writes for the same state, one
+parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
+bf16 run computed with.
 
 Examples:
   zerotrain export checkpoints -o hf_model
-  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16
+  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16 --max-shard-size 2GB
 )";
 
 // With no --config: DeepSpeed's defaults, batch sizes from the training block.
@@ -110,7 +114,7 @@ struct EstimateArgs {
 };
 
 struct ExportArgs {
-  std::string checkpoint_dir, out_dir, dtype = "fp32";
+  std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
 };
 
 struct PlotArgs {
@@ -293,12 +297,15 @@ int plot(const PlotArgs& a) {
 int export_checkpoint(const ExportArgs& a) {
   try {
     zt::init_logging(log_options(0, "info"));
-    zt::export_checkpoint(a.checkpoint_dir, a.out_dir, zt::dtype_from_name(a.dtype));
+    zt::HfOutput output;
+    output.dtype = zt::dtype_from_name(a.dtype);
+    output.max_shard_bytes = zt::parse_byte_size(a.max_shard_size, "--max-shard-size");
+    zt::export_checkpoint(a.checkpoint_dir, a.out_dir, output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: export: %s\n", e.what());
     return 1;
   }
-  spdlog::info("exported {} to {}/model.safetensors and config.json ({})", a.checkpoint_dir, a.out_dir, a.dtype);
+  spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
   return 0;
 }
 
@@ -357,14 +364,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   ExportArgs x;
-  auto exp = app.add_subcommand("export", "consolidate a checkpoint into OUT_DIR/model.safetensors + config.json "
-                                          "(Hugging Face GPT-2)");
+  auto exp = app.add_subcommand("export", "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
+                                          "(config.json, safetensors, tokenizer files)");
   exp->footer(kExportExamples);
   exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
       ->required();
   exp->add_option("-o,--output", x.out_dir, "output directory (OUT_DIR)")->required();
-  exp->add_option("--dtype", x.dtype, "fp32 (the master weights) or bf16 (rounded to nearest even)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  exp->add_option("--dtype", x.dtype, "fp32 (the master weights), bf16 or fp16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  exp->add_option("--max-shard-size", x.max_shard_size,
+                  "largest safetensors file before the weights are split into shards with an index (5GB, "
+                  "500MB, 2GiB, or bytes), as transformers' max_shard_size")
+      ->check([](const std::string& text) {
+        try {
+          zt::parse_byte_size(text, "--max-shard-size");
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
       ->capture_default_str();
 
   PlotArgs p;

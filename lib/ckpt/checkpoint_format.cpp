@@ -159,6 +159,23 @@ void check_meta_checksum(const json& j, std::string_view text, const std::string
          path, found, recorded);
 }
 
+// meta.json's model block. Checkpoints written before it recorded the architecture hold the
+// sizes alone: the config's model block then has it, or, older still, the model is GPT-2.
+json model_block(const Fields& f, const json& meta) {
+  Fields model = f.object("model");
+  for (const char* key : {"n_layer", "n_head", "d_model", "vocab_size", "max_seq_len"}) model.get<int>(key);
+  json block = f.at("model");
+  if (block.contains("model_type")) {
+    model.get<std::string>("model_type");
+    return block;
+  }
+  const json::json_pointer config_model("/config/model");
+  if (meta.contains(config_model) && meta.at(config_model).is_object() && meta.at(config_model).contains("model_type"))
+    return meta.at(config_model);
+  block["model_type"] = "gpt2";
+  return block;
+}
+
 }  // namespace
 
 uint32_t layout_crc32c(const ParamLayout& layout) {
@@ -194,12 +211,7 @@ nlohmann::ordered_json meta_to_json(const CheckpointMeta& m) {
           {"dtype", m.dtype},
           {"flat_params", m.flat_params},
           {"padded_params", m.padded_params},
-          {"model",
-           {{"n_layer", m.model.n_layer},
-            {"n_head", m.model.n_head},
-            {"d_model", m.model.d_model},
-            {"vocab_size", m.model.vocab_size},
-            {"max_seq_len", m.model.max_seq_len}}},
+          {"model", ordered(m.model)},
           {"shards", shards},
           {"optimizer", {{"steps", m.optimizer_steps}}},
           {"schedule", {{"optimizer_steps", m.optimizer_steps}, {"next_lr", m.next_lr}}},
@@ -226,9 +238,7 @@ CheckpointMeta meta_from_json(const json& j, const std::string& path) {
   m.dtype = f.get<std::string>("dtype");
   m.flat_params = f.get<uint64_t>("flat_params");
   m.padded_params = f.get<uint64_t>("padded_params");
-  Fields model = f.object("model");
-  m.model = {model.get<int>("n_layer"), model.get<int>("n_head"), model.get<int>("d_model"),
-             model.get<int>("vocab_size"), model.get<int>("max_seq_len")};
+  m.model = model_block(f, j);
   const json& shards = f.array("shards");
   for (size_t i = 0; i < shards.size(); ++i) {
     Fields s(shards[i], path, fmt::format("shards[{}]", i));

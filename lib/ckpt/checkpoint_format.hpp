@@ -55,10 +55,6 @@ struct ScalerRecord {
   int64_t iteration = 0, last_overflow_iteration = -1;
 };
 
-struct ModelDims {
-  int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
-};
-
 struct CheckpointMeta {
   int format_version = kCheckpointFormatVersion;
   std::string zerotrain_version = std::string(zt::zerotrain_version());
@@ -68,7 +64,9 @@ struct CheckpointMeta {
   std::string dtype = "fp32";  // the training dtype (the shards are fp32 whatever it is)
   uint64_t flat_params = 0;    // layout.total: the elements the shards hold together
   uint64_t padded_params = 0;  // the partition's padded size (padding is not saved)
-  ModelDims model;
+  // The architecture: the model block of the run's config (config::model_json: model_type and
+  // every shape key), what export writes the Hugging Face config.json from and what resume checks.
+  nlohmann::json model;
   ParamLayout layout;
   std::vector<ShardRecord> shards;  // one per rank, in rank order
   int64_t optimizer_steps = 0;      // updates applied: Adam's bias correction and the schedule position

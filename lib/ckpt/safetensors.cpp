@@ -14,6 +14,7 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
+#include "ckpt/hf_config_writer.hpp"
 #include "ckpt/safetensors_writer.hpp"
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
@@ -298,24 +299,9 @@ void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("{}: cannot create directory: {}", dir, ec.message());
-  nlohmann::ordered_json config = {
-      {"architectures", {"GPT2LMHeadModel"}},
-      {"model_type", "gpt2"},
-      {"n_layer", n_layer},
-      {"n_head", n_head},
-      {"n_embd", d_model},
-      {"vocab_size", vocab_size},
-      {"n_positions", max_seq_len},
-      {"n_ctx", max_seq_len},
-      {"layer_norm_epsilon", 1e-5},
-      {"activation_function", "gelu_new"},
-      {"tie_word_embeddings", true},
-      {"bos_token_id", vocab_size - 1},  // GPT-2 convention: the last token is <|endoftext|>
-      {"eos_token_id", vocab_size - 1},
-      {"torch_dtype", dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32"},
-  };
+  const config::ModelConfig model("custom", n_layer, n_head, d_model, vocab_size, max_seq_len);
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  write_file_durably(path, config.dump(2) + "\n");
+  write_file_durably(path, hf_config_json(model, dtype).dump(2) + "\n");
 }
 
 }  // namespace zt

@@ -173,7 +173,7 @@ struct TrainingConfig {
   std::string resume = "none";  // latest | auto | a step directory | none
   std::string init_from;        // Hugging Face model directory, safetensors file, or checkpoint
   std::string save_final;       // directory
-  std::string save_dtype = "fp32";  // fp32 | bf16: the dtype of save_final
+  std::string save_dtype = "fp32";  // fp32 | bf16 | fp16: the dtype of save_final
   std::string log_dir;
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds
@@ -248,5 +248,7 @@ Config load_config(const std::string& name_or_path, const ResolveOptions& option
 Config resolve_config(const nlohmann::json& raw, const ResolveOptions& options, const std::string& source);
 // The resolved config as JSON with DeepSpeed's canonical key names plus model, data, training.
 nlohmann::json to_json(const Config& config);
+// The model block of to_json: what a checkpoint records as its architecture.
+nlohmann::json model_json(const ModelConfig& model);
 
 }  // namespace zt::config

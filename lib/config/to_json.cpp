@@ -135,6 +135,8 @@ json training_json(const TrainingConfig& t) {
           {"device_memory_limit", t.device_memory_limit}};
 }
 
+}  // namespace
+
 // The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
 // rope_scaling null without scaling.
 nlohmann::json model_json(const ModelConfig& m) {
@@ -162,8 +164,6 @@ nlohmann::json model_json(const ModelConfig& m) {
             {"sliding_window", m.sliding_window}});
   return j;
 }
-
-}  // namespace
 
 nlohmann::json to_json(const Config& c) {
   const auto& f = c.fp16;

@@ -40,7 +40,7 @@ TrainingConfig read_training(Block& b) {
   if (t.resume.empty()) t.resume = "none";
   t.init_from = b.file_path("init_from", t.init_from);
   t.save_final = b.file_path("save_final", t.save_final);
-  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16"});
+  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16", "fp16"});
   t.log_dir = b.file_path("log_dir", t.log_dir);
   t.metrics = b.file_path("metrics", t.metrics);
   // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "core/directories.hpp"
+#include "ckpt/hf_export.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
 #include "metrics/csv_monitor.hpp"
@@ -159,7 +160,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
     out.push_back({.key = "training.save_final",
                    .path = t.save_final,
                    .directory = true,
-                   .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
+                   .files = hf_directory_files(),
+                   .file_prefixes = {std::string(kHfShardPrefix)}});
   // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
   if (!t.checkpoint_dir.empty())
     out.push_back({.key = "training.checkpoint_dir",

@@ -57,7 +57,7 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   m.dtype = c.dtype();
   m.flat_params = model_.layout().total;
   m.padded_params = engine_.partition().padded();
-  m.model = {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
+  m.model = config::model_json(c.model);
   m.layout = model_.layout();
   const Engine::Counters counters = engine_.counters();
   m.optimizer_steps = counters.optimizer_steps;

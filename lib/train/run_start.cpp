@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "ckpt/architecture_check.hpp"
 #include "ckpt/checkpoint_dir.hpp"
 #include "config/hf_config_reader.hpp"
 #include "config/model_block.hpp"
@@ -89,7 +90,10 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
 void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config,
                                int rank) {
   checkpoint_ = std::make_unique<CheckpointReader>(step_dir);
+  const nlohmann::json model = config::model_json(config.model);
+  check_checkpoint_model_type(step_dir, checkpoint_->meta(), model, weights_only_);
   checkpoint_->check_layout(layout);
+  check_checkpoint_architecture(step_dir, checkpoint_->meta(), model, weights_only_);
   const CheckpointMeta& m = checkpoint_->meta();
   if (!weights_only_) saved_data_ = sampler_state_from_json(m.data);
   same_dtype_ = m.dtype == config.dtype();

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "comm/control_channel.hpp"
 #include "config/model_block.hpp"
@@ -36,16 +36,6 @@ std::string error_of(F&& f) {
   return "";
 }
 
-// Weights out in the Hugging Face layout are GPT-2's only so far (ckpt/safetensors.hpp).
-void refuse_hf_io_beyond_gpt2(const config::Config& config) {
-  const std::string& type = config.model.model_type;
-  if (type == "gpt2") return;
-  if (!config.training.save_final.empty())
-    fail("training.save_final: writing a {} model in the Hugging Face layout is not implemented yet (GPT-2 only); "
-         "training.checkpoint_dir keeps its weights",
-         type);
-}
-
 }  // namespace
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
@@ -60,7 +50,6 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
-    refuse_hf_io_beyond_gpt2(config);
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
     sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
@@ -212,11 +201,11 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  const auto& m = config_.model;
-  save_gathered_weights(config_.training.save_final, model_->layout(),
-                        {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len},
-                        dtype_from_name(config_.training.save_dtype), comm_, backend_.device, *engine_,
-                        checkpoint_pieces(engine_->partition()));
+  HfOutput output;
+  output.dtype = dtype_from_name(config_.training.save_dtype);
+  output.source_dir = hf_source_directory(config::to_json(config_));
+  save_gathered_weights(config_.training.save_final, model_->layout(), config_.model, output, comm_,
+                        backend_.device, *engine_, checkpoint_pieces(engine_->partition()));
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 

@@ -16,7 +16,8 @@
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
+#include "core/crc32c.hpp"
 #include "ckpt/safetensors.hpp"
 #include "ckpt/shard_file.hpp"
 #include "comm/local_communicator.hpp"
@@ -33,7 +34,8 @@ namespace {
 
 // A GPT-2 of 1308 flat elements whose vocabulary (130) is padded to 256 rows: exports cut them.
 const GptShape kShape{1, 1, 4, 130, 8};
-const ModelDims kDims{1, 1, 4, 130, 8};
+const nlohmann::json kModelBlock = {{"model_type", "gpt2"}, {"n_layer", 1}, {"n_head", 1},
+                                    {"d_model", 4},          {"vocab_size", 130}, {"max_seq_len", 8}};
 
 // Distinct, exactly representable values per tensor and element.
 float value(StateTensor t, uint64_t i) { return float(int(t) + 1) * 0.001f * float(int64_t(i % 997) - 400); }
@@ -80,7 +82,7 @@ CheckpointMeta base_meta(const ParamLayout& layout, int64_t step, int world) {
   m.world_size = world;
   m.flat_params = layout.total;
   m.padded_params = layout.total;
-  m.model = kDims;
+  m.model = kModelBlock;
   m.layout = layout;
   m.optimizer_steps = step;
   m.loss_scaler = {1024.0f, 1, step, 2};
@@ -445,12 +447,12 @@ TEST_CASE("export streams the bytes the whole-buffer writer gives; bf16 rounds t
   const FullState saved(layout.total, true);
   write_checkpoint(tmp.file("ckpt"), layout, saved, 3, 5);
 
-  export_checkpoint(tmp.file("ckpt"), tmp.file("fp32"), DType::F32);
-  save_gpt2_safetensors(tmp.file("whole.safetensors"), layout, saved.v[0].data(), kDims.vocab_size);
+  export_checkpoint(tmp.file("ckpt"), tmp.file("fp32"), HfOutput(DType::F32));
+  save_gpt2_safetensors(tmp.file("whole.safetensors"), layout, saved.v[0].data(), kShape.vocab_size);
   CHECK(slurp(tmp.file("fp32/model.safetensors")) == slurp(tmp.file("whole.safetensors")));
   CHECK(nlohmann::json::parse(slurp(tmp.file("fp32/config.json")))["torch_dtype"] == "float32");
 
-  export_checkpoint(tmp.file("ckpt/step_00000005"), tmp.file("bf16"), DType::BF16);
+  export_checkpoint(tmp.file("ckpt/step_00000005"), tmp.file("bf16"), HfOutput(DType::BF16));
   SafetensorsReader bf16(tmp.file("bf16/model.safetensors"));
   const SafetensorsEntry* wte = bf16.find("wte.weight");
   REQUIRE(wte);

@@ -355,7 +355,10 @@ TEST_CASE("export: what is not a checkpoint is named, and the arguments are chec
   CHECK(r.err.rfind("error: export: " + missing + ": no such checkpoint directory", 0) == 0);
   CHECK_FALSE(fs::exists(scratch() / "out" / "model.safetensors"));
   CHECK(zerotrain("export ckpt").code == 2);                      // -o is required
-  CHECK(zerotrain("export ckpt -o out --dtype fp16").code == 2);  // fp32 or bf16
+  CHECK(zerotrain("export ckpt -o out --dtype fp8").code == 2);  // fp32, bf16 or fp16
+  r = zerotrain("export ckpt -o out --max-shard-size 5XB");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--max-shard-size: \"5XB\" is not a size"));
 }
 
 TEST_CASE("--dry-run --world-size N plans as if N ranks were launched") {

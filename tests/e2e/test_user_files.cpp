@@ -205,7 +205,7 @@ TEST_CASE("an output location that cannot be made fails at set-up, naming the ke
   CHECK(std::distance(fs::directory_iterator(dir + "/logs"), fs::directory_iterator()) == 1);
 }
 
-TEST_CASE("a final write that fails removes its temporary file, names the file and exits non-zero",
+TEST_CASE("a final write that fails removes its temporary files, names the file and exits non-zero",
           "[e2e][user-files]") {
   auto dir = fresh_dir("save-final-full");
   // 100 blocks = 50 KiB: the probe's few bytes fit, the toy model's 500 KB of weights do not.
@@ -214,7 +214,7 @@ TEST_CASE("a final write that fails removes its temporary file, names the file a
   INFO(out);
   CHECK(code != 0);
   CHECK(out.find("training.save_final: " + dir + "/final/model.safetensors.tmp: write of") != std::string::npos);
-  CHECK(out.find("File too large; the partial file was removed") != std::string::npos);
+  CHECK(out.find("File too large; the partial files were removed") != std::string::npos);
   CHECK(fs::is_directory(dir + "/final"));
   CHECK(fs::is_empty(dir + "/final"));
 }
