@@ -336,10 +336,10 @@ void write_checkpoint(const std::string& root, const config::ModelConfig& model,
     const Range range = Range{uint64_t(r) * per, uint64_t(r + 1) * per}.intersect({0, layout.total});
     const float* state[3] = {flat.data() + range.begin, zeros.data(), zeros.data()};
     const std::string file = shard_file_name(r, world);
-    const ShardWritten w = write_shard_file((fs::path(dir) / file).string(), range, state);
+    const ShardWritten w = write_shard_file((fs::path(dir) / file).string(), {range, meta.step, layout_crc32c(layout)}, state);
     meta.shards.push_back({r, file, range, w.bytes, w.crc32c});
   }
-  std::ofstream((fs::path(dir) / "meta.json").string()) << meta_to_json(meta).dump(1);
+  std::ofstream((fs::path(dir) / "meta.json").string()) << meta_file_text(meta);
   publish_latest(root, step_dir_name(4));
 }
 
