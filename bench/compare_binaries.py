@@ -7,8 +7,9 @@ Runs GPT-2 124M (B=4, T=64, fp32, 10 steps, one process, OMP_NUM_THREADS=2) thro
 in pairs whose order alternates. A pair starts only once the machine has been quiet for 3 s, and
 counts only when the other processes used under --quiet-cores cores (read from /proc/stat, minus
 the run's own CPU time) during both of its runs (a --quiet-cores above the machine's cores counts
-every pair); it prints every pair, then the medians over the pairs that count. Time = median of steps 2-10 of the run's metrics file (step 1 pays the first
-touch of every buffer), and the whole run's wall time.
+every pair); it prints every pair, then the medians over the pairs that count. Time = median of
+steps 2-10 of the run's metrics file (step 1 pays the first touch of every buffer), and the whole
+run's wall time.
 """
 import argparse
 import json
