@@ -6,9 +6,10 @@
 Runs GPT-2 124M (B=4, T=64, fp32, 10 steps, one process, OMP_NUM_THREADS=2) through each binary,
 in pairs whose order alternates. A pair starts only once the machine has been quiet for 3 s, and
 counts only when the other processes used under --quiet-cores cores (read from /proc/stat, minus
-the run's own CPU time) during both of its runs; it prints every pair, then the medians over the
-pairs that count. Time = median of steps 2-10 of the run's metrics file (step 1 pays the first
-touch of every buffer), and the whole run's wall time.
+the run's own CPU time) during both of its runs (a --quiet-cores above the machine's cores counts
+every pair); it prints every pair, then the medians over the pairs that count. Time = median of
+steps 2-10 of the run's metrics file (step 1 pays the first touch of every buffer), and the whole
+run's wall time.
 """
 import argparse
 import json
@@ -80,7 +81,7 @@ def main():
     if not kept:
         sys.exit("no quiet pair")
     med = {w: {k: statistics.median(r[w][k] for r in kept) for k in ("median", "first", "wall")} for w in binaries}
-    print(f"{a.config}, {len(kept)} quiet pairs: " + "; ".join(
+    print(f"{a.config}, {len(kept)} pairs counted (others under {a.quiet_cores:g} cores): " + "; ".join(
         f"{w} steps 2-10 {med[w]['median']:.0f} ms, step 1 {med[w]['first']:.0f} ms, run {med[w]['wall']:.1f} s"
         for w in binaries))
 

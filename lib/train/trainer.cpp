@@ -127,7 +127,8 @@ TrainStepResult Trainer::train_step(int64_t step) {
       const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
       if (weight > 0) loss_sum += loss * weight;
     });
-    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, float(engine_->backward_scale() * weight)); });
+    clock.time(&StepBreakdown::backward,
+               [&] { model_->backward(*engine_, float(engine_->backward_scale() * weight)); });
   }
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
