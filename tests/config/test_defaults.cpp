@@ -1,4 +1,4 @@
-// Every block's defaults (CONFIG.md, "Blocks and defaults"), checked against the values written
+// Every block's defaults (docs/config.md, each block's table), checked against the values written
 // there rather than against the struct initialisers.
 #include <filesystem>
 

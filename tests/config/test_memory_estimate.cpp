@@ -1,4 +1,4 @@
-// The model-state estimator against the ZeRO formulas (DESIGN.md's table), computed here
+// The model-state estimator against the ZeRO formulas (docs/architecture.md, "Partitioning"), computed here
 // independently from Ψ and N.
 #include <catch2/catch.hpp>
 #include <cmath>
