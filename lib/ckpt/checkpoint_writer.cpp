@@ -57,7 +57,8 @@ struct CheckpointWriter::ShardStatus {
 CheckpointWriter::CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device,
                                    Range shard)
     : root_(std::move(root)), keep_last_(keep_last), control_(control), shard_(shard),
-      staging_(device, MemSpace::Pinned, MemCategory::Buffers, 3 * shard.size(), Init::Uninitialised) {
+      staging_(device, MemSpace::Pinned, MemCategory::Buffers, staging_bytes(shard) / sizeof(float),
+               Init::Uninitialised) {
   // Touched now, at set-up: the first save's copy would otherwise fault in every page in the step.
   if (!staging_.empty()) std::memset(staging_.data(), 0, staging_.bytes());
 }

@@ -35,6 +35,8 @@ public:
   // spread over the ranks at every stage). The staging buffer is allocated here, in `device`'s
   // pinned host memory, so a save never allocates.
   CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device, Range shard);
+  // Bytes of that staging buffer: the master, m and v of the shard in fp32.
+  static size_t staging_bytes(Range shard) { return 3 * shard.size() * sizeof(float); }
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;

@@ -13,6 +13,7 @@
 #include "core/machine_memory.hpp"
 #include "model/gpt_activations.hpp"
 #include "train/engine_config.hpp"
+#include "train/run_checkpoints.hpp"
 
 namespace zt {
 
@@ -28,10 +29,15 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   p.activations =
       GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) + ops.own_bytes(B, T, shape.d_model);
   p.activation_dtype = ops.dtype();
+  p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(shape.flat_size(), world, 0));
+  p.buffers_bound += p.checkpoint_staging;
+  p.host_buffers += p.checkpoint_staging;
   return p;
 }
 
-size_t plan_total(const MemoryPlan& p) { return plan_device_total(p) + p.offload; }
+size_t plan_offload_in_memory(const MemoryPlan& p) { return p.offload - p.offload_files; }
+
+size_t plan_total(const MemoryPlan& p) { return plan_device_total(p) + p.host_buffers + plan_offload_in_memory(p); }
 
 size_t plan_device_total(const MemoryPlan& p) {
   return p.params + p.grads + p.optimizer + p.buffers_bound - p.host_buffers + p.activations;
@@ -50,7 +56,7 @@ void warn_if_too_big(const MemoryPlan& p, int local_ranks, const Device& device)
   const auto machine = machine_memory_bytes();
   const int here = std::max(1, local_ranks);
   const bool gpu = device.kind() == DeviceKind::Cuda;
-  const size_t host_bytes = gpu ? p.offload : plan_total(p);
+  const size_t host_bytes = gpu ? plan_offload_in_memory(p) + p.host_buffers : plan_total(p);
   if (machine && host_bytes > *machine / size_t(here))
     spdlog::warn("the plan needs {} of host memory per rank, more than this machine's share: {} (MemTotal {} / {} "
                  "rank{} here); a run on this machine would run out of memory",
@@ -81,11 +87,16 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "params", mib(p.params), p.params);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "grads", mib(p.grads), p.grads);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "optimizer", mib(p.optimizer), p.optimizer);
-  if (p.offload) std::printf("  %-12s %12.2f MiB (%zu bytes, host)\n", "offload", mib(p.offload), p.offload);
+  if (p.offload)
+    std::printf("  %-12s %12.2f MiB (%zu bytes: %zu in host memory, %zu in files)\n", "offload", mib(p.offload),
+                p.offload, plan_offload_in_memory(p), p.offload_files);
   std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total",
               mib(p.params + p.grads + p.optimizer + p.offload), p.formula.c_str());
-  const std::string staging =
-      p.host_buffers ? fmt::format(", {:.2f} MiB of offload staging in host memory", mib(p.host_buffers)) : "";
+  std::string staging;
+  if (p.host_buffers > p.checkpoint_staging)
+    staging += fmt::format(", {:.2f} MiB of offload staging", mib(p.host_buffers - p.checkpoint_staging));
+  if (p.checkpoint_staging) staging += fmt::format(", {:.2f} MiB of checkpoint staging", mib(p.checkpoint_staging));
+  if (!staging.empty()) staging += " in host memory";
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views%s)\n", "buffers",
               mib(p.buffers_bound), staging.c_str());
   std::printf("  %-12s %12.2f MiB   micro-batch %lld x %lld tokens, %s%s\n", "activations", mib(p.activations),
@@ -95,10 +106,14 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   if (gpu) {
     std::printf("  %-12s <= %9.2f MiB   everything above but offload, GPU memory (%s, %.2f GiB)\n", "per rank",
                 mib(plan_device_total(p)), backend.device.name().c_str(), gib(backend.device.memory_bytes()));
-    if (p.offload) std::printf("  %-12s    %9.2f MiB   offload, host memory\n", "", mib(p.offload));
+    if (plan_total(p) > plan_device_total(p))
+      std::printf("  %-12s <= %9.2f MiB   offload and staging, host memory\n", "",
+                  mib(plan_total(p) - plan_device_total(p)));
   } else {
-    std::printf("  %-12s <= %9.2f MiB   everything above, host memory\n", "per rank", mib(plan_total(p)));
+    std::printf("  %-12s <= %9.2f MiB   everything above%s, host memory\n", "per rank", mib(plan_total(p)),
+                p.offload_files ? " but the files" : "");
   }
+  if (p.offload_files) std::printf("  %-12s    %9.2f MiB   offload, files (nvme_path)\n", "", mib(p.offload_files));
   std::fflush(stdout);
   warn_if_too_big(p, local_ranks, backend.device);
 }

@@ -9,8 +9,9 @@
 
 namespace zt {
 
-// The engine's plan (zero/engine.hpp) and the model's.
+// The engine's plan (zero/engine.hpp), the model's and the checkpoints'.
 struct MemoryPlan : EnginePlan {
+  size_t checkpoint_staging = 0;  // of buffers_bound and host_buffers: training.checkpoint_dir's staging
   size_t num_params = 0;
   size_t activations = 0;  // the model's forward results and backward scratch for one micro-batch
   DType activation_dtype = DType::F32;  // what the backend's model operators compute in
@@ -19,10 +20,14 @@ struct MemoryPlan : EnginePlan {
 // `ops`: the model operators the run computes with; their dtype and their attention (the CPU keeps
 // a T x T matrix per head, the GPU one value per row) size the activations.
 MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model);
-// Bytes one rank holds at most: model states, transient buffers and activations.
+// Bytes of memory one rank holds at most: model states, transient buffers and activations (not
+// what offload keeps in files).
 size_t plan_total(const MemoryPlan& plan);
-// Of those, the bytes in the device's own memory: everything but what offload moves to the host.
+// Of those, the bytes in the device's own memory: everything but what lives in host memory
+// (offloaded state, offload and checkpoint staging).
 size_t plan_device_total(const MemoryPlan& plan);
+// Of plan_total, the offloaded state in host memory.
+size_t plan_offload_in_memory(const MemoryPlan& plan);
 // Prints the plan for `backend` (MiB and exact bytes: the figures equal what the run's ledger
 // records per rank), and warns on stderr when a rank's plan exceeds what it will have: on the CPU
 // its share of this machine's memory (MemTotal divided among the `local_ranks` ranks on it), on a

@@ -1,5 +1,6 @@
 #include "train/run_checkpoints.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "ckpt/checkpoint_dir.hpp"
@@ -13,6 +14,13 @@ std::vector<Range> checkpoint_pieces(const Partition& partition) {
   std::vector<Range> pieces;
   for (int r = 0; r < partition.world_size(); ++r) pieces.push_back(partition.trained(r));
   return pieces;
+}
+
+size_t RunCheckpoints::staging_bytes(const config::Config& config, const Partition& partition) {
+  size_t most = 0;
+  if (config.training.checkpoint_dir.empty()) return most;
+  for (Range piece : checkpoint_pieces(partition)) most = std::max(most, CheckpointWriter::staging_bytes(piece));
+  return most;
 }
 
 RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,

@@ -23,6 +23,9 @@ public:
   // checkpoint_dir nothing is ever written. The staging buffer lives in `device`'s pinned memory.
   RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, const Gpt& model,
                  const BatchSampler& sampler, const std::string& resumed_from);
+  // Bytes of pinned host memory the checkpoints of `config` stage in on the rank that writes the
+  // most of `partition`; 0 without a checkpoint_dir.
+  static size_t staging_bytes(const config::Config& config, const Partition& partition);
   ~RunCheckpoints();
 
   // After training step `step` (collective): starts a save every save_interval steps, and

@@ -34,9 +34,9 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
   for (const auto& [name, bytes] : RankPeakMemory{}.fields()) head += fmt::format(" {:>11}", name);
   out.push_back(head);
   std::string row = fmt::format("    {:<26}", fmt::format("plan, ZeRO-{}: {}", stage, plan.formula));
-  for (double planned : {double(plan.params), double(plan.grads), double(plan.optimizer), double(plan.offload)})
+  for (double planned : {double(plan.params), double(plan.grads), double(plan.optimizer), double(plan.offload),
+                         double(plan.offload_files)})
     row += fmt::format(" {:>11.2f}", mib(planned));
-  row += fmt::format(" {:>11}", "");
   row += fmt::format(" {:>11.2f}", mib(double(plan.activations)));
   row += fmt::format(" {:>11}", fmt::format("<= {:.2f}", mib(double(plan.buffers_bound))));
   out.push_back(row);

@@ -45,14 +45,30 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, si
   const Offload offload = o.offload_param.device != OffloadDevice::None       ? Offload::OptimizerAndParams
                           : o.offload_optimizer.device != OffloadDevice::None ? Offload::Optimizer
                                                                               : Offload::None;
-  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))}))
-    if (row.stage == o.stage && row.offload == offload) {
+  size_t params_state = 0, optimizer_state = 0;  // what the stage holds of each, wherever it lives
+  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))})) {
+    if (row.stage != o.stage) continue;
+    if (row.offload == Offload::None) params_state = size_t(row.params), optimizer_state = size_t(row.optimizer);
+    if (row.offload == offload) {
       p.params = size_t(row.params);
       p.grads = size_t(row.grads);
       p.optimizer = size_t(row.optimizer);
       p.offload = size_t(row.offloaded);
       p.formula = row.formula;
     }
+  }
+  // In files (nvme), offloaded state takes its file's bytes (aligned for direct I/O) in place of
+  // memory, and the optimizer's file keeps buffer_count sub-groups in host memory besides.
+  const FileStateBytes state_file = ShardOptimizer::file_state_bytes(o, p.shard);
+  if (state_file.file) {
+    p.offload += state_file.file + state_file.host - optimizer_state;
+    p.offload_files += state_file.file;
+  }
+  if (o.stage == 3 && o.offload_param.device == OffloadDevice::Nvme) {
+    const size_t file = FileParamShard::file_bytes(o.dtype, p.shard);
+    p.offload += file - params_state;
+    p.offload_files += file;
+  }
   // Transient: the bucket slots, the groups the model holds (from the pool), gathered groups, staging.
   p.host_buffers = ShardOptimizer::staging_bytes(o, p.shard);
   p.buffers_bound = GradBucketer::bytes(o, part) + held_group_elements * sizeof(float) * 2 + p.host_buffers;

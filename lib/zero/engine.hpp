@@ -34,9 +34,10 @@ struct UpdateResult {
 struct EnginePlan {
   size_t padded = 0, shard = 0;  // elements of the flat buffer and of one rank's shard
   size_t params = 0, grads = 0, optimizer = 0, offload = 0;  // bytes
+  size_t offload_files = 0;  // of offload, the bytes in files (nvme); the rest is in host memory
   std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
   size_t buffers_bound = 0;  // buckets, gathered groups, group copies and gradients, offload staging
-  size_t host_buffers = 0;   // of buffers_bound, the offload staging in host memory
+  size_t host_buffers = 0;   // of buffers_bound, the bytes in host memory (offload staging)
 };
 
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with

@@ -171,6 +171,12 @@ size_t ShardOptimizer::staging_bytes(const EngineOptions& options, size_t shard)
   return (kGradStages + 1) * elements * dtype_size(options.dtype);
 }
 
+FileStateBytes ShardOptimizer::file_state_bytes(const EngineOptions& options, size_t shard) {
+  const OptimizerOffload& off = options.offload_optimizer;
+  if (off.device != OffloadDevice::Nvme) return {};
+  return zt::file_state_bytes(shard, sub_group_elements(off, shard), off.buffer_count);
+}
+
 std::unique_ptr<ShardOptimizer> make_offloaded_optimizer(const ShardOptimizer::Parts& parts) {
   return std::make_unique<OffloadedOptimizer>(parts);
 }

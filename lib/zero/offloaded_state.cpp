@@ -9,6 +9,14 @@ namespace zt {
 
 namespace {
 
+// A sub-group's record [master | m | v], padded for direct I/O.
+uint64_t record_bytes(size_t sub_group) { return direct_aligned(uint64_t(sub_group) * 3 * sizeof(float)); }
+size_t sub_group_count(size_t size, size_t sub_group) { return size == 0 ? 0 : (size + sub_group - 1) / sub_group; }
+// Records held in host memory: buffer_count, at least one, at most one per sub-group.
+size_t slot_count(size_t sub_groups, int buffer_count) {
+  return size_t(std::max(1, std::min<int>(buffer_count, int(std::max<size_t>(1, sub_groups)))));
+}
+
 constexpr const char* kNvmeKey = "zero_optimization.offload_optimizer.nvme_path";
 
 class MemoryState final : public OffloadedState {
@@ -32,10 +40,10 @@ class FileState final : public OffloadedState {
 public:
   FileState(size_t size, size_t sub_group, int buffer_count, const std::string& dir, int rank, const AioSettings& aio)
       : OffloadedState(size, sub_group),
-        record_(direct_aligned(uint64_t(sub_group) * 3 * sizeof(float))),
+        record_(record_bytes(sub_group)),
         file_(dir, fmt::format("zerotrain-optimizer-rank{}.swap", rank), record_ * sub_groups(),
               {aio.block_size, aio.queue_depth, aio.threads}, kNvmeKey, /*direct=*/true),
-        slots_(size_t(std::max(1, std::min<int>(buffer_count, int(std::max<size_t>(1, sub_groups())))))) {
+        slots_(slot_count(sub_groups(), buffer_count)) {
     for (Slot& s : slots_)
       s.memory = Buffer<uint8_t>(cpu_device(), MemSpace::Host, MemCategory::Optimizer, record_, Init::Uninitialised);
     MemoryLedger::instance().add(MemSpace::File, MemCategory::Optimizer, file_.size());
@@ -128,6 +136,11 @@ private:
 };
 
 }  // namespace
+
+FileStateBytes file_state_bytes(size_t size, size_t sub_group, int buffer_count) {
+  const size_t groups = sub_group_count(size, sub_group), record = record_bytes(sub_group);
+  return {direct_aligned(record * groups), slot_count(groups, buffer_count) * record};
+}
 
 std::unique_ptr<OffloadedState> make_memory_state(size_t size, size_t sub_group, Device& device, MemSpace space) {
   return std::make_unique<MemoryState>(size, sub_group, device, space);

@@ -41,6 +41,12 @@ private:
   size_t size_, sub_group_;
 };
 
+// What make_file_state holds: its file, and its records in host memory (at most buffer_count).
+struct FileStateBytes {
+  size_t file = 0, host = 0;
+};
+FileStateBytes file_state_bytes(size_t size, size_t sub_group, int buffer_count);
+
 // The state in memory of `space` (host or pinned memory for cpu offload).
 std::unique_ptr<OffloadedState> make_memory_state(size_t size, size_t sub_group, Device& device, MemSpace space);
 std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count,

@@ -71,6 +71,8 @@ public:
   FileParamShard(DType dtype, size_t size, const std::string& dir, const std::string& name, const AioOptions& aio,
                  const std::string& what);
   ~FileParamShard() override;
+  // Bytes of the file of `size` elements of `dtype` (the ledger's File bytes).
+  static size_t file_bytes(DType dtype, size_t size) { return direct_aligned(uint64_t(size) * dtype_size(dtype)); }
   DType dtype() const override { return dtype_; }
   size_t size() const override { return size_; }
   View view() override { return {}; }

@@ -16,6 +16,7 @@
 #include "core/step_clock.hpp"
 #include "kernels/backend.hpp"
 #include "zero/engine_options.hpp"
+#include "zero/offloaded_state.hpp"
 #include "zero/param_shard.hpp"
 #include "zero/partition.hpp"
 
@@ -38,6 +39,9 @@ public:
   // Bytes the offloaded strategy stages a sub-group's gradients (two slots) and parameters (one)
   // in, in host memory; 0 when the state is resident (no offload_optimizer, parameters in memory).
   static size_t staging_bytes(const EngineOptions& options, size_t shard_elements);
+  // Bytes of the offloaded state in a file (offload_optimizer nvme) and of its sub-groups in host
+  // memory; zeros when the state is not in a file.
+  static FileStateBytes file_state_bytes(const EngineOptions& options, size_t shard_elements);
 
   virtual ~ShardOptimizer() = default;
   Range update_range() const { return range_; }
