@@ -16,18 +16,18 @@
 
 #include "core/dtype.hpp"
 #include "core/rng.hpp"
-#include "kernels/cuda/adamw.hpp"
-#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/cuda_adamw.hpp"
+#include "kernels/cuda/cuda_attention.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/classifier.hpp"
-#include "kernels/cuda/embedding.hpp"
-#include "kernels/cuda/gelu.hpp"
-#include "kernels/cuda/layernorm.hpp"
-#include "kernels/cuda/matmul.hpp"
-#include "kernels/cuda/rmsnorm.hpp"
-#include "kernels/cuda/rope.hpp"
-#include "kernels/cuda/swiglu.hpp"
-#include "kernels/cuda/vector_ops.hpp"
+#include "kernels/cuda/cuda_embedding.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
+#include "kernels/cuda/cuda_layernorm.hpp"
+#include "kernels/cuda/cuda_matmul.hpp"
+#include "kernels/cuda/cuda_rmsnorm.hpp"
+#include "kernels/cuda/cuda_rope.hpp"
+#include "kernels/cuda/cuda_swiglu.hpp"
+#include "kernels/cuda/cuda_vector_ops.hpp"
 
 using namespace zt;
 

@@ -9,7 +9,7 @@
 #include "core/error.hpp"
 
 #ifdef ZT_HAVE_CUDA_BACKEND
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #endif
 
 namespace zt {

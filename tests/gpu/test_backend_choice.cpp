@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 
 using namespace zt;
 using Catch::Matchers::Contains;

@@ -14,9 +14,9 @@
 #include "core/error.hpp"
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cpu/model_ops.hpp"
-#include "kernels/cuda/backend.hpp"
-#include "kernels/cuda/device.hpp"
+#include "kernels/cpu/cpu_model_ops.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/cuda_device.hpp"
 
 using namespace zt;
 using Catch::Matchers::Contains;

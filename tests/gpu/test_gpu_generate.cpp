@@ -11,7 +11,7 @@
 #include "inference/device_weights.hpp"
 #include "inference/generation.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #include "model/gpt.hpp"
 
 using namespace zt;

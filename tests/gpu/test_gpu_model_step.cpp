@@ -12,7 +12,7 @@
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
 #include "core/param_hooks.hpp"
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #include "model/gpt.hpp"
 
 #ifdef ZT_TEST_EMULATED

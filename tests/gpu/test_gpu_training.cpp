@@ -26,7 +26,7 @@
 #include "config/model_block.hpp"
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;

@@ -1,4 +1,4 @@
-// The cuBLASLt calls of lib/kernels/cuda/matmul.cu for the emulated build: an implementation of
+// The cuBLASLt calls of lib/kernels/cuda/cuda_matmul.cu for the emulated build: an implementation of
 // cublasLtMatmul's documented column-major semantics,
 //   D = epilogue(alpha · op(A) · op(B) + beta · C + bias),
 // with op = transpose when TRANSA/TRANSB say so, bias a vector over D's rows, the GELU epilogues

@@ -1,4 +1,4 @@
-// lib/kernels/cuda/adamw.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_adamw.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/adamw.cu"
+#include "kernels/cuda/cuda_adamw.cu"

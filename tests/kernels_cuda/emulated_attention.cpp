@@ -1,4 +1,4 @@
-// lib/kernels/cuda/attention.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_attention.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/attention.cu"
+#include "kernels/cuda/cuda_attention.cu"

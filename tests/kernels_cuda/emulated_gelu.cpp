@@ -1,4 +1,4 @@
-// lib/kernels/cuda/gelu.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_gelu.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/gelu.cu"
+#include "kernels/cuda/cuda_gelu.cu"

@@ -1,4 +1,4 @@
-// lib/kernels/cuda/layernorm.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_layernorm.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/layernorm.cu"
+#include "kernels/cuda/cuda_layernorm.cu"

@@ -1,4 +1,4 @@
-// lib/kernels/cuda/rmsnorm.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_rmsnorm.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/rmsnorm.cu"
+#include "kernels/cuda/cuda_rmsnorm.cu"

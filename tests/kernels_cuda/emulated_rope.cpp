@@ -1,4 +1,4 @@
-// lib/kernels/cuda/rope.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_rope.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/rope.cu"
+#include "kernels/cuda/cuda_rope.cu"

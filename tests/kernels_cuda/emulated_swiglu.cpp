@@ -1,4 +1,4 @@
-// lib/kernels/cuda/swiglu.cu, its launchers and kernels, compiled by g++ to run on the CPU.
+// lib/kernels/cuda/cuda_swiglu.cu, its launchers and kernels, compiled by g++ to run on the CPU.
 #include "cuda_emulator.hpp"
 
-#include "kernels/cuda/swiglu.cu"
+#include "kernels/cuda/cuda_swiglu.cu"

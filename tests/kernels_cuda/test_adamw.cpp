@@ -2,7 +2,7 @@
 // (the master is the parameter buffer), bf16 and fp16 training (16-bit gradients scaled by a
 // factor, 16-bit parameters written back), L2 mode, ranges without decay, and a chunk table.
 #include "cuda_test_support.hpp"
-#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/cuda_adamw.hpp"
 #include "optim/adamw.hpp"
 
 using namespace zt;

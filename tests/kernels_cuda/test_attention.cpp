@@ -8,7 +8,7 @@
 
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/attention.hpp"
-#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/cuda_attention.hpp"
 
 using namespace zt;
 using namespace zt::test;

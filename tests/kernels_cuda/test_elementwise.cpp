@@ -5,8 +5,8 @@
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/gelu.hpp"
 #include "kernels/cpu/residual.hpp"
-#include "kernels/cuda/gelu.hpp"
-#include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
+#include "kernels/cuda/cuda_residual.hpp"
 
 using namespace zt;
 using namespace zt::test;

@@ -6,7 +6,7 @@
 #include "core/rng.hpp"
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/embedding.hpp"
-#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/cuda_embedding.hpp"
 
 using namespace zt;
 using namespace zt::test;

@@ -5,13 +5,13 @@
 // GELU against matmul_backward then gelu_backward (bit for bit in fp32, within bf16's tolerance
 // where the GELU's gradient runs in cuBLASLt's epilogue).
 #include "cuda_test_support.hpp"
-#include "kernels/cuda/attention.hpp"
-#include "kernels/cuda/gelu.hpp"
-#include "kernels/cuda/layernorm.hpp"
-#include "kernels/cuda/matmul.hpp"
-#include "kernels/cuda/residual.hpp"
-#include "kernels/cuda/rmsnorm.hpp"
-#include "kernels/cuda/swiglu.hpp"
+#include "kernels/cuda/cuda_attention.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
+#include "kernels/cuda/cuda_layernorm.hpp"
+#include "kernels/cuda/cuda_matmul.hpp"
+#include "kernels/cuda/cuda_residual.hpp"
+#include "kernels/cuda/cuda_rmsnorm.hpp"
+#include "kernels/cuda/cuda_swiglu.hpp"
 
 #include <limits>
 

@@ -2,7 +2,7 @@
 // paths, several row chunks in the weight-gradient sums; the backward twice gives the same bits.
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/layernorm.hpp"
-#include "kernels/cuda/layernorm.hpp"
+#include "kernels/cuda/cuda_layernorm.hpp"
 
 using namespace zt;
 using namespace zt::test;

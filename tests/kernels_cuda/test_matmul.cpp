@@ -5,7 +5,7 @@
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/gelu.hpp"
 #include "kernels/cpu/matmul.hpp"
-#include "kernels/cuda/matmul.hpp"
+#include "kernels/cuda/cuda_matmul.hpp"
 
 using namespace zt;
 using namespace zt::test;

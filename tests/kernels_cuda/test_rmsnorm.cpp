@@ -3,7 +3,7 @@
 // onto a random base; the backward twice gives the same bits.
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/rmsnorm.hpp"
-#include "kernels/cuda/rmsnorm.hpp"
+#include "kernels/cuda/cuda_rmsnorm.hpp"
 
 using namespace zt;
 using namespace zt::test;

@@ -6,7 +6,7 @@
 
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/rope.hpp"
-#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/cuda_rope.hpp"
 
 using namespace zt;
 using namespace zt::test;

@@ -3,7 +3,7 @@
 // enough to reach exp's clamp; the backward accumulated onto a random base; twice the same bits.
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/swiglu.hpp"
-#include "kernels/cuda/swiglu.hpp"
+#include "kernels/cuda/cuda_swiglu.hpp"
 
 using namespace zt;
 using namespace zt::test;

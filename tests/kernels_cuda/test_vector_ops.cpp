@@ -7,7 +7,7 @@
 
 #include "core/rng.hpp"
 #include "cuda_test_support.hpp"
-#include "kernels/cuda/vector_ops.hpp"
+#include "kernels/cuda/cuda_vector_ops.hpp"
 
 using namespace zt;
 using namespace zt::test;

@@ -1,8 +1,8 @@
 // The CPU backend: the process's CPU device with the fp32 model operators and the host vector
 // operators.
 #include "kernels/backend.hpp"
-#include "kernels/cpu/model_ops.hpp"
-#include "kernels/cpu/vector_ops.hpp"
+#include "kernels/cpu/cpu_model_ops.hpp"
+#include "kernels/cpu/cpu_vector_ops.hpp"
 
 namespace zt {
 

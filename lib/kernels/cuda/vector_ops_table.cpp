@@ -6,7 +6,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/round.hpp"
-#include "kernels/cuda/vector_ops.hpp"
+#include "kernels/cuda/cuda_vector_ops.hpp"
 
 namespace zt::cuda {
 

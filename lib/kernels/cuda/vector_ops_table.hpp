@@ -1,6 +1,6 @@
 #pragma once
 // The engine's operator table (kernels/vector_ops.hpp) on one GPU: the launchers of
-// kernels/cuda/vector_ops.hpp, round.hpp and adamw.hpp on the device's compute stream.
+// kernels/cuda/cuda_vector_ops.hpp, round.hpp and adamw.hpp on the device's compute stream.
 // sum_of_squares brings the kernel's fixed 16384-element chunk partials to the host and adds them
 // in order; adamw launches one block per piece of at most 16384 elements from a chunk table kept
 // in device memory (made at the first call, again only when the segments change).
@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/buffer.hpp"
-#include "kernels/cuda/adamw.hpp"
-#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/cuda_adamw.hpp"
+#include "kernels/cuda/cuda_device.hpp"
 #include "kernels/vector_ops.hpp"
 
 namespace zt::cuda {

@@ -1,4 +1,4 @@
-#include "kernels/cuda/adamw.hpp"
+#include "kernels/cuda/cuda_adamw.hpp"
 
 #include "kernels/cuda/adamw_math.cuh"
 #include "kernels/cuda/common.cuh"

@@ -1,10 +1,10 @@
-#include "kernels/cuda/matmul.hpp"
+#include "kernels/cuda/cuda_matmul.hpp"
 
 #include <cublasLt.h>
 
 #include "kernels/cuda/column_sums.cuh"
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/gelu.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
 
 namespace zt::cuda {
 

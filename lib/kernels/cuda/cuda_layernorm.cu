@@ -1,4 +1,4 @@
-#include "kernels/cuda/layernorm.hpp"
+#include "kernels/cuda/cuda_layernorm.hpp"
 
 #include "kernels/cpu/layernorm.hpp"  // kLayerNormEps
 #include "kernels/cuda/column_sums.cuh"

@@ -1,4 +1,4 @@
-#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/cuda_device.hpp"
 
 #include <cuda_runtime.h>
 

@@ -1,4 +1,4 @@
-#include "kernels/cuda/model_ops.hpp"
+#include "kernels/cuda/cuda_model_ops.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "core/ledger.hpp"
 #include "kernels/cuda/check.hpp"
-#include "kernels/cuda/kernels.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/kv_attention.hpp"
 
 namespace zt::cuda {

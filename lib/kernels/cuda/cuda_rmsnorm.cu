@@ -1,4 +1,4 @@
-#include "kernels/cuda/rmsnorm.hpp"
+#include "kernels/cuda/cuda_rmsnorm.hpp"
 
 #include <initializer_list>
 

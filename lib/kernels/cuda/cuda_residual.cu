@@ -1,4 +1,4 @@
-#include "kernels/cuda/residual.hpp"
+#include "kernels/cuda/cuda_residual.hpp"
 
 #include "kernels/cuda/common.cuh"
 

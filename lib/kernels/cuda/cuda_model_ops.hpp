@@ -14,15 +14,15 @@
 //   skip the read;
 // - the llama family's grouped-query attention is the same fused kernel (query head h reads
 //   key/value head h / (NH / NKV) in place: nothing is repeated in memory); RoPE and the q/k norms
-//   are passes of their own over the q and k heads (kernels/cuda/rope.hpp says why).
+//   are passes of their own over the q and k heads (kernels/cuda/cuda_rope.hpp says why).
 // The operators' own scratch (cuBLASLt workspace, the norms' column partials, the embedding
 // backward's sort workspace, per-row losses) is allocated once for the largest shape seen, so only
 // the first step allocates; it counts as activations in the memory ledger.
 #include <memory>
 
 #include "core/buffer.hpp"
-#include "kernels/cuda/device.hpp"
-#include "kernels/cuda/matmul.hpp"
+#include "kernels/cuda/cuda_device.hpp"
+#include "kernels/cuda/cuda_matmul.hpp"
 #include "kernels/model_ops.hpp"
 
 namespace zt::cuda {

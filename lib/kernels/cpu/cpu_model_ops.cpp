@@ -1,7 +1,7 @@
 // ModelOps on the CPU: the fp32 kernels of kernels/cpu over host memory.
-#include "kernels/cpu/model_ops.hpp"
+#include "kernels/cpu/cpu_model_ops.hpp"
 
-#include "kernels/cpu/kernels.hpp"
+#include "kernels/cpu/cpu_kernels.hpp"
 
 #include <cstring>
 #include <limits>

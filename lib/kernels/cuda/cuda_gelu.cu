@@ -1,4 +1,4 @@
-#include "kernels/cuda/gelu.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
 
 #include "kernels/cuda/common.cuh"
 

@@ -1,4 +1,4 @@
-#include "kernels/cpu/vector_ops.hpp"
+#include "kernels/cpu/cpu_vector_ops.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "kernels/cuda/embedding.hpp"
+#include "kernels/cuda/cuda_embedding.hpp"
 
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/token_sort.hpp"

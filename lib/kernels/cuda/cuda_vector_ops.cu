@@ -1,4 +1,4 @@
-#include "kernels/cuda/vector_ops.hpp"
+#include "kernels/cuda/cuda_vector_ops.hpp"
 
 #include "kernels/cuda/common.cuh"
 

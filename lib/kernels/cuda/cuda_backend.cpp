@@ -1,4 +1,4 @@
-#include "kernels/cuda/backend.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -9,8 +9,8 @@
 
 #include "core/error.hpp"
 #include "core/ledger.hpp"
-#include "kernels/cuda/device.hpp"
-#include "kernels/cuda/model_ops.hpp"
+#include "kernels/cuda/cuda_device.hpp"
+#include "kernels/cuda/cuda_model_ops.hpp"
 #include "kernels/cuda/vector_ops_table.hpp"
 
 namespace zt::cuda {

@@ -1,4 +1,4 @@
-#include "kernels/cuda/swiglu.hpp"
+#include "kernels/cuda/cuda_swiglu.hpp"
 
 #include "kernels/cuda/common.cuh"
 

@@ -1,4 +1,4 @@
-#include "kernels/cuda/rope.hpp"
+#include "kernels/cuda/cuda_rope.hpp"
 
 #include "kernels/cuda/common.cuh"
 

@@ -1,4 +1,4 @@
-#include "kernels/cuda/attention.hpp"
+#include "kernels/cuda/cuda_attention.hpp"
 
 #include <cmath>
 #include <type_traits>
