@@ -10,17 +10,13 @@
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
+#include "mpi_world.hpp"
 #include "train/engine_config.hpp"
 #include "train/memory_plan.hpp"
 #include "zero/engine.hpp"
 
 using namespace zt;
 using namespace zt::test;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 static GptShape shape_of(const config::Config& c) {
   return {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};

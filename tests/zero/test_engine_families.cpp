@@ -10,6 +10,7 @@
 #include "core/rng.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
+#include "mpi_world.hpp"
 #include "train/engine_config.hpp"
 #include "zero/engine.hpp"
 
@@ -17,11 +18,6 @@ using namespace zt;
 using namespace zt::test;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 GptShape family(ModelType type, int n_head, int n_kv_head, int head_dim, int d_model, int vocab) {
   GptShape s(2, n_head, d_model, vocab, 32);
