@@ -9,10 +9,6 @@ namespace zt {
 
 namespace {
 
-const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
-  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
-}
-
 bool ranges_overlap(const void* a, size_t a_bytes, const void* b, size_t b_bytes) {
   auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
   return a_bytes > 0 && b_bytes > 0 && x < y + b_bytes && y < x + a_bytes;

@@ -43,13 +43,6 @@ constexpr int kTagModulus = 32768;  // MPI guarantees tags up to 32767
 
 MPI_Datatype mpi_type(DType t) { return t == DType::F32 ? MPI_FLOAT : MPI_UINT16_T; }
 
-const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
-  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
-}
-unsigned char* bytes_at(void* base, size_t elements, DType t) {
-  return static_cast<unsigned char*>(base) + elements * dtype_size(t);
-}
-
 // Requests that may complete in any order; completed ones become MPI_REQUEST_NULL.
 struct RequestSet {
   std::vector<MPI_Request> requests;

@@ -49,13 +49,6 @@ ncclDataType_t nccl_type(DType t) {
 }
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::Sum ? ncclSum : ncclMax; }
 
-const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
-  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
-}
-unsigned char* bytes_at(void* base, size_t elements, DType t) {
-  return static_cast<unsigned char*>(base) + elements * dtype_size(t);
-}
-
 // The two events that bracket one op on the communication stream; shared by the Work handle and
 // the watchdog, destroyed when both are done with them.
 struct OpEvents {
