@@ -13,19 +13,8 @@
 set -euo pipefail
 source "$(dirname "$0")/bench_args.sh"
 ranks=1 steps=40 every=10 warmup=3 repeat=2 out="$root/bench/out/ckpt"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    -n) ranks="$2"; shift 2 ;;
-    --steps) steps="$2"; shift 2 ;;
-    --every) every="$2"; shift 2 ;;
-    --warmup) warmup="$2"; shift 2 ;;
-    --repeat) repeat="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) usage 12 ;;
-    *) unknown_argument "$1" ;;
-  esac
-done
+parse_options 12 -n=ranks --steps=steps --every=every --warmup=warmup --repeat=repeat --out=out -- "$@"
+set -- "${passed_on[@]}"
 require_zerotrain
 rm -rf "$out"
 mkdir -p "$out"

@@ -12,16 +12,8 @@
 set -euo pipefail
 source "$(dirname "$0")/bench_args.sh"
 steps=100 repeat=3 modes="default spinning"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --steps) steps="$2"; shift 2 ;;
-    --repeat) repeat="$2"; shift 2 ;;
-    --modes) modes="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) usage 11 ;;
-    *) unknown_argument "$1" ;;
-  esac
-done
+parse_options 11 --steps=steps --repeat=repeat --modes=modes -- "$@"
+set -- "${passed_on[@]}"
 require_zerotrain
 cmd=("$zerotrain" --config zero2 --steps "$steps" --set training.eval_interval=0 "$@")
 

@@ -8,18 +8,8 @@
 set -euo pipefail
 source "$(dirname "$0")/bench_args.sh"
 ranks="2 4" stages="0 1 2 3" steps=40 warmup=5 out="$root/bench/out/zero"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    -n) ranks="$2"; shift 2 ;;
-    --stages) stages="$2"; shift 2 ;;
-    --steps) steps="$2"; shift 2 ;;
-    --warmup) warmup="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) usage 7 ;;
-    *) unknown_argument "$1" ;;
-  esac
-done
+parse_options 7 -n=ranks --stages=stages --steps=steps --warmup=warmup --out=out -- "$@"
+set -- "${passed_on[@]}"
 require_zerotrain
 mkdir -p "$out"
 rm -f "$out"/n*_zero*.jsonl  # the table is made from this run's files only
