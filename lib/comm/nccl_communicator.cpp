@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -38,6 +39,10 @@ void check_nccl(ncclResult_t status, const char* call, const char* where) {
 }
 #define ZT_CUDA_CHECK(call) check_cuda((call), #call, __func__)
 #define ZT_NCCL_CHECK(call) check_nccl((call), #call, __func__)
+
+bool equal_pieces(const std::vector<size_t>& counts) {
+  return std::all_of(counts.begin(), counts.end(), [&](size_t n) { return n == counts[0]; });
+}
 
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
@@ -112,6 +117,10 @@ private:
   // Records the op on the communication stream between its two events and hands it to the watchdog.
   template <typename Enqueue>
   WorkPtr launch(OpSignature sig, uint64_t bytes, Enqueue&& enqueue, bool async);
+  // An op on per-rank pieces: whole() (NCCL's own collective) when the pieces are equal, otherwise
+  // piece(p, element offset) for each non-empty piece, fused into one NCCL launch.
+  template <typename Whole, typename Piece>
+  WorkPtr launch_pieces(const Collective& c, uint64_t bytes, Whole&& whole, Piece&& piece, bool async);
   // Bytes NCCL's ring algorithms send from this rank for the op (the per-piece broadcasts and
   // reduces of uneven pieces included).
   uint64_t bytes_sent(const Collective& c) const;
@@ -254,9 +263,7 @@ uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
       // owner, where every rank but the owner sends the piece once. Both: total - own.
       return reduce_scatter_bytes_sent(c.counts, rank_, c.sig.dtype);
     case CommOp::AllGather: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      if (even) return all_gather_bytes_sent(c.counts, rank_, c.sig.dtype);
+      if (equal_pieces(c.counts)) return all_gather_bytes_sent(c.counts, rank_, c.sig.dtype);
       // One ring broadcast per piece from its owner: this rank forwards every piece except the one
       // whose ring ends here (the piece of the next rank in ring order, taken as rank order).
       uint64_t total = 0;
@@ -266,6 +273,27 @@ uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
     }
     default: return 0;
   }
+}
+
+template <typename Whole, typename Piece>
+WorkPtr NcclCommunicator::launch_pieces(const Collective& c, uint64_t bytes, Whole&& whole, Piece&& piece,
+                                        bool async) {
+  const bool even = equal_pieces(c.counts);
+  const auto offsets = piece_offsets(c.counts);
+  return launch(
+      c.sig, bytes,
+      [&] {
+        if (c.sig.count == 0) return;
+        if (even) {
+          whole();
+          return;
+        }
+        ZT_NCCL_CHECK(ncclGroupStart());
+        for (int p = 0; p < size_; ++p)
+          if (c.counts[size_t(p)] > 0) piece(p, offsets[size_t(p)]);
+        ZT_NCCL_CHECK(ncclGroupEnd());
+      },
+      async);
 }
 
 WorkPtr NcclCommunicator::issue(Collective c, bool async) {
@@ -281,54 +309,29 @@ WorkPtr NcclCommunicator::issue(Collective c, bool async) {
                                           stream_));
           },
           async);
-    case CommOp::ReduceScatter: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      const auto offsets = piece_offsets(c.counts);
-      return launch(
-          c.sig, bytes,
+    case CommOp::ReduceScatter:
+      return launch_pieces(
+          c, bytes,
           [&] {
-            if (c.sig.count == 0) return;
-            if (even) {
-              ZT_NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.counts[0], nccl_type(dtype), nccl_op(c.sig.reduce),
-                                              comm_, stream_));
-              return;
-            }
-            // Unequal pieces: one reduce per piece, rooted at its owner, fused into one NCCL launch.
-            ZT_NCCL_CHECK(ncclGroupStart());
-            for (int p = 0; p < size_; ++p) {
-              if (c.counts[size_t(p)] == 0) continue;
-              ZT_NCCL_CHECK(ncclReduce(bytes_at(c.send, offsets[size_t(p)], dtype), c.recv, c.counts[size_t(p)],
-                                       nccl_type(dtype), nccl_op(c.sig.reduce), p, comm_, stream_));
-            }
-            ZT_NCCL_CHECK(ncclGroupEnd());
+            ZT_NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.counts[0], nccl_type(dtype), nccl_op(c.sig.reduce),
+                                            comm_, stream_));
+          },
+          // Unequal pieces: one reduce per piece, rooted at its owner.
+          [&](int p, size_t offset) {
+            ZT_NCCL_CHECK(ncclReduce(bytes_at(c.send, offset, dtype), c.recv, c.counts[size_t(p)], nccl_type(dtype),
+                                     nccl_op(c.sig.reduce), p, comm_, stream_));
           },
           async);
-    }
-    case CommOp::AllGather: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      const auto offsets = piece_offsets(c.counts);
-      return launch(
-          c.sig, bytes,
-          [&] {
-            if (c.sig.count == 0) return;
-            if (even) {
-              ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_));
-              return;
-            }
-            // Unequal pieces: every rank broadcasts its piece into place, fused into one NCCL launch.
-            ZT_NCCL_CHECK(ncclGroupStart());
-            for (int p = 0; p < size_; ++p) {
-              if (c.counts[size_t(p)] == 0) continue;
-              void* slot = bytes_at(c.recv, offsets[size_t(p)], dtype);
-              const void* source = p == rank_ ? c.send : slot;
-              ZT_NCCL_CHECK(ncclBroadcast(source, slot, c.counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
-            }
-            ZT_NCCL_CHECK(ncclGroupEnd());
+    case CommOp::AllGather:
+      return launch_pieces(
+          c, bytes, [&] { ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_)); },
+          // Unequal pieces: every rank broadcasts its piece into place.
+          [&](int p, size_t offset) {
+            void* slot = bytes_at(c.recv, offset, dtype);
+            const void* source = p == rank_ ? c.send : slot;
+            ZT_NCCL_CHECK(ncclBroadcast(source, slot, c.counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
           },
           async);
-    }
     case CommOp::Broadcast:
       return launch(
           c.sig, bytes,
