@@ -25,6 +25,7 @@
 #include "comm/op_signature.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/stop_threads.hpp"
 
 namespace zt {
 namespace {
@@ -182,12 +183,7 @@ NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const NcclHos
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  {
-    std::lock_guard lock(pending_mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  watchdog_.join();
+  stop_threads(pending_mutex_, stopping_, stop_cv_, {&watchdog_, 1});
   cudaStreamSynchronize(stream_);
   {
     std::lock_guard lock(pending_mutex_);
@@ -391,9 +387,7 @@ void NcclCommunicator::watchdog_loop() {
 }  // namespace
 
 std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds) {
-  NcclCommOptions options;
-  options.timeout_seconds = timeout_seconds;
-  return make_nccl_communicator(options);
+  return make_nccl_communicator(NcclCommOptions{.timeout_seconds = timeout_seconds});
 }
 
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options) {
