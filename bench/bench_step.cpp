@@ -1,8 +1,9 @@
-// One single-process training step of GPT-2: zero grads, forward, backward, global-norm clip,
+// One single-process training step of a model: zero grads, forward, backward, global-norm clip,
 // AdamW; fp32. Prints the median step time over the measured steps and where the time goes
 // (per phase, per kernel kind, per parameter group). Not a test: nothing here passes or fails.
 //
 //   OMP_NUM_THREADS=2 bench_step                      # GPT-2 124M, B=4, T=64
+//   OMP_NUM_THREADS=2 bench_step --model llama-125m   # a Llama of 125M parameters, B=4, T=256
 //   OMP_NUM_THREADS=2 bench_step --model toy --batch 8 --seq 128 --steps 10
 #include <CLI/CLI.hpp>
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +56,40 @@ private:
   Clock::time_point last_ = Clock::now();
 };
 
+// A Llama 2-style model of GPT-2 124M's size, for comparing the two families: 12 layers, d_model
+// 768, 12 query heads sharing 4 key/value heads of 64, d_ff 2048 (8/3 of d_model, Llama's rule),
+// Llama 2's vocabulary of 32,000 and its untied LM head: 124,651,264 parameters.
+GptShape llama_125m() {
+  GptShape s{12, 12, 768, 32000, 1024};
+  s.model_type = ModelType::Llama;
+  s.n_kv_head = 4;
+  s.d_ff = 2048;
+  s.tied_head = false;
+  return s;
+}
+
+// A shape of the library's presets, or one of this benchmark's own, with the B and T it runs at
+// unless told otherwise.
+struct BenchModel {
+  GptShape shape;
+  int batch = 4, seq = 64;
+};
+
+std::optional<BenchModel> bench_model(const std::string& name) {
+  if (name == "llama-125m") return BenchModel{llama_125m(), 4, 256};
+  if (auto shape = gpt_preset(name)) return BenchModel{*shape};
+  return std::nullopt;
+}
+
+// Multiply-adds ·2 of the matmuls in one forward: per block the q/k/v, output, MLP-in and MLP-out
+// projections, then the LM head.
+double matmul_forward_flops(const GptShape& s, double tokens) {
+  const BlockRecipe r = s.recipe();
+  const double C = s.d_model, F = s.ff_width(), fc_out = r.swiglu ? 2 * F : F;
+  const double block = C * s.qkv_width() + s.q_width() * C + C * fc_out + F * C;
+  return 2.0 * tokens * (s.n_layer * block + C * s.padded_vocab());
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
@@ -70,23 +106,26 @@ std::string load_average() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"One GPT-2 training step (forward + backward + clip + AdamW), fp32, one process"};
+  CLI::App app{"One training step (forward + backward + clip + AdamW) of a model, fp32, one process"};
   std::string preset = "gpt2-124m";
-  int B = 4, T = 64, steps = 5, warmup = 1;
+  int B = 0, T = 0, steps = 5, warmup = 1;
   bool recompute = false;
-  app.add_option("--model", preset, "model preset")->capture_default_str();
-  app.add_option("--batch", B, "micro-batch size B")->capture_default_str();
-  app.add_option("--seq", T, "sequence length T")->capture_default_str();
+  app.add_option("--model", preset, "model preset, or llama-125m")->capture_default_str();
+  app.add_option("--batch", B, "micro-batch size B (default: 4)");
+  app.add_option("--seq", T, "sequence length T (default: 64, 256 for llama-125m)");
   app.add_option("--steps", steps, "measured steps")->capture_default_str();
   app.add_option("--warmup", warmup, "steps run before measuring")->capture_default_str();
   app.add_flag("--recompute", recompute, "recompute each block's forward in backward");
   CLI11_PARSE(app, argc, argv);
 
-  const auto shape = gpt_preset(preset);
-  if (!shape) {
+  const auto bench = bench_model(preset);
+  if (!bench) {
     std::fprintf(stderr, "unknown model preset %s\n", preset.c_str());
     return 2;
   }
+  const GptShape* shape = &bench->shape;
+  if (B == 0) B = bench->batch;
+  if (T == 0) T = bench->seq;
   try {
     Gpt model(*shape, B, T, recompute);
     const ParamLayout& layout = model.layout();
@@ -109,9 +148,9 @@ int main(int argc, char** argv) {
       targets[i] = int32_t(rng.below(uint64_t(shape->vocab_size)));
     }
 
-    std::printf("bench_step: %s (%zu parameters, flat buffer %zu), B=%d T=%d, fp32, %d OpenMP threads%s\n",
-                preset.c_str(), model.num_params(), layout.total, B, T, omp_get_max_threads(),
-                recompute ? ", recompute" : "");
+    std::printf("bench_step: %s (%s; %zu parameters, flat buffer %zu), B=%d T=%d, fp32, %d OpenMP threads%s\n",
+                preset.c_str(), describe(*shape).c_str(), model.num_params(), layout.total, B, T,
+                omp_get_max_threads(), recompute ? ", recompute" : "");
     std::printf("load average before: %s; init %.2f s\n", load_average().c_str(), init_s);
 
     enum Phase { ZeroGrad, Forward, Backward, Clip, AdamW, PhaseCount };
@@ -180,9 +219,7 @@ int main(int argc, char** argv) {
     std::printf("\nbreakdown of the median step (%.1f ms), per phase:\n", mid.total * 1e3);
     for (int p = 0; p < PhaseCount; p++) std::printf("  %-18s %8.1f ms\n", phase_names[p], mid.phase[p] * 1e3);
 
-    // Matmul FLOPs of one step: per block 24·N·C² forward, the LM head 2·N·C·Vp; backward twice that.
-    const double C = shape->d_model, N = tokens, Vp = model.padded_vocab();
-    const double matmul_flops = 3.0 * (shape->n_layer * 24.0 * N * C * C + 2.0 * N * C * Vp);
+    const double matmul_flops = 3.0 * matmul_forward_flops(*shape, tokens);  // backward: twice the forward
     double kernel_sum = 0;
     std::printf("per kernel kind:\n");
     for (int k = 0; k < cpu::kKernelKinds; k++) {
@@ -200,11 +237,13 @@ int main(int argc, char** argv) {
 
     std::printf("per parameter group, forward + backward:\n");
     double blocks = 0;
-    for (size_t g = 1; g + 1 < layout.groups.size(); g++) blocks += mid.groups[g];
-    std::printf("  %-18s %8.1f ms  (embedding lookup, LM head, softmax + cross-entropy)\n", "embeddings",
-                mid.groups[0] * 1e3);
+    for (int l = 0; l < shape->n_layer; l++) blocks += mid.groups[size_t(gpt_block_group(l))];
+    const int head = gpt_head_group(*shape);
+    std::printf("  %-18s %8.1f ms  (embedding lookup%s, softmax + cross-entropy)\n", "embeddings",
+                mid.groups[0] * 1e3, head == kEmbeddingsGroup ? ", LM head" : "");
     std::printf("  %-18s %8.1f ms  (%d blocks)\n", "transformer blocks", blocks * 1e3, shape->n_layer);
-    std::printf("  %-18s %8.1f ms\n", "ln_f", mid.groups.back() * 1e3);
+    std::printf("  %-18s %8.1f ms\n", "final norm", mid.groups[size_t(gpt_ln_f_group(*shape))] * 1e3);
+    if (head != kEmbeddingsGroup) std::printf("  %-18s %8.1f ms\n", "LM head", mid.groups[size_t(head)] * 1e3);
     std::printf("load average after: %s\n", load_average().c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_step: %s\n", e.what());

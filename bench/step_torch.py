@@ -1,10 +1,16 @@
 #!/usr/bin/python3
 """The step of bench/bench_step.cpp in PyTorch, for comparison: one training step (zero grads,
-forward, backward, global-norm clipping, AdamW) of GPT-2 124M at B=4, T=64, fp32, on the CPU.
+forward, backward, global-norm clipping, AdamW) of GPT-2 124M at B=4, T=64, or of a Llama of 125M
+parameters at B=4, T=256, fp32, on the CPU.
 
-Run with Debian's python3-torch, two threads, and OpenBLAS told the CPU type (it does not know
-newer Xeons and falls back to slow kernels otherwise):
+GPT-2 is written here with torch.nn. Run it with Debian's python3-torch, two threads, and OpenBLAS
+told the CPU type (it does not know newer Xeons and falls back to slow kernels otherwise), or with
+a torch 2.x:
   OPENBLAS_CORETYPE=SkylakeX OMP_NUM_THREADS=2 /usr/bin/python3 bench/step_torch.py
+  OMP_NUM_THREADS=2 python3 bench/step_torch.py   # a virtual environment with torch 2.x
+The Llama is transformers' LlamaForCausalLM (needs transformers and torch 2.x; attention through
+torch's scaled_dot_product_attention unless --attention eager):
+  OMP_NUM_THREADS=2 python3 bench/step_torch.py --model llama-125m   # in a virtual environment
 """
 import argparse
 import math
@@ -21,6 +27,14 @@ PRESETS = {
     "gpt2-tiny": dict(n_layer=4, n_head=4, d_model=256, vocab_size=50257, max_seq_len=256),
     "gpt2-124m": dict(n_layer=12, n_head=12, d_model=768, vocab_size=50257, max_seq_len=1024),
 }
+# The llama-125m of bench_step.cpp, as a transformers LlamaConfig: Llama 2's vocabulary and untied
+# head, 12 query heads sharing 4 key/value heads, d_ff 8/3 of d_model.
+LLAMA_PRESETS = {
+    "llama-125m": dict(num_hidden_layers=12, num_attention_heads=12, num_key_value_heads=4, hidden_size=768,
+                       intermediate_size=2048, vocab_size=32000, max_position_embeddings=1024, rms_norm_eps=1e-5,
+                       rope_theta=10000.0, tie_word_embeddings=False),
+}
+SEQ_DEFAULT = {"llama-125m": 256}
 
 
 class Block(nn.Module):
@@ -70,11 +84,30 @@ class GPT2(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
+class Llama(nn.Module):
+    """transformers' LlamaForCausalLM with the loss of GPT2 above: cross-entropy of the logits
+    against targets given beside the inputs (no shift inside)."""
+
+    def __init__(self, attention, **config):
+        super().__init__()
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        cfg = LlamaConfig(use_cache=False, attn_implementation=attention, **config)
+        self.vocab_size = cfg.vocab_size
+        self.model = LlamaForCausalLM(cfg)
+
+    def forward(self, idx, targets):
+        logits = self.model(input_ids=idx).logits
+        return F.cross_entropy(logits.view(-1, self.vocab_size), targets.view(-1))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="gpt2-124m", choices=sorted(PRESETS))
+    ap.add_argument("--model", default="gpt2-124m", choices=sorted(PRESETS) + sorted(LLAMA_PRESETS))
     ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--seq", type=int, default=64)
+    ap.add_argument("--seq", type=int, help="sequence length (default: 64, 256 for llama-125m)")
+    ap.add_argument("--attention", default="sdpa", choices=["sdpa", "eager"],
+                    help="transformers' attention implementation for the Llama")
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
@@ -82,8 +115,16 @@ def main():
     threads = int(os.environ.get("OMP_NUM_THREADS", "2"))
     torch.set_num_threads(threads)
     torch.manual_seed(1234)
-    cfg = PRESETS[args.model]
-    model = GPT2(**cfg)
+    args.seq = args.seq or SEQ_DEFAULT.get(args.model, 64)
+    if args.model in LLAMA_PRESETS:
+        cfg = LLAMA_PRESETS[args.model]
+        model = Llama(args.attention, **cfg)
+        arch = f"transformers LlamaForCausalLM, attention {args.attention}"
+    else:
+        cfg = PRESETS[args.model]
+        model = GPT2(**cfg)
+        arch = "torch.nn GPT-2"
+    model.train()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
@@ -91,7 +132,7 @@ def main():
     idx = torch.randint(0, cfg["vocab_size"], (args.batch, args.seq))
     tgt = torch.randint(0, cfg["vocab_size"], (args.batch, args.seq))
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"step_torch: {args.model} ({n_params} parameters), B={args.batch} T={args.seq}, fp32, "
+    print(f"step_torch: {args.model} ({arch}; {n_params} parameters), B={args.batch} T={args.seq}, fp32, "
           f"{torch.get_num_threads()} threads, torch {torch.__version__}, "
           f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}")
     print(f"load average before: {' '.join(open('/proc/loadavg').read().split()[:3])}")
