@@ -11,31 +11,18 @@
 #   bench/bench_ckpt.sh [-n RANKS] [--steps 40] [--every 10] [--warmup 3] [--repeat 2]
 #                       [--out bench/out/ckpt] [-- ZEROTRAIN_ARGS...]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+source "$(dirname "$0")/bench_args.sh"
 ranks=1 steps=40 every=10 warmup=3 repeat=2 out="$root/bench/out/ckpt"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    -n) ranks="$2"; shift 2 ;;
-    --steps) steps="$2"; shift 2 ;;
-    --every) every="$2"; shift 2 ;;
-    --warmup) warmup="$2"; shift 2 ;;
-    --repeat) repeat="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_ckpt.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
-zerotrain="$root/build/zerotrain"
-[[ -x "$zerotrain" ]] || { echo "bench_ckpt.sh: build first: $zerotrain not found" >&2; exit 1; }
+parse_options 12 -n=ranks --steps=steps --every=every --warmup=warmup --repeat=repeat --out=out -- "$@"
+set -- "${passed_on[@]}"
+require_zerotrain
 rm -rf "$out"
 mkdir -p "$out"
 
 run() {  # NAME ARGS...
   local name=$1
   shift
-  local cmd=("$root/scripts/launch.sh" -n "$ranks" -- "$zerotrain" --config zero2 --model "$here/models/ckpt_bench.json"
+  local cmd=("$root/scripts/launch.sh" -n "$ranks" -- "$zerotrain" --config zero2 --model "$root/bench/models/ckpt_bench.json"
     --steps "$steps" --set training.micro_batch_size=1 --set steps_per_print=1000 --set training.eval_interval=0
     --set training.metrics="$out/$name.jsonl" "$@")
   echo "== $name: ${cmd[*]}"

@@ -10,21 +10,11 @@
 #   bench/bench_concurrency.sh [--steps 100] [--repeat 3] [--modes "default spinning"]
 #                              [-- ZEROTRAIN_ARGS...]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+source "$(dirname "$0")/bench_args.sh"
 steps=100 repeat=3 modes="default spinning"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --steps) steps="$2"; shift 2 ;;
-    --repeat) repeat="$2"; shift 2 ;;
-    --modes) modes="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_concurrency.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
-zerotrain="$root/build/zerotrain"
-[[ -x "$zerotrain" ]] || { echo "bench_concurrency.sh: build first: $zerotrain not found" >&2; exit 1; }
+parse_options 11 --steps=steps --repeat=repeat --modes=modes -- "$@"
+set -- "${passed_on[@]}"
+require_zerotrain
 cmd=("$zerotrain" --config zero2 --steps "$steps" --set training.eval_interval=0 "$@")
 
 # The variables a mode sets (the user's own OMP_*/GOMP_* are left out of every mode).

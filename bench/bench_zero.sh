@@ -6,23 +6,11 @@
 #   bench/bench_zero.sh [-n "2 4"] [--stages "0 1 2 3"] [--steps 40] [--warmup 5]
 #                       [--out bench/out/zero] [-- ZEROTRAIN_ARGS...]
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
+source "$(dirname "$0")/bench_args.sh"
 ranks="2 4" stages="0 1 2 3" steps=40 warmup=5 out="$root/bench/out/zero"
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    -n) ranks="$2"; shift 2 ;;
-    --stages) stages="$2"; shift 2 ;;
-    --steps) steps="$2"; shift 2 ;;
-    --warmup) warmup="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    --) shift; break ;;
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "bench_zero.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
-  esac
-done
-zerotrain="$root/build/zerotrain"
-[[ -x "$zerotrain" ]] || { echo "bench_zero.sh: build first: $zerotrain not found" >&2; exit 1; }
+parse_options 7 -n=ranks --stages=stages --steps=steps --warmup=warmup --out=out -- "$@"
+set -- "${passed_on[@]}"
+require_zerotrain
 mkdir -p "$out"
 rm -f "$out"/n*_zero*.jsonl  # the table is made from this run's files only
 
@@ -33,7 +21,7 @@ for n in $ranks; do
       name="n${n}_zero${stage}_overlap_${overlap}"
       echo "== $name"
       OMP_NUM_THREADS=1 "$root/scripts/launch.sh" -n "$n" -- "$zerotrain" --config "zero$stage" \
-        --model "$here/models/zero_bench.json" --steps "$steps" \
+        --model "$root/bench/models/zero_bench.json" --steps "$steps" \
         --set zero_optimization.overlap_comm=$overlap --set wall_clock_breakdown=true \
         --set steps_per_print=1000 --set training.eval_interval=0 \
         --set training.metrics="$out/$name.jsonl" --log-level warn "$@"
@@ -41,4 +29,4 @@ for n in $ranks; do
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 "$here/zero_table.py" --warmup "$warmup" "$out"/n*_zero*.jsonl
+python3 "$root/bench/zero_table.py" --warmup "$warmup" "$out"/n*_zero*.jsonl

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 import transformers
 
-from make_torch_fixtures import write_safetensors
+from make_torch_fixtures import adamw_steps, adamw_tensors, reference_tensors, write_safetensors
 
 B, T = 2, 16
 OPT = dict(steps=5, lr=1e-3, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1, clip=1.0)
@@ -122,25 +122,8 @@ def loss_of(model, idx, targets):
 
 
 def adamw_run(model64, m, gen):
-    params = dict(model64.named_parameters())
-    decay = [p for p in params.values() if p.dim() >= 2]
-    no_decay = [p for p in params.values() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
-    inputs, targets, losses, norms = [], [], [], []
-    for _ in range(OPT["steps"]):
-        idx, tgt = random_batch(m, gen)
-        opt.zero_grad()
-        _, loss = loss_of(model64, idx, tgt)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(list(params.values()), OPT["clip"])
-        opt.step()
-        inputs.append(idx)
-        targets.append(tgt)
-        losses.append(loss.item())
-        norms.append(norm.item())
-    return torch.stack(inputs), torch.stack(targets), torch.tensor(losses), torch.tensor(norms)
+    return adamw_steps(dict(model64.named_parameters()), OPT, lambda: random_batch(m, gen),
+                       lambda idx, tgt: loss_of(model64, idx, tgt)[1])
 
 
 def make_fixture(name, m, out_dir, seed):
@@ -153,21 +136,12 @@ def make_fixture(name, m, out_dir, seed):
     logits, loss = loss_of(model64, idx, tgt)
     loss.backward()
 
-    out = dict(weights)
-    out["inputs"] = idx.int()
-    out["targets"] = tgt.int()
-    out["logits"] = logits.detach().float()
-    out["loss"] = loss.detach().float().reshape(1)
-    for k, p in model64.named_parameters():
-        out["grad." + k] = p.grad.float()
+    out = reference_tensors(weights, idx, tgt, logits, loss, ((k, p.grad) for k, p in model64.named_parameters()))
     out["rope.inv_freq"] = model32.model.rotary_emb.inv_freq.float()
 
     adam_model = copy.deepcopy(model32).double()
     a_in, a_tgt, a_loss, a_norm = adamw_run(adam_model, m, gen)
-    out["adamw.inputs"] = a_in.int()
-    out["adamw.targets"] = a_tgt.int()
-    out["adamw.losses"] = a_loss.float()
-    out["adamw.grad_norms"] = a_norm.float()
+    out.update(adamw_tensors(a_in, a_tgt, a_loss, a_norm))
 
     meta = {**{k: v for k, v in m.items()}, "B": B, "T": T, **OPT, "seed": seed, "torch": torch.__version__,
             "transformers": transformers.__version__}

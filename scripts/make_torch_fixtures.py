@@ -94,26 +94,52 @@ def random_batch(gen):
             torch.randint(0, CFG["vocab_size"], shape, generator=gen))
 
 
-def adamw_run(w32, gen):
-    params = {k: v.double().clone().requires_grad_(True) for k, v in w32.items()}
+def adamw_steps(params, opt_cfg, next_batch, loss):
+    """opt_cfg["steps"] steps of AdamW (decoupled weight decay on 2-D tensors only) with global norm
+    clipping on params (name -> tensor), one batch from next_batch() each, loss(idx, tgt) the scalar
+    to minimise: the stacked inputs and targets, and each step's loss and gradient norm before clipping."""
     decay = [p for p in params.values() if p.dim() >= 2]
     no_decay = [p for p in params.values() if p.dim() < 2]
     opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
+        [{"params": decay, "weight_decay": opt_cfg["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=opt_cfg["lr"], betas=(opt_cfg["beta1"], opt_cfg["beta2"]), eps=opt_cfg["eps"])
     inputs, targets, losses, norms = [], [], [], []
-    for _ in range(OPT["steps"]):
-        idx, tgt = random_batch(gen)
+    for _ in range(opt_cfg["steps"]):
+        idx, tgt = next_batch()
         opt.zero_grad()
-        _, loss = loss_of(params, idx, tgt)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(list(params.values()), OPT["clip"])
+        step_loss = loss(idx, tgt)
+        step_loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(list(params.values()), opt_cfg["clip"])
         opt.step()
         inputs.append(idx)
         targets.append(tgt)
-        losses.append(loss.item())
+        losses.append(step_loss.item())
         norms.append(norm.item())
     return torch.stack(inputs), torch.stack(targets), torch.tensor(losses), torch.tensor(norms)
+
+
+def adamw_run(w32, gen):
+    params = {k: v.double().clone().requires_grad_(True) for k, v in w32.items()}
+    return adamw_steps(params, OPT, lambda: random_batch(gen), lambda idx, tgt: loss_of(params, idx, tgt)[1])
+
+
+def reference_tensors(weights, idx, tgt, logits, loss, grads):
+    """The tensors of one batch: the weights, the batch, its logits and loss, and grad.<name> for each
+    (name, gradient) of grads."""
+    out = dict(weights)
+    out["inputs"] = idx.int()
+    out["targets"] = tgt.int()
+    out["logits"] = logits.detach().float()
+    out["loss"] = loss.detach().float().reshape(1)
+    for k, g in grads:
+        out["grad." + k] = g.float()
+    return out
+
+
+def adamw_tensors(inputs, targets, losses, norms):
+    """adamw_steps' results under their fixture names."""
+    return {"adamw.inputs": inputs.int(), "adamw.targets": targets.int(), "adamw.losses": losses.float(),
+            "adamw.grad_norms": norms.float()}
 
 
 def write_safetensors(path, tensors, metadata):
@@ -150,18 +176,9 @@ def main():
     logits, loss = loss_of(w64, idx, tgt)
     loss.backward()
 
-    out = dict(w32)
-    out["inputs"] = idx.int()
-    out["targets"] = tgt.int()
-    out["logits"] = logits.detach().float()
-    out["loss"] = loss.detach().float().reshape(1)
-    for k, v in w64.items():
-        out["grad." + k] = v.grad.float()
+    out = reference_tensors(w32, idx, tgt, logits, loss, ((k, v.grad) for k, v in w64.items()))
     a_in, a_tgt, a_loss, a_norm = adamw_run(w32, gen)
-    out["adamw.inputs"] = a_in.int()
-    out["adamw.targets"] = a_tgt.int()
-    out["adamw.losses"] = a_loss.float()
-    out["adamw.grad_norms"] = a_norm.float()
+    out.update(adamw_tensors(a_in, a_tgt, a_loss, a_norm))
 
     write_safetensors(os.path.abspath(args.out), out, {**CFG, **OPT, "seed": SEED, "torch": torch.__version__})
     print(f"wrote {os.path.abspath(args.out)} ({os.path.getsize(args.out)} bytes): loss {loss.item():.6f}, "

@@ -3,6 +3,7 @@
 #include <string_view>
 
 #include "config/model_block.hpp"
+#include "core/by_dtype.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -70,12 +71,7 @@ std::string hf_architecture(const std::string& model_type) {
 }
 
 std::string torch_dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32: return "float32";
-    case DType::BF16: return "bfloat16";
-    case DType::F16: return "float16";
-  }
-  return "float32";
+  return by_dtype<std::string>(dtype, "float32", "bfloat16", "float16", "float32");
 }
 
 ordered_json hf_config_json(const config::ModelConfig& m, DType dtype, const ordered_json& source) {

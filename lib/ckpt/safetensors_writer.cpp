@@ -7,20 +7,14 @@
 #include <set>
 
 #include "ckpt/synced_file.hpp"
+#include "core/by_dtype.hpp"
 #include "core/error.hpp"
 
 namespace zt {
 
 namespace {
 
-std::string_view dtype_tag(DType t) {
-  switch (t) {
-    case DType::F32: return "F32";
-    case DType::BF16: return "BF16";
-    case DType::F16: return "F16";
-  }
-  return "?";
-}
+std::string_view dtype_tag(DType t) { return by_dtype<std::string_view>(t, "F32", "BF16", "F16", "?"); }
 
 }  // namespace
 

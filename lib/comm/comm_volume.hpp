@@ -21,6 +21,13 @@ std::vector<size_t> even_pieces(size_t count, int world_size);
 // Exclusive prefix sums: where each piece starts (one entry per piece).
 std::vector<size_t> piece_offsets(std::span<const size_t> counts);
 size_t total_count(std::span<const size_t> counts);
+// The address `elements` elements of type t past base: where a piece starts in a buffer.
+inline const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
+  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
+}
+inline unsigned char* bytes_at(void* base, size_t elements, DType t) {
+  return static_cast<unsigned char*>(base) + elements * dtype_size(t);
+}
 
 uint64_t reduce_scatter_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
 uint64_t all_gather_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);

@@ -28,6 +28,7 @@
 #include "core/buffer.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/stop_threads.hpp"
 
 namespace zt {
 namespace {
@@ -42,13 +43,6 @@ constexpr int kStagingSlots = 2;  // chunks in flight per piece: receive one whi
 constexpr int kTagModulus = 32768;  // MPI guarantees tags up to 32767
 
 MPI_Datatype mpi_type(DType t) { return t == DType::F32 ? MPI_FLOAT : MPI_UINT16_T; }
-
-const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
-  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
-}
-unsigned char* bytes_at(void* base, size_t elements, DType t) {
-  return static_cast<unsigned char*>(base) + elements * dtype_size(t);
-}
 
 // Requests that may complete in any order; completed ones become MPI_REQUEST_NULL.
 struct RequestSet {
@@ -147,12 +141,7 @@ MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, const WorldInfo&
 }
 
 MpiCommunicator::~MpiCommunicator() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  queue_cv_.notify_all();
-  worker_.join();
+  stop_threads(mutex_, stopping_, queue_cv_, {&worker_, 1});
   int finalised = 0;
   MPI_Finalized(&finalised);
   if (!finalised) MPI_Comm_free(&comm_);
@@ -464,9 +453,7 @@ bool sequence_check_default() {
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator(double timeout_seconds) {
-  MpiCommOptions options;
-  options.timeout_seconds = timeout_seconds;
-  return make_mpi_communicator(options);
+  return make_mpi_communicator(MpiCommOptions{.timeout_seconds = timeout_seconds});
 }
 
 std::unique_ptr<Communicator> make_mpi_communicator(const MpiCommOptions& options) {

@@ -29,7 +29,7 @@ namespace zt {
 
 struct MpiCommOptions {
   double timeout_seconds = 600.0;      // per op, from when it starts running; <= 0: never
-  std::optional<bool> sequence_check;  // unset: on in debug builds or when ZT_COMM_CHECK=1
+  std::optional<bool> sequence_check = std::nullopt;  // unset: on in debug builds or when ZT_COMM_CHECK=1
   // Elements per message and per reduction chunk; must be equal on every rank. 0: 32768. The
   // reduce_scatter staging buffer holds 2 chunks from each other rank.
   size_t chunk_elements = 0;

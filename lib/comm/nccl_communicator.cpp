@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,6 +25,7 @@
 #include "comm/op_signature.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/stop_threads.hpp"
 
 namespace zt {
 namespace {
@@ -39,6 +41,10 @@ void check_nccl(ncclResult_t status, const char* call, const char* where) {
 #define ZT_CUDA_CHECK(call) check_cuda((call), #call, __func__)
 #define ZT_NCCL_CHECK(call) check_nccl((call), #call, __func__)
 
+bool equal_pieces(const std::vector<size_t>& counts) {
+  return std::all_of(counts.begin(), counts.end(), [&](size_t n) { return n == counts[0]; });
+}
+
 ncclDataType_t nccl_type(DType t) {
   switch (t) {
     case DType::F32: return ncclFloat32;
@@ -48,13 +54,6 @@ ncclDataType_t nccl_type(DType t) {
   return ncclFloat32;
 }
 ncclRedOp_t nccl_op(ReduceOp op) { return op == ReduceOp::Sum ? ncclSum : ncclMax; }
-
-const unsigned char* bytes_at(const void* base, size_t elements, DType t) {
-  return static_cast<const unsigned char*>(base) + elements * dtype_size(t);
-}
-unsigned char* bytes_at(void* base, size_t elements, DType t) {
-  return static_cast<unsigned char*>(base) + elements * dtype_size(t);
-}
 
 // The two events that bracket one op on the communication stream; shared by the Work handle and
 // the watchdog, destroyed when both are done with them.
@@ -119,6 +118,10 @@ private:
   // Records the op on the communication stream between its two events and hands it to the watchdog.
   template <typename Enqueue>
   WorkPtr launch(OpSignature sig, uint64_t bytes, Enqueue&& enqueue, bool async);
+  // An op on per-rank pieces: whole() (NCCL's own collective) when the pieces are equal, otherwise
+  // piece(p, element offset) for each non-empty piece, fused into one NCCL launch.
+  template <typename Whole, typename Piece>
+  WorkPtr launch_pieces(const Collective& c, uint64_t bytes, Whole&& whole, Piece&& piece, bool async);
   // Bytes NCCL's ring algorithms send from this rank for the op (the per-piece broadcasts and
   // reduces of uneven pieces included).
   uint64_t bytes_sent(const Collective& c) const;
@@ -180,12 +183,7 @@ NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const NcclHos
 }
 
 NcclCommunicator::~NcclCommunicator() {
-  {
-    std::lock_guard lock(pending_mutex_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  watchdog_.join();
+  stop_threads(pending_mutex_, stopping_, stop_cv_, {&watchdog_, 1});
   cudaStreamSynchronize(stream_);
   {
     std::lock_guard lock(pending_mutex_);
@@ -261,9 +259,7 @@ uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
       // owner, where every rank but the owner sends the piece once. Both: total - own.
       return reduce_scatter_bytes_sent(c.counts, rank_, c.sig.dtype);
     case CommOp::AllGather: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      if (even) return all_gather_bytes_sent(c.counts, rank_, c.sig.dtype);
+      if (equal_pieces(c.counts)) return all_gather_bytes_sent(c.counts, rank_, c.sig.dtype);
       // One ring broadcast per piece from its owner: this rank forwards every piece except the one
       // whose ring ends here (the piece of the next rank in ring order, taken as rank order).
       uint64_t total = 0;
@@ -273,6 +269,27 @@ uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
     }
     default: return 0;
   }
+}
+
+template <typename Whole, typename Piece>
+WorkPtr NcclCommunicator::launch_pieces(const Collective& c, uint64_t bytes, Whole&& whole, Piece&& piece,
+                                        bool async) {
+  const bool even = equal_pieces(c.counts);
+  const auto offsets = piece_offsets(c.counts);
+  return launch(
+      c.sig, bytes,
+      [&] {
+        if (c.sig.count == 0) return;
+        if (even) {
+          whole();
+          return;
+        }
+        ZT_NCCL_CHECK(ncclGroupStart());
+        for (int p = 0; p < size_; ++p)
+          if (c.counts[size_t(p)] > 0) piece(p, offsets[size_t(p)]);
+        ZT_NCCL_CHECK(ncclGroupEnd());
+      },
+      async);
 }
 
 WorkPtr NcclCommunicator::issue(Collective c, bool async) {
@@ -288,54 +305,29 @@ WorkPtr NcclCommunicator::issue(Collective c, bool async) {
                                           stream_));
           },
           async);
-    case CommOp::ReduceScatter: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      const auto offsets = piece_offsets(c.counts);
-      return launch(
-          c.sig, bytes,
+    case CommOp::ReduceScatter:
+      return launch_pieces(
+          c, bytes,
           [&] {
-            if (c.sig.count == 0) return;
-            if (even) {
-              ZT_NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.counts[0], nccl_type(dtype), nccl_op(c.sig.reduce),
-                                              comm_, stream_));
-              return;
-            }
-            // Unequal pieces: one reduce per piece, rooted at its owner, fused into one NCCL launch.
-            ZT_NCCL_CHECK(ncclGroupStart());
-            for (int p = 0; p < size_; ++p) {
-              if (c.counts[size_t(p)] == 0) continue;
-              ZT_NCCL_CHECK(ncclReduce(bytes_at(c.send, offsets[size_t(p)], dtype), c.recv, c.counts[size_t(p)],
-                                       nccl_type(dtype), nccl_op(c.sig.reduce), p, comm_, stream_));
-            }
-            ZT_NCCL_CHECK(ncclGroupEnd());
+            ZT_NCCL_CHECK(ncclReduceScatter(c.send, c.recv, c.counts[0], nccl_type(dtype), nccl_op(c.sig.reduce),
+                                            comm_, stream_));
+          },
+          // Unequal pieces: one reduce per piece, rooted at its owner.
+          [&](int p, size_t offset) {
+            ZT_NCCL_CHECK(ncclReduce(bytes_at(c.send, offset, dtype), c.recv, c.counts[size_t(p)], nccl_type(dtype),
+                                     nccl_op(c.sig.reduce), p, comm_, stream_));
           },
           async);
-    }
-    case CommOp::AllGather: {
-      bool even = true;
-      for (size_t n : c.counts) even = even && n == c.counts[0];
-      const auto offsets = piece_offsets(c.counts);
-      return launch(
-          c.sig, bytes,
-          [&] {
-            if (c.sig.count == 0) return;
-            if (even) {
-              ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_));
-              return;
-            }
-            // Unequal pieces: every rank broadcasts its piece into place, fused into one NCCL launch.
-            ZT_NCCL_CHECK(ncclGroupStart());
-            for (int p = 0; p < size_; ++p) {
-              if (c.counts[size_t(p)] == 0) continue;
-              void* slot = bytes_at(c.recv, offsets[size_t(p)], dtype);
-              const void* source = p == rank_ ? c.send : slot;
-              ZT_NCCL_CHECK(ncclBroadcast(source, slot, c.counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
-            }
-            ZT_NCCL_CHECK(ncclGroupEnd());
+    case CommOp::AllGather:
+      return launch_pieces(
+          c, bytes, [&] { ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_)); },
+          // Unequal pieces: every rank broadcasts its piece into place.
+          [&](int p, size_t offset) {
+            void* slot = bytes_at(c.recv, offset, dtype);
+            const void* source = p == rank_ ? c.send : slot;
+            ZT_NCCL_CHECK(ncclBroadcast(source, slot, c.counts[size_t(p)], nccl_type(dtype), p, comm_, stream_));
           },
           async);
-    }
     case CommOp::Broadcast:
       return launch(
           c.sig, bytes,
@@ -395,9 +387,7 @@ void NcclCommunicator::watchdog_loop() {
 }  // namespace
 
 std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds) {
-  NcclCommOptions options;
-  options.timeout_seconds = timeout_seconds;
-  return make_nccl_communicator(options);
+  return make_nccl_communicator(NcclCommOptions{.timeout_seconds = timeout_seconds});
 }
 
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options) {

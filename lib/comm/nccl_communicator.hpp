@@ -40,7 +40,7 @@ class CommCounters;
 struct NcclCommOptions {
   double timeout_seconds = 600.0;  // <= 0: never
   cudaStream_t compute_stream = nullptr;  // where inputs are produced and blocking ops order; nullptr: default
-  std::optional<bool> sequence_check;  // unset: on in debug builds or when ZT_COMM_CHECK=1
+  std::optional<bool> sequence_check = std::nullopt;  // unset: on in debug builds or when ZT_COMM_CHECK=1
 };
 
 // How the ranks reach each other on the host: where this rank sits, and a maker of host channels

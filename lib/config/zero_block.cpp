@@ -21,13 +21,19 @@ void require_writable_nvme_path(Block& b, const std::string& path) {
                                     path));
 }
 
-OffloadOptimizerConfig read_offload_optimizer(Block& z, int stage) {
-  Block b = z.child("offload_optimizer", UnknownKeys::Error);
-  OffloadOptimizerConfig o;
+// The keys both offload blocks start with: the device, its NVMe directory, pinned host memory, buffers.
+template <class Offload>
+void read_offload_target(Block& b, Offload& o) {
   o.device = b.choice("device", o.device, kDevices);
   o.nvme_path = b.file_path("nvme_path", o.nvme_path);
   o.pin_memory = b.boolean("pin_memory", o.pin_memory);
   o.buffer_count = b.integer("buffer_count", o.buffer_count, IntRange::at_least(1));
+}
+
+OffloadOptimizerConfig read_offload_optimizer(Block& z, int stage) {
+  Block b = z.child("offload_optimizer", UnknownKeys::Error);
+  OffloadOptimizerConfig o;
+  read_offload_target(b, o);
   o.fast_init = b.boolean("fast_init", o.fast_init);
   o.ratio = b.number("ratio", o.ratio, {0.0, 1.0, true, false});
   b.unimplemented("pipeline_read", false);
@@ -45,10 +51,7 @@ OffloadOptimizerConfig read_offload_optimizer(Block& z, int stage) {
 OffloadParamConfig read_offload_param(Block& z, int stage) {
   Block b = z.child("offload_param", UnknownKeys::Error);
   OffloadParamConfig o;
-  o.device = b.choice("device", o.device, kDevices);
-  o.nvme_path = b.file_path("nvme_path", o.nvme_path);
-  o.pin_memory = b.boolean("pin_memory", o.pin_memory);
-  o.buffer_count = b.integer("buffer_count", o.buffer_count, IntRange::at_least(1));
+  read_offload_target(b, o);
   o.buffer_size = b.integer("buffer_size", o.buffer_size, IntRange::at_least(1));
   o.max_in_cpu = b.integer("max_in_cpu", o.max_in_cpu, IntRange::at_least(0));
   b.finish();

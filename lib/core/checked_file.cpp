@@ -29,44 +29,26 @@ CheckedFile::CheckedFile(std::string path, Mode mode, std::string label)
          file_type_name(st.st_mode));
   // O_APPEND in both modes: after a failed record the file is cut back and writing goes on at its end.
   const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | (mode == Mode::Truncate ? O_TRUNC : 0);
-  fd_ = ::open(path_.c_str(), flags, 0666);
-  if (fd_ < 0) fail("{}cannot open '{}' for writing: {}", prefix(label_), path_, std::strerror(errno));
-  if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+  fd_ = UniqueFd(::open(path_.c_str(), flags, 0666));
+  if (fd_.get() < 0) fail("{}cannot open '{}' for writing: {}", prefix(label_), path_, std::strerror(errno));
+  if (::fstat(fd_.get(), &st) == 0 && S_ISREG(st.st_mode)) {
     regular_ = true;
     size_ = st.st_size;
   }
 }
 
-CheckedFile::~CheckedFile() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-CheckedFile::CheckedFile(CheckedFile&& other) noexcept { *this = std::move(other); }
-
-CheckedFile& CheckedFile::operator=(CheckedFile&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    label_ = std::move(other.label_);
-    regular_ = other.regular_;
-    size_ = other.size_;
-  }
-  return *this;
-}
-
 void CheckedFile::fail_write(int error, const char* what) {
   // Whole records only: what reached the file of this one goes. Shrinking needs no space.
-  if (regular_) (void)!::ftruncate(fd_, size_);
+  if (regular_) (void)!::ftruncate(fd_.get(), size_);
   fail("{}cannot {} '{}': {}", prefix(label_), what, path_, std::strerror(error));
 }
 
 void CheckedFile::write(std::string_view record) {
-  if (fd_ < 0) return;
+  if (fd_.get() < 0) return;
   const char* p = record.data();
   size_t left = record.size();
   while (left > 0) {
-    const ssize_t n = ::write(fd_, p, left);
+    const ssize_t n = ::write(fd_.get(), p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) fail_write(n < 0 ? errno : ENOSPC, "write");
     p += n;
@@ -76,12 +58,12 @@ void CheckedFile::write(std::string_view record) {
 }
 
 void CheckedFile::sync() {
-  if (fd_ >= 0 && regular_ && ::fsync(fd_) != 0) fail_write(errno, "write");
+  if (fd_.get() >= 0 && regular_ && ::fsync(fd_.get()) != 0) fail_write(errno, "write");
 }
 
 void CheckedFile::close() {
-  if (fd_ < 0) return;
-  const int fd = std::exchange(fd_, -1);
+  if (fd_.get() < 0) return;
+  const int fd = fd_.release();
   if (::close(fd) != 0 && errno != EINTR) fail("{}cannot write '{}': {}", prefix(label_), path_, std::strerror(errno));
 }
 

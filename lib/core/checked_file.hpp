@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/unique_fd.hpp"
+
 namespace zt {
 
 class CheckedFile {
@@ -22,13 +24,10 @@ public:
   // directory, FIFO or socket is an error (a FIFO would block, or kill the process when its reader
   // goes away).
   CheckedFile(std::string path, Mode mode, std::string label);
-  ~CheckedFile();
-  CheckedFile(const CheckedFile&) = delete;
-  CheckedFile& operator=(const CheckedFile&) = delete;
-  CheckedFile(CheckedFile&& other) noexcept;
-  CheckedFile& operator=(CheckedFile&& other) noexcept;
+  CheckedFile(CheckedFile&& other) noexcept = default;
+  CheckedFile& operator=(CheckedFile&& other) noexcept = default;
 
-  bool is_open() const { return fd_ >= 0; }
+  bool is_open() const { return fd_.get() >= 0; }
   const std::string& path() const { return path_; }
   // Bytes in the file (a regular file; 0 for a device), the last whole record included.
   uint64_t size() const { return uint64_t(size_); }
@@ -42,7 +41,7 @@ public:
 private:
   [[noreturn]] void fail_write(int error, const char* what);
 
-  int fd_ = -1;
+  UniqueFd fd_;
   std::string path_, label_;
   bool regular_ = false;
   off_t size_ = 0;  // of a regular file, after the last whole record

@@ -2,18 +2,12 @@
 
 #include <algorithm>
 
+#include "core/by_dtype.hpp"
 #include "core/error.hpp"
 
 namespace zt {
 
-std::string_view dtype_name(DType t) {
-  switch (t) {
-    case DType::F32: return "fp32";
-    case DType::BF16: return "bf16";
-    case DType::F16: return "fp16";
-  }
-  return "?";
-}
+std::string_view dtype_name(DType t) { return by_dtype<std::string_view>(t, "fp32", "bf16", "fp16", "?"); }
 
 DType dtype_from_name(std::string_view name) {
   if (name == "fp32" || name == "float32") return DType::F32;

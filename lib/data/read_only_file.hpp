@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/unique_fd.hpp"
+
 namespace zt {
 
 class ReadOnlyFile {
@@ -16,7 +18,6 @@ public:
   // Throws zt::Error naming the path when it is missing ("data file not found"), unreadable (with
   // the reason) or not a regular file (a FIFO is refused without blocking).
   explicit ReadOnlyFile(const std::string& path);
-  ~ReadOnlyFile();
   ReadOnlyFile(const ReadOnlyFile&) = delete;
   ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
   ReadOnlyFile(ReadOnlyFile&& other) noexcept;
@@ -31,7 +32,7 @@ public:
 
 private:
   std::string path_;
-  int fd_ = -1;
+  UniqueFd fd_;
   size_t size_ = 0;
 };
 

@@ -25,14 +25,17 @@ namespace {
   fail("cannot {} '{}': {}", what, path, std::strerror(errno));
 }
 
-void write_at(int fd, const std::string& path, const void* data, size_t bytes, off_t offset) {
-  const auto* p = static_cast<const uint8_t*>(data);
+// All `bytes` at `offset` through io (::pwrite or ::pread), going on after EINTR and short counts;
+// a call that moves nothing fails with `at_end` as the reason.
+template <class Byte, class Io>
+void transfer_at(Io io, int fd, const std::string& path, Byte* p, size_t bytes, off_t offset, int at_end,
+                 const char* what) {
   while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd, p, bytes, offset);
+    const ssize_t n = io(fd, p, bytes, offset);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      fail_io(path, "write");
+      if (n == 0) errno = at_end;
+      fail_io(path, what);
     }
     p += n;
     bytes -= size_t(n);
@@ -40,19 +43,12 @@ void write_at(int fd, const std::string& path, const void* data, size_t bytes, o
   }
 }
 
+void write_at(int fd, const std::string& path, const void* data, size_t bytes, off_t offset) {
+  transfer_at(::pwrite, fd, path, static_cast<const uint8_t*>(data), bytes, offset, ENOSPC, "write");
+}
+
 void read_at(int fd, const std::string& path, void* data, size_t bytes, off_t offset) {
-  auto* p = static_cast<uint8_t*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::pread(fd, p, bytes, offset);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = EIO;
-      fail_io(path, "read back");
-    }
-    p += n;
-    bytes -= size_t(n);
-    offset += n;
-  }
+  transfer_at(::pread, fd, path, static_cast<uint8_t*>(data), bytes, offset, EIO, "read back");
 }
 
 int create(const std::string& path) {

@@ -16,37 +16,40 @@ std::string string_field(const json& object, const char* key, const std::string&
   return it->get<std::string>();
 }
 
-std::vector<ChatMessage> openai_messages(const json& list) {
-  if (!list.is_array()) fail("messages: expected an array, got {}", list.type_name());
+// A list of message objects, each with `fields`, made into messages by message_of(object, where).
+template <class MessageOf>
+std::vector<ChatMessage> each_message(const json& list, const char* name, const char* fields, MessageOf message_of) {
+  if (!list.is_array()) fail("{}: expected an array, got {}", name, list.type_name());
   std::vector<ChatMessage> out;
   for (size_t i = 0; i < list.size(); ++i) {
-    const std::string where = fmt::format("messages[{}]", i);
-    if (!list[i].is_object()) fail("{}: expected an object with role and content", where);
-    ChatMessage m{string_field(list[i], "role", where), string_field(list[i], "content", where), std::nullopt};
-    if (auto r = list[i].find("reasoning_content"); r != list[i].end() && !r->is_null()) {
-      if (!r->is_string()) fail("{}.reasoning_content: expected a string", where);
-      m.reasoning = r->get<std::string>();
-    }
-    out.push_back(std::move(m));
+    const std::string where = fmt::format("{}[{}]", name, i);
+    if (!list[i].is_object()) fail("{}: expected an object with {}", where, fields);
+    out.push_back(message_of(list[i], where));
   }
   return out;
 }
 
+std::vector<ChatMessage> openai_messages(const json& list) {
+  return each_message(list, "messages", "role and content", [](const json& object, const std::string& where) {
+    ChatMessage m{string_field(object, "role", where), string_field(object, "content", where), std::nullopt};
+    if (auto r = object.find("reasoning_content"); r != object.end() && !r->is_null()) {
+      if (!r->is_string()) fail("{}.reasoning_content: expected a string", where);
+      m.reasoning = r->get<std::string>();
+    }
+    return m;
+  });
+}
+
 std::vector<ChatMessage> sharegpt_messages(const json& list) {
-  if (!list.is_array()) fail("conversations: expected an array, got {}", list.type_name());
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string where = fmt::format("conversations[{}]", i);
-    if (!list[i].is_object()) fail("{}: expected an object with from and value", where);
-    const std::string from = string_field(list[i], "from", where);
+  return each_message(list, "conversations", "from and value", [](const json& object, const std::string& where) {
+    const std::string from = string_field(object, "from", where);
     std::string role = from == "human" || from == "user" ? "user"
                        : from == "gpt" || from == "assistant" ? "assistant"
                        : from == "system" ? "system"
                                           : "";
     if (role.empty()) fail("{}.from: \"{}\" is none of human, user, gpt, assistant, system", where, from);
-    out.push_back({role, string_field(list[i], "value", where), std::nullopt});
-  }
-  return out;
+    return ChatMessage{role, string_field(object, "value", where), std::nullopt};
+  });
 }
 
 std::vector<ChatMessage> alpaca_messages(const json& record) {

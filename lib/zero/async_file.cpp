@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/stop_threads.hpp"
 
 namespace zt {
 
@@ -55,12 +56,7 @@ AsyncFile::AsyncFile(const std::string& dir, const std::string& name, uint64_t b
 }
 
 AsyncFile::~AsyncFile() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  queue_cv_.notify_all();
-  for (auto& t : threads_) t.join();
+  stop_threads(mutex_, stopping_, queue_cv_, threads_);
   if (fd_ >= 0) ::close(fd_);
 }
 

@@ -70,6 +70,25 @@ private:
   Range held_;
 };
 
+// A checkpoint root emptied of what a failed save left, as a run prepares it.
+std::string prepared_root(const std::string& root) {
+  prepare_checkpoint_root(root);
+  return root;
+}
+
+// One rank's whole state of kShape's model and its writer, keeping the last KeepLast checkpoints
+// (0: all) under a fresh root.
+template <int KeepLast>
+struct WriterFixture {
+  TempDir tmp;
+  const std::string root = prepared_root(tmp.file("ckpt"));
+  const ParamLayout layout = make_gpt_layout(kShape);
+  FullState s{layout.total, true};
+  VectorState state{s, {0, layout.total}};
+  std::unique_ptr<Communicator> comm = make_local_communicator();
+  CheckpointWriter writer{root, KeepLast, comm->control(), cpu_device(), {0, layout.total}};
+};
+
 // Rank r's elements in a world of w, as the engine's partition cuts them (64-element alignment).
 Range piece(uint64_t n, int w, int r) {
   const uint64_t unit = uint64_t(w) * 64, padded = (n + unit - 1) / unit * unit, s = padded / uint64_t(w);
@@ -109,6 +128,15 @@ std::string write_checkpoint(const std::string& root, const ParamLayout& layout,
   publish_latest(root, step_dir_name(step));
   return dir;
 }
+
+// Three ranks' checkpoint of step 5 of a filled state of kShape's model, under a fresh root.
+struct SavedCheckpoint {
+  TempDir tmp;
+  const std::string root = tmp.file("ckpt");
+  const ParamLayout layout = make_gpt_layout(kShape);
+  const FullState saved{layout.total, true};
+  const std::string dir = write_checkpoint(root, layout, saved, 3, 5);
+};
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -167,17 +195,9 @@ TEST_CASE("a checkpoint of 4 ranks is read back exactly by 1, 2, 3, 4 and 5 rank
   CHECK(std::all_of(weights.v[1].begin(), weights.v[1].end(), [](float f) { return f == 0.0f; }));
 }
 
-TEST_CASE("the writer saves in the background and moves latest only once the checkpoint is complete",
-          "[ckpt][writer]") {
-  TempDir tmp;
-  const std::string root = tmp.file("ckpt");
-  const ParamLayout layout = make_gpt_layout(kShape);
-  FullState s(layout.total, true);
-  VectorState state(s, {0, layout.total});
-  auto comm = make_local_communicator();
-  prepare_checkpoint_root(root);
-  CheckpointWriter writer(root, /*keep_last=*/2, comm->control(), cpu_device(), {0, layout.total});
-
+TEST_CASE_METHOD(WriterFixture<2>,
+                 "the writer saves in the background and moves latest only once the checkpoint is complete",
+                 "[ckpt][writer]") {
   writer.save(base_meta(layout, 2, 1), state);
   CHECK(writer.in_flight());
   // Until every rank has written and the ranks have agreed, nothing is named a checkpoint.
@@ -220,15 +240,8 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
   CHECK(x == -7.0f);
 }
 
-TEST_CASE("a failed write names the file, and the previous checkpoint and latest stay valid", "[ckpt][writer]") {
-  TempDir tmp;
-  const std::string root = tmp.file("ckpt");
-  const ParamLayout layout = make_gpt_layout(kShape);
-  FullState s(layout.total, true);
-  VectorState state(s, {0, layout.total});
-  auto comm = make_local_communicator();
-  prepare_checkpoint_root(root);
-  CheckpointWriter writer(root, 0, comm->control(), cpu_device(), {0, layout.total});
+TEST_CASE_METHOD(WriterFixture<0>, "a failed write names the file, and the previous checkpoint and latest stay valid",
+                 "[ckpt][writer]") {
   writer.save(base_meta(layout, 2, 1), state);
   writer.finish();
 
@@ -265,12 +278,7 @@ TEST_CASE("a failed write names the file, and the previous checkpoint and latest
   CHECK(fs::exists(root + "/step_00000002/meta.json"));
 }
 
-TEST_CASE("damaged checkpoints are refused with the file named", "[ckpt][refuse]") {
-  TempDir tmp;
-  const std::string root = tmp.file("ckpt");
-  const ParamLayout layout = make_gpt_layout(kShape);
-  const FullState saved(layout.total, true);
-  const std::string dir = write_checkpoint(root, layout, saved, 3, 5);
+TEST_CASE_METHOD(SavedCheckpoint, "damaged checkpoints are refused with the file named", "[ckpt][refuse]") {
   const std::string shard1 = dir + "/shard-00001-of-00003.safetensors";
   auto load_all = [&](FullState& into) {
     const CheckpointReader ckpt(dir);
@@ -334,13 +342,8 @@ TEST_CASE("damaged checkpoints are refused with the file named", "[ckpt][refuse]
   }
 }
 
-TEST_CASE("damaged or edited checkpoint metadata is refused with the file named and no raw bytes",
-          "[ckpt][refuse][meta]") {
-  TempDir tmp;
-  const std::string root = tmp.file("ckpt");
-  const ParamLayout layout = make_gpt_layout(kShape);
-  const FullState saved(layout.total, true);
-  const std::string dir = write_checkpoint(root, layout, saved, 3, 5);
+TEST_CASE_METHOD(SavedCheckpoint, "damaged or edited checkpoint metadata is refused with the file named and no raw bytes",
+                 "[ckpt][refuse][meta]") {
   const std::string meta_path = dir + "/meta.json";
   const std::string meta_text = slurp(meta_path);
   auto load_all = [&] {

@@ -9,10 +9,7 @@
 set -u
 launch=$1
 mpi_binary=$2
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../shell_checks.sh"
 cores=$(nproc)
 # The launcher's own choices are under test: start from an environment without them.
 unset OMP_NUM_THREADS SLURM_JOB_ID SLURM_NTASKS SLURM_CPUS_PER_TASK SLURM_NNODES SLURM_JOB_CPUS_PER_NODE \
@@ -432,5 +429,4 @@ rc=$?
 [ $rc -eq 3 ] || fail "Ctrl-C during the delay: exit $rc: $(cat "$tmp/job.log")"
 [ "$(runs "$(cat "$tmp/job.log")")" -eq 1 ] || fail "Ctrl-C during the delay: restarted: $(cat "$tmp/job.log")"
 
-if [ $failed -ne 0 ]; then exit 1; fi
-echo "PASS"
+finish

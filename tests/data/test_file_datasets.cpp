@@ -7,9 +7,11 @@
 
 #include "core/error.hpp"
 #include "data/dataset.hpp"
+#include "read_all.hpp"
 #include "temp_dir.hpp"
 
 using namespace zt;
+using zt::test::read_all;
 
 namespace {
 
@@ -24,12 +26,6 @@ std::vector<uint8_t> llmc_bytes(const std::vector<uint16_t>& tokens, int32_t mag
   std::memcpy(bytes.data(), header.data(), 1024);
   std::memcpy(bytes.data() + 1024, tokens.data(), 2 * tokens.size());
   return bytes;
-}
-
-std::vector<int32_t> read_all(const TokenDataset& d) {
-  std::vector<int32_t> out(static_cast<size_t>(d.size()));
-  d.read(0, d.size(), out.data());
-  return out;
 }
 
 }  // namespace

@@ -6,16 +6,10 @@
 #include "core/error.hpp"
 #include "data/dataset.hpp"
 #include "data/synthetic_dataset.hpp"
+#include "read_all.hpp"
 
 using namespace zt;
-
-namespace {
-std::vector<int32_t> read_all(const TokenDataset& d) {
-  std::vector<int32_t> out(static_cast<size_t>(d.size()));
-  d.read(0, d.size(), out.data());
-  return out;
-}
-}  // namespace
+using zt::test::read_all;
 
 TEST_CASE("synthetic spec parsing", "[data][synthetic]") {
   auto s = parse_synthetic_spec("synthetic:vocab=32,tokens=5000,seed=9,successors=3");

@@ -11,9 +11,11 @@
 #include "data/llmc_format.hpp"
 #include "data/sampler.hpp"
 #include "data/token_file_writer.hpp"
+#include "read_all.hpp"
 #include "temp_dir.hpp"
 
 using namespace zt;
+using zt::test::read_all;
 
 namespace {
 
@@ -26,12 +28,6 @@ std::string with_header(int32_t magic, int32_t version, int64_t count, const std
   std::string bytes(reinterpret_cast<const char*>(header.data()), 1024);
   bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T));
   return bytes;
-}
-
-std::vector<int32_t> read_all(const TokenDataset& d) {
-  std::vector<int32_t> out(size_t(d.size()));
-  d.read(0, d.size(), out.data());
-  return out;
 }
 
 std::vector<uint8_t> mask_of(const TokenDataset& d) {

@@ -7,10 +7,7 @@
 set -u
 zerotrain=$1
 src=$2
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../shell_checks.sh"
 
 # The block after the marker, a command per line once the lines ending in \ are joined.
 mapfile -t commands < <(awk '/<!-- tests\/e2e\/test_data_commands.sh runs these four commands/ {found = 1; next}
@@ -52,5 +49,4 @@ run greedy_ck build/zerotrain generate --model run --prompt "'$prompt'" --temper
 run greedy_hf build/zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "'$prompt'" --temperature 0 \
   --max-new-tokens 20 || fail "generate from the export exited $?: $(cat greedy_hf.err)"
 cmp -s greedy_ck.out greedy_hf.out || fail "the export writes other text: $(cat greedy_ck.out) / $(cat greedy_hf.out)"
-if [ $failed -ne 0 ]; then exit 1; fi
-echo "PASS"
+finish

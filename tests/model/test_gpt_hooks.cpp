@@ -73,15 +73,39 @@ std::vector<int32_t> tokens(int n, int multiplier, int offset) {
   return t;
 }
 
+// One forward pass through TransientHooks of a model with initialised weights, on a fixed batch.
+struct HookedForward {
+  HookedForward(Gpt& model, int B, int T)
+      : resident(model.layout()), inputs(tokens(B * T, 7, 0)), targets(tokens(B * T, 11, 3)),
+        hooks(model.layout(), resident.params.data()) {
+    model.init_params(resident.params.data(), 0, model.layout().total, 3);
+    loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
+  }
+  ResidentParams resident;
+  std::vector<int32_t> inputs, targets;
+  TransientHooks hooks;
+  float loss;
+};
+
+// "fetch g", "release g" for every group g from 0 to last.
+std::vector<std::string> fetch_release_each(int last) {
+  std::vector<std::string> log;
+  for (int g = 0; g <= last; g++) {
+    log.push_back("fetch " + std::to_string(g));
+    log.push_back("release " + std::to_string(g));
+  }
+  return log;
+}
+
 // Same numbers as with all parameters resident: nothing was read after a release or written
 // after grads_ready (either would have brought NaN in or lost a contribution).
-void check_same_as_resident(Gpt& model, ResidentParams& resident, const TransientHooks& hooks, float loss,
-                            const std::vector<int32_t>& inputs, const std::vector<int32_t>& targets, int B, int T) {
-  const float resident_loss = model.forward(inputs.data(), targets.data(), B, T, resident);
+void check_same_as_resident(Gpt& model, HookedForward& run, int B, int T) {
+  ResidentParams& resident = run.resident;
+  const float resident_loss = model.forward(run.inputs.data(), run.targets.data(), B, T, resident);
   model.backward(resident, 1.0f);
-  REQUIRE(loss == resident_loss);
-  REQUIRE(std::isfinite(loss));
-  for (size_t i = 0; i < hooks.grad_total.size(); i++) REQUIRE(hooks.grad_total[i] == resident.grad[i]);
+  REQUIRE(run.loss == resident_loss);
+  REQUIRE(std::isfinite(run.loss));
+  for (size_t i = 0; i < run.hooks.grad_total.size(); i++) REQUIRE(run.hooks.grad_total[i] == resident.grad[i]);
 }
 
 }  // namespace
@@ -92,17 +116,9 @@ TEST_CASE("GPT forward and backward follow the hook order of the ZeRO contract",
     GptShape shape{3, 2, 16, 50, 8};
     const int B = 2, T = 8, L = shape.n_layer;
     Gpt model(shape, B, T, recompute);
-    ResidentParams resident(model.layout());
-    model.init_params(resident.params.data(), 0, model.layout().total, 3);
-    const std::vector<int32_t> inputs = tokens(B * T, 7, 0), targets = tokens(B * T, 11, 3);
-
-    TransientHooks hooks(model.layout(), resident.params.data());
-    const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
-    std::vector<std::string> want;
-    for (int g = 0; g <= L + 1; g++) {
-      want.push_back("fetch " + std::to_string(g));
-      want.push_back("release " + std::to_string(g));
-    }
+    HookedForward run(model, B, T);
+    TransientHooks& hooks = run.hooks;
+    std::vector<std::string> want = fetch_release_each(L + 1);
     want.push_back("fetch 0");  // LM head
     want.push_back("release 0");
     REQUIRE(hooks.log == want);
@@ -115,7 +131,7 @@ TEST_CASE("GPT forward and backward follow the hook order of the ZeRO contract",
     want.push_back("grads_ready 0");
     REQUIRE(hooks.log == want);
 
-    check_same_as_resident(model, resident, hooks, loss, inputs, targets, B, T);
+    check_same_as_resident(model, run, B, T);
   }
 }
 
@@ -134,17 +150,9 @@ TEST_CASE("an untied LM head is its own group: fetched after the final norm, its
     Gpt model(shape, B, T, recompute);
     REQUIRE(gpt_head_group(shape) == head);
     REQUIRE(model.layout().groups[size_t(head)].name == "lm_head");
-    ResidentParams resident(model.layout());
-    model.init_params(resident.params.data(), 0, model.layout().total, 3);
-    const std::vector<int32_t> inputs = tokens(B * T, 7, 0), targets = tokens(B * T, 11, 3);
-
-    TransientHooks hooks(model.layout(), resident.params.data());
-    const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
-    std::vector<std::string> want;
-    for (int g = 0; g <= L + 2; g++) {
-      want.push_back("fetch " + std::to_string(g));
-      want.push_back("release " + std::to_string(g));
-    }
+    HookedForward run(model, B, T);
+    TransientHooks& hooks = run.hooks;
+    std::vector<std::string> want = fetch_release_each(L + 2);
     REQUIRE(hooks.log == want);
 
     hooks.log.clear();
@@ -162,6 +170,6 @@ TEST_CASE("an untied LM head is its own group: fetched after the final norm, its
     for (int g = L + 2; g >= 1; g--) fetched.push_back(g);
     REQUIRE(model.fetch_order() == fetched);
 
-    check_same_as_resident(model, resident, hooks, loss, inputs, targets, B, T);
+    check_same_as_resident(model, run, B, T);
   }
 }

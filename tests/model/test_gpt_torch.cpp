@@ -15,12 +15,14 @@ TEST_CASE("GPT-2 logits, loss and every parameter gradient match PyTorch", "[mod
   check_forward_backward_with_and_without_recompute(fx.shape(), fx, fx.meta_int("B"), fx.meta_int("T"));
 }
 
-TEST_CASE("GPT-2 gradients accumulate across backward passes and scale with dloss", "[model][torch]") {
-  const TorchFixture fx(torch_fixture_path());
-  const int B = fx.meta_int("B"), T = fx.meta_int("T");
-  Gpt model(fx.shape(), B, T);
-  ResidentParams params(model.layout());
-  fx.load_weights(model.layout(), params.params.data());
+namespace {
+struct Gpt2Fixture : LoadedFixture {
+  Gpt2Fixture() : LoadedFixture(torch_fixture_path()) {}
+};
+}  // namespace
+
+TEST_CASE_METHOD(Gpt2Fixture, "GPT-2 gradients accumulate across backward passes and scale with dloss",
+                 "[model][torch]") {
   const auto& inputs = fx.at("inputs").i32;
   const auto& targets = fx.at("targets").i32;
 

@@ -58,12 +58,13 @@ TEST_CASE("masked targets: the loss and gradients of PyTorch's ignore_index", "[
   }
 }
 
-TEST_CASE("a micro-batch whose targets are all masked adds no gradient", "[model][mask]") {
-  const TorchFixture fx(masked_fixture_path());
-  const int B = fx.meta_int("B"), T = fx.meta_int("T");
-  Gpt model(fx.shape(), B, T);
-  ResidentParams params(model.layout());
-  fx.load_weights(model.layout(), params.params.data());
+namespace {
+struct MaskedFixture : LoadedFixture {
+  MaskedFixture() : LoadedFixture(masked_fixture_path()) {}
+};
+}  // namespace
+
+TEST_CASE_METHOD(MaskedFixture, "a micro-batch whose targets are all masked adds no gradient", "[model][mask]") {
   params.zero_grads();
   const Window w = masked_window(fx, 1);
   REQUIRE(std::isnan(model.forward(w.inputs.data(), w.targets.data(), B, T, params)));

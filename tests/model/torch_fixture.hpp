@@ -90,4 +90,16 @@ public:
 
 inline std::string torch_fixture_path() { return std::string(ZT_SOURCE_DIR) + "/tests/fixtures/torch/gpt2_tiny.safetensors"; }
 
+// A fixture's model at the fixture's batch shape (B, T), with the fixture's weights resident.
+struct LoadedFixture {
+  explicit LoadedFixture(const std::string& path)
+      : fx(path), B(fx.meta_int("B")), T(fx.meta_int("T")), model(fx.shape(), B, T), params(model.layout()) {
+    fx.load_weights(model.layout(), params.params.data());
+  }
+  const TorchFixture fx;
+  const int B, T;
+  Gpt model;
+  ResidentParams params;
+};
+
 }  // namespace zt::test

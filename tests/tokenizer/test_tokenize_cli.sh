@@ -6,10 +6,7 @@
 set -u
 zerotrain=$1
 src=$2
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+source "$(dirname "$0")/../shell_checks.sh"
 fixtures=$src/tests/fixtures/tokenizer/trimmed
 solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE "$@"; }
 
@@ -57,5 +54,4 @@ grep -q "error: tokenize: $tmp/bad.jsonl:2: not valid JSON" "$tmp/out" || fail "
 code=$?
 [ $code -eq 2 ] && grep -q "output" "$tmp/out" || fail "no -o: exit $code: $(cat "$tmp/out")"
 
-if [ $failed -ne 0 ]; then exit 1; fi
-echo "PASS"
+finish

@@ -16,20 +16,17 @@
 #include "data/dataset.hpp"
 #include "data/token_file_writer.hpp"
 #include "inference/device_weights.hpp"
+#include "mpi_world.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
+using zt::test::world;
 namespace fs = std::filesystem;
 
 namespace {
 
 constexpr int kB = 2, kT = 8, kVocab = 64;
 constexpr int64_t kWindows = 11;  // not a multiple of 2, 3 or 4: the last round leaves ranks without a window
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 // Tokens of a fixed pseudo-random sequence with a loss mask that drops every third target.
 std::string write_val(const fs::path& dir) {

@@ -13,17 +13,14 @@
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
 #include "data/token_file_writer.hpp"
+#include "mpi_world.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
+using zt::test::world;
 namespace fs = std::filesystem;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 const fs::path kFixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "hf";
 

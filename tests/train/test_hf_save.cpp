@@ -15,6 +15,7 @@
 #include "comm/mpi_communicator.hpp"
 #include "config/model_block.hpp"
 #include "engine_harness.hpp"
+#include "mpi_world.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -22,24 +23,6 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
-
-// A directory every rank names the same, emptied by rank 0.
-std::string shared_dir(const std::string& name) {
-  auto& comm = world();
-  const fs::path dir =
-      fs::path(ZT_BINARY_DIR) / "test-runs" / ("hf-save-np" + std::to_string(comm.world_size())) / name;
-  if (comm.rank() == 0) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  comm.control().barrier();
-  return dir.string();
-}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -71,7 +54,7 @@ TEST_CASE("save_final and export write the trained weights of a stage 3 run, bit
   auto& comm = world();
   for (std::string type : {"llama", "qwen2", "qwen3"}) {
     DYNAMIC_SECTION(type) {
-      const std::string dir = shared_dir(type);
+      const std::string dir = shared_dir("hf-save", type);
       const config::Config c = run_config(type, dir);
       Trainer trainer(c, comm);
       REQUIRE(trainer.run() == 0);
@@ -101,7 +84,7 @@ TEST_CASE("save_final and export write the trained weights of a stage 3 run, bit
 
 TEST_CASE("a checkpoint does not resume a run of another model type with the same tensors", "[trainer][hf]") {
   auto& comm = world();
-  const std::string dir = shared_dir("mistral");
+  const std::string dir = shared_dir("hf-save", "mistral");
   {
     const config::Config saved = run_config("llama", dir);  // the trainer keeps a reference
     Trainer trainer(saved, comm);

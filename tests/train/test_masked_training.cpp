@@ -15,6 +15,7 @@
 #include "config/config.hpp"
 #include "data/token_file_writer.hpp"
 #include "masked_fixture.hpp"
+#include "mpi_world.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -22,11 +23,6 @@ using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 double relative_error(const float* got, const std::vector<float>& want) {
   double num = 0, den = 0;

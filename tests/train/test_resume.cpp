@@ -11,30 +11,13 @@
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "engine_harness.hpp"
+#include "mpi_world.hpp"
 
 using namespace zt;
 using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
-
-// A directory every rank names the same, emptied by rank 0.
-std::string shared_dir(const std::string& name) {
-  auto& comm = world();
-  const fs::path dir =
-      fs::path(ZT_BINARY_DIR) / "test-runs" / ("resume-np" + std::to_string(comm.world_size())) / name;
-  if (comm.rank() == 0) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-  }
-  comm.control().barrier();
-  return dir.string();
-}
 
 std::vector<nlohmann::json> step_records(const std::string& path) {
   std::vector<nlohmann::json> steps;
@@ -75,7 +58,7 @@ TEST_CASE("save and resume continues bit for bit: every stage, fp32, bf16 and fp
   for (std::string dtype : {"fp32", "bf16", "fp16"})
     for (int stage = 0; stage <= 3; ++stage) {
       DYNAMIC_SECTION(dtype << " stage " << stage) {
-        const std::string dir = shared_dir(dtype + "-stage" + std::to_string(stage));
+        const std::string dir = shared_dir("resume", dtype + "-stage" + std::to_string(stage));
         config::Config straight = make_config({stage, dtype, W});
         straight.training.steps = 6;
         straight.training.save_interval = 3;
@@ -130,7 +113,7 @@ TEST_CASE("checkpoints carry offloaded state: nvme offload saves, resumes and ha
           "[trainer][resume][offload]") {
   auto& comm = world();
   const int W = comm.world_size();
-  const std::string dir = shared_dir("offload");
+  const std::string dir = shared_dir("resume", "offload");
   auto offloaded = [&](config::Config c) {
     c.zero.sub_group_size = 3000;  // several sub-groups of state per shard, in the file
     c.zero.offload_optimizer.device = "nvme";

@@ -15,14 +15,11 @@
 #include "core/ledger.hpp"
 #include "metrics/metrics_file.hpp"
 #include "metrics/run_totals.hpp"
+#include "mpi_world.hpp"
 #include "train/run_summary.hpp"
 
 using namespace zt;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
+using zt::test::world;
 
 TEST_CASE("each rank's ledger peaks reach every rank unchanged, in rank order", "[summary][mpi]") {
   auto& comm = world();

@@ -9,18 +9,15 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
+#include "model_state_memory.hpp"
 #include "model/gpt.hpp"
+#include "mpi_world.hpp"
 #include "train/engine_config.hpp"
 #include "train/memory_plan.hpp"
 #include "zero/engine.hpp"
 
 using namespace zt;
 using namespace zt::test;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 static GptShape shape_of(const config::Config& c) {
   return {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
@@ -32,26 +29,12 @@ TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]
   for (std::string dtype : {"bf16", "fp32"}) {
     for (int stage = 0; stage <= 3; ++stage) {
       auto c = make_config({stage, dtype, comm.world_size()});
-      Gpt model(shape_of(c), 2, 16);
-      auto before = MemoryLedger::instance().stats();
-      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
-                    [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
-      auto after = MemoryLedger::instance().stats();
-      auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
-      const size_t P = engine.partition().padded(), S = P / N;
-      const size_t d = dtype == "bf16" ? 2 : 4, opt = dtype == "bf16" ? 12 : 8;
-      INFO(dtype << " stage " << stage << " N " << N << " P " << P);
-      CHECK(delta(MemCategory::Params) == (stage < 3 ? d * P : d * S));
-      CHECK(delta(MemCategory::Grads) == (stage < 2 ? d * P : d * S));
-      CHECK(delta(MemCategory::Optimizer) == (stage == 0 ? opt * P : opt * S));
-      // The ZeRO table: 16Ψ, 4Ψ+12Ψ/N, 2Ψ+14Ψ/N, 16Ψ/N in 16-bit training (fp32: 4+4+8 bytes).
-      double total = double(delta(MemCategory::Params) + delta(MemCategory::Grads) + delta(MemCategory::Optimizer));
-      double mixed[] = {16.0 * P, 4.0 * P + 12.0 * P / N, 2.0 * P + 14.0 * P / N, 16.0 * P / N};
-      double fp32[] = {16.0 * P, 8.0 * P + 8.0 * P / N, 4.0 * P + 12.0 * P / N, 16.0 * P / N};
-      const double* table = dtype == "bf16" ? mixed : fp32;
-      CHECK(total == table[stage]);
+      const ModelStateBytes m = model_state_bytes(c, shape_of(c), comm);
+      const size_t d = dtype == "bf16" ? 2 : 4;
+      INFO(dtype << " stage " << stage << " N " << N << " P " << m.padded);
+      check_zero_table(m, dtype, stage, N);
       // Transient buffers stay within the bucket settings: two slots of send + receive.
-      CHECK(delta(MemCategory::Buffers) <= 2 * 2 * size_t(c.zero.reduce_bucket_size) * d);
+      CHECK(m.buffers <= 2 * 2 * size_t(c.zero.reduce_bucket_size) * d);
     }
   }
 }

@@ -8,14 +8,10 @@
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt_layout.hpp"
+#include "mpi_world.hpp"
 
 using namespace zt;
 using namespace zt::test;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 TEST_CASE("no step after the first allocates: buffers are planned, pooled and reused", "[engine][memory]") {
   auto& comm = world();

@@ -9,7 +9,9 @@
 #include "core/ledger.hpp"
 #include "core/rng.hpp"
 #include "engine_harness.hpp"
+#include "model_state_memory.hpp"
 #include "model/gpt.hpp"
+#include "mpi_world.hpp"
 #include "train/engine_config.hpp"
 #include "zero/engine.hpp"
 
@@ -17,11 +19,6 @@ using namespace zt;
 using namespace zt::test;
 
 namespace {
-
-Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 GptShape family(ModelType type, int n_head, int n_kv_head, int head_dim, int d_model, int vocab) {
   GptShape s(2, n_head, d_model, vocab, 32);
@@ -125,23 +122,10 @@ TEST_CASE("llama-family model-state memory per rank equals the ZeRO table", "[en
     for (std::string dtype : {"bf16", "fp32"}) {
       for (int stage = 0; stage <= 3; ++stage) {
         auto c = make_config({stage, dtype, comm.world_size()});
-        Gpt model(shape, 2, 16);
-        auto before = MemoryLedger::instance().stats();
-        Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
-                      [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
-        auto after = MemoryLedger::instance().stats();
-        auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
-        const size_t P = engine.partition().padded(), S = P / N;
-        const size_t d = dtype == "bf16" ? 2 : 4, opt = dtype == "bf16" ? 12 : 8;
-        INFO(describe(shape) << ", " << dtype << " stage " << stage << " N " << N << " P " << P);
-        CHECK(P >= shape.flat_size());
-        CHECK(delta(MemCategory::Params) == (stage < 3 ? d * P : d * S));
-        CHECK(delta(MemCategory::Grads) == (stage < 2 ? d * P : d * S));
-        CHECK(delta(MemCategory::Optimizer) == (stage == 0 ? opt * P : opt * S));
-        double total = double(delta(MemCategory::Params) + delta(MemCategory::Grads) + delta(MemCategory::Optimizer));
-        double mixed[] = {16.0 * P, 4.0 * P + 12.0 * P / N, 2.0 * P + 14.0 * P / N, 16.0 * P / N};
-        double fp32[] = {16.0 * P, 8.0 * P + 8.0 * P / N, 4.0 * P + 12.0 * P / N, 16.0 * P / N};
-        CHECK(total == (dtype == "bf16" ? mixed : fp32)[stage]);
+        const ModelStateBytes m = model_state_bytes(c, shape, comm);
+        INFO(describe(shape) << ", " << dtype << " stage " << stage << " N " << N << " P " << m.padded);
+        CHECK(m.padded >= shape.flat_size());
+        check_zero_table(m, dtype, stage, N);
       }
     }
   }

@@ -5,15 +5,11 @@
 
 #include "comm/mpi_communicator.hpp"
 #include "engine_harness.hpp"
+#include "mpi_world.hpp"
 #include "self_communicator.hpp"
 
 using namespace zt;
 using namespace zt::test;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 TEST_CASE("with accumulation 1, stages 0-3 give bit-identical losses and parameters", "[engine][parity]") {
   auto& comm = world();

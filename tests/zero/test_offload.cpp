@@ -11,14 +11,10 @@
 #include "comm/mpi_communicator.hpp"
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
+#include "mpi_world.hpp"
 
 using namespace zt;
 using namespace zt::test;
-
-static Communicator& world() {
-  static auto comm = make_mpi_communicator(120.0);
-  return *comm;
-}
 
 namespace {
 
