@@ -1,10 +1,12 @@
 // The model's forward and backward on the GPU wait for the device nowhere once the losses are kept
 // on it, for every model family: the tokens go through pinned staging buffers, the loss into a sum
 // on the device that the trainer takes once per step. Counted on the emulated device (every
-// synchronising call of the CUDA runtime); on a GPU, the kept losses equal the losses returned one
-// by one.
+// synchronising call of the CUDA runtime, and allocations, between the first device work and the
+// last), which also makes no cuBLASLt object after the first step; on a GPU, the kept losses equal
+// the losses returned one by one.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -49,13 +51,42 @@ private:
   Buffer<uint8_t> params_, grads_;
 };
 
-uint64_t synchronisations() {
 #ifdef ZT_TEST_EMULATED
-  return emu::synchronisations();
-#else
-  return 0;
-#endif
+// What the emulated runtime saw between the traced region's first device work and its last: the
+// calls that waited for the device or allocated ("" when none), and the cuBLASLt objects made.
+struct Traced {
+  std::string stalls;
+  uint64_t cublaslt_made = 0;
+};
+template <typename F>
+Traced traced(F&& region) {
+  const uint64_t made = emu::cublaslt_creations();
+  emu::start_trace();
+  region();
+  const std::vector<emu::TracedCall> calls = emu::stop_trace();
+  Traced t;
+  t.cublaslt_made = emu::cublaslt_creations() - made;
+  size_t first = calls.size(), last = 0;
+  for (size_t i = 0; i < calls.size(); ++i)
+    if (calls[i].kind == emu::CallKind::Work) {
+      first = std::min(first, i);
+      last = i;
+    }
+  for (size_t i = first; i < last; ++i)
+    if (calls[i].kind != emu::CallKind::Work) t.stalls += calls[i].what + "; ";
+  return t;
 }
+#else
+struct Traced {
+  std::string stalls;
+  uint64_t cublaslt_made = 0;
+};
+template <typename F>
+Traced traced(F&& region) {  // a GPU counts nothing: the losses alone are checked there
+  region();
+  return {};
+}
+#endif
 
 }  // namespace
 
@@ -79,9 +110,11 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
   for (int s = 0; s < 3; ++s) returned.push_back(step());  // the first also sizes the operators' buffers
 
   backend.model.keep_losses(true);
-  const uint64_t before = synchronisations();
-  for (int s = 0; s < 3; ++s) CHECK(std::isnan(step()));
-  CHECK(synchronisations() == before);
+  const Traced region = traced([&] {
+    for (int s = 0; s < 3; ++s) CHECK(std::isnan(step()));
+  });
+  CHECK(region.stalls == "");
+  CHECK(region.cublaslt_made == 0);  // each shape's cuBLASLt objects were made in the first step
   const double kept = backend.model.take_losses();
   backend.model.keep_losses(false);
   // The same parameters (no update in between), so the same losses, summed in order in double.
