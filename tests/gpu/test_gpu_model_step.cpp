@@ -110,14 +110,28 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
   for (int s = 0; s < 3; ++s) returned.push_back(step());  // the first also sizes the operators' buffers
 
   backend.model.keep_losses(true);
+  const double weights[3] = {0.25, 0.0, 3.0};  // a micro-batch without counted targets weighs 0
   const Traced region = traced([&] {
-    for (int s = 0; s < 3; ++s) CHECK(std::isnan(step()));
+    for (int s = 0; s < 3; ++s) {
+      backend.model.kept_loss_weight(weights[s]);
+      CHECK(std::isnan(step()));
+    }
   });
   CHECK(region.stalls == "");
   CHECK(region.cublaslt_made == 0);  // each shape's cuBLASLt objects were made in the first step
   const double kept = backend.model.take_losses();
-  backend.model.keep_losses(false);
-  // The same parameters (no update in between), so the same losses, summed in order in double.
-  CHECK(kept == double(returned[0]) + double(returned[1]) + double(returned[2]));
+  // The same parameters (no update in between), so the same losses, weighted and summed in order
+  // in double as a host would.
+  double sum = 0.0;
+  for (int s = 0; s < 3; ++s)
+    if (weights[s] != 0.0) sum += double(returned[size_t(s)]) * weights[s];
+  CHECK(kept == sum);
   CHECK(backend.model.take_losses() == 0.0);
+  backend.model.kept_loss_weight(1.0);
+  step();
+  double into = -1.0;
+  backend.model.take_losses_into(&into);  // queued: there once the compute stream has run it
+  backend.device.synchronize(backend.device.compute());
+  CHECK(into == double(returned[0]));
+  backend.model.keep_losses(false);
 }
