@@ -131,6 +131,29 @@ TEST_CASE("events order a stream after another; the host waits for either", "[gp
   dev.destroy_event(done);
 }
 
+TEST_CASE("a captured graph replays its copies; what cannot be captured throws and leaves the device usable",
+          "[gpu][device][graph]") {
+  Device& dev = device();
+  Buffer<float> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, 64);
+  Buffer<float> on_device(dev, MemSpace::Device, MemCategory::Buffers, 64);
+  std::vector<float> pageable(64, 0.0f), back(64, 0.0f);
+  const Graph graph = dev.capture([&] { dev.copy(on_device.data(), pinned.data(), 64 * sizeof(float), dev.compute()); });
+  for (float value : {1.5f, -2.0f}) {
+    std::fill(pinned.data(), pinned.data() + 64, value);  // read at each launch
+    dev.launch(graph);
+    dev.copy(back.data(), on_device.data(), 64 * sizeof(float), dev.compute());
+    CHECK(back == std::vector<float>(64, value));
+  }
+  dev.destroy_graph(graph);
+  CHECK_THROWS_WITH(dev.capture([&] { dev.copy(on_device.data(), pageable.data(), 64, dev.compute()); }),
+                    Contains("pageable") && Contains("graph"));
+  CHECK_THROWS(dev.capture([&] { dev.synchronize(dev.compute()); }));
+  std::fill(pageable.begin(), pageable.end(), 4.0f);
+  dev.copy(on_device.data(), pageable.data(), 64 * sizeof(float), dev.compute());
+  dev.copy(back.data(), on_device.data(), 64 * sizeof(float), dev.compute());
+  CHECK(back == pageable);
+}
+
 TEST_CASE("an allocation the GPU cannot hold returns null and leaves CUDA usable", "[gpu][device]") {
   Device& dev = device();
   void* p = dev.allocate(MemSpace::Device, dev.memory_bytes() * 4, false);

@@ -70,6 +70,13 @@ struct Capture {
   std::vector<cudaStream_t> streams;
 };
 
+// Ends the capture's usefulness, as CUDA does after a refused call; names the call on stderr (CUDA
+// says only that the capture was invalidated, at its end).
+void invalidate(Capture& c, const char* why) {
+  if (!c.invalidated) std::fprintf(stderr, "emulated CUDA: a stream capture is invalidated by %s\n", why);
+  c.invalidated = true;
+}
+
 struct StreamState {
   int device = 0;
   bool blocking = true;  // orders with the legacy default stream
@@ -219,12 +226,12 @@ uint64_t add_op(Machine& m, StreamState& st, const char* what, std::function<voi
 // Whether CUDA refuses an unsafe call (one that may wait for the device, or allocate or free)
 // from this thread now: a capture in global mode is under way on any thread, or one in thread-local
 // mode on this one. Such a call invalidates those captures.
-bool capture_refuses(Machine& m) {
+bool capture_refuses(Machine& m, const char* what) {
   bool refused = false;
   for (const auto& c : m.captures)
     if (c->mode == cudaStreamCaptureModeGlobal ||
         (c->mode == cudaStreamCaptureModeThreadLocal && c->thread == std::this_thread::get_id())) {
-      c->invalidated = true;
+      invalidate(*c, what);
       refused = true;
     }
   return refused;
@@ -314,8 +321,9 @@ cudaError_t allocate(void** out, size_t n, MemoryKind kind) {
   Machine& m = machine();
   Lock lock(m.mutex);
   if (m.sticky != cudaSuccess) return m.sticky;
-  if (capture_refuses(m)) return cudaErrorStreamCaptureUnsupported;
-  traced(m, CallKind::Allocation, kind == MemoryKind::Device ? "cudaMalloc" : "cudaHostAlloc");
+  const char* what = kind == MemoryKind::Device ? "cudaMalloc" : "cudaHostAlloc";
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
+  traced(m, CallKind::Allocation, what);
   // 256-byte aligned, like cudaMalloc (the kernels' vector paths and the workspaces rely on it).
   const size_t bytes = (std::max<size_t>(n, 1) + 255) / 256 * 256;
   const int device = physical(m, current);
@@ -334,7 +342,7 @@ cudaError_t release(void* p, const char* what) {
   if (!p) return machine().sticky;
   Machine& m = machine();
   Lock lock(m.mutex);
-  if (capture_refuses(m)) return cudaErrorStreamCaptureUnsupported;
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
   ++m.synchronisations;
   traced(m, CallKind::Synchronising, what);
   drain(m, lock, device_targets(m, physical(m, current)), true);
@@ -494,7 +502,7 @@ cudaError_t synchronise(const char* what, Targets&& targets) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
-  if (capture_refuses(m)) return cudaErrorStreamCaptureUnsupported;
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
   ++m.synchronisations;
   traced(m, CallKind::Synchronising, what);
   drain(m, lock, targets(m), true);
@@ -505,9 +513,9 @@ bool overlaps(const char* a, size_t an, const char* b, size_t bn) { return a < b
 
 // A call CUDA refuses on a captured stream (a query, a synchronisation, a pageable copy): the
 // capture is invalidated.
-bool refuse_captured(StreamState& st) {
+bool refuse_captured(StreamState& st, const char* what) {
   if (!st.capture) return false;
-  st.capture->invalidated = true;
+  invalidate(*st.capture, what);
   return true;
 }
 
@@ -523,13 +531,15 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t stream, bool
   const bool waits = blocking || (to == MemoryKind::Pageable && from == MemoryKind::Device) ||
                      (to != MemoryKind::Device && from != MemoryKind::Device);
   StreamState& st = stream_state(m, stream);
-  if (refuse_captured(st) && (waits || to == MemoryKind::Pageable || from == MemoryKind::Pageable))
+  if (st.capture && (waits || to == MemoryKind::Pageable || from == MemoryKind::Pageable) &&
+      refuse_captured(st, "a copy with pageable host memory"))
     return cudaErrorStreamCaptureUnsupported;
   if (st.capture) {  // a node reading and writing at each launch of the graph
     add_op(m, st, "memcpy", [dst, src, n] { std::memmove(dst, src, n); });
     return cudaSuccess;
   }
-  if (waits && capture_refuses(m)) return cudaErrorStreamCaptureUnsupported;
+  if (waits && capture_refuses(m, blocking ? "cudaMemcpy" : "a copy with pageable host memory"))
+    return cudaErrorStreamCaptureUnsupported;
   std::function<void()> run;
   if (from == MemoryKind::Pageable) {
     // Pageable sources are staged at the call: the caller may reuse them on return.
@@ -562,7 +572,7 @@ cudaError_t fill(void* p, int value, size_t n, cudaStream_t stream, bool blockin
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
-  if (blocking && capture_refuses(m)) return cudaErrorStreamCaptureUnsupported;
+  if (blocking && capture_refuses(m, "cudaMemset")) return cudaErrorStreamCaptureUnsupported;
   const uint64_t id = add_op(m, stream_state(m, stream), "memset", [p, value, n] { std::memset(p, value, n); });
   if (blocking) {
     ++m.synchronisations;
@@ -621,7 +631,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t s) {
   {
     Machine& m = machine();
     Lock lock(m.mutex);
-    if (refuse_captured(stream_state(m, s))) return cudaErrorStreamCaptureUnsupported;
+    if (refuse_captured(stream_state(m, s), "cudaStreamSynchronize")) return cudaErrorStreamCaptureUnsupported;
   }
   return synchronise("cudaStreamSynchronize", [s](Machine& m) { return stream_targets(m, s); });
 }
@@ -629,7 +639,7 @@ cudaError_t cudaStreamQuery(cudaStream_t s) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
-  if (refuse_captured(stream_state(m, s))) return cudaErrorStreamCaptureUnsupported;
+  if (refuse_captured(stream_state(m, s), "cudaStreamQuery")) return cudaErrorStreamCaptureUnsupported;
   return drain(m, lock, stream_targets(m, s), false) ? m.sticky.load() : cudaErrorNotReady;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
@@ -642,8 +652,8 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
     // An event of a capture under way: the stream joins that capture (a fork), or, already in it,
     // its next node waits for the event's.
     if (st.legacy || (st.capture && st.capture != ev.capture)) {
-      ev.capture->invalidated = true;
-      if (st.capture) st.capture->invalidated = true;
+      invalidate(*ev.capture, "a wait joining two captures, or the legacy stream");
+      if (st.capture) invalidate(*st.capture, "a wait joining two captures");
       return st.legacy ? cudaErrorStreamCaptureImplicit : cudaErrorStreamCaptureMerge;
     }
     if (!st.capture) {
@@ -657,7 +667,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   }
   // A captured stream may not wait for work outside its capture.
   if (st.capture && ev.op != 0 && !ev.capture) {
-    st.capture->invalidated = true;
+    invalidate(*st.capture, "a wait for an event recorded outside the capture");
     return cudaErrorStreamCaptureIsolation;
   }
   if (st.capture) return cudaSuccess;
@@ -707,7 +717,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   ZT_EMU_STICKY(m);
   const EventState& ev = m.events.at(e);
   if (ev.capture && m.captures.count(ev.capture)) {
-    ev.capture->invalidated = true;
+    invalidate(*ev.capture, "cudaEventQuery of a captured event");
     return cudaErrorStreamCaptureUnsupported;
   }
   return drain(m, lock, {m.events.at(e).op}, false) ? m.sticky.load() : cudaErrorNotReady;
@@ -857,7 +867,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
   if (!origin.capture) return cudaErrorIllegalState;
   std::shared_ptr<Capture> c = origin.capture;
   if (c->origin != s) {
-    c->invalidated = true;
+    invalidate(*c, "cudaStreamEndCapture on a stream other than the capture's origin");
     return cudaErrorStreamCaptureUnmatched;
   }
   // Every stream the capture took in must have joined the origin again: its last node is one the
@@ -905,7 +915,7 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
   auto it = m.executables.find(exec);
   if (it == m.executables.end()) return cudaErrorInvalidValue;
   StreamState& st = stream_state(m, s);
-  if (refuse_captured(st)) return cudaErrorStreamCaptureUnsupported;  // graphs in graphs are not emulated
+  if (refuse_captured(st, "cudaGraphLaunch")) return cudaErrorStreamCaptureUnsupported;  // not emulated
   std::shared_ptr<const Nodes> nodes = it->second;
   add_op(m, st, "cudaGraphLaunch", [nodes, &m] {
     std::vector<bool> ran(nodes->size(), false);
