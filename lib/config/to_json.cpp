@@ -124,7 +124,8 @@ json training_json(const TrainingConfig& t) {
           {"metrics", t.metrics},
           {"comm_timeout", t.comm_timeout},
           {"device", t.device},
-          {"device_memory_limit", t.device_memory_limit}};
+          {"device_memory_limit", t.device_memory_limit},
+          {"cuda_graph", t.cuda_graph}};
 }
 
 // The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,

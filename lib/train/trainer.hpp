@@ -15,6 +15,8 @@
 #include "train/comms_summary.hpp"
 #include "train/csv_monitor.hpp"
 #include "train/metrics.hpp"
+#include "train/micro_batch_graphs.hpp"
+#include "train/micro_batch_weights.hpp"
 #include "train/peak_flops.hpp"
 #include "train/progress.hpp"
 #include "train/run_summary.hpp"
@@ -55,6 +57,7 @@ public:
 private:
   void open_data();
   void agree_on_setup(const std::string& error);
+  void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights, StepBreakdown& time);
   SetupRecord setup_record();
   StepRecord step_record(int64_t step, TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
@@ -76,7 +79,10 @@ private:
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   std::unique_ptr<TrainingSample> sample_;         // training.sample_every
-  Buffer<int32_t> inputs_, targets_;
+  std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
+  Buffer<double> step_losses_;                      // the step's kept losses, read once per step
+  MicroBatchGraphs graphs_;                         // training.cuda_graph
+  bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MetricsWriter metrics_;
   CsvMonitor csv_;                  // csv_monitor (rank 0)
   TensorboardMonitor tensorboard_;  // tensorboard (rank 0)

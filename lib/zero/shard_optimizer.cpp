@@ -117,6 +117,19 @@ void ShardOptimizer::update(ConstView grads, float grad_factor, const AdamWHyper
   backend_.vector.adamw(segments_, {w, m_.data(), v_.data()}, grads, grad_factor, params_.view(), hyper, step);
 }
 
+void ShardOptimizer::update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) {
+  if (!offloaded_) {
+    float* w = resident(StateTensor::Master);
+    backend_.vector.adamw(segments_, {w, m_.data(), v_.data()}, grads, norm, params_.view(), hyper, step);
+    return;
+  }
+  // The host AdamW needs the factor on the host: the offloaded step waits for the device here.
+  Device& dev = backend_.device;
+  GradNorm host{};
+  dev.copy(&host, norm, sizeof host, dev.compute());
+  if (!host.skip) update_offloaded(grads, host.grad_factor, hyper, step);
+}
+
 // Sub-group k: its gradients came to the host while k-1 was updated; the host AdamW updates its
 // state and writes the parameters into the staging buffer, which go back to where the parameters
 // live; the file's reads run ahead (prefetch) and its writes behind (release).

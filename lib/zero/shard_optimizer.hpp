@@ -41,6 +41,9 @@ public:
   void init_master();
   // One AdamW step: grad = float(grads[i]) * grad_factor. grads views range().begin.
   void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
+  // The same with the factor, and whether to update at all, in `norm` (the device's memory): kept
+  // state is updated without the host waiting; offloaded state waits for it.
+  void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step);
 
   // Copies between host memory and the state of flat elements [r.begin, r.end) (within range()).
   void read(StateTensor t, Range r, float* host);
