@@ -30,9 +30,10 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   optimizer_->init_master();
   if (options.fp16) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
-  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Buffers, size_t(comm.world_size()));
-  grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Buffers, 1);
-  grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Buffers, 1);
+  // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
+  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, size_t(comm.world_size()));
+  grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
+  grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
 }
 
 View Engine::grads(int g) {

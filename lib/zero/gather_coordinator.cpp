@@ -103,7 +103,7 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
 void GatherCoordinator::finish(Gathered& e) {
   if (e.phase == Phase::Ready) return;
   auto t0 = SteadyClock::now();
-  e.work->wait();
+  e.work->sync(ctx_.device().compute());  // the device waits, not the host
   timers_.gather_wait_s += seconds_since(t0);
   e.work.reset();
   if (e.raw) {
@@ -157,7 +157,7 @@ void GatherCoordinator::free_group(int g) {
     ~ReleaseStaging() { pool.release(e.staging); }
   } release_staging{host_, gone};
   gone.read.finish();
-  if (gone.work) gone.work->wait();
+  if (gone.work) gone.work->sync(ctx_.device().compute());  // its buffers are next used in stream order
 }
 
 void GatherCoordinator::begin_micro_batch() {

@@ -51,7 +51,7 @@ void GradBucketer::flush() {
 
 void GradBucketer::complete(Slot& slot) {
   auto t0 = SteadyClock::now();
-  slot.work->wait();
+  slot.work->sync(ctx_.device().compute());  // apply_ and the slot's refill queue after it
   exposed_wait_s_ += seconds_since(t0);
   slot.work.reset();
   Range own = slot.range.intersect(ctx_.partition.own());

@@ -3,7 +3,8 @@
 // on its own emulated device, their host channels in-process. Every op, dtype and placement, the
 // uneven grouped paths, empty pieces; the streams' order (inputs uploaded and results read on the
 // compute stream, the collectives on the communicator's); the device of a local rank; two ranks
-// on one GPU refused; a rank that skips a collective brought down by the watchdog.
+// on one GPU refused; a rank that skips a collective brought down by the watchdog; training steps
+// at stages 1-3 over it, where the host waits for the device once a step (Work::sync, not wait).
 // Run with ZT_EMU_DEVICES=4 (CMake sets it).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
@@ -29,8 +30,14 @@
 #include "comm/control_channel.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_communicator.hpp"
+#include "config/config.hpp"
+#include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "emulated_device.hpp"
+#include "kernels/cuda/device.hpp"
+#include "kernels/cuda/model_ops.hpp"
+#include "kernels/cuda/vector_ops_table.hpp"
+#include "train/trainer.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -335,4 +342,81 @@ TEST_CASE("emulated NCCL: the watchdog ends the job when a rank skips a collecti
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == kCommTimeoutExitCode);
   CHECK_THAT(err, Catch::Contains("collective timed out: rank 0 all_reduce #1"));
+}
+
+TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once a step, on every rank",
+          "[nccl][emulated][train]") {
+  // Two ranks, each with its own backend on its own device: collectives order the streams
+  // (Work::sync), the gradient norm's partials travel through the communicator on the device, and
+  // each rank's host waits once, after its last device work.
+  for (int stage = 1; stage <= 3; ++stage) {
+    INFO("stage " << stage);
+    config::Config c;
+    c.world_size = 2;
+    c.train_micro_batch_size_per_gpu = 2;
+    c.gradient_accumulation_steps = 2;
+    c.train_batch_size = 8;
+    c.gradient_clipping = 1.0;
+    c.zero.stage = stage;
+    c.zero.reduce_bucket_size = 10000;
+    c.zero.allgather_bucket_size = 10333;
+    c.zero.overlap_comm = true;
+    c.zero.stage3_param_persistence_threshold = 0;
+    c.bf16.enabled = true;
+    c.communication_data_type = "bf16";
+    c.model = config::resolve_model_argument("toy");
+    c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
+    c.data.format = "text";
+    c.data.seq_len = 32;
+    c.data.shuffle = false;
+    c.training.steps = 2;
+    c.training.eval_interval = 0;
+    std::vector<std::vector<emu::TracedCall>> traces(2);
+    std::vector<std::thread::id> ids(2);
+    std::vector<double> losses(2);
+    std::mutex mutex;
+    run_ranks(2, all_devices, [&](int r, NcclHostSide host, Failures&) {
+      cuda::CudaDevice device(host.world.local_rank);
+      cuda::CudaModelOps model(device, DType::BF16);
+      cuda::CudaVectorOps vector(device);
+      Backend backend{device, model, vector};
+      NcclCommOptions o;
+      o.timeout_seconds = kTestCommTimeout;
+      o.compute_stream = device.compute_stream();
+      auto comm = make_nccl_communicator(o, host);
+      Trainer trainer(c, *comm, backend);
+      trainer.train_step(1);
+      comm->control().barrier();
+      if (r == 0) emu::start_trace();
+      comm->control().barrier();
+      const double loss = trainer.train_step(2).loss;
+      comm->control().barrier();
+      if (r == 0) traces[0] = emu::stop_trace();
+      comm->control().barrier();  // before any rank tears its trainer down
+      std::lock_guard lock(mutex);
+      ids[size_t(r)] = std::this_thread::get_id();
+      losses[size_t(r)] = loss;
+    });
+    CHECK(std::isfinite(losses[0]));
+    CHECK(losses[0] == losses[1]);  // every rank reports the step's loss over all ranks
+    for (int r = 0; r < 2; ++r) {
+      INFO("rank " << r);
+      std::vector<std::string> inside, after;
+      size_t last = 0;
+      const auto& calls = traces[0];
+      for (size_t i = 0; i < calls.size(); ++i)
+        if (calls[i].thread == ids[size_t(r)] && calls[i].kind == emu::CallKind::Work) last = i;
+      for (size_t i = 0; i < calls.size(); ++i)
+        if (calls[i].thread == ids[size_t(r)] && calls[i].kind != emu::CallKind::Work)
+          (i < last ? inside : after).push_back(calls[i].what);
+      std::string names;
+      for (const std::string& n : inside) names += n + "; ";
+      INFO("inside the step: " << names);
+      std::string later;
+      for (const std::string& n : after) later += n + "; ";
+      INFO("after its last device work: " << later);
+      CHECK(inside.empty());
+      CHECK(after.size() == 1);
+    }
+  }
 }

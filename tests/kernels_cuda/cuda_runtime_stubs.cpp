@@ -195,7 +195,7 @@ void attach(Machine& m, StreamState& st, uint64_t id, Op& op) {
 }
 
 void traced(Machine& m, CallKind kind, const char* what) {
-  if (m.tracing) m.trace.push_back({kind, what});
+  if (m.tracing) m.trace.push_back({kind, what, std::this_thread::get_id()});
 }
 
 // Records a node at the end of a captured stream.
@@ -420,6 +420,7 @@ void join(const void* key, int participants, cudaStream_t stream, const char* wh
   Op& op = m.pending.at(id);
   StreamState& st = stream_state(m, stream);
   if (st.capture) fatal(std::string(what) + " captured into a graph: collectives in graphs are not emulated");
+  traced(m, CallKind::Work, what);
   attach(m, st, id, op);
   if (--op.missing == 0) {
     m.joining.erase(key);

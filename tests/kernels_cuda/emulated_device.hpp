@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace zt::emu {
@@ -67,11 +68,12 @@ MemoryKind memory_kind(const void* p);
 // (kernels, copies, memsets, cuBLASLt calls, sorts, collectives, graph launches), calls that make
 // the host wait for the device (stream, event and device synchronisations, blocking copies and
 // memsets, copies to pageable memory, frees), and allocations (which a graph cannot hold and which
-// may synchronise). From every host thread.
+// may synchronise). From every host thread, each call with its thread.
 enum class CallKind { Work, Synchronising, Allocation };
 struct TracedCall {
   CallKind kind;
   std::string what;
+  std::thread::id thread;
 };
 void start_trace();
 std::vector<TracedCall> stop_trace();
