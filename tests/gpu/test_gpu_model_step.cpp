@@ -1,8 +1,8 @@
 // The model's forward and backward on the GPU wait for the device nowhere once the losses are kept
 // on it, for every model family: the tokens go through pinned staging buffers, the loss into a sum
 // on the device that the trainer takes once per step. Counted on the emulated device (every
-// synchronising call of the CUDA runtime, and allocations, between the first device work and the
-// last), which also makes no cuBLASLt object after the first step; on a GPU, the kept losses equal
+// synchronising call of the CUDA runtime, and allocations, before the last device work), which also
+// makes no cuBLASLt object after the first step; on a GPU, the kept losses equal
 // the losses returned one by one.
 #include <catch2/catch.hpp>
 
@@ -62,8 +62,8 @@ private:
 };
 
 #ifdef ZT_TEST_EMULATED
-// What the emulated runtime saw between the traced region's first device work and its last: the
-// calls that waited for the device or allocated ("" when none), and the cuBLASLt objects made.
+// What the emulated runtime saw before the traced region's last device work: the calls that waited
+// for the device or allocated ("" when none), and the cuBLASLt objects made.
 struct Traced {
   std::string stalls;
   uint64_t cublaslt_made = 0;
@@ -73,17 +73,10 @@ Traced traced(F&& region) {
   const uint64_t made = emu::cublaslt_creations();
   emu::start_trace();
   region();
-  const std::vector<emu::TracedCall> calls = emu::stop_trace();
+  const emu::Stalls stalls = emu::stalls_of(emu::stop_trace());
   Traced t;
   t.cublaslt_made = emu::cublaslt_creations() - made;
-  size_t first = calls.size(), last = 0;
-  for (size_t i = 0; i < calls.size(); ++i)
-    if (calls[i].kind == emu::CallKind::Work) {
-      first = std::min(first, i);
-      last = i;
-    }
-  for (size_t i = first; i < last; ++i)
-    if (calls[i].kind != emu::CallKind::Work) t.stalls += calls[i].what + "; ";
+  for (const std::string& c : stalls.before_last_work) t.stalls += c + "; ";
   return t;
 }
 #else

@@ -16,9 +16,8 @@
 #include <vector>
 
 #include "comm/local_communicator.hpp"
-#include "config/config.hpp"
-#include "config/model_block.hpp"
 #include "kernels/backend.hpp"
+#include "step_config.hpp"
 #include "train/trainer.hpp"
 
 #ifdef ZT_TEST_EMULATED
@@ -26,36 +25,9 @@
 #endif
 
 using namespace zt;
+using zt::test::step_config;
 
 namespace {
-
-config::Config step_config(const std::string& model, int stage, const std::string& dtype) {
-  config::Config c;
-  c.world_size = 1;
-  c.train_micro_batch_size_per_gpu = 2;
-  c.gradient_accumulation_steps = 2;
-  c.train_batch_size = 4;
-  c.gradient_clipping = 1.0;
-  c.zero.stage = stage;
-  c.zero.reduce_bucket_size = 10000;
-  c.zero.allgather_bucket_size = 10333;
-  c.zero.overlap_comm = true;
-  c.zero.stage3_param_persistence_threshold = 0;
-  c.zero.stage3_prefetch_bucket_size = 30000;
-  c.zero.stage3_max_live_parameters = 200000;
-  c.bf16.enabled = dtype == "bf16";
-  c.communication_data_type = dtype;
-  c.optimizer.lr = 3e-3;
-  c.model = config::resolve_model_argument(model);
-  c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
-  c.data.format = "text";
-  c.data.seq_len = 32;
-  c.data.shuffle = false;
-  c.training.steps = 3;
-  c.training.seed = 42;
-  c.training.eval_interval = 0;
-  return c;
-}
 
 // What the runtime saw during one step: the calls that waited for the device or allocated before
 // its last device work (from the step's start: nothing before its first kernel may wait either),
@@ -73,15 +45,9 @@ StepCalls traced(F&& step) {
   emu::start_trace();
   step();
   const std::vector<emu::TracedCall> calls = emu::stop_trace();
-  StepCalls s;
-  s.cublaslt_made = emu::cublaslt_creations() - made;
-  size_t last = 0;
-  for (size_t i = 0; i < calls.size(); ++i)
-    if (calls[i].kind == emu::CallKind::Work) last = i;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    if (calls[i].kind != emu::CallKind::Work) (i < last ? s.inside : s.after).push_back(calls[i].what);
-    if (calls[i].what == "cudaGraphLaunch") ++s.graph_launches;
-  }
+  const emu::Stalls stalls = emu::stalls_of(calls);
+  StepCalls s{stalls.before_last_work, stalls.after_last_work, emu::cublaslt_creations() - made, 0};
+  for (const emu::TracedCall& c : calls) s.graph_launches += c.what == "cudaGraphLaunch" ? 1 : 0;
   return s;
 }
 #else

@@ -30,13 +30,12 @@
 #include "comm/control_channel.hpp"
 #include "comm/mpi_session.hpp"
 #include "comm/nccl_communicator.hpp"
-#include "config/config.hpp"
-#include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "emulated_device.hpp"
 #include "kernels/cuda/device.hpp"
 #include "kernels/cuda/model_ops.hpp"
 #include "kernels/cuda/vector_ops_table.hpp"
+#include "step_config.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -351,27 +350,8 @@ TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once 
   // each rank's host waits once, after its last device work.
   for (int stage = 1; stage <= 3; ++stage) {
     INFO("stage " << stage);
-    config::Config c;
-    c.world_size = 2;
-    c.train_micro_batch_size_per_gpu = 2;
-    c.gradient_accumulation_steps = 2;
-    c.train_batch_size = 8;
-    c.gradient_clipping = 1.0;
-    c.zero.stage = stage;
-    c.zero.reduce_bucket_size = 10000;
-    c.zero.allgather_bucket_size = 10333;
-    c.zero.overlap_comm = true;
-    c.zero.stage3_param_persistence_threshold = 0;
-    c.bf16.enabled = true;
-    c.communication_data_type = "bf16";
-    c.model = config::resolve_model_argument("toy");
-    c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
-    c.data.format = "text";
-    c.data.seq_len = 32;
-    c.data.shuffle = false;
-    c.training.steps = 2;
-    c.training.eval_interval = 0;
-    std::vector<std::vector<emu::TracedCall>> traces(2);
+    const config::Config c = step_config("toy", stage, "bf16", 2);
+    std::vector<emu::TracedCall> trace;
     std::vector<std::thread::id> ids(2);
     std::vector<double> losses(2);
     std::mutex mutex;
@@ -391,7 +371,7 @@ TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once 
       comm->control().barrier();
       const double loss = trainer.train_step(2).loss;
       comm->control().barrier();
-      if (r == 0) traces[0] = emu::stop_trace();
+      if (r == 0) trace = emu::stop_trace();
       comm->control().barrier();  // before any rank tears its trainer down
       std::lock_guard lock(mutex);
       ids[size_t(r)] = std::this_thread::get_id();
@@ -401,22 +381,10 @@ TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once 
     CHECK(losses[0] == losses[1]);  // every rank reports the step's loss over all ranks
     for (int r = 0; r < 2; ++r) {
       INFO("rank " << r);
-      std::vector<std::string> inside, after;
-      size_t last = 0;
-      const auto& calls = traces[0];
-      for (size_t i = 0; i < calls.size(); ++i)
-        if (calls[i].thread == ids[size_t(r)] && calls[i].kind == emu::CallKind::Work) last = i;
-      for (size_t i = 0; i < calls.size(); ++i)
-        if (calls[i].thread == ids[size_t(r)] && calls[i].kind != emu::CallKind::Work)
-          (i < last ? inside : after).push_back(calls[i].what);
-      std::string names;
-      for (const std::string& n : inside) names += n + "; ";
-      INFO("inside the step: " << names);
-      std::string later;
-      for (const std::string& n : after) later += n + "; ";
-      INFO("after its last device work: " << later);
-      CHECK(inside.empty());
-      CHECK(after.size() == 1);
+      const emu::Stalls stalls = emu::stalls_of(trace, ids[size_t(r)]);
+      INFO(stalls.named());
+      CHECK(stalls.before_last_work.empty());
+      CHECK(stalls.after_last_work.size() == 1);
     }
   }
 }

@@ -471,6 +471,25 @@ std::vector<TracedCall> stop_trace() {
   return std::exchange(m.trace, {});
 }
 
+Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread) {
+  size_t last = 0;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].thread == thread && trace[i].kind == CallKind::Work) last = i;
+  Stalls s;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].thread == thread && trace[i].kind != CallKind::Work)
+      (i < last ? s.before_last_work : s.after_last_work).push_back(trace[i].what);
+  return s;
+}
+
+std::string Stalls::named() const {
+  std::string out = "inside: ";
+  for (const std::string& c : before_last_work) out += c + "; ";
+  out += "after: ";
+  for (const std::string& c : after_last_work) out += c + "; ";
+  return out;
+}
+
 uint64_t synchronisations() {
   Machine& m = machine();
   Lock lock(m.mutex);

@@ -77,6 +77,13 @@ struct TracedCall {
 };
 void start_trace();
 std::vector<TracedCall> stop_trace();
+// The calls of `thread` in a trace that waited for the device or allocated: before its last device
+// work (inside the traced region's work), and after it.
+struct Stalls {
+  std::vector<std::string> before_last_work, after_last_work;
+  std::string named() const;  // "inside: a; b; after: c; "
+};
+Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread = std::this_thread::get_id());
 
 // cuBLASLt objects made so far by the emulated library: matmul descriptors, matrix layouts,
 // preferences and heuristic queries (what a caller that caches them makes once per shape).
