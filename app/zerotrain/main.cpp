@@ -5,13 +5,14 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <cstdio>
 #include <cstdlib>
 #include <spdlog/spdlog.h>
 #include <string>
 #include <vector>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
 #include "config/local_rank_argument.hpp"
@@ -23,9 +24,12 @@
 #include "inference/generate_command.hpp"
 #include "plot/curves.hpp"
 #include "tokenizer/tokenize_command.hpp"
+#include "model/gpt_layout.hpp"
+#include "zero/deepspeed_estimate.hpp"
 #include "zero/memory_estimate.hpp"
-#include "train/foreign_launcher.hpp"
+#include "comm/foreign_launcher.hpp"
 #include "train/resolved_config_file.hpp"
+#include "train/output_locks.hpp"
 #include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
@@ -68,18 +72,25 @@ the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launchi
 
 const char* const kEstimateExamples = R"(Examples:
   zerotrain estimate --model gpt2-1.5b --world-size 8
-  zerotrain estimate --params 7e9 --world-size 64 --nodes 8
+  zerotrain estimate --params 7b --world-size 64 --nodes 8 --largest-layer 131m
   zerotrain estimate --model configs/models/gpt2-124m.json --world-size 4 --dtype fp32
+
+Below zerotrain's table, DeepSpeed's estimators for the same model (estimate_zero2/zero3_model_states_mem_needs,
+as DeepSpeed computes them) and why the two differ.
 )";
 
 const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
-directory in it. Writes OUT_DIR/model.safetensors (Hugging Face GPT-2 names) and config.json, the
-same files training.save_final writes for the same state, one parameter group at a time. bf16
-holds the master weights rounded to nearest even: exactly what a bf16 run computed with.
+directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR as transformers'
+save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
+model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
+model.safetensors.index.json above --max-shard-size), and the tokenizer files of the model
+directory the run started from; the same files training.save_final writes for the same state, one
+parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
+bf16 run computed with.
 
 Examples:
   zerotrain export checkpoints -o hf_model
-  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16
+  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16 --max-shard-size 2GB
 )";
 
 // With no --config: DeepSpeed's defaults, batch sizes from the training block.
@@ -98,12 +109,12 @@ struct TrainArgs {
 };
 
 struct EstimateArgs {
-  std::string model, params, dtype = "bf16";
+  std::string model, params, largest_layer, dtype = "bf16";
   int world_size = 0, nodes = 1;
 };
 
 struct ExportArgs {
-  std::string checkpoint_dir, out_dir, dtype = "fp32";
+  std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
 };
 
 struct PlotArgs {
@@ -188,6 +199,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
 
   // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
   zt::config::Config config;
+  std::optional<zt::OutputLocks> locks;  // checkpoint_dir and nvme_path, held until the run ends
   std::string error;
   try {
     zt::init_logging(log_options(rank, a.log_level));
@@ -197,6 +209,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
     config = resolve(a, planned);
     zt::check_output_paths(config, planned);  // before anything is opened for writing
     if (!a.dry_run) zt::prepare_outputs(config, rank, world.size());
+    if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
     zt::init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
     error = e.what();
@@ -220,27 +233,50 @@ int train(const TrainArgs& a, int argc, char** argv) {
 
 int estimate(const EstimateArgs& a) {
   zt::MemoryEstimateOptions o;
-  o.world_size = a.world_size;
   o.nodes = a.nodes;
   o.dtype = a.dtype;
   std::string what;
   if (a.model.empty() == a.params.empty()) return usage_error("estimate: give exactly one of --model and --params");
   try {
+    std::string world;
+    if (a.world_size > 0) {
+      o.world_size = a.world_size;
+    } else {  // stated, so that a table for one rank is never taken for a table of the job's
+      const zt::LauncherWorldSize launcher = zt::launcher_world_size();
+      o.world_size = launcher.ranks;
+      world = launcher.variable.empty()
+                  ? "world size 1: no launcher's world size in the environment (--world-size N for N ranks)\n"
+                  : fmt::format("world size {} from {} (--world-size N for another)\n", launcher.ranks,
+                                launcher.variable);
+    }
+    zt::DeepSpeedEstimateInputs ds;
+    std::string largest_source = "unknown: give --largest-layer; counted as 0";
     if (!a.model.empty()) {
       auto model = zt::config::resolve_model_argument(a.model);
       const zt::GptShape shape = zt::config::shape_of(model);
       o.num_params = shape.num_params();
       what = fmt::format("model {}: {}\n", model.preset, zt::describe(shape));
+      std::vector<std::pair<std::string, uint64_t>> tensors;
+      for (const auto& t : zt::hf_tensors(shape)) {
+        uint64_t n = 1;
+        for (size_t d : t.shape) n *= d;
+        tensors.emplace_back(t.name, n);
+      }
+      ds.largest_layer_params = zt::largest_module_params(tensors);
+      largest_source = "the model's largest module";
     } else {
-      // --params may be written as 1.5e9.
-      char* end = nullptr;
-      double n = std::strtod(a.params.c_str(), &end);
-      if (end == a.params.c_str() || *end != '\0' || !(n >= 1) || std::floor(n) != n || n > 1e18)
-        return usage_error("estimate --params " + a.params + ": expected a positive integer such as 1500000000 or 1.5e9");
-      o.num_params = uint64_t(n);
+      o.num_params = zt::parse_param_count(a.params, "estimate --params");
+    }
+    if (!a.largest_layer.empty()) {
+      ds.largest_layer_params = zt::parse_param_count(a.largest_layer, "estimate --largest-layer");
+      largest_source = "--largest-layer";
     }
     auto rows = zt::estimate_model_state_memory(o);
-    std::printf("%s%s", what.c_str(), zt::format_memory_estimate(o, rows).c_str());
+    ds.total_params = o.num_params;
+    ds.nodes = o.nodes;
+    ds.gpus_per_node = o.world_size / o.nodes;
+    std::printf("%s%s%s%s", world.c_str(), what.c_str(), zt::format_memory_estimate(o, rows).c_str(),
+                zt::format_deepspeed_estimates(ds, zt::deepspeed_estimates(ds), largest_source).c_str());
   } catch (const std::exception& e) {
     return usage_error(e.what());
   }
@@ -261,12 +297,15 @@ int plot(const PlotArgs& a) {
 int export_checkpoint(const ExportArgs& a) {
   try {
     zt::init_logging(log_options(0, "info"));
-    zt::export_checkpoint(a.checkpoint_dir, a.out_dir, zt::dtype_from_name(a.dtype));
+    zt::HfOutput output;
+    output.dtype = zt::dtype_from_name(a.dtype);
+    output.max_shard_bytes = zt::parse_byte_size(a.max_shard_size, "--max-shard-size");
+    zt::export_checkpoint(a.checkpoint_dir, a.out_dir, output);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: export: %s\n", e.what());
     return 1;
   }
-  spdlog::info("exported {} to {}/model.safetensors and config.json ({})", a.checkpoint_dir, a.out_dir, a.dtype);
+  spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
   return 0;
 }
 
@@ -310,9 +349,12 @@ int main(int argc, char** argv) {
   auto est = app.add_subcommand("estimate", "per-rank model-state memory of ZeRO stages 0-3, with and without offload");
   est->footer(kEstimateExamples);
   auto est_model = est->add_option("--model", e.model, "model preset or JSON file");
-  est->add_option("--params", e.params, "number of parameters, e.g. 1.5e9")->excludes(est_model);
-  est->add_option("--world-size", e.world_size, "number of ranks N (all nodes)")
-      ->required()
+  est->add_option("--params", e.params, "number of parameters: 124439808, 1.5e9, 350m, 7b")->excludes(est_model);
+  est->add_option("--largest-layer", e.largest_layer,
+                  "parameters of the largest layer, for DeepSpeed's stage-3 figures (from --model when given)");
+  est->add_option("--world-size", e.world_size,
+                  "number of ranks N (all nodes); default: the launcher's (OMPI_COMM_WORLD_SIZE, PMI_SIZE, "
+                  "SLURM_NTASKS, WORLD_SIZE), else 1")
       ->check(positive_integer<int>());
   est->add_option("--nodes", e.nodes, "number of nodes M (host memory is reported per node)")
       ->check(positive_integer<int>())
@@ -322,14 +364,26 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   ExportArgs x;
-  auto exp = app.add_subcommand("export", "consolidate a checkpoint into OUT_DIR/model.safetensors + config.json "
-                                          "(Hugging Face GPT-2)");
+  auto exp = app.add_subcommand("export", "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
+                                          "(config.json, safetensors, tokenizer files)");
   exp->footer(kExportExamples);
   exp->add_option("CHECKPOINT_DIR", x.checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
       ->required();
   exp->add_option("-o,--output", x.out_dir, "output directory (OUT_DIR)")->required();
-  exp->add_option("--dtype", x.dtype, "fp32 (the master weights) or bf16 (rounded to nearest even)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  exp->add_option("--dtype", x.dtype, "fp32 (the master weights), bf16 or fp16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  exp->add_option("--max-shard-size", x.max_shard_size,
+                  "largest safetensors file before the weights are split into shards with an index (5GB, "
+                  "500MB, 2GiB, or bytes), as transformers' max_shard_size")
+      ->check([](const std::string& text) {
+        try {
+          zt::parse_byte_size(text, "--max-shard-size");
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      })
       ->capture_default_str();
 
   PlotArgs p;

@@ -5,8 +5,9 @@
 #include <fstream>
 
 #include "ckpt/checkpoint_format.hpp"
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -21,12 +22,17 @@ std::optional<std::string> latest_checkpoint(const std::string& root) {
   const fs::path file = fs::path(root) / kLatestFile;
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
-  std::ifstream in(file);
-  std::string name;
-  if (!in || !std::getline(in, name)) fail("{}: cannot read the name of the latest checkpoint", file.string());
+  std::ifstream in(file, std::ios::binary);
+  // One short line; a longer file is not a `latest` zerotrain wrote, and is not read whole.
+  std::string text(256, '\0');
+  in.read(text.data(), std::streamsize(text.size()));
+  if (in.bad() || (!in && !in.eof())) fail("{}: cannot read the name of the latest checkpoint", file.string());
+  text.resize(size_t(in.gcount()));
+  std::string name = text.substr(0, text.find('\n'));
   while (!name.empty() && (name.back() == '\r' || name.back() == ' ')) name.pop_back();
   if (step_of_dir_name(name) < 0)
-    fail("{}: \"{}\" is not the name of a step directory (expected step_NNNNNNNN)", file.string(), name);
+    fail("{}: {} is not the name of a step directory (expected step_NNNNNNNN and a newline)", file.string(),
+         quoted_bytes(text));
   const std::string dir = (fs::path(root) / name).string();
   if (!is_step_dir(dir)) fail("{}: names {}, which is not a complete checkpoint (no {})", file.string(), dir, kMetaFile);
   return dir;

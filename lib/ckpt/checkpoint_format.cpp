@@ -7,8 +7,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -16,13 +19,9 @@ using json = nlohmann::json;
 
 std::string_view zerotrain_version() { return ZT_VERSION; }
 
-std::string_view shard_tensor_name(ShardTensor t) {
-  switch (t) {
-    case ShardTensor::Master: return "master";
-    case ShardTensor::AdamM: return "exp_avg";
-    case ShardTensor::AdamV: return "exp_avg_sq";
-  }
-  return "?";
+std::string_view state_tensor_name(StateTensor t) {
+  constexpr std::string_view kNames[] = {"master", "exp_avg", "exp_avg_sq"};  // in kStateTensors' order
+  return kNames[size_t(t)];
 }
 
 std::string step_dir_name(int64_t step) { return fmt::format("step_{:08d}", step); }
@@ -42,6 +41,11 @@ int64_t step_of_dir_name(std::string_view name) {
 }
 
 namespace {
+
+constexpr std::string_view kMetaChecksumKey = "\"meta_crc32c\"";
+
+// A JSON value from the file, as a message shows it: ASCII, cut short.
+std::string json_excerpt(const json& v) { return quoted_bytes(v.dump(-1, ' ', true)); }
 
 nlohmann::ordered_json layout_json(const ParamLayout& layout) {
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
@@ -70,7 +74,7 @@ public:
     try {
       return v.get<T>();
     } catch (const json::exception&) {
-      fail("{}: \"{}\" has the value {}, of the wrong type", path_, name(key), v.dump());
+      fail("{}: \"{}\" has the value {}, of the wrong type", path_, name(key), json_excerpt(v));
     }
   }
   Fields object(const char* key) const { return Fields(at(key), path_, name(key)); }
@@ -114,7 +118,7 @@ uint32_t crc_from_hex(const Fields& f, const char* key) {
   uint32_t crc = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), crc, 16);
   if (text.size() != 8 || ec != std::errc() || end != text.data() + text.size())
-    fail("{}: \"{}\" is \"{}\" (expected 8 hexadecimal digits)", f.path(), f.name(key), text);
+    fail("{}: \"{}\" is {} (expected 8 hexadecimal digits)", f.path(), f.name(key), quoted_bytes(text));
   return crc;
 }
 
@@ -134,7 +138,58 @@ void check_shards_cover(const CheckpointMeta& m, const std::string& path) {
     fail("{}: the shards cover elements [0, {}) but flat_params is {}", path, next, m.flat_params);
 }
 
+// The format version, refused unless this build reads it.
+int readable_format_version(const json& j, const std::string& path) {
+  const int version = Fields(j, path).get<int>("format_version");
+  if (version < kOldestReadableFormatVersion || version > kCheckpointFormatVersion)
+    fail("{}: format_version {} is not known to this zerotrain (it reads versions {} to {}; written by zerotrain {})",
+         path, version, kOldestReadableFormatVersion, kCheckpointFormatVersion,
+         j.contains("zerotrain_version") ? json_excerpt(j["zerotrain_version"]) : "of unknown version");
+  return version;
+}
+
+// meta.json's own checksum: the CRC32C of its bytes before the key "meta_crc32c", its last member.
+void check_meta_checksum(const json& j, std::string_view text, const std::string& path) {
+  const uint32_t recorded = crc_from_hex(Fields(j, path), "meta_crc32c");
+  const size_t at = text.rfind(kMetaChecksumKey);
+  const uint32_t found = crc32c(text.data(), at == std::string_view::npos ? text.size() : at);
+  if (found != recorded)
+    fail("{}: checksum mismatch: CRC32C {:08x} of the bytes before \"meta_crc32c\", which records {:08x} (the file "
+         "was damaged or edited)",
+         path, found, recorded);
+}
+
+// meta.json's model block. Checkpoints written before it recorded the architecture hold the
+// sizes alone: the config's model block then has it, or, older still, the model is GPT-2.
+json model_block(const Fields& f, const json& meta) {
+  Fields model = f.object("model");
+  for (const char* key : {"n_layer", "n_head", "d_model", "vocab_size", "max_seq_len"}) model.get<int>(key);
+  json block = f.at("model");
+  if (block.contains("model_type")) {
+    model.get<std::string>("model_type");
+    return block;
+  }
+  const json::json_pointer config_model("/config/model");
+  if (meta.contains(config_model) && meta.at(config_model).is_object() && meta.at(config_model).contains("model_type"))
+    return meta.at(config_model);
+  block["model_type"] = "gpt2";
+  return block;
+}
+
 }  // namespace
+
+uint32_t layout_crc32c(const ParamLayout& layout) {
+  const std::string text = layout_json(layout).dump();
+  return crc32c(text.data(), text.size());
+}
+
+std::string meta_file_text(const CheckpointMeta& meta) {
+  std::string text = meta_to_json(meta).dump(1);  // "{\n ...\n}"
+  text.resize(text.size() - 2);                   // the closing "\n}"
+  text += ",\n ";
+  const uint32_t crc = crc32c(text.data(), text.size());
+  return text + fmt::format("{}: \"{:08x}\"\n}}\n", kMetaChecksumKey, crc);
+}
 
 nlohmann::ordered_json meta_to_json(const CheckpointMeta& m) {
   using ordered = nlohmann::ordered_json;
@@ -156,12 +211,7 @@ nlohmann::ordered_json meta_to_json(const CheckpointMeta& m) {
           {"dtype", m.dtype},
           {"flat_params", m.flat_params},
           {"padded_params", m.padded_params},
-          {"model",
-           {{"n_layer", m.model.n_layer},
-            {"n_head", m.model.n_head},
-            {"d_model", m.model.d_model},
-            {"vocab_size", m.model.vocab_size},
-            {"max_seq_len", m.model.max_seq_len}}},
+          {"model", ordered(m.model)},
           {"shards", shards},
           {"optimizer", {{"steps", m.optimizer_steps}}},
           {"schedule", {{"optimizer_steps", m.optimizer_steps}, {"next_lr", m.next_lr}}},
@@ -179,11 +229,7 @@ nlohmann::ordered_json meta_to_json(const CheckpointMeta& m) {
 CheckpointMeta meta_from_json(const json& j, const std::string& path) {
   Fields f(j, path);
   CheckpointMeta m;
-  m.format_version = f.get<int>("format_version");
-  if (m.format_version != kCheckpointFormatVersion)
-    fail("{}: format_version {} is not known to this zerotrain (it reads version {}; written by zerotrain {})", path,
-         m.format_version, kCheckpointFormatVersion,
-         j.contains("zerotrain_version") ? j["zerotrain_version"].dump() : "of unknown version");
+  m.format_version = readable_format_version(j, path);
   m.zerotrain_version = f.get<std::string>("zerotrain_version");
   m.step = f.get<int64_t>("step");
   m.world_size = f.get<int>("world_size");
@@ -192,9 +238,7 @@ CheckpointMeta meta_from_json(const json& j, const std::string& path) {
   m.dtype = f.get<std::string>("dtype");
   m.flat_params = f.get<uint64_t>("flat_params");
   m.padded_params = f.get<uint64_t>("padded_params");
-  Fields model = f.object("model");
-  m.model = {model.get<int>("n_layer"), model.get<int>("n_head"), model.get<int>("d_model"),
-             model.get<int>("vocab_size"), model.get<int>("max_seq_len")};
+  m.model = model_block(f, j);
   const json& shards = f.array("shards");
   for (size_t i = 0; i < shards.size(); ++i) {
     Fields s(shards[i], path, fmt::format("shards[{}]", i));
@@ -202,7 +246,7 @@ CheckpointMeta meta_from_json(const json& j, const std::string& path) {
     r.rank = s.get<int>("rank");
     r.file = s.get<std::string>("file");
     if (r.file.empty() || r.file.find('/') != std::string::npos || r.file == "." || r.file == "..")
-      fail("{}: shards[{}].file \"{}\" is not a file name inside the checkpoint", path, i, r.file);
+      fail("{}: shards[{}].file {} is not a file name inside the checkpoint", path, i, quoted_bytes(r.file));
     r.range = {s.get<uint64_t>("begin"), s.get<uint64_t>("end")};
     r.bytes = s.get<uint64_t>("bytes");
     r.crc32c = crc_from_hex(s, "crc32c");
@@ -231,12 +275,15 @@ CheckpointMeta read_meta(const std::string& step_dir) {
       fail("{}: missing: {} is not a complete checkpoint (meta.json is written last)", path, step_dir);
     fail("{}: cannot open: {}", path, std::strerror(errno));
   }
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  if (in.bad()) fail("{}: read failed: {}", path, std::strerror(errno));
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(text);
   } catch (const json::parse_error& e) {
-    fail("{}: not valid JSON at byte {}: {}", path, e.byte, e.what());
+    fail("{}: not valid JSON at byte {}: {}", path, e.byte, json_error_near(e.what(), text, e.byte));
   }
+  if (readable_format_version(j, path) >= 2) check_meta_checksum(j, text, path);
   return meta_from_json(j, path);
 }
 

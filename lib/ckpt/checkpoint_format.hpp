@@ -1,12 +1,17 @@
 #pragma once
-// A checkpoint on disk (DESIGN.md, "Checkpoints and export"):
+// A checkpoint on disk (docs/architecture.md, "Checkpoints"):
 //
 //   CHECKPOINT_DIR/latest                         "step_00000120\n": the newest complete checkpoint
-//   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, and a
-//                                                 CRC32C per shard file
+//   CHECKPOINT_DIR/step_00000120/meta.json        the run, the state besides the tensors, a
+//                                                 CRC32C per shard file, and its own CRC32C last
 //   CHECKPOINT_DIR/step_00000120/shard-00003-of-00004.safetensors
 //       rank 3's flat elements [begin, end) of the fp32 master weights and of Adam's m and v, as
-//       three F32 tensors "master", "exp_avg", "exp_avg_sq" of shape [end - begin]
+//       three F32 tensors "master", "exp_avg", "exp_avg_sq" of shape [end - begin]; its header's
+//       metadata records the range, the step and a CRC32C of the parameter layout too
+//
+// meta.json's last member, "meta_crc32c", is the CRC32C of every byte of the file before that key:
+// an edited or damaged meta.json is refused. The step and layout are checked against each shard
+// header as well, so that a meta.json moved in from another checkpoint is refused too.
 //
 // The shards' ranges, in rank order, cover the flat parameters [0, flat_params) exactly (padding is
 // never saved), so any world size and stage can read any checkpoint: a rank reads the ranges of
@@ -20,34 +25,25 @@
 #include <vector>
 
 #include "core/param_layout.hpp"
+#include "core/range.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 
-// What this zerotrain writes; a reader refuses versions it does not know.
-constexpr int kCheckpointFormatVersion = 1;
+// What this zerotrain writes; a reader refuses versions it does not know. Version 1 (no checksum
+// of meta.json, no step or layout in the shard headers) is still read, without those checks.
+constexpr int kCheckpointFormatVersion = 2;
+constexpr int kOldestReadableFormatVersion = 1;
 std::string_view zerotrain_version();  // of this build, as meta.json records it
 
-// Flat elements [begin, end) of the parameter buffer.
-struct ElementRange {
-  uint64_t begin = 0, end = 0;
-  uint64_t size() const { return end > begin ? end - begin : 0; }
-  bool empty() const { return end <= begin; }
-  ElementRange intersect(ElementRange o) const {
-    const uint64_t b = begin > o.begin ? begin : o.begin, e = end < o.end ? end : o.end;
-    return {b, e > b ? e : b};
-  }
-  bool operator==(const ElementRange&) const = default;
-};
-
-// The three fp32 arrays of a shard, as the optimizer holds them.
-enum class ShardTensor { Master, AdamM, AdamV };
-constexpr ShardTensor kShardTensors[] = {ShardTensor::Master, ShardTensor::AdamM, ShardTensor::AdamV};
-std::string_view shard_tensor_name(ShardTensor t);  // "master", "exp_avg", "exp_avg_sq" (PyTorch's names)
+// The name of an optimizer state tensor in a shard file: "master", "exp_avg", "exp_avg_sq"
+// (PyTorch's names).
+std::string_view state_tensor_name(StateTensor t);
 
 struct ShardRecord {
   int rank = 0;
   std::string file;  // name inside the step directory
-  ElementRange range;
+  Range range;
   uint64_t bytes = 0;   // file size
   uint32_t crc32c = 0;  // of the whole file
 };
@@ -59,10 +55,6 @@ struct ScalerRecord {
   int64_t iteration = 0, last_overflow_iteration = -1;
 };
 
-struct ModelDims {
-  int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
-};
-
 struct CheckpointMeta {
   int format_version = kCheckpointFormatVersion;
   std::string zerotrain_version = std::string(zt::zerotrain_version());
@@ -72,7 +64,9 @@ struct CheckpointMeta {
   std::string dtype = "fp32";  // the training dtype (the shards are fp32 whatever it is)
   uint64_t flat_params = 0;    // layout.total: the elements the shards hold together
   uint64_t padded_params = 0;  // the partition's padded size (padding is not saved)
-  ModelDims model;
+  // The architecture: the model block of the run's config (config::model_json: model_type and
+  // every shape key), what export writes the Hugging Face config.json from and what resume checks.
+  nlohmann::json model;
   ParamLayout layout;
   std::vector<ShardRecord> shards;  // one per rank, in rank order
   int64_t optimizer_steps = 0;      // updates applied: Adam's bias correction and the schedule position
@@ -82,6 +76,15 @@ struct CheckpointMeta {
   nlohmann::json rng;     // null: training draws no random numbers after initialisation
   nlohmann::json config;  // the resolved config of the run that saved it
 };
+
+// What a shard file's header records besides its tensors, checked against meta.json on load.
+struct ShardIdentity {
+  Range range;
+  int64_t step = 0;
+  uint32_t layout_crc32c = 0;  // layout_crc32c(meta.layout)
+};
+// The CRC32C of the layout as meta.json records it.
+uint32_t layout_crc32c(const ParamLayout& layout);
 
 // Names inside a checkpoint directory.
 std::string step_dir_name(int64_t step);                    // "step_00000120"
@@ -93,11 +96,13 @@ constexpr std::string_view kTmpSuffix = ".tmp";
 int64_t step_of_dir_name(std::string_view name);
 
 nlohmann::ordered_json meta_to_json(const CheckpointMeta& meta);  // the run first, the layout and config last
-// Errors (zt::Error) name `path` and the key that is missing or wrong; a format version other
-// than kCheckpointFormatVersion is refused, saying which version this build reads; shard ranges
-// must cover [0, flat_params) in rank order.
+// The bytes of meta.json: meta_to_json's, with "meta_crc32c" added last.
+std::string meta_file_text(const CheckpointMeta& meta);
+// Errors (zt::Error) name `path` and the key that is missing or wrong; a format version this build
+// does not read is refused, naming it and the versions it reads; shard ranges must cover
+// [0, flat_params) in rank order. Values from the file are quoted escaped (core/printable.hpp).
 CheckpointMeta meta_from_json(const nlohmann::json& j, const std::string& path);
-// Reads STEP_DIR/meta.json.
+// Reads STEP_DIR/meta.json and checks its own checksum (format version 2 on).
 CheckpointMeta read_meta(const std::string& step_dir);
 
 }  // namespace zt

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "ckpt/shard_file.hpp"
 #include "core/error.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -23,7 +25,8 @@ const TensorSpec* find_tensor(const ParamLayout& layout, const std::string& name
 
 }  // namespace
 
-CheckpointReader::CheckpointReader(std::string step_dir) : dir_(std::move(step_dir)), meta_(read_meta(dir_)) {
+CheckpointReader::CheckpointReader(std::string step_dir)
+    : dir_(std::move(step_dir)), meta_(read_meta(dir_)), layout_crc32c_(layout_crc32c(meta_.layout)) {
   for (size_t i = 0; i < meta_.shards.size(); ++i) {
     const ShardRecord& s = meta_.shards[i];
     const std::string path = shard_path(i);
@@ -37,6 +40,9 @@ CheckpointReader::CheckpointReader(std::string step_dir) : dir_(std::move(step_d
       fail("{}: {}: {} bytes, {} records {}", path, size < s.bytes ? "truncated" : "wrong size", size, kMetaFile,
            s.bytes);
   }
+  // One header read here catches a meta.json of another step or model on every rank at once;
+  // verify() checks the header of each file it reads.
+  if (!meta_.shards.empty()) open(0);
 }
 
 CheckpointReader::~CheckpointReader() = default;
@@ -66,7 +72,7 @@ void CheckpointReader::check_layout(const ParamLayout& layout) const {
     fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.total);
 }
 
-std::vector<size_t> CheckpointReader::shards_in(ElementRange r) const {
+std::vector<size_t> CheckpointReader::shards_in(Range r) const {
   std::vector<size_t> found;
   for (size_t i = 0; i < meta_.shards.size(); ++i)
     if (!meta_.shards[i].range.intersect(r).empty()) found.push_back(i);
@@ -83,6 +89,7 @@ void CheckpointReader::verify(size_t shard) const {
   if (found.crc32c != s.crc32c)
     fail("{}: checksum mismatch: CRC32C {:08x}, {} records {:08x} (the file is corrupt)", path, found.crc32c,
          kMetaFile, s.crc32c);
+  open(shard);
 }
 
 const SafetensorsReader& CheckpointReader::open(size_t shard) const {
@@ -90,15 +97,32 @@ const SafetensorsReader& CheckpointReader::open(size_t shard) const {
   if (slot) return *slot;
   const ShardRecord& s = meta_.shards.at(shard);
   auto file = std::make_unique<SafetensorsReader>(shard_path(shard));
-  auto meta_value = [&](const char* key) {
+  auto recorded = [&](const char* key) -> std::optional<std::string> {
     auto it = file->metadata().find(key);
-    return it == file->metadata().end() ? std::string("(none)") : it->second;
+    if (it == file->metadata().end()) return std::nullopt;
+    return it->second;
   };
-  if (meta_value("begin") != std::to_string(s.range.begin) || meta_value("end") != std::to_string(s.range.end))
-    fail("{}: holds elements [{}, {}), {} records [{}, {})", file->path(), meta_value("begin"), meta_value("end"),
-         kMetaFile, s.range.begin, s.range.end);
-  for (ShardTensor t : kShardTensors) {
-    const std::string name(shard_tensor_name(t));
+  auto shown = [&](const char* key) {
+    const auto value = recorded(key);
+    return value ? quoted_bytes(*value) : std::string("(none)");
+  };
+  const std::string meta_path = (fs::path(dir_) / kMetaFile).string();
+  if (recorded("begin") != std::to_string(s.range.begin) || recorded("end") != std::to_string(s.range.end))
+    fail("{}: holds elements [{}, {}), {} records [{}, {})", file->path(), shown("begin"), shown("end"), meta_path,
+         s.range.begin, s.range.end);
+  // From version 2 on, each header also names the step and layout it was written for: a meta.json
+  // of another checkpoint (or an edited one whose checksum was recomputed) does not pass.
+  if (meta_.format_version >= 2) {
+    if (recorded("step") != std::to_string(meta_.step))
+      fail("{}: written at step {}, but {} records step {} (meta.json belongs to another checkpoint, or was edited)",
+           file->path(), shown("step"), meta_path, meta_.step);
+    if (recorded("layout_crc32c") != fmt::format("{:08x}", layout_crc32c_))
+      fail("{}: written for a parameter layout of CRC32C {}, but the layout {} records has CRC32C {:08x} (meta.json "
+           "belongs to another model, or was edited)",
+           file->path(), shown("layout_crc32c"), meta_path, layout_crc32c_);
+  }
+  for (StateTensor t : kStateTensors) {
+    const std::string name(state_tensor_name(t));
     const SafetensorsEntry* e = file->find(name);
     if (!e || e->dtype != "F32" || e->shape != std::vector<uint64_t>{s.range.size()})
       fail("{}: expected tensor \"{}\" of F32 [{}]", file->path(), name, s.range.size());
@@ -107,20 +131,20 @@ const SafetensorsReader& CheckpointReader::open(size_t shard) const {
   return *slot;
 }
 
-void CheckpointReader::read(ShardTensor t, ElementRange r, float* out) const {
+void CheckpointReader::read(StateTensor t, Range r, float* out) const {
   if (r.end > meta_.flat_params)
     fail("{}: elements [{}, {}) requested of {}", dir_, r.begin, r.end, meta_.flat_params);
   for (size_t i : shards_in(r)) {
-    const ElementRange range = meta_.shards[i].range;
-    const ElementRange piece = range.intersect(r);
+    const Range range = meta_.shards[i].range;
+    const Range piece = range.intersect(r);
     const SafetensorsReader& file = open(i);
-    file.read_f32(*file.find(std::string(shard_tensor_name(t))), piece.begin - range.begin, piece.size(),
+    file.read_f32(*file.find(std::string(state_tensor_name(t))), piece.begin - range.begin, piece.size(),
                   out + (piece.begin - r.begin));
   }
 }
 
 void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool weights_only, int rank, int world) {
-  const ElementRange held = state.held();
+  const Range held = state.held();
   std::set<size_t> to_verify;
   for (size_t i : checkpoint.shards_in(held)) to_verify.insert(i);
   for (size_t i = size_t(rank); i < checkpoint.meta().shards.size(); i += size_t(world)) to_verify.insert(i);
@@ -129,11 +153,11 @@ void load_state(const CheckpointReader& checkpoint, StateAccess& state, bool wei
   constexpr uint64_t kChunk = uint64_t(4) << 20;  // elements per read: 16 MiB of host memory
   std::vector<float> buffer(std::min(kChunk, held.size()));
   for (uint64_t at = held.begin; at < held.end; at += kChunk) {
-    const ElementRange chunk{at, std::min(held.end, at + kChunk)};
-    for (ShardTensor t : kShardTensors) {
-      if (weights_only && t != ShardTensor::Master) continue;
+    const Range chunk{at, std::min(held.end, at + kChunk)};
+    for (StateTensor t : kStateTensors) {
+      if (weights_only && t != StateTensor::Master) continue;
       checkpoint.read(t, chunk, buffer.data());
-      state.write(t, chunk, buffer.data());
+      state.write_state(t, chunk, buffer.data());
     }
   }
 }

@@ -2,9 +2,10 @@
 // Reading a checkpoint at any world size and stage: a rank reads, from the shard files whose
 // ranges intersect the elements it holds now, exactly those elements. Nothing is converted.
 //
-// Opening checks what every rank can check cheaply (meta.json, and every shard file present with
-// the size meta.json records); verify() reads a whole file and checks its CRC32C; read() takes any
-// flat range of one tensor from the files that hold it. Errors (zt::Error) name the file.
+// Opening checks what every rank can check cheaply (meta.json and its checksum, and every shard
+// file present with the size meta.json records); verify() reads a whole file, checks its CRC32C
+// and that its header records meta.json's range, step and layout; read() takes any flat range of
+// one tensor from the files that hold it. Errors (zt::Error) name the file.
 #include <map>
 #include <memory>
 #include <string>
@@ -12,7 +13,7 @@
 
 #include "ckpt/checkpoint_format.hpp"
 #include "ckpt/safetensors.hpp"
-#include "ckpt/state_access.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 
@@ -28,17 +29,18 @@ public:
   // Refuses a model of another shape, naming the first tensor that differs and both shapes.
   void check_layout(const ParamLayout& layout) const;
   // The shards whose ranges intersect r.
-  std::vector<size_t> shards_in(ElementRange r) const;
-  // Reads the whole file and compares its CRC32C with meta.json's.
+  std::vector<size_t> shards_in(Range r) const;
+  // Reads the whole file and compares its CRC32C with meta.json's; checks its header.
   void verify(size_t shard) const;
   // Elements r (within [0, flat_params)) of tensor t.
-  void read(ShardTensor t, ElementRange r, float* out) const;
+  void read(StateTensor t, Range r, float* out) const;
 
 private:
   const SafetensorsReader& open(size_t shard) const;  // the header checked against meta.json
 
   std::string dir_;
   CheckpointMeta meta_;
+  uint32_t layout_crc32c_ = 0;  // of meta_.layout, as each shard header records it
   mutable std::map<size_t, std::unique_ptr<SafetensorsReader>> open_;
 };
 

@@ -9,7 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ckpt/checkpoint_dir.hpp"
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -36,6 +36,7 @@ void prepare_checkpoint_root(const std::string& root) {
 // One save in flight. The thread writes `written`, `error` and `seconds`, then sets `done`.
 struct CheckpointWriter::Job {
   CheckpointMeta meta;
+  ShardIdentity shard;  // what this rank's file header records
   std::string tmp_dir;
   double copy_seconds = 0;
   std::thread thread;
@@ -54,7 +55,7 @@ struct CheckpointWriter::ShardStatus {
 };
 
 CheckpointWriter::CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device,
-                                   ElementRange shard)
+                                   Range shard)
     : root_(std::move(root)), keep_last_(keep_last), control_(control), shard_(shard),
       staging_(device, MemSpace::Pinned, MemCategory::Buffers, 3 * shard.size(), Init::Uninitialised) {
   // Touched now, at set-up: the first save's copy would otherwise fault in every page in the step.
@@ -65,13 +66,14 @@ CheckpointWriter::~CheckpointWriter() {
   if (job_ && job_->thread.joinable()) job_->thread.join();
 }
 
-void CheckpointWriter::save(CheckpointMeta meta, StateAccess& state) {
+void CheckpointWriter::save(CheckpointMeta meta, const StateAccess& state) {
   finish();
   const auto t0 = std::chrono::steady_clock::now();
   const size_t n = shard_.size();
-  for (size_t k = 0; k < 3 && n > 0; ++k) state.read(kShardTensors[k], shard_, staging_.data() + k * n);
+  for (size_t k = 0; k < 3 && n > 0; ++k) state.read_state(kStateTensors[k], shard_, staging_.data() + k * n);
   job_ = std::make_unique<Job>();
   job_->meta = std::move(meta);
+  job_->shard = {shard_, job_->meta.step, layout_crc32c(job_->meta.layout)};
   job_->tmp_dir = (fs::path(root_) / (step_dir_name(job_->meta.step) + std::string(kTmpSuffix))).string();
   job_->copy_seconds = seconds_since(t0);
   job_->thread = std::thread([this, job = job_.get()] { write_in_background(*job); });
@@ -89,7 +91,7 @@ void CheckpointWriter::write_in_background(Job& job) {
     if (ec) fail("{}: cannot create: {}", job.tmp_dir, ec.message());
     const size_t n = shard_.size();
     const float* state[3] = {staging_.data(), staging_.data() + n, staging_.data() + 2 * n};
-    job.written = write_shard_file(path, shard_, state);
+    job.written = write_shard_file(path, job.shard, state);
   } catch (const std::exception& e) {
     job.error = e.what();
   }
@@ -161,7 +163,7 @@ void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& 
     bytes += s.bytes;
     seconds = std::max(seconds, s.seconds);
   }
-  write_file_durably((fs::path(job.tmp_dir) / kMetaFile).string(), meta_to_json(meta).dump(1) + "\n");
+  write_file_durably((fs::path(job.tmp_dir) / kMetaFile).string(), meta_file_text(meta));
 
   const std::string name = step_dir_name(meta.step);
   const std::string final_dir = (fs::path(root_) / name).string();

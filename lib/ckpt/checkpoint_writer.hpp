@@ -14,9 +14,9 @@
 
 #include "ckpt/checkpoint_format.hpp"
 #include "ckpt/shard_file.hpp"
-#include "ckpt/state_access.hpp"
 #include "comm/control_channel.hpp"
 #include "core/buffer.hpp"
+#include "core/state_access.hpp"
 
 namespace zt {
 
@@ -34,7 +34,7 @@ public:
   // shard: the flat elements this rank writes (its partition's trained range: the files are
   // spread over the ranks at every stage). The staging buffer is allocated here, in `device`'s
   // pinned host memory, so a save never allocates.
-  CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device, ElementRange shard);
+  CheckpointWriter(std::string root, int64_t keep_last, ControlChannel& control, Device& device, Range shard);
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
@@ -42,7 +42,7 @@ public:
   // Starts the checkpoint of meta.step: waits for the save in flight first (collective), copies
   // this rank's shard out of `state`, and writes it in the background. meta: everything but the
   // shard list; rank 0's is written.
-  void save(CheckpointMeta meta, StateAccess& state);
+  void save(CheckpointMeta meta, const StateAccess& state);
   // At a step boundary; collective while a save is in flight (every rank knows the same): when
   // every rank has written its file, the checkpoint is completed; otherwise returns at once.
   void poll() { advance(false); }
@@ -63,7 +63,7 @@ private:
   std::string root_;
   int64_t keep_last_;
   ControlChannel& control_;
-  ElementRange shard_;
+  Range shard_;
   Buffer<float> staging_;  // master, m, v of shard_, one after the other
   std::unique_ptr<Job> job_;
   int64_t last_complete_ = -1;

@@ -14,10 +14,12 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/durable_file.hpp"
+#include "ckpt/hf_config_writer.hpp"
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -62,7 +64,8 @@ nlohmann::json parse_header(const std::string& text, const std::string& path) {
   try {
     header = nlohmann::json::parse(text, on_event);
   } catch (const nlohmann::json::parse_error& e) {
-    fail("{}: header is not valid JSON (header byte {}, file offset {}): {}", path, e.byte, 8 + e.byte, e.what());
+    fail("{}: header is not valid JSON (header byte {}, file offset {}): {}", path, e.byte, 8 + e.byte,
+         json_error_near(e.what(), text, e.byte));
   }
   if (!duplicate.empty()) fail("{}: tensor \"{}\" appears twice in the header", path, duplicate);
   return header;
@@ -296,24 +299,9 @@ void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("{}: cannot create directory: {}", dir, ec.message());
-  nlohmann::ordered_json config = {
-      {"architectures", {"GPT2LMHeadModel"}},
-      {"model_type", "gpt2"},
-      {"n_layer", n_layer},
-      {"n_head", n_head},
-      {"n_embd", d_model},
-      {"vocab_size", vocab_size},
-      {"n_positions", max_seq_len},
-      {"n_ctx", max_seq_len},
-      {"layer_norm_epsilon", 1e-5},
-      {"activation_function", "gelu_new"},
-      {"tie_word_embeddings", true},
-      {"bos_token_id", vocab_size - 1},  // GPT-2 convention: the last token is <|endoftext|>
-      {"eos_token_id", vocab_size - 1},
-      {"torch_dtype", dtype == DType::BF16 ? "bfloat16" : dtype == DType::F16 ? "float16" : "float32"},
-  };
+  const config::ModelConfig model("custom", n_layer, n_head, d_model, vocab_size, max_seq_len);
   const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  write_file_durably(path, config.dump(2) + "\n");
+  write_file_durably(path, hf_config_json(model, dtype).dump(2) + "\n");
 }
 
 }  // namespace zt

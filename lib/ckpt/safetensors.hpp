@@ -4,7 +4,7 @@
 // (padded with spaces to a multiple of 8), then the raw little-endian tensor bytes, offsets
 // relative to the end of the header.
 // Part 1: a generic reader that validates everything and reads F32/BF16/F16 into fp32, and a writer.
-// Part 2: GPT-2 weights under Hugging Face names (DESIGN.md "Safetensors names").
+// Part 2: GPT-2 weights under Hugging Face names (docs/architecture.md, "Exported weights").
 #include <cstdint>
 #include <map>
 #include <string>

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ckpt/durable_file.hpp"
+#include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -68,7 +68,7 @@ const SafetensorsPlan::Placed& SafetensorsPlan::find(const std::string& name) co
 
 SafetensorsFileWriter::SafetensorsFileWriter(std::string path, SafetensorsPlan plan)
     : path_(std::move(path)), plan_(std::move(plan)), written_(plan_.tensors().size(), false) {
-  file_ = std::make_unique<OutputFile>(path_ + ".tmp");
+  file_ = std::make_unique<SyncedFile>(path_ + ".tmp");
   file_->write_at(0, plan_.head().data(), plan_.head().size());
 }
 

@@ -12,7 +12,7 @@
 
 namespace zt {
 
-class OutputFile;
+class SyncedFile;
 
 struct SafetensorsSpec {
   std::string name;
@@ -57,7 +57,7 @@ public:
 private:
   std::string path_;
   SafetensorsPlan plan_;
-  std::unique_ptr<OutputFile> file_;
+  std::unique_ptr<SyncedFile> file_;
   std::vector<bool> written_;
   bool committed_ = false;
 };

@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fmt/format.h>
 #include <vector>
 
-#include "ckpt/crc32c.hpp"
-#include "ckpt/durable_file.hpp"
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/synced_file.hpp"
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -20,15 +21,20 @@ namespace {
 constexpr size_t kPiece = size_t(8) << 20;
 }  // namespace
 
-ShardWritten write_shard_file(const std::string& path, ElementRange range, const float* const state[3]) {
+std::map<std::string, std::string> shard_metadata(const ShardIdentity& id) {
+  return {{"format", "zerotrain shard"},
+          {"begin", std::to_string(id.range.begin)},
+          {"end", std::to_string(id.range.end)},
+          {"step", std::to_string(id.step)},
+          {"layout_crc32c", fmt::format("{:08x}", id.layout_crc32c)}};
+}
+
+ShardWritten write_shard_file(const std::string& path, const ShardIdentity& id, const float* const state[3]) {
   std::vector<SafetensorsSpec> specs;
-  for (ShardTensor t : kShardTensors) specs.push_back({std::string(shard_tensor_name(t)), DType::F32, {range.size()}});
-  const SafetensorsPlan plan(std::move(specs),
-                             {{"format", "zerotrain shard"},
-                              {"begin", std::to_string(range.begin)},
-                              {"end", std::to_string(range.end)}},
-                             path);
-  OutputFile out(path + ".tmp");
+  for (StateTensor t : kStateTensors)
+    specs.push_back({std::string(state_tensor_name(t)), DType::F32, {id.range.size()}});
+  const SafetensorsPlan plan(std::move(specs), shard_metadata(id), path);
+  SyncedFile out(path + ".tmp");
   ShardWritten w;
   auto put = [&](const void* data, size_t bytes) {
     const auto* p = static_cast<const char*>(data);
@@ -42,7 +48,7 @@ ShardWritten write_shard_file(const std::string& path, ElementRange range, const
   put(plan.head().data(), plan.head().size());
   for (auto& placed : plan.tensors()) {  // in file order
     size_t t = 0;
-    while (shard_tensor_name(kShardTensors[t]) != placed.spec.name) ++t;
+    while (state_tensor_name(kStateTensors[t]) != placed.spec.name) ++t;
     put(state[t], placed.spec.bytes());
   }
   out.sync();

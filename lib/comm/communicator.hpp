@@ -18,6 +18,8 @@ namespace zt {
 
 enum class ReduceOp : uint8_t { Sum, Max };
 enum class CommOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, Count };
+inline constexpr CommOp kCommOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather, CommOp::Broadcast,
+                                      CommOp::Barrier};
 std::string_view comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
 struct CommStats {
@@ -25,6 +27,24 @@ struct CommStats {
   std::array<uint64_t, size_t(CommOp::Count)> calls{};
   std::array<double, size_t(CommOp::Count)> seconds{};  // time each op ran, queueing excluded
   uint64_t bytes(CommOp op) const { return bytes_sent[size_t(op)]; }
+
+  CommStats& operator+=(const CommStats& o) {
+    for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
+      bytes_sent[i] += o.bytes_sent[i];
+      calls[i] += o.calls[i];
+      seconds[i] += o.seconds[i];
+    }
+    return *this;
+  }
+  // What happened between two readings: later - earlier.
+  friend CommStats operator-(CommStats later, const CommStats& earlier) {
+    for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
+      later.bytes_sent[i] -= earlier.bytes_sent[i];
+      later.calls[i] -= earlier.calls[i];
+      later.seconds[i] -= earlier.seconds[i];
+    }
+    return later;
+  }
 };
 
 class Work {

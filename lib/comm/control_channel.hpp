@@ -1,5 +1,5 @@
 #pragma once
-// The control channel (DESIGN.md, "Two channels"): small values in host memory that every rank
+// The control channel (docs/architecture.md, "Device seams"): small values in host memory that every rank
 // must agree on — the logged loss, the stop flag, gradient-norm partials, set-up failures — apart
 // from the tensors of the data communicator, so a GPU backend never sees a host pointer. Every
 // call is blocking and collective. Reductions are exact and the same on every rank: values are

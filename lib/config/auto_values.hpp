@@ -1,5 +1,5 @@
 #pragma once
-// The "auto" table of CONFIG.md in one place: what each "auto" becomes, taken from the training
+// The "auto" table of docs/config.md in one place: what each "auto" becomes, taken from the training
 // block, the model shape and the device, the way the Hugging Face Trainer fills them in.
 #include <array>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// DeepSpeed's batch arithmetic (CONFIG.md, "Batch size"): derive the missing values of
+// DeepSpeed's batch arithmetic (docs/config.md, "Batch size"): derive the missing values of
 // train_batch_size = micro * accumulation * world, then require that the equation holds.
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 #pragma once
-// One JSON object of a config being judged (CONFIG.md, "How keys are judged"): typed reads with
+// One JSON object of a config being judged (docs/config.md, "How keys are judged"): typed reads with
 // defaults, ranges and "auto"; aliases and deprecated spellings; keys DeepSpeed knows that have no
 // effect here; and, once every key has been read, the verdict on the keys nobody asked for.
 #include <cstdint>

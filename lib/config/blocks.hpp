@@ -1,5 +1,5 @@
 #pragma once
-// The readers of the config's blocks, one per concept, each judging its own keys (CONFIG.md).
+// The readers of the config's blocks, one per concept, each judging its own keys (docs/config.md).
 // resolve.cpp calls them in dependency order: training, model, data, then DeepSpeed's blocks.
 #include "config/auto_values.hpp"
 #include "config/block.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, CONFIG.md) plus the
+// The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, docs/config.md) plus the
 // model, data and training blocks. Every default filled in, every "auto" resolved.
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -128,6 +128,7 @@ struct ModelConfig {
         max_seq_len(positions) {}
 
   std::string preset = "toy";
+  std::string path;  // a Hugging Face model directory whose config.json gave the keys not set here; "" for none
   int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
   std::string model_type = "gpt2";  // gpt2 | llama | mistral | qwen2 | qwen3
   int n_kv_head = 0, head_dim = 0, d_ff = 0;  // 0: n_head, d_model / n_head, 4·d_model (resolved when read)
@@ -140,15 +141,17 @@ struct ModelConfig {
 };
 
 struct DataConfig {
-  std::string train;  // default: the corpus shipped in data/
-  std::string val;
+  // Files read in order as one stream; glob patterns are expanded (sorted) when the config resolves.
+  std::vector<std::string> train;  // default: the corpus shipped in data/
+  std::vector<std::string> val;    // empty: no evaluation
   std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
   int seq_len = 0;              // 0 resolves to the model's max_seq_len
   bool shuffle = true;
 };
 
 struct TrainingConfig {
-  int64_t steps = 100;
+  int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
+  double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   double lr = 3e-4;
@@ -159,7 +162,7 @@ struct TrainingConfig {
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
-  int64_t eval_batches = 4;
+  int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
   int64_t sample_tokens = 64;   // tokens of a sample
   std::string sample_prompt;    // the text a sample continues; "": the start of a document
@@ -168,9 +171,9 @@ struct TrainingConfig {
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
   std::string resume = "none";  // latest | auto | a step directory | none
-  std::string init_from;        // safetensors file, directory holding model.safetensors, or checkpoint
+  std::string init_from;        // Hugging Face model directory, safetensors file, or checkpoint
   std::string save_final;       // directory
-  std::string save_dtype = "fp32";  // fp32 | bf16: the dtype of save_final
+  std::string save_dtype = "fp32";  // fp32 | bf16 | fp16: the dtype of save_final
   std::string log_dir;
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds
@@ -186,7 +189,7 @@ struct TrainingConfig {
 // How the learning rate, the schedule, the batch and the precision were decided, in words
 // (config/provenance.hpp).
 struct Provenance {
-  std::string lr, schedule, batch, precision;
+  std::string lr, schedule, batch, precision, length;
 };
 
 struct Config {
@@ -230,7 +233,7 @@ struct Config {
 struct ResolveOptions {
   int world_size = 1;
   std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
-  std::optional<std::string> model;    // --model FILE|PRESET
+  std::optional<std::string> model;    // --model FILE|PRESET|DIR
   std::optional<std::string> data;     // --data PATH
   std::optional<int64_t> steps;        // --steps N
   bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0
@@ -246,5 +249,7 @@ Config load_config(const std::string& name_or_path, const ResolveOptions& option
 Config resolve_config(const nlohmann::json& raw, const ResolveOptions& options, const std::string& source);
 // The resolved config as JSON with DeepSpeed's canonical key names plus model, data, training.
 nlohmann::json to_json(const Config& config);
+// The model block of to_json: what a checkpoint records as its architecture.
+nlohmann::json model_json(const ModelConfig& model);
 
 }  // namespace zt::config

@@ -6,6 +6,7 @@
 
 #include "config/blocks.hpp"
 #include "config/config_search.hpp"
+#include "config/hf_config_reader.hpp"
 #include "config/json_reader.hpp"
 #include "core/error.hpp"
 
@@ -101,6 +102,7 @@ ModelConfig read_model(Block& b) {
   for (const auto& p : gpt_presets()) names.push_back(p.name);
   names.push_back("custom");
   const std::string preset = b.choice("preset", "toy", names);
+  const std::string path = b.file_path("path", "");  // its config.json's keys are in the block (expand_model_path)
 
   GptShape shape = preset == "custom" ? GptShape{} : *gpt_preset(preset);
   const std::string type_name = b.choice("model_type", std::string(model_type_name(shape.model_type)), model_type_names());
@@ -150,6 +152,7 @@ ModelConfig read_model(Block& b) {
   m.preset = "custom";
   for (const auto& p : gpt_presets())
     if (p.shape.resolved() == r) m.preset = p.name;
+  m.path = path;
   m.n_layer = r.n_layer;
   m.n_head = r.n_head;
   m.d_model = r.d_model;
@@ -198,17 +201,24 @@ const std::vector<HfConfigKey>& hf_config_keys() {
 std::optional<std::string> model_file(const std::string& arg) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) return arg;
+  if (is_hf_model_dir(arg)) return (std::filesystem::path(arg) / "config.json").string();
   if (gpt_preset(arg)) return std::nullopt;
   return find_preset_file(arg, "models");
 }
 
 nlohmann::json model_argument(const std::string& arg) {
+  if (is_hf_model_dir(arg)) return {{"path", arg}};
   const std::optional<std::string> file = model_file(arg);
   if (!file && gpt_preset(arg)) return {{"preset", arg}};
   if (!file) {
     std::string presets;
     for (const auto& p : gpt_presets()) presets += (presets.empty() ? "" : ", ") + std::string(p.name);
-    fail("--model {}: not a model preset ({}) and no such file", arg, presets);
+    std::error_code ec;
+    if (std::filesystem::is_directory(arg, ec))
+      fail("--model {}: the directory holds no config.json (expected a Hugging Face model directory, a model preset "
+           "({}) or a model file)",
+           arg, presets);
+    fail("--model {}: not a model preset ({}) and no such file or directory", arg, presets);
   }
   nlohmann::json model = read_json_file(*file);
   if (!model.is_object()) fail("{}: {} is not an object (expected a model block such as {{\"preset\": \"toy\"}})",
@@ -220,7 +230,9 @@ ModelConfig resolve_model_argument(const std::string& arg) { return read_model_b
 
 ModelConfig read_model_block(const nlohmann::json& block, const std::string& source) {
   nlohmann::json copy = block;
-  Block b(Diagnostics{source}, "model", &copy, UnknownKeys::Error);
+  auto origins = std::make_shared<ValueOrigins>();
+  expand_model_path(copy, origins.get());
+  Block b(Diagnostics{source, origins}, "model", &copy, UnknownKeys::Error);
   return read_model(b);
 }
 

@@ -113,8 +113,8 @@ CommsLoggerConfig read_comms_logger(Block& top) {
 }  // namespace
 
 void read_monitors(Block& top, Config& c) {
-  c.csv_monitor = read_monitor(top, "csv_monitor");  // written by train/csv_monitor
-  c.tensorboard = read_monitor(top, "tensorboard");  // written by train/tensorboard_monitor
+  c.csv_monitor = read_monitor(top, "csv_monitor");  // written by metrics/csv_monitor
+  c.tensorboard = read_monitor(top, "tensorboard");  // written by metrics/tensorboard_monitor
   c.wandb = read_wandb(top);
   c.comms_logger = read_comms_logger(top);
 }

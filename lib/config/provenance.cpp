@@ -90,12 +90,13 @@ std::string explain_precision(const Config& c, const ValueSources& s) {
 }  // namespace
 
 Provenance explain_provenance(const Config& c, const ValueSources& s) {
-  return {explain_lr(c, s), explain_schedule(c, s), explain_batch(c, s), explain_precision(c, s)};
+  return {explain_lr(c, s), explain_schedule(c, s), explain_batch(c, s), explain_precision(c, s), ""};
 }
 
 void log_provenance(const Config& c) {
-  for (const std::string* line : {&c.provenance.lr, &c.provenance.schedule, &c.provenance.batch, &c.provenance.precision})
-    spdlog::info("{}", *line);
+  for (const std::string* line :
+       {&c.provenance.length, &c.provenance.lr, &c.provenance.schedule, &c.provenance.batch, &c.provenance.precision})
+    if (!line->empty()) spdlog::info("{}", *line);
 }
 
 }  // namespace zt::config

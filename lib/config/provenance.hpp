@@ -19,7 +19,7 @@ struct LrKey {
 LrKey decisive_lr_key(const Config& config, const ValueSources& sources);
 
 Provenance explain_provenance(const Config& config, const ValueSources& sources);
-// One line each: "lr 0.0003 from ...", "schedule ...", "batch ...", "precision ...".
+// One line each: "length 200 steps from ...", "lr 0.0003 from ...", "schedule ...", "batch ...", "precision ...".
 void log_provenance(const Config& config);
 
 }  // namespace zt::config

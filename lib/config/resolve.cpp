@@ -10,10 +10,12 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
+#include "config/hf_config_reader.hpp"
 #include "config/json_reader.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
 #include "config/provenance.hpp"
+#include "config/training_length.hpp"
 #include "config/unused_shorthands.hpp"
 #include "config/value_sources.hpp"
 #include "core/error.hpp"
@@ -44,6 +46,8 @@ void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigi
     origins.set("training.steps", fmt::format("--steps {}", *o.steps));
   }
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
+  // model.path: config.json gives the keys that neither the config nor the command line set.
+  if (raw.contains("model")) expand_model_path(raw["model"], &origins);
 }
 
 // Runs the readers of the blocks, collecting their errors so that all of a config's errors are
@@ -111,8 +115,14 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     Block b = top.child("data", UnknownKeys::Error);
     c.data = read_data(b, c.model);
   });
-  const AutoValues av = auto_values(c.training, c.model, options);
+  const ValueSources sources(raw, *origins);
+  AutoValues av = auto_values(c.training, c.model, options);
   readers.run("batch", {"training"}, [&] { read_top_level_scalars(top, av, c); });
+  std::string length;
+  readers.run("length", {"training", "data", "batch"}, [&] {
+    length = resolve_training_length(c, sources, diag);
+    av = auto_values(c.training, c.model, options);  // "auto" total and warmup steps follow the length
+  });
   readers.run("precision", {}, [&] { read_precision(top, av, c); });
   readers.run("optimizer", {"training"}, [&] { c.optimizer = read_optimizer(top, av); });
   readers.run("scheduler", {"training", "optimizer"},
@@ -124,11 +134,11 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("aio", {}, [&] { c.aio = read_aio(top); });
   readers.run("ignored", {}, [&] { read_ignored_top_level_keys(top); });
   readers.run("unknown keys", {}, [&] { top.finish(); });
-  const ValueSources sources(raw, *origins);
   // Its errors are about how keys relate, collected rather than thrown: judged on values read well.
   if (readers.succeeded({"training", "batch", "optimizer", "scheduler"})) check_unused_shorthands(c, sources, diag);
   errors->throw_if_any();
   c.provenance = explain_provenance(c, sources);
+  c.provenance.length = length;
   settle_shorthands(c);
   return c;
 }

@@ -97,8 +97,16 @@ json monitor_json(const MonitorConfig& m) {
   return {{"enabled", m.enabled}, {"output_path", m.output_path}, {"job_name", m.job_name}};
 }
 
+// One file as a string (how configs give it), several as a list, none as "".
+json files_json(const std::vector<std::string>& files) {
+  if (files.size() == 1) return files.front();
+  if (files.empty()) return "";
+  return files;
+}
+
 json training_json(const TrainingConfig& t) {
   return {{"steps", t.steps},
+          {"epochs", t.epochs},
           {"micro_batch_size", t.micro_batch_size},
           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
           {"lr", t.lr},
@@ -128,12 +136,14 @@ json training_json(const TrainingConfig& t) {
           {"cuda_graph", t.cuda_graph}};
 }
 
+}  // namespace
+
 // The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
 // rope_scaling null without scaling.
 nlohmann::json model_json(const ModelConfig& m) {
-  nlohmann::json j = {{"preset", m.preset},           {"model_type", m.model_type}, {"n_layer", m.n_layer},
-                      {"n_head", m.n_head},           {"d_model", m.d_model},       {"vocab_size", m.vocab_size},
-                      {"max_seq_len", m.max_seq_len}};
+  nlohmann::json j = {{"preset", m.preset},   {"path", m.path},       {"model_type", m.model_type},
+                      {"n_layer", m.n_layer}, {"n_head", m.n_head},   {"d_model", m.d_model},
+                      {"vocab_size", m.vocab_size}, {"max_seq_len", m.max_seq_len}};
   if (m.model_type == "gpt2") return j;
   const RopeScalingConfig& r = m.rope_scaling;
   nlohmann::json rope_scaling = nullptr;
@@ -155,8 +165,6 @@ nlohmann::json model_json(const ModelConfig& m) {
             {"sliding_window", m.sliding_window}});
   return j;
 }
-
-}  // namespace
 
 nlohmann::json to_json(const Config& c) {
   const auto& f = c.fp16;
@@ -214,7 +222,7 @@ nlohmann::json to_json(const Config& c) {
         {"cpu_checkpointing", a.cpu_checkpointing}}},
       {"model", model_json(m)},
       {"data",
-       {{"train", d.train}, {"val", d.val}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
+       {{"train", files_json(d.train)}, {"val", files_json(d.val)}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
       {"training", training_json(c.training)},
   };
 }

@@ -17,6 +17,7 @@ TrainingConfig read_training(Block& b) {
   const auto positive = NumberRange::positive();
   const auto non_negative = NumberRange::non_negative();
   t.steps = b.integer("steps", t.steps, IntRange::at_least(1));
+  t.epochs = b.number("epochs", t.epochs, NumberRange::non_negative());
   const IntRange count = IntRange::between(1, INT32_MAX);  // held in an int by the trainer
   t.micro_batch_size = b.integer("micro_batch_size", t.micro_batch_size, count);
   t.gradient_accumulation_steps = b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, count);
@@ -27,7 +28,7 @@ TrainingConfig read_training(Block& b) {
   t.max_grad_norm = b.number("max_grad_norm", t.max_grad_norm, non_negative);
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
-  t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(1));
+  t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(0));
   t.sample_every = b.integer("sample_every", t.sample_every, IntRange::at_least(0));
   t.sample_tokens = b.integer("sample_tokens", t.sample_tokens, IntRange::between(1, INT32_MAX));
   t.sample_prompt = b.text("sample_prompt", t.sample_prompt);
@@ -39,7 +40,7 @@ TrainingConfig read_training(Block& b) {
   if (t.resume.empty()) t.resume = "none";
   t.init_from = b.file_path("init_from", t.init_from);
   t.save_final = b.file_path("save_final", t.save_final);
-  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16"});
+  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16", "fp16"});
   t.log_dir = b.file_path("log_dir", t.log_dir);
   t.metrics = b.file_path("metrics", t.metrics);
   // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).

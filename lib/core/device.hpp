@@ -1,5 +1,5 @@
 #pragma once
-// Where bytes live and where work runs (DESIGN.md, "Devices"). A Device allocates in a memory
+// Where bytes live and where work runs (docs/architecture.md, "Device seams"). A Device allocates in a memory
 // space, copies between spaces, and orders work with streams and events. The model and the engine
 // are written once against it; the CPU device makes streams and events trivial (every operation
 // has completed when its call returns), a CUDA device maps them onto CUDA's.

@@ -1,7 +1,8 @@
 #pragma once
 // The memory ledger: every large allocation registers its bytes under (space, category), so the
-// program can print what it holds per category beside the ZeRO formulas (DESIGN.md) and say where
-// it lives: "offload" is optimizer state or parameters held in host memory or files, not a label.
+// program can print what it holds per category beside the ZeRO formulas (docs/architecture.md,
+// "Partitioning") and say where it lives: "offload" is optimizer state or parameters held in host
+// memory or files, not a label.
 #include <array>
 #include <atomic>
 #include <cstddef>

@@ -1,7 +1,8 @@
 #pragma once
-// The contract between the model and the ZeRO engine (DESIGN.md): all parameters live in one
-// flat buffer, cut into groups (embeddings, each transformer block, the final norm); each group
-// is a contiguous run holding named tensors at fixed offsets. Offsets are absolute, in elements.
+// The contract between the model and the ZeRO engine (docs/architecture.md, "Parameter groups and
+// ParamHooks"): all parameters live in one flat buffer, cut into groups (embeddings, each
+// transformer block, the final norm); each group is a contiguous run holding named tensors at
+// fixed offsets. Offsets are absolute, in elements.
 #include <cstddef>
 #include <string>
 #include <vector>

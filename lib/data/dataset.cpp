@@ -10,6 +10,7 @@
 #include "data/llmc_format.hpp"
 #include "data/read_only_file.hpp"
 #include "data/synthetic_dataset.hpp"
+#include "data/token_stream.hpp"
 
 namespace zt {
 
@@ -70,6 +71,15 @@ std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenForma
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
                                            uint64_t stream_seed) {
   return open_dataset(source, token_format_from_name(format), stream_seed);
+}
+
+std::unique_ptr<TokenDataset> open_dataset(const std::vector<std::string>& sources, std::string_view format,
+                                           uint64_t stream_seed) {
+  if (sources.empty()) fail("data: no data file given");
+  if (sources.size() == 1) return open_dataset(sources.front(), format, stream_seed);
+  std::vector<std::unique_ptr<TokenDataset>> files;
+  for (const std::string& source : sources) files.push_back(open_dataset(source, format, stream_seed));
+  return std::make_unique<TokenStream>(std::move(files));
 }
 
 }  // namespace zt

@@ -1,5 +1,5 @@
 #pragma once
-// A sequence of integer tokens, read by position. Formats (DESIGN.md "Files"):
+// A sequence of integer tokens, read by position. Formats (docs/data.md, "Formats"):
 //   llmc      llm.c .bin shard: 256 int32 header (magic 20240520 version 1: uint16 tokens; magic
 //             20240801 version 7: uint32 tokens; the token count at [2]), then the tokens; the file
 //             size must be exactly 1024 + count * token size. A loss mask may lie beside it
@@ -14,10 +14,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace zt {
 
 enum class TokenFormat { Auto, LlmC, Uint16, Text, Synthetic };
+
+// One file of a dataset and the tokens it holds (what a checkpoint records of the data read).
+struct DataFile {
+  std::string path;
+  int64_t tokens = 0;
+};
 
 // "auto" | "llmc" | "uint16" | "text" | "synthetic"; anything else is an error naming data.format.
 TokenFormat token_format_from_name(std::string_view name);
@@ -41,6 +48,8 @@ public:
   // Copies, for tokens [begin, begin + count), 1 where the token counts as a target and 0 where it
   // does not. Without a loss mask every token counts.
   virtual void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const;
+  // The files read, in stream order (data/token_stream.hpp); one for a single file.
+  virtual std::vector<DataFile> files() const { return {{path(), size()}}; }
 };
 
 // Resolves `auto` for a path (see above). Errors name the path and what is wrong.
@@ -53,6 +62,10 @@ std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenForma
                                            uint64_t stream_seed = 0);
 // The same with the format by name (data.format).
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
+                                           uint64_t stream_seed = 0);
+// Several sources read in order as one stream (data/token_stream.hpp); one source is opened alone.
+// `auto` is resolved for each file; files of different formats are an error naming them.
+std::unique_ptr<TokenDataset> open_dataset(const std::vector<std::string>& sources, std::string_view format,
                                            uint64_t stream_seed = 0);
 
 }  // namespace zt

@@ -65,8 +65,16 @@ FileTokenDataset::FileTokenDataset(ReadOnlyFile file, TokenFormat format, size_t
   }
 }
 
-std::unique_ptr<FileTokenDataset> FileTokenDataset::open_llmc(const std::string& path) {
-  ReadOnlyFile file(path);
+namespace {
+
+struct LlmcHeader {
+  int token_bytes;
+  int64_t count;
+};
+
+// The header of an llm.c token file, checked against the file's size.
+LlmcHeader read_llmc_header(const ReadOnlyFile& file) {
+  const std::string& path = file.path();
   if (file.size() < llmc::kHeaderBytes)
     fail("{}: {} bytes is too small for an llm.c token file (the header alone is {} bytes)", path, file.size(),
          llmc::kHeaderBytes);
@@ -85,10 +93,36 @@ std::unique_ptr<FileTokenDataset> FileTokenDataset::open_llmc(const std::string&
     fail("{}: size mismatch: the llm.c header says {} tokens of {} bytes, so {} bytes are expected, but the file "
          "has {}",
          path, header[2], token_bytes, expected, file.size());
+  if (header[2] == 0) fail("{}: the file holds no tokens", path);
+  return {token_bytes, header[2]};
+}
+
+}  // namespace
+
+std::unique_ptr<FileTokenDataset> FileTokenDataset::open_llmc(const std::string& path) {
+  ReadOnlyFile file(path);
+  const LlmcHeader header = read_llmc_header(file);
   std::unique_ptr<FileTokenDataset> d(
-      new FileTokenDataset(std::move(file), TokenFormat::LlmC, llmc::kHeaderBytes, token_bytes));
+      new FileTokenDataset(std::move(file), TokenFormat::LlmC, llmc::kHeaderBytes, header.token_bytes));
   d->open_loss_mask(llmc::mask_path_of(path));
   return d;
+}
+
+int64_t FileTokenDataset::count_tokens(const std::string& path, TokenFormat format) {
+  const ReadOnlyFile file(path);
+  int64_t count = 0;
+  if (format == TokenFormat::LlmC) {
+    count = read_llmc_header(file).count;
+  } else if (format == TokenFormat::Uint16) {
+    if (file.size() % 2 != 0) fail("{}: odd size {} bytes for a file of uint16 tokens", path, file.size());
+    count = int64_t(file.size() / 2);
+  } else if (format == TokenFormat::Text) {
+    count = int64_t(file.size());
+  } else {
+    fail("{}: not a token file format: {}", path, token_format_name(format));
+  }
+  if (count == 0) fail("{}: the file holds no tokens", path);
+  return count;
 }
 
 void FileTokenDataset::open_loss_mask(const std::string& path) {

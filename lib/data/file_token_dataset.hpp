@@ -16,7 +16,9 @@ public:
   static std::unique_ptr<FileTokenDataset> open_llmc(const std::string& path);
   static std::unique_ptr<FileTokenDataset> open_uint16(const std::string& path);
   static std::unique_ptr<FileTokenDataset> open_text(const std::string& path);
-
+  // The tokens a file of `format` (llmc, uint16 or text) holds, from its size and header, with the
+  // checks of opening it that need no token read.
+  static int64_t count_tokens(const std::string& path, TokenFormat format);
 
   TokenFormat format() const override { return format_; }
   const std::string& path() const override { return file_.path(); }
@@ -27,6 +29,7 @@ public:
   bool has_loss_mask() const override { return mask_.has_value(); }
   void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
 
+  int token_bytes() const { return token_bytes_; }
   // Byte offset of token `index` in the file (for messages).
   uint64_t byte_offset(int64_t index) const { return header_bytes_ + uint64_t(index) * token_bytes_; }
 

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <vector>
 
 #include "core/error.hpp"
@@ -11,12 +12,16 @@
 namespace zt {
 
 nlohmann::json sampler_state_to_json(const SamplerState& s) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const DataFile& f : s.files) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
   return {{"seed", s.seed},
           {"shuffle", s.shuffle},
           {"next_step", s.next_step},
           {"window_tokens", s.window_tokens},
           {"num_windows", s.num_windows},
-          {"windows_per_step", s.windows_per_step}};
+          {"windows_per_step", s.windows_per_step},
+          {"next_window", s.next_window},
+          {"files", files}};
 }
 
 SamplerState sampler_state_from_json(const nlohmann::json& j) {
@@ -32,6 +37,10 @@ SamplerState sampler_state_from_json(const nlohmann::json& j) {
     s.window_tokens = get("window_tokens").get<int64_t>();
     s.num_windows = get("num_windows").get<int64_t>();
     s.windows_per_step = get("windows_per_step").get<int64_t>();
+    // Checkpoints from before the position was saved: the step's first window in their order.
+    s.next_window = j.contains("next_window") ? j.at("next_window").get<int64_t>() : s.next_step * s.windows_per_step;
+    if (j.contains("files"))
+      for (const auto& f : j.at("files")) s.files.push_back({f.at("path").get<std::string>(), f.at("tokens").get<int64_t>()});
   } catch (const nlohmann::json::exception& e) {
     fail("data sampler state: {}", e.what());
   }
@@ -57,7 +66,13 @@ BatchSampler::BatchSampler(const TokenDataset& data, int batch, int seq_len, int
 int64_t BatchSampler::global_index(int64_t step, int micro) const {
   if (step < 0 || micro < 0 || micro >= grad_accum_)
     fail("data sampler: step {} / micro-step {} out of range (accumulation {})", step, micro, grad_accum_);
-  return (step * grad_accum_ + micro) * world_size_ + rank_;
+  return first_window_of_step(step) + int64_t(micro) * world_size_ + rank_;
+}
+
+int64_t BatchSampler::first_window_of_step(int64_t step) const {
+  if (step < resumed_step_)
+    fail("data sampler: step {} comes before step {}, where the run resumed", step + 1, resumed_step_ + 1);
+  return resumed_window_ + (step - resumed_step_) * windows_per_step();
 }
 
 int64_t BatchSampler::window_of(int64_t global_index) const {
@@ -96,14 +111,8 @@ int64_t BatchSampler::counted_in_window(int64_t window) const {
 int64_t BatchSampler::counted_targets_in_step(int64_t step) const {
   if (step < 0) fail("data sampler: step {} is negative", step);
   int64_t counted = 0;
-  for (int64_t g = step * windows_per_step(); g < (step + 1) * windows_per_step(); ++g) counted += counted_in_window(window_of(g));
-  return counted;
-}
-
-int64_t BatchSampler::counted_targets_in_eval(int64_t batch_index) const {
-  if (batch_index < 0) fail("data sampler: eval batch index {} is negative", batch_index);
-  int64_t counted = 0;
-  for (int64_t r = 0; r < world_size_; ++r) counted += counted_in_window((batch_index * world_size_ + r) % num_windows_);
+  const int64_t first = first_window_of_step(step);
+  for (int64_t g = first; g < first + windows_per_step(); ++g) counted += counted_in_window(window_of(g));
   return counted;
 }
 
@@ -111,23 +120,63 @@ void BatchSampler::fill(int64_t step, int micro, int32_t* inputs, int32_t* targe
   read_window(window_of(global_index(step, micro)), inputs, targets);
 }
 
-void BatchSampler::fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const {
-  if (batch_index < 0) fail("data sampler: eval batch index {} is negative", batch_index);
-  read_window((batch_index * world_size_ + rank_) % num_windows_, inputs, targets);
+int64_t BatchSampler::eval_windows(int64_t requested) const {
+  if (requested < 0) fail("data sampler: {} eval windows requested", requested);
+  return requested == 0 ? num_windows_ : std::min(requested, num_windows_);
+}
+
+bool BatchSampler::fill_eval(int64_t round, int64_t windows, int32_t* inputs, int32_t* targets) const {
+  if (round < 0 || round >= eval_rounds(windows))
+    fail("data sampler: eval round {} outside the {} rounds of {} windows", round, eval_rounds(windows), windows);
+  const int64_t window = round * world_size_ + rank_;
+  if (window < windows) {
+    read_window(window, inputs, targets);
+    return true;
+  }
+  read_window(0, inputs, targets);  // a forward pass in step with the other ranks', counting nothing
+  std::fill(targets, targets + window_tokens_, kIgnoredTarget);
+  return false;
 }
 
 SamplerState BatchSampler::state(int64_t next_step) const {
-  return SamplerState{seed_, shuffle_, next_step, window_tokens_, num_windows_, windows_per_step()};
+  return SamplerState{seed_,           shuffle_, next_step, window_tokens_, num_windows_, windows_per_step(),
+                      first_window_of_step(next_step), data_.files()};
 }
+
+namespace {
+
+// "a.bin (100 tokens), b.bin (50 tokens)"
+std::string describe(const std::vector<DataFile>& files) {
+  std::string text;
+  for (const DataFile& f : files) text += fmt::format("{}{} ({} tokens)", text.empty() ? "" : ", ", f.path, f.tokens);
+  return text;
+}
+
+// The same files in the same order, wherever they lie now (a checkpoint may move between machines).
+bool same_files(const std::vector<DataFile>& a, const std::vector<DataFile>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].tokens != b[i].tokens ||
+        std::filesystem::path(a[i].path).filename() != std::filesystem::path(b[i].path).filename())
+      return false;
+  return true;
+}
+
+}  // namespace
 
 int64_t BatchSampler::restore(const SamplerState& state) {
   seed_ = state.seed;
-  if (state.shuffle != shuffle_ || state.window_tokens != window_tokens_ || state.num_windows != num_windows_ ||
-      state.windows_per_step != windows_per_step())
+  resumed_step_ = state.next_step;
+  resumed_window_ = state.next_window;
+  const std::vector<DataFile> files = data_.files();
+  if (!state.files.empty() && !same_files(state.files, files))
+    spdlog::warn("data files changed since the checkpoint ({} -> {}): training continues at window {} of the new "
+                 "stream", describe(state.files), describe(files), state.next_window);
+  if (state.shuffle != shuffle_ || state.window_tokens != window_tokens_ || state.num_windows != num_windows_)
     spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, window {} -> {} tokens, "
-                 "{} -> {} windows, {} -> {} windows per step): training continues at step {} in the new order",
+                 "{} -> {} windows): training continues at step {} in the new order",
                  state.shuffle, shuffle_, state.window_tokens, window_tokens_, state.num_windows, num_windows_,
-                 state.windows_per_step, windows_per_step(), state.next_step + 1);  // steps count from 1 in logs
+                 state.next_step + 1);  // steps count from 1 in logs
   return state.next_step;
 }
 

@@ -1,12 +1,12 @@
 #pragma once
-// Which tokens each rank reads at each step: the data-order contract of DESIGN.md.
+// Which tokens each rank reads at each step: the data-order contract of docs/data.md.
 //
 // The dataset of N tokens is cut into windows of B*T tokens plus the one that follows:
 //   window k = tokens [k*B*T, k*B*T + B*T + 1),   k in [0, K),   K = floor((N - 1) / (B*T)).
 // (K is the number of windows that fit; the last < B*T tokens of the file are not read. With one
 // rank this is llm.c's wrap rule: a batch is read only if all B*T+1 of its tokens exist.)
 // Every micro-batch of every rank consumes one window, in the global order
-//   g = (step * GA + micro) * W + rank,
+//   g = G_s + micro * W + rank,   G_s = (step * GA) * W  (the first window of step s),
 // so that W ranks with accumulation GA read, together, exactly the windows a single process reads
 // with accumulation GA*W. Global index g falls in epoch e = g / K at position j = g % K and reads
 //   shuffle false: window j             (start token ((step*GA + micro)*W + rank)*B*T, wrapped)
@@ -15,13 +15,16 @@
 // A target that does not count (the dataset's loss mask says so: a prompt token, a separator) is
 // kIgnoredTarget instead of its token: the loss skips it and is the mean over the targets that
 // count (count_targets), as PyTorch's cross-entropy with ignore_index does.
-// The position (step, micro) alone determines the batch: a checkpoint needs the seed and the next
-// step (SamplerState).
+// The position (step, micro) alone determines the batch: a checkpoint saves the seed, the next step
+// and the next window G (SamplerState). A run resumed with another number of windows per step (another
+// world size or accumulation for the same micro-batch) goes on from window G: G_s = G + (s - step) * GA * W.
 //
-// Evaluation reads windows in order without shuffling: eval batch b of rank r is window
-// (b*W + r) mod K, so ranks evaluate different windows.
+// Evaluation reads the first n windows in order without shuffling (n: a count for the whole
+// world, whatever its size), shared by the ranks: round b of rank r reads window b*W + r, so round
+// b of all ranks reads windows [b*W, b*W + W); in the last round some ranks may have none.
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/ignored_target.hpp"
 #include "data/dataset.hpp"
@@ -38,6 +41,8 @@ struct SamplerState {
   int64_t window_tokens = 0;      // B*T when saved
   int64_t num_windows = 0;        // K when saved
   int64_t windows_per_step = 0;   // GA*W when saved
+  int64_t next_window = 0;        // the global index of the first window not yet read
+  std::vector<DataFile> files;    // the files of the stream when saved (empty in older checkpoints)
 };
 nlohmann::json sampler_state_to_json(const SamplerState& state);
 SamplerState sampler_state_from_json(const nlohmann::json& j);  // errors name the missing key
@@ -51,14 +56,18 @@ public:
   // Fills inputs and targets ([B*T] each) for optimizer step `step` (from 0), micro-step `micro`;
   // targets the loss mask excludes are kIgnoredTarget.
   void fill(int64_t step, int micro, int32_t* inputs, int32_t* targets) const;
-  // Fills the eval batch `batch_index` (from 0) of this rank.
-  void fill_eval(int64_t batch_index, int32_t* inputs, int32_t* targets) const;
   // The targets that count in optimizer step `step` over all its micro-steps and all ranks (the
-  // divisor of the step's mean loss), and in eval batch `batch_index` over all ranks; B*T per
-  // window without a loss mask. Every rank computes the same number from the data, without
-  // communicating.
+  // divisor of the step's mean loss); B*T per window without a loss mask. Every rank computes the
+  // same number from the data, without communicating.
   int64_t counted_targets_in_step(int64_t step) const;
-  int64_t counted_targets_in_eval(int64_t batch_index) const;
+
+  // Evaluation: the windows it covers for `requested` (0: every window; never more than there are),
+  // the rounds every rank runs over them, and round `round` of this rank. A rank with no window in
+  // the round gets false and every target kIgnoredTarget (its forward pass counts for nothing, and
+  // keeps the ranks' collectives in step).
+  int64_t eval_windows(int64_t requested) const;
+  int64_t eval_rounds(int64_t windows) const { return (windows + world_size_ - 1) / world_size_; }
+  bool fill_eval(int64_t round, int64_t windows, int32_t* inputs, int32_t* targets) const;
 
   int64_t window_tokens() const { return window_tokens_; }
   int64_t num_windows() const { return num_windows_; }
@@ -70,12 +79,13 @@ public:
   uint64_t seed() const { return seed_; }
 
   SamplerState state(int64_t next_step) const;
-  // Adopts the saved seed and returns the step to continue from. A state saved with another window
-  // size, dataset length or shuffle setting cannot continue the same order: that is logged as a
-  // warning and the saved step is still returned.
+  // Adopts the saved seed and position (the saved step starts at the saved window) and returns the
+  // step to continue from. A state saved with another window size, other files or shuffle setting
+  // cannot continue the same order: that is logged as a warning and the saved position still holds.
   int64_t restore(const SamplerState& state);
 
 private:
+  int64_t first_window_of_step(int64_t step) const;
   void read_window(int64_t window, int32_t* inputs, int32_t* targets) const;
   int64_t counted_in_window(int64_t window) const;
 
@@ -84,6 +94,7 @@ private:
   bool shuffle_;
   uint64_t seed_;
   int64_t window_tokens_, num_windows_;
+  int64_t resumed_step_ = 0, resumed_window_ = 0;  // step resumed_step_ starts at window resumed_window_
 };
 
 }  // namespace zt

@@ -53,7 +53,7 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   data->check_vocab(shape.vocab_size);
   const int T = sequence_length(o, shape, *data), B = o.batch_size;
   const BatchSampler sampler(*data, B, T, W, R, 1, /*shuffle=*/false, 0);
-  const int64_t windows = o.max_windows > 0 ? std::min(o.max_windows, sampler.num_windows()) : sampler.num_windows();
+  const int64_t windows = sampler.eval_windows(std::max<int64_t>(0, o.max_windows));
 
   Share share;
   share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size,
@@ -64,8 +64,8 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
 
   // Windows r, r + W, ... of this rank.
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());
-  for (int64_t round = 0; round * W + R < windows; ++round) {
-    sampler.fill_eval(round, inputs.data(), targets.data());  // window round·W + R
+  for (int64_t round = 0; round < sampler.eval_rounds(windows); ++round) {
+    if (!sampler.fill_eval(round, windows, inputs.data(), targets.data())) continue;  // window round·W + R
     const float loss = model.forward(inputs.data(), targets.data(), B, T, weights);
     if (model.counted_targets() > 0) {
       share.sums[0] += double(loss) * model.counted_targets();

@@ -3,11 +3,11 @@
 //   a checkpoint           training.checkpoint_dir (the step its `latest` names) or one step
 //                          directory: the model block of the config meta.json records, and the
 //                          fp32 master weights of the shards (every shard's CRC32C checked);
-//   GPT-2 safetensors      a model.safetensors file, or a directory holding it (what
-//                          training.save_final and `zerotrain export` write), under Hugging Face
-//                          names, with the config.json beside it for the shape.
-// A Hugging Face model directory of the llama family (config.json + safetensors shards) is
-// refused, saying so, until lib/ckpt reads one (read_hf_model_dir below is where it plugs in).
+//   a model directory      as Hugging Face ships one (and training.save_final and `zerotrain
+//                          export` write): config.json for the architecture, model.safetensors
+//                          or the shards model.safetensors.index.json lists, by Hugging Face
+//                          names (lib/ckpt/hf_weights.hpp); or one safetensors file of such a
+//                          directory, with its config.json beside it.
 #include <string>
 
 #include "core/buffer.hpp"
@@ -27,7 +27,7 @@ struct LoadedModel {
 LoadedModel load_model(const std::string& path);
 
 // A Hugging Face model directory (config.json and model*.safetensors): the model's shape and its
-// weights in zerotrain's flat layout. GPT-2 only so far.
+// weights in zerotrain's flat layout, of every family.
 LoadedModel read_hf_model_dir(const std::string& dir);
 
 }  // namespace zt

@@ -1,5 +1,5 @@
 #pragma once
-// The operator table of the model (DESIGN.md, "Devices"): what it computes with, forward and
+// The operator table of the model (docs/architecture.md, "Device seams"): what it computes with, forward and
 // backward, on one device, for every family (GPT-2's LayerNorm, learned positions and GELU; the
 // llama family's RMSNorm, rotary embeddings, SwiGLU and grouped-query attention). kernels/cpu
 // implements it over host memory in fp32, kernels/cuda on a GPU. The model calls nothing else.

@@ -1,5 +1,5 @@
 #pragma once
-// The operator table of the ZeRO engine (DESIGN.md, "Devices"): elementwise work over flat
+// The operator table of the ZeRO engine (docs/architecture.md, "Device seams"): elementwise work over flat
 // buffers of parameters, gradients and optimizer state, in any of the training dtypes, on one
 // device. Every operation is elementwise or reduces in a fixed order, so results never depend on
 // threads, streams or how a caller cuts its ranges. Work is queued on the device's compute stream.

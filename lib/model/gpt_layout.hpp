@@ -1,5 +1,5 @@
 #pragma once
-// Where a model's parameters live in the flat buffer (the ParamLayout contract of DESIGN.md), by
+// Where a model's parameters live in the flat buffer (docs/architecture.md, "Parameter groups and ParamHooks"), by
 // the Hugging Face names and shapes of its family: the names table a loader and an exporter read.
 //
 // gpt2 (Conv1D weights stored [in, out], y = x·W + b):

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "ckpt/safetensors.hpp"
+#include "core/directories.hpp"
 #include "core/error.hpp"
-#include "train/output_paths.hpp"
 
 namespace zt {
 

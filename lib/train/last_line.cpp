@@ -5,7 +5,7 @@
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "core/printable.hpp"
-#include "train/output_failure.hpp"
+#include "metrics/output_failure.hpp"
 #include "train/stop_signals.hpp"
 
 namespace zt {

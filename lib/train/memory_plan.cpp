@@ -7,52 +7,22 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config/model_block.hpp"
 #include "core/dtype.hpp"
 #include "core/ledger.hpp"
-#include "config/model_block.hpp"
+#include "core/machine_memory.hpp"
 #include "model/gpt_activations.hpp"
-#include "train/engine_options.hpp"
-#include "train/machine_memory.hpp"
-#include "zero/memory_estimate.hpp"
-#include "zero/partition.hpp"
-#include "zero/shard_optimizer.hpp"
+#include "train/engine_config.hpp"
 
 namespace zt {
 
 MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
-  GptShape shape = config::shape_of(c.model);
-  Partition part(shape.flat_size(), world, 0);
-  const size_t P = part.padded(), S = part.shard_size();
-  const size_t d = dtype_size(dtype_from_name(c.dtype()));
-  const size_t comm_d = dtype_size(dtype_from_name(c.communication_data_type.empty() ? c.dtype() : c.communication_data_type));
+  const GptShape shape = config::shape_of(c.model);
+  // The groups the model holds at once at most: the embedding matrix (an untied head is as large) and one block.
+  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params();
   MemoryPlan p;
+  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), shape.flat_size(), world, held);
   p.num_params = shape.num_params();
-  p.padded = P;
-  p.shard = S;
-  // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
-  Offload offload = c.zero.offload_param.device != "none"       ? Offload::OptimizerAndParams
-                    : c.zero.offload_optimizer.device != "none" ? Offload::Optimizer
-                                                                : Offload::None;
-  for (auto& row : estimate_model_state_memory({P, world, 1, c.dtype()}))
-    if (row.stage == c.zero.stage && row.offload == offload) {
-      p.params = size_t(row.params);
-      p.grads = size_t(row.grads);
-      p.optimizer = size_t(row.optimizer);
-      p.offload = size_t(row.offloaded);
-      p.formula = row.formula;
-    }
-
-  // Transient: bucket slots, the largest groups' fp32 gradients and views, gathered groups.
-  size_t largest = size_t(shape.padded_vocab()) * size_t(shape.d_model);
-  size_t block = shape.block_params();
-  size_t bucket = std::min<size_t>(size_t(c.zero.reduce_bucket_size), P);
-  size_t slots = c.zero.overlap_comm ? 2 : 1;
-  p.buffers_bound = slots * (bucket + std::min(bucket, S)) * comm_d + (largest + block) * 4 * 2;
-  if (c.zero.stage == 3)
-    p.buffers_bound += std::min<size_t>(size_t(c.zero.stage3_max_live_parameters) + size_t(c.zero.stage3_prefetch_bucket_size),
-                                        P) * (4 + d);
-  p.host_buffers = ShardOptimizer::staging_bytes(engine_options(c), S);
-  p.buffers_bound += p.host_buffers;
   const bool recompute = c.activation_checkpointing.recompute();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
   p.activations =

@@ -5,17 +5,15 @@
 
 #include "config/config.hpp"
 #include "kernels/backend.hpp"
+#include "zero/engine.hpp"
 
 namespace zt {
 
-struct MemoryPlan {
-  size_t num_params = 0, padded = 0, shard = 0;
-  size_t params = 0, grads = 0, optimizer = 0, offload = 0;
-  size_t buffers_bound = 0;  // buckets, gathered groups, fp32 group views and gradients, offload staging
-  size_t host_buffers = 0;   // of buffers_bound, the offload staging in host memory
-  size_t activations = 0;    // the model's forward results and backward scratch for one micro-batch
+// The engine's plan (zero/engine.hpp) and the model's.
+struct MemoryPlan : EnginePlan {
+  size_t num_params = 0;
+  size_t activations = 0;  // the model's forward results and backward scratch for one micro-batch
   DType activation_dtype = DType::F32;  // what the backend's model operators compute in
-  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
 };
 
 // `ops`: the model operators the run computes with; their dtype and their attention (the CPU keeps

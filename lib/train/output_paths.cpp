@@ -9,10 +9,12 @@
 #include <cstring>
 #include <optional>
 
+#include "core/directories.hpp"
+#include "ckpt/hf_export.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
-#include "train/csv_monitor.hpp"
-#include "train/tensorboard_monitor.hpp"
+#include "metrics/csv_monitor.hpp"
+#include "metrics/tensorboard_monitor.hpp"
 
 namespace fs = std::filesystem;
 
@@ -158,8 +160,10 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
     out.push_back({.key = "training.save_final",
                    .path = t.save_final,
                    .directory = true,
-                   .files = {"model.safetensors", "model.safetensors.tmp", "config.json", "config.json.tmp"}});
-  if (!t.checkpoint_dir.empty())  // a directory per step and `latest` (DESIGN.md): nothing else writes there
+                   .files = hf_directory_files(),
+                   .file_prefixes = {std::string(kHfShardPrefix)}});
+  // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
+  if (!t.checkpoint_dir.empty())
     out.push_back({.key = "training.checkpoint_dir",
                    .path = t.checkpoint_dir,
                    .directory = true,
@@ -189,13 +193,16 @@ std::vector<InputFile> input_files(const config::Config& c) {
   std::error_code ec;
   if (fs::exists(c.source, ec)) in.push_back({"--config", c.source});  // else built in ("default config")
   if (!c.model_file.empty()) in.push_back({"--model", c.model_file});
-  if (!c.data.train.empty()) in.push_back({"data.train", c.data.train});
-  if (!c.data.val.empty()) in.push_back({"data.val", c.data.val});
+  for (const std::string& file : c.data.train) in.push_back({"data.train", file});
+  for (const std::string& file : c.data.val) in.push_back({"data.val", file});
   const auto& init = c.training.init_from;
   if (!init.empty()) {
     in.push_back({"training.init_from", init});
-    if (fs::is_directory(init, ec)) in.push_back({"training.init_from", fs::path(init) / "model.safetensors"});
+    if (fs::is_directory(init, ec))
+      for (const char* name : {"model.safetensors", "model.safetensors.index.json", "config.json"})
+        in.push_back({"training.init_from", fs::path(init) / name});
   }
+  if (!c.model.path.empty()) in.push_back({"model.path", fs::path(c.model.path) / "config.json"});
   return in;
 }
 
@@ -206,23 +213,6 @@ void check_output_paths(const config::Config& config, int world_size) {
     for (const auto& in : inputs) check_input(out, in);
   for (size_t i = 0; i < outputs.size(); ++i)
     for (size_t j = i + 1; j < outputs.size(); ++j) check_pair(outputs[i], outputs[j]);
-}
-
-void make_directories(const std::string& label, const fs::path& dir) {
-  fs::path made;
-  for (const auto& part : dir) {
-    made /= part;
-    if (part.empty() || part == made.root_path()) continue;
-    struct stat st {};
-    if (::stat(made.c_str(), &st) == 0) {
-      if (!S_ISDIR(st.st_mode))
-        fail("{}: cannot create directory '{}': '{}' is {}, not a directory", label, dir.string(), made.string(),
-             file_type_name(st.st_mode));
-      continue;
-    }
-    if (::mkdir(made.c_str(), 0777) != 0 && errno != EEXIST)
-      fail("{}: cannot create directory '{}': {}", label, dir.string(), std::strerror(errno));
-  }
 }
 
 void prepare_outputs(const config::Config& config, int rank, int world_size) {

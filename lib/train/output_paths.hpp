@@ -6,7 +6,8 @@
 //   file, data.train, data.val, training.init_from) or another output. Paths are compared after
 //   resolving symbolic links and "..", and by device and inode where both exist; a directory output
 //   must not hold an input, or another output, under a name it writes (save_final=DIR writes
-//   DIR/model.safetensors and DIR/config.json, so init_from=DIR/model.safetensors collides).
+//   DIR/model.safetensors, DIR/config.json, DIR/tokenizer.json, ... (ckpt/hf_export.hpp), so
+//   init_from=DIR/model.safetensors collides).
 // - Every output location is created and probed for writing before step 1: its directory is
 //   made, and a probe file is created, written and removed there. Errors name the key.
 #include <filesystem>
@@ -44,8 +45,5 @@ void check_output_paths(const config::Config& config, int world_size);
 // naming the key and the reason ("training.save_final: cannot create directory 'a/final': 'a' is
 // not a directory").
 void prepare_outputs(const config::Config& config, int rank, int world_size);
-
-// Like mkdir -p; an error names `label` and the part of the path in the way.
-void make_directories(const std::string& label, const std::filesystem::path& dir);
 
 }  // namespace zt

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "config/provenance.hpp"
 #include "core/ledger.hpp"
 #include "core/threads.hpp"
 #include "kernels/backend.hpp"
@@ -35,8 +36,10 @@ int run_training(const World& world, const config::Config& config, const RunOpti
     return 1;
   }
   if (options.dry_run) {
-    if (world.rank() == 0)  // --world-size N plans for N
+    if (world.rank() == 0) {  // --world-size N plans for N
+      config::log_provenance(config);
       print_memory_plan(config, config.world_size, world.info().local_size, *backend);
+    }
     return 0;
   }
   const CpuMask cpus = process_affinity();

@@ -4,18 +4,23 @@
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "optim/lr_schedule.hpp"
-#include "train/engine_state.hpp"
 
 namespace zt {
 
 namespace fs = std::filesystem;
+
+std::vector<Range> checkpoint_pieces(const Partition& partition) {
+  std::vector<Range> pieces;
+  for (int r = 0; r < partition.world_size(); ++r) pieces.push_back(partition.trained(r));
+  return pieces;
+}
 
 RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,
                                const Gpt& model, const BatchSampler& sampler, const std::string& resumed_from)
     : config_(config), engine_(engine), model_(model), sampler_(sampler) {
   const std::string& root = config.training.checkpoint_dir;
   if (root.empty()) return;
-  const ElementRange mine = checkpoint_pieces(engine.partition())[size_t(comm.rank())];
+  const Range mine = checkpoint_pieces(engine.partition())[size_t(comm.rank())];
   writer_ = std::make_unique<CheckpointWriter>(root, config.training.keep_last, comm.control(), device, mine);
   // Resumed from a checkpoint of this directory: that step is saved already.
   std::error_code ec;
@@ -39,8 +44,7 @@ void RunCheckpoints::finish(int64_t step) {
 }
 
 void RunCheckpoints::save(int64_t step) {
-  EngineState state(engine_);
-  writer_->save(meta(step), state);
+  writer_->save(meta(step), engine_);
   last_saved_ = step;
 }
 
@@ -53,7 +57,7 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   m.dtype = c.dtype();
   m.flat_params = model_.layout().total;
   m.padded_params = engine_.partition().padded();
-  m.model = {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
+  m.model = config::model_json(c.model);
   m.layout = model_.layout();
   const Engine::Counters counters = engine_.counters();
   m.optimizer_steps = counters.optimizer_steps;

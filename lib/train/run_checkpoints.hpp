@@ -3,6 +3,7 @@
 // save_interval steps, written in the background while training goes on, and a last one at the
 // end of the run, finished or interrupted, complete before the process exits.
 #include <memory>
+#include <vector>
 
 #include "ckpt/checkpoint_writer.hpp"
 #include "config/config.hpp"
@@ -11,6 +12,10 @@
 #include "zero/engine.hpp"
 
 namespace zt {
+
+// The flat elements each rank writes to a checkpoint, in rank order: its partition's trained
+// range (so the files are spread over the ranks even at stage 0, where every rank holds all).
+std::vector<Range> checkpoint_pieces(const Partition& partition);
 
 class RunCheckpoints {
 public:

@@ -3,9 +3,12 @@
 #include <filesystem>
 #include <spdlog/spdlog.h>
 
+#include "ckpt/architecture_check.hpp"
 #include "ckpt/checkpoint_dir.hpp"
+#include "config/hf_config_reader.hpp"
+#include "config/model_block.hpp"
 #include "core/error.hpp"
-#include "train/engine_state.hpp"
+#include "model/gpt_layout.hpp"
 
 namespace zt {
 
@@ -32,8 +35,12 @@ RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int 
     if (!t.init_from.empty() && rank == 0)
       spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
   } else if (!t.init_from.empty()) {
-    step_dir = for_key("training.init_from", [&] { return find_init(t.init_from); });
+    step_dir = for_key("training.init_from", [&] { return find_init(config, rank); });
     weights_only_ = !step_dir.empty();
+  } else if (!config.model.path.empty() && rank == 0) {
+    spdlog::info("model.path {} gives the architecture; the weights start from random values (training.init_from {} "
+                 "loads the model's own)",
+                 config.model.path, config.model.path);
   }
   if (!step_dir.empty()) open_checkpoint(step_dir, layout, config, rank);
 }
@@ -51,28 +58,42 @@ std::string RunStart::find_resume(const config::TrainingConfig& t, int rank) con
   return "";
 }
 
-std::string RunStart::find_init(const std::string& path) {
+std::string RunStart::find_init(const config::Config& config, int rank) {
+  const std::string& path = config.training.init_from;
   std::error_code ec;
   if (!fs::exists(path, ec)) fail("{}: no such file or directory", path);
-  if (!fs::is_directory(path, ec)) {
-    weights_file_ = path;
-    return "";
+  const bool model_dir = fs::is_directory(path, ec) && (fs::exists(fs::path(path) / "model.safetensors", ec) ||
+                                                        fs::exists(fs::path(path) / "model.safetensors.index.json", ec));
+  if (fs::is_directory(path, ec) && !model_dir) {
+    if (is_step_dir(path) || fs::exists(fs::path(path) / "latest", ec)) return resolve_checkpoint(path);
+    fail("{}: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest` (expected a Hugging "
+         "Face model directory, a safetensors file, or a checkpoint)",
+         path);
   }
-  const fs::path model = fs::path(path) / "model.safetensors";
-  if (fs::is_regular_file(model, ec)) {
-    weights_file_ = model.string();
-    return "";
+  // The architecture is the model block's: a directory of another family would fail tensor by
+  // tensor, where its config.json says it at once.
+  if (config::is_hf_model_dir(path)) {
+    const config::HfModelBlock hf = config::read_hf_config(path);
+    const std::string type = hf.block.value("model_type", "");
+    if (type != config.model.model_type)
+      fail("{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
+           "the directory)",
+           hf.file, type, config.model.model_type, path);
   }
-  if (is_step_dir(path) || fs::exists(fs::path(path) / "latest", ec)) return resolve_checkpoint(path);
-  fail("{}: holds no model.safetensors, meta.json or `latest` (expected a safetensors file, a directory holding "
-       "model.safetensors, or a checkpoint)",
-       path);
+  weights_ = std::make_unique<HfWeights>(path, hf_tensors(config::shape_of(config.model)));
+  if (rank == 0)
+    spdlog::info("training.init_from {}: the weights of {} (Adam's moments, the step and the schedule start afresh)",
+                 path, weights_->describe());
+  return "";
 }
 
 void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config,
                                int rank) {
   checkpoint_ = std::make_unique<CheckpointReader>(step_dir);
+  const nlohmann::json model = config::model_json(config.model);
+  check_checkpoint_model_type(step_dir, checkpoint_->meta(), model, weights_only_);
   checkpoint_->check_layout(layout);
+  check_checkpoint_architecture(step_dir, checkpoint_->meta(), model, weights_only_);
   const CheckpointMeta& m = checkpoint_->meta();
   if (!weights_only_) saved_data_ = sampler_state_from_json(m.data);
   same_dtype_ = m.dtype == config.dtype();
@@ -100,8 +121,7 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
 
 void RunStart::read_into(Engine& engine, int rank, int world_size) const {
   if (!checkpoint_) return;
-  EngineState state(engine);
-  load_state(*checkpoint_, state, weights_only_, rank, world_size);
+  load_state(*checkpoint_, engine, weights_only_, rank, world_size);
 }
 
 int64_t RunStart::apply(Engine& engine, BatchSampler& sampler) const {

@@ -1,13 +1,14 @@
 #pragma once
 // Where a run starts: training.resume (a checkpoint's whole state: weights, Adam's moments, the
 // step, the schedule position, the loss scaler and the data position) or training.init_from
-// (weights only: a safetensors file, a directory holding model.safetensors, or a checkpoint).
+// (weights only: a Hugging Face model directory, a safetensors file, or a checkpoint).
 // Decided on every rank before the engine exists, checked as far as that is possible without it,
 // and applied once it exists.
 #include <memory>
 #include <string>
 
 #include "ckpt/checkpoint_reader.hpp"
+#include "ckpt/hf_weights.hpp"
 #include "config/config.hpp"
 #include "core/param_layout.hpp"
 #include "data/sampler.hpp"
@@ -23,8 +24,9 @@ public:
   RunStart(const config::Config& config, const ParamLayout& layout, int rank);
   ~RunStart();
 
-  // A safetensors file to initialise the weights from, or "".
-  const std::string& weights_file() const { return weights_file_; }
+  // The weights of a model directory or safetensors file to initialise the parameters from, their
+  // tensors checked (names, shapes, dtypes) and nothing read yet; null when there are none.
+  const HfWeights* weights() const { return weights_.get(); }
   // The engine's state (all of it, or its weights) comes from a checkpoint: its initial values
   // do not matter.
   bool from_checkpoint() const { return checkpoint_ != nullptr; }
@@ -42,11 +44,11 @@ public:
 private:
   // The step directory to resume from, or "" (training.resume none, or auto with no checkpoint).
   std::string find_resume(const config::TrainingConfig& t, int rank) const;
-  // A checkpoint step directory to take the weights from, or "" (weights_file_ is set instead).
-  std::string find_init(const std::string& init_from);
+  // A checkpoint step directory to take the weights from, or "" (weights_ is opened instead).
+  std::string find_init(const config::Config& config, int rank);
   void open_checkpoint(const std::string& step_dir, const ParamLayout& layout, const config::Config& config, int rank);
 
-  std::string weights_file_;
+  std::unique_ptr<HfWeights> weights_;
   std::unique_ptr<CheckpointReader> checkpoint_;
   bool weights_only_ = false;  // init_from a checkpoint
   bool same_dtype_ = true;     // the loss scaler's state carries over

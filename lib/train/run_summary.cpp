@@ -4,91 +4,19 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <fstream>
+#include <cmath>
 
-#include "comm/control_channel.hpp"
-#include "core/ledger.hpp"
-#include "train/comms_summary.hpp"
+#include "metrics/comms_summary.hpp"
 
 namespace zt {
 
 namespace {
-
-constexpr CommOp kOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather, CommOp::Broadcast,
-                           CommOp::Barrier};
-// VmHWM, the peak resident set size of this process, in bytes (0 where /proc cannot tell).
-uint64_t peak_resident_bytes() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      uint64_t kib = 0;
-      in >> kib;
-      return kib * 1024;
-    }
-    in.ignore(4096, '\n');
-  }
-  return 0;
-}
 
 double mib(double bytes) { return bytes / 1048576.0; }
 
 std::string show_loss(double x) { return std::isfinite(x) ? fmt::format("{:.4f}", x) : "-"; }
 
 }  // namespace
-
-RankPeakMemory rank_peak_memory(const MemStats& s, int rank) {
-  RankPeakMemory m;
-  m.rank = rank;
-  m.params = s.pk(MemSpace::Device, MemCategory::Params);
-  m.grads = s.pk(MemSpace::Device, MemCategory::Grads);
-  m.optimizer = s.pk(MemSpace::Device, MemCategory::Optimizer);
-  // Offloaded state is allocated once and held: the sum of its peaks is its peak.
-  for (MemSpace space : {MemSpace::Host, MemSpace::Pinned, MemSpace::File})
-    for (MemCategory c : {MemCategory::Params, MemCategory::Grads, MemCategory::Optimizer}) m.offload += s.pk(space, c);
-  for (MemCategory c : {MemCategory::Params, MemCategory::Grads, MemCategory::Optimizer})
-    m.files += s.pk(MemSpace::File, c);
-  m.activations = s.pk(MemCategory::Activations);
-  m.buffers = s.pk(MemCategory::Buffers);
-  m.cached = s.pk(MemCategory::Cached);
-  m.resident = peak_resident_bytes();
-  return m;
-}
-
-std::vector<RankPeakMemory> gather_memory_peaks(Communicator& comm) {
-  return comm.control().gather_all(rank_peak_memory(MemoryLedger::instance().stats(), comm.rank()));
-}
-
-void RunTotals::add_step(const StepRecord& step, const StepBreakdown& time) {
-  ++steps_;
-  tokens_ += step.tokens;
-  loss_ = step.loss;
-  for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
-    comm_.bytes_sent[i] += step.comm.bytes_sent[i];
-    comm_.calls[i] += step.comm.calls[i];
-    comm_.seconds[i] += step.comm.seconds[i];
-  }
-  waited_s_ += time.reduce_wait + time.gather_wait;
-}
-
-SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double wall_s, double flops_per_token,
-                                   double peak_flops_per_rank) const {
-  SummaryRecord s;
-  s.steps = steps_;
-  s.interrupted = interrupted;
-  s.tokens = tokens_;
-  s.wall_s = wall_s;
-  s.tokens_per_s = wall_s > 0 ? double(tokens_) / wall_s : NAN;
-  s.mfu = flops_per_token * s.tokens_per_s / (peak_flops_per_rank * comm.world_size());
-  s.loss = loss_;
-  s.val_loss = val_loss_;
-  s.memory_peak = gather_memory_peaks(comm);
-  s.comm = comm_;
-  // What the engine can run behind compute: the gradient reduce-scatters and parameter all-gathers.
-  s.comm_in_flight_s = comm_.seconds[size_t(CommOp::ReduceScatter)] + comm_.seconds[size_t(CommOp::AllGather)];
-  s.comm_waited_s = waited_s_;
-  return s;
-}
 
 std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan& plan, int stage) {
   std::vector<std::string> out;
@@ -122,7 +50,7 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
   out.push_back(fmt::format("  {:<28} {:>8} {:>12} {:>11}", "collectives (rank 0, steps)", "calls", "bytes sent",
                             "time (ms)"));
   bool any = false;
-  for (CommOp op : kOps) {
+  for (CommOp op : kCommOps) {
     const size_t i = size_t(op);
     if (s.comm.calls[i] == 0) continue;
     any = true;

@@ -20,8 +20,6 @@ std::string schedule(const config::Config& c) {
   return s.type;
 }
 
-}  // namespace
-
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const TokenDataset* val) {
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
@@ -36,6 +34,30 @@ void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, 
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
                o.beta1, o.beta2, o.weight_decay, clipping, schedule(c));
   config::log_provenance(c);
+}
+
+}  // namespace
+
+void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt& model, const PeakFlops& peak,
+                   const MemoryPlan& plan, const TokenDataset& train, const TokenDataset* val) {
+  const int W = setup.world_size;
+  spdlog::info("model: {}, seq {} = {} parameters", describe(model.shape()), c.data.seq_len, model.num_params());
+  spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
+               c.zero.stage, W, W == 1 ? "" : "s", c.dtype(), c.communication_data_type, c.train_batch_size,
+               c.train_micro_batch_size_per_gpu, c.gradient_accumulation_steps, W);
+  log_data_and_optimizer(c, train, val);
+  spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
+               model.flops_per_token(), peak.flops / 1e9, peak.explanation);
+  // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
+  auto mib = [](uint64_t b) { return double(b) / 1048576.0; };
+  for (auto& r : setup.memory)
+    spdlog::info("memory rank {}: params {:.3f} grads {:.3f} optimizer {:.3f} offload {:.3f} MiB (formula {}: "
+                 "{:.3f} {:.3f} {:.3f} {:.3f}); buffers {:.3f} MiB",
+                 r.rank, mib(r.params), mib(r.grads), mib(r.optimizer), mib(r.offload), plan.formula,
+                 mib(plan.params), mib(plan.grads), mib(plan.optimizer), mib(plan.offload), mib(r.buffers));
+  if (c.training.eval_interval > 0 && !val)
+    spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
+                 c.training.eval_interval);
 }
 
 }  // namespace zt

@@ -1,11 +1,17 @@
 #pragma once
-// What rank 0 says at the start of a run besides the model, the ZeRO stage and the memory
-// (trainer.cpp): the data it reads and how it optimizes, one line each.
+// What rank 0 says at the start of a run: the model, the ZeRO stage and batch, the data it reads
+// and how it optimizes, MFU's formula, and each rank's memory beside the ZeRO formula, one line
+// each.
 #include "config/config.hpp"
 #include "data/dataset.hpp"
+#include "metrics/peak_flops.hpp"
+#include "metrics/records.hpp"
+#include "model/gpt.hpp"
+#include "train/memory_plan.hpp"
 
 namespace zt {
 
-void log_data_and_optimizer(const config::Config& config, const TokenDataset& train, const TokenDataset* val);
+void log_run_start(const config::Config& config, const SetupRecord& setup, const Gpt& model, const PeakFlops& peak,
+                   const MemoryPlan& plan, const TokenDataset& train, const TokenDataset* val);
 
 }  // namespace zt

@@ -1,28 +1,25 @@
 #pragma once
-// The trainer: config + model + engine + data + metrics. train_step() is the whole training
-// step of DESIGN.md in one function.
+// The trainer: config + model + engine + data, and the loop. train_step() is the whole training
+// step (docs/architecture.md, "One training step") in one function; what the run records goes to
+// its metrics sinks (train/run_sinks.hpp).
 #include <exception>
 #include <memory>
 #include <string>
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
-#include "kernels/backend.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "inference/training_sample.hpp"
+#include "kernels/backend.hpp"
+#include "metrics/peak_flops.hpp"
+#include "metrics/run_totals.hpp"
+#include "metrics/sink.hpp"
 #include "model/gpt.hpp"
-#include "train/comms_summary.hpp"
-#include "train/csv_monitor.hpp"
-#include "train/metrics.hpp"
 #include "train/micro_batch_graphs.hpp"
 #include "train/micro_batch_weights.hpp"
-#include "train/peak_flops.hpp"
-#include "train/progress.hpp"
-#include "train/run_summary.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
-#include "train/tensorboard_monitor.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -33,8 +30,8 @@ struct TrainStepResult {
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
-  int output_failures = 0;  // ranks that could not write an output (train/output_failure.hpp) by this step
-  StepBreakdown time;  // where the step's time went (wall_clock_breakdown), in seconds
+  int output_failures = 0;  // ranks that could not write an output (metrics/output_failure.hpp) by this step
+  StepBreakdown time;  // where the step's time went, in seconds
 };
 
 // Set-up failed on some rank; the error was logged once. Every rank throws it.
@@ -48,7 +45,7 @@ public:
   int run();
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (ranks, eval_batches)
+  double evaluate();                      // mean val loss over the targets that count (training.eval_batches windows)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -57,15 +54,10 @@ public:
 private:
   void open_data();
   void agree_on_setup(const std::string& error);
-  void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights, StepBreakdown& time);
+  void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   SetupRecord setup_record();
-  StepRecord step_record(int64_t step, TrainStepResult& out, double seconds, const CommStats& comm) const;
+  StepRecord step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
-  void log_start(const SetupRecord& setup) const;
-  void log_step(const StepRecord& r) const;
-  void log_breakdown(const StepBreakdown& t, double step_seconds) const;
-  void log_interrupted(int64_t step, int stop_requests) const;
-  void log_output_failure(int64_t step) const;
 
   const config::Config& config_;
   Communicator& comm_;
@@ -83,13 +75,9 @@ private:
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
-  MetricsWriter metrics_;
-  CsvMonitor csv_;                  // csv_monitor (rank 0)
-  TensorboardMonitor tensorboard_;  // tensorboard (rank 0)
-  CommsSummary comms_;              // comms_logger (rank 0)
-  PeakFlops peak_;  // per rank, for MFU
-  ProgressLine progress_;  // rank 0's console
-  RunTotals totals_;       // for the summary at the end
+  MetricsSinks sinks_;  // rank 0's outputs (train/run_sinks.hpp)
+  RunTotals totals_;    // for the summary at the end
+  PeakFlops peak_;      // per rank, for MFU
 };
 
 }  // namespace zt

@@ -110,26 +110,28 @@ void AsyncFile::worker() {
 }
 
 void AsyncFile::run(const Piece& p) {
-  const auto t0 = std::chrono::steady_clock::now();
-  struct Busy {  // counted however the request ends
-    std::atomic<int64_t>& ns;
-    std::chrono::steady_clock::time_point t0;
-    ~Busy() {
-      ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
-    }
-  } busy{busy_ns_, t0};
   std::string error;
-  size_t done = 0;
-  while (done < p.bytes) {
-    const ssize_t n = p.write ? ::pwrite(fd_, p.data + done, p.bytes - done, off_t(p.offset + done))
-                              : ::pread(fd_, p.data + done, p.bytes - done, off_t(p.offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      error = fmt::format("{}: {} of \"{}\" at byte {} failed: {}", what_, p.write ? "write" : "read", path_,
-                          p.offset + done, n < 0 ? std::strerror(errno) : "unexpected end of file");
-      break;
+  {
+    const auto t0 = std::chrono::steady_clock::now();
+    struct Busy {  // counted however the request ends, and before its ticket says it is done
+      std::atomic<int64_t>& ns;
+      std::chrono::steady_clock::time_point t0;
+      ~Busy() {
+        ns += std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+      }
+    } busy{busy_ns_, t0};
+    size_t done = 0;
+    while (done < p.bytes) {
+      const ssize_t n = p.write ? ::pwrite(fd_, p.data + done, p.bytes - done, off_t(p.offset + done))
+                                : ::pread(fd_, p.data + done, p.bytes - done, off_t(p.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error = fmt::format("{}: {} of \"{}\" at byte {} failed: {}", what_, p.write ? "write" : "read", path_,
+                            p.offset + done, n < 0 ? std::strerror(errno) : "unexpected end of file");
+        break;
+      }
+      done += size_t(n);
     }
-    done += size_t(n);
   }
   std::lock_guard lock(p.ticket->mutex);
   if (!error.empty() && p.ticket->error.empty()) p.ticket->error = error;

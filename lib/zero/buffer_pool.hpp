@@ -2,7 +2,7 @@
 // Transient device buffers of the engine (working copies of groups in the model's dtype, the
 // model's gradients of a group, gathered stage-3 groups), kept for reuse by size: the same
 // acquire/release pattern every step allocates only during the first, so no step after it
-// allocates at all (DESIGN.md, "No allocation in the step"). In the ledger a buffer in use counts
+// allocates at all (docs/architecture.md, "The engine"). In the ledger a buffer in use counts
 // as Buffers and a free one as Cached, so "buffers" keeps meaning what a step holds.
 #include <cstddef>
 #include <vector>

@@ -5,22 +5,26 @@
 
 #include "comm/control_channel.hpp"
 #include "core/error.hpp"
+#include "zero/gather_coordinator.hpp"
+#include "zero/grad_bucketer.hpp"
+#include "zero/memory_estimate.hpp"
 
 namespace zt {
 
 Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-               const ParamInit& init)
+               VectorOps& host, const ParamInit& init)
     : options_(options), layout_(layout), comm_(comm), backend_(backend),
       partition_(layout.total, comm.world_size(), comm.rank()),
       pool_(backend.device),
-      ctx_{options_, layout, comm, partition_, backend, backend.model.dtype(), pool_},
+      ctx_{options_, layout, comm, partition_, backend, host, backend.model.dtype(), pool_, clock_, group_gathers_},
       open_grads_(layout.groups.size(), nullptr) {
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
   // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
   std::string error;
   try {
     stage_ = make_stage(ctx_);
-    optimizer_ = std::make_unique<ShardOptimizer>(layout, stage_->update_range(), options_, backend, stage_->params());
+    optimizer_ =
+        ShardOptimizer::make({layout, stage_->update_range(), options_, backend, host, stage_->params(), clock_});
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -28,12 +32,36 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
   stage_->init_params(init);
   optimizer_->init_master();
-  if (options.fp16) scaler_ = LossScaler(options.loss_scaler);
+  if (fp16()) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
   // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
   grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, size_t(comm.world_size()));
   grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
+}
+
+EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, size_t held_group_elements) {
+  const Partition part(numel, world_size, 0);
+  EnginePlan p;
+  p.padded = part.padded();
+  p.shard = part.shard_size();
+  // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
+  const Offload offload = o.offload_param.device != OffloadDevice::None       ? Offload::OptimizerAndParams
+                          : o.offload_optimizer.device != OffloadDevice::None ? Offload::Optimizer
+                                                                              : Offload::None;
+  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))}))
+    if (row.stage == o.stage && row.offload == offload) {
+      p.params = size_t(row.params);
+      p.grads = size_t(row.grads);
+      p.optimizer = size_t(row.optimizer);
+      p.offload = size_t(row.offloaded);
+      p.formula = row.formula;
+    }
+  // Transient: the bucket slots, the groups the model holds (from the pool), gathered groups, staging.
+  p.host_buffers = ShardOptimizer::staging_bytes(o, p.shard);
+  p.buffers_bound = GradBucketer::bytes(o, part) + held_group_elements * sizeof(float) * 2 + p.host_buffers;
+  if (o.stage == 3) p.buffers_bound += GatherCoordinator::bytes_bound(o, part);
+  return p;
 }
 
 View Engine::grads(int g) {
@@ -54,36 +82,9 @@ void Engine::grads_ready(int g) {
   open = nullptr;
 }
 
-StageTimers Engine::timers() const {
-  StageTimers t = stage_->timers();
-  const auto offload = optimizer_->timing();
-  t.offload_wait_s = offload.waited_s;
-  t.offload_io_s = offload.io_s;
-  return t;
-}
-
-void Engine::reset_timers() {
-  stage_->reset_timers();
-  optimizer_->reset_timing();
-}
-
 float Engine::backward_scale() const {
   const float pre = options_.prescale_gradients ? float(options_.gradient_predivide_factor) : 1.0f;
   return scaler_.scale() / pre;
-}
-
-void Engine::queue_grad_sums_of_squares(float factor) {
-  // One partial per shard, summed in rank order by grad_norm: the same bits whichever stage runs.
-  VectorOps& vec = backend_.vector;
-  if (stage_->holds_all_gradients()) {
-    for (int r = 0; r < partition_.world_size(); ++r)
-      vec.sum_of_squares_into(stage_->grads_of_shard(r), partition_.trained(r).size(), factor, grad_sums_.data() + r);
-    return;
-  }
-  const int rank = partition_.rank();
-  vec.sum_of_squares_into(stage_->grads(), partition_.trained(rank).size(), factor, grad_sums_.data() + rank);
-  // Each double as two fp32 elements: an all-gather moves bits, it computes nothing.
-  comm_.all_gather(grad_sums_.data() + rank, grad_sums_.data(), 2, DType::F32)->sync(backend_.device.compute());
 }
 
 UpdateResult Engine::step(double lr, double beta1, double beta2) {
@@ -98,7 +99,8 @@ void Engine::queue_step(double lr, double beta1, double beta2) {
   const double pre = options_.prescale_gradients ? options_.gradient_predivide_factor : 1.0;
   const float factor = float(pre / (double(scaler_.scale()) * partition_.world_size() *
                                     double(options_.gradient_accumulation_steps)));
-  queue_grad_sums_of_squares(factor);
+  // One partial per shard, summed in rank order: the same bits whichever stage runs.
+  stage_->norm_partials(factor, grad_sums_.data());
   // As DeepSpeed's bf16 optimizer without the overflow check, bf16 takes a step with inf/nan.
   const bool skip_nonfinite = !(options_.dtype == DType::BF16 && !options_.bf16_check_overflow);
   backend_.vector.grad_norm(grad_sums_.data(), partition_.world_size(), factor, options_.gradient_clipping,
@@ -120,10 +122,10 @@ UpdateResult Engine::finish_step() {
   const bool overflow = !std::isfinite(norm.sum_of_squares);
   if (overflow && !norm.skip)
     spdlog::warn("step {}: gradient has inf/nan; taking the step (bf16.check_grad_overflow is false)", steps_ + 1);
-  if (options_.fp16) scaler_.update(norm.skip != 0);
+  if (fp16()) scaler_.update(norm.skip != 0);
   if (norm.skip) {
     result.skipped = true;
-    if (!options_.fp16) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
+    if (!fp16()) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
     return result;
   }
   ++steps_;
@@ -132,7 +134,7 @@ UpdateResult Engine::finish_step() {
 
 void Engine::gather_master(float* full) {
   Device& dev = backend_.device;
-  const Range held = state_range();
+  const Range held = this->held();
   if (held.begin == 0 && held.end == partition_.numel()) {
     optimizer_->read(StateTensor::Master, held, full);
     return;
@@ -150,21 +152,17 @@ void Engine::gather_master(float* full) {
   dev.synchronize(dev.compute());
 }
 
-}  // namespace zt
-
-namespace zt {
-
-Range Engine::state_range() const { return stage_->update_range().intersect({0, partition_.numel()}); }
+Range Engine::held() const { return stage_->update_range().intersect({0, partition_.numel()}); }
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
-  const Range held = state_range();
+  const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
   optimizer_->read(t, r, host);
 }
 
 void Engine::write_state(StateTensor t, Range r, const float* host) {
-  const Range held = state_range();
+  const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
   optimizer_->write(t, r, host);

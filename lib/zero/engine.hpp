@@ -1,14 +1,18 @@
 #pragma once
-// The ZeRO engine: the model's ParamHooks, and the optimizer step. Which stage runs is a
-// strategy (stage.hpp); partitioning, bucketing, the shard optimizer and the loss scaler are
-// shared. One step is: micro-batches of forward/backward through the hooks, then step().
+// The ZeRO engine: the model's ParamHooks, the optimizer step, and the optimizer state that
+// checkpoints save (StateAccess). Which stage runs is a strategy (stage.hpp); partitioning,
+// bucketing, the shard optimizer and the loss scaler are shared. One step is: micro-batches of
+// forward/backward through the hooks, then step().
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/param_hooks.hpp"
+#include "core/state_access.hpp"
+#include "core/step_clock.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
@@ -26,19 +30,35 @@ struct UpdateResult {
   float loss_scale = 1.0f;  // the scale this step's backward used
 };
 
+// What the engine allocates on each rank, known before it exists (--dry-run's plan): its model
+// states (the ZeRO formula of its stage and offload) and a bound on its transient buffers.
+struct EnginePlan {
+  size_t padded = 0, shard = 0;  // elements of the flat buffer and of one rank's shard
+  size_t params = 0, grads = 0, optimizer = 0, offload = 0;  // bytes
+  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
+  size_t buffers_bound = 0;  // buckets, gathered groups, group copies and gradients, offload staging
+  size_t host_buffers = 0;   // of buffers_bound, the offload staging in host memory
+};
+
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with
 // the reason on the lowest failing rank and an empty one elsewhere, before any collective ran.
 struct EngineSetupFailed : Error {
   using Error::Error;
 };
 
-class Engine final : public ParamHooks {
+class Engine final : public ParamHooks, public StateAccess {
 public:
   // init fills initial fp32 values of any flat range (model init, or loaded weights). The model
-  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. Collective;
-  // throws EngineSetupFailed on every rank when its storage cannot be made on one.
+  // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. host: the
+  // host's vector operators (initial values, offloaded state). Collective; throws
+  // EngineSetupFailed on every rank when its storage cannot be made on one.
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-         const ParamInit& init);
+         VectorOps& host, const ParamInit& init);
+
+  // The plan of an engine over `numel` parameters on `world_size` ranks. held_group_elements: the
+  // most elements of parameter groups the model holds at once, each with a copy in the model's
+  // dtype and its gradients (fp32 at most).
+  static EnginePlan plan(const EngineOptions& options, size_t numel, int world_size, size_t held_group_elements);
 
   ConstView fetch(int g) override { return stage_->fetch(g); }
   void release(int g) override { stage_->release(g); }
@@ -64,12 +84,11 @@ public:
   // (collective).
   void gather_master(float* full);
 
-  // Checkpoints. The flat elements whose optimizer state this rank holds (its shard, or everything
-  // at stage 0), padding excluded; read and write copy state of a sub-range to and from host memory.
-  Range state_range() const;
-  void read_state(StateTensor t, Range r, float* host) const;
-  void write_state(StateTensor t, Range r, const float* host);
-  // After every rank wrote the master of its state_range(): the parameters take the master's values
+  // Checkpoints: the optimizer state of the trained part of the range this rank updates.
+  Range held() const override;
+  void read_state(StateTensor t, Range r, float* host) const override;
+  void write_state(StateTensor t, Range r, const float* host) override;
+  // After every rank wrote the master of what it holds: the parameters take the master's values
   // (rounded to the training dtype) on every rank that uses them. Collective.
   void publish_written_state();
   struct Counters {
@@ -82,15 +101,16 @@ public:
   const EngineOptions& options() const { return options_; }
   const Partition& partition() const { return partition_; }
   DType dtype() const { return options_.dtype; }
+  bool fp16() const { return options_.dtype == DType::F16; }  // dynamic loss scaling
   int64_t optimizer_steps() const { return steps_; }
   const LossScaler& loss_scaler() const { return scaler_; }
-  StageTimers timers() const;
-  std::vector<int64_t> group_gathers() const { return stage_->group_gathers(); }
-  void reset_timers();
+  // Where the step's time goes: the trainer restarts it each step and times forward, backward and
+  // step() with it; the engine adds its waits on communication and offload.
+  StepClock& clock() { return clock_; }
+  // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
+  const std::vector<int64_t>& group_gathers() const { return group_gathers_; }
 
 private:
-  // The sums of squares of the gradients' shards, into grad_sums_ on the device (one per rank).
-  void queue_grad_sums_of_squares(float factor);
 
   const EngineOptions options_;
   const ParamLayout& layout_;
@@ -98,6 +118,8 @@ private:
   const Backend& backend_;
   Partition partition_;
   BufferPool pool_;
+  StepClock clock_;
+  std::vector<int64_t> group_gathers_;
   StageContext ctx_;
   std::unique_ptr<Stage> stage_;
   std::unique_ptr<ShardOptimizer> optimizer_;

@@ -74,8 +74,7 @@ struct EngineOptions {
   bool bias_correction = true;
   bool adam_w_mode = true;
 
-  bool fp16 = false;  // dynamic loss scaling with `loss_scaler`
-  LossScalerOptions loss_scaler;
+  LossScalerOptions loss_scaler;  // fp16 (dtype F16): dynamic loss scaling
   bool bf16_check_overflow = true;  // bf16: an inf/nan gradient skips the step
 
   OptimizerOffload offload_optimizer;

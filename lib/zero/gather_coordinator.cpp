@@ -3,17 +3,21 @@
 #include <utility>
 
 #include "comm/comm_volume.hpp"
-#include "core/clock.hpp"
 #include "core/error.hpp"
 
 namespace zt {
 
-GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers)
+size_t GatherCoordinator::bytes_bound(const EngineOptions& o, const Partition& partition) {
+  return std::min(o.max_live_parameters + o.prefetch_bucket_size, partition.padded()) *
+         (sizeof(float) + dtype_size(o.dtype));
+}
+
+GatherCoordinator::GatherCoordinator(const StageContext& ctx, ParamShard& shard)
     : ctx_(ctx), shard_(shard), in_file_(shard.view().data == nullptr),
       staged_(in_file_ || (ctx.device().kind() != DeviceKind::Cpu && shard.view().space != MemSpace::Device)),
-      timers_(timers), host_(ctx.device(), MemSpace::Pinned),
-      live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false),
-      gathers_(ctx.layout.groups.size(), 0) {
+      host_(ctx.device(), MemSpace::Pinned),
+      live_(ctx.layout.groups.size()), persistent_(ctx.layout.groups.size(), false) {
+  ctx.group_gathers.assign(ctx.layout.groups.size(), 0);
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
     persistent_[g] = ctx.layout.groups[g].size < ctx.options.param_persistence_threshold;
   if (in_file_) {
@@ -92,19 +96,19 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
     const size_t at = own.empty() ? 0 : own.begin - ctx_.partition.own().begin;
     send = static_cast<const char*>(shard_.view().data) + at * esz;
   }
-  auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
-  timers_.gather_wait_s += seconds_since(t0);
+  // Without overlap the call itself blocks.
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] {
+    e.work = ctx_.comm.all_gather(send, gather_buffer(e), e.counts, ctx_.dtype(), ctx_.options.overlap_comm);
+  });
   e.phase = Phase::Gathering;
-  ++gathers_[size_t(g)];
+  ++ctx_.group_gathers[size_t(g)];
   return e;
 }
 
 void GatherCoordinator::finish(Gathered& e) {
   if (e.phase == Phase::Ready) return;
-  auto t0 = SteadyClock::now();
-  e.work->sync(ctx_.device().compute());  // the device waits, not the host
-  timers_.gather_wait_s += seconds_since(t0);
+  // The device waits for the gather, not the host (on the CPU backend, sync is wait).
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] { e.work->sync(ctx_.device().compute()); });
   e.work.reset();
   if (e.raw) {
     const size_t n = total_count(e.counts);

@@ -11,7 +11,8 @@
 // into its place in the group's gather buffer (through host staging on a GPU), and the all-gather
 // runs in place; the pieces of the groups the trace gathers next are read ahead, up to
 // buffer_count groups and max_in_cpu elements. A shard in host memory on a GPU is copied to its
-// place the same way: the communicator only sees device memory.
+// place the same way: the communicator only sees device memory. Every all-gather of a group is
+// counted in the context's group_gathers.
 #include <vector>
 
 #include "zero/param_shard.hpp"
@@ -22,7 +23,11 @@ namespace zt {
 class GatherCoordinator {
 public:
   // shard: this rank's parameters (storage dtype), flat from partition.own().begin.
-  GatherCoordinator(const StageContext& ctx, ParamShard& shard, StageTimers& timers);
+  GatherCoordinator(const StageContext& ctx, ParamShard& shard);
+  // The most bytes its gathered groups take at once: stage3_max_live_parameters plus what one
+  // prefetch may overshoot it by (stage3_prefetch_bucket_size), at most the whole buffer, each
+  // element in the storage dtype as gathered and in fp32 at most as the model reads it.
+  static size_t bytes_bound(const EngineOptions& options, const Partition& partition);
   ~GatherCoordinator();
   GatherCoordinator(const GatherCoordinator&) = delete;
   GatherCoordinator& operator=(const GatherCoordinator&) = delete;
@@ -36,9 +41,6 @@ public:
   void refresh();
   // Reads ahead from the shard's file are finished and dropped (before the optimizer writes it).
   void stop_reading_ahead();
-
-  // All-gathers issued per group since the start (for tests and logs).
-  const std::vector<int64_t>& gathers() const { return gathers_; }
 
 private:
   enum class Phase { Free, Reading, Gathering, Ready };
@@ -70,7 +72,6 @@ private:
   ParamShard& shard_;
   const bool in_file_;
   const bool staged_;  // the piece goes to its place in the gather buffer before an in-place all-gather
-  StageTimers& timers_;
   BufferPool host_;  // staging for pieces on their way to a GPU
   std::vector<Gathered> live_;  // by group
   size_t live_elements_ = 0;    // gathered or being gathered, persistent groups aside
@@ -80,7 +81,6 @@ private:
   std::vector<int> trace_;
   bool recording_ = true;
   size_t pos_ = 0;
-  std::vector<int64_t> gathers_;
 };
 
 }  // namespace zt

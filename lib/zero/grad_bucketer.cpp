@@ -1,16 +1,27 @@
 #include "zero/grad_bucketer.hpp"
 
-#include "core/clock.hpp"
-
 namespace zt {
+
+namespace {
+// A bucket never spans more than the flat buffer.
+size_t clamped_bucket(size_t elements, const Partition& partition) {
+  return std::max<size_t>(1, std::min(elements, partition.padded()));
+}
+int slot_count(bool overlap) { return overlap ? 2 : 1; }
+}  // namespace
+
+size_t GradBucketer::bytes(const EngineOptions& o, const Partition& partition) {
+  const size_t bucket = clamped_bucket(o.reduce_bucket_size, partition);
+  return size_t(slot_count(o.overlap_comm)) * (bucket + std::min(bucket, partition.shard_size())) *
+         dtype_size(o.comm_dtype);
+}
 
 GradBucketer::GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply)
     : ctx_(ctx), dtype_(ctx.comm_dtype()),
-      bucket_(std::max<size_t>(1, std::min(bucket_elements, ctx.partition.padded()))),
+      bucket_(clamped_bucket(bucket_elements, ctx.partition)),
       overlap_(ctx.options.overlap_comm), apply_(std::move(apply)) {
   const size_t recv = std::min(bucket_, ctx.partition.shard_size());
-  const int slots = overlap_ ? 2 : 1;
-  for (int i = 0; i < slots; ++i) {
+  for (int i = 0; i < slot_count(overlap_); ++i) {
     slots_[i].send = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
     slots_[i].recv = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, recv * dtype_size(dtype_));
   }
@@ -41,18 +52,17 @@ void GradBucketer::flush() {
   Slot& slot = current();
   auto counts = ctx_.partition.pieces(slot.range);
   const void* data = slot.send.data() + (bucket_ - fill_) * dtype_size(dtype_);
-  auto t0 = SteadyClock::now();  // without overlap the call itself blocks
-  slot.work = ctx_.comm.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
-  exposed_wait_s_ += seconds_since(t0);
+  // Without overlap the call itself blocks.
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] {
+    slot.work = ctx_.comm.reduce_scatter(data, slot.recv.data(), counts, dtype_, ReduceOp::Sum, overlap_);
+  });
   fill_ = 0;
   if (overlap_) current_ ^= 1;
   else complete(slot);
 }
 
 void GradBucketer::complete(Slot& slot) {
-  auto t0 = SteadyClock::now();
-  slot.work->sync(ctx_.device().compute());  // apply_ and the slot's refill queue after it
-  exposed_wait_s_ += seconds_since(t0);
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] { slot.work->sync(ctx_.device().compute()); });
   slot.work.reset();
   Range own = slot.range.intersect(ctx_.partition.own());
   if (!own.empty()) apply_(own, slot.recv.data());

@@ -3,7 +3,7 @@
 // flat range; gradients arrive top-down (backward visits groups last to first), so a bucket fills
 // from its end. A full bucket is reduce-scattered (on the communication thread when
 // overlap_comm) and this rank's piece handed to `apply`. Two bucket slots alternate, so one can
-// fill while the other is in flight.
+// fill while the other is in flight. The time compute waits on them goes to the step clock.
 #include <functional>
 
 #include "comm/communicator.hpp"
@@ -19,15 +19,15 @@ public:
   using Apply = std::function<void(Range own_piece, const void* data)>;
 
   GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply);
+  // What its bucket slots take, in bytes: one or two (overlap_comm) slots of a bucket to send and
+  // this rank's piece to receive, in the communication dtype.
+  static size_t bytes(const EngineOptions& options, const Partition& partition);
 
   // Adds gradients for flat range [begin, begin + n). When the range does not end where the
   // current bucket's content begins, the bucket is flushed first.
   void add(size_t begin, ConstView src, size_t n);
   void flush();     // reduce whatever the current bucket holds
   void wait_all();  // flush, then complete every reduction in flight and apply it
-
-  double exposed_wait_seconds() const { return exposed_wait_s_; }
-  void reset_timers() { exposed_wait_s_ = 0; }
 
 private:
   struct Slot {
@@ -46,7 +46,6 @@ private:
   Slot slots_[2];
   int current_ = 0;
   size_t fill_ = 0;  // elements in the current bucket, stored at its end
-  double exposed_wait_s_ = 0;
 };
 
 }  // namespace zt

@@ -1,5 +1,5 @@
 #pragma once
-// The fp16 loss scaler: DeepSpeed's DynamicLossScaler rules (CONFIG.md), checked once per
+// The fp16 loss scaler: DeepSpeed's DynamicLossScaler rules (docs/config.md, "fp16 and bf16"), checked once per
 // optimizer step after all ranks agree whether any gradient overflowed.
 #include <cstdint>
 

@@ -2,7 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
 #include "core/error.hpp"
+#include "core/quoted_bytes.hpp"
 
 namespace zt {
 
@@ -94,6 +101,46 @@ std::string format_memory_estimate(const MemoryEstimateOptions& o, const std::ve
                        r.device_total() / kGiB, r.host_per_node / kGiB, formula);
   }
   return out;
+}
+
+uint64_t parse_param_count(const std::string& text, const std::string& label) {
+  const std::string expected = fmt::format(
+      "{} {}: expected a positive whole number of parameters such as 124439808, 1.5e9, 350m or 7b", label,
+      quoted_bytes(text));
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0]))) fail("{}", expected);
+  double scale = 1;
+  std::string number = text;
+  switch (std::tolower(static_cast<unsigned char>(text.back()))) {
+    case 'k': scale = 1e3; break;
+    case 'm': scale = 1e6; break;
+    case 'b':
+    case 'g': scale = 1e9; break;
+    case 't': scale = 1e12; break;
+  }
+  if (scale != 1) number.pop_back();
+  double value = 0;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (ec != std::errc() || end != number.data() + number.size()) fail("{}", expected);
+  const double count = std::round(value * scale);
+  // 1.5m is 1500000; 2.5 parameters, or 1e-3k, are not a count.
+  if (!(count >= 1) || std::fabs(count - value * scale) > 1e-6 * count)
+    fail("{} (it is {} parameters)", expected, value * scale);
+  if (count > 1e18) fail("{} (at most 1e18)", expected);
+  return uint64_t(count);
+}
+
+LauncherWorldSize launcher_world_size() {
+  for (const char* variable : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"}) {
+    const char* value = std::getenv(variable);
+    if (!value) continue;
+    int ranks = 0;
+    auto [end, ec] = std::from_chars(value, value + std::strlen(value), ranks);
+    if (ec != std::errc() || *end != '\0' || ranks < 1)
+      fail("{}={}: not a world size (expected a positive integer); give --world-size", variable,
+           quoted_bytes(value));
+    return {ranks, variable};
+  }
+  return {};
 }
 
 }  // namespace zt

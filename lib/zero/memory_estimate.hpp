@@ -46,4 +46,17 @@ std::string format_memory_estimate(const MemoryEstimateOptions& options, const s
 
 const char* offload_name(Offload offload);
 
+// A number of parameters as a person writes it: 124439808, 1.5e9, or with a suffix k, m, b (or g),
+// t in either case: 350m, 7b, 1.5B. Throws zt::Error starting with `label` ("estimate --params")
+// and quoting `text` when it is not a positive whole number of parameters.
+uint64_t parse_param_count(const std::string& text, const std::string& label);
+
+// The world size a launcher gave this process (OMPI_COMM_WORLD_SIZE, PMI_SIZE, SLURM_NTASKS,
+// WORLD_SIZE, the first set), and which variable said so; 1 and "" when none did.
+struct LauncherWorldSize {
+  int ranks = 1;
+  std::string variable;
+};
+LauncherWorldSize launcher_world_size();
+
 }  // namespace zt

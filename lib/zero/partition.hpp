@@ -1,18 +1,12 @@
 #pragma once
-// Flat partitioning (DESIGN.md): Ψ parameters padded to a multiple of world_size × alignment;
-// rank r owns [r·S, (r+1)·S). Padding is never trained and never exported.
-#include <algorithm>
+// Flat partitioning (docs/architecture.md, "Partitioning"): Ψ parameters padded to a multiple of
+// world_size × alignment; rank r owns [r·S, (r+1)·S). Padding is never trained and never exported.
 #include <cstddef>
 #include <vector>
 
-namespace zt {
+#include "core/range.hpp"
 
-struct Range {
-  size_t begin = 0, end = 0;
-  size_t size() const { return end > begin ? end - begin : 0; }
-  bool empty() const { return end <= begin; }
-  Range intersect(Range o) const { return {std::max(begin, o.begin), std::max(std::max(begin, o.begin), std::min(end, o.end))}; }
-};
+namespace zt {
 
 class Partition {
 public:

@@ -17,8 +17,6 @@ public:
   void finish();  // all reductions issued so far done and applied
   ConstView data() const { return {values_.data(), ctx_.dtype(), MemSpace::Device}; }
   void zero();
-  double exposed_wait_seconds() const { return bucketer_->exposed_wait_seconds(); }
-  void reset_timers() { bucketer_->reset_timers(); }
 
 private:
   const StageContext& ctx_;

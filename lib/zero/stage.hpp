@@ -7,6 +7,7 @@
 
 #include "comm/communicator.hpp"
 #include "core/param_layout.hpp"
+#include "core/step_clock.hpp"
 #include "core/view.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
@@ -22,21 +23,17 @@ struct StageContext {
   Communicator& comm;
   const Partition& partition;
   const Backend& backend;
+  VectorOps& host;    // the host's vector operators (initial values, offloaded state)
   DType model_dtype;  // what the model reads parameters and writes gradients in
   BufferPool& pool;   // transient device buffers, reused step after step
+  StepClock& clock;   // the waits on communication and offload, per step
+  std::vector<int64_t>& group_gathers;  // all-gathers of each group's parameters so far (stage 3 counts them)
 
   DType dtype() const { return options.dtype; }  // storage, gradients, parameter all-gathers
   DType comm_dtype() const { return options.comm_dtype; }
   Device& device() const { return backend.device; }
   VectorOps& vector() const { return backend.vector; }
   View view(void* p, DType t) const { return {p, t, MemSpace::Device}; }
-};
-
-struct StageTimers {
-  double reduce_wait_s = 0;  // time the compute thread waited on gradient reductions
-  double gather_wait_s = 0;  // time it waited on parameter all-gathers
-  double offload_wait_s = 0;  // time the offloaded optimizer step waited on transfers and files
-  double offload_io_s = 0;    // time the offload file's I/O ran
 };
 
 // Writes initial fp32 values of flat elements [begin, begin + count) into dst (host memory).
@@ -64,16 +61,13 @@ public:
   virtual Range update_range() const = 0;
   virtual ParamShard& params() = 0;
   virtual ConstView grads() const = 0;
-  // Shards whose trained parameters this rank holds reduced gradients for (grad norm partials).
-  virtual bool holds_all_gradients() const { return false; }
-  virtual ConstView grads_of_shard(int r) const = 0;  // only for holds_all_gradients()
+  // The sums of squares of the reduced gradients times `factor`, one per shard in rank order, on
+  // every rank, into sums[0, world size) in the device's memory without the host waiting: the
+  // global norm adds them in that order, whichever stage runs. A collective.
+  virtual void norm_partials(float factor, double* sums) = 0;
   virtual void zero_grads() = 0;
   // After the optimizer updated update_range(): make the new values visible where needed.
   virtual void publish_params() = 0;
-  virtual StageTimers timers() const = 0;
-  virtual void reset_timers() = 0;
-  // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
-  virtual std::vector<int64_t> group_gathers() const { return {}; }
 };
 
 std::unique_ptr<Stage> make_stage(const StageContext& ctx);
@@ -81,5 +75,10 @@ std::unique_ptr<Stage> make_stage(const StageContext& ctx);
 // Fills `shard`, which holds flat elements [flat.begin, flat.end), with init's fp32 values (zero
 // past the last parameter), through host staging chunks.
 void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range flat);
+
+// norm_partials of a stage that holds the reduced gradients of its own shard only: its partial,
+// then every rank's through the communicator (on the device: an all-gather of each double as two
+// fp32 elements, which moves bits and computes nothing).
+void gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor, double* sums);
 
 }  // namespace zt

@@ -43,7 +43,7 @@ private:
 class Stage3 final : public Stage {
 public:
   explicit Stage3(const StageContext& ctx)
-      : ctx_(ctx), storage_(ctx), grads_(ctx), gathered_(ctx, storage_.shard(), timers_) {}
+      : ctx_(ctx), storage_(ctx), grads_(ctx), gathered_(ctx, storage_.shard()) {}
 
   void init_params(const ParamInit& init) override {
     upload_params(ctx_, init, storage_.shard(), ctx_.partition.own());
@@ -62,23 +62,12 @@ public:
   Range update_range() const override { return ctx_.partition.own(); }
   ParamShard& params() override { return storage_.shard(); }
   ConstView grads() const override { return grads_.data(); }
-  ConstView grads_of_shard(int) const override { return {}; }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { gathered_.refresh(); }
-  StageTimers timers() const override {
-    StageTimers t = timers_;
-    t.reduce_wait_s = grads_.exposed_wait_seconds();
-    return t;
-  }
-  void reset_timers() override {
-    timers_ = {};
-    grads_.reset_timers();
-  }
-  std::vector<int64_t> group_gathers() const override { return gathered_.gathers(); }
 
 private:
   const StageContext& ctx_;
-  StageTimers timers_;
   ShardStorage storage_;
   ShardGrads grads_;
   GatherCoordinator gathered_;

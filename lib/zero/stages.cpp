@@ -1,7 +1,8 @@
 // Stages 0, 1 and 2: parameters resident on every rank.
 #include <vector>
 
-#include "zero/resident_pieces.hpp"
+#include "comm/control_channel.hpp"
+#include "zero/full_copies.hpp"
 #include "zero/shard_grads.hpp"
 #include "zero/stage.hpp"
 #include "zero/stage3.hpp"
@@ -19,15 +20,11 @@ public:
   void init_params(const ParamInit& init) override { params_.init(init); }
   ConstView fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
-  ConstView grads_of_shard(int) const override { return {}; }
-  StageTimers timers() const override { return timers_; }
-  void reset_timers() override { timers_ = {}; }
 
 protected:
   const StageContext& ctx_;
   FullParams params_;
   ResidentParamShard updated_;  // the part this rank's optimizer updates
-  StageTimers timers_;
 };
 
 // Stage 0, plain data parallel: gradients all-reduced (as reduce-scatter + all-gather over the
@@ -38,13 +35,16 @@ public:
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
   void reduce_gradients() override {
-    grads_.reduce_scatter(timers_);
-    grads_.all_gather_shards(timers_);
+    grads_.reduce_scatter();
+    grads_.all_gather_shards();
   }
   Range update_range() const override { return {0, ctx_.partition.padded()}; }
   ConstView grads() const override { return grads_.at(0); }
-  bool holds_all_gradients() const override { return true; }
-  ConstView grads_of_shard(int r) const override { return grads_.at(ctx_.partition.shard(r).begin); }
+  void norm_partials(float factor, double* sums) override {  // every shard's gradients are here
+    const Partition& part = ctx_.partition;
+    for (int r = 0; r < part.world_size(); ++r)
+      ctx_.vector().sum_of_squares_into(grads_.at(part.shard(r).begin), part.trained(r).size(), factor, sums + r);
+  }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override {}
 
@@ -59,11 +59,12 @@ public:
   explicit Stage1(const StageContext& ctx) : ResidentStage(ctx, ctx.partition.own()), grads_(ctx) {}
   View grads_in_place(int g) override { return grads_.in_place(g); }
   void grads_ready(int g, View grads) override { grads_.accumulate(g, grads); }
-  void reduce_gradients() override { grads_.reduce_scatter(timers_); }
+  void reduce_gradients() override { grads_.reduce_scatter(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.at(ctx_.partition.own().begin); }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
-  void publish_params() override { params_.all_gather_shards(timers_); }
+  void publish_params() override { params_.all_gather_shards(); }
 
 private:
   FullGrads grads_;
@@ -78,17 +79,9 @@ public:
   void reduce_gradients() override { grads_.finish(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.data(); }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
-  void publish_params() override { params_.all_gather_shards(timers_); }
-  StageTimers timers() const override {
-    StageTimers t = timers_;
-    t.reduce_wait_s = grads_.exposed_wait_seconds();
-    return t;
-  }
-  void reset_timers() override {
-    timers_ = {};
-    grads_.reset_timers();
-  }
+  void publish_params() override { params_.all_gather_shards(); }
 
 private:
   ShardGrads grads_;
@@ -111,7 +104,7 @@ void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& s
   const size_t n_max = std::min(kChunk, flat.size());
   std::vector<float> values(n_max);
   std::vector<uint8_t> converted(n_max * dtype_size(ctx.dtype()));
-  VectorOps& host = cpu_backend().vector;
+  VectorOps& host = ctx.host;
   for (size_t done = 0; done < flat.size(); done += kChunk) {
     const size_t n = std::min(kChunk, flat.size() - done);
     const Range chunk{flat.begin + done, flat.begin + done + n};
@@ -121,6 +114,13 @@ void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& s
     host.convert({values.data(), DType::F32, MemSpace::Host}, {converted.data(), ctx.dtype(), MemSpace::Host}, n);
     shard.write({done, done + n}, converted.data());
   }
+}
+
+void gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor, double* sums) {
+  const Partition& part = ctx.partition;
+  const int rank = part.rank();
+  ctx.vector().sum_of_squares_into(own_grads, part.trained(rank).size(), factor, sums + rank);
+  ctx.comm.all_gather(sums + rank, sums, 2, DType::F32)->sync(ctx.device().compute());
 }
 
 }  // namespace zt

@@ -10,33 +10,35 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
-#include <sstream>
 
 #include "../data/temp_dir.hpp"
+#include "ckpt_test_support.hpp"
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
-#include "ckpt/crc32c.hpp"
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
+#include "core/crc32c.hpp"
 #include "ckpt/safetensors.hpp"
 #include "ckpt/shard_file.hpp"
 #include "comm/local_communicator.hpp"
+#include "core/crc32c.hpp"
 #include "core/error.hpp"
 #include "model/gpt_layout.hpp"
 
 using namespace zt;
+using namespace zt::test;
+using namespace std::string_literals;
 namespace fs = std::filesystem;
 
 namespace {
 
 // A GPT-2 of 1308 flat elements whose vocabulary (130) is padded to 256 rows: exports cut them.
 const GptShape kShape{1, 1, 4, 130, 8};
-const ModelDims kDims{1, 1, 4, 130, 8};
+const nlohmann::json kModelBlock = {{"model_type", "gpt2"}, {"n_layer", 1}, {"n_head", 1},
+                                    {"d_model", 4},          {"vocab_size", 130}, {"max_seq_len", 8}};
 
 // Distinct, exactly representable values per tensor and element.
-float value(ShardTensor t, uint64_t i) { return float(int(t) + 1) * 0.001f * float(int64_t(i % 997) - 400); }
+float value(StateTensor t, uint64_t i) { return float(int(t) + 1) * 0.001f * float(int64_t(i % 997) - 400); }
 
 struct FullState {
   std::vector<float> v[3];
@@ -44,7 +46,7 @@ struct FullState {
     for (int t = 0; t < 3; ++t) {
       v[t].assign(n, 0.0f);
       if (filled)
-        for (size_t i = 0; i < n; ++i) v[t][i] = value(kShardTensors[t], i);
+        for (size_t i = 0; i < n; ++i) v[t][i] = value(kStateTensors[t], i);
     }
   }
 };
@@ -52,26 +54,26 @@ struct FullState {
 // The state of one rank: the elements `held` of a full-size state.
 class VectorState final : public StateAccess {
 public:
-  VectorState(FullState& s, ElementRange held) : s_(s), held_(held) {}
-  ElementRange held() const override { return held_; }
-  void read(ShardTensor t, ElementRange r, float* host) override {
+  VectorState(FullState& s, Range held) : s_(s), held_(held) {}
+  Range held() const override { return held_; }
+  void read_state(StateTensor t, Range r, float* host) const override {
     REQUIRE(r.intersect(held_).size() == r.size());
     std::copy(s_.v[int(t)].begin() + long(r.begin), s_.v[int(t)].begin() + long(r.end), host);
   }
-  void write(ShardTensor t, ElementRange r, const float* host) override {
+  void write_state(StateTensor t, Range r, const float* host) override {
     REQUIRE(r.intersect(held_).size() == r.size());
     std::copy(host, host + r.size(), s_.v[int(t)].begin() + long(r.begin));
   }
 
 private:
   FullState& s_;
-  ElementRange held_;
+  Range held_;
 };
 
 // Rank r's elements in a world of w, as the engine's partition cuts them (64-element alignment).
-ElementRange piece(uint64_t n, int w, int r) {
+Range piece(uint64_t n, int w, int r) {
   const uint64_t unit = uint64_t(w) * 64, padded = (n + unit - 1) / unit * unit, s = padded / uint64_t(w);
-  return ElementRange{uint64_t(r) * s, uint64_t(r + 1) * s}.intersect({0, n});
+  return Range{uint64_t(r) * s, uint64_t(r + 1) * s}.intersect({0, n});
 }
 
 CheckpointMeta base_meta(const ParamLayout& layout, int64_t step, int world) {
@@ -80,7 +82,7 @@ CheckpointMeta base_meta(const ParamLayout& layout, int64_t step, int world) {
   m.world_size = world;
   m.flat_params = layout.total;
   m.padded_params = layout.total;
-  m.model = kDims;
+  m.model = kModelBlock;
   m.layout = layout;
   m.optimizer_steps = step;
   m.loss_scaler = {1024.0f, 1, step, 2};
@@ -96,40 +98,30 @@ std::string write_checkpoint(const std::string& root, const ParamLayout& layout,
   const std::string dir = (fs::path(root) / step_dir_name(step)).string();
   fs::create_directories(dir);
   for (int r = 0; r < world; ++r) {
-    const ElementRange range = piece(layout.total, world, r);
+    const Range range = piece(layout.total, world, r);
     const float* state[3] = {s.v[0].data() + range.begin, s.v[1].data() + range.begin, s.v[2].data() + range.begin};
     const std::string file = shard_file_name(r, world);
-    const ShardWritten w = write_shard_file((fs::path(dir) / file).string(), range, state);
+    const ShardWritten w =
+        write_shard_file((fs::path(dir) / file).string(), {range, step, layout_crc32c(layout)}, state);
     meta.shards.push_back({r, file, range, w.bytes, w.crc32c});
   }
-  std::ofstream((fs::path(dir) / "meta.json").string()) << meta_to_json(meta).dump(1);
+  std::ofstream((fs::path(dir) / "meta.json").string()) << meta_file_text(meta);
   publish_latest(root, step_dir_name(step));
   return dir;
-}
-
-// Messages logged while it lives.
-struct CapturedLog {
-  std::ostringstream text;
-  std::shared_ptr<spdlog::logger> previous = spdlog::default_logger();
-  CapturedLog() {
-    spdlog::set_default_logger(
-        std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(text)));
-  }
-  ~CapturedLog() { spdlog::set_default_logger(previous); }
-};
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
 }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), {}};
+}
+
+void overwrite(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// A message fit for any terminal: printable ASCII only, nothing a damaged file held raw.
+bool printable_ascii(const std::string& text) {
+  return std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; });
 }
 
 }  // namespace
@@ -201,8 +193,8 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
     const CheckpointReader ckpt(resolve_checkpoint(root));
     ckpt.verify(0);
     float x = 0;
-    ckpt.read(ShardTensor::Master, {5, 6}, &x);
-    CHECK(x == value(ShardTensor::Master, 5));
+    ckpt.read(StateTensor::Master, {5, 6}, &x);
+    CHECK(x == value(StateTensor::Master, 5));
     const ShardWritten sum = checksum_file(ckpt.shard_path(0));
     CHECK(ckpt.meta().shards[0].crc32c == sum.crc32c);
     CHECK(ckpt.meta().shards[0].bytes == sum.bytes);
@@ -224,7 +216,7 @@ TEST_CASE("the writer saves in the background and moves latest only once the che
   writer.finish();
   CHECK(slurp(root + "/latest") == "step_00000006\n");
   float x = 0;
-  CheckpointReader(resolve_checkpoint(root)).read(ShardTensor::Master, {5, 6}, &x);
+  CheckpointReader(resolve_checkpoint(root)).read(StateTensor::Master, {5, 6}, &x);
   CHECK(x == -7.0f);
 }
 
@@ -311,7 +303,7 @@ TEST_CASE("damaged checkpoints are refused with the file named", "[ckpt][refuse]
     meta["format_version"] = 99;
     std::ofstream(dir + "/meta.json") << meta.dump();
     const std::string e = error_of([&] { CheckpointReader r(dir); });
-    CHECK(e.find(dir + "/meta.json: format_version 99 is not known to this zerotrain (it reads version 1") !=
+    CHECK(e.find(dir + "/meta.json: format_version 99 is not known to this zerotrain (it reads versions 1 to 2") !=
           std::string::npos);
   }
   SECTION("no meta.json: an incomplete save") {
@@ -342,18 +334,125 @@ TEST_CASE("damaged checkpoints are refused with the file named", "[ckpt][refuse]
   }
 }
 
+TEST_CASE("damaged or edited checkpoint metadata is refused with the file named and no raw bytes",
+          "[ckpt][refuse][meta]") {
+  TempDir tmp;
+  const std::string root = tmp.file("ckpt");
+  const ParamLayout layout = make_gpt_layout(kShape);
+  const FullState saved(layout.total, true);
+  const std::string dir = write_checkpoint(root, layout, saved, 3, 5);
+  const std::string meta_path = dir + "/meta.json";
+  const std::string meta_text = slurp(meta_path);
+  auto load_all = [&] {
+    const CheckpointReader ckpt(resolve_checkpoint(root));
+    ckpt.check_layout(layout);
+    FullState into(layout.total, false);
+    VectorState state(into, {0, layout.total});
+    load_state(ckpt, state, false, 0, 1);
+  };
+  REQUIRE(error_of(load_all).empty());
+  // meta.json as written for `meta`, with a checksum of its own that matches: an edit made with care.
+  auto rewrite_meta = [&](const std::function<void(CheckpointMeta&)>& edit) {
+    CheckpointMeta meta = read_meta(dir);
+    edit(meta);
+    overwrite(meta_path, meta_file_text(meta));
+  };
+
+  SECTION("the step edited by hand: meta.json's checksum no longer matches") {
+    const size_t at = meta_text.find("\"step\": 5,");
+    REQUIRE(at != std::string::npos);
+    std::string edited = meta_text;
+    edited.replace(at, 10, "\"step\": 9,");
+    overwrite(meta_path, edited);
+    const std::string e = error_of(load_all);
+    INFO(e);
+    CHECK(e.find(meta_path + ": checksum mismatch") != std::string::npos);
+    CHECK(printable_ascii(e));
+  }
+  SECTION("the step edited and the checksum recomputed: the shard headers record another step") {
+    rewrite_meta([](CheckpointMeta& m) { m.step = 9; });
+    const std::string e = error_of(load_all);
+    INFO(e);
+    CHECK(e.find(dir + "/shard-00000-of-00003.safetensors: written at step \"5\", but " + meta_path +
+                 " records step 9") != std::string::npos);
+    CHECK(printable_ascii(e));
+  }
+  SECTION("a meta.json of another checkpoint moved in: refused by the shard headers") {
+    write_checkpoint(root, layout, saved, 3, 8);
+    fs::copy_file(root + "/step_00000008/meta.json", meta_path, fs::copy_options::overwrite_existing);
+    // Its shard records name files of the same size, but not their bytes or step.
+    const std::string e = error_of([&] {
+      const CheckpointReader ckpt(dir);
+      for (size_t i = 0; i < ckpt.meta().shards.size(); ++i) ckpt.verify(i);
+    });
+    INFO(e);
+    CHECK(e.find(dir + "/shard-00000-of-00003.safetensors: ") != std::string::npos);
+  }
+  SECTION("the layout edited and the checksum recomputed: the shard headers record another layout") {
+    rewrite_meta([](CheckpointMeta& m) {
+      // Two tensors of the same size swap places: the totals still agree.
+      auto& tensors = m.layout.groups.back().tensors;
+      REQUIRE(tensors.size() >= 2);
+      std::swap(tensors[0].name, tensors[1].name);
+    });
+    const std::string e = error_of(load_all);
+    INFO(e);
+    CHECK(e.find(dir + "/shard-00000-of-00003.safetensors: written for a parameter layout of CRC32C") !=
+          std::string::npos);
+    CHECK(e.find(meta_path) != std::string::npos);
+    CHECK(printable_ascii(e));
+  }
+  SECTION("a flipped byte anywhere in meta.json") {
+    for (size_t at : {size_t(3), meta_text.size() / 3, meta_text.size() / 2, meta_text.size() - 30,
+                      meta_text.size() - 5}) {
+      for (unsigned char bit : {0x01, 0x80}) {
+        std::string damaged = meta_text;
+        damaged[at] = char(damaged[at] ^ bit);
+        overwrite(meta_path, damaged);
+        const std::string e = error_of(load_all);
+        INFO("byte " << at << " ^ " << int(bit) << ": " << e);
+        CHECK(e.find(meta_path + ": ") == 0);
+        CHECK(printable_ascii(e));
+      }
+    }
+  }
+  SECTION("binary junk in meta.json: the bytes are shown escaped") {
+    overwrite(meta_path, "{\"format\": \"\xff\xfe\x1b[31mred\x07\""s);
+    const std::string e = error_of(load_all);
+    INFO(e);
+    CHECK(e.find(meta_path + ": not valid JSON at byte") == 0);
+    CHECK(e.find("\\xff\\xfe\\x1b[31mred") != std::string::npos);
+    CHECK(printable_ascii(e));
+  }
+  SECTION("binary junk in latest: the bytes are shown escaped") {
+    overwrite(root + "/latest", "\xc3\x28\x1b]0;owned\x07step_1\0\n"s);
+    const std::string e = error_of(load_all);
+    INFO(e);
+    CHECK(e.find(root + "/latest: \"\\xc3(\\x1b]0;owned\\x07step_1\\x00\\n\" is not the name of a step directory") == 0);
+    CHECK(printable_ascii(e));
+  }
+  SECTION("a checkpoint of format version 1 (no checksum of meta.json, no step in the shard headers) is read") {
+    nlohmann::json meta = nlohmann::json::parse(meta_text);
+    meta["format_version"] = 1;
+    meta.erase("meta_crc32c");
+    overwrite(meta_path, meta.dump(1));
+    CHECK(error_of(load_all) == "");
+    CHECK(CheckpointReader(dir).meta().format_version == 1);
+  }
+}
+
 TEST_CASE("export streams the bytes the whole-buffer writer gives; bf16 rounds to nearest even", "[ckpt][export]") {
   TempDir tmp;
   const ParamLayout layout = make_gpt_layout(kShape);
   const FullState saved(layout.total, true);
   write_checkpoint(tmp.file("ckpt"), layout, saved, 3, 5);
 
-  export_checkpoint(tmp.file("ckpt"), tmp.file("fp32"), DType::F32);
-  save_gpt2_safetensors(tmp.file("whole.safetensors"), layout, saved.v[0].data(), kDims.vocab_size);
+  export_checkpoint(tmp.file("ckpt"), tmp.file("fp32"), HfOutput(DType::F32));
+  save_gpt2_safetensors(tmp.file("whole.safetensors"), layout, saved.v[0].data(), kShape.vocab_size);
   CHECK(slurp(tmp.file("fp32/model.safetensors")) == slurp(tmp.file("whole.safetensors")));
   CHECK(nlohmann::json::parse(slurp(tmp.file("fp32/config.json")))["torch_dtype"] == "float32");
 
-  export_checkpoint(tmp.file("ckpt/step_00000005"), tmp.file("bf16"), DType::BF16);
+  export_checkpoint(tmp.file("ckpt/step_00000005"), tmp.file("bf16"), HfOutput(DType::BF16));
   SafetensorsReader bf16(tmp.file("bf16/model.safetensors"));
   const SafetensorsEntry* wte = bf16.find("wte.weight");
   REQUIRE(wte);

@@ -247,7 +247,8 @@ TEST_CASE("numeric options say plainly what they take") {
                                                   "got 99999999999"},
       {"estimate --model toy --world-size 0", "error: --world-size: must be a positive integer, got 0"},
       {"estimate --model toy --world-size 4 --nodes 0", "error: --nodes: must be a positive integer, got 0"},
-      {"estimate --params 0 --world-size 4", "error: estimate --params 0: expected a positive integer"},
+      {"estimate --params 0 --world-size 4", "error: estimate --params \"0\": expected a positive whole number of "
+                                             "parameters such as 124439808, 1.5e9, 350m or 7b"},
   };
   for (const auto& [args, expected] : cases) {
     INFO(args);
@@ -283,12 +284,68 @@ TEST_CASE("estimate prints the table; GPT-2 1.5B on 8 ranks is 23.21 GiB at stag
   auto p = zerotrain("estimate --params 1.5e9 --world-size 16 --nodes 2 --dtype fp32");
   CHECK(p.code == 0);
   CHECK(contains(p.out, "2 nodes"));
-  CHECK(zerotrain("estimate --model gpt2-1.5b").code == 2);  // --world-size is required
   CHECK(zerotrain("estimate --model toy --params 5 --world-size 2").code == 2);
   CHECK(zerotrain("estimate --world-size 2").code == 2);
-  CHECK(zerotrain("estimate --params 2.5 --world-size 2").code == 2);
   CHECK(zerotrain("estimate --params 100 --world-size 6 --nodes 4").code == 2);
   CHECK(zerotrain("estimate --model no-such-model --world-size 2").code == 2);
+}
+
+TEST_CASE("estimate: the world size defaults to the launcher's, else 1, and says which") {
+  auto alone = zerotrain("estimate --model gpt2-1.5b", "-u SLURM_NTASKS");
+  CHECK(alone.code == 0);
+  CHECK(alone.out.rfind("world size 1: no launcher's world size in the environment (--world-size N for N ranks)\n",
+                        0) == 0);
+  CHECK(contains(alone.out, "N = 1 ranks"));
+  auto torchrun = zerotrain("estimate --model gpt2-1.5b", "-u SLURM_NTASKS WORLD_SIZE=8");
+  CHECK(torchrun.code == 0);
+  CHECK(torchrun.out.rfind("world size 8 from WORLD_SIZE (--world-size N for another)\n", 0) == 0);
+  CHECK(contains(torchrun.out, "23.21"));  // stage 0 of GPT-2 1.5B, as with --world-size 8
+  auto bad = zerotrain("estimate --model toy", "-u SLURM_NTASKS WORLD_SIZE=lots");
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "error: WORLD_SIZE=\"lots\": not a world size (expected a positive integer); give --world-size\n");
+}
+
+TEST_CASE("estimate --params takes 7b, 350m, 1.5e9; a bad count is one clear line") {
+  for (const auto& [text, count] : std::vector<std::pair<std::string, std::string>>{
+           {"7b", "7000000000"}, {"7B", "7000000000"}, {"350m", "350000000"}, {"1.5e9", "1500000000"},
+           {"1.5b", "1500000000"}, {"124439808", "124439808"}, {"125k", "125000"}, {"1t", "1000000000000"}}) {
+    INFO(text);
+    auto r = zerotrain("estimate --world-size 8 --params " + text);
+    CHECK(r.code == 0);
+    CHECK(contains(r.out, "Ψ = " + count + " parameters"));
+  }
+  for (const std::string bad : {"7x", "2.5", "-3", "b", "1e-4k", "0.5", "7bb", "nan", "1e30"}) {
+    INFO(bad);
+    auto r = zerotrain("estimate --world-size 8 --params '" + bad + "'");
+    CHECK(r.code == 2);
+    CHECK(r.err.rfind("error: estimate --params \"" + bad + "\": expected a positive whole number of parameters", 0) ==
+          0);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  auto layer = zerotrain("estimate --world-size 8 --params 7b --largest-layer 12q");
+  CHECK(layer.code == 2);
+  CHECK(layer.err.rfind("error: estimate --largest-layer \"12q\": expected", 0) == 0);
+}
+
+TEST_CASE("estimate shows DeepSpeed's figures beside its own, and why they differ") {
+  auto r = zerotrain("estimate --params 7b --largest-layer 131072000 --world-size 8");
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "DeepSpeed's estimators for the same model"));
+  CHECK(contains(r.out, "largest layer L = 131072000 parameters (--largest-layer)"));
+  // zero3 without offload, zero_init: 4L + 18Ψ/8 = 524288000 + 15750000000 bytes = 15.16 GiB per GPU;
+  // host 4L·8·1.5 = 6291456000 bytes = 5.86 GiB per node.
+  std::vector<std::string> words;
+  const size_t at = r.out.find("\nzero3      none           none               1 ");
+  REQUIRE(at != std::string::npos);
+  std::istringstream line(r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1));
+  for (std::string w; line >> w;) words.push_back(w);
+  CHECK(words == std::vector<std::string>{"zero3", "none", "none", "1", "15.16", "5.86"});
+  CHECK(contains(r.out, "Why the figures differ: DeepSpeed counts 18 bytes per parameter"));
+  auto model = zerotrain("estimate --model gpt2-124m --world-size 2");
+  CHECK(model.code == 0);
+  // GPT-2's largest module is its token embedding, 50257 x 768.
+  CHECK(contains(model.out, "largest layer L = 38597376 parameters (the model's largest module)"));
 }
 
 TEST_CASE("export: what is not a checkpoint is named, and the arguments are checked") {
@@ -298,7 +355,10 @@ TEST_CASE("export: what is not a checkpoint is named, and the arguments are chec
   CHECK(r.err.rfind("error: export: " + missing + ": no such checkpoint directory", 0) == 0);
   CHECK_FALSE(fs::exists(scratch() / "out" / "model.safetensors"));
   CHECK(zerotrain("export ckpt").code == 2);                      // -o is required
-  CHECK(zerotrain("export ckpt -o out --dtype fp16").code == 2);  // fp32 or bf16
+  CHECK(zerotrain("export ckpt -o out --dtype fp8").code == 2);  // fp32, bf16 or fp16
+  r = zerotrain("export ckpt -o out --max-shard-size 5XB");
+  CHECK(r.code == 2);
+  CHECK(contains(r.err, "--max-shard-size: \"5XB\" is not a size"));
 }
 
 TEST_CASE("--dry-run --world-size N plans as if N ranks were launched") {

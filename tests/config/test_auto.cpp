@@ -1,4 +1,4 @@
-// One test per row of the "auto" table of CONFIG.md.
+// One test per row of the "auto" table of docs/config.md.
 #include "config_test_support.hpp"
 
 using namespace zt::config;

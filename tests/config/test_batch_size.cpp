@@ -1,4 +1,4 @@
-// Batch arithmetic: each derivation row of CONFIG.md, then the equation with its exact error.
+// Batch arithmetic: each derivation row of docs/config.md ("Batch size"), then the equation with its exact error.
 #include "config/batch_size.hpp"
 #include "config_test_support.hpp"
 

@@ -60,7 +60,7 @@ TEST_CASE("data.seq_len defaults to and may not exceed max_seq_len") {
 
 TEST_CASE("data paths, formats and the shipped corpus") {
   auto given = resolve(with({{"data", {{"train", "a.bin"}, {"format", "llmc"}}}})).data;
-  CHECK(given.train == "a.bin");
+  CHECK(given.train == std::vector<std::string>{"a.bin"});
   CHECK(given.val.empty());
   CHECK(given.format == "llmc");
   CHECK(error_of(with({{"data", {{"format", "uint16"}}}})) ==
@@ -68,8 +68,8 @@ TEST_CASE("data paths, formats and the shipped corpus") {
   auto synthetic = resolve(with({{"data", {{"format", "synthetic"}}}})).data;
   CHECK(synthetic.train.empty());
   auto text = resolve(with({{"data", {{"format", "text"}, {"shuffle", false}}}})).data;
-  CHECK(std::filesystem::is_regular_file(text.train));
-  CHECK(std::filesystem::is_regular_file(text.val));
+  CHECK(std::filesystem::is_regular_file(text.train.at(0)));
+  CHECK(std::filesystem::is_regular_file(text.val.at(0)));
   CHECK_FALSE(text.shuffle);
 }
 

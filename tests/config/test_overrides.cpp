@@ -75,7 +75,7 @@ TEST_CASE("--steps, --data and --model") {
   o.model = "gpt2-tiny";
   auto c = resolve(with({{"model", {{"preset", "toy"}}}, {"training", {{"steps", 5}}}}), o);
   CHECK(c.training.steps == 33);
-  CHECK(c.data.train == "/data/tokens.bin");
+  CHECK(c.data.train == std::vector<std::string>{"/data/tokens.bin"});
   CHECK(c.data.val.empty());  // the shipped validation split goes only with the shipped corpus
   CHECK(c.model.preset == "gpt2-tiny");
   CHECK(c.model.d_model == 256);

@@ -84,7 +84,7 @@ TEST_CASE("every preset in configs/ resolves and is what its name says") {
       CHECK(c.optimizer.type == "AdamW");
       CHECK_FALSE(c.scheduler.type.empty());
       CHECK(c.model.preset == "toy");
-      CHECK(fs::is_regular_file(c.data.train));
+      CHECK(fs::is_regular_file(c.data.train.at(0)));
       CHECK(log.warnings().empty());  // presets use canonical keys only
     }
   }

@@ -16,6 +16,7 @@
 #include "core/checked_file.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
+#include "core/quoted_bytes.hpp"
 
 using namespace zt;
 
@@ -121,4 +122,18 @@ TEST_CASE("user text in messages has its control characters escaped") {
   } catch (const Error& e) {
     CHECK(std::string(e.what()) == "x\\n[rank 0] info: forged: unknown key");
   }
+  // Bytes that are not UTF-8 (a lone continuation byte, a cut sequence, overlong, a surrogate).
+  CHECK(printable("a\xff b\x80 c\xc3 d\xc0\xaf e\xed\xa0\x80 \xe2\x82\xac") ==
+        "a\\xff b\\x80 c\\xc3 d\\xc0\\xaf e\\xed\\xa0\\x80 \xe2\x82\xac");
+}
+
+TEST_CASE("bytes from a file are quoted in printable ASCII, cut short") {
+  CHECK(quoted_bytes("step_00000012\n") == "\"step_00000012\\n\"");
+  CHECK(quoted_bytes("say \"hi\" \\ \xc3\xa9\x1b") == "\"say \\\"hi\\\" \\\\ \\xc3\\xa9\\x1b\"");
+  CHECK(quoted_bytes(std::string(100, 'x'), 4) == "\"xxxx\"... (100 bytes)");
+  const std::string message =
+      "[json.exception.parse_error.101] parse error at line 1, column 3: syntax error while parsing value - "
+      "invalid literal; last read: 'tr\xff'";
+  CHECK(json_error_near(message, "[tr\xff]", 3) ==
+        "parse error at line 1, column 3: syntax error while parsing value - invalid literal; near \"[tr\\xff]\"");
 }

@@ -126,21 +126,40 @@ TEST_CASE("shuffled order: each window once per epoch, new order each epoch, see
   CHECK(same_as_other_seed < 20);
 }
 
-TEST_CASE("eval batches: sequential, each rank its own windows", "[data][sampler]") {
-  const int B = 1, T = 8, W = 2;
-  PositionDataset data(50);  // K = 6
-  BatchSampler r0(data, B, T, W, 0, 1, true, 1), r1(data, B, T, W, 1, 1, true, 1);
-  std::vector<int32_t> in(8), tg(8);
-  std::vector<int64_t> seen0, seen1;
-  for (int64_t b = 0; b < 4; ++b) {
-    r0.fill_eval(b, in.data(), tg.data());
-    seen0.push_back(in[0] / 8);
-    CHECK(tg[0] == in[0] + 1);
-    r1.fill_eval(b, in.data(), tg.data());
-    seen1.push_back(in[0] / 8);
+TEST_CASE("evaluation: a fixed set of windows in order, shared by the ranks whatever their number", "[data][sampler]") {
+  const int B = 1, T = 8;
+  PositionDataset data(90);  // K = 11
+  for (int64_t requested : {0, 7, 11, 50}) {
+    const int64_t want = requested == 0 || requested > 11 ? 11 : requested;
+    for (int W = 1; W <= 4; ++W) {
+      INFO(requested << " windows requested, " << W << " ranks");
+      std::vector<int64_t> read;
+      int64_t rounds = -1;
+      for (int r = 0; r < W; ++r) {
+        BatchSampler s(data, B, T, W, r, 1, /*shuffle=*/true, 1);
+        const int64_t windows = s.eval_windows(requested);
+        CHECK(windows == want);
+        if (rounds >= 0) CHECK(s.eval_rounds(windows) == rounds);  // every rank runs the same rounds
+        rounds = s.eval_rounds(windows);
+        std::vector<int32_t> in(8), tg(8);
+        for (int64_t b = 0; b < rounds; ++b) {
+          const bool has = s.fill_eval(b, windows, in.data(), tg.data());
+          CHECK(has == (b * W + r < windows));
+          if (has) {
+            CHECK(in[0] / 8 == b * W + r);  // never shuffled
+            CHECK(tg[0] == in[0] + 1);
+            read.push_back(in[0] / 8);
+          } else {
+            CHECK(count_targets(tg.data(), 8) == 0);  // a forward in step with the others, counting nothing
+          }
+        }
+      }
+      std::sort(read.begin(), read.end());
+      std::vector<int64_t> all(static_cast<size_t>(want));
+      for (int64_t k = 0; k < want; ++k) all[size_t(k)] = k;
+      CHECK(read == all);  // each window exactly once, the same windows at every world size
+    }
   }
-  CHECK(seen0 == std::vector<int64_t>{0, 2, 4, 0});  // (b*W + r) mod K, never shuffled
-  CHECK(seen1 == std::vector<int64_t>{1, 3, 5, 1});
 }
 
 TEST_CASE("sampler state round-trips and restores the seed", "[data][sampler]") {
@@ -164,6 +183,34 @@ TEST_CASE("sampler state round-trips and restores the seed", "[data][sampler]") 
   auto j = sampler_state_to_json(st);
   j.erase("seed");
   CHECK_THROWS_WITH(sampler_state_from_json(j), Catch::Contains("seed"));
+}
+
+TEST_CASE("a resumed run reads on from the saved window at another world size and accumulation", "[data][sampler]") {
+  PositionDataset data(1001);  // K = 125 windows of 8
+  const int B = 2, T = 4;
+  // Straight: 2 ranks x 3 micro-steps = 6 windows per step; a checkpoint after step 5 (windows 0..29).
+  BatchSampler saved_by(data, B, T, 2, 1, 3, true, 42);
+  const SamplerState st = sampler_state_from_json(sampler_state_to_json(saved_by.state(5)));
+  CHECK(st.next_window == 30);
+  // Resumed on 3 ranks x 1 micro-step, then 1 rank x 4: step 5 starts at window 30, 6 at 33 (then 37).
+  for (auto [W, GA] : {std::pair{3, 1}, std::pair{1, 4}}) {
+    for (int r = 0; r < W; ++r) {
+      BatchSampler resumed(data, B, T, W, r, GA, true, 1);
+      CHECK(resumed.restore(st) == 5);
+      for (int m = 0; m < GA; ++m)
+        for (int64_t step : {5, 6}) {
+          const int64_t g = 30 + (step - 5) * W * GA + m * W + r;
+          CHECK(resumed.global_index(step, m) == g);
+          CHECK(window_read(fill(resumed, step, m), 8) == saved_by.window_of(g));  // the same permutation
+        }
+      CHECK_THROWS_WITH(fill(resumed, 4, 0), Catch::Contains("before step 6"));
+    }
+  }
+  // A checkpoint from before the position was saved: the step's first window in its own order.
+  auto old = sampler_state_to_json(saved_by.state(5));
+  old.erase("next_window");
+  old.erase("files");
+  CHECK(sampler_state_from_json(old).next_window == 30);
 }
 
 TEST_CASE("sampler arguments are checked", "[data][sampler]") {

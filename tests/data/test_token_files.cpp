@@ -83,7 +83,7 @@ TEST_CASE("a loss mask beside a token file marks the targets that count", "[data
   CHECK(count_targets(targets.data(), 4) == 2);
   sampler.fill(1, 0, inputs.data(), targets.data());
   CHECK(targets == std::vector<int32_t>{15, kIgnoredTarget, 17, 18});
-  sampler.fill_eval(0, inputs.data(), targets.data());
+  CHECK(sampler.fill_eval(0, 1, inputs.data(), targets.data()));
   CHECK(targets == std::vector<int32_t>{kIgnoredTarget, 12, 13, kIgnoredTarget});
   // The divisor of a step's loss: every rank counts the targets of all ranks' windows alike.
   CHECK(sampler.counted_targets_in_step(0) == 2);
@@ -91,7 +91,6 @@ TEST_CASE("a loss mask beside a token file marks the targets that count", "[data
   CHECK(sampler.counted_targets_in_step(2) == 2);  // wrapped to the first window
   BatchSampler rank1(*d, 1, 4, 2, 1, 1, false, 0);  // two ranks: a step reads both windows
   CHECK(rank1.counted_targets_in_step(0) == 5);
-  CHECK(rank1.counted_targets_in_eval(0) == 5);
   rank1.fill(0, 0, inputs.data(), targets.data());
   CHECK(count_targets(targets.data(), 4) == 3);
   BatchSampler shuffled(*d, 1, 4, 1, 0, 1, true, 7);

@@ -1,16 +1,19 @@
 // Checkpoints through the zerotrain binary and scripts/launch.sh: a resumed job continues bit for
 // bit; 4 ranks at stage 2 -> 2 ranks at stage 3 -> 3 ranks at stage 1 carry the full state over
 // exactly; a rank killed during a save leaves the previous checkpoint and `latest`; damaged
-// checkpoints and failed writes stop the job with the file named; export equals save_final.
+// checkpoints and failed writes stop the job with the file named; export equals save_final; shards
+// read as one stream train as their concatenation and resume mid-stream at another world size.
 #include <signal.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <thread>
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
+#include "ckpt/dir_lock.hpp"
 #include "run_helpers.hpp"
 
 using namespace zt::test;
@@ -48,7 +51,7 @@ FullState read_state(const std::string& path) {
   for (size_t i = 0; i < s.meta.shards.size(); ++i) ckpt.verify(i);
   for (int t = 0; t < 3; ++t) {
     s.tensors[t].resize(s.meta.flat_params);
-    ckpt.read(zt::kShardTensors[t], {0, s.meta.flat_params}, s.tensors[t].data());
+    ckpt.read(zt::kStateTensors[t], {0, s.meta.flat_params}, s.tensors[t].data());
   }
   return s;
 }
@@ -117,6 +120,57 @@ TEST_CASE("4 ranks stage 2 -> 2 ranks stage 3 -> 3 ranks stage 1: the full state
   Metrics m = read_metrics(dir + "/c4.jsonl");
   REQUIRE(m.steps.size() == 2);
   CHECK(m.steps.front()["step"] == 4);
+}
+
+TEST_CASE("shards read as one stream train as the concatenated file, and resume mid-stream at another world size",
+          "[e2e][checkpoint][shards]") {
+  auto dir = fresh_dir("ckpt-shards");
+  // The first 200000 bytes of the shipped corpus, whole and as two shards split at byte 3500: step 4
+  // (windows 12..15 of 256 tokens, in file order) reads across the boundary.
+  const std::string corpus = read_file(std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt").substr(0, 200000);
+  std::ofstream(dir + "/whole.txt") << corpus;
+  std::ofstream(dir + "/part_000001.txt") << corpus.substr(0, 3500);
+  std::ofstream(dir + "/part_000002.txt") << corpus.substr(3500);
+  // 4 windows per step at any world size: accumulation 2 on 2 ranks, 1 on 4.
+  const std::string common = " --config zero2 --steps 6 --set bf16.enabled=false --set data.shuffle=false"
+                             " --set train_batch_size=8 --set train_micro_batch_size_per_gpu=2";
+  auto job = [&](int ranks, const std::string& name, const std::string& extra) {
+    const std::string accumulation = " --set gradient_accumulation_steps=" + std::to_string(4 / ranks);
+    const int code = run_command(launch(ranks) + common + accumulation + extra + " --set training.metrics=" + dir +
+                                     "/" + name + ".jsonl",
+                                 dir + "/" + name + ".log");
+    INFO(read_file(dir + "/" + name + ".log"));
+    REQUIRE(code == 0);
+    return losses(dir + "/" + name + ".jsonl");
+  };
+  const auto whole = job(2, "whole", " --data " + dir + "/whole.txt");
+  const auto shards = job(2, "shards", " --data '" + dir + "/part_*.txt' --set training.save_interval=3" +
+                                           " --set training.checkpoint_dir=" + dir + "/ckpt");
+  REQUIRE(whole.size() == 6);
+  CHECK(shards == whole);  // bit for bit
+  const zt::CheckpointReader saved(dir + "/ckpt/step_00000003");
+  CHECK(saved.meta().data["next_window"] == 12);
+  CHECK(saved.meta().data["files"].size() == 2);
+  CHECK(saved.meta().data["files"][0]["tokens"] == 3500);
+
+  // Resumed at step 3 on 4 ranks: steps 4 to 6 read the windows the uninterrupted run read. (The
+  // sums run in another order on 4 ranks, so the losses agree to rounding; other windows would
+  // differ in the second digit.)
+  const auto resumed = job(4, "resumed", " --set 'data.train=[\"" + dir + "/part_000001.txt\",\"" + dir +
+                                             "/part_000002.txt\"]' --set training.resume=" + dir + "/ckpt/step_00000003");
+  REQUIRE(resumed.size() == 3);
+  for (size_t i = 0; i < 3; ++i) {
+    INFO("step " << i + 4 << ": " << resumed[i] << " against " << whole[i + 3]);
+    CHECK(std::abs(resumed[i] - whole[i + 3]) <= 1e-5 * whole[i + 3]);
+  }
+  CHECK(read_file(dir + "/resumed.log").find("data files changed") == std::string::npos);
+
+  // A pattern matching nothing: one error naming it, before anything runs.
+  const std::string pattern = dir + "/fineweb_train_*.bin";
+  const int code = run_command(std::string(ZT_ZEROTRAIN) + " --data '" + pattern + "' --steps 1", dir + "/none.log");
+  CHECK(code != 0);
+  CHECK(read_file(dir + "/none.log").find("--data " + pattern + ": data.train: " + pattern +
+                                         ": the pattern matches no file") != std::string::npos);
 }
 
 TEST_CASE("a rank killed during a save leaves the previous checkpoint loadable and named by latest",
@@ -190,7 +244,71 @@ TEST_CASE("damaged checkpoints stop every rank before training, naming the file"
     fs::resize_file(shard1, fs::file_size(shard1) / 2);
     const std::string out = resume("", "truncated");
     CHECK(occurrences(out, shard1 + ": truncated:") == 1);
+  }  SECTION("meta.json with its step edited") {
+    std::string meta = slurp(step + "/meta.json");
+    const size_t at = meta.find("\"step\": 2,");
+    REQUIRE(at != std::string::npos);
+    meta.replace(at, 10, "\"step\": 1,");
+    std::ofstream(step + "/meta.json", std::ios::binary) << meta;
+    const std::string out = resume("", "edited");
+    CHECK(occurrences(out, step + "/meta.json: checksum mismatch") == 1);
   }
+  SECTION("binary junk in latest: shown escaped") {
+    std::ofstream(dir + "/ckpt/latest", std::ios::binary) << "\xfe\xff\x1b[2Jstep\n";
+    const std::string out = resume("", "junk");
+    CHECK(occurrences(out, dir + "/ckpt/latest: \"\\xfe\\xff\\x1b[2Jstep\\n\" is not the name of a step directory") ==
+          1);
+    CHECK(out.find("\x1b[2J") == std::string::npos);  // no raw escape sequence reached the terminal
+  }
+}
+
+TEST_CASE("a second job on a checkpoint_dir or nvme_path in use is refused naming the holder; a clean run leaves no "
+          "lock",
+          "[e2e][checkpoint][lock]") {
+  auto dir = fresh_dir("ckpt-lock");
+  const std::string ckpt = dir + "/ckpt";
+  const std::string common = launch(2) + " --config zero1 --set training.checkpoint_dir=" + ckpt;
+  REQUIRE(run_command(common + " --steps 2", dir + "/first.log") == 0);
+  CHECK_FALSE(fs::exists(ckpt + "/zerotrain.lock"));  // released at the end
+  CHECK(slurp(ckpt + "/latest") == "step_00000002\n");
+
+  const zt::LockHolder me = zt::this_process_holder();
+  const std::string holder = "pid " + std::to_string(me.pid) + " on host " + me.host + ", started ";
+  {
+    zt::DirLock running(ckpt, "training.checkpoint_dir");  // as a job that still runs holds it
+    const int code = run_command(common + " --steps 4 --set training.resume=auto", dir + "/second.log");
+    const std::string out = read_file(dir + "/second.log");
+    INFO(out);
+    CHECK(code == 2);
+    CHECK(occurrences(out, "error: training.checkpoint_dir: " + ckpt + " is in use by another job: " + holder) == 1);
+    CHECK(out.find("step     1/") == std::string::npos);  // nothing trained
+    CHECK(slurp(ckpt + "/latest") == "step_00000002\n");
+  }
+  {
+    fs::create_directories(dir + "/swap");
+    zt::DirLock running(dir + "/swap", "zero_optimization.offload_optimizer.nvme_path");
+    const int code = run_command(std::string(ZT_ZEROTRAIN) +
+                                     " --config zero2 --steps 1 --set zero_optimization.offload_optimizer.device=nvme "
+                                     "--set zero_optimization.offload_optimizer.nvme_path=" + dir + "/swap",
+                                 dir + "/nvme.log");
+    const std::string out = read_file(dir + "/nvme.log");
+    INFO(out);
+    CHECK(code == 2);
+    CHECK(occurrences(out, "error: zero_optimization.offload_optimizer.nvme_path: " + dir +
+                               "/swap is in use by another job: " + holder) == 1);
+  }
+  // A lock left by a job that was killed is taken over by the next, with a warning.
+  zt::LockHolder gone = me;
+  gone.pid = 1 << 22;  // PID_MAX_LIMIT: no process has it
+  std::ofstream(ckpt + "/zerotrain.lock") << zt::lock_file_text(gone);
+  const int code = run_command(common + " --steps 3 --set training.resume=auto", dir + "/takeover.log");
+  const std::string out = read_file(dir + "/takeover.log");
+  INFO(out);
+  CHECK(code == 0);
+  CHECK(occurrences(out, "training.checkpoint_dir: taking over the lock " + ckpt + "/zerotrain.lock of a job that is "
+                         "gone (pid 4194304") == 1);
+  CHECK_FALSE(fs::exists(ckpt + "/zerotrain.lock"));
+  CHECK(slurp(ckpt + "/latest") == "step_00000003\n");
 }
 
 TEST_CASE("a failed write stops the job naming the file; the previous checkpoint stays the latest",
@@ -247,7 +365,7 @@ TEST_CASE("init_from: what it cannot start from is named", "[e2e][checkpoint][in
   const std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code == 1);
-  CHECK(occurrences(out, "training.init_from: " + dir + "/empty: holds no model.safetensors, meta.json or `latest`") ==
+  CHECK(occurrences(out, "training.init_from: " + dir + "/empty: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest`") ==
         1);
   CHECK(out.find("step     1/") == std::string::npos);
 }

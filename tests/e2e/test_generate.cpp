@@ -66,12 +66,12 @@ TEST_CASE("generate from a checkpoint and from its export; eval on 1, 2 and 4 ra
   CHECK(output_of(kZt + " generate --model " + dir + "/ck" + sampled + " --seed 3", dir, "s2") == a);
   CHECK(output_of(kZt + " generate --model " + dir + "/ck" + sampled + " --seed 4", dir, "s3") != a);
 
-  // The run's own evaluation: its 4 micro-batches of 4 x 128 tokens, the first windows of val.txt.
+  // The run's own evaluation: every window of 4 x 128 tokens of val.txt (training.eval_batches 0).
   const Metrics m = read_metrics(dir + "/m.jsonl");
   REQUIRE(m.evals.size() == 1);
   const double logged = m.evals[0]["val_loss"].get<double>();
   const double same_windows = eval_loss(output_of(kZt + " eval --model " + dir + "/ck --data " + kVal +
-                                                      " --batch-size 4 --seq-len 128 --max-windows 4",
+                                                      " --batch-size 4 --seq-len 128",
                                                   dir, "e0"));
   CHECK(std::abs(same_windows - logged) <= 1e-4);  // printed with 4 decimals
 

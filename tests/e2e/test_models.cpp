@@ -1,6 +1,6 @@
 // The llama family through the binary: the tiny presets train on the shipped corpus with several
-// ranks, checkpoint and resume to the same bits; what is not implemented yet is refused (before
-// step 1 for a run).
+// ranks, checkpoint and resume to the same bits, export their Hugging Face directory; what is not
+// implemented yet, or cannot be written, is refused (before step 1 for a run).
 #include <catch2/catch.hpp>
 
 #include "run_helpers.hpp"
@@ -53,20 +53,23 @@ TEST_CASE("a qwen3-tiny run resumed from its checkpoint continues bit for bit", 
   REQUIRE(b.steps.size() == 3);
   for (size_t i = 0; i < 3; ++i) CHECK(b.steps[i]["loss"] == a.steps[3 + i]["loss"]);
 
-  // Its export in the Hugging Face layout is still to come: refused, nothing written.
-  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " export " + dir + "/a --output " + dir + "/hf", dir + "/export.log") !=
-        0);
-  CHECK(read_file(dir + "/export.log").find("holds a qwen3 model; writing it in the Hugging Face layout is not "
-                                            "implemented yet") != std::string::npos);
-  CHECK_FALSE(std::filesystem::exists(dir + "/hf"));
+  // Its export: the Hugging Face directory of a Qwen3, from the checkpoint two ranks wrote at stage 2.
+  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " export " + dir + "/a --output " + dir + "/hf --dtype bf16",
+                      dir + "/export.log") == 0);
+  const auto config = nlohmann::json::parse(read_file(dir + "/hf/config.json"));
+  CHECK(config["architectures"][0] == "Qwen3ForCausalLM");
+  CHECK(config["head_dim"] == 32);
+  CHECK(config["torch_dtype"] == "bfloat16");
+  CHECK(read_file(dir + "/hf/model.safetensors").find("model.layers.1.self_attn.k_norm.weight") != std::string::npos);
 }
 
-TEST_CASE("what the llama family cannot do yet is refused before step 1, naming the key", "[e2e][models]") {
+TEST_CASE("what the llama family cannot do yet, or write, is refused before step 1, naming the key", "[e2e][models]") {
   auto dir = fresh_dir("model-refusals");
   const std::string run = std::string(ZT_ZEROTRAIN) + " --model llama-tiny --steps 2 --set training.eval_interval=0";
+  std::ofstream(dir + "/blocker") << "a file where save_final needs a directory";
   const std::pair<std::string, std::string> cases[] = {
-      {" --set training.save_final=" + dir + "/final",
-       "training.save_final: writing a llama model in the Hugging Face layout is not implemented yet"},
+      {" --set training.save_final=" + dir + "/blocker/final",
+       "training.save_final: cannot create directory '" + dir + "/blocker/final': '" + dir + "/blocker' is"},
       {" --set 'model.rope_scaling={\"rope_type\":\"yarn\",\"factor\":4}'",
        "model.rope_scaling.rope_type: \"yarn\" is not implemented"},
   };
@@ -79,5 +82,4 @@ TEST_CASE("what the llama family cannot do yet is refused before step 1, naming 
     CHECK(log.find(message) != std::string::npos);
     CHECK(log.find("step     1") == std::string::npos);
   }
-  CHECK_FALSE(std::filesystem::exists(dir + "/final/model.safetensors"));
 }

@@ -42,7 +42,7 @@ TEST_CASE("save_final writes the weights, and init_from starts a run from them",
   INFO(read_file(dir + "/trained.log"));
   REQUIRE(code == 0);
 
-  // Hugging Face GPT-2 names and shapes (DESIGN.md), toy model: 2 layers, d_model 64, vocab 256, 128 positions.
+  // Hugging Face GPT-2 names and shapes (docs/models.md), toy model: 2 layers, d_model 64, vocab 256, 128 positions.
   auto header = safetensors_header(dir + "/final/model.safetensors");
   CHECK(shape_of(header, "wte.weight") == std::vector<uint64_t>{256, 64});
   CHECK(shape_of(header, "wpe.weight") == std::vector<uint64_t>{128, 64});

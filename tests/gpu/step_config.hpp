@@ -27,7 +27,7 @@ inline config::Config step_config(const std::string& model, int stage, const std
   c.communication_data_type = dtype;
   c.optimizer.lr = 3e-3;
   c.model = config::resolve_model_argument(model);
-  c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
+  c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
   c.data.format = "text";
   c.data.seq_len = 32;
   c.data.shuffle = false;

@@ -94,9 +94,10 @@ config::Config run_config(const Spec& s) {
   c.model = config::resolve_model_argument(s.model);
   if (!s.model_type.empty()) c.model.model_type = s.model_type;
   if (!s.tied) c.model.tie_word_embeddings = false;
-  c.data.train = std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt";
+  c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
   c.data.format = "text";
   c.data.seq_len = 64;
+  c.training.eval_batches = 4;  // a few windows, not the whole file
   if (kEmulated) {
     c.train_micro_batch_size_per_gpu = c.train_batch_size = 2;
     c.data.seq_len = 32;

@@ -7,6 +7,8 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "ckpt/safetensors.hpp"
 #include "comm/world.hpp"
@@ -75,4 +77,33 @@ TEST_CASE("eval of a masked token file gives PyTorch's ignore_index loss", "[inf
   o.batch_size = 300;  // more sequences than the file holds
   CHECK_THROWS_WITH(evaluate_file(o, world()), Catch::Contains("masked.bin: 257 tokens hold no window of 300"));
   fs::remove_all(dir);
+}
+
+TEST_CASE("eval of a save_pretrained directory gives transformers' loss", "[inference][eval][hf]") {
+  // tests/fixtures/hf/*_dir_* and their references (scripts/make_hf_dir_fixtures.py): sharded
+  // safetensors in fp32 and bf16, read through lib/ckpt/hf_weights.
+  const fs::path fixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "hf";
+  const fs::path tmp = fs::temp_directory_path() / ("zt_eval_hf_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  for (const char* name : {"llama3_dir_fp32", "qwen2_dir_bf16"}) {
+    INFO(name);
+    const nlohmann::json ref = nlohmann::json::parse(std::ifstream(fixtures / (std::string(name) + ".reference.json")));
+    const int vocab = nlohmann::json::parse(std::ifstream(fixtures / name / "config.json")).at("vocab_size");
+    const std::string data = (tmp / (std::string(name) + ".bin")).string();
+    {
+      TokenFileWriter writer(data, vocab);
+      writer.append(ref.at("tokens").get<std::vector<int32_t>>(), {});
+      writer.finish();
+    }
+    EvalOptions o;
+    o.model = (fixtures / name).string();
+    o.data = data;
+    o.seq_len = ref.at("T");
+    o.batch_size = ref.at("B");
+    const EvalResult r = evaluate_file(o, world());
+    CHECK(r.windows == 2);
+    const double want = ref.at("loss");
+    CHECK(std::abs(r.loss - want) <= 1e-5 * want);
+  }
+  fs::remove_all(tmp);
 }

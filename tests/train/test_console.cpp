@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "train/foreign_launcher.hpp"
-#include "train/progress.hpp"
+#include "comm/foreign_launcher.hpp"
+#include "metrics/progress.hpp"
 
 using namespace zt;
 

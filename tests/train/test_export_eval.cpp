@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "config/config.hpp"
 #include "self_communicator.hpp"
-#include "train/metrics.hpp"
+#include "metrics/metrics_file.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -65,8 +65,8 @@ TEST_CASE("export -> init_from reproduces the logged val loss; bf16 holds what t
   }
   const double logged = logged_val_loss((dir / "m.jsonl").string());
   REQUIRE(std::isfinite(logged));
-  export_checkpoint(ckpt, (dir / "bf16").string(), DType::BF16);
-  export_checkpoint(ckpt, (dir / "fp32").string(), DType::F32);
+  export_checkpoint(ckpt, (dir / "bf16").string(), HfOutput(DType::BF16));
+  export_checkpoint(ckpt, (dir / "fp32").string(), HfOutput(DType::F32));
 
   // The metrics file keeps 9 significant digits; so does this comparison, on both sides.
   auto same = [&](double val) { return format_float(val) == format_float(logged); };

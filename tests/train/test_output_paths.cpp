@@ -9,7 +9,7 @@
 
 #include "config/config.hpp"
 #include "core/error.hpp"
-#include "train/machine_memory.hpp"
+#include "core/machine_memory.hpp"
 #include "train/output_paths.hpp"
 
 using namespace zt;

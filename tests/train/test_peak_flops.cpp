@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
-#include "train/peak_flops.hpp"
+#include "metrics/peak_flops.hpp"
 
 using namespace zt;
 using Catch::Matchers::Contains;

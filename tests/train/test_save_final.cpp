@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <string>
 
-#include "ckpt/gpt2_export.hpp"
+#include "ckpt/hf_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "config/config.hpp"
 #include "core/ledger.hpp"
 #include "self_communicator.hpp"
-#include "train/engine_state.hpp"
+#include "train/run_checkpoints.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -43,10 +43,8 @@ TEST_CASE("save_final writes the trained weights, holding one group at a time", 
   for (auto& g : layout.groups) largest = std::max(largest, g.size);
   const size_t before = MemoryLedger::instance().stats().cur(MemCategory::Buffers);
   MemoryLedger::instance().reset_peaks();
-  EngineState state(trainer.engine());
-  const auto& m = config.model;
-  save_gathered_weights((dir / "again").string(), layout, {m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len},
-                        DType::F32, comm, cpu_device(), state, checkpoint_pieces(trainer.engine().partition()));
+  save_gathered_weights((dir / "again").string(), layout, config.model, {}, comm, cpu_device(), trainer.engine(),
+                        checkpoint_pieces(trainer.engine().partition()));
   const size_t held = MemoryLedger::instance().stats().pk(MemCategory::Buffers) - before;
   CHECK(held == 2 * largest * sizeof(float));
   CHECK(held < layout.total * sizeof(float));

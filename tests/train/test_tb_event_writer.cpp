@@ -1,4 +1,4 @@
-// TensorFlow event files (lib/ckpt/crc32c, lib/train/tb_event_writer): CRC-32C test vectors, one
+// TensorFlow event files (lib/core/crc32c, lib/metrics/tb_event_writer): CRC-32C test vectors, one
 // scalar Event and its TFRecord frame byte for byte, and a written file read back by the tests'
 // own reader (tests/e2e/tb_reader.hpp).
 #include <catch2/catch.hpp>
@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "tb_reader.hpp"
-#include "ckpt/crc32c.hpp"
-#include "train/tb_event_writer.hpp"
+#include "core/crc32c.hpp"
+#include "metrics/tb_event_writer.hpp"
 
 using namespace zt;
 

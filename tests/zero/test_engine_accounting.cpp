@@ -1,5 +1,5 @@
 // Multi-rank (run under mpirun): memory per rank and bytes per step, measured by the program,
-// against the ZeRO formulas of DESIGN.md; the fp16 and bf16 overflow paths.
+// against the ZeRO formulas of docs/architecture.md; the fp16 and bf16 overflow paths.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
-#include "train/engine_options.hpp"
+#include "train/engine_config.hpp"
 #include "train/memory_plan.hpp"
 #include "zero/engine.hpp"
 
@@ -34,7 +34,7 @@ TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]
       auto c = make_config({stage, dtype, comm.world_size()});
       Gpt model(shape_of(c), 2, 16);
       auto before = MemoryLedger::instance().stats();
-      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(),
+      Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
                     [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
       auto after = MemoryLedger::instance().stats();
       auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };

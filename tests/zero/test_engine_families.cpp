@@ -10,7 +10,7 @@
 #include "core/rng.hpp"
 #include "engine_harness.hpp"
 #include "model/gpt.hpp"
-#include "train/engine_options.hpp"
+#include "train/engine_config.hpp"
 #include "zero/engine.hpp"
 
 using namespace zt;
@@ -62,7 +62,7 @@ Run train(const GptShape& shape, int stage, const std::string& dtype, Communicat
   EngineOptions options = engine_options(c);
   options.fetch_order = model.fetch_order();
   options.rank = comm.rank();
-  Engine engine(options, model.layout(), comm, cpu_backend(),
+  Engine engine(options, model.layout(), comm, cpu_backend(), cpu_backend().vector,
                 [&](float* d, size_t begin, size_t n) { model.init_params(d, begin, n, 7); });
   Rng rng(1000 + uint64_t(comm.rank()));
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());
@@ -127,7 +127,7 @@ TEST_CASE("llama-family model-state memory per rank equals the ZeRO table", "[en
         auto c = make_config({stage, dtype, comm.world_size()});
         Gpt model(shape, 2, 16);
         auto before = MemoryLedger::instance().stats();
-        Engine engine(engine_options(c), model.layout(), comm, cpu_backend(),
+        Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
                       [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
         auto after = MemoryLedger::instance().stats();
         auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };

@@ -1,0 +1,55 @@
+#include "data/data_files.hpp"
+
+#include <glob.h>
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "data/file_token_dataset.hpp"
+#include "data/synthetic_dataset.hpp"
+
+namespace zt {
+
+namespace {
+
+bool is_pattern(const std::string& entry) { return entry.find_first_of("*?[") != std::string::npos; }
+
+std::vector<std::string> glob_files(const std::string& pattern) {
+  glob_t found{};
+  const int rc = glob(pattern.c_str(), 0, nullptr, &found);
+  std::vector<std::string> paths;
+  for (size_t i = 0; rc == 0 && i < found.gl_pathc; ++i) paths.emplace_back(found.gl_pathv[i]);
+  globfree(&found);
+  if (rc == GLOB_NOMATCH || (rc == 0 && paths.empty())) fail("{}: the pattern matches no file", pattern);
+  if (rc != 0) fail("{}: the pattern cannot be expanded (out of memory or a read error)", pattern);
+  std::sort(paths.begin(), paths.end());
+  return paths;
+}
+
+}  // namespace
+
+std::vector<std::string> expand_data_files(const std::vector<std::string>& entries) {
+  std::vector<std::string> files;
+  for (const std::string& entry : entries) {
+    if (!is_pattern(entry)) {
+      files.push_back(entry);
+      continue;
+    }
+    for (std::string& path : glob_files(entry)) files.push_back(std::move(path));
+  }
+  return files;
+}
+
+int64_t count_tokens(const std::string& source, TokenFormat format) {
+  if (format == TokenFormat::Auto) format = detect_token_format(source);
+  if (format == TokenFormat::Synthetic) return parse_synthetic_spec(source).tokens;
+  return FileTokenDataset::count_tokens(source, format);
+}
+
+int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format) {
+  int64_t total = 0;
+  for (const std::string& source : sources) total += count_tokens(source, format);
+  return total;
+}
+
+}  // namespace zt

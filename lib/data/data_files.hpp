@@ -1,0 +1,22 @@
+#pragma once
+// The files of data.train and data.val: a list whose entries are paths or glob patterns (llm.c's
+// shards, fineweb_train_*.bin), and what can be known of them without reading their tokens.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/dataset.hpp"
+
+namespace zt {
+
+// Each entry holding a glob character (* ? [) becomes the paths it matches, sorted (shard numbers
+// in order); a pattern that matches nothing is an error naming it. Other entries stay as given.
+std::vector<std::string> expand_data_files(const std::vector<std::string>& entries);
+
+// The number of tokens of one source, from its size or header alone (the tokens are not read).
+// Errors name the file, as opening it would.
+int64_t count_tokens(const std::string& source, TokenFormat format);
+// The sum over the files of a stream.
+int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format);
+
+}  // namespace zt

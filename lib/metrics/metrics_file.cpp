@@ -1,0 +1,87 @@
+#include "metrics/metrics_file.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "metrics/output_failure.hpp"
+
+namespace zt {
+
+std::string format_float(double x) {
+  if (!std::isfinite(x)) return "null";
+  return fmt::format("{:.9g}", x);
+}
+
+MetricsWriter::MetricsWriter(const std::string& path, bool append)
+    : out_(path, append ? CheckedFile::Mode::Append : CheckedFile::Mode::Truncate, "training.metrics") {}
+
+void MetricsWriter::write(const std::string& line) {
+  if (!out_.is_open()) return;
+  try {
+    out_.write(line + '\n');  // one write() per line: a crash keeps the steps already taken
+  } catch (const Error& e) {
+    OutputFailure::report(e.what());
+    out_ = CheckedFile();  // nothing more: a later line after a gap would be worse than none
+  }
+}
+
+void MetricsWriter::setup(const SetupRecord& r) {
+  std::string mem;
+  for (auto& m : r.memory)
+    mem += fmt::format("{}{{\"rank\":{},\"params\":{},\"grads\":{},\"optimizer\":{},\"buffers\":{},\"offload\":{}}}",
+                       mem.empty() ? "" : ",", m.rank, m.params, m.grads, m.optimizer, m.buffers, m.offload);
+  write(fmt::format("{{\"event\":\"setup\",\"world_size\":{},\"stage\":{},\"dtype\":\"{}\",\"num_params\":{},"
+                    "\"padded_params\":{},\"memory\":[{}]}}",
+                    r.world_size, r.stage, r.dtype, r.num_params, r.padded_params, mem));
+}
+
+void MetricsWriter::step(const StepRecord& r) {
+  std::string time;
+  if (r.breakdown) {
+    const StepBreakdown& t = r.time;
+    time = fmt::format(",\"time_ms\":{{\"forward\":{},\"backward\":{},\"step\":{},\"reduce_wait\":{},"
+                       "\"gather_wait\":{},\"comm_busy\":{},\"offload_wait\":{},\"offload_io\":{}}}",
+                       format_float(1e3 * t.forward), format_float(1e3 * t.backward), format_float(1e3 * t.step),
+                       format_float(1e3 * t.reduce_wait), format_float(1e3 * t.gather_wait),
+                       format_float(1e3 * t.comm_busy), format_float(1e3 * t.offload_wait),
+                       format_float(1e3 * t.offload_io));
+  }
+  write(fmt::format(
+      "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{},\"grad_norm\":{},\"loss_scale\":{},"
+      "\"skipped\":{},\"tokens\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
+      "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
+      r.step, format_float(r.loss), format_float(r.lr), format_float(r.grad_norm), format_float(r.loss_scale),
+      r.skipped ? "true" : "false", r.tokens, format_float(r.step_ms), format_float(r.tokens_per_s),
+      format_float(r.mfu), r.comm.bytes(CommOp::AllReduce), r.comm.bytes(CommOp::ReduceScatter),
+      r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast), time));
+}
+
+void MetricsWriter::eval(int64_t step, double val_loss) {
+  write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}}}", step, format_float(val_loss)));
+}
+
+void MetricsWriter::summary(const SummaryRecord& r) {
+  std::string memory;
+  for (const auto& m : r.memory_peak) {
+    memory += fmt::format("{}{{\"rank\":{}", memory.empty() ? "" : ",", m.rank);
+    for (const auto& [name, bytes] : m.fields()) memory += fmt::format(",\"{}\":{}", name, bytes);
+    memory += "}";
+  }
+  std::string comm;
+  for (size_t i = 0; i < size_t(CommOp::Count); ++i) {
+    if (r.comm.calls[i] == 0) continue;
+    comm += fmt::format("{}\"{}\":{{\"calls\":{},\"bytes\":{},\"seconds\":{}}}", comm.empty() ? "" : ",",
+                        comm_op_name(CommOp(i)), r.comm.calls[i], r.comm.bytes_sent[i],
+                        format_float(r.comm.seconds[i]));
+  }
+  write(fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
+                    "\"tokens_per_s\":{},\"mfu\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"
+                    "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
+                    r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
+                    format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.loss), format_float(r.val_loss),
+                    memory, comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
+}
+
+}  // namespace zt

@@ -1,0 +1,82 @@
+#pragma once
+// The records of a run, as every sink receives them (metrics/sink.hpp): the set-up, each
+// optimizer step, each evaluation's loss, each sample of text, and the summary at the end.
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "core/step_clock.hpp"
+
+namespace zt {
+
+struct RankMemory {
+  int rank = 0;
+  uint64_t params = 0, grads = 0, optimizer = 0, buffers = 0, offload = 0;
+};
+
+struct SetupRecord {
+  int world_size = 1;
+  int stage = 0;
+  std::string dtype;
+  uint64_t num_params = 0, padded_params = 0;
+  std::vector<RankMemory> memory;
+};
+
+struct StepRecord {
+  int64_t step = 0;
+  double loss = 0, lr = 0, grad_norm = 0, loss_scale = 1;
+  bool skipped = false;
+  int64_t tokens = 0;
+  double step_ms = 0, tokens_per_s = 0, mfu = 0;
+  CommStats comm;      // bytes rank 0 sent in this step
+  StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
+  bool breakdown = false;  // wall_clock_breakdown
+  bool logged = false;     // rank 0 logs a line for this step (steps_per_print, the first, the last)
+};
+
+// What the model wrote at a step (training.sample_every).
+struct SampleRecord {
+  int64_t step = 0;
+  int tokens = 0;    // new tokens (fewer than training.sample_tokens when the text ended)
+  std::string text;  // training.sample_prompt and its continuation
+};
+
+// One rank's peaks in bytes: the ledger's per category (model states in device memory, what is
+// offloaded to host memory or files, activations, transient buffers in use and kept for reuse),
+// and the process's resident set as the operating system counts it.
+struct RankPeakMemory {
+  int rank = 0;
+  uint64_t params = 0, grads = 0, optimizer = 0, offload = 0, activations = 0, buffers = 0, cached = 0;
+  uint64_t files = 0;     // the part of offload held in files (NVMe), not in memory
+  uint64_t resident = 0;  // VmHWM of /proc/self/status
+  // (name, bytes) in the order of the summary record and table.
+  std::array<std::pair<const char*, uint64_t>, 9> fields() const {
+    return {{{"params", params}, {"grads", grads}, {"optimizer", optimizer}, {"offload", offload},
+             {"files", files}, {"activations", activations}, {"buffers", buffers}, {"cached", cached},
+             {"resident", resident}}};
+  }
+};
+
+// The last record of a run (docs/architecture.md, "Metrics").
+struct SummaryRecord {
+  int64_t steps = 0;  // optimizer steps taken (step records written)
+  bool interrupted = false;  // stopped early by a stop signal
+  int64_t tokens = 0;  // trained on, all ranks: the sum of the step records' tokens
+  double wall_s = 0, tokens_per_s = 0, mfu = 0;
+  double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
+  std::vector<RankPeakMemory> memory_peak;
+  CommStats comm;  // rank 0's collectives over the training steps
+  double comm_in_flight_s = 0;  // reduce-scatters and all-gathers running (what can overlap compute)
+  double comm_waited_s = 0;     // compute blocked waiting for them
+};
+
+// What every rank holds once the engine is set up, gathered to every rank in rank order: model
+// states in device memory per category, transient buffers, and what lives in host memory or files
+// ("offload"). A collective.
+std::vector<RankMemory> gather_setup_memory(Communicator& comm);
+
+}  // namespace zt

@@ -1,0 +1,43 @@
+#include "metrics/step_log.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace zt {
+
+namespace {
+
+void log_breakdown(const StepBreakdown& t, double step_seconds) {
+  double exposed = t.reduce_wait + t.gather_wait;
+  double overlapped = t.comm_busy > 0 ? std::max(0.0, 1.0 - exposed / t.comm_busy) : 0.0;
+  spdlog::info("      time (ms): forward {:.1f} | backward {:.1f} | step {:.1f} | waiting on reduce {:.1f}, on gather {:.1f} "
+               "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
+               1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
+               1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
+  if (t.offload_io > 0 || t.offload_wait > 0)
+    spdlog::info("      offload (ms): file I/O running {:.1f} | optimizer step waiting on it and transfers {:.1f}",
+                 1e3 * t.offload_io, 1e3 * t.offload_wait);
+}
+
+}  // namespace
+
+void StepLog::step(const StepRecord& r) {
+  if (!r.logged) return;
+  spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e} | grad norm {:.3f}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
+               r.step, total_, r.loss, r.lr, r.grad_norm,
+               r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
+               r.tokens_per_s, 100.0 * r.mfu);
+  if (r.breakdown) log_breakdown(r.time, r.step_ms / 1e3);
+}
+
+void StepLog::eval(int64_t step, double val_loss) {
+  spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val_loss);
+}
+
+void StepLog::sample(const SampleRecord& r) {
+  spdlog::info("sample step {:>5} | {} tokens: {}", r.step, r.tokens, r.text);
+}
+
+}  // namespace zt

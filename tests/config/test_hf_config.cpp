@@ -1,0 +1,216 @@
+// A Hugging Face model directory's config.json as the model block (model.path, --model DIR): the
+// published configs of the presets' models (transformers 4.x layout) resolve to those presets,
+// 5.x's rope_parameters and 4.x's rope_scaling mean the same, transformers' defaults fill what a
+// config leaves out, the model block's own keys and --set override it, and what is not
+// implemented is refused naming config.json and its key.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/hf_config_reader.hpp"
+#include "config/model_block.hpp"
+#include "config_test_support.hpp"
+
+using namespace zt::config;
+using namespace zt::config::testing;
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A fresh directory holding config.json = `config`.
+std::string model_dir(const std::string& name, const json& config) {
+  const fs::path dir = fs::temp_directory_path() / ("zt_hf_config_" + std::to_string(::getpid())) / name;
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << config.dump(2);
+  return dir.string();
+}
+
+ModelConfig read_dir(const std::string& dir) { return read_model_block({{"path", dir}}, "--model " + dir); }
+
+std::string error_reading(const std::string& dir) {
+  try {
+    read_dir(dir);
+  } catch (const zt::Error& e) {
+    return e.what();
+  }
+  FAIL("expected a zt::Error reading " << dir);
+  return "";
+}
+
+// meta-llama/Llama-3.2-1B's config.json (transformers 4.45).
+const json kLlama32 = json::parse(R"({
+  "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 128000, "eos_token_id": 128001, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2048,
+  "initializer_range": 0.02, "intermediate_size": 8192, "max_position_embeddings": 131072, "mlp_bias": false,
+  "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8,
+  "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+  "rope_scaling": {"factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                   "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+  "rope_theta": 500000.0, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "transformers_version": "4.45.0.dev0", "use_cache": true, "vocab_size": 128256})");
+
+// Qwen/Qwen3-0.6B's (transformers 4.51).
+const json kQwen3 = json::parse(R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 1024,
+  "initializer_range": 0.02, "intermediate_size": 3072, "max_position_embeddings": 40960,
+  "max_window_layers": 28, "model_type": "qwen3", "num_attention_heads": 16, "num_hidden_layers": 28,
+  "num_key_value_heads": 8, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000,
+  "sliding_window": null, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "transformers_version": "4.51.0", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})");
+
+// Qwen/Qwen2.5-0.5B's: a sliding_window that use_sliding_window false leaves unused.
+const json kQwen25 = json::parse(R"({
+  "architectures": ["Qwen2ForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 151643,
+  "eos_token_id": 151643, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+  "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 24, "model_type": "qwen2",
+  "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06,
+  "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
+  "transformers_version": "4.40.1", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})");
+
+}  // namespace
+
+TEST_CASE("the published config.json of each preset's model resolves to that preset", "[config][hf]") {
+  CHECK(read_dir(model_dir("llama32", kLlama32)).preset == "llama-3.2-1b");
+  CHECK(read_dir(model_dir("qwen3", kQwen3)).preset == "qwen3-0.6b");
+  const ModelConfig qwen25 = read_dir(model_dir("qwen25", kQwen25));
+  CHECK(qwen25.preset == "qwen2.5-0.5b");
+  CHECK(qwen25.sliding_window == 0);
+  CHECK(qwen25.path == model_dir("qwen25", kQwen25));
+}
+
+TEST_CASE("transformers 5's rope_parameters and 4's rope_theta and rope_scaling read the same", "[config][hf]") {
+  json v5 = kLlama32;
+  v5.erase("rope_theta");
+  v5.erase("rope_scaling");
+  v5["rope_parameters"] = {{"rope_type", "llama3"},   {"rope_theta", 500000.0},        {"factor", 32.0},
+                           {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  CHECK(read_dir(model_dir("llama32_v5", v5)).preset == "llama-3.2-1b");
+  // An older spelling of rope_scaling: "type".
+  json legacy = kLlama32;
+  legacy["rope_scaling"].erase("rope_type");
+  legacy["rope_scaling"]["type"] = "llama3";
+  CHECK(read_dir(model_dir("llama32_type", legacy)).preset == "llama-3.2-1b");
+  // rope_type default in rope_parameters: no scaling, its rope_theta.
+  json plain = kQwen3;
+  plain.erase("rope_theta");
+  plain.erase("rope_scaling");
+  plain["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1000000}};
+  CHECK(read_dir(model_dir("qwen3_v5", plain)).preset == "qwen3-0.6b");
+  // The directory transformers 5 wrote (tests/fixtures/hf, scripts/make_hf_dir_fixtures.py).
+  const ModelConfig fixture = read_dir(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/llama3_dir_fp32");
+  CHECK(fixture.rope_theta == 500000.0);
+  CHECK(fixture.rope_scaling.rope_type == "llama3");
+  CHECK(fixture.rope_scaling.factor == 8.0);
+  CHECK(fixture.rope_scaling.original_max_position_embeddings == 64);
+  CHECK(fixture.tie_word_embeddings);
+}
+
+TEST_CASE("transformers' defaults: each family", "[config][hf]") {
+  // Qwen3: head_dim 128, no attention bias, untied, eps 1e-6, theta 10000, 32768 positions.
+  const ModelConfig q3 = read_dir(model_dir("qwen3_defaults", {{"model_type", "qwen3"},
+                                                               {"hidden_size", 64},
+                                                               {"num_attention_heads", 4},
+                                                               {"num_key_value_heads", 2},
+                                                               {"num_hidden_layers", 2},
+                                                               {"intermediate_size", 96},
+                                                               {"vocab_size", 300}}));
+  CHECK(q3.head_dim == 128);
+  CHECK_FALSE(q3.attention_bias);
+  CHECK_FALSE(q3.tie_word_embeddings);
+  CHECK(q3.norm_eps == 1e-6);
+  CHECK(q3.rope_theta == 10000.0);
+  CHECK(q3.max_seq_len == 32768);
+  // Llama: key/value heads = heads, head_dim = hidden / heads, 2048 positions.
+  const ModelConfig llama = read_dir(model_dir("llama_defaults", {{"model_type", "llama"},
+                                                                  {"hidden_size", 64},
+                                                                  {"num_attention_heads", 4},
+                                                                  {"num_hidden_layers", 2},
+                                                                  {"intermediate_size", 96},
+                                                                  {"vocab_size", 300}}));
+  CHECK(llama.n_kv_head == 4);
+  CHECK(llama.head_dim == 16);
+  CHECK(llama.max_seq_len == 2048);
+  CHECK_FALSE(llama.tie_word_embeddings);
+  // Mistral: 8 key/value heads, a 4096-token window.
+  const ModelConfig mistral = read_dir(model_dir("mistral_defaults", {{"model_type", "mistral"},
+                                                                      {"hidden_size", 64},
+                                                                      {"num_attention_heads", 8},
+                                                                      {"num_hidden_layers", 2},
+                                                                      {"intermediate_size", 96},
+                                                                      {"vocab_size", 300}}));
+  CHECK(mistral.n_kv_head == 8);
+  CHECK(mistral.sliding_window == 4096);
+  // GPT-2: its own key names, n_inner null = 4 x n_embd, tied.
+  const ModelConfig gpt2 = read_dir(model_dir("gpt2", {{"model_type", "gpt2"},
+                                                       {"n_embd", 32},
+                                                       {"n_head", 2},
+                                                       {"n_layer", 2},
+                                                       {"n_inner", nullptr},
+                                                       {"vocab_size", 300},
+                                                       {"n_positions", 40}}));
+  CHECK(gpt2.model_type == "gpt2");
+  CHECK(gpt2.d_model == 32);
+  CHECK(gpt2.max_seq_len == 40);
+  CHECK(gpt2.tie_word_embeddings);
+}
+
+TEST_CASE("the model block's own keys and --set override config.json", "[config][hf]") {
+  const std::string dir = model_dir("qwen3_override", kQwen3);
+  const ModelConfig shorter = read_model_block({{"path", dir}, {"max_seq_len", 1024}}, "test");
+  CHECK(shorter.max_seq_len == 1024);
+  CHECK(shorter.n_layer == 28);
+  ResolveOptions options;
+  options.model = dir;
+  options.overrides = {"model.max_seq_len=512", "data.seq_len=256"};
+  const Config c = resolve_config({{"train_micro_batch_size_per_gpu", 1}}, options, "test.json");
+  CHECK(c.model.max_seq_len == 512);
+  CHECK(c.model.model_type == "qwen3");
+  CHECK(c.model.path == dir);
+  CHECK(c.model_file == dir + "/config.json");
+  const json printed = to_json(c);
+  CHECK(printed["model"]["path"] == dir);
+  // The printed block reads back as the same model.
+  const ModelConfig again = read_model_block(printed["model"], "printed");
+  CHECK(again.max_seq_len == 512);
+  CHECK(again.head_dim == 128);
+}
+
+TEST_CASE("what is not implemented is refused naming config.json and the key", "[config][hf]") {
+  json phi = kQwen3;
+  phi["model_type"] = "phi3";
+  const std::string phi_dir = model_dir("phi3", phi);
+  CHECK_THAT(error_reading(phi_dir), Contains(phi_dir + "/config.json: model_type: \"phi3\" is not a model type") &&
+                                         Contains("llama, mistral, qwen2, qwen3"));
+  json yarn = kQwen3;
+  yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  CHECK_THAT(error_reading(model_dir("yarn", yarn)),
+             Contains("config.json: rope_scaling.rope_type: \"yarn\" is not implemented"));
+  json linear = kQwen3;
+  linear.erase("rope_scaling");
+  linear["rope_parameters"] = {{"rope_type", "linear"}, {"rope_theta", 10000}, {"factor", 2.0}};
+  CHECK_THAT(error_reading(model_dir("linear", linear)),
+             Contains("config.json: rope_parameters.rope_type: \"linear\" is not implemented"));
+  json gelu = kQwen3;
+  gelu["hidden_act"] = "gelu";
+  CHECK_THAT(error_reading(model_dir("gelu", gelu)), Contains("config.json: hidden_act: \"gelu\" is not implemented"));
+  // A value judged as the model block's: the message names config.json and its key.
+  json heads = kQwen3;
+  heads["num_key_value_heads"] = 3;
+  const std::string heads_dir = model_dir("heads", heads);
+  CHECK_THAT(error_reading(heads_dir), Contains(heads_dir + "/config.json (num_key_value_heads): model.n_kv_head: 3 "
+                                                            "does not divide n_head 16"));
+  json text = kQwen3;
+  text["hidden_size"] = "1024";
+  CHECK_THAT(error_reading(model_dir("text", text)), Contains("config.json (hidden_size): model.d_model:"));
+  // Qwen3Config's 32 key/value heads do not divide 4 query heads.
+  CHECK_THAT(error_reading(model_dir("qwen3_min", {{"model_type", "qwen3"}, {"num_attention_heads", 4}})),
+             Contains("(num_key_value_heads): model.n_kv_head: 32 does not divide n_head 4"));
+  const fs::path empty = fs::path(model_dir("empty", json::object())) / "sub";
+  fs::create_directories(empty);
+  CHECK_THROWS_WITH(resolve_model_argument(empty.string()), Contains("holds no config.json"));
+  CHECK_THAT(error_reading(empty.string()), Contains(empty.string() + ": holds no config.json"));
+  fs::remove_all(fs::temp_directory_path() / ("zt_hf_config_" + std::to_string(::getpid())));
+}
