@@ -92,7 +92,7 @@ if wants build; then
   section "build ($BUILD, sm_$ARCH)"
   start=$SECONDS
   targets=(zerotrain test_kernels_cuda test_nccl test_backend_choice test_gpu_backend test_gpu_training test_gpu_zerotrain
-    test_gpu_model_step bench_kernels)
+    test_gpu_model_step test_gpu_step_sync bench_kernels)
   launcher=()
   command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   if cmake -S "$ROOT" -B "$BUILD" -DZT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="$ARCH" -DZT_BUILD_BENCH=ON "${launcher[@]}" \

@@ -27,7 +27,7 @@ BUILD=$ROOT/build-gpu
 DEPS=$BUNDLE/deps
 MULTIARCH=usr/lib/x86_64-linux-gnu
 # What `ctest -L gpu`, test_backend_choice and the benchmarks run.
-EXECUTABLES=(zerotrain test_kernels_cuda test_nccl test_backend_choice test_gpu_backend test_gpu_training
+EXECUTABLES=(zerotrain test_kernels_cuda test_nccl test_backend_choice test_gpu_backend test_gpu_training test_gpu_step_sync
   test_gpu_zerotrain test_gpu_model_step bench_kernels)
 # Present on any Linux with a C++ runtime; the machine's own versions are used.
 SYSTEM_PACKAGES="libc6 libgcc-s1 libstdc++6 libudev1 libuuid1 zlib1g"

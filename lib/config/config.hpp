@@ -179,6 +179,7 @@ struct TrainingConfig {
   double comm_timeout = 600.0;  // seconds
   std::string device = "auto";  // auto | cpu | cuda
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
+  bool cuda_graph = false;          // replay each micro-batch's forward and backward as a CUDA graph
 
   // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
   // ceil(steps * warmup_ratio).

@@ -132,7 +132,8 @@ json training_json(const TrainingConfig& t) {
           {"metrics", t.metrics},
           {"comm_timeout", t.comm_timeout},
           {"device", t.device},
-          {"device_memory_limit", t.device_memory_limit}};
+          {"device_memory_limit", t.device_memory_limit},
+          {"cuda_graph", t.cuda_graph}};
 }
 
 }  // namespace

@@ -47,6 +47,7 @@ TrainingConfig read_training(Block& b) {
   t.comm_timeout = b.number("comm_timeout", t.comm_timeout, non_negative);
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
+  t.cuda_graph = b.boolean("cuda_graph", t.cuda_graph);
   b.finish();
 
   if (t.warmup_steps > 0 && t.warmup_ratio > 0)

@@ -4,6 +4,7 @@
 // are written once against it; the CPU device makes streams and events trivial (every operation
 // has completed when its call returns), a CUDA device maps them onto CUDA's.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,9 @@ struct Stream {
   void* handle = nullptr;
 };
 struct Event {
+  void* handle = nullptr;
+};
+struct Graph {
   void* handle = nullptr;
 };
 
@@ -55,6 +59,19 @@ public:
   virtual void wait(Stream s, Event e) = 0;  // s waits for e without blocking the host
   virtual void synchronize(Event e) = 0;     // the host waits for e
   virtual void synchronize(Stream s) = 0;    // the host waits for everything queued on s
+
+  // Graphs (CUDA graphs), where the device has them: capture(work) records what `work` queues on
+  // compute() (and on streams that wait for its events) without running it, and launch(g) queues
+  // all of it on compute() again, as often as asked, on what the buffers it named hold then. Work
+  // that waits for the device, allocates or frees, or copies pageable memory cannot be captured
+  // (capture throws). A device without graphs (the CPU) runs nothing and returns a null Graph.
+  virtual bool has_graphs() const { return false; }
+  virtual Graph capture(const std::function<void()>& work) {
+    (void)work;
+    return {};
+  }
+  virtual void launch(Graph g) { (void)g; }
+  virtual void destroy_graph(Graph g) { (void)g; }
 };
 
 // The process's CPU device: every space is host memory (Pinned too, Device too), operations run

@@ -157,12 +157,17 @@ public:
   // the same buffer may follow, before the next forward.
   virtual float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) = 0;
   // The mean losses of forwards with targets, kept where the device computes them: after
-  // keep_losses(true), cross_entropy_forward adds its mean loss to a sum there (in double, in the
-  // order the losses come) and returns NaN without waiting for the device; take_losses() waits once
-  // and returns the sum since the last take. A trainer then reads one number per step, not one per
-  // micro-batch.
+  // keep_losses(true), cross_entropy_forward adds its mean loss times the weight of
+  // kept_loss_weight (1 until set; a weight of 0 adds nothing) to a sum there, in double
+  // (sum += double(loss) · weight, in the order the losses come), and returns NaN without waiting
+  // for the device; take_losses() waits once and returns the sum since the last take;
+  // take_losses_into(host) queues the same (the sum to `host`, memory the device writes without
+  // the host waiting: pinned on a GPU) and returns at once: the value is there once the compute
+  // stream has run it. A trainer then reads one number per step, not one per micro-batch.
   virtual void keep_losses(bool keep) = 0;
+  virtual void kept_loss_weight(double weight) = 0;
   virtual double take_losses() = 0;
+  virtual void take_losses_into(double* host) = 0;
   // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
   // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
   // itself.

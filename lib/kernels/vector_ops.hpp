@@ -8,6 +8,7 @@
 #include <span>
 
 #include "core/view.hpp"
+#include "kernels/grad_norm.hpp"
 #include "optim/adamw.hpp"
 
 namespace zt {
@@ -41,6 +42,19 @@ public:
   // place; params[i] = params.dtype(master[i]) unless params is the master itself (fp32 training).
   virtual void adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads,
                      float grad_factor, View params, const AdamWHyper& hyper, int64_t step) = 0;
+
+  // The gradient norm's steps kept where the device computes (device memory on a GPU), so that the
+  // host never waits for them inside a training step:
+  // - sum_of_squares's sum written to *sum (one double there);
+  virtual void sum_of_squares_into(ConstView x, size_t n, float factor, double* sum) = 0;
+  // - from `count` such sums (added in order): *out = {their total, its square root,
+  //   float(factor · clip_coefficient(root, max_norm)), skip = skip_nonfinite && the total is not
+  //   finite} (optim/grad_clip.hpp), the host's arithmetic to the bit;
+  virtual void grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite,
+                         GradNorm* out) = 0;
+  // - adamw with norm->grad_factor, updating nothing when norm->skip.
+  virtual void adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads,
+                     const GradNorm* norm, View params, const AdamWHyper& hyper, int64_t step) = 0;
 };
 
 }  // namespace zt

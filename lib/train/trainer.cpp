@@ -87,6 +87,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from());
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
+  // Graphs where a micro-batch queues the same work on the same buffers every time.
+  if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&
+      config.zero.offload_optimizer.device == "none")
+    graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
 void Trainer::open_data() {
@@ -99,8 +103,15 @@ void Trainer::open_data() {
   const int W = comm_.world_size(), R = comm_.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
   if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config_.training.seed);
-  inputs_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
-  targets_ = Buffer<int32_t>(MemCategory::Activations, size_t(B_) * T_);
+  // One pair per micro-batch, pinned on a GPU: the copies to the device run while the host goes on,
+  // and no buffer is written again before the step's end has waited for them.
+  Device& dev = backend_.device;
+  const MemSpace space = dev.kind() == DeviceKind::Cpu ? MemSpace::Host : MemSpace::Pinned;
+  for (int micro = 0; micro < GA_; ++micro) {
+    inputs_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
+    targets_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
+  }
+  step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
 }
 
 void Trainer::agree_on_setup(const std::string& error) {
@@ -111,40 +122,65 @@ void Trainer::agree_on_setup(const std::string& error) {
 }
 
 // The whole training step (docs/architecture.md, "One training step"): micro-batches of forward
-// and backward through the engine's hooks, then one optimizer step.
+// and backward through the engine's hooks, then one optimizer step, queued on the device without
+// the host waiting for it; then the step's one wait, for its losses and its gradient norm.
 TrainStepResult Trainer::train_step(int64_t step) {
   comm_.set_step(step);
   StepClock& clock = engine_->clock();
   clock.restart();
   TrainStepResult out;
-  double loss_sum = 0;
   const MicroBatchWeights weights(train_sampler_->counted_targets_in_step(step - 1), GA_ * comm_.world_size());
-  for (int micro = 0; micro < GA_; ++micro) {
-    train_sampler_->fill(step - 1, micro, inputs_.data(), targets_.data());
-    const double weight = weights.of(count_targets(targets_.data(), int64_t(B_) * T_));
-    engine_->begin_micro_batch();
-    clock.time(&StepBreakdown::forward, [&] {
-      const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
-      if (weight > 0) loss_sum += loss * weight;
-    });
-    clock.time(&StepBreakdown::backward,
-               [&] { model_->backward(*engine_, float(engine_->backward_scale() * weight)); });
-  }
+  backend_.model.keep_losses(true);
+  for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
   clock.time(&StepBreakdown::step, [&] {
     const auto& o = config_.optimizer;
     AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
-    out.result = engine_->step(out.lr, betas.beta1, betas.beta2);
+    engine_->queue_step(out.lr, betas.beta1, betas.beta2);
+    backend_.model.take_losses_into(step_losses_.data());
+    backend_.device.synchronize(backend_.device.compute());
+    out.result = engine_->finish_step();
   });
+  backend_.model.keep_losses(false);
+  warmed_up_ = true;
   out.time = clock.times();
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
-  double sums[3] = {loss_sum / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
+  double sums[3] = {step_losses_[0] / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);
   out.loss = weights.any() ? sums[0] / comm_.world_size() : NAN;
   out.stop_requests = int(sums[1]);
   out.output_failures = int(sums[2]);
   return out;
+}
+
+// One micro-batch's forward and backward, its loss kept on the device with its weight. With
+// training.cuda_graph, after the first step, a graph of them replays (captured again when the
+// weight or the loss scale it holds changes).
+void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weights) {
+  const int32_t* inputs = inputs_[size_t(micro)].data();
+  int32_t* targets = targets_[size_t(micro)].data();
+  train_sampler_->fill(step - 1, micro, inputs_[size_t(micro)].data(), targets);
+  const double weight = weights.of(count_targets(targets, int64_t(B_) * T_));
+  const float dloss = float(engine_->backward_scale() * weight);
+  auto forward = [&] {
+    engine_->begin_micro_batch();
+    backend_.model.kept_loss_weight(weight > 0 ? weight : 0.0);
+    model_->forward(inputs, targets, B_, T_, *engine_);
+  };
+  auto backward = [&] { model_->backward(*engine_, dloss); };
+  StepClock& clock = engine_->clock();
+  if (!graphs_.enabled() || !warmed_up_) {
+    clock.time(&StepBreakdown::forward, forward);
+    clock.time(&StepBreakdown::backward, backward);
+    return;
+  }
+  clock.time(&StepBreakdown::forward, [&] {
+    graphs_.launch(micro, {weight, double(dloss)}, [&] {
+      forward();
+      backward();
+    });
+  });
 }
 
 bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
@@ -156,10 +192,10 @@ double Trainer::evaluate() {
   const int64_t windows = val_sampler_->eval_windows(config_.training.eval_batches);
   double sums[2] = {0, 0};  // token losses, targets that count
   for (int64_t round = 0; round < val_sampler_->eval_rounds(windows); ++round) {
-    val_sampler_->fill_eval(round, windows, inputs_.data(), targets_.data());
-    const int64_t counted = count_targets(targets_.data(), int64_t(B_) * T_);
+    val_sampler_->fill_eval(round, windows, inputs_[0].data(), targets_[0].data());
+    const int64_t counted = count_targets(targets_[0].data(), int64_t(B_) * T_);
     engine_->begin_micro_batch();
-    const float loss = model_->forward(inputs_.data(), targets_.data(), B_, T_, *engine_);
+    const float loss = model_->forward(inputs_[0].data(), targets_[0].data(), B_, T_, *engine_);
     if (counted > 0) {
       sums[0] += double(loss) * double(counted);
       sums[1] += double(counted);

@@ -16,6 +16,8 @@
 #include "metrics/run_totals.hpp"
 #include "metrics/sink.hpp"
 #include "model/gpt.hpp"
+#include "train/micro_batch_graphs.hpp"
+#include "train/micro_batch_weights.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
 #include "zero/engine.hpp"
@@ -52,6 +54,7 @@ public:
 private:
   void open_data();
   void agree_on_setup(const std::string& error);
+  void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   SetupRecord setup_record();
   StepRecord step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
@@ -68,7 +71,10 @@ private:
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   std::unique_ptr<TrainingSample> sample_;         // training.sample_every
-  Buffer<int32_t> inputs_, targets_;
+  std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
+  Buffer<double> step_losses_;                      // the step's kept losses, read once per step
+  MicroBatchGraphs graphs_;                         // training.cuda_graph
+  bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MetricsSinks sinks_;  // rank 0's outputs (train/run_sinks.hpp)
   RunTotals totals_;    // for the summary at the end
   PeakFlops peak_;      // per rank, for MFU

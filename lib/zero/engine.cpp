@@ -5,7 +5,6 @@
 
 #include "comm/control_channel.hpp"
 #include "core/error.hpp"
-#include "optim/grad_clip.hpp"
 #include "zero/gather_coordinator.hpp"
 #include "zero/grad_bucketer.hpp"
 #include "zero/memory_estimate.hpp"
@@ -34,6 +33,11 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   stage_->init_params(init);
   optimizer_->init_master();
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
+  Device& dev = backend.device;
+  // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
+  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, size_t(comm.world_size()));
+  grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
+  grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
 }
 
 EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, size_t held_group_elements) {
@@ -99,44 +103,48 @@ float Engine::backward_scale() const {
   return scaler_.scale() / pre;
 }
 
-double Engine::global_grad_sum_of_squares(float factor) {
-  // One partial per shard, summed in rank order: the same bits whichever stage runs.
-  double total = 0.0;
-  for (double p : stage_->norm_partials(factor)) total += p;
-  return total;
+UpdateResult Engine::step(double lr, double beta1, double beta2) {
+  queue_step(lr, beta1, beta2);
+  backend_.device.synchronize(backend_.device.compute());
+  return finish_step();
 }
 
-UpdateResult Engine::step(double lr, double beta1, double beta2) {
-  UpdateResult result;
-  result.loss_scale = scaler_.scale();
+void Engine::queue_step(double lr, double beta1, double beta2) {
+  queued_scale_ = scaler_.scale();
   stage_->reduce_gradients();
-
   const double pre = options_.prescale_gradients ? options_.gradient_predivide_factor : 1.0;
   const float factor = float(pre / (double(scaler_.scale()) * partition_.world_size() *
                                     double(options_.gradient_accumulation_steps)));
-  const double sum_sq = global_grad_sum_of_squares(factor);
-  result.grad_norm = std::sqrt(sum_sq);
-  bool overflow = !std::isfinite(sum_sq);
-  if (overflow && options_.dtype == DType::BF16 && !options_.bf16_check_overflow) {
-    // As DeepSpeed's bf16 optimizer without the check: the step is taken, inf/nan and all.
-    spdlog::warn("step {}: gradient has inf/nan; taking the step (bf16.check_grad_overflow is false)", steps_ + 1);
-    overflow = false;
-  }
-  if (fp16()) scaler_.update(overflow);
-  if (overflow) {
-    result.skipped = true;
-    if (!fp16()) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
-    stage_->zero_grads();
-    return result;
-  }
-
-  double clip = 1.0;
-  if (options_.gradient_clipping > 0) clip = clip_coefficient(result.grad_norm, options_.gradient_clipping);
+  // One partial per shard, summed in rank order: the same bits whichever stage runs.
+  stage_->norm_partials(factor, grad_sums_.data());
+  // As DeepSpeed's bf16 optimizer without the overflow check, bf16 takes a step with inf/nan.
+  const bool skip_nonfinite = !(options_.dtype == DType::BF16 && !options_.bf16_check_overflow);
+  backend_.vector.grad_norm(grad_sums_.data(), partition_.world_size(), factor, options_.gradient_clipping,
+                            skip_nonfinite, grad_norm_.data());
   const AdamWHyper hyper{float(lr),           float(beta1), float(beta2), float(options_.adam_eps),
                          float(options_.weight_decay), options_.bias_correction, options_.adam_w_mode};
-  optimizer_->update(stage_->grads(), float(factor * clip), hyper, ++steps_);
-  stage_->publish_params();
+  optimizer_->update(stage_->grads(), grad_norm_.data(), hyper, steps_ + 1);
+  stage_->publish_params();  // unchanged parameters when the update was skipped
   stage_->zero_grads();
+  Device& dev = backend_.device;
+  dev.copy(grad_norm_host_.data(), grad_norm_.data(), sizeof(GradNorm), dev.compute());
+}
+
+UpdateResult Engine::finish_step() {
+  const GradNorm& norm = grad_norm_host_[0];
+  UpdateResult result;
+  result.loss_scale = queued_scale_;
+  result.grad_norm = norm.norm;
+  const bool overflow = !std::isfinite(norm.sum_of_squares);
+  if (overflow && !norm.skip)
+    spdlog::warn("step {}: gradient has inf/nan; taking the step (bf16.check_grad_overflow is false)", steps_ + 1);
+  if (fp16()) scaler_.update(norm.skip != 0);
+  if (norm.skip) {
+    result.skipped = true;
+    if (!fp16()) spdlog::warn("step {}: gradient has inf/nan; skipping the step", steps_ + 1);
+    return result;
+  }
+  ++steps_;
   return result;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "core/buffer.hpp"
 #include "core/error.hpp"
 #include "core/param_hooks.hpp"
 #include "core/state_access.hpp"
@@ -70,8 +71,15 @@ public:
   // What backward multiplies the loss gradient by (the fp16 loss scale, and any predivision).
   float backward_scale() const;
   // Finishes reductions, unscales, clips, applies AdamW to this rank's shard and publishes the
-  // new parameters. lr and the betas come from the schedule.
+  // new parameters. lr and the betas come from the schedule. queue_step queues it all without the
+  // host waiting for the device: the gradient norm, the clip factor and whether the update is
+  // skipped (non-finite gradients) stay on the device, which AdamW reads them from, and a copy of
+  // them heads for host memory. finish_step, once the device has run the step (after
+  // Device::synchronize(compute())), reads that copy, updates the loss scale and counts the step.
+  // step does both, waiting in between.
   UpdateResult step(double lr, double beta1, double beta2);
+  void queue_step(double lr, double beta1, double beta2);
+  UpdateResult finish_step();
 
   // Consolidated fp32 parameters (master weights), numel elements, into host memory on every rank
   // (collective).
@@ -104,7 +112,6 @@ public:
   const std::vector<int64_t>& group_gathers() const { return group_gathers_; }
 
 private:
-  double global_grad_sum_of_squares(float factor);
 
   const EngineOptions options_;
   const ParamLayout& layout_;
@@ -120,6 +127,9 @@ private:
   LossScaler scaler_;
   std::vector<void*> open_grads_;  // the model's gradients per group in flight (from pool_)
   int64_t steps_ = 0;
+  Buffer<double> grad_sums_;               // per rank, in device memory
+  Buffer<GradNorm> grad_norm_, grad_norm_host_;  // in device memory, and its copy in pinned memory
+  float queued_scale_ = 1.0f;              // the loss scale of the queued step's backward
 };
 
 }  // namespace zt

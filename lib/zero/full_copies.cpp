@@ -22,7 +22,7 @@ void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_
       const char* send = base + (own.empty() ? a : own.begin) * esz;
       works.push_back(ctx.comm.all_gather(send, base + a * esz, counts.back(), dtype, true));
     }
-    for (auto& w : works) w->wait();
+    for (auto& w : works) w->sync(ctx.device().compute());  // the device waits, not the host
   });
 }
 

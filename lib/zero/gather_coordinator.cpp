@@ -107,7 +107,8 @@ GatherCoordinator::Gathered& GatherCoordinator::issue(int g) {
 
 void GatherCoordinator::finish(Gathered& e) {
   if (e.phase == Phase::Ready) return;
-  ctx_.clock.time(&StepBreakdown::gather_wait, [&] { e.work->wait(); });
+  // The device waits for the gather, not the host (on the CPU backend, sync is wait).
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] { e.work->sync(ctx_.device().compute()); });
   e.work.reset();
   if (e.raw) {
     const size_t n = total_count(e.counts);
@@ -160,7 +161,7 @@ void GatherCoordinator::free_group(int g) {
     ~ReleaseStaging() { pool.release(e.staging); }
   } release_staging{host_, gone};
   gone.read.finish();
-  if (gone.work) gone.work->wait();
+  if (gone.work) gone.work->sync(ctx_.device().compute());  // its buffers are next used in stream order
 }
 
 void GatherCoordinator::begin_micro_batch() {

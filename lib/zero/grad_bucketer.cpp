@@ -62,7 +62,7 @@ void GradBucketer::flush() {
 }
 
 void GradBucketer::complete(Slot& slot) {
-  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] { slot.work->wait(); });
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] { slot.work->sync(ctx_.device().compute()); });
   slot.work.reset();
   Range own = slot.range.intersect(ctx_.partition.own());
   if (!own.empty()) apply_(own, slot.recv.data());

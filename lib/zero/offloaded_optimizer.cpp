@@ -56,6 +56,12 @@ public:
   }
 
   void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) override;
+  // The host AdamW needs the factor on the host: the offloaded step waits for the device here.
+  void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
+    GradNorm host{};
+    device_.copy(&host, norm, sizeof host, device_.compute());
+    if (!host.skip) update(grads, host.grad_factor, hyper, step);
+  }
 
   void read(StateTensor t, Range r, float* host) override {
     const Range rel = relative(r);

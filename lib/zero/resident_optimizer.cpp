@@ -24,6 +24,11 @@ public:
                   hyper, step);
   }
 
+  void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
+    vector_.adamw(segments_, {state(StateTensor::Master), m_.data(), v_.data()}, grads, norm, params_.view(), hyper,
+                  step);
+  }
+
   void read(StateTensor t, Range r, float* host) override {
     const Range rel = relative(r);
     device_.copy(host, state(t) + rel.begin, rel.size() * sizeof(float), device_.compute());

@@ -49,6 +49,9 @@ public:
   virtual void init_master() = 0;
   // One AdamW step: grad = float(grads[i]) * grad_factor. grads views update_range().begin.
   virtual void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) = 0;
+  // The same with the factor, and whether to update at all, in `norm` (the device's memory): resident
+  // state is updated without the host waiting; the offloaded strategy reads it first.
+  virtual void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) = 0;
   // Copies between host memory and the state of flat elements [r.begin, r.end) (within update_range()).
   virtual void read(StateTensor t, Range r, float* host) = 0;
   virtual void write(StateTensor t, Range r, const float* host) = 0;

@@ -62,8 +62,9 @@ public:
   virtual ParamShard& params() = 0;
   virtual ConstView grads() const = 0;
   // The sums of squares of the reduced gradients times `factor`, one per shard in rank order, on
-  // every rank: the global norm adds them in that order, whichever stage runs. A collective.
-  virtual std::vector<double> norm_partials(float factor) = 0;
+  // every rank, into sums[0, world size) in the device's memory without the host waiting: the
+  // global norm adds them in that order, whichever stage runs. A collective.
+  virtual void norm_partials(float factor, double* sums) = 0;
   virtual void zero_grads() = 0;
   // After the optimizer updated update_range(): make the new values visible where needed.
   virtual void publish_params() = 0;
@@ -76,7 +77,8 @@ std::unique_ptr<Stage> make_stage(const StageContext& ctx);
 void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range flat);
 
 // norm_partials of a stage that holds the reduced gradients of its own shard only: its partial,
-// then every rank's through the control channel.
-std::vector<double> gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor);
+// then every rank's through the communicator (on the device: an all-gather of each double as two
+// fp32 elements, which moves bits and computes nothing).
+void gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor, double* sums);
 
 }  // namespace zt

@@ -62,7 +62,7 @@ public:
   Range update_range() const override { return ctx_.partition.own(); }
   ParamShard& params() override { return storage_.shard(); }
   ConstView grads() const override { return grads_.data(); }
-  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { gathered_.refresh(); }
 

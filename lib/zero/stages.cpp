@@ -40,12 +40,10 @@ public:
   }
   Range update_range() const override { return {0, ctx_.partition.padded()}; }
   ConstView grads() const override { return grads_.at(0); }
-  std::vector<double> norm_partials(float factor) override {  // every shard's gradients are here
+  void norm_partials(float factor, double* sums) override {  // every shard's gradients are here
     const Partition& part = ctx_.partition;
-    std::vector<double> partials;
     for (int r = 0; r < part.world_size(); ++r)
-      partials.push_back(ctx_.vector().sum_of_squares(grads_.at(part.shard(r).begin), part.trained(r).size(), factor));
-    return partials;
+      ctx_.vector().sum_of_squares_into(grads_.at(part.shard(r).begin), part.trained(r).size(), factor, sums + r);
   }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override {}
@@ -64,7 +62,7 @@ public:
   void reduce_gradients() override { grads_.reduce_scatter(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.at(ctx_.partition.own().begin); }
-  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(); }
 
@@ -81,7 +79,7 @@ public:
   void reduce_gradients() override { grads_.finish(); }
   Range update_range() const override { return ctx_.partition.own(); }
   ConstView grads() const override { return grads_.data(); }
-  std::vector<double> norm_partials(float factor) override { return gather_norm_partials(ctx_, grads(), factor); }
+  void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
   void publish_params() override { params_.all_gather_shards(); }
 
@@ -118,12 +116,11 @@ void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& s
   }
 }
 
-std::vector<double> gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor) {
+void gather_norm_partials(const StageContext& ctx, ConstView own_grads, float factor, double* sums) {
   const Partition& part = ctx.partition;
-  std::vector<double> partials(size_t(part.world_size()), 0.0);
-  const double own = ctx.vector().sum_of_squares(own_grads, part.trained(part.rank()).size(), factor);
-  ctx.comm.control().all_gather(&own, partials.data(), sizeof(double));
-  return partials;
+  const int rank = part.rank();
+  ctx.vector().sum_of_squares_into(own_grads, part.trained(rank).size(), factor, sums + rank);
+  ctx.comm.all_gather(sums + rank, sums, 2, DType::F32)->sync(ctx.device().compute());
 }
 
 }  // namespace zt

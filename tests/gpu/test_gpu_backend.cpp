@@ -17,6 +17,7 @@
 #include "kernels/cpu/cpu_model_ops.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_device.hpp"
+#include "optim/grad_clip.hpp"
 
 using namespace zt;
 using Catch::Matchers::Contains;
@@ -130,6 +131,29 @@ TEST_CASE("events order a stream after another; the host waits for either", "[gp
   dev.destroy_event(done);
 }
 
+TEST_CASE("a captured graph replays its copies; what cannot be captured throws and leaves the device usable",
+          "[gpu][device][graph]") {
+  Device& dev = device();
+  Buffer<float> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, 64);
+  Buffer<float> on_device(dev, MemSpace::Device, MemCategory::Buffers, 64);
+  std::vector<float> pageable(64, 0.0f), back(64, 0.0f);
+  const Graph graph = dev.capture([&] { dev.copy(on_device.data(), pinned.data(), 64 * sizeof(float), dev.compute()); });
+  for (float value : {1.5f, -2.0f}) {
+    std::fill(pinned.data(), pinned.data() + 64, value);  // read at each launch
+    dev.launch(graph);
+    dev.copy(back.data(), on_device.data(), 64 * sizeof(float), dev.compute());
+    CHECK(back == std::vector<float>(64, value));
+  }
+  dev.destroy_graph(graph);
+  CHECK_THROWS_WITH(dev.capture([&] { dev.copy(on_device.data(), pageable.data(), 64, dev.compute()); }),
+                    Contains("pageable") && Contains("graph"));
+  CHECK_THROWS(dev.capture([&] { dev.synchronize(dev.compute()); }));
+  std::fill(pageable.begin(), pageable.end(), 4.0f);
+  dev.copy(on_device.data(), pageable.data(), 64 * sizeof(float), dev.compute());
+  dev.copy(back.data(), on_device.data(), 64 * sizeof(float), dev.compute());
+  CHECK(back == pageable);
+}
+
 TEST_CASE("an allocation the GPU cannot hold returns null and leaves CUDA usable", "[gpu][device]") {
   Device& dev = device();
   void* p = dev.allocate(MemSpace::Device, dev.memory_bytes() * 4, false);
@@ -227,6 +251,77 @@ TEST_CASE("the GPU's AdamW over segments gives the CPU's bits", "[gpu][vector][a
     CHECK(download(d_m.data(), n * 4) == as_dtype(m, DType::F32));
     CHECK(download(d_v.data(), n * 4) == as_dtype(v, DType::F32));
     if (!fp32) CHECK(download(d_params.data(), params.size()) == params);
+  }
+}
+
+TEST_CASE("the GPU keeps the gradient norm, the clip factor and the skip flag on the device, with the CPU's bits",
+          "[gpu][vector][adamw]") {
+  VectorOps& ops = gpu().vector;
+  const std::vector<float> g = random_floats(40000, 21, 3.0f);
+  auto d_g = upload(g);
+  // The sum of squares left on the device equals the one the host gets.
+  Buffer<double> d_sums(device(), MemSpace::Device, MemCategory::Buffers, 3, Init::Uninitialised);
+  ops.sum_of_squares_into(dview(d_g.data(), DType::F32), 40000, 0.5f, d_sums.data());
+  ops.sum_of_squares_into(dview(d_g.data(), DType::F32), 1, 0.5f, d_sums.data() + 1);
+  ops.sum_of_squares_into(dview(d_g.data(), DType::F32), 0, 0.5f, d_sums.data() + 2);
+  const auto sums = download(d_sums.data(), 3 * sizeof(double));
+  const double* got = reinterpret_cast<const double*>(sums.data());
+  CHECK(got[0] == ops.sum_of_squares(dview(d_g.data(), DType::F32), 40000, 0.5f));
+  CHECK(got[1] == ops.sum_of_squares(dview(d_g.data(), DType::F32), 1, 0.5f));
+  CHECK(got[2] == 0.0);
+
+  struct Case {
+    std::vector<double> sums;
+    double max_norm;
+    bool skip_nonfinite;
+  };
+  const std::vector<Case> cases{{{12.5, 1e-3, 7.25}, 1.0, true},   // clipped
+                                {{1e-4, 2e-5}, 1.0, true},          // under the clip: factor unchanged
+                                {{12.5, 7.25}, 0.0, true},          // clipping off
+                                {{3.0, INFINITY, 1.0}, 1.0, true},  // overflow: skipped
+                                {{3.0, NAN}, 1.0, false}};          // bf16 without the check: taken
+  for (const Case& c : cases) {
+    INFO("sums " << c.sums[0] << ", ... max_norm " << c.max_norm << " skip_nonfinite " << c.skip_nonfinite);
+    GradNorm want{};
+    cpu_ops().grad_norm(c.sums.data(), int(c.sums.size()), 0.125f, c.max_norm, c.skip_nonfinite, &want);
+    auto d_in = upload(c.sums);
+    Buffer<GradNorm> d_out(device(), MemSpace::Device, MemCategory::Buffers, 1, Init::Uninitialised);
+    ops.grad_norm(reinterpret_cast<const double*>(d_in.data()), int(c.sums.size()), 0.125f, c.max_norm,
+                  c.skip_nonfinite, d_out.data());
+    GradNorm have{};
+    const auto bytes = download(d_out.data(), sizeof(GradNorm));
+    std::memcpy(&have, bytes.data(), sizeof have);
+    CHECK(std::memcmp(&have.sum_of_squares, &want.sum_of_squares, sizeof(double)) == 0);
+    CHECK(std::memcmp(&have.norm, &want.norm, sizeof(double)) == 0);
+    CHECK(std::memcmp(&have.grad_factor, &want.grad_factor, sizeof(float)) == 0);
+    CHECK(have.skip == want.skip);
+  }
+  // The host's own arithmetic (optim/grad_clip.hpp), for the clipped case.
+  GradNorm clipped{};
+  cpu_ops().grad_norm(cases[0].sums.data(), 3, 0.125f, 1.0, true, &clipped);
+  CHECK(clipped.norm == std::sqrt(12.5 + 1e-3 + 7.25));
+  CHECK(clipped.grad_factor == float(0.125f * clip_coefficient(clipped.norm, 1.0)));
+
+  // AdamW reading the factor from the device gives the bits of AdamW given it, and a skip leaves
+  // the state as it was.
+  const std::vector<AdamSegment> segments{{0, 30000, true}, {30000, 10000, false}};
+  const AdamWHyper hyper{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, true, true};
+  for (bool skip : {false, true}) {
+    INFO((skip ? "skipped" : "taken"));
+    std::vector<float> master = random_floats(40000, 22), m(40000, 0.0f), v(40000, 0.0f);
+    auto d_master = upload(master), d_m = upload(m), d_v = upload(v);
+    const GradNorm norm{1.0, 1.0, 0.375f, skip ? 1 : 0};
+    auto d_norm = upload(&norm, sizeof norm);
+    auto* dm = reinterpret_cast<float*>(d_master.data());
+    ops.adamw(segments, {dm, reinterpret_cast<float*>(d_m.data()), reinterpret_cast<float*>(d_v.data())},
+              dview(d_g.data(), DType::F32), reinterpret_cast<const GradNorm*>(d_norm.data()),
+              dview(dm, DType::F32), hyper, 1);
+    if (!skip)
+      cpu_ops().adamw(segments, {master.data(), m.data(), v.data()}, hview(g.data(), DType::F32), 0.375f,
+                      hview(master.data(), DType::F32), hyper, 1);
+    CHECK(download(d_master.data(), 40000 * 4) == as_dtype(master, DType::F32));
+    CHECK(download(d_m.data(), 40000 * 4) == as_dtype(m, DType::F32));
+    CHECK(download(d_v.data(), 40000 * 4) == as_dtype(v, DType::F32));
   }
 }
 

@@ -1,15 +1,18 @@
 // The model's forward and backward on the GPU wait for the device nowhere once the losses are kept
 // on it, for every model family: the tokens go through pinned staging buffers, the loss into a sum
 // on the device that the trainer takes once per step. Counted on the emulated device (every
-// synchronising call of the CUDA runtime); on a GPU, the kept losses equal the losses returned one
-// by one.
+// synchronising call of the CUDA runtime, and allocations, before the last device work), which also
+// makes no cuBLASLt object after the first step; on a GPU, the kept losses equal
+// the losses returned one by one.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/device.hpp"
 #include "core/dtype.hpp"
 #include "core/param_hooks.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
@@ -41,6 +44,15 @@ public:
   void release(int) override {}
   View grads(int g) override { return {at(grads_, g), dtype_, MemSpace::Device}; }
   void grads_ready(int) override {}
+  // params += grads, elementwise: each step then starts from other parameters.
+  void update(VectorOps& vector) {
+    vector.add({grads_.data(), dtype_, MemSpace::Device}, {params_.data(), dtype_, MemSpace::Device}, layout_.total);
+  }
+  std::vector<uint8_t> bytes(Device& device, bool grads) const {
+    std::vector<uint8_t> out(params_.size());
+    device.copy(out.data(), (grads ? grads_ : params_).data(), out.size(), device.compute());
+    return out;
+  }
 
 private:
   uint8_t* at(Buffer<uint8_t>& b, int g) const { return b.data() + layout_.groups[size_t(g)].offset * dtype_size(dtype_); }
@@ -49,13 +61,35 @@ private:
   Buffer<uint8_t> params_, grads_;
 };
 
-uint64_t synchronisations() {
 #ifdef ZT_TEST_EMULATED
-  return emu::synchronisations();
-#else
-  return 0;
-#endif
+// What the emulated runtime saw before the traced region's last device work: the calls that waited
+// for the device or allocated ("" when none), and the cuBLASLt objects made.
+struct Traced {
+  std::string stalls;
+  uint64_t cublaslt_made = 0;
+};
+template <typename F>
+Traced traced(F&& region) {
+  const uint64_t made = emu::cublaslt_creations();
+  emu::start_trace();
+  region();
+  const emu::Stalls stalls = emu::stalls_of(emu::stop_trace());
+  Traced t;
+  t.cublaslt_made = emu::cublaslt_creations() - made;
+  for (const std::string& c : stalls.before_last_work) t.stalls += c + "; ";
+  return t;
 }
+#else
+struct Traced {
+  std::string stalls;
+  uint64_t cublaslt_made = 0;
+};
+template <typename F>
+Traced traced(F&& region) {  // a GPU counts nothing: the losses alone are checked there
+  region();
+  return {};
+}
+#endif
 
 }  // namespace
 
@@ -79,12 +113,76 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
   for (int s = 0; s < 3; ++s) returned.push_back(step());  // the first also sizes the operators' buffers
 
   backend.model.keep_losses(true);
-  const uint64_t before = synchronisations();
-  for (int s = 0; s < 3; ++s) CHECK(std::isnan(step()));
-  CHECK(synchronisations() == before);
+  const double weights[3] = {0.25, 0.0, 3.0};  // a micro-batch without counted targets weighs 0
+  const Traced region = traced([&] {
+    for (int s = 0; s < 3; ++s) {
+      backend.model.kept_loss_weight(weights[s]);
+      CHECK(std::isnan(step()));
+    }
+  });
+  CHECK(region.stalls == "");
+  CHECK(region.cublaslt_made == 0);  // each shape's cuBLASLt objects were made in the first step
   const double kept = backend.model.take_losses();
-  backend.model.keep_losses(false);
-  // The same parameters (no update in between), so the same losses, summed in order in double.
-  CHECK(kept == double(returned[0]) + double(returned[1]) + double(returned[2]));
+  // The same parameters (no update in between), so the same losses, weighted and summed in order
+  // in double as a host would.
+  double sum = 0.0;
+  for (int s = 0; s < 3; ++s)
+    if (weights[s] != 0.0) sum += double(returned[size_t(s)]) * weights[s];
+  CHECK(kept == sum);
   CHECK(backend.model.take_losses() == 0.0);
+  backend.model.kept_loss_weight(1.0);
+  step();
+  double into = -1.0;
+  backend.model.take_losses_into(&into);  // queued: there once the compute stream has run it
+  backend.device.synchronize(backend.device.compute());
+  CHECK(into == double(returned[0]));
+  backend.model.keep_losses(false);
+}
+
+TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, step after step", "[gpu][model][graph]") {
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny");
+  INFO(preset);
+  Backend& backend = cuda::backend(0, DType::BF16);
+  Device& device = backend.device;
+  REQUIRE(device.has_graphs());
+  const GptShape shape = *gpt_preset(preset);
+  const int B = 2, T = 32;
+  // Pinned: a graph's copy reads the tokens there at each launch.
+  Buffer<int32_t> tokens(device, MemSpace::Pinned, MemCategory::Buffers, size_t(B) * (T + 1));
+  struct Run {
+    std::vector<double> losses;
+    std::vector<uint8_t> params, grads;
+  };
+  auto run = [&](bool graphs) {
+    Gpt model(shape, B, T, false, backend);
+    DeviceParams params(model, device);
+    auto micro_step = [&] {
+      model.forward(tokens.data(), tokens.data() + 1, B, T, params);
+      model.backward(params, 1.0f);
+    };
+    Graph graph;
+    Run r;
+    backend.model.keep_losses(true);
+    for (int s = 0; s < 4; ++s) {
+      for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919 + size_t(s) * 131) % 256);
+      if (!graphs || s == 0) {  // the first step eager: it sizes the operators' buffers
+        micro_step();
+      } else {
+        if (!graph.handle) graph = device.capture(micro_step);
+        device.launch(graph);
+      }
+      params.update(backend.vector);
+      r.losses.push_back(backend.model.take_losses());  // waits: the tokens may be written again
+    }
+    backend.model.keep_losses(false);
+    device.destroy_graph(graph);
+    r.params = params.bytes(device, false);
+    r.grads = params.bytes(device, true);
+    return r;
+  };
+  const Run eager = run(false), replayed = run(true);
+  CHECK(eager.losses[2] != eager.losses[3]);  // other tokens and parameters at every step
+  CHECK(replayed.losses == eager.losses);
+  CHECK(replayed.params == eager.params);
+  CHECK(replayed.grads == eager.grads);
 }

@@ -3,7 +3,8 @@
 // on its own emulated device, their host channels in-process. Every op, dtype and placement, the
 // uneven grouped paths, empty pieces; the streams' order (inputs uploaded and results read on the
 // compute stream, the collectives on the communicator's); the device of a local rank; two ranks
-// on one GPU refused; a rank that skips a collective brought down by the watchdog.
+// on one GPU refused; a rank that skips a collective brought down by the watchdog; training steps
+// at stages 1-3 over it, where the host waits for the device once a step (Work::sync, not wait).
 // Run with ZT_EMU_DEVICES=4 (CMake sets it).
 #include <catch2/catch.hpp>
 #include <sys/wait.h>
@@ -31,6 +32,11 @@
 #include "comm/nccl_communicator.hpp"
 #include "core/error.hpp"
 #include "emulated_device.hpp"
+#include "kernels/cuda/cuda_device.hpp"
+#include "kernels/cuda/cuda_model_ops.hpp"
+#include "kernels/cuda/vector_ops_table.hpp"
+#include "step_config.hpp"
+#include "train/trainer.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -335,4 +341,50 @@ TEST_CASE("emulated NCCL: the watchdog ends the job when a rank skips a collecti
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == kCommTimeoutExitCode);
   CHECK_THAT(err, Catch::Contains("collective timed out: rank 0 all_reduce #1"));
+}
+
+TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once a step, on every rank",
+          "[nccl][emulated][train]") {
+  // Two ranks, each with its own backend on its own device: collectives order the streams
+  // (Work::sync), the gradient norm's partials travel through the communicator on the device, and
+  // each rank's host waits once, after its last device work.
+  for (int stage = 1; stage <= 3; ++stage) {
+    INFO("stage " << stage);
+    const config::Config c = step_config("toy", stage, "bf16", 2);
+    std::vector<emu::TracedCall> trace;
+    std::vector<std::thread::id> ids(2);
+    std::vector<double> losses(2);
+    std::mutex mutex;
+    run_ranks(2, all_devices, [&](int r, NcclHostSide host, Failures&) {
+      cuda::CudaDevice device(host.world.local_rank);
+      cuda::CudaModelOps model(device, DType::BF16);
+      cuda::CudaVectorOps vector(device);
+      Backend backend{device, model, vector};
+      NcclCommOptions o;
+      o.timeout_seconds = kTestCommTimeout;
+      o.compute_stream = device.compute_stream();
+      auto comm = make_nccl_communicator(o, host);
+      Trainer trainer(c, *comm, backend);
+      trainer.train_step(1);
+      comm->control().barrier();
+      if (r == 0) emu::start_trace();
+      comm->control().barrier();
+      const double loss = trainer.train_step(2).loss;
+      comm->control().barrier();
+      if (r == 0) trace = emu::stop_trace();
+      comm->control().barrier();  // before any rank tears its trainer down
+      std::lock_guard lock(mutex);
+      ids[size_t(r)] = std::this_thread::get_id();
+      losses[size_t(r)] = loss;
+    });
+    CHECK(std::isfinite(losses[0]));
+    CHECK(losses[0] == losses[1]);  // every rank reports the step's loss over all ranks
+    for (int r = 0; r < 2; ++r) {
+      INFO("rank " << r);
+      const emu::Stalls stalls = emu::stalls_of(trace, ids[size_t(r)]);
+      INFO(stalls.named());
+      CHECK(stalls.before_last_work.empty());
+      CHECK(stalls.after_last_work.size() == 1);
+    }
+  }
 }

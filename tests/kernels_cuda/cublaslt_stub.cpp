@@ -12,7 +12,9 @@
 // than the rows, an aux leading dimension not a multiple of 8, a bias of another type, types
 // other than fp32 and bf16. Where the library faults at run time, so does the stub (a sticky
 // error, as on a GPU): a bias or aux pointer not 16-byte aligned, or an A, B or D pointer less
-// aligned than the preference the algorithm was chosen with.
+// aligned than the preference the algorithm was chosen with. It counts the objects a caller makes
+// (descriptors, layouts, preferences, heuristic queries: zt::emu::cublaslt_creations), so a test
+// can tell a per-shape cache from objects made per call.
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
@@ -47,6 +49,7 @@ struct Layout {
 };
 
 std::mutex mutex;  // the descriptors, made and used from any thread
+uint64_t creations = 0;  // descriptors, layouts, preferences and heuristic queries (under mutex)
 std::map<const void*, Desc> descs;
 std::map<const void*, Layout> layouts;
 std::map<const void*, std::array<uint32_t, 4>> preferences;  // minimum alignments of A, B, C, D
@@ -152,6 +155,11 @@ float product(const Desc& desc, const Layout& la, const Layout& lb, const void* 
 
 }  // namespace
 
+uint64_t zt::emu::cublaslt_creations() {
+  std::lock_guard lock(mutex);
+  return creations;
+}
+
 extern "C" {
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
@@ -166,6 +174,7 @@ const char* cublasLtGetStatusString(cublasStatus_t) { return "error in the emula
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
   if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
   std::lock_guard lock(mutex);
+  ++creations;
   *desc = new cublasLtMatmulDescOpaque_t{};
   descs[*desc] = Desc{};
   return CUBLAS_STATUS_SUCCESS;
@@ -197,6 +206,7 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld) {
   std::lock_guard lock(mutex);
+  ++creations;
   *layout = new cublasLtMatrixLayoutOpaque_t{};
   layouts[*layout] = Layout{type, rows, cols, ld};
   return CUBLAS_STATUS_SUCCESS;
@@ -210,6 +220,7 @@ cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
   std::lock_guard lock(mutex);
+  ++creations;
   *pref = new cublasLtMatmulPreferenceOpaque_t{};
   preferences[*pref] = {1, 1, 1, 1};
   return CUBLAS_STATUS_SUCCESS;
@@ -241,6 +252,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
                                               cublasLtMatrixLayout_t d, cublasLtMatmulPreference_t pref, int requested,
                                               cublasLtMatmulHeuristicResult_t results[], int* found) {
   std::lock_guard lock(mutex);
+  ++creations;
   const Desc& desc = descs.at(op);
   Shape s;
   if (requested < 1 || c != d || !shape_of(desc, layouts.at(a), layouts.at(b), layouts.at(d), s))

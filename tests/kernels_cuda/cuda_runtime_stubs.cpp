@@ -22,6 +22,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "emulated_device.hpp"
 
@@ -49,17 +51,48 @@ struct Op {
   const char* what = "";
 };
 
+// Work recorded by a stream capture: a node of the graph, after the nodes of `deps` (indices).
+struct Node {
+  std::function<void()> run;  // null for an event record
+  const char* what = "";
+  std::vector<long> deps;
+};
+using Nodes = std::vector<Node>;
+
+// A stream capture under way: the streams it has taken in (the origin, and those that waited for
+// one of its events) record nodes instead of queuing work.
+struct Capture {
+  cudaStream_t origin = nullptr;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  std::thread::id thread;
+  bool invalidated = false;
+  Nodes nodes;
+  std::vector<cudaStream_t> streams;
+};
+
+// Ends the capture's usefulness, as CUDA does after a refused call; names the call on stderr (CUDA
+// says only that the capture was invalidated, at its end).
+void invalidate(Capture& c, const char* why) {
+  if (!c.invalidated) std::fprintf(stderr, "emulated CUDA: a stream capture is invalidated by %s\n", why);
+  c.invalidated = true;
+}
+
 struct StreamState {
   int device = 0;
   bool blocking = true;  // orders with the legacy default stream
   bool legacy = false;
   uint64_t tail = 0;             // the last op queued
   std::vector<uint64_t> waits;   // event waits the next op inherits
+  std::shared_ptr<Capture> capture;  // while captured
+  long capture_tail = -1;            // its last node in the capture
+  std::vector<long> capture_waits;   // captured event waits the next node inherits
 };
 
 struct EventState {
   uint64_t op = 0;  // the marker its last record queued (0: never recorded)
   bool timing = true;
+  std::shared_ptr<Capture> capture;  // recorded in a capture: at node `node` of it
+  long node = -1;
 };
 
 enum class Order { Eager, Lazy };
@@ -80,6 +113,10 @@ struct Machine {
   std::map<const void*, uint64_t> joining;
   std::atomic<cudaError_t> sticky{cudaSuccess};
   std::map<uint64_t, std::vector<std::pair<const char*, size_t>>> host_ranges;  // of queued copies
+  std::set<std::shared_ptr<Capture>> captures;  // under way
+  std::map<const void*, std::shared_ptr<const Nodes>> graphs, executables;
+  bool tracing = false;
+  std::vector<TracedCall> trace;
   int devices = 1;
   Order order = Order::Eager;
   std::mt19937_64 rng;
@@ -157,13 +194,47 @@ void attach(Machine& m, StreamState& st, uint64_t id, Op& op) {
   st.waits.clear();
 }
 
+void traced(Machine& m, CallKind kind, const char* what) {
+  if (m.tracing) m.trace.push_back({kind, what, std::this_thread::get_id()});
+}
+
+// Records a node at the end of a captured stream.
+void capture_node(StreamState& st, const char* what, std::function<void()> run) {
+  Capture& c = *st.capture;
+  Node node{std::move(run), what, st.capture_waits};
+  if (st.capture_tail >= 0) node.deps.push_back(st.capture_tail);
+  c.nodes.push_back(std::move(node));
+  st.capture_tail = long(c.nodes.size()) - 1;
+  st.capture_waits.clear();
+}
+
+// Queues `run` on `st`, or records it when `st` is captured (then returns 0: no op was queued).
 uint64_t add_op(Machine& m, StreamState& st, const char* what, std::function<void()> run) {
+  if (st.capture) {
+    capture_node(st, what, std::move(run));
+    return 0;
+  }
+  if (run) traced(m, CallKind::Work, what);
   const uint64_t id = m.next_op++;
   Op& op = m.pending[id];
   op.run = std::move(run);
   op.what = what;
   attach(m, st, id, op);
   return id;
+}
+
+// Whether CUDA refuses an unsafe call (one that may wait for the device, or allocate or free)
+// from this thread now: a capture in global mode is under way on any thread, or one in thread-local
+// mode on this one. Such a call invalidates those captures.
+bool capture_refuses(Machine& m, const char* what) {
+  bool refused = false;
+  for (const auto& c : m.captures)
+    if (c->mode == cudaStreamCaptureModeGlobal ||
+        (c->mode == cudaStreamCaptureModeThreadLocal && c->thread == std::this_thread::get_id())) {
+      invalidate(*c, what);
+      refused = true;
+    }
+  return refused;
 }
 
 bool runnable(const Machine& m, const Op& op) {
@@ -245,28 +316,35 @@ MemoryKind kind_of(const Machine& m, const void* p) {
   return c < it->first + it->second.bytes ? it->second.kind : MemoryKind::Pageable;
 }
 
-void* allocate(size_t n, MemoryKind kind) {
+cudaError_t allocate(void** out, size_t n, MemoryKind kind) {
+  *out = nullptr;
   Machine& m = machine();
   Lock lock(m.mutex);
-  if (m.sticky != cudaSuccess) return nullptr;
+  if (m.sticky != cudaSuccess) return m.sticky;
+  const char* what = kind == MemoryKind::Device ? "cudaMalloc" : "cudaHostAlloc";
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
+  traced(m, CallKind::Allocation, what);
   // 256-byte aligned, like cudaMalloc (the kernels' vector paths and the workspaces rely on it).
   const size_t bytes = (std::max<size_t>(n, 1) + 255) / 256 * 256;
   const int device = physical(m, current);
-  if (kind == MemoryKind::Device && bytes > kDeviceBytes - m.device_bytes[device]) return nullptr;
+  if (kind == MemoryKind::Device && bytes > kDeviceBytes - m.device_bytes[device]) return cudaErrorMemoryAllocation;
   void* p = std::aligned_alloc(256, bytes);
-  if (!p) return nullptr;
+  if (!p) return cudaErrorMemoryAllocation;
   std::memset(p, kPoison, bytes);
   m.allocations[static_cast<const char*>(p)] = {n, kind, device};
   if (kind == MemoryKind::Device) m.device_bytes[device] += bytes;
-  return p;
+  *out = p;
+  return cudaSuccess;
 }
 
 // Frees after the current device's work (cudaFree synchronises it), poisoned, through the quarantine.
-void release(void* p) {
-  if (!p) return;
+cudaError_t release(void* p, const char* what) {
+  if (!p) return machine().sticky;
   Machine& m = machine();
   Lock lock(m.mutex);
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
   ++m.synchronisations;
+  traced(m, CallKind::Synchronising, what);
   drain(m, lock, device_targets(m, physical(m, current)), true);
   auto it = m.allocations.find(static_cast<const char*>(p));
   if (it == m.allocations.end()) fatal("free of a pointer the runtime did not allocate");
@@ -281,6 +359,7 @@ void release(void* p) {
     m.quarantined -= m.quarantine.front().second;
     m.quarantine.pop_front();
   }
+  return m.sticky;
 }
 
 template <typename Handle>
@@ -339,7 +418,10 @@ void join(const void* key, int participants, cudaStream_t stream, const char* wh
     id = it->second;
   }
   Op& op = m.pending.at(id);
-  attach(m, stream_state(m, stream), id, op);
+  StreamState& st = stream_state(m, stream);
+  if (st.capture) fatal(std::string(what) + " captured into a graph: collectives in graphs are not emulated");
+  traced(m, CallKind::Work, what);
+  attach(m, st, id, op);
   if (--op.missing == 0) {
     m.joining.erase(key);
     m.changed.notify_all();
@@ -375,6 +457,39 @@ MemoryKind memory_kind(const void* p) {
   return kind_of(m, p);
 }
 
+void start_trace() {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  m.trace.clear();
+  m.tracing = true;
+}
+
+std::vector<TracedCall> stop_trace() {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  m.tracing = false;
+  return std::exchange(m.trace, {});
+}
+
+Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread) {
+  size_t last = 0;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].thread == thread && trace[i].kind == CallKind::Work) last = i;
+  Stalls s;
+  for (size_t i = 0; i < trace.size(); ++i)
+    if (trace[i].thread == thread && trace[i].kind != CallKind::Work)
+      (i < last ? s.before_last_work : s.after_last_work).push_back(trace[i].what);
+  return s;
+}
+
+std::string Stalls::named() const {
+  std::string out = "inside: ";
+  for (const std::string& c : before_last_work) out += c + "; ";
+  out += "after: ";
+  for (const std::string& c : after_last_work) out += c + "; ";
+  return out;
+}
+
 uint64_t synchronisations() {
   Machine& m = machine();
   Lock lock(m.mutex);
@@ -403,16 +518,26 @@ namespace {
 
 // Blocks until the ops targets(m) names have run (a synchronising call).
 template <typename Targets>
-cudaError_t synchronise(Targets&& targets) {
+cudaError_t synchronise(const char* what, Targets&& targets) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
+  if (capture_refuses(m, what)) return cudaErrorStreamCaptureUnsupported;
   ++m.synchronisations;
+  traced(m, CallKind::Synchronising, what);
   drain(m, lock, targets(m), true);
   return m.sticky;
 }
 
 bool overlaps(const char* a, size_t an, const char* b, size_t bn) { return a < b + bn && b < a + an; }
+
+// A call CUDA refuses on a captured stream (a query, a synchronisation, a pageable copy): the
+// capture is invalidated.
+bool refuse_captured(StreamState& st, const char* what) {
+  if (!st.capture) return false;
+  invalidate(*st.capture, what);
+  return true;
+}
 
 // A copy queued on `stream`; `blocking`: the call returns once it has run.
 cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t stream, bool blocking) {
@@ -421,6 +546,20 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t stream, bool
   ZT_EMU_STICKY(m);
   if (n == 0) return cudaSuccess;
   const MemoryKind to = kind_of(m, dst), from = kind_of(m, src);
+  // A copy to pageable memory returns once done, as the runtime's does; so does one between two
+  // host buffers.
+  const bool waits = blocking || (to == MemoryKind::Pageable && from == MemoryKind::Device) ||
+                     (to != MemoryKind::Device && from != MemoryKind::Device);
+  StreamState& st = stream_state(m, stream);
+  if (st.capture && (waits || to == MemoryKind::Pageable || from == MemoryKind::Pageable) &&
+      refuse_captured(st, "a copy with pageable host memory"))
+    return cudaErrorStreamCaptureUnsupported;
+  if (st.capture) {  // a node reading and writing at each launch of the graph
+    add_op(m, st, "memcpy", [dst, src, n] { std::memmove(dst, src, n); });
+    return cudaSuccess;
+  }
+  if (waits && capture_refuses(m, blocking ? "cudaMemcpy" : "a copy with pageable host memory"))
+    return cudaErrorStreamCaptureUnsupported;
   std::function<void()> run;
   if (from == MemoryKind::Pageable) {
     // Pageable sources are staged at the call: the caller may reuse them on return.
@@ -438,14 +577,12 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t stream, bool
       for (const auto& [p, bytes] : ranges) busy = busy || overlaps(d, n, p, bytes);
     if (!busy) std::memset(dst, kPoison, n);
   }
-  const uint64_t id = add_op(m, stream_state(m, stream), "memcpy", std::move(run));
+  const uint64_t id = add_op(m, st, "memcpy", std::move(run));
   if (to != MemoryKind::Device) m.host_ranges[id].emplace_back(d, n);
   if (from != MemoryKind::Device) m.host_ranges[id].emplace_back(static_cast<const char*>(src), n);
-  // A copy to pageable memory returns once done, as the runtime's does; so does one between two
-  // host buffers.
-  if (blocking || (to == MemoryKind::Pageable && from == MemoryKind::Device) ||
-      (to != MemoryKind::Device && from != MemoryKind::Device)) {
+  if (waits) {
     ++m.synchronisations;
+    traced(m, CallKind::Synchronising, blocking ? "cudaMemcpy" : "cudaMemcpyAsync with pageable host memory");
     drain(m, lock, {id}, true);
   }
   return m.sticky;
@@ -455,9 +592,11 @@ cudaError_t fill(void* p, int value, size_t n, cudaStream_t stream, bool blockin
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
+  if (blocking && capture_refuses(m, "cudaMemset")) return cudaErrorStreamCaptureUnsupported;
   const uint64_t id = add_op(m, stream_state(m, stream), "memset", [p, value, n] { std::memset(p, value, n); });
   if (blocking) {
     ++m.synchronisations;
+    traced(m, CallKind::Synchronising, "cudaMemset");
     drain(m, lock, {id}, true);
   }
   return m.sticky;
@@ -467,24 +606,10 @@ cudaError_t fill(void* p, int value, size_t n, cudaStream_t stream, bool blockin
 
 extern "C" {
 
-cudaError_t cudaMalloc(void** p, size_t n) {
-  *p = allocate(n, MemoryKind::Device);
-  if (machine().sticky != cudaSuccess) return machine().sticky;
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-cudaError_t cudaFree(void* p) {
-  release(p);
-  return machine().sticky;
-}
-cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) {
-  *p = allocate(n, MemoryKind::Pinned);
-  if (machine().sticky != cudaSuccess) return machine().sticky;
-  return *p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-cudaError_t cudaFreeHost(void* p) {
-  release(p);
-  return machine().sticky;
-}
+cudaError_t cudaMalloc(void** p, size_t n) { return allocate(p, n, MemoryKind::Device); }
+cudaError_t cudaFree(void* p) { return release(p, "cudaFree"); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return allocate(p, n, MemoryKind::Pinned); }
+cudaError_t cudaFreeHost(void* p) { return release(p, "cudaFreeHost"); }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attributes, const void* p) {
   *attributes = cudaPointerAttributes{};
   switch (memory_kind(p)) {
@@ -503,7 +628,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 cudaError_t cudaMemset(void* p, int value, size_t n) { return fill(p, value, n, nullptr, true); }
 cudaError_t cudaMemsetAsync(void* p, int value, size_t n, cudaStream_t s) { return fill(p, value, n, s, false); }
 cudaError_t cudaDeviceSynchronize() {
-  return synchronise([](Machine& m) { return device_targets(m, physical(m, current)); });
+  return synchronise("cudaDeviceSynchronize", [](Machine& m) { return device_targets(m, physical(m, current)); });
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   Machine& m = machine();
@@ -523,20 +648,51 @@ cudaError_t cudaStreamDestroy(cudaStream_t s) {
   return m.sticky;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t s) {
-  return synchronise([s](Machine& m) { return stream_targets(m, s); });
+  {
+    Machine& m = machine();
+    Lock lock(m.mutex);
+    if (refuse_captured(stream_state(m, s), "cudaStreamSynchronize")) return cudaErrorStreamCaptureUnsupported;
+  }
+  return synchronise("cudaStreamSynchronize", [s](Machine& m) { return stream_targets(m, s); });
 }
 cudaError_t cudaStreamQuery(cudaStream_t s) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
+  if (refuse_captured(stream_state(m, s), "cudaStreamQuery")) return cudaErrorStreamCaptureUnsupported;
   return drain(m, lock, stream_targets(m, s), false) ? m.sticky.load() : cudaErrorNotReady;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
-  const uint64_t op = m.events.at(e).op;
-  if (!done(m, op)) stream_state(m, s).waits.push_back(op);
+  const EventState& ev = m.events.at(e);
+  StreamState& st = stream_state(m, s);
+  if (ev.capture && m.captures.count(ev.capture)) {
+    // An event of a capture under way: the stream joins that capture (a fork), or, already in it,
+    // its next node waits for the event's.
+    if (st.legacy || (st.capture && st.capture != ev.capture)) {
+      invalidate(*ev.capture, "a wait joining two captures, or the legacy stream");
+      if (st.capture) invalidate(*st.capture, "a wait joining two captures");
+      return st.legacy ? cudaErrorStreamCaptureImplicit : cudaErrorStreamCaptureMerge;
+    }
+    if (!st.capture) {
+      st.capture = ev.capture;
+      st.capture_tail = -1;
+      st.capture_waits.clear();
+      ev.capture->streams.push_back(s);
+    }
+    if (ev.node >= 0) st.capture_waits.push_back(ev.node);
+    return cudaSuccess;
+  }
+  // A captured stream may not wait for work outside its capture.
+  if (st.capture && ev.op != 0 && !ev.capture) {
+    invalidate(*st.capture, "a wait for an event recorded outside the capture");
+    return cudaErrorStreamCaptureIsolation;
+  }
+  if (st.capture) return cudaSuccess;
+  const uint64_t op = ev.op;
+  if (!done(m, op)) st.waits.push_back(op);
   return cudaSuccess;
 }
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
@@ -558,16 +714,32 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
-  m.events.at(e).op = add_op(m, stream_state(m, s), "event record", nullptr);
+  EventState& ev = m.events.at(e);
+  StreamState& st = stream_state(m, s);
+  if (st.capture) {
+    capture_node(st, "event record", nullptr);
+    ev.capture = st.capture;
+    ev.node = st.capture_tail;
+    ev.op = 0;  // after the capture, waiting for it waits for nothing
+    return cudaSuccess;
+  }
+  ev.capture.reset();
+  ev.node = -1;
+  ev.op = add_op(m, st, "event record", nullptr);
   return cudaSuccess;
 }
 cudaError_t cudaEventSynchronize(cudaEvent_t e) {
-  return synchronise([e](Machine& m) { return std::vector<uint64_t>{m.events.at(e).op}; });
+  return synchronise("cudaEventSynchronize", [e](Machine& m) { return std::vector<uint64_t>{m.events.at(e).op}; });
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   Machine& m = machine();
   Lock lock(m.mutex);
   ZT_EMU_STICKY(m);
+  const EventState& ev = m.events.at(e);
+  if (ev.capture && m.captures.count(ev.capture)) {
+    invalidate(*ev.capture, "cudaEventQuery of a captured event");
+    return cudaErrorStreamCaptureUnsupported;
+  }
   return drain(m, lock, {m.events.at(e).op}, false) ? m.sticky.load() : cudaErrorNotReady;
 }
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
@@ -601,6 +773,14 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
     case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
     case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureMerge: return "cudaErrorStreamCaptureMerge";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureUnjoined: return "cudaErrorStreamCaptureUnjoined";
+    case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
     default: return "cudaErrorEmulated";
   }
 }
@@ -614,6 +794,14 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorMemoryAllocation: return "out of memory";
     case cudaErrorNotReady: return "device not ready";
+    case cudaErrorIllegalState: return "the resource is in an illegal state (no capture under way, or one already)";
+    case cudaErrorStreamCaptureUnsupported: return "operation not permitted when stream is capturing";
+    case cudaErrorStreamCaptureInvalidated: return "operation failed due to a previous error during capture";
+    case cudaErrorStreamCaptureMerge: return "operation would result in a merge of separate capture sequences";
+    case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
+    case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
+    case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
+    case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
     default: return "error in the emulated runtime";
   }
 }
@@ -662,6 +850,120 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) 
     case cudaDevAttrMultiProcessorCount: *value = 132; return cudaSuccess;
     default: return cudaErrorInvalidValue;
   }
+}
+cudaError_t cudaStreamBeginCapture(cudaStream_t s, cudaStreamCaptureMode mode) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  ZT_EMU_STICKY(m);
+  StreamState& st = stream_state(m, s);
+  if (st.legacy) return cudaErrorStreamCaptureUnsupported;
+  if (st.capture) return cudaErrorIllegalState;
+  auto c = std::make_shared<Capture>();
+  c->origin = s;
+  c->mode = mode;
+  c->thread = std::this_thread::get_id();
+  c->streams.push_back(s);
+  st.capture = c;
+  st.capture_tail = -1;
+  st.capture_waits.clear();
+  m.captures.insert(c);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus* status) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  const StreamState& st = stream_state(m, s);
+  *status = !st.capture                ? cudaStreamCaptureStatusNone
+            : st.capture->invalidated ? cudaStreamCaptureStatusInvalidated
+                                      : cudaStreamCaptureStatusActive;
+  return m.sticky;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t* graph) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  *graph = nullptr;
+  ZT_EMU_STICKY(m);
+  StreamState& origin = stream_state(m, s);
+  if (!origin.capture) return cudaErrorIllegalState;
+  std::shared_ptr<Capture> c = origin.capture;
+  if (c->origin != s) {
+    invalidate(*c, "cudaStreamEndCapture on a stream other than the capture's origin");
+    return cudaErrorStreamCaptureUnmatched;
+  }
+  // Every stream the capture took in must have joined the origin again: its last node is one the
+  // origin's end depends on.
+  std::set<long> joined;
+  std::vector<long> todo = origin.capture_waits;
+  if (origin.capture_tail >= 0) todo.push_back(origin.capture_tail);
+  while (!todo.empty()) {
+    const long n = todo.back();
+    todo.pop_back();
+    if (!joined.insert(n).second) continue;
+    for (long d : c->nodes[size_t(n)].deps) todo.push_back(d);
+  }
+  bool unjoined = false;
+  for (cudaStream_t t : c->streams) {
+    StreamState& other = m.streams.at(t);
+    unjoined = unjoined || (t != s && other.capture_tail >= 0 && !joined.count(other.capture_tail));
+    other.capture.reset();
+    other.capture_tail = -1;
+    other.capture_waits.clear();
+  }
+  m.captures.erase(c);
+  if (unjoined) return cudaErrorStreamCaptureUnjoined;
+  if (c->invalidated) return cudaErrorStreamCaptureInvalidated;
+  *graph = new_handle<cudaGraph_t>(m);
+  m.graphs[*graph] = std::make_shared<const Nodes>(std::move(c->nodes));
+  return cudaSuccess;
+}
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  ZT_EMU_STICKY(m);
+  auto it = m.graphs.find(graph);
+  if (it == m.graphs.end()) return cudaErrorInvalidValue;
+  *exec = new_handle<cudaGraphExec_t>(m);
+  m.executables[*exec] = it->second;
+  return cudaSuccess;
+}
+// The graph's nodes run as one op of the stream, each once the nodes it depends on have run, in a
+// seeded random order among those ready.
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t s) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  ZT_EMU_STICKY(m);
+  auto it = m.executables.find(exec);
+  if (it == m.executables.end()) return cudaErrorInvalidValue;
+  StreamState& st = stream_state(m, s);
+  if (refuse_captured(st, "cudaGraphLaunch")) return cudaErrorStreamCaptureUnsupported;  // not emulated
+  std::shared_ptr<const Nodes> nodes = it->second;
+  add_op(m, st, "cudaGraphLaunch", [nodes, &m] {
+    std::vector<bool> ran(nodes->size(), false);
+    for (size_t left = nodes->size(); left > 0; --left) {
+      std::vector<size_t> ready;
+      for (size_t i = 0; i < nodes->size(); ++i) {
+        bool ok = !ran[i];
+        for (long d : (*nodes)[i].deps) ok = ok && ran[size_t(d)];
+        if (ok) ready.push_back(i);
+      }
+      const size_t pick = ready[std::uniform_int_distribution<size_t>(0, ready.size() - 1)(m.rng)];
+      ran[pick] = true;
+      if (m.sticky == cudaSuccess && (*nodes)[pick].run) (*nodes)[pick].run();
+    }
+  });
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  m.executables.erase(exec);  // a launch still queued keeps its nodes
+  return m.sticky;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  Machine& m = machine();
+  Lock lock(m.mutex);
+  m.graphs.erase(graph);
+  return m.sticky;
 }
 cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attr, int value) {
   Machine& m = machine();

@@ -18,12 +18,20 @@
 //   misaligned bias) is sticky: every later call returns it, as on a GPU.
 // - Devices: ZT_EMU_DEVICES of them (default 1); a thread may be shown a subset, as
 //   CUDA_VISIBLE_DEVICES shows one rank its own GPU (show_devices).
+// - Stream capture (CUDA graphs): a captured stream, and every stream that waits for one of its
+//   events, records nodes instead of queuing work; cudaGraphLaunch queues the graph as one op that
+//   runs its nodes in a seeded random order respecting their edges. As CUDA does, a capture refuses
+//   (and is invalidated by) synchronising calls, allocation and frees, queries of what it captured,
+//   pageable copies and waits on events recorded outside it; it must end on its origin stream with
+//   every stream it took in joined back.
 // Environment: ZT_EMU_ORDER=eager|lazy (default eager), ZT_EMU_SEED (default 1).
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace zt::emu {
@@ -55,6 +63,31 @@ int physical_device(int logical);  // -1 when the thread does not see it
 
 enum class MemoryKind { Pageable, Pinned, Device };
 MemoryKind memory_kind(const void* p);
+
+// What the program asked of the runtime while a trace is on, in order: device work queued
+// (kernels, copies, memsets, cuBLASLt calls, sorts, collectives, graph launches), calls that make
+// the host wait for the device (stream, event and device synchronisations, blocking copies and
+// memsets, copies to pageable memory, frees), and allocations (which a graph cannot hold and which
+// may synchronise). From every host thread, each call with its thread.
+enum class CallKind { Work, Synchronising, Allocation };
+struct TracedCall {
+  CallKind kind;
+  std::string what;
+  std::thread::id thread;
+};
+void start_trace();
+std::vector<TracedCall> stop_trace();
+// The calls of `thread` in a trace that waited for the device or allocated: before its last device
+// work (inside the traced region's work), and after it.
+struct Stalls {
+  std::vector<std::string> before_last_work, after_last_work;
+  std::string named() const;  // "inside: a; b; after: c; "
+};
+Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread = std::this_thread::get_id());
+
+// cuBLASLt objects made so far by the emulated library: matmul descriptors, matrix layouts,
+// preferences and heuristic queries (what a caller that caches them makes once per shape).
+uint64_t cublaslt_creations();
 
 // Synchronising calls made so far (stream, event and device synchronisations, blocking copies and
 // memsets, copies to pageable memory): what a test counts to prove a region free of them.

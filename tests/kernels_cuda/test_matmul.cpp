@@ -2,10 +2,16 @@
 // GELU epilogue, the bias fallback for a misaligned bias; the backward accumulates dinp, dweight
 // (in the weight's layout) and dbias, and gives the same bits twice. On the CPU build, cuBLASLt is
 // cublaslt_stub.cpp: what runs there is the mapping of row-major products onto column-major calls.
+// A shape's cuBLASLt objects are made once: later calls with other pointers use them (the
+// emulated library counts what is made).
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/gelu.hpp"
 #include "kernels/cpu/matmul.hpp"
 #include "kernels/cuda/cuda_matmul.hpp"
+
+#ifdef ZT_TEST_EMULATED
+#include "emulated_device.hpp"
+#endif
 
 using namespace zt;
 using namespace zt::test;
@@ -128,4 +134,59 @@ TEST_CASE("matmul rejects fp16 and bad shapes", "[cuda][matmul][errors]") {
   REQUIRE_THROWS_WITH(cuda::matmul_backward(ctx, DType::F32, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, 4, 0,
                                             8, WeightLayout::InputMajor, nullptr),
                       Catch::Contains("matmul_backward") && Catch::Contains("C = 0"));
+}
+
+namespace {
+// cuBLASLt objects the emulated library has made (0 on a GPU, where nothing counts them).
+uint64_t cublaslt_creations() {
+#ifdef ZT_TEST_EMULATED
+  return emu::cublaslt_creations();
+#else
+  return 0;
+#endif
+}
+}  // namespace
+
+TEST_CASE("matmul makes a shape's cuBLASLt objects once and runs them on the pointers of each call",
+          "[cuda][matmul]") {
+  cuda::MatmulContext ctx;
+  const Shape s{8, 16, 32};
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const size_t nin = size_t(s.N) * s.C, nout = size_t(s.N) * s.OC, nw = size_t(s.C) * s.OC;
+    // Two sets of inputs of the same shape and alignment: the second call must read its own.
+    const Vec x1 = rounded(dt, random_vec(nin, 131)), w1 = rounded(dt, random_vec(nw, 132, 0.2f));
+    const Vec b1 = rounded(dt, random_vec(size_t(s.OC), 133));
+    const Vec x2 = rounded(dt, random_vec(nin, 134)), w2 = rounded(dt, random_vec(nw, 135, 0.2f));
+    const Vec b2 = rounded(dt, random_vec(size_t(s.OC), 136)), dy = rounded(dt, random_vec(nout, 137));
+    DeviceTensor dx1(dt, x1), dw1(dt, w1), db1(dt, b1), dx2(dt, x2), dw2(dt, w2), db2(dt, b2), ddy(dt, dy);
+    auto one_step = [&](const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor& b) {
+      DeviceTensor out(dt, nout), pre(dt, nout), gelu(dt, nout), dinp(dt, nin), dweight(dt, nw), dbias(dt, size_t(s.OC));
+      cuda::matmul_forward(ctx, dt, out.ptr(), x.ptr(), w.ptr(), b.ptr(), s.N, s.C, s.OC, WeightLayout::InputMajor,
+                           nullptr);
+      cuda::matmul_forward(ctx, dt, gelu.ptr(), x.ptr(), w.ptr(), b.ptr(), s.N, s.C, s.OC, WeightLayout::InputMajor,
+                           nullptr, pre.ptr());
+      cuda::matmul_backward(ctx, dt, dinp.ptr(), dweight.ptr(), dbias.ptr(), ddy.ptr(), x.ptr(), w.ptr(), s.N, s.C,
+                            s.OC, WeightLayout::InputMajor, nullptr, GradInto::Overwrite);
+      device_sync();
+      return std::vector<Vec>{out.values(), pre.values(), gelu.values(), dinp.values(), dweight.values()};
+    };
+    auto reference = [&](const Vec& x, const Vec& w, const Vec& b) {
+      Vec out(nout), gelu(nout), dinp(nin, 0.0f), dweight(nw, 0.0f);
+      cpu::matmul_forward(out.data(), x.data(), w.data(), b.data(), s.N, s.C, s.OC);
+      cpu::gelu_forward(gelu.data(), out.data(), nout);
+      cpu::matmul_backward(dinp.data(), dweight.data(), nullptr, dy.data(), x.data(), w.data(), s.N, s.C, s.OC);
+      return std::vector<Vec>{out, out, gelu, dinp, dweight};
+    };
+    const std::vector<Vec> first = one_step(dx1, dw1, db1);
+    const uint64_t made = cublaslt_creations();
+    const std::vector<Vec> second = one_step(dx2, dw2, db2);
+    CHECK(cublaslt_creations() == made);
+    const std::vector<Vec> want1 = reference(x1, w1, b1), want2 = reference(x2, w2, b2);
+    for (size_t i = 0; i < first.size(); ++i) {
+      INFO("output " << i);
+      require_close(dt, first[i], want1[i], {1e-1});
+      require_close(dt, second[i], want2[i], {1e-1});
+    }
+  }
 }

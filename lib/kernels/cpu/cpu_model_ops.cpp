@@ -134,7 +134,7 @@ float CpuModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t
                                          int Vp) {
   const float loss = cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
   if (!keep_losses_) return loss;
-  kept_ += double(loss);
+  if (kept_weight_ != 0.0) kept_ += double(loss) * kept_weight_;
   return std::numeric_limits<float>::quiet_NaN();
 }
 

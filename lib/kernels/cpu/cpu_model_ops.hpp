@@ -50,10 +50,13 @@ public:
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               float scale, int N, int V, int Vp) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
+  void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;
+  void take_losses_into(double* host) override { *host = take_losses(); }
 
 private:
   bool keep_losses_ = false;
+  double kept_weight_ = 1.0;
   double kept_ = 0.0;
 };
 

@@ -1,8 +1,11 @@
 #include "kernels/cpu/cpu_vector_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
+
+#include "optim/grad_clip.hpp"
 
 namespace zt::cpu {
 
@@ -113,6 +116,25 @@ void CpuVectorOps::adamw(std::span<const AdamSegment> segments, const AdamState&
       }
     }
   }
+}
+
+void CpuVectorOps::sum_of_squares_into(ConstView x, size_t n, float factor, double* sum) {
+  *sum = sum_of_squares(x, n, factor);
+}
+
+void CpuVectorOps::grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite,
+                             GradNorm* out) {
+  double total = 0.0;
+  for (int i = 0; i < count; ++i) total += sums[i];
+  out->sum_of_squares = total;
+  out->norm = std::sqrt(total);
+  out->grad_factor = float(factor * clip_coefficient(out->norm, max_norm));
+  out->skip = skip_nonfinite && !std::isfinite(total) ? 1 : 0;
+}
+
+void CpuVectorOps::adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads,
+                         const GradNorm* norm, View params, const AdamWHyper& hyper, int64_t step) {
+  if (!norm->skip) adamw(segments, state, grads, norm->grad_factor, params, hyper, step);
 }
 
 }  // namespace zt::cpu

@@ -134,7 +134,10 @@ void check_shape(int N, int V, int Vp, const char* op) {
 
 bool vector_path(int Vp, const void* a, const void* b) { return Vp % kVec == 0 && aligned16(a) && aligned16(b); }
 
-__global__ void add_mean_loss_kernel(double* sum, const float* mean_loss) { sum[0] += double(mean_loss[0]); }
+// Rounded as the host's sum += double(loss) * weight, never fused into one multiply-add.
+__global__ void add_mean_loss_kernel(double* sum, const float* mean_loss, double weight) {
+  sum[0] = __dadd_rn(sum[0], __dmul_rn(double(mean_loss[0]), weight));
+}
 
 void launch_mean(float* mean_loss, const float* losses, const int32_t* targets, int N, cudaStream_t stream) {
   launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, targets, N);
@@ -181,8 +184,8 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
   launch_mean(mean_loss, losses, targets, N, stream);
 }
 
-void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream) {
-  launch(add_mean_loss_kernel, 1, 1, 0, stream, "add_mean_loss_kernel", sum, mean_loss);
+void add_mean_loss(double* sum, const float* mean_loss, double weight, cudaStream_t stream) {
+  launch(add_mean_loss_kernel, 1, 1, 0, stream, "add_mean_loss_kernel", sum, mean_loss, weight);
 }
 
 }  // namespace zt::cuda

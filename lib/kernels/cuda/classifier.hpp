@@ -32,8 +32,9 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          float scale, int N, int V, int Vp, cudaStream_t stream);
 
-// sum[0] += mean_loss[0] in double: the losses of several micro-batches kept on the device.
-void add_mean_loss(double* sum, const float* mean_loss, cudaStream_t stream);
+// sum[0] += double(mean_loss[0]) · weight in double: the weighted losses of several micro-batches
+// kept on the device.
+void add_mean_loss(double* sum, const float* mean_loss, double weight, cudaStream_t stream);
 
 // Both in one pass: writes lse, losses and mean_loss as classifier_forward does, and replaces the
 // logits with the dlogits of classifier_backward.

@@ -29,9 +29,15 @@ __global__ void adamw_range_kernel(float* master, float* m, float* v, const G* g
   if (i < n) update_one(master, m, v, grads, grad_factor, params, i, s, decay);
 }
 
+// With `norm` (device memory, the gradient norm's outcome): its factor, and nothing done when it
+// says skip.
 template <typename G, typename P>
 __global__ void adamw_chunks_kernel(float* master, float* m, float* v, const G* grads, float grad_factor, P* params,
-                                    const AdamWChunk* chunks, AdamWScalars s) {
+                                    const AdamWChunk* chunks, AdamWScalars s, const GradNorm* norm) {
+  if (norm) {
+    if (norm->skip) return;
+    grad_factor = norm->grad_factor;
+  }
   const AdamWChunk c = chunks[blockIdx.x];
   for (size_t k = threadIdx.x; k < c.size; k += blockDim.x)
     update_one(master, m, v, grads, grad_factor, params, size_t(c.offset) + k, s, c.decay != 0);
@@ -61,7 +67,7 @@ void adamw_update(float* master, float* m, float* v, const void* grads, DType gr
 
 void adamw_update_chunks(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
                          void* params, DType param_type, const AdamWChunk* chunks, int num_chunks,
-                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream) {
+                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream, const GradNorm* norm) {
   const AdamWScalars s = checked_scalars(hyper, step, "adamw_update_chunks");
   require(num_chunks >= 0, "adamw_update_chunks: negative chunk count ", num_chunks);
   if (num_chunks == 0) return;
@@ -70,7 +76,7 @@ void adamw_update_chunks(float* master, float* m, float* v, const void* grads, D
     using G = decltype(tg);
     using P = decltype(tp);
     launch(adamw_chunks_kernel<G, P>, unsigned(num_chunks), kBlock, 0, stream, "adamw_chunks_kernel", master, m, v,
-           static_cast<const G*>(grads), grad_factor, static_cast<P*>(params), chunks, s);
+           static_cast<const G*>(grads), grad_factor, static_cast<P*>(params), chunks, s, norm);
   });
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "kernels/grad_norm.hpp"
 #include "optim/adamw.hpp"
 
 namespace zt::cuda {
@@ -31,9 +32,11 @@ void adamw_update(float* master, float* m, float* v, const void* grads, DType gr
                   cudaStream_t stream);
 
 // The same over a table of chunks in device memory (planned once, like zero/shard_optimizer.cpp's
-// chunks): one block per chunk, so chunks of up to some 16K elements keep every SM busy.
+// chunks): one block per chunk, so chunks of up to some 16K elements keep every SM busy. With
+// `norm` (device memory), the factor is norm->grad_factor, read by the kernels, and nothing is
+// updated when norm->skip: the host need not know the gradient norm to queue the step.
 void adamw_update_chunks(float* master, float* m, float* v, const void* grads, DType grad_type, float grad_factor,
                          void* params, DType param_type, const AdamWChunk* chunks, int num_chunks,
-                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream);
+                         const AdamWHyper& hyper, int64_t step, cudaStream_t stream, const GradNorm* norm = nullptr);
 
 }  // namespace zt::cuda

@@ -117,6 +117,12 @@ void CudaDevice::copy(void* dst, const void* src, size_t bytes, Stream stream) {
 }
 
 void CudaDevice::staged_copy(void* dst, const void* src, size_t bytes, cudaStream_t stream) {
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  ZT_CUDA_CHECK(cudaStreamIsCapturing(stream, &capturing));
+  if (capturing != cudaStreamCaptureStatusNone)
+    fail("CudaDevice::copy: {} bytes from pageable host memory in a captured graph (its replays would copy the "
+         "staging buffer, not the caller's bytes): copy from pinned memory",
+         bytes);
   Staging& slot = staging_[next_staging_];
   next_staging_ = (next_staging_ + 1) % staging_.size();
   if (!slot.copied) ZT_CUDA_CHECK(cudaEventCreateWithFlags(&slot.copied, cudaEventDisableTiming));
@@ -161,5 +167,30 @@ void CudaDevice::wait(Stream s, Event e) { ZT_CUDA_CHECK(cudaStreamWaitEvent(str
 void CudaDevice::synchronize(Event e) { ZT_CUDA_CHECK(cudaEventSynchronize(event_of(e))); }
 
 void CudaDevice::synchronize(Stream s) { ZT_CUDA_CHECK(cudaStreamSynchronize(stream_of(s))); }
+
+Graph CudaDevice::capture(const std::function<void()>& work) {
+  ZT_CUDA_CHECK(cudaStreamBeginCapture(compute_, cudaStreamCaptureModeThreadLocal));
+  cudaGraph_t graph = nullptr;
+  try {
+    work();
+  } catch (...) {
+    cudaStreamEndCapture(compute_, &graph);  // the stream leaves the capture whatever happened
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();
+    throw;
+  }
+  ZT_CUDA_CHECK(cudaStreamEndCapture(compute_, &graph));
+  cudaGraphExec_t exec = nullptr;
+  const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+  cudaGraphDestroy(graph);
+  ZT_CUDA_CHECK(status);
+  return {exec};
+}
+
+void CudaDevice::launch(Graph g) { ZT_CUDA_CHECK(cudaGraphLaunch(static_cast<cudaGraphExec_t>(g.handle), compute_)); }
+
+void CudaDevice::destroy_graph(Graph g) {
+  if (g.handle) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(g.handle));
+}
 
 }  // namespace zt::cuda

@@ -9,6 +9,10 @@
 // device copy is queued, so the call returns without waiting for the device; a staging buffer is
 // reused once its copy has run (an event). Other copies with pageable memory return only once
 // done. Copies between device and pinned memory stay asynchronous.
+//
+// Graphs capture the compute stream in thread-local mode (other threads' calls do not disturb the
+// capture); a staged copy cannot be captured (its staging buffer would be replayed, not the
+// caller's bytes): copies in a captured region come from pinned or device memory.
 #include <cuda_runtime_api.h>
 
 #include <array>
@@ -50,6 +54,10 @@ public:
   void wait(Stream s, Event e) override;
   void synchronize(Event e) override;
   void synchronize(Stream s) override;
+  bool has_graphs() const override { return true; }
+  Graph capture(const std::function<void()>& work) override;
+  void launch(Graph g) override;
+  void destroy_graph(Graph g) override;
 
   cudaStream_t compute_stream() const { return compute_; }
 

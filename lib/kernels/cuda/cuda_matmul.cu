@@ -2,6 +2,10 @@
 
 #include <cublasLt.h>
 
+#include <array>
+#include <map>
+#include <memory>
+
 #include "kernels/cuda/column_sums.cuh"
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/cuda_gelu.hpp"
@@ -42,12 +46,57 @@ struct DoutTerm {
     if (zt_status_ != CUBLAS_STATUS_SUCCESS) cublas_call_failed(zt_status_, #call, __func__); \
   } while (0)
 
+namespace {
+
+// One column-major GEMM, D[m, n] = op(A)[m, k] · op(B)[k, n] + beta · D, with an epilogue.
+struct Gemm {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  const void* A = nullptr;
+  int lda = 0;
+  const void* B = nullptr;
+  int ldb = 0;
+  void* D = nullptr;
+  int ldd = 0;
+  float beta = 0.0f;
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  const void* bias = nullptr;  // length m (the rows of D)
+  void* aux = nullptr;         // GELU input, m x n with leading dimension ldd
+};
+
+}  // namespace
+
+// What cuBLASLt's objects for a GEMM depend on: everything but its pointers, whose alignments (as
+// the heuristic was told them) are part of it.
+using GemmKey = std::array<int64_t, 15>;
+
+// The cuBLASLt descriptors, layouts and chosen algorithm of one GemmKey, made by its first call and
+// kept: creating them and running the heuristic costs host time on every call otherwise.
+struct GemmPlan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+  cublasLtMatmulPreference_t pref = nullptr;
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  bool found = false;  // false: cuBLASLt has no algorithm for it
+  GemmPlan() = default;
+  GemmPlan(const GemmPlan&) = delete;
+  GemmPlan& operator=(const GemmPlan&) = delete;
+  ~GemmPlan() {
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (d) cublasLtMatrixLayoutDestroy(d);
+    if (b) cublasLtMatrixLayoutDestroy(b);
+    if (a) cublasLtMatrixLayoutDestroy(a);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
 struct MatmulContext::Impl {
   int device = -1;
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
   float* bias_partials = nullptr;
+  std::map<GemmKey, std::unique_ptr<GemmPlan>> plans;
 };
 
 MatmulContext::MatmulContext(size_t workspace_bytes) : impl_(std::make_unique<Impl>()) {
@@ -67,45 +116,13 @@ MatmulContext::MatmulContext(size_t workspace_bytes) : impl_(std::make_unique<Im
 
 MatmulContext::~MatmulContext() {
   // Errors are not reported from a destructor; a sticky device error surfaces at the next call.
+  impl_->plans.clear();  // before the handle they were made with
   cudaFree(impl_->bias_partials);
   cudaFree(impl_->workspace);
   cublasLtDestroy(impl_->handle);
 }
 
 namespace {
-
-// One column-major GEMM, D[m, n] = op(A)[m, k] · op(B)[k, n] + beta · D, with an epilogue.
-struct Gemm {
-  bool trans_a = false, trans_b = false;
-  int m = 0, n = 0, k = 0;
-  const void* A = nullptr;
-  int lda = 0;
-  const void* B = nullptr;
-  int ldb = 0;
-  void* D = nullptr;
-  int ldd = 0;
-  float beta = 0.0f;
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  const void* bias = nullptr;  // length m (the rows of D)
-  void* aux = nullptr;         // GELU input, m x n with leading dimension ldd
-};
-
-// Owners of the cuBLASLt descriptors of one call.
-struct Descriptors {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  cublasLtMatmulPreference_t pref = nullptr;
-  Descriptors() = default;
-  Descriptors(const Descriptors&) = delete;
-  Descriptors& operator=(const Descriptors&) = delete;
-  ~Descriptors() {
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
-    if (d) cublasLtMatrixLayoutDestroy(d);
-    if (b) cublasLtMatrixLayoutDestroy(b);
-    if (a) cublasLtMatrixLayoutDestroy(a);
-    if (op) cublasLtMatmulDescDestroy(op);
-  }
-};
 
 // The largest power of two (up to 16) dividing the address: what cuBLASLt may assume of it. No
 // kernel loads more than 16 bytes at once, and a cap that every buffer of the model meets makes the
@@ -130,50 +147,66 @@ void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttribute
   ZT_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
 }
 
+// The plan of g's shape, made on first use: descriptors with g's attributes (its pointers set
+// too, as the heuristic looks at them), layouts, and the heuristic's answer. A plain GEMM's error
+// status throws (and is asked again next time); no algorithm is kept as an answer.
+GemmPlan& plan_for(MatmulContext::Impl& ctx, DType dt, const Gemm& g) {
+  const GemmKey key{int64_t(dt), g.trans_a,         g.trans_b,         g.m,       g.n,
+                    g.k,           g.lda,             g.ldb,             g.ldd,     int64_t(g.epilogue),
+                    g.bias != nullptr, g.aux != nullptr, alignment_of(g.A), alignment_of(g.B), alignment_of(g.D)};
+  std::unique_ptr<GemmPlan>& slot = ctx.plans[key];
+  if (slot) return *slot;
+  auto s = std::make_unique<GemmPlan>();
+  const cudaDataType_t type = cuda_type(dt);
+  ZT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&s->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  const int32_t trans_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int32_t trans_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  set_desc(s->op, CUBLASLT_MATMUL_DESC_TRANSA, trans_a);
+  set_desc(s->op, CUBLASLT_MATMUL_DESC_TRANSB, trans_b);
+  set_desc(s->op, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(g.epilogue));
+  if (g.bias) {
+    set_desc(s->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+    set_desc(s->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(type));
+  }
+  if (g.aux) {
+    set_desc(s->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
+    set_desc(s->op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(g.ldd));
+  }
+  // Stored shapes: op(A) is m x k, so A lies k x m when transposed; likewise B.
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->a, type, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda));
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->b, type, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb));
+  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s->d, type, g.m, g.n, g.ldd));
+  ZT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&s->pref));
+  set_pref(s->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(ctx.workspace_bytes));
+  set_pref(s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(g.A));
+  set_pref(s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(g.B));
+  set_pref(s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(g.D));
+  set_pref(s->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(g.D));
+
+  int found = 0;
+  const cublasStatus_t status =
+      cublasLtMatmulAlgoGetHeuristic(ctx.handle, s->op, s->a, s->b, s->d, s->d, s->pref, 1, &s->heuristic, &found);
+  s->found = status == CUBLAS_STATUS_SUCCESS && found > 0;
+  // No algorithm: a fused epilogue falls back to a plainer call (whatever the status); a plain
+  // GEMM reports an error status, or else that nothing was found (require_gemm).
+  const bool plain = g.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
+  if (!s->found && plain && status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED)
+    ZT_CUBLAS_CHECK(status);
+  slot = std::move(s);
+  return *slot;
+}
+
 // Runs g; false when cuBLASLt has no algorithm for it (the caller may fall back to a plainer
 // epilogue), any other failure throws.
 bool run_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t stream) {
-  const cudaDataType_t type = cuda_type(dt);
-  Descriptors s;
-  ZT_CUBLAS_CHECK(cublasLtMatmulDescCreate(&s.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  const int32_t trans_a = g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const int32_t trans_b = g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  set_desc(s.op, CUBLASLT_MATMUL_DESC_TRANSA, trans_a);
-  set_desc(s.op, CUBLASLT_MATMUL_DESC_TRANSB, trans_b);
-  set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE, uint32_t(g.epilogue));
-  if (g.bias) {
-    set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
-    set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(type));
-  }
-  if (g.aux) {
-    set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
-    set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, int64_t(g.ldd));
-  }
-  // Stored shapes: op(A) is m x k, so A lies k x m when transposed; likewise B.
-  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.a, type, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda));
-  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.b, type, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb));
-  ZT_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&s.d, type, g.m, g.n, g.ldd));
-  ZT_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&s.pref));
-  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(ctx.workspace_bytes));
-  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment_of(g.A));
-  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment_of(g.B));
-  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment_of(g.D));
-  set_pref(s.pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment_of(g.D));
-
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  const cublasStatus_t status = cublasLtMatmulAlgoGetHeuristic(ctx.handle, s.op, s.a, s.b, s.d, s.d, s.pref, 1,
-                                                               &heuristic, &found);
-  if (status != CUBLAS_STATUS_SUCCESS || found == 0) {
-    // No algorithm: a fused epilogue falls back to a plainer call (whatever the status); a plain
-    // GEMM reports an error status, or else that nothing was found (require_gemm).
-    const bool plain = g.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
-    if (plain && status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) ZT_CUBLAS_CHECK(status);
-    return false;
-  }
+  GemmPlan& s = plan_for(ctx, dt, g);
+  if (!s.found) return false;
+  // This call's pointers; cuBLASLt reads the descriptor when the call is made.
+  if (g.bias) set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
+  if (g.aux) set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
   const float alpha = 1.0f;
   ZT_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, s.op, &alpha, g.A, s.a, g.B, s.b, &g.beta, g.D, s.d, g.D, s.d,
-                                 &heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream));
+                                 &s.heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream));
   return true;
 }
 

@@ -10,7 +10,9 @@
 // kernel, the CPU's formula, to keep fp32 parity with the CPU. The bias gradient is a
 // deterministic column sum (column_sums.cuh), not cuBLASLt's BGRAD epilogue, whose summation order
 // is not specified.
-// One MatmulContext per stream: it owns the cuBLASLt handle and the workspace, allocated once.
+// One MatmulContext per stream: it owns the cuBLASLt handle and the workspace, allocated once, and
+// each shape's descriptors, layouts and chosen algorithm, made by its first call and reused after
+// (the pointers, which alone change from call to call, are set on the kept descriptor).
 // With its own workspace on one stream, cuBLASLt gives the same bits run after run on one GPU
 // model (cuBLAS's "Results reproducibility"), so every output here is deterministic.
 #include <cuda_runtime_api.h>

@@ -213,7 +213,7 @@ float CudaModelOps::cross_entropy_forward(float* lse, void* logits, const int32_
                    stream());
   fused_logits_ = logits;
   if (keep_losses_) {
-    add_mean_loss(loss_sum_.data(), mean_loss_.data(), stream());
+    if (kept_weight_ != 0.0) add_mean_loss(loss_sum_.data(), mean_loss_.data(), kept_weight_, stream());
     return std::numeric_limits<float>::quiet_NaN();
   }
   ZT_CUDA_CHECK(cudaMemcpyAsync(mean_loss_host_.data(), mean_loss_.data(), sizeof(float), cudaMemcpyDeviceToHost,
@@ -223,11 +223,14 @@ float CudaModelOps::cross_entropy_forward(float* lse, void* logits, const int32_
 }
 
 double CudaModelOps::take_losses() {
-  ZT_CUDA_CHECK(cudaMemcpyAsync(loss_sum_host_.data(), loss_sum_.data(), sizeof(double), cudaMemcpyDeviceToHost,
-                                stream()));
-  ZT_CUDA_CHECK(cudaMemsetAsync(loss_sum_.data(), 0, sizeof(double), stream()));
+  take_losses_into(loss_sum_host_.data());
   ZT_CUDA_CHECK(cudaStreamSynchronize(stream()));
   return loss_sum_host_[0];
+}
+
+void CudaModelOps::take_losses_into(double* host) {
+  ZT_CUDA_CHECK(cudaMemcpyAsync(host, loss_sum_.data(), sizeof(double), cudaMemcpyDeviceToHost, stream()));
+  ZT_CUDA_CHECK(cudaMemsetAsync(loss_sum_.data(), 0, sizeof(double), stream()));
 }
 
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,

@@ -7,7 +7,7 @@
 // - cross_entropy_forward computes the loss and its gradient in one pass over the logits (the fused
 //   classifier), replacing the logits by their gradient for the dloss of the last backward, so
 //   cross_entropy_backward has nothing left to do (or rescales, for another dloss); it copies the
-//   mean loss to the host and waits for the stream;
+//   mean loss to the host and waits for the stream, unless the losses are kept on the device;
 // - the MLP's GELU runs in the input projection's epilogue in bf16, its gradient in the output
 //   projection's backward epilogue, and a block's second residual in its norm's pass (LayerNorm or
 //   RMSNorm); input gradients are written over (GradInto) with cuBLASLt's beta = 0 or kernels that
@@ -86,7 +86,9 @@ public:
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               float scale, int N, int V, int Vp) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
+  void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;
+  void take_losses_into(double* host) override;
 
 private:
   cudaStream_t stream() const { return device_.compute_stream(); }
@@ -101,6 +103,7 @@ private:
   Buffer<uint8_t> norm_scratch_, embedding_workspace_, losses_;
   Buffer<float> mean_loss_, mean_loss_host_;  // one float on the device, one in pinned memory
   bool keep_losses_ = false;
+  double kept_weight_ = 1.0;
   Buffer<double> loss_sum_, loss_sum_host_;    // the kept losses' sum, on the device and pinned
   // The logits cross_entropy_forward replaced by their gradient for dloss fused_dloss_ (the last
   // backward's; 1 at first), until cross_entropy_backward finishes them.

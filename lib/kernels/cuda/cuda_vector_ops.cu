@@ -127,4 +127,41 @@ void sum_squares_partials(DType type, const void* x, size_t n, float factor, dou
   });
 }
 
+namespace {
+
+__global__ void sum_in_order_kernel(const double* partials, size_t count, double* sum) {
+  double total = 0.0;
+  for (size_t i = 0; i < count; ++i) total = __dadd_rn(total, partials[i]);
+  *sum = total;
+}
+
+// One thread: optim/grad_clip.hpp's clip_coefficient and the engine's factor, operation for operation.
+__global__ void grad_norm_kernel(const double* sums, int count, float factor, double max_norm, int skip_nonfinite,
+                                 GradNorm* out) {
+  double total = 0.0;
+  for (int i = 0; i < count; ++i) total = __dadd_rn(total, sums[i]);
+  const double norm = sqrt(total);
+  double clip = 1.0;
+  if (max_norm > 0) {
+    const double coefficient = max_norm / __dadd_rn(norm, 1e-6);
+    clip = coefficient < 1.0 ? coefficient : 1.0;
+  }
+  out->sum_of_squares = total;
+  out->norm = norm;
+  out->grad_factor = float(__dmul_rn(double(factor), clip));
+  out->skip = skip_nonfinite && !isfinite(total) ? 1 : 0;
+}
+
+}  // namespace
+
+void sum_in_order(const double* partials, size_t count, double* sum, cudaStream_t stream) {
+  launch(sum_in_order_kernel, 1, 1, 0, stream, "sum_in_order_kernel", partials, count, sum);
+}
+
+void grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite, GradNorm* out,
+               cudaStream_t stream) {
+  launch(grad_norm_kernel, 1, 1, 0, stream, "grad_norm_kernel", sums, count, factor, max_norm, skip_nonfinite ? 1 : 0,
+         out);
+}
+
 }  // namespace zt::cuda

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "kernels/grad_norm.hpp"
 
 namespace zt::cuda {
 
@@ -38,5 +39,13 @@ inline size_t sum_squares_partial_count(size_t n) { return (n + kSumSquaresChunk
 // values always give the same bits.
 void sum_squares_partials(DType type, const void* x, size_t n, float factor, double* partials,
                           cudaStream_t stream);
+
+// *sum = partials[0] + partials[1] + ... in that order (one thread: the host's loop, on the device).
+void sum_in_order(const double* partials, size_t count, double* sum, cudaStream_t stream);
+
+// VectorOps::grad_norm on the device (kernels/vector_ops.hpp): the sums added in order, the root,
+// the clip coefficient of optim/grad_clip.hpp and the skip flag, into *out (device memory).
+void grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite, GradNorm* out,
+               cudaStream_t stream);
 
 }  // namespace zt::cuda

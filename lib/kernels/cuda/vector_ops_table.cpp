@@ -103,4 +103,31 @@ void CudaVectorOps::adamw(std::span<const AdamSegment> segments, const AdamState
                       chunks_.data(), num_chunks_, hyper, step, stream());
 }
 
+void CudaVectorOps::sum_of_squares_into(ConstView x, size_t n, float factor, double* sum) {
+  if (runs_on_host({x.data, sum}, "sum_of_squares_into"))
+    return cpu_backend().vector.sum_of_squares_into(x, n, factor, sum);
+  if (n == 0) return ZT_CUDA_CHECK(cudaMemsetAsync(sum, 0, sizeof(double), stream()));
+  const size_t count = sum_squares_partial_count(n);
+  reserve(partials_, device_, MemSpace::Device, count);
+  sum_squares_partials(x.dtype, x.data, n, factor, partials_.data(), stream());
+  sum_in_order(partials_.data(), count, sum, stream());
+}
+
+void CudaVectorOps::grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite,
+                              GradNorm* out) {
+  if (runs_on_host({sums, out}, "grad_norm"))
+    return cpu_backend().vector.grad_norm(sums, count, factor, max_norm, skip_nonfinite, out);
+  cuda::grad_norm(sums, count, factor, max_norm, skip_nonfinite, out, stream());
+}
+
+void CudaVectorOps::adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads,
+                          const GradNorm* norm, View params, const AdamWHyper& hyper, int64_t step) {
+  if (runs_on_host({state.master, state.m, state.v, grads.data, params.data, norm}, "adamw"))
+    return cpu_backend().vector.adamw(segments, state, grads, norm, params, hyper, step);
+  plan_chunks(segments);
+  void* out = params.data == state.master ? nullptr : params.data;  // fp32 training: the master is the parameter
+  adamw_update_chunks(state.master, state.m, state.v, grads.data, grads.dtype, 0.0f, out, params.dtype,
+                      chunks_.data(), num_chunks_, hyper, step, stream(), norm);
+}
+
 }  // namespace zt::cuda

@@ -26,6 +26,11 @@ public:
   double sum_of_squares(ConstView x, size_t n, float factor) override;
   void adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads, float grad_factor,
              View params, const AdamWHyper& hyper, int64_t step) override;
+  void sum_of_squares_into(ConstView x, size_t n, float factor, double* sum) override;
+  void grad_norm(const double* sums, int count, float factor, double max_norm, bool skip_nonfinite,
+                 GradNorm* out) override;
+  void adamw(std::span<const AdamSegment> segments, const AdamState& state, ConstView grads, const GradNorm* norm,
+             View params, const AdamWHyper& hyper, int64_t step) override;
 
   // Elements per AdamW block: segments are cut into pieces of at most this many.
   static constexpr size_t kAdamPiece = 16384;
