@@ -29,6 +29,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "train/trainer.hpp"
 
+#include "step_config.hpp"
 using namespace zt;
 
 namespace {
@@ -63,21 +64,12 @@ struct Spec {
 // The llama family's presets: each of their operators on the GPU.
 const std::vector<std::string> kLlamaFamily = {"llama-tiny", "qwen3-tiny"};
 
-// A preset (toy by default) on the shipped corpus, with buckets that cut groups in odd places.
+// A preset (toy by default) on the shipped corpus (step_config's buckets, which cut groups in odd
+// places), one micro-batch of 4 a step, 20 steps.
 config::Config run_config(const Spec& s) {
-  config::Config c;
-  c.world_size = 1;
+  config::Config c = test::step_config(s.model, s.stage, s.dtype);
   c.train_micro_batch_size_per_gpu = 4;
   c.gradient_accumulation_steps = 1;
-  c.train_batch_size = 4;
-  c.gradient_clipping = 1.0;
-  c.zero.stage = s.stage;
-  c.zero.reduce_bucket_size = 10000;
-  c.zero.allgather_bucket_size = 10333;
-  c.zero.overlap_comm = true;
-  c.zero.stage3_param_persistence_threshold = 0;
-  c.zero.stage3_prefetch_bucket_size = 30000;
-  c.zero.stage3_max_live_parameters = 200000;
   c.zero.stage3_max_reuse_distance = 1;
   if (s.offload) {
     c.zero.offload_optimizer.device = s.offload_to;
@@ -85,17 +77,11 @@ config::Config run_config(const Spec& s) {
     c.zero.offload_optimizer.nvme_path = c.zero.offload_param.nvme_path = std::filesystem::temp_directory_path();
     c.zero.sub_group_size = 5000;  // several sub-groups, several file records
   }
-  c.bf16.enabled = s.dtype == "bf16";
-  c.communication_data_type = s.dtype;
-  c.optimizer.lr = 3e-3;
   c.optimizer.beta1 = 0.9;
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
-  c.model = config::resolve_model_argument(s.model);
   if (!s.model_type.empty()) c.model.model_type = s.model_type;
   if (!s.tied) c.model.tie_word_embeddings = false;
-  c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
-  c.data.format = "text";
   c.data.seq_len = 64;
   c.training.eval_batches = 4;  // a few windows, not the whole file
   if (kEmulated) {
@@ -103,10 +89,7 @@ config::Config run_config(const Spec& s) {
     c.data.seq_len = 32;
     c.training.eval_batches = 1;
   }
-  c.data.shuffle = false;
   c.training.steps = 20;
-  c.training.seed = 42;
-  c.training.eval_interval = 0;
   return c;
 }
 
