@@ -1,6 +1,6 @@
 // The host memory each rank needs to load a Hugging Face model directory at ZeRO stage 3: under
 // mpirun, every rank opens the directory (headers only) and fills its own shard of the parameters,
-// in the engine's dtype and in the engine's chunks (upload_params), from lib/ckpt/hf_weights. It
+// in the engine's dtype and in the engine's chunks (upload_params), from lib/hf/hf_weights. It
 // prints, per rank, the shard's bytes, the peak growth of its resident memory while loading
 // (VmHWM after resetting it, minus VmRSS before), the file bytes it read and the time.
 //   mpirun -np 4 build/bench/hf_load/bench_hf_load --model DIR [--dtype bf16]
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ckpt/hf_weights.hpp"
+#include "hf/hf_weights.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   const int rank = comm->rank(), world = comm->world_size();
   const zt::DType dtype = zt::dtype_from_name(dtype_name);
 
-  const zt::GptShape shape = zt::config::shape_of(zt::config::resolve_model_argument(model));
+  const zt::GptShape shape = zt::config::resolve_model_argument(model).shape;
   const auto opened = std::chrono::steady_clock::now();
   const zt::HfWeights weights(model, zt::hf_tensors(shape));
   const zt::Partition partition(weights.numel(), world, rank);

@@ -18,6 +18,11 @@ bool is_step_dir(const std::string& path) {
   return fs::is_directory(path, ec) && fs::is_regular_file(fs::path(path) / kMetaFile, ec);
 }
 
+bool is_checkpoint(const std::string& path) {
+  std::error_code ec;
+  return is_step_dir(path) || (fs::is_directory(path, ec) && fs::exists(fs::path(path) / kLatestFile, ec));
+}
+
 std::optional<std::string> latest_checkpoint(const std::string& root) {
   const fs::path file = fs::path(root) / kLatestFile;
   std::error_code ec;

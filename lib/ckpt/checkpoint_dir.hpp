@@ -16,6 +16,7 @@ std::optional<std::string> latest_checkpoint(const std::string& root);
 // `latest` names one. An error naming the path otherwise.
 std::string resolve_checkpoint(const std::string& path);
 bool is_step_dir(const std::string& path);  // a directory holding meta.json
+bool is_checkpoint(const std::string& path);  // a step directory, or a root holding `latest`
 
 // Points `latest` at the step directory `name` (atomically: temporary file, fsync, rename).
 void publish_latest(const std::string& root, const std::string& name);

@@ -14,7 +14,6 @@
 #include <set>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/hf_config_writer.hpp"
 #include "ckpt/safetensors_writer.hpp"
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
@@ -216,92 +215,6 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
   SafetensorsFileWriter out(path, SafetensorsPlan(std::move(specs), metadata, path));
   for (auto& t : tensors) out.write(t.name, t.data);
   out.commit();
-}
-
-// ---- GPT-2 ----
-
-namespace {
-
-constexpr std::string_view kWte = "wte.weight";
-
-// The layout's shape as exported: wte.weight loses its padding rows.
-std::vector<uint64_t> exported_shape(const TensorSpec& t, int vocab_size, const std::string& path) {
-  std::vector<uint64_t> shape(t.shape.begin(), t.shape.end());
-  if (t.name == kWte) {
-    if (shape.size() != 2 || vocab_size < 1 || uint64_t(vocab_size) > shape[0])
-      fail("{}: wte.weight of shape {} cannot hold a vocabulary of {} tokens", path, shape_string(shape), vocab_size);
-    shape[0] = uint64_t(vocab_size);
-  }
-  return shape;
-}
-
-}  // namespace
-
-SafetensorsPlan gpt2_safetensors_plan(const std::string& path, const ParamLayout& layout, int vocab_size,
-                                      DType dtype) {
-  std::vector<SafetensorsSpec> specs;
-  bool has_wte = false;
-  for (auto& g : layout.groups)
-    for (auto& t : g.tensors) {
-      has_wte |= t.name == kWte;
-      specs.push_back({t.name, dtype, exported_shape(t, vocab_size, path)});
-    }
-  if (!has_wte) fail("{}: the parameter layout has no wte.weight", path);
-  return SafetensorsPlan(std::move(specs), {{"format", "pt"}}, path);
-}
-
-void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
-                           int vocab_size) {
-  SafetensorsFileWriter out(path, gpt2_safetensors_plan(path, layout, vocab_size, DType::F32));
-  for (auto& g : layout.groups)
-    for (auto& t : g.tensors) out.write(t.name, flat + t.offset);
-  out.commit();
-}
-
-void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, float* flat, int vocab_size) {
-  SafetensorsReader file(path);
-  std::set<std::string> used;
-  for (auto& g : layout.groups)
-    for (auto& t : g.tensors) {
-      const std::vector<uint64_t> expected = exported_shape(t, vocab_size, path);
-      const SafetensorsEntry* e = file.find(t.name);
-      if (!e) e = file.find("transformer." + t.name);
-      if (!e) fail("{}: tensor {} is missing (expected shape {})", path, t.name, shape_string(expected));
-      if (e->shape != expected)
-        fail("{}: tensor {} has shape {}, expected {}", path, e->name, shape_string(e->shape), shape_string(expected));
-      file.read_f32(*e, flat + t.offset);
-      // A non-finite weight would make every step's gradient non-finite and every step skipped.
-      const float* w = flat + t.offset;
-      for (size_t i = 0; i < e->numel(); ++i)
-        if (!std::isfinite(w[i]))
-          fail("{}: tensor {} element {} is {} (expected finite weights)", path, e->name, i, w[i]);
-      if (t.name == kWte) {  // padding rows of the vocabulary start at zero
-        const size_t loaded = e->numel();
-        std::fill(flat + t.offset + loaded, flat + t.offset + t.numel(), 0.0f);
-      }
-      used.insert(e->name);
-    }
-  std::vector<std::string> ignored;
-  for (auto& e : file.tensors())
-    if (!used.count(e.name)) ignored.push_back(e.name);
-  if (!ignored.empty()) {
-    std::string list;
-    for (size_t i = 0; i < ignored.size() && i < 6; ++i) list += (i ? ", " : "") + ignored[i];
-    if (ignored.size() > 6) list += ", ...";
-    const bool lm_head = std::find(ignored.begin(), ignored.end(), "lm_head.weight") != ignored.end();
-    spdlog::info("{}: ignored {} tensor(s) the model does not have ({}){}", path, ignored.size(), list,
-                 lm_head ? "; the output layer is tied to wte.weight" : "");
-  }
-}
-
-void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int d_model, int vocab_size,
-                            int max_seq_len, DType dtype) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail("{}: cannot create directory: {}", dir, ec.message());
-  const config::ModelConfig model("custom", n_layer, n_head, d_model, vocab_size, max_seq_len);
-  const std::string path = (std::filesystem::path(dir) / "config.json").string();
-  write_file_durably(path, hf_config_json(model, dtype).dump(2) + "\n");
 }
 
 }  // namespace zt

@@ -3,8 +3,7 @@
 //   {"__metadata__": {"k": "v", ...}, "name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...}
 // (padded with spaces to a multiple of 8), then the raw little-endian tensor bytes, offsets
 // relative to the end of the header.
-// Part 1: a generic reader that validates everything and reads F32/BF16/F16 into fp32, and a writer.
-// Part 2: GPT-2 weights under Hugging Face names (docs/architecture.md, "Exported weights").
+// A reader that validates everything and reads F32/BF16/F16 into fp32, and a writer.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -70,27 +69,5 @@ void write_safetensors(const std::string& path, const std::vector<SafetensorsTen
 
 // Bytes per element of a safetensors dtype name; 0 for a name the format does not define.
 size_t safetensors_dtype_size(const std::string& dtype);
-
-// ---- GPT-2 under Hugging Face names ----
-
-// The file of every tensor of the layout under its name in `dtype`, wte.weight cut to its first
-// vocab_size rows (the vocabulary without padding), with metadata {"format": "pt"}.
-SafetensorsPlan gpt2_safetensors_plan(const std::string& path, const ParamLayout& layout, int vocab_size,
-                                      DType dtype);
-
-// Writes the fp32 file of gpt2_safetensors_plan from the whole flat buffer.
-void save_gpt2_safetensors(const std::string& path, const ParamLayout& layout, const float* flat,
-                           int vocab_size);
-
-// Fills every tensor of the layout from the file (names with or without the "transformer."
-// prefix of GPT2LMHeadModel); wte.weight must be [vocab_size, C] and its padding rows are zeroed.
-// A missing tensor or a shape mismatch is an error naming the tensor and both shapes; tensors the
-// layout does not have (attn.bias buffers, a tied lm_head.weight) are ignored with a log note.
-void load_gpt2_safetensors(const std::string& path, const ParamLayout& layout, float* flat, int vocab_size);
-
-// Writes DIR/config.json for transformers' GPT2LMHeadModel (creates DIR if needed); torch_dtype
-// names `dtype`.
-void write_gpt2_config_json(const std::string& dir, int n_layer, int n_head, int d_model, int vocab_size,
-                            int max_seq_len, DType dtype = DType::F32);
 
 }  // namespace zt

@@ -12,7 +12,7 @@ AutoValues auto_values(const TrainingConfig& t, const ModelConfig& m, const Reso
   a.total_num_steps = t.steps;
   // The CPU backend computes in fp32 and stores bf16; GPUs need compute capability 8.0 for bf16.
   a.bf16 = o.gpu_supports_bf16 || o.cpu_backend;
-  const int64_t d = m.d_model;
+  const int64_t d = m.shape.d_model;
   a.reduce_bucket_size = d * d;
   a.stage3_prefetch_bucket_size = int64_t(0.9 * double(d * d));
   a.stage3_param_persistence_threshold = 10 * d;

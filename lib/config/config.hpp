@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "model/gpt_shape.hpp"
 #include "optim/lr_schedule.hpp"
 
 namespace zt::config {
@@ -113,31 +114,18 @@ struct ActivationCheckpointingConfig {
   bool recompute() const { return partition_activations || number_checkpoints > 0; }
 };
 
-struct RopeScalingConfig {
-  std::string rope_type = "default";  // default | llama3
-  double factor = 1.0, low_freq_factor = 1.0, high_freq_factor = 4.0;
-  int original_max_position_embeddings = 0;
-};
-
-// The architecture (lib/model/gpt_shape.hpp): a preset name from model/gpt_shape.hpp or custom.
+// The architecture: its shape (lib/model/gpt_shape.hpp, every derived size written out) and where
+// it came from.
 struct ModelConfig {
   ModelConfig() = default;
-  // A GPT-2 shape; the architecture keys keep their defaults.
-  ModelConfig(std::string preset_name, int layers, int heads, int width, int vocab, int positions)
-      : preset(std::move(preset_name)), n_layer(layers), n_head(heads), d_model(width), vocab_size(vocab),
-        max_seq_len(positions) {}
+  ModelConfig(std::string preset_name, GptShape s) : preset(std::move(preset_name)), shape(s.resolved()) {}
 
-  std::string preset = "toy";
+  std::string preset = "toy";  // the preset the shape equals, or "custom"
   std::string path;  // a Hugging Face model directory whose config.json gave the keys not set here; "" for none
-  int n_layer = 0, n_head = 0, d_model = 0, vocab_size = 0, max_seq_len = 0;
-  std::string model_type = "gpt2";  // gpt2 | llama | mistral | qwen2 | qwen3
-  int n_kv_head = 0, head_dim = 0, d_ff = 0;  // 0: n_head, d_model / n_head, 4·d_model (resolved when read)
-  double norm_eps = 1e-5;
-  double rope_theta = 10000.0;
-  RopeScalingConfig rope_scaling;
-  bool attention_bias = false, mlp_bias = false;
-  bool tie_word_embeddings = true;
-  int sliding_window = 0;  // 0: none
+  GptShape shape = gpt_preset("toy")->resolved();
+  // That directory's config.json as it was read (null without one): an exported model carries its
+  // other keys.
+  nlohmann::ordered_json hf_config;
 };
 
 struct DataConfig {

@@ -62,14 +62,14 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
     }
   }
   // Compared before it is narrowed to the int it is kept in (2147483648 must not wrap to a negative).
-  const int64_t seq_len = b.integer("seq_len", model.max_seq_len, IntRange::at_least(1));
-  if (seq_len > model.max_seq_len)
-    b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", seq_len, model.max_seq_len,
-                                  model.max_seq_len));
-  if (model.sliding_window > 0 && seq_len > model.sliding_window)
+  const int64_t seq_len = b.integer("seq_len", model.shape.max_seq_len, IntRange::at_least(1));
+  if (seq_len > model.shape.max_seq_len)
+    b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", seq_len, model.shape.max_seq_len,
+                                  model.shape.max_seq_len));
+  if (model.shape.sliding_window > 0 && seq_len > model.shape.sliding_window)
     b.fail("seq_len", fmt::format("{} exceeds model.sliding_window {} (sliding-window attention is not implemented, "
                                   "so a sequence must fit in the window; expected <= {})",
-                                  seq_len, model.sliding_window, model.sliding_window));
+                                  seq_len, model.shape.sliding_window, model.shape.sliding_window));
   d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
   b.finish();

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "core/json_file.hpp"  // show, join_path
+
 namespace zt::config {
 
 // The JSON paths whose values the command line set (--set, --steps, --data, --model), each with the
@@ -62,10 +64,5 @@ struct Diagnostics {
   void warn(const std::string& path, const std::string& what) const;  // spdlog::warn
 };
 
-// A JSON value as it appears in messages: compact, numbers without a spurious ".0", long values cut.
-std::string show(const nlohmann::json& value);
-
-// "a.b" + "c" -> "a.b.c"; "" + "c" -> "c".
-std::string join_path(const std::string& parent, const std::string& key);
 
 }  // namespace zt::config

@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-
 #include "config/blocks.hpp"
 #include "config/config_search.hpp"
-#include "config/hf_config_reader.hpp"
-#include "config/json_reader.hpp"
 #include "core/error.hpp"
+#include "core/json_file.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_dir.hpp"
 
 namespace zt::config {
 
@@ -77,26 +76,6 @@ RopeScaling read_rope_scaling(Block& model) {
 
 }  // namespace
 
-GptShape shape_of(const ModelConfig& m) {
-  GptShape s{m.n_layer, m.n_head, m.d_model, m.vocab_size, m.max_seq_len};
-  const auto type = model_type_from_name(m.model_type);
-  if (!type) fail("model.model_type: \"{}\" is not a model type zerotrain knows", m.model_type);
-  s.model_type = *type;
-  s.n_kv_head = m.n_kv_head;
-  s.head_dim = m.head_dim;
-  s.d_ff = m.d_ff;
-  s.norm_eps = m.norm_eps;
-  s.rope_theta = m.rope_theta;
-  const RopeScalingConfig& r = m.rope_scaling;
-  s.rope_scaling = {r.rope_type == "llama3" ? RopeType::Llama3 : RopeType::Default, r.factor, r.low_freq_factor,
-                    r.high_freq_factor, r.original_max_position_embeddings};
-  s.attention_bias = m.attention_bias;
-  s.mlp_bias = m.mlp_bias;
-  s.tied_head = m.tie_word_embeddings;
-  s.sliding_window = m.sliding_window;
-  return s;
-}
-
 ModelConfig read_model(Block& b) {
   std::vector<std::string> names;
   for (const auto& p : gpt_presets()) names.push_back(p.name);
@@ -153,68 +132,28 @@ ModelConfig read_model(Block& b) {
   for (const auto& p : gpt_presets())
     if (p.shape.resolved() == r) m.preset = p.name;
   m.path = path;
-  m.n_layer = r.n_layer;
-  m.n_head = r.n_head;
-  m.d_model = r.d_model;
-  m.vocab_size = r.vocab_size;
-  m.max_seq_len = r.max_seq_len;
-  m.model_type = type_name;
-  m.n_kv_head = r.n_kv_head;
-  m.head_dim = r.head_dim;
-  m.d_ff = r.d_ff;
-  m.norm_eps = r.norm_eps;
-  m.rope_theta = r.rope_theta;
-  m.rope_scaling.rope_type = r.rope_scaling.type == RopeType::Llama3 ? "llama3" : "default";
-  m.rope_scaling.factor = r.rope_scaling.factor;
-  m.rope_scaling.low_freq_factor = r.rope_scaling.low_freq_factor;
-  m.rope_scaling.high_freq_factor = r.rope_scaling.high_freq_factor;
-  m.rope_scaling.original_max_position_embeddings = r.rope_scaling.original_max_position_embeddings;
-  m.attention_bias = r.attention_bias;
-  m.mlp_bias = r.mlp_bias;
-  m.tie_word_embeddings = r.tied_head;
-  m.sliding_window = r.sliding_window;
+  m.shape = r;
   return m;
 }
 
-const std::vector<HfConfigKey>& hf_config_keys() {
-  static const std::vector<HfConfigKey> keys = {
-      {"model_type", "model_type", "model_type"},
-      {"n_layer", "num_hidden_layers", "n_layer"},
-      {"n_head", "num_attention_heads", "n_head"},
-      {"n_kv_head", "num_key_value_heads", nullptr},
-      {"head_dim", "head_dim", nullptr},
-      {"d_model", "hidden_size", "n_embd"},
-      {"d_ff", "intermediate_size", "n_inner"},
-      {"vocab_size", "vocab_size", "vocab_size"},
-      {"max_seq_len", "max_position_embeddings", "n_positions"},
-      {"norm_eps", "rms_norm_eps", "layer_norm_epsilon"},
-      {"rope_theta", "rope_theta", nullptr},
-      {"rope_scaling", "rope_scaling", nullptr},
-      {"attention_bias", "attention_bias", nullptr},
-      {"mlp_bias", "mlp_bias", nullptr},
-      {"tie_word_embeddings", "tie_word_embeddings", "tie_word_embeddings"},
-      {"sliding_window", "sliding_window", nullptr},
-  };
-  return keys;
-}
-
 std::optional<std::string> model_file(const std::string& arg) {
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(arg, ec)) return arg;
-  if (is_hf_model_dir(arg)) return (std::filesystem::path(arg) / "config.json").string();
-  if (gpt_preset(arg)) return std::nullopt;
-  return find_preset_file(arg, "models");
+  switch (classify_path(arg)) {
+    case PathKind::File: return arg;
+    case PathKind::ModelDir: return has_hf_config(arg) ? std::optional(hf_file(arg, kHfConfigFile)) : std::nullopt;
+    case PathKind::Missing: return gpt_preset(arg) ? std::nullopt : find_preset_file(arg, "models");
+    default: return std::nullopt;
+  }
 }
 
 nlohmann::json model_argument(const std::string& arg) {
-  if (is_hf_model_dir(arg)) return {{"path", arg}};
+  const PathKind kind = classify_path(arg);
+  if (kind == PathKind::ModelDir && has_hf_config(arg)) return {{"path", arg}};
   const std::optional<std::string> file = model_file(arg);
   if (!file && gpt_preset(arg)) return {{"preset", arg}};
   if (!file) {
     std::string presets;
     for (const auto& p : gpt_presets()) presets += (presets.empty() ? "" : ", ") + std::string(p.name);
-    std::error_code ec;
-    if (std::filesystem::is_directory(arg, ec))
+    if (kind != PathKind::Missing)
       fail("--model {}: the directory holds no config.json (expected a Hugging Face model directory, a model preset "
            "({}) or a model file)",
            arg, presets);
@@ -231,9 +170,37 @@ ModelConfig resolve_model_argument(const std::string& arg) { return read_model_b
 ModelConfig read_model_block(const nlohmann::json& block, const std::string& source) {
   nlohmann::json copy = block;
   auto origins = std::make_shared<ValueOrigins>();
-  expand_model_path(copy, origins.get());
+  nlohmann::ordered_json hf_config = expand_model_path(copy, origins.get());
   Block b(Diagnostics{source, origins}, "model", &copy, UnknownKeys::Error);
-  return read_model(b);
+  ModelConfig m = read_model(b);
+  m.hf_config = std::move(hf_config);
+  return m;
+}
+
+ModelConfig read_recorded_model(const nlohmann::json& block, const std::string& source) {
+  nlohmann::json keys = block;
+  std::string path;
+  if (keys.is_object() && keys.contains("path")) {
+    if (keys.at("path").is_string()) path = keys.at("path").get<std::string>();
+    keys.erase("path");
+  }
+  ModelConfig m = read_model_block(keys, source);
+  m.path = path;
+  return m;
+}
+
+nlohmann::ordered_json expand_model_path(nlohmann::json& model, ValueOrigins* origins) {
+  if (!model.is_object() || !model.contains("path") || !model.at("path").is_string()) return nullptr;
+  const std::string dir = model.at("path").get<std::string>();
+  if (dir.empty()) return nullptr;  // none, as the resolved config prints it
+  HfConfig hf = read_hf_config(dir);
+  for (const auto& [key, value] : hf.block.items()) {
+    if (model.contains(key)) continue;  // the block's own keys and --set win
+    model[key] = value;
+    const auto from = hf.from.find(key);
+    if (origins && from != hf.from.end()) origins->set("model." + key, fmt::format("{} ({})", hf.file, from->second));
+  }
+  return std::move(hf.json);
 }
 
 }  // namespace zt::config

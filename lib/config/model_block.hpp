@@ -3,7 +3,7 @@
 // vocab_size, max_seq_len) and architecture keys (model_type, n_kv_head, head_dim, d_ff, norm_eps,
 // rope_theta, rope_scaling, attention_bias, mlp_bias, tie_word_embeddings, sliding_window), a
 // preset with some keys overridden, or model.path (a Hugging Face model directory's config.json,
-// config/hf_config_reader.hpp); and `--model FILE|PRESET|DIR`.
+// hf/hf_config.hpp); and `--model FILE|PRESET|DIR`.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -26,17 +26,14 @@ ModelConfig resolve_model_argument(const std::string& file_or_preset);
 // A model block (the `model` of a config, as a checkpoint's meta.json records it) resolved to a
 // full shape, model.path's config.json read. Errors name `source` (or config.json) and the key.
 ModelConfig read_model_block(const nlohmann::json& block, const std::string& source);
+// A model block a checkpoint recorded (config::model_json): every key is there, so its model.path
+// is kept but not read (the directory may be gone).
+ModelConfig read_recorded_model(const nlohmann::json& block, const std::string& source);
 
-GptShape shape_of(const ModelConfig& model);
-
-// The key of a Hugging Face config.json each model key stands for, one to one: in the llama
-// family's configs (transformers 4.x; 5.x moves rope_theta and rope_scaling into
-// rope_parameters) and in GPT-2's (null: GPT-2's config has no such key).
-struct HfConfigKey {
-  const char* key;       // model.<key>
-  const char* hf;        // llama, mistral, qwen2, qwen3
-  const char* gpt2_hf;   // gpt2, or null
-};
-const std::vector<HfConfigKey>& hf_config_keys();
+// `model` with model.path DIR: every key DIR/config.json gives that the block does not set itself
+// is added (the block's own keys and --set override config.json), preset "custom" unless one is
+// named, and `origins` (may be null) records each added key as coming from "DIR/config.json
+// (key)". Returns config.json as read, or null for a block without path (or with path "").
+nlohmann::ordered_json expand_model_path(nlohmann::json& model, class ValueOrigins* origins);
 
 }  // namespace zt::config

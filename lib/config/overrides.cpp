@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "config/json_reader.hpp"
+#include "core/json_file.hpp"
 #include "core/error.hpp"
 
 namespace zt::config {

@@ -10,8 +10,7 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
-#include "config/hf_config_reader.hpp"
-#include "config/json_reader.hpp"
+#include "core/json_file.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
 #include "config/provenance.hpp"
@@ -26,7 +25,8 @@ namespace {
 
 // --model, --data and --steps become the keys they stand for; --set is applied after them, in order.
 // Each key set here is recorded with its option, so that messages about it name the option.
-void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigins& origins) {
+// Returns the config.json of model.path as read (null: none).
+nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigins& origins) {
   auto block = [&raw](const char* key) -> nlohmann::json& {
     nlohmann::json& b = raw[key];
     if (b.is_null()) b = nlohmann::json::object();
@@ -47,7 +47,7 @@ void apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigi
   }
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
   // model.path: config.json gives the keys that neither the config nor the command line set.
-  if (raw.contains("model")) expand_model_path(raw["model"], &origins);
+  return raw.contains("model") ? expand_model_path(raw["model"], &origins) : nullptr;
 }
 
 // Runs the readers of the blocks, collecting their errors so that all of a config's errors are
@@ -95,7 +95,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   if (!raw_config.is_object()) diag.fail("", show(raw_config) + " is not a JSON object (expected a DeepSpeed config {...})");
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
-  apply_command_line(raw, options, *origins);
+  nlohmann::ordered_json hf_config = apply_command_line(raw, options, *origins);
 
   Config c;
   c.world_size = options.world_size;
@@ -110,6 +110,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("model", {}, [&] {
     Block b = top.child("model", UnknownKeys::Error);
     c.model = read_model(b);
+    c.model.hf_config = std::move(hf_config);
   });
   readers.run("data", {"model"}, [&] {
     Block b = top.child("data", UnknownKeys::Error);

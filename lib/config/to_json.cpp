@@ -2,6 +2,7 @@
 // It loads back into the same Config (a fixed point of resolve_config at the same world size).
 #include "config/blocks.hpp"
 #include "config/config.hpp"
+#include "hf/hf_config.hpp"
 
 namespace zt::config {
 
@@ -138,31 +139,11 @@ json training_json(const TrainingConfig& t) {
 
 }  // namespace
 
-// The model block: GPT-2's fixed architecture needs only its sizes; the llama family every key,
-// rope_scaling null without scaling.
+// The model block: where the architecture came from, and its keys (hf/hf_config.hpp).
 nlohmann::json model_json(const ModelConfig& m) {
-  nlohmann::json j = {{"preset", m.preset},   {"path", m.path},       {"model_type", m.model_type},
-                      {"n_layer", m.n_layer}, {"n_head", m.n_head},   {"d_model", m.d_model},
-                      {"vocab_size", m.vocab_size}, {"max_seq_len", m.max_seq_len}};
-  if (m.model_type == "gpt2") return j;
-  const RopeScalingConfig& r = m.rope_scaling;
-  nlohmann::json rope_scaling = nullptr;
-  if (r.rope_type != "default")
-    rope_scaling = {{"rope_type", r.rope_type},
-                    {"factor", r.factor},
-                    {"low_freq_factor", r.low_freq_factor},
-                    {"high_freq_factor", r.high_freq_factor},
-                    {"original_max_position_embeddings", r.original_max_position_embeddings}};
-  j.update({{"n_kv_head", m.n_kv_head},
-            {"head_dim", m.head_dim},
-            {"d_ff", m.d_ff},
-            {"norm_eps", m.norm_eps},
-            {"rope_theta", m.rope_theta},
-            {"rope_scaling", rope_scaling},
-            {"attention_bias", m.attention_bias},
-            {"mlp_bias", m.mlp_bias},
-            {"tie_word_embeddings", m.tie_word_embeddings},
-            {"sliding_window", m.sliding_window}});
+  nlohmann::json j = model_keys(m.shape);
+  j["preset"] = m.preset;
+  j["path"] = m.path;
   return j;
 }
 

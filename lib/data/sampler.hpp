@@ -69,6 +69,8 @@ public:
   int64_t eval_rounds(int64_t windows) const { return (windows + world_size_ - 1) / world_size_; }
   bool fill_eval(int64_t round, int64_t windows, int32_t* inputs, int32_t* targets) const;
 
+  int batch() const { return batch_; }
+  int seq_len() const { return seq_len_; }
   int64_t window_tokens() const { return window_tokens_; }
   int64_t num_windows() const { return num_windows_; }
   int64_t windows_per_step() const { return int64_t(grad_accum_) * world_size_; }

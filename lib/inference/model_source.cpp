@@ -5,9 +5,10 @@
 
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
-#include "ckpt/hf_weights.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
+#include "hf/hf_dir.hpp"
+#include "hf/hf_weights.hpp"
 #include "model/gpt_layout.hpp"
 
 namespace zt {
@@ -15,10 +16,6 @@ namespace zt {
 namespace fs = std::filesystem;
 
 namespace {
-
-GptShape shape_of_block(const nlohmann::json& block, const std::string& source) {
-  return config::shape_of(config::read_model_block(block, source));
-}
 
 // The tokenizer a run named (training.sample_tokenizer of the config a checkpoint records), if
 // it is still there.
@@ -35,10 +32,7 @@ LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  // The block records every key; the model directory it came from (model.path) may be gone.
-  nlohmann::json block = meta.config.at("model");
-  if (block.is_object()) block.erase("path");
-  LoadedModel m{shape_of_block(block, ckpt.dir() + "/meta.json config"), {}, "", ""};
+  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", ""};
   const ParamLayout layout = make_gpt_layout(m.shape);
   ckpt.check_layout(layout);
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
@@ -59,12 +53,11 @@ std::string tokenizer_beside(const fs::path& dir) {
 // The weights in `weights` (a model directory or one safetensors file) of the model whose
 // config.json is in `dir`, read whole.
 LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
-  std::error_code ec;
-  if (!fs::exists(dir / "config.json", ec))
+  if (!has_hf_config(dir.string()))
     fail("{}: no config.json beside it to give the model's shape (training.save_final and zerotrain export write "
          "one)",
          weights.string());
-  LoadedModel m{config::shape_of(config::resolve_model_argument(dir.string())), {}, "", ""};
+  LoadedModel m{config::resolve_model_argument(dir.string()).shape, {}, "", ""};
   const HfWeights file(weights.string(), hf_tensors(m.shape));
   m.weights = Buffer<float>(MemCategory::Params, file.numel(), Init::Uninitialised);
   file.read(m.weights.data(), 0, file.numel());
@@ -78,12 +71,14 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
 LoadedModel read_hf_model_dir(const std::string& dir) { return read_hf_weights(dir, dir); }
 
 LoadedModel load_model(const std::string& path) {
-  std::error_code ec;
   if (path.empty()) fail("no model given (a checkpoint directory, a model directory or a safetensors file)");
-  if (!fs::exists(path, ec)) fail("{}: no such file or directory", path);
-  if (!fs::is_directory(path, ec)) return read_hf_weights(path, fs::path(path).parent_path());
-  if (is_step_dir(path) || fs::exists(fs::path(path) / "latest", ec)) return read_checkpoint(path);
-  if (fs::exists(fs::path(path) / "config.json", ec)) return read_hf_model_dir(path);
+  switch (classify_path(path)) {
+    case PathKind::Missing: fail("{}: no such file or directory", path);
+    case PathKind::File: return read_hf_weights(path, fs::path(path).parent_path());
+    case PathKind::Checkpoint: return read_checkpoint(path);
+    case PathKind::ModelDir: return read_hf_model_dir(path);
+    case PathKind::OtherDir: break;
+  }
   fail("{}: holds no checkpoint (meta.json or `latest`), no model.safetensors and no config.json (expected a "
        "checkpoint directory, a model directory or a safetensors file)",
        path);

@@ -6,7 +6,7 @@
 //   a model directory      as Hugging Face ships one (and training.save_final and `zerotrain
 //                          export` write): config.json for the architecture, model.safetensors
 //                          or the shards model.safetensors.index.json lists, by Hugging Face
-//                          names (lib/ckpt/hf_weights.hpp); or one safetensors file of such a
+//                          names (lib/hf/hf_weights.hpp); or one safetensors file of such a
 //                          directory, with its config.json beside it.
 #include <string>
 

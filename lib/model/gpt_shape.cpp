@@ -25,14 +25,20 @@ const std::vector<std::string>& model_type_names() {
   return names;
 }
 
+FamilyOptions family_options(ModelType t) {
+  const bool llama = t == ModelType::Llama, qwen3 = t == ModelType::Qwen3, gpt2 = t == ModelType::Gpt2;
+  return {llama || qwen3, llama, !llama && !gpt2, !gpt2};
+}
+
 BlockRecipe GptShape::recipe() const {
   const ModelType t = model_type;
   if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false};
   BlockRecipe r{true, true, true, true, false, false, false, false};
   // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
-  r.qkv_bias = t == ModelType::Qwen2 || ((t == ModelType::Llama || t == ModelType::Qwen3) && attention_bias);
-  r.o_bias = (t == ModelType::Llama || t == ModelType::Qwen3) && attention_bias;
-  r.mlp_bias = t == ModelType::Llama && mlp_bias;
+  const FamilyOptions options = family_options(t);
+  r.qkv_bias = t == ModelType::Qwen2 || (options.attention_bias && attention_bias);
+  r.o_bias = options.attention_bias && attention_bias;
+  r.mlp_bias = options.mlp_bias && mlp_bias;
   r.qk_norm = t == ModelType::Qwen3;
   return r;
 }
@@ -136,19 +142,19 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   if (gpt2 && s.norm_eps != 1e-5)
     return ShapeProblem{"norm_eps", fmt::format("{}: GPT-2's LayerNorm uses 1e-5", s.norm_eps)};
   if (auto p = rope_problem(s)) return p;
-  const bool attention_bias_option = s.model_type == ModelType::Llama || s.model_type == ModelType::Qwen3;
-  if (s.attention_bias && !attention_bias_option)
+  const FamilyOptions options = family_options(s.model_type);
+  if (s.attention_bias && !options.attention_bias)
     return ShapeProblem{"attention_bias",
                         fmt::format("{} has no such option (only llama and qwen3 do; gpt2 always has biases, qwen2 "
                                     "always q, k and v biases and no o bias, mistral none)",
                                     type)};
-  if (s.mlp_bias && s.model_type != ModelType::Llama)
+  if (s.mlp_bias && !options.mlp_bias)
     return ShapeProblem{"mlp_bias", fmt::format("{} has no such option (only llama does)", type)};
   if (gpt2 && !s.tied_head)
     return ShapeProblem{"tie_word_embeddings", "false: GPT-2's LM head is its token embedding (expected true)"};
   if (s.sliding_window < 0)
     return ShapeProblem{"sliding_window", fmt::format("{} (expected > 0, or 0 for none)", s.sliding_window)};
-  if (s.sliding_window > 0 && (gpt2 || s.model_type == ModelType::Llama))
+  if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
   return std::nullopt;
 }

@@ -46,6 +46,15 @@ struct BlockRecipe {
   bool qk_norm;            // RMSNorm over each q and k head (weights [head_dim])
 };
 
+// The options a family's transformers config class has; the rest of its architecture is fixed.
+struct FamilyOptions {
+  bool attention_bias;  // llama, qwen3: q, k, v and o biases (qwen2 always has q, k, v biases)
+  bool mlp_bias;        // llama
+  bool sliding_window;  // mistral, qwen2, qwen3
+  bool rotary;          // every family but gpt2 (rope_theta, rope_scaling)
+};
+FamilyOptions family_options(ModelType type);
+
 struct GptShape {
   GptShape() = default;
   // A GPT-2 shape; the architecture fields keep their defaults.

@@ -7,7 +7,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "config/model_block.hpp"
 #include "core/dtype.hpp"
 #include "core/ledger.hpp"
 #include "core/machine_memory.hpp"
@@ -18,7 +17,7 @@
 namespace zt {
 
 MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
-  const GptShape shape = config::shape_of(c.model);
+  const GptShape& shape = c.model.shape;
   // The groups the model holds at once at most: the embedding matrix (an untied head is as large) and one block.
   const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params();
   MemoryPlan p;

@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "core/directories.hpp"
-#include "ckpt/hf_export.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
+#include "hf/hf_dir.hpp"
 #include "metrics/csv_monitor.hpp"
 #include "metrics/tensorboard_monitor.hpp"
 
@@ -199,10 +199,10 @@ std::vector<InputFile> input_files(const config::Config& c) {
   if (!init.empty()) {
     in.push_back({"training.init_from", init});
     if (fs::is_directory(init, ec))
-      for (const char* name : {"model.safetensors", "model.safetensors.index.json", "config.json"})
-        in.push_back({"training.init_from", fs::path(init) / name});
+      for (std::string_view name : {kHfWeightsFile, kHfIndexFile, kHfConfigFile})
+        in.push_back({"training.init_from", hf_file(init, name)});
   }
-  if (!c.model.path.empty()) in.push_back({"model.path", fs::path(c.model.path) / "config.json"});
+  if (!c.model.path.empty()) in.push_back({"model.path", hf_file(c.model.path, kHfConfigFile)});
   return in;
 }
 

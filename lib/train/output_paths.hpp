@@ -6,7 +6,7 @@
 //   file, data.train, data.val, training.init_from) or another output. Paths are compared after
 //   resolving symbolic links and "..", and by device and inode where both exist; a directory output
 //   must not hold an input, or another output, under a name it writes (save_final=DIR writes
-//   DIR/model.safetensors, DIR/config.json, DIR/tokenizer.json, ... (ckpt/hf_export.hpp), so
+//   DIR/model.safetensors, DIR/config.json, DIR/tokenizer.json, ... (hf/hf_dir.hpp), so
 //   init_from=DIR/model.safetensors collides).
 // - Every output location is created and probed for writing before step 1: its directory is
 //   made, and a probe file is created, written and removed there. Errors name the key.

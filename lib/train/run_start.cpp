@@ -1,18 +1,16 @@
 #include "train/run_start.hpp"
 
-#include <filesystem>
 #include <spdlog/spdlog.h>
 
 #include "ckpt/architecture_check.hpp"
 #include "ckpt/checkpoint_dir.hpp"
-#include "config/hf_config_reader.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_dir.hpp"
 #include "model/gpt_layout.hpp"
 
 namespace zt {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -60,27 +58,23 @@ std::string RunStart::find_resume(const config::TrainingConfig& t, int rank) con
 
 std::string RunStart::find_init(const config::Config& config, int rank) {
   const std::string& path = config.training.init_from;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) fail("{}: no such file or directory", path);
-  const bool model_dir = fs::is_directory(path, ec) && (fs::exists(fs::path(path) / "model.safetensors", ec) ||
-                                                        fs::exists(fs::path(path) / "model.safetensors.index.json", ec));
-  if (fs::is_directory(path, ec) && !model_dir) {
-    if (is_step_dir(path) || fs::exists(fs::path(path) / "latest", ec)) return resolve_checkpoint(path);
+  const PathKind kind = classify_path(path);
+  if (kind == PathKind::Missing) fail("{}: no such file or directory", path);
+  if (kind == PathKind::Checkpoint) return resolve_checkpoint(path);
+  if (kind == PathKind::OtherDir || (kind == PathKind::ModelDir && !has_hf_weights(path)))
     fail("{}: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest` (expected a Hugging "
          "Face model directory, a safetensors file, or a checkpoint)",
          path);
-  }
   // The architecture is the model block's: a directory of another family would fail tensor by
   // tensor, where its config.json says it at once.
-  if (config::is_hf_model_dir(path)) {
-    const config::HfModelBlock hf = config::read_hf_config(path);
-    const std::string type = hf.block.value("model_type", "");
-    if (type != config.model.model_type)
+  if (kind == PathKind::ModelDir && has_hf_config(path)) {
+    const ModelType type = path == config.model.path ? config.model.shape.model_type : hf_model_type(path);
+    if (type != config.model.shape.model_type)
       fail("{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
            "the directory)",
-           hf.file, type, config.model.model_type, path);
+           hf_file(path, kHfConfigFile), model_type_name(type), model_type_name(config.model.shape.model_type), path);
   }
-  weights_ = std::make_unique<HfWeights>(path, hf_tensors(config::shape_of(config.model)));
+  weights_ = std::make_unique<HfWeights>(path, hf_tensors(config.model.shape));
   if (rank == 0)
     spdlog::info("training.init_from {}: the weights of {} (Adam's moments, the step and the schedule start afresh)",
                  path, weights_->describe());

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "ckpt/checkpoint_reader.hpp"
-#include "ckpt/hf_weights.hpp"
+#include "hf/hf_weights.hpp"
 #include "config/config.hpp"
 #include "core/param_layout.hpp"
 #include "data/sampler.hpp"

@@ -3,12 +3,10 @@
 #include <cmath>
 #include <spdlog/spdlog.h>
 
-#include "ckpt/hf_export.hpp"
-#include "ckpt/safetensors.hpp"
 #include "comm/control_channel.hpp"
-#include "config/model_block.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "inference/evaluation.hpp"
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
@@ -16,6 +14,7 @@
 #include "train/last_line.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
+#include "train/model_export.hpp"
 #include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
 #include "train/stop_messages.hpp"
@@ -45,10 +44,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
   try {
-    model_ = std::make_unique<Gpt>(config::shape_of(config.model), B_, T_, config.activation_checkpointing.recompute(),
+    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.activation_checkpointing.recompute(),
                                    backend);
     open_data();
-    sample_ = std::make_unique<TrainingSample>(config.training, config.model.vocab_size, T_);
+    sample_ = std::make_unique<TrainingSample>(config.training, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
@@ -98,8 +97,8 @@ void Trainer::open_data() {
   train_data_ = open_dataset(d.train, d.format, config_.training.seed);
   if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
   for (auto* data : {train_data_.get(), val_data_.get()})
-    if (data) data->check_vocab(config_.model.vocab_size);
-  if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.vocab_size);
+    if (data) data->check_vocab(config_.model.shape.vocab_size);
+  if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.shape.vocab_size);
   const int W = comm_.world_size(), R = comm_.rank();
   train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
   if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config_.training.seed);
@@ -185,22 +184,13 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
 
 bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
 
-// Every rank runs the same rounds (stage 3 gathers weights in each forward); the loss is the sum of
-// the token losses over the targets that count in all the windows, reduced across ranks.
+// The mean over the targets that count in training.eval_batches windows (inference/evaluation.hpp).
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
   const int64_t windows = val_sampler_->eval_windows(config_.training.eval_batches);
-  double sums[2] = {0, 0};  // token losses, targets that count
-  for (int64_t round = 0; round < val_sampler_->eval_rounds(windows); ++round) {
-    val_sampler_->fill_eval(round, windows, inputs_[0].data(), targets_[0].data());
-    const int64_t counted = count_targets(targets_[0].data(), int64_t(B_) * T_);
-    engine_->begin_micro_batch();
-    const float loss = model_->forward(inputs_[0].data(), targets_[0].data(), B_, T_, *engine_);
-    if (counted > 0) {
-      sums[0] += double(loss) * double(counted);
-      sums[1] += double(counted);
-    }
-  }
+  const LossSums share = evaluate_windows(*model_, *engine_, *val_sampler_, windows, inputs_[0].data(),
+                                          targets_[0].data(), [&] { engine_->begin_micro_batch(); });
+  double sums[2] = {share.loss, share.counted};
   comm_.control().all_reduce_sum(sums, 2);
   return sums[1] > 0 ? sums[0] / sums[1] : NAN;
 }
@@ -238,11 +228,9 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  HfOutput output;
-  output.dtype = dtype_from_name(config_.training.save_dtype);
-  output.source_dir = hf_source_directory(config::to_json(config_));
-  save_gathered_weights(config_.training.save_final, model_->layout(), config_.model, output, comm_,
-                        backend_.device, *engine_, checkpoint_pieces(engine_->partition()));
+  save_gathered_weights(config_.training.save_final, model_->layout(), config_.model.shape,
+                        final_weights_output(config_), comm_, backend_.device, *engine_,
+                        checkpoint_pieces(engine_->partition()));
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 

@@ -16,7 +16,8 @@
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
-#include "ckpt/hf_export.hpp"
+#include "hf/hf_writer.hpp"
+#include "train/model_export.hpp"
 #include "core/crc32c.hpp"
 #include "ckpt/safetensors.hpp"
 #include "ckpt/shard_file.hpp"
@@ -451,8 +452,10 @@ TEST_CASE("export streams the bytes the whole-buffer writer gives; bf16 rounds t
   write_checkpoint(tmp.file("ckpt"), layout, saved, 3, 5);
 
   export_checkpoint(tmp.file("ckpt"), tmp.file("fp32"), HfOutput(DType::F32));
-  save_gpt2_safetensors(tmp.file("whole.safetensors"), layout, saved.v[0].data(), kShape.vocab_size);
-  CHECK(slurp(tmp.file("fp32/model.safetensors")) == slurp(tmp.file("whole.safetensors")));
+  HfModelWriter whole(tmp.file("whole"), layout, kShape, HfOutput(DType::F32));
+  for (auto& g : layout.groups) whole.write_group(g, saved.v[0].data() + g.offset);
+  whole.commit();
+  CHECK(slurp(tmp.file("fp32/model.safetensors")) == slurp(tmp.file("whole/model.safetensors")));
   CHECK(nlohmann::json::parse(slurp(tmp.file("fp32/config.json")))["torch_dtype"] == "float32");
 
   export_checkpoint(tmp.file("ckpt/step_00000005"), tmp.file("bf16"), HfOutput(DType::BF16));

@@ -168,11 +168,11 @@ TEST_CASE("model, data and training defaults") {
   auto c = resolve(with({}));
   auto toy = *zt::gpt_preset("toy");
   CHECK(c.model.preset == "toy");
-  CHECK(c.model.n_layer == toy.n_layer);
-  CHECK(c.model.n_head == toy.n_head);
-  CHECK(c.model.d_model == toy.d_model);
-  CHECK(c.model.vocab_size == toy.vocab_size);
-  CHECK(c.model.max_seq_len == toy.max_seq_len);
+  CHECK(c.model.shape.n_layer == toy.n_layer);
+  CHECK(c.model.shape.n_head == toy.n_head);
+  CHECK(c.model.shape.d_model == toy.d_model);
+  CHECK(c.model.shape.vocab_size == toy.vocab_size);
+  CHECK(c.model.shape.max_seq_len == toy.max_seq_len);
 
   CHECK(c.data.format == "auto");
   CHECK(c.data.seq_len == toy.max_seq_len);

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "config/hf_config_reader.hpp"
+#include "hf/hf_config.hpp"
 #include "config/model_block.hpp"
 #include "config_test_support.hpp"
 
@@ -166,8 +166,8 @@ TEST_CASE("the model block's own keys and --set override config.json", "[config]
   options.model = dir;
   options.overrides = {"model.max_seq_len=512", "data.seq_len=256"};
   const Config c = resolve_config({{"train_micro_batch_size_per_gpu", 1}}, options, "test.json");
-  CHECK(c.model.max_seq_len == 512);
-  CHECK(c.model.model_type == "qwen3");
+  CHECK(c.model.shape.max_seq_len == 512);
+  CHECK(c.model.shape.model_type == zt::ModelType::Qwen3);
   CHECK(c.model.path == dir);
   CHECK(c.model_file == dir + "/config.json");
   const json printed = to_json(c);

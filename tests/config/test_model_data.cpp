@@ -14,17 +14,17 @@ TEST_CASE("every preset resolves to its shape") {
     INFO(p.name);
     auto m = resolve(with({{"model", {{"preset", p.name}}}})).model;
     CHECK(m.preset == p.name);
-    CHECK(shape_of(m).num_params() == p.shape.num_params());
-    CHECK(m.n_head == p.shape.n_head);
-    CHECK(m.max_seq_len == p.shape.max_seq_len);
+    CHECK(m.shape.num_params() == p.shape.num_params());
+    CHECK(m.shape.n_head == p.shape.n_head);
+    CHECK(m.shape.max_seq_len == p.shape.max_seq_len);
   }
 }
 
 TEST_CASE("explicit keys override a preset; an explicit full shape is named after its preset if any") {
   auto m = resolve(with({{"model", {{"preset", "gpt2-124m"}, {"n_layer", 2}}}})).model;
   CHECK(m.preset == "custom");
-  CHECK(m.n_layer == 2);
-  CHECK(m.d_model == 768);
+  CHECK(m.shape.n_layer == 2);
+  CHECK(m.shape.d_model == 768);
   auto named = resolve(with({{"model", {{"n_layer", 12}, {"n_head", 12}, {"d_model", 768}, {"vocab_size", 50257},
                                         {"max_seq_len", 1024}}}}))
                    .model;

@@ -5,6 +5,7 @@
 
 #include "config/model_block.hpp"
 #include "config_test_support.hpp"
+#include "hf/hf_config.hpp"
 #include "model/gpt_shape.hpp"
 
 using namespace zt::config;
@@ -18,33 +19,33 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
     INFO(name);
     auto m = resolve(with({{"model", {{"preset", name}}}, {"data", {{"seq_len", 1024}}}})).model;
     CHECK(m.preset == name);
-    CHECK(shape_of(m).num_params() == count);
+    CHECK(m.shape.num_params() == count);
   }
   auto llama = resolve(with({{"model", {{"preset", "llama-3.2-1b"}}}, {"data", {{"seq_len", 64}}}})).model;
-  CHECK(llama.model_type == "llama");
-  CHECK(llama.n_kv_head == 8);
-  CHECK(llama.head_dim == 64);
-  CHECK(llama.rope_scaling.rope_type == "llama3");
-  CHECK(llama.rope_scaling.factor == 32.0);
-  CHECK(llama.rope_scaling.original_max_position_embeddings == 8192);
+  CHECK(llama.shape.model_type == zt::ModelType::Llama);
+  CHECK(llama.shape.n_kv_head == 8);
+  CHECK(llama.shape.head_dim == 64);
+  CHECK(llama.shape.rope_scaling.type == zt::RopeType::Llama3);
+  CHECK(llama.shape.rope_scaling.factor == 32.0);
+  CHECK(llama.shape.rope_scaling.original_max_position_embeddings == 8192);
   auto qwen3 = resolve(with({{"model", {{"preset", "qwen3-tiny"}}}})).model;
-  CHECK(qwen3.head_dim * qwen3.n_head != qwen3.d_model);  // head_dim free of d_model
-  CHECK(qwen3.tie_word_embeddings);
+  CHECK(qwen3.shape.head_dim * qwen3.shape.n_head != qwen3.shape.d_model);  // head_dim free of d_model
+  CHECK(qwen3.shape.tied_head);
 }
 
 TEST_CASE("model_type on a preset of another family starts from transformers' defaults") {
   auto m = resolve(with({{"model", {{"model_type", "llama"}, {"n_kv_head", 2}, {"d_ff", 172}}}})).model;
   CHECK(m.preset == "custom");
-  CHECK(m.model_type == "llama");
-  CHECK(m.n_layer == 2);  // toy's sizes
-  CHECK(m.d_model == 64);
-  CHECK(m.n_kv_head == 2);
-  CHECK(m.head_dim == 16);
-  CHECK(m.d_ff == 172);
-  CHECK(m.norm_eps == 1e-6);
-  CHECK(m.rope_theta == 10000.0);
-  CHECK_FALSE(m.tie_word_embeddings);
-  CHECK_FALSE(m.attention_bias);
+  CHECK(m.shape.model_type == zt::ModelType::Llama);
+  CHECK(m.shape.n_layer == 2);  // toy's sizes
+  CHECK(m.shape.d_model == 64);
+  CHECK(m.shape.n_kv_head == 2);
+  CHECK(m.shape.head_dim == 16);
+  CHECK(m.shape.d_ff == 172);
+  CHECK(m.shape.norm_eps == 1e-6);
+  CHECK(m.shape.rope_theta == 10000.0);
+  CHECK_FALSE(m.shape.tied_head);
+  CHECK_FALSE(m.shape.attention_bias);
   // The same keys as a preset has them name the preset.
   auto tiny = resolve(with({{"model", {{"model_type", "llama"}, {"n_kv_head", 2}, {"d_ff", 176}, {"norm_eps", 1e-5},
                                        {"tie_word_embeddings", true}}}}))
@@ -59,7 +60,7 @@ TEST_CASE("the printed model block reads back to the same architecture") {
     json printed = to_json(c)["model"];
     printed.erase("preset");
     auto again = resolve(with({{"model", printed}, {"data", {{"seq_len", 64}}}}));
-    CHECK(shape_of(again.model) == shape_of(c.model).resolved());
+    CHECK(again.model.shape == c.model.shape.resolved());
     CHECK(again.model.preset == preset);
   }
   // GPT-2's architecture is fixed: its block shows the sizes alone.
@@ -123,7 +124,7 @@ TEST_CASE("every model key has its config.json name, and every printed model key
   printed.erase("preset");
   printed.erase("path");  // the directory whose config.json the table reads
   std::set<std::string> mapped;
-  for (const HfConfigKey& k : hf_config_keys()) {
+  for (const zt::HfConfigKey& k : zt::hf_config_keys()) {
     mapped.insert(k.key);
     CHECK(k.hf != nullptr);
   }

@@ -78,12 +78,12 @@ TEST_CASE("--steps, --data and --model") {
   CHECK(c.data.train == std::vector<std::string>{"/data/tokens.bin"});
   CHECK(c.data.val.empty());  // the shipped validation split goes only with the shipped corpus
   CHECK(c.model.preset == "gpt2-tiny");
-  CHECK(c.model.d_model == 256);
+  CHECK(c.model.shape.d_model == 256);
   // --set comes after them.
   o.overrides = {"training.steps=44", "model.n_layer=1"};
   auto d = resolve(with({}), o);
   CHECK(d.training.steps == 44);
-  CHECK(d.model.n_layer == 1);
+  CHECK(d.model.shape.n_layer == 1);
   CHECK(d.model.preset == "custom");
 }
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "config/config_search.hpp"
-#include "config/json_reader.hpp"
+#include "core/json_file.hpp"
 #include "config_test_support.hpp"
 
 using namespace zt::config;

@@ -80,8 +80,8 @@ config::Config run_config(const Spec& s) {
   c.optimizer.beta1 = 0.9;
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
-  if (!s.model_type.empty()) c.model.model_type = s.model_type;
-  if (!s.tied) c.model.tie_word_embeddings = false;
+  if (!s.model_type.empty()) c.model.shape.model_type = *model_type_from_name(s.model_type);
+  if (!s.tied) c.model.shape.tied_head = false;
   c.data.seq_len = 64;
   c.training.eval_batches = 4;  // a few windows, not the whole file
   if (kEmulated) {

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ckpt/safetensors.hpp"
+#include "../hf/hf_directory.hpp"
 #include "comm/world.hpp"
 #include "data/token_file_writer.hpp"
-#include "inference/eval_command.hpp"
+#include "inference/evaluation.hpp"
 #include "masked_fixture.hpp"
 
 using namespace zt;
@@ -42,9 +42,7 @@ TEST_CASE("eval of a masked token file gives PyTorch's ignore_index loss", "[inf
   Gpt model(shape, 1, 1);
   std::vector<float> w(model.layout().total);
   fx.load_weights(model.layout(), w.data());
-  save_gpt2_safetensors((dir / "model.safetensors").string(), model.layout(), w.data(), shape.vocab_size);
-  write_gpt2_config_json(dir.string(), shape.n_layer, shape.n_head, shape.d_model, shape.vocab_size,
-                         shape.max_seq_len);
+  write_model_dir(dir.string(), shape, w.data());
   std::vector<uint8_t> counted;
   for (int32_t m : fx.at("mask").i32) counted.push_back(uint8_t(m));
   {
@@ -81,7 +79,7 @@ TEST_CASE("eval of a masked token file gives PyTorch's ignore_index loss", "[inf
 
 TEST_CASE("eval of a save_pretrained directory gives transformers' loss", "[inference][eval][hf]") {
   // tests/fixtures/hf/*_dir_* and their references (scripts/make_hf_dir_fixtures.py): sharded
-  // safetensors in fp32 and bf16, read through lib/ckpt/hf_weights.
+  // safetensors in fp32 and bf16, read through lib/hf/hf_weights.
   const fs::path fixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "hf";
   const fs::path tmp = fs::temp_directory_path() / ("zt_eval_hf_" + std::to_string(::getpid()));
   fs::create_directories(tmp);

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ckpt/safetensors.hpp"
+#include "../hf/hf_directory.hpp"
 #include "inference/model_source.hpp"
 #include "inference/text_codec.hpp"
 #include "model/gpt.hpp"
@@ -33,8 +33,7 @@ TEST_CASE("GPT-2 safetensors and config.json load as the model they hold", "[inf
   Gpt model(shape, 1, 1);
   std::vector<float> w(model.layout().total);
   model.init_params(w.data(), 0, w.size(), 3);
-  save_gpt2_safetensors((dir / "model.safetensors").string(), model.layout(), w.data(), shape.vocab_size);
-  write_gpt2_config_json(dir.string(), 2, 2, 32, 300, 40);
+  write_model_dir(dir.string(), shape, w.data());
   for (const fs::path& path : {dir, dir / "model.safetensors"}) {
     INFO(path);
     const LoadedModel m = load_model(path.string());

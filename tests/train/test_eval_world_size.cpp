@@ -63,7 +63,7 @@ nlohmann::json raw_config(const std::string& val, int stage, std::optional<int64
 
 // The mean loss over the targets that count in windows [0, windows) of the file, one process.
 double reference_loss(const config::Config& c, const std::string& val, int64_t windows) {
-  Gpt model(config::shape_of(c.model), kB, kT);
+  Gpt model(c.model.shape, kB, kT);
   std::vector<float> flat(model.layout().total);
   model.init_params(flat.data(), 0, flat.size(), c.training.seed);
   DeviceWeights weights(model.layout(), flat.data(), cpu_backend());

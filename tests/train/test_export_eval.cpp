@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ckpt/hf_export.hpp"
+#include "train/model_export.hpp"
 #include "config/config.hpp"
 #include "self_communicator.hpp"
 #include "metrics/metrics_file.hpp"

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <set>
 
-#include "../ckpt/hf_directory.hpp"
-#include "ckpt/hf_export.hpp"
+#include "../hf/hf_directory.hpp"
+#include "train/model_export.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/model_block.hpp"
@@ -61,7 +61,7 @@ TEST_CASE("save_final and export write the trained weights of a stage 3 run, bit
       std::vector<float> master(trainer.model().layout().total);
       trainer.engine().gather_master(master.data());
       if (comm.rank() != 0) continue;
-      const GptShape shape = config::shape_of(c.model);
+      const GptShape shape = c.model.shape;
       CHECK(read_hf_weights(c.training.save_final, shape, "F32") == master);
       const json config = json::parse(slurp(c.training.save_final + "/config.json"));
       CHECK(config.at("model_type") == type);

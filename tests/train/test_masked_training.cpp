@@ -9,7 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "ckpt/safetensors.hpp"
+#include "../hf/hf_directory.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
@@ -38,7 +38,7 @@ struct Files {
   std::string data, weights;
 };
 Files write_files(const TorchFixture& fx, const fs::path& dir) {
-  Files f{(dir / "masked.bin").string(), (dir / "weights.safetensors").string()};
+  Files f{(dir / "masked.bin").string(), (dir / "weights" / "model.safetensors").string()};
   if (world().rank() == 0) {
     fs::create_directories(dir);
     const auto& tokens = fx.at("tokens").i32;
@@ -50,7 +50,7 @@ Files write_files(const TorchFixture& fx, const fs::path& dir) {
     Gpt model(fx.shape(), 1, 1);
     std::vector<float> flat(model.layout().total);
     fx.load_weights(model.layout(), flat.data());
-    save_gpt2_safetensors(f.weights, model.layout(), flat.data(), fx.meta_int("vocab_size"));
+    write_model_dir((dir / "weights").string(), fx.shape(), flat.data());
   }
   world().control().barrier();
   return f;

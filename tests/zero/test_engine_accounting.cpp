@@ -19,17 +19,13 @@
 using namespace zt;
 using namespace zt::test;
 
-static GptShape shape_of(const config::Config& c) {
-  return {c.model.n_layer, c.model.n_head, c.model.d_model, c.model.vocab_size, c.model.max_seq_len};
-}
-
 TEST_CASE("model-state memory per rank equals the ZeRO table", "[engine][memory]") {
   auto& comm = world();
   const size_t N = size_t(comm.world_size());
   for (std::string dtype : {"bf16", "fp32"}) {
     for (int stage = 0; stage <= 3; ++stage) {
       auto c = make_config({stage, dtype, comm.world_size()});
-      const ModelStateBytes m = model_state_bytes(c, shape_of(c), comm);
+      const ModelStateBytes m = model_state_bytes(c, c.model.shape, comm);
       const size_t d = dtype == "bf16" ? 2 : 4;
       INFO(dtype << " stage " << stage << " N " << N << " P " << m.padded);
       check_zero_table(m, dtype, stage, N);
@@ -71,7 +67,7 @@ TEST_CASE("stage 3 holds no more gathered parameters than max_live and the group
   auto& comm = world();
   for (int64_t max_live : {0, 3000}) {
     auto c = make_config({3, "bf16", comm.world_size()});
-    c.model.n_layer = 4;  // enough groups that the whole model is more than the bound
+    c.model.shape.n_layer = 4;  // enough groups that the whole model is more than the bound
     c.zero.stage3_max_live_parameters = max_live;
     c.zero.stage3_max_reuse_distance = 0;
     Trainer trainer(c, comm);
@@ -102,7 +98,7 @@ TEST_CASE("transient buffers stay within the memory plan's bound, below a full f
   for (int stage = 0; stage <= 3; ++stage) {
     for (bool overlap : {false, true}) {
       auto c = make_config({stage, "bf16", comm.world_size()});
-      c.model.n_layer = 8;  // enough blocks that keeping every group's fp32 gradient would break the bound
+      c.model.shape.n_layer = 8;  // enough blocks that keeping every group's fp32 gradient would break the bound
       c.zero.overlap_comm = overlap;
       c.zero.stage3_max_reuse_distance = 0;
       auto& ledger = MemoryLedger::instance();

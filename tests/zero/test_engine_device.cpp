@@ -69,7 +69,7 @@ TEST_CASE("stage 3 gathers each block twice per step and the embeddings once per
   auto& comm = world();
   for (int64_t reuse : {0, 1}) {
     auto c = make_config({3, "bf16", comm.world_size()});
-    c.model.n_layer = 4;
+    c.model.shape.n_layer = 4;
     c.zero.stage3_max_reuse_distance = reuse;
     Trainer trainer(c, comm);
     trainer.train_step(1);

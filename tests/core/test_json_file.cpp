@@ -4,11 +4,11 @@
 #include <fstream>
 #include <unistd.h>
 
-#include "config/json_reader.hpp"
+#include "core/json_file.hpp"
 #include "core/error.hpp"
 
-using zt::config::parse_json;
-using zt::config::read_json_file;
+using zt::parse_json;
+using zt::read_json_file;
 
 namespace {
 
@@ -65,12 +65,12 @@ TEST_CASE("files: missing file and duplicate key in a file are reported with the
   auto file = (dir / "dup.json").string();
   std::ofstream(file) << "{\"fp16\": {\"enabled\": true, \"enabled\": false}}";
   try {
-    zt::config::read_json_file(file);
+    zt::read_json_file(file);
     FAIL("expected an error");
   } catch (const zt::Error& e) {
     CHECK(std::string(e.what()) == file + ": fp16.enabled: duplicate key");
   }
-  CHECK_THROWS_WITH(zt::config::read_json_file((dir / "missing.json").string()),
+  CHECK_THROWS_WITH(zt::read_json_file((dir / "missing.json").string()),
                     Catch::Contains("missing.json") && Catch::Contains("cannot open"));
   std::filesystem::remove_all(dir);
 }
@@ -84,10 +84,10 @@ TEST_CASE("a number too large for a double names its key") {
 
 TEST_CASE("objects and arrays nested deeper than the limit are an error, before any value is copied") {
   auto nested = [](int levels) { return std::string(size_t(levels), '[') + std::string(size_t(levels), ']'); };
-  CHECK_NOTHROW(parse_json("{\"x\": " + nested(zt::config::kMaxJsonDepth - 1) + "}", "x.json"));
+  CHECK_NOTHROW(parse_json("{\"x\": " + nested(zt::kMaxJsonDepth - 1) + "}", "x.json"));
   const std::string expected =
       "x.json: objects and arrays nested deeper than 100 levels (expected a DeepSpeed config, which needs a handful)";
-  CHECK(parse_error("{\"x\": " + nested(zt::config::kMaxJsonDepth) + "}") == expected);
+  CHECK(parse_error("{\"x\": " + nested(zt::kMaxJsonDepth) + "}") == expected);
   CHECK(parse_error(nested(100000)) == expected);  // deep enough to overflow the stack when copied
 }
 
@@ -95,7 +95,7 @@ TEST_CASE("a config file that cannot be read says why") {
   const auto dir = std::filesystem::temp_directory_path() / ("zt_json_dir_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   try {
-    zt::config::read_json_file(dir.string());
+    zt::read_json_file(dir.string());
     FAIL("a directory was read as JSON");
   } catch (const zt::Error& e) {
     CHECK(std::string(e.what()) == dir.string() + ": cannot open the file for reading: is a directory, not a regular file");

@@ -1,6 +1,5 @@
-#include "inference/generate_command.hpp"
+#include "inference/generate_text.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <chrono>
@@ -8,7 +7,6 @@
 #include "core/error.hpp"
 #include "inference/device_weights.hpp"
 #include "inference/generation.hpp"
-#include "inference/model_options.hpp"
 #include "inference/model_source.hpp"
 #include "inference/text_codec.hpp"
 #include "inference/text_stream.hpp"
@@ -75,48 +73,6 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   std::fprintf(stderr, "generate: %zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s), %s\n", g.tokens.size(),
                prompt.size(), seconds, double(g.tokens.size()) / std::max(seconds, 1e-9),
                how_it_ended(g, model.max_seq()).c_str());
-}
-
-GenerateCommand::GenerateCommand(CLI::App& app) {
-  command_ = app.add_subcommand("generate", "a trained model continues a prompt, streaming its text (docs/data.md)");
-  command_->footer(R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or GPT-2 weights
-(a directory holding model.safetensors and config.json, as training.save_final and zerotrain export
-write them). --tokenizer: the tokenizer the training data was made with (default: one beside the
-weights, or training.sample_tokenizer of the checkpoint's run; a model of 256 tokens reads bytes).
-The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
-generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
-positions are used up. Temperature 0 is greedy decoding.
-
-Examples:
-  zerotrain generate --model checkpoints --prompt "And God said"
-  zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "Once upon a time" --temperature 0.8 --top-k 40
-)");
-  add_model_options(*command_, options_.model, options_.device, options_.dtype);
-  command_->add_option("--tokenizer", options_.tokenizer,
-                       "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
-  command_->add_option("--prompt", options_.prompt, "the text to continue")->required();
-  command_->add_option("--max-new-tokens", options_.max_new_tokens, "tokens to generate at most")->capture_default_str();
-  command_->add_option("--temperature", options_.sampling.temperature, "softmax temperature; 0: greedy")
-      ->capture_default_str();
-  command_->add_option("--top-k", options_.sampling.top_k, "draw among the K most likely tokens; 0: all")
-      ->capture_default_str();
-  command_->add_option("--top-p", options_.sampling.top_p,
-                       "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
-      ->capture_default_str();
-  command_->add_option("--seed", options_.sampling.seed, "seed of the draws (the same seed, the same text)")
-      ->capture_default_str();
-}
-
-bool GenerateCommand::parsed() const { return command_->parsed(); }
-
-int GenerateCommand::run() const {
-  try {
-    run_generate(options_, stdout);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: generate: %s\n", e.what());
-    return 1;
-  }
-  return 0;
 }
 
 }  // namespace zt

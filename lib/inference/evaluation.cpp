@@ -1,9 +1,7 @@
-#include "inference/eval_command.hpp"
+#include "inference/evaluation.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cmath>
 
 #include "comm/control_channel.hpp"
@@ -12,7 +10,6 @@
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "inference/device_weights.hpp"
-#include "inference/model_options.hpp"
 #include "inference/model_source.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt.hpp"
@@ -33,6 +30,23 @@ int sequence_length(const EvalOptions& o, const GptShape& shape, const TokenData
 }
 
 }  // namespace
+
+LossSums evaluate_windows(Gpt& model, ParamHooks& weights, const BatchSampler& sampler, int64_t windows,
+                          int32_t* inputs, int32_t* targets, const std::function<void()>& before_forward) {
+  LossSums sums;
+  const int64_t tokens = sampler.window_tokens();
+  for (int64_t round = 0; round < sampler.eval_rounds(windows); ++round) {
+    sampler.fill_eval(round, windows, inputs, targets);
+    const int64_t counted = count_targets(targets, tokens);
+    if (before_forward) before_forward();
+    const float loss = model.forward(inputs, targets, sampler.batch(), sampler.seq_len(), weights);
+    if (counted > 0) {
+      sums.loss += double(loss) * double(counted);
+      sums.counted += double(counted);
+    }
+  }
+  return sums;
+}
 
 namespace {
 
@@ -62,16 +76,10 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend);
   loaded.weights.reset();
 
-  // Windows r, r + W, ... of this rank.
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());
-  for (int64_t round = 0; round < sampler.eval_rounds(windows); ++round) {
-    if (!sampler.fill_eval(round, windows, inputs.data(), targets.data())) continue;  // window round·W + R
-    const float loss = model.forward(inputs.data(), targets.data(), B, T, weights);
-    if (model.counted_targets() > 0) {
-      share.sums[0] += double(loss) * model.counted_targets();
-      share.sums[1] += model.counted_targets();
-    }
-  }
+  const LossSums sums = evaluate_windows(model, weights, sampler, windows, inputs.data(), targets.data());
+  share.sums[0] = sums.loss;
+  share.sums[1] = sums.counted;
   share.result.windows = windows;
   share.result.targets = windows * B * T;
   share.result.seq_len = T;
@@ -98,50 +106,6 @@ EvalResult evaluate_file(const EvalOptions& o, const World& world) {
   r.counted = int64_t(share.sums[1]);
   r.loss = r.counted > 0 ? share.sums[0] / share.sums[1] : NAN;
   return r;
-}
-
-EvalCommand::EvalCommand(CLI::App& app) {
-  command_ = app.add_subcommand("eval", "the loss and perplexity of a trained model over a token file (docs/data.md)");
-  command_->footer(R"(--model: a checkpoint or GPT-2 weights, as for generate. --data: a token file as training reads
-it (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16, text as bytes).
-The file is cut into windows of B x T + 1 tokens as training cuts it, read in order; several ranks
-(scripts/launch.sh -n N) share the windows and give the same loss up to the order of the sums.
-
-Examples:
-  zerotrain eval --model checkpoints --data data/tinytext/val.txt
-  scripts/launch.sh -n 4 -- build/zerotrain eval --model hf_model --data val.bin --seq-len 1024
-)");
-  add_model_options(*command_, options_.model, options_.device, options_.dtype);
-  command_->add_option("--data", options_.data, "the token file")->required();
-  command_->add_option("--format", options_.format, "auto, llmc, uint16 or text (data.format)")
-      ->capture_default_str();
-  command_->add_option("--seq-len", options_.seq_len,
-                       "tokens per sequence (default: the model's positions, at most 1024 and what the file holds)");
-  command_->add_option("--batch-size", options_.batch_size, "sequences per forward")->capture_default_str();
-  command_->add_option("--max-windows", options_.max_windows, "evaluate the first N windows only (0: all)")
-      ->capture_default_str();
-}
-
-bool EvalCommand::parsed() const { return command_->parsed(); }
-
-int EvalCommand::run(int argc, char** argv) const {
-  World world(argc, argv);
-  EvalResult r;
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    r = evaluate_file(options_, world);
-  } catch (const std::exception& e) {
-    if (*e.what()) std::fprintf(stderr, "error: eval: %s\n", e.what());  // the lowest failing rank speaks for all
-    return 1;
-  }
-  if (world.rank() != 0) return 0;
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("eval: %s: loss %.4f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
-              "tokens) on %d rank%s in %.1f s\n",
-              options_.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
-              static_cast<long long>(r.targets), static_cast<long long>(r.windows), r.batch_size, r.seq_len,
-              world.size(), world.size() == 1 ? "" : "s", seconds);
-  return 0;
 }
 
 }  // namespace zt

@@ -1,20 +1,29 @@
-#include "config/json_reader.hpp"
+#include "core/json_file.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <set>
 #include <vector>
 
-#include "config/diagnostics.hpp"
 #include "core/error.hpp"
 #include "core/file_type.hpp"
+#include "core/printable.hpp"
 
-namespace zt::config {
+namespace zt {
 
 namespace {
+
+// "SOURCE: PATH: WHAT", as the config's diagnostics word errors.
+[[noreturn]] void fail_at(const std::string& source, const std::string& path, const std::string& what) {
+  std::string m;
+  if (!source.empty()) m += source + ": ";
+  if (!path.empty()) m += path + ": ";
+  throw Error(printable(m + what));
+}
 
 // Where the parser is: one frame per open object or array, enough to name the path of a key.
 class DuplicateKeyGuard {
@@ -27,7 +36,7 @@ public:
       case E::object_start:
       case E::array_start:
         if (frames_.size() >= size_t(kMaxJsonDepth))
-          Diagnostics{source_}.fail("", fmt::format("objects and arrays nested deeper than {} levels (expected a "
+          fail_at(source_, "", fmt::format("objects and arrays nested deeper than {} levels (expected a "
                                                     "DeepSpeed config, which needs a handful)",
                                                     kMaxJsonDepth));
         frames_.push_back({event == E::object_start, {}, {}, 0});
@@ -35,7 +44,7 @@ public:
       case E::key: {
         Frame& f = frames_.back();
         std::string key = parsed.get<std::string>();
-        if (!f.keys.insert(key).second) Diagnostics{source_}.fail(join_path(path(), key), "duplicate key");
+        if (!f.keys.insert(key).second) fail_at(source_, join_path(path(), key), "duplicate key");
         f.key = key;
         break;
       }
@@ -93,14 +102,14 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
     std::string what = e.what();
     if (auto pos = what.find("] "); what.rfind("[json.exception", 0) == 0 && pos != std::string::npos)
       what = what.substr(pos + 2);
-    Diagnostics{source}.fail("", "invalid JSON: " + what);
+    fail_at(source, "", "invalid JSON: " + what);
   } catch (const nlohmann::json::out_of_range&) {
     // A number literal too large for a double (1e400): the parser says which text, not where.
-    Diagnostics{source}.fail(guard.value_path(), "number out of range (beyond the largest double, about 1.8e308)");
+    fail_at(source, guard.value_path(), "number out of range (beyond the largest double, about 1.8e308)");
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
+std::string read_text_file(const std::string& path) {
   std::string why;
   int error = 0;
   const int fd = open_regular_file(path, why, error);  // never blocks on a FIFO
@@ -119,7 +128,26 @@ nlohmann::json read_json_file(const std::string& path) {
     text.append(buffer, size_t(n));
   }
   ::close(fd);
-  return parse_json(text, path);
+  return text;
 }
 
-}  // namespace zt::config
+nlohmann::json read_json_file(const std::string& path) { return parse_json(read_text_file(path), path); }
+
+std::string show(const nlohmann::json& value) {
+  std::string s;
+  // 5e8 arrives as a float; print integral floats the way users write integers.
+  if (value.is_number_float() && std::isfinite(value.get<double>()) &&
+      std::floor(value.get<double>()) == value.get<double>() && std::fabs(value.get<double>()) < 1e18)
+    s = std::to_string(static_cast<long long>(value.get<double>()));
+  else
+    s = value.dump();
+  constexpr size_t limit = 80;
+  if (s.size() > limit) s = s.substr(0, limit - 3) + "...";
+  return s;
+}
+
+std::string join_path(const std::string& parent, const std::string& key) {
+  return parent.empty() ? key : parent + "." + key;
+}
+
+}  // namespace zt

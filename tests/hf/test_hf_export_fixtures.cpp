@@ -11,7 +11,7 @@
 
 #include "../data/temp_dir.hpp"
 #include "../model/torch_fixture.hpp"
-#include "ckpt/hf_export.hpp"
+#include "hf/hf_writer.hpp"
 #include "config/model_block.hpp"
 #include "core/param_hooks.hpp"
 #include "hf_directory.hpp"
@@ -34,13 +34,13 @@ std::string slurp(const std::string& path) {
 }  // namespace
 
 TEST_CASE("directories zerotrain wrote compute transformers' logits, and are still written the same",
-          "[ckpt][hf][fixture]") {
+          "[hf][fixture]") {
   for (const char* name : {"llama3", "qwen2", "qwen3"}) {
     INFO(name);
     const std::string dir = fixture_dir(name);
     const TorchFixture fx(dir + "/transformers_logits.safetensors");
     const config::ModelConfig model = config::read_model_block(nlohmann::json::parse(fx.metadata.at("model")), name);
-    const GptShape shape = config::shape_of(model);
+    const GptShape shape = model.shape;
     const DType dtype = dtype_from_name(fx.metadata.at("dtype"));
     const char* tag = dtype == DType::F32 ? "F32" : dtype == DType::BF16 ? "BF16" : "F16";
     const std::vector<float> flat = read_hf_weights(dir, shape, tag);
@@ -68,7 +68,7 @@ TEST_CASE("directories zerotrain wrote compute transformers' logits, and are sti
     TempDir tmp;
     HfOutput output(dtype);
     output.max_shard_bytes = parse_byte_size(fx.metadata.at("max_shard_size"), "max_shard_size");
-    HfModelWriter out(tmp.file("again"), gpt.layout(), model, output);
+    HfModelWriter out(tmp.file("again"), gpt.layout(), shape, output);
     for (const ParamGroup& g : gpt.layout().groups) out.write_group(g, flat.data() + g.offset);
     out.commit();
     size_t files = 0;

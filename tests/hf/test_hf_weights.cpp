@@ -11,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ckpt/hf_weights.hpp"
+#include "hf/hf_weights.hpp"
 #include "config/config.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
@@ -25,7 +25,7 @@ namespace {
 
 const fs::path kFixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "hf";
 
-GptShape shape_of_dir(const fs::path& dir) { return config::shape_of(config::resolve_model_argument(dir.string())); }
+GptShape shape_of_dir(const fs::path& dir) { return config::resolve_model_argument(dir.string()).shape; }
 
 // Every tensor of the directory's shards by name, read straight from its file.
 std::map<std::string, std::vector<float>> tensors_in(const fs::path& dir) {
@@ -66,7 +66,7 @@ std::string error_opening(const fs::path& dir, const GptShape& shape) {
 
 }  // namespace
 
-TEST_CASE("a sharded directory reads as its tensors, each range reading only its own bytes", "[ckpt][hf]") {
+TEST_CASE("a sharded directory reads as its tensors, each range reading only its own bytes", "[hf]") {
   for (const char* name : {"llama3_dir_fp32", "qwen2_dir_bf16"}) {
     DYNAMIC_SECTION(name) {
       const fs::path dir = kFixtures / name;
@@ -120,7 +120,7 @@ TEST_CASE("a sharded directory reads as its tensors, each range reading only its
   }
 }
 
-TEST_CASE("a broken directory is refused before anything is read, naming the tensor and the file", "[ckpt][hf]") {
+TEST_CASE("a broken directory is refused before anything is read, naming the tensor and the file", "[hf]") {
   const GptShape shape = shape_of_dir(kFixtures / "llama3_dir_fp32");
   const std::string up = "model.layers.1.mlp.up_proj.weight";
 

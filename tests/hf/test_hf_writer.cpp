@@ -14,12 +14,13 @@
 #include "../data/temp_dir.hpp"
 #include "ckpt/architecture_check.hpp"
 #include "ckpt/checkpoint_dir.hpp"
-#include "ckpt/hf_config_writer.hpp"
-#include "ckpt/hf_export.hpp"
 #include "ckpt/shard_file.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_writer.hpp"
 #include "hf_directory.hpp"
+#include "train/model_export.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -74,8 +75,8 @@ std::vector<float> weights_of(const GptShape& shape) {
 
 void write_directory(const std::string& dir, const config::ModelConfig& model, const std::vector<float>& flat,
                      const HfOutput& output) {
-  const ParamLayout layout = make_gpt_layout(config::shape_of(model));
-  HfModelWriter out(dir, layout, model, output);
+  const ParamLayout layout = make_gpt_layout(model.shape);
+  HfModelWriter out(dir, layout, model.shape, output);
   for (const ParamGroup& g : layout.groups) out.write_group(g, flat.data() + g.offset);
   out.commit();
 }
@@ -102,22 +103,22 @@ std::set<std::string> names_in(const std::string& dir) {
 
 }  // namespace
 
-TEST_CASE("config.json holds every model key under the name the table pairs it with", "[ckpt][hf]") {
+TEST_CASE("config.json holds every model key under the name the table pairs it with", "[hf]") {
   for (const json& block : {llama3_block(), qwen2_block(), qwen3_block(), llama_bias_block(), mistral_block()}) {
     const config::ModelConfig m = model_of(block);
-    INFO(m.model_type << " " << block.dump());
+    INFO(block.dump());
     const json resolved = config::model_json(m);
-    const nlohmann::ordered_json out = hf_config_json(m, DType::BF16);
-    CHECK(out.at("architectures") == json::array({hf_architecture(m.model_type)}));
+    const nlohmann::ordered_json out = hf_config_json(m.shape, DType::BF16);
+    CHECK(out.at("architectures") == json::array({hf_architecture(m.shape.model_type)}));
     CHECK(out.at("torch_dtype") == "bfloat16");
     CHECK(out.at("hidden_act") == "silu");
-    for (const config::HfConfigKey& key : config::hf_config_keys()) {
+    for (const HfConfigKey& key : hf_config_keys()) {
       const std::string name = key.key;
       INFO(name << " -> " << key.hf);
-      const bool has = name != "attention_bias" || m.model_type == "llama" || m.model_type == "qwen3";
-      const bool has_mlp = name != "mlp_bias" || m.model_type == "llama";
+      const bool has = name != "attention_bias" || m.shape.model_type == zt::ModelType::Llama || m.shape.model_type == zt::ModelType::Qwen3;
+      const bool has_mlp = name != "mlp_bias" || m.shape.model_type == zt::ModelType::Llama;
       if (name == "sliding_window") {
-        if (m.model_type == "llama") CHECK_FALSE(out.contains("sliding_window"));
+        if (m.shape.model_type == zt::ModelType::Llama) CHECK_FALSE(out.contains("sliding_window"));
         continue;
       }
       if (!has || !has_mlp) {
@@ -128,17 +129,17 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
     }
   }
   // The values that are not plain copies.
-  CHECK(hf_config_json(model_of(llama3_block()), DType::F32).at("rope_scaling").at("rope_type") == "llama3");
-  CHECK(hf_config_json(model_of(qwen2_block()), DType::F32).at("rope_scaling").is_null());
-  CHECK(hf_config_json(model_of(mistral_block()), DType::F32).at("sliding_window") == 32);
-  const auto qwen = hf_config_json(model_of(qwen3_block()), DType::F16);
+  CHECK(hf_config_json(model_of(llama3_block()).shape, DType::F32).at("rope_scaling").at("rope_type") == "llama3");
+  CHECK(hf_config_json(model_of(qwen2_block()).shape, DType::F32).at("rope_scaling").is_null());
+  CHECK(hf_config_json(model_of(mistral_block()).shape, DType::F32).at("sliding_window") == 32);
+  const auto qwen = hf_config_json(model_of(qwen3_block()).shape, DType::F16);
   CHECK(qwen.at("use_sliding_window") == false);
   CHECK(qwen.at("torch_dtype") == "float16");
   CHECK(qwen.at("architectures")[0] == "Qwen3ForCausalLM");
   CHECK(qwen.at("head_dim") == 24);
 
   // GPT-2 through the same table, in its own key names and fixed architecture.
-  const auto gpt2 = hf_config_json(model_of(gpt2_block()), DType::F32);
+  const auto gpt2 = hf_config_json(model_of(gpt2_block()).shape, DType::F32);
   CHECK(gpt2.at("architectures")[0] == "GPT2LMHeadModel");
   CHECK(gpt2.at("n_embd") == 8);
   CHECK(gpt2.at("n_positions") == 16);
@@ -149,14 +150,14 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
   CHECK_FALSE(gpt2.contains("rope_theta"));
 }
 
-TEST_CASE("config.json keeps the source directory's other keys and its rotary layout", "[ckpt][hf]") {
+TEST_CASE("config.json keeps the source directory's other keys and its rotary layout", "[hf]") {
   // transformers 4's layout, as Qwen2.5's config.json has it.
   const nlohmann::ordered_json qwen_source = {
       {"architectures", {"Qwen2ForCausalLM"}}, {"bos_token_id", 151643}, {"eos_token_id", 151643},
       {"hidden_size", 896}, {"max_window_layers", 21}, {"model_type", "qwen2"}, {"rope_theta", 1000000.0},
       {"sliding_window", 32768}, {"use_sliding_window", false}, {"torch_dtype", "bfloat16"},
       {"transformers_version", "4.43.1"}};
-  const auto q = hf_config_json(model_of(qwen2_block()), DType::F32, qwen_source);
+  const auto q = hf_config_json(model_of(qwen2_block()).shape, DType::F32, qwen_source);
   CHECK(q.at("bos_token_id") == 151643);
   CHECK(q.at("transformers_version") == "4.43.1");
   CHECK(q.at("max_window_layers") == 21);
@@ -172,7 +173,7 @@ TEST_CASE("config.json keeps the source directory's other keys and its rotary la
                                                {"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 10000.0}}},
                                                {"dtype", "bfloat16"},
                                                {"eos_token_id", {128001, 128008, 128009}}};
-  const auto l = hf_config_json(model_of(llama3_block()), DType::F32, llama_source);
+  const auto l = hf_config_json(model_of(llama3_block()).shape, DType::F32, llama_source);
   CHECK_FALSE(l.contains("rope_theta"));
   CHECK_FALSE(l.contains("rope_scaling"));
   CHECK(json::parse(l.at("rope_parameters").dump()) == json({{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
@@ -182,15 +183,15 @@ TEST_CASE("config.json keeps the source directory's other keys and its rotary la
   CHECK(l.at("eos_token_id") == json({128001, 128008, 128009}));
 
   // A source of another family lends nothing.
-  const auto other = hf_config_json(model_of(llama3_block()), DType::F32, qwen_source);
+  const auto other = hf_config_json(model_of(llama3_block()).shape, DType::F32, qwen_source);
   CHECK_FALSE(other.contains("bos_token_id"));
   CHECK(other.at("rope_theta") == 500000.0);
 }
 
-TEST_CASE("a model directory holds every tensor bit for bit, in shards above the limit", "[ckpt][hf]") {
+TEST_CASE("a model directory holds every tensor bit for bit, in shards above the limit", "[hf]") {
   TempDir tmp;
   const config::ModelConfig model = model_of(qwen3_block());
-  const GptShape shape = config::shape_of(model);
+  const GptShape shape = model.shape;
   const std::vector<float> flat = weights_of(shape);
   REQUIRE(shape.padded_vocab() > shape.vocab_size);
   const std::string dir = tmp.file("out");
@@ -230,13 +231,13 @@ TEST_CASE("a model directory holds every tensor bit for bit, in shards above the
   write_directory(dir, model, flat, sharded);
   CHECK_FALSE(fs::exists(dir + "/model.safetensors"));
   CHECK(read_hf_weights(dir, shape, "F32") == flat);
-  CHECK(json::parse(slurp(dir + "/config.json")) == json(hf_config_json(model, DType::F32)));
+  CHECK(json::parse(slurp(dir + "/config.json")) == json(hf_config_json(model.shape, DType::F32)));
 }
 
-TEST_CASE("bf16 and fp16 round to nearest even; fp16 refuses a weight beyond its range", "[ckpt][hf]") {
+TEST_CASE("bf16 and fp16 round to nearest even; fp16 refuses a weight beyond its range", "[hf]") {
   TempDir tmp;
   const config::ModelConfig model = model_of(llama3_block());
-  const GptShape shape = config::shape_of(model);
+  const GptShape shape = model.shape;
   std::vector<float> flat = weights_of(shape);
   for (size_t i = 0; i < flat.size(); ++i) flat[i] *= 1.0f + 1e-3f * float(i % 7);  // not representable
   for (DType dtype : {DType::BF16, DType::F16}) {
@@ -257,7 +258,7 @@ TEST_CASE("bf16 and fp16 round to nearest even; fp16 refuses a weight beyond its
   CHECK(names_in(dir).empty());  // the unfinished file is removed; nothing else was written
 }
 
-TEST_CASE("the tokenizer files and generation_config.json come from the source directory", "[ckpt][hf]") {
+TEST_CASE("the tokenizer files and generation_config.json come from the source directory", "[hf]") {
   TempDir tmp;
   const std::string source = tmp.file("Llama-3.2-1B");
   fs::create_directories(source);
@@ -272,8 +273,9 @@ TEST_CASE("the tokenizer files and generation_config.json come from the source d
   const config::ModelConfig model = model_of(llama3_block());
   HfOutput output;
   output.source_dir = source;
+  output.source_config = read_hf_config_json(source);
   const std::string dir = tmp.file("out");
-  write_directory(dir, model, weights_of(config::shape_of(model)), output);
+  write_directory(dir, model, weights_of(model.shape), output);
   CHECK(names_in(dir) == std::set<std::string>{"config.json", "model.safetensors", "tokenizer.json",
                                                "tokenizer_config.json", "special_tokens_map.json",
                                                "generation_config.json"});
@@ -281,26 +283,26 @@ TEST_CASE("the tokenizer files and generation_config.json come from the source d
     CHECK(slurp(dir + "/" + name) == slurp(source + "/" + name));
   CHECK(json::parse(slurp(dir + "/config.json")).at("bos_token_id") == 128000);
 
-  // The source is found in a run's config: model.path, or init_from naming a model directory.
-  CHECK(hf_source_directory({{"training", {{"init_from", source}}}}) == source);
-  CHECK(hf_source_directory({{"model", {{"path", source}}}, {"training", {{"init_from", ""}}}}) == source);
-  CHECK(hf_source_directory({{"training", {{"init_from", source + "/model.safetensors"}}}}).empty());
-  CHECK(hf_source_directory({{"training", {{"init_from", tmp.file("ckpt")}}}}).empty());
+  // The source is the run's model.path, or init_from naming a model directory.
+  CHECK(hf_source_directory("", source) == source);
+  CHECK(hf_source_directory(source, "") == source);
+  CHECK(hf_source_directory("", source + "/model.safetensors").empty());
+  CHECK(hf_source_directory("", tmp.file("ckpt")).empty());
 }
 
-TEST_CASE("writing refuses a layout that is not the model's, and an output it cannot create", "[ckpt][hf]") {
+TEST_CASE("writing refuses a layout that is not the model's, and an output it cannot create", "[hf]") {
   TempDir tmp;
   const config::ModelConfig model = model_of(qwen2_block());
-  const ParamLayout other = make_gpt_layout(config::shape_of(model_of(qwen3_block())));
-  CHECK(error_of([&] { HfModelWriter(tmp.file("a"), other, model, HfOutput()); })
+  const ParamLayout other = make_gpt_layout(model_of(qwen3_block()).shape);
+  CHECK(error_of([&] { HfModelWriter(tmp.file("a"), other, model.shape, HfOutput()); })
             .find("does not hold tensor model.layers.0.self_attn.q_proj.weight where a qwen2 model") !=
         std::string::npos);
   std::ofstream(tmp.file("file")) << "x";
-  CHECK(error_of([&] { HfModelWriter(tmp.file("file/out"), make_gpt_layout(config::shape_of(model)), model, HfOutput()); })
+  CHECK(error_of([&] { HfModelWriter(tmp.file("file/out"), make_gpt_layout(model.shape), model.shape, HfOutput()); })
             .find("cannot create directory") != std::string::npos);
 }
 
-TEST_CASE("sizes read as transformers' max_shard_size", "[ckpt][hf]") {
+TEST_CASE("sizes read as transformers' max_shard_size", "[hf]") {
   CHECK(parse_byte_size("5GB", "x") == 5'000'000'000ull);
   CHECK(parse_byte_size("500MB", "x") == 500'000'000ull);
   CHECK(parse_byte_size("16kB", "x") == 16'000ull);
@@ -318,7 +320,7 @@ namespace {
 // pieces cut as the engine cuts them.
 void write_checkpoint(const std::string& root, const config::ModelConfig& model, const std::vector<float>& flat,
                       int world) {
-  const ParamLayout layout = make_gpt_layout(config::shape_of(model));
+  const ParamLayout layout = make_gpt_layout(model.shape);
   CheckpointMeta meta;
   meta.step = 4;
   meta.world_size = world;
@@ -346,17 +348,18 @@ void write_checkpoint(const std::string& root, const config::ModelConfig& model,
 }  // namespace
 
 TEST_CASE("export writes a llama-family checkpoint of any world size as the directory of its weights",
-          "[ckpt][hf][export]") {
+          "[hf][export]") {
   TempDir tmp;
   for (const json& block : {qwen2_block(), qwen3_block(), llama3_block()}) {
     const config::ModelConfig model = model_of(block);
-    INFO(model.model_type);
-    const GptShape shape = config::shape_of(model);
+    const std::string type(model_type_name(model.shape.model_type));
+    INFO(type);
+    const GptShape shape = model.shape;
     const std::vector<float> flat = weights_of(shape);
-    const std::string whole = tmp.file("whole_" + model.model_type);
+    const std::string whole = tmp.file("whole_" + type);
     write_directory(whole, model, flat, HfOutput());
     for (int world : {1, 3}) {
-      const std::string ckpt = tmp.file("ckpt_" + model.model_type + std::to_string(world));
+      const std::string ckpt = tmp.file("ckpt_" + type + std::to_string(world));
       write_checkpoint(ckpt, model, flat, world);
       const std::string out = ckpt + "_export";
       export_checkpoint(ckpt, out, HfOutput());
@@ -371,7 +374,7 @@ TEST_CASE("export writes a llama-family checkpoint of any world size as the dire
   }
 }
 
-TEST_CASE("meta.json records the architecture; older checkpoints read as the model they hold", "[ckpt][hf]") {
+TEST_CASE("meta.json records the architecture; older checkpoints read as the model they hold", "[hf]") {
   CheckpointMeta m;
   m.flat_params = 0;
   m.model = config::model_json(model_of(qwen3_block()));
@@ -393,7 +396,7 @@ TEST_CASE("meta.json records the architecture; older checkpoints read as the mod
 }
 
 TEST_CASE("a checkpoint of another architecture is refused; init_from may change what is not the model type",
-          "[ckpt][hf]") {
+          "[hf]") {
   CheckpointMeta saved;
   saved.model = config::model_json(model_of(llama_bias_block()));
   json mistral = llama_bias_block();

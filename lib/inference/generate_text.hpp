@@ -1,15 +1,10 @@
 #pragma once
-// `zerotrain generate --model DIR|CHECKPOINT [--tokenizer DIR] --prompt TEXT [--max-new-tokens N
-// --temperature T --top-k K --top-p P --seed S --device D --dtype DT]`: a trained model continues
-// a prompt, its text streamed to stdout as it is drawn (docs/data.md).
+// `zerotrain generate`: a trained model continues a prompt, its text streamed as it is drawn
+// (docs/data.md).
 #include <cstdio>
 #include <string>
 
 #include "inference/token_sampler.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace zt {
 
@@ -25,16 +20,5 @@ struct GenerateOptions {
 // and how fast on stderr. Bad input (a model path, a tokenizer, an empty prompt, an option) throws
 // zt::Error saying what is wrong, before anything is written to `out`.
 void run_generate(const GenerateOptions& options, std::FILE* out);
-
-class GenerateCommand {
-public:
-  explicit GenerateCommand(CLI::App& app);
-  bool parsed() const;
-  int run() const;
-
-private:
-  CLI::App* command_;
-  GenerateOptions options_;
-};
 
 }  // namespace zt

@@ -1,5 +1,6 @@
 #pragma once
-// Reads a Hugging Face model directory back with zerotrain's own safetensors reader, tensor by
+// Writes a Hugging Face model directory of a flat buffer's weights with zerotrain's writer, for the
+// tests that need one as input; and reads one back with zerotrain's own safetensors reader, tensor by
 // tensor: each tensor of hf_tensors(shape) from the file model.safetensors.index.json names (or
 // model.safetensors), converted to fp32 into a flat buffer of the model's layout, padded
 // vocabulary rows zero. The directory must hold exactly those tensors, in `dtype` ("F32", "BF16",
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "ckpt/safetensors.hpp"
+#include "hf/hf_writer.hpp"
 #include "model/gpt_layout.hpp"
 
 namespace zt::test {
@@ -58,6 +60,14 @@ inline std::vector<float> read_hf_weights(const std::string& dir, const GptShape
     file.read_f32(*e, flat.data() + t.offset);
   }
   return flat;
+}
+
+// DIR/config.json and DIR/model.safetensors of `shape` holding `flat` (the layout's fp32 elements).
+inline void write_model_dir(const std::string& dir, const GptShape& shape, const float* flat) {
+  const ParamLayout layout = make_gpt_layout(shape);
+  HfModelWriter out(dir, layout, shape, HfOutput());
+  for (const ParamGroup& g : layout.groups) out.write_group(g, flat + g.offset);
+  out.commit();
 }
 
 }  // namespace zt::test

@@ -1,4 +1,4 @@
-#include "ckpt/hf_weights.hpp"
+#include "hf/hf_weights.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "hf/hf_dir.hpp"
 
 namespace zt {
 
@@ -15,8 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kSingleFile = "model.safetensors";
-constexpr const char* kIndexFile = "model.safetensors.index.json";
 
 std::string shape_text(const std::vector<uint64_t>& shape) {
   std::string s = "[";
@@ -74,8 +73,8 @@ void HfWeights::open(const std::string& path) {
   std::string index;
   std::string single = path;
   if (fs::is_directory(path, ec)) {
-    single = (fs::path(path) / kSingleFile).string();
-    index = (fs::path(path) / kIndexFile).string();
+    single = hf_file(path, kHfWeightsFile);
+    index = hf_file(path, kHfIndexFile);
     if (fs::exists(single, ec)) {
       index.clear();  // transformers reads model.safetensors first, too
     } else if (fs::exists(index, ec)) {
@@ -83,7 +82,7 @@ void HfWeights::open(const std::string& path) {
     } else {
       fail("{}: holds neither {} nor {} (expected the safetensors weights of a Hugging Face model; "
            "pytorch_model.bin is not read)",
-           path, kSingleFile, kIndexFile);
+           path, kHfWeightsFile, kHfIndexFile);
     }
   }
   std::map<std::string, const SafetensorsReader*> opened;
@@ -111,7 +110,7 @@ void HfWeights::open(const std::string& path) {
       src.file = reader((fs::path(path) / shard).string());
       src.entry = src.file->find(name);
       if (!src.entry)
-        fail("{}: tensor {} is not in this file, where {} places it", src.file->path(), name, kIndexFile);
+        fail("{}: tensor {} is not in this file, where {} places it", src.file->path(), name, kHfIndexFile);
     }
     const SafetensorsEntry& e = *src.entry;
     if (e.shape != expected)

@@ -1,0 +1,25 @@
+#pragma once
+// What the subcommands' parsers share: their option types and checks.
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "core/log.hpp"
+
+namespace zt::cli {
+
+// A positive integer option. CLI::PositiveNumber would report "Value 0 not in range 2.22507e-308 to
+// 1.79769e+308"; this says what the option takes: "--steps: must be a positive integer, got 0".
+CLI::Validator positive_int();
+CLI::Validator positive_int64();
+
+// "5GB", "500MB", "2GiB", or bytes (--max-shard-size).
+CLI::Validator byte_size();
+
+// --model (required), --device (cpu, cuda or auto, as training.device chooses) and --dtype (fp32
+// or bf16, what the model computes in on a GPU): generate and eval.
+void add_model_options(CLI::App& command, std::string& model, std::string& device, std::string& dtype);
+
+LogOptions log_options(int rank, const std::string& level, const std::string& dir = "");
+
+}  // namespace zt::cli

@@ -1,0 +1,64 @@
+// `zerotrain eval --model DIR|CHECKPOINT --data FILE`: the loss and perplexity of a trained model.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include "cli_options.hpp"
+#include "comm/world.hpp"
+#include "inference/evaluation.hpp"
+#include "subcommand.hpp"
+
+namespace zt::cli {
+
+namespace {
+
+const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model directory, as for generate. --data: a token file
+as training reads it (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16,
+text as bytes). The file is cut into windows of B x T + 1 tokens as training cuts it, read in order;
+several ranks (scripts/launch.sh -n N) share the windows and give the same loss up to the order of
+the sums.
+
+Examples:
+  zerotrain eval --model checkpoints --data data/tinytext/val.txt
+  scripts/launch.sh -n 4 -- build/zerotrain eval --model hf_model --data val.bin --seq-len 1024
+)";
+
+int eval(const EvalOptions& o, int argc, char** argv) {
+  World world(argc, argv);
+  EvalResult r;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    r = evaluate_file(o, world);
+  } catch (const std::exception& e) {
+    if (*e.what()) std::fprintf(stderr, "error: eval: %s\n", e.what());  // the lowest failing rank speaks for all
+    return 1;
+  }
+  if (world.rank() != 0) return 0;
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("eval: %s: loss %.4f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
+              "tokens) on %d rank%s in %.1f s\n",
+              o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
+              static_cast<long long>(r.targets), static_cast<long long>(r.windows), r.batch_size, r.seq_len,
+              world.size(), world.size() == 1 ? "" : "s", seconds);
+  return 0;
+}
+
+}  // namespace
+
+Subcommand eval_subcommand(CLI::App& app) {
+  auto o = std::make_shared<EvalOptions>();
+  auto cmd = app.add_subcommand("eval", "the loss and perplexity of a trained model over a token file (docs/data.md)");
+  cmd->footer(kEvalFooter);
+  add_model_options(*cmd, o->model, o->device, o->dtype);
+  cmd->add_option("--data", o->data, "the token file")->required();
+  cmd->add_option("--format", o->format, "auto, llmc, uint16 or text (data.format)")->capture_default_str();
+  cmd->add_option("--seq-len", o->seq_len,
+                  "tokens per sequence (default: the model's positions, at most 1024 and what the file holds)");
+  cmd->add_option("--batch-size", o->batch_size, "sequences per forward")->capture_default_str();
+  cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows only (0: all)")
+      ->capture_default_str();
+  return {cmd, [o](int argc, char** argv) { return eval(*o, argc, argv); }};
+}
+
+}  // namespace zt::cli

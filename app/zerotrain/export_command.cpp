@@ -1,0 +1,70 @@
+// `zerotrain export CHECKPOINT_DIR -o OUT_DIR`: a checkpoint as a Hugging Face model directory.
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "cli_options.hpp"
+#include "core/dtype.hpp"
+#include "subcommand.hpp"
+#include "train/model_export.hpp"
+
+namespace zt::cli {
+
+namespace {
+
+const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
+directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR as transformers'
+save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
+model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
+model.safetensors.index.json above --max-shard-size), and the tokenizer files of the model
+directory the run started from; the same files training.save_final writes for the same state, one
+parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
+bf16 run computed with.
+
+Examples:
+  zerotrain export checkpoints -o hf_model
+  zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16 --max-shard-size 2GB
+)";
+
+struct ExportArgs {
+  std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
+};
+
+// One process, no MPI: reads the shard files and writes the consolidated weights.
+int export_model(const ExportArgs& a) {
+  try {
+    init_logging(log_options(0, "info"));
+    HfOutput output(dtype_from_name(a.dtype));
+    output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
+    export_checkpoint(a.checkpoint_dir, a.out_dir, output);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: export: %s\n", e.what());
+    return 1;
+  }
+  spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
+  return 0;
+}
+
+}  // namespace
+
+Subcommand export_subcommand(CLI::App& app) {
+  auto a = std::make_shared<ExportArgs>();
+  auto exp = app.add_subcommand("export", "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
+                                          "(config.json, safetensors, tokenizer files)");
+  exp->footer(kExportExamples);
+  exp->add_option("CHECKPOINT_DIR", a->checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
+      ->required();
+  exp->add_option("-o,--output", a->out_dir, "output directory (OUT_DIR)")->required();
+  exp->add_option("--dtype", a->dtype, "fp32 (the master weights), bf16 or fp16 (rounded to nearest even)")
+      ->check(CLI::IsMember({"fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+  exp->add_option("--max-shard-size", a->max_shard_size,
+                  "largest safetensors file before the weights are split into shards with an index (5GB, "
+                  "500MB, 2GiB, or bytes), as transformers' max_shard_size")
+      ->check(byte_size())
+      ->capture_default_str();
+  return {exp, [a](int, char**) { return export_model(*a); }};
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,56 @@
+// `zerotrain generate --model DIR|CHECKPOINT --prompt TEXT ...`: a trained model continues a prompt.
+#include <cstdio>
+#include <memory>
+
+#include "cli_options.hpp"
+#include "inference/generate_text.hpp"
+#include "subcommand.hpp"
+
+namespace zt::cli {
+
+namespace {
+
+const char* const kGenerateFooter = R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
+model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
+model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
+them). --tokenizer: the tokenizer the training data was made with (default: one in the model
+directory, or training.sample_tokenizer of the checkpoint's run; a model of 256 tokens reads bytes).
+The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
+generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
+positions are used up. Temperature 0 is greedy decoding.
+
+Examples:
+  zerotrain generate --model checkpoints --prompt "And God said"
+  zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "Once upon a time" --temperature 0.8 --top-k 40
+)";
+
+}  // namespace
+
+Subcommand generate_subcommand(CLI::App& app) {
+  auto o = std::make_shared<GenerateOptions>();
+  auto cmd = app.add_subcommand("generate", "a trained model continues a prompt, streaming its text (docs/data.md)");
+  cmd->footer(kGenerateFooter);
+  add_model_options(*cmd, o->model, o->device, o->dtype);
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
+  cmd->add_option("--prompt", o->prompt, "the text to continue")->required();
+  cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate at most")->capture_default_str();
+  cmd->add_option("--temperature", o->sampling.temperature, "softmax temperature; 0: greedy")->capture_default_str();
+  cmd->add_option("--top-k", o->sampling.top_k, "draw among the K most likely tokens; 0: all")->capture_default_str();
+  cmd->add_option("--top-p", o->sampling.top_p,
+                  "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
+      ->capture_default_str();
+  cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")->capture_default_str();
+  auto run = [o](int, char**) {
+    try {
+      run_generate(*o, stdout);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: generate: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  };
+  return {cmd, run};
+}
+
+}  // namespace zt::cli

@@ -1,0 +1,319 @@
+#include "hf/hf_config.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "core/by_dtype.hpp"
+#include "core/error.hpp"
+#include "core/json_file.hpp"
+#include "hf/hf_dir.hpp"
+
+namespace zt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using ordered_json = nlohmann::ordered_json;
+
+// ---- the key table and the families ----
+
+struct Family {
+  ModelType type;
+  const char* architecture;
+};
+constexpr Family kFamilies[] = {{ModelType::Gpt2, "GPT2LMHeadModel"},
+                                {ModelType::Llama, "LlamaForCausalLM"},
+                                {ModelType::Mistral, "MistralForCausalLM"},
+                                {ModelType::Qwen2, "Qwen2ForCausalLM"},
+                                {ModelType::Qwen3, "Qwen3ForCausalLM"}};
+
+// Whether the family's transformers config class has the model key at all.
+bool family_has(ModelType type, const std::string& key) {
+  const FamilyOptions options = family_options(type);
+  if (key == "attention_bias") return options.attention_bias;
+  if (key == "mlp_bias") return options.mlp_bias;
+  if (key == "sliding_window") return options.sliding_window;
+  return true;
+}
+
+// ---- reading ----
+
+// What transformers' config classes (LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config,
+// GPT2Config) assume for a key config.json leaves out, where zerotrain's own default differs.
+// num_key_value_heads and head_dim absent mean n_head and d_model / n_head for llama, mistral's
+// head_dim and qwen2's likewise; n_inner absent means 4 x n_embd.
+nlohmann::json transformers_defaults(ModelType type) {
+  switch (type) {
+    case ModelType::Llama:
+      return {{"vocab_size", 32000},         {"hidden_size", 4096},          {"intermediate_size", 11008},
+              {"num_hidden_layers", 32},     {"num_attention_heads", 32},    {"max_position_embeddings", 2048},
+              {"rms_norm_eps", 1e-6},        {"tie_word_embeddings", false}, {"attention_bias", false},
+              {"mlp_bias", false}};
+    case ModelType::Mistral:
+      return {{"vocab_size", 32000},         {"hidden_size", 4096},           {"intermediate_size", 14336},
+              {"num_hidden_layers", 32},     {"num_attention_heads", 32},     {"num_key_value_heads", 8},
+              {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false},
+              {"sliding_window", 4096}};
+    case ModelType::Qwen2:
+    case ModelType::Qwen3: {
+      nlohmann::json d = {{"vocab_size", 151936},        {"hidden_size", 4096},        {"intermediate_size", 22016},
+                          {"num_hidden_layers", 32},     {"num_attention_heads", 32},  {"num_key_value_heads", 32},
+                          {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false},
+                          {"use_sliding_window", false}, {"sliding_window", 4096}};
+      if (type == ModelType::Qwen3) d.update({{"head_dim", 128}, {"attention_bias", false}});
+      return d;
+    }
+    case ModelType::Gpt2:
+      return {{"vocab_size", 50257}, {"n_positions", 1024},          {"n_embd", 768},
+              {"n_layer", 12},       {"n_head", 12},                 {"layer_norm_epsilon", 1e-5},
+              {"tie_word_embeddings", true}};
+  }
+  return nlohmann::json::object();
+}
+
+// rope_theta and rope_scaling as zerotrain's keys, from 5.x's rope_parameters or 4.x's top-level
+// keys (rope_scaling's older spelling "type" included).
+void read_rope(const nlohmann::json& hf, HfConfig& out) {
+  const bool v5 = hf.contains("rope_parameters") && !hf.at("rope_parameters").is_null();
+  const std::string where = v5 ? "rope_parameters" : "rope_scaling";
+  nlohmann::json scaling = v5 ? hf.at("rope_parameters") : hf.value("rope_scaling", nlohmann::json());
+  if (!scaling.is_null() && !scaling.is_object())
+    fail("{}: {}: {} is not an object (expected {{\"rope_type\": ..., ...}} or null)", out.file, where, show(scaling));
+  nlohmann::json theta = hf.value("rope_theta", nlohmann::json(10000.0));
+  if (v5 && scaling.contains("rope_theta")) {
+    theta = scaling.at("rope_theta");
+    scaling.erase("rope_theta");
+  }
+  out.block["rope_theta"] = theta;
+  out.from["rope_theta"] = v5 ? "rope_parameters.rope_theta" : "rope_theta";
+  if (scaling.is_object() && scaling.contains("type") && !scaling.contains("rope_type")) {
+    scaling["rope_type"] = scaling.at("type");
+    scaling.erase("type");
+  }
+  const nlohmann::json type = scaling.is_object() ? scaling.value("rope_type", nlohmann::json("default")) : "default";
+  if (!type.is_string() || (type != "default" && type != "llama3"))
+    fail("{}: {}.rope_type: {} is not implemented (expected default or llama3; the linear, dynamic, yarn and "
+         "longrope scalings are refused rather than trained differently from transformers)",
+         out.file, where, show(type));
+  out.block["rope_scaling"] = type == "default" ? nlohmann::json() : scaling;
+  out.from["rope_scaling"] = where;
+}
+
+// The activation the family computes: SiLU in the llama family's MLP, GELU's tanh form in GPT-2's.
+void check_activation(const nlohmann::json& hf, ModelType type, const std::string& file) {
+  const bool gpt2 = type == ModelType::Gpt2;
+  const char* key = gpt2 ? "activation_function" : "hidden_act";
+  const nlohmann::json act = hf.value(key, nlohmann::json(gpt2 ? "gelu_new" : "silu"));
+  const bool ok = gpt2 ? act == "gelu_new" || act == "gelu_pytorch_tanh" : act == "silu";
+  if (!ok)
+    fail("{}: {}: {} is not implemented (expected {})", file, key, show(act),
+         gpt2 ? "gelu_new or gelu_pytorch_tanh" : "silu");
+}
+
+ModelType model_type_of(const nlohmann::json& hf, const std::string& file) {
+  const nlohmann::json type_name = hf.value("model_type", nlohmann::json());
+  std::optional<ModelType> type;
+  if (type_name.is_string()) type = model_type_from_name(type_name.get<std::string>());
+  if (type) return *type;
+  std::string known;
+  for (const auto& n : model_type_names()) known += (known.empty() ? "" : ", ") + n;
+  fail("{}: model_type: {} is not a model type zerotrain implements (expected one of {})", file,
+       type_name.is_null() ? "missing" : show(type_name), known);
+}
+
+// ---- writing ----
+
+void set_if_absent(ordered_json& j, const char* key, const ordered_json& value) {
+  if (!j.contains(key)) j[key] = value;
+}
+
+// Mistral writes its window (null: none); Qwen2 and Qwen3 switch it with use_sliding_window, from
+// layer max_window_layers on (0: every layer, as zerotrain computes).
+void write_sliding_window(ordered_json& out, const GptShape& s) {
+  const int window = s.sliding_window;
+  if (s.model_type == ModelType::Mistral) {
+    out["sliding_window"] = window > 0 ? ordered_json(window) : ordered_json(nullptr);
+    return;
+  }
+  out["use_sliding_window"] = window > 0;
+  if (window > 0) {
+    out["sliding_window"] = window;
+    out["max_window_layers"] = 0;
+    return;
+  }
+  set_if_absent(out, "sliding_window", nullptr);  // a source's unused window stays as it was
+  set_if_absent(out, "max_window_layers", s.n_layer);
+}
+
+// transformers 5: one rope_parameters object holds the theta and the scaling.
+ordered_json rope_parameters(const nlohmann::json& block) {
+  ordered_json p = {{"rope_type", "default"}};
+  if (block.at("rope_scaling").is_object())
+    for (auto& [k, v] : block.at("rope_scaling").items()) p[k] = v;
+  p["rope_theta"] = block.at("rope_theta");
+  return p;
+}
+
+}  // namespace
+
+const std::vector<HfConfigKey>& hf_config_keys() {
+  static const std::vector<HfConfigKey> keys = {
+      {"model_type", "model_type", "model_type"},
+      {"n_layer", "num_hidden_layers", "n_layer"},
+      {"n_head", "num_attention_heads", "n_head"},
+      {"n_kv_head", "num_key_value_heads", nullptr},
+      {"head_dim", "head_dim", nullptr},
+      {"d_model", "hidden_size", "n_embd"},
+      {"d_ff", "intermediate_size", "n_inner"},
+      {"vocab_size", "vocab_size", "vocab_size"},
+      {"max_seq_len", "max_position_embeddings", "n_positions"},
+      {"norm_eps", "rms_norm_eps", "layer_norm_epsilon"},
+      {"rope_theta", "rope_theta", nullptr},
+      {"rope_scaling", "rope_scaling", nullptr},
+      {"attention_bias", "attention_bias", nullptr},
+      {"mlp_bias", "mlp_bias", nullptr},
+      {"tie_word_embeddings", "tie_word_embeddings", "tie_word_embeddings"},
+      {"sliding_window", "sliding_window", nullptr},
+  };
+  return keys;
+}
+
+nlohmann::json model_keys(const GptShape& shape) {
+  const GptShape s = shape.resolved();
+  nlohmann::json j = {{"model_type", model_type_name(s.model_type)},
+                      {"n_layer", s.n_layer},
+                      {"n_head", s.n_head},
+                      {"d_model", s.d_model},
+                      {"vocab_size", s.vocab_size},
+                      {"max_seq_len", s.max_seq_len}};
+  if (s.model_type == ModelType::Gpt2) return j;  // GPT-2's fixed architecture needs only its sizes
+  const RopeScaling& r = s.rope_scaling;
+  nlohmann::json rope_scaling = nullptr;
+  if (r.type == RopeType::Llama3)
+    rope_scaling = {{"rope_type", "llama3"},
+                    {"factor", r.factor},
+                    {"low_freq_factor", r.low_freq_factor},
+                    {"high_freq_factor", r.high_freq_factor},
+                    {"original_max_position_embeddings", r.original_max_position_embeddings}};
+  j.update({{"n_kv_head", s.n_kv_head},
+            {"head_dim", s.head_dim},
+            {"d_ff", s.d_ff},
+            {"norm_eps", s.norm_eps},
+            {"rope_theta", s.rope_theta},
+            {"rope_scaling", rope_scaling},
+            {"attention_bias", s.attention_bias},
+            {"mlp_bias", s.mlp_bias},
+            {"tie_word_embeddings", s.tied_head},
+            {"sliding_window", s.sliding_window}});
+  return j;
+}
+
+HfConfig read_hf_config(const std::string& dir) {
+  HfConfig out;
+  out.file = hf_file(dir, kHfConfigFile);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail("{}: no such directory (expected a Hugging Face model directory)", dir);
+  if (!fs::is_regular_file(out.file, ec))
+    fail("{}: holds no config.json (expected a Hugging Face model directory: config.json and safetensors)", dir);
+  out.json = read_hf_config_json(dir);
+  const nlohmann::json hf = out.json;
+  if (!hf.is_object()) fail("{}: {} is not a JSON object", out.file, show(hf));
+  const ModelType type = model_type_of(hf, out.file);
+  check_activation(hf, type, out.file);
+
+  nlohmann::json given = transformers_defaults(type);
+  for (const auto& [key, value] : hf.items())
+    if (!value.is_null() || key == "sliding_window") given[key] = value;
+  const bool gpt2 = type == ModelType::Gpt2;
+  out.block = {{"preset", "custom"}, {"model_type", hf.at("model_type")}};
+  out.from["model_type"] = "model_type";
+  for (const HfConfigKey& k : hf_config_keys()) {
+    const std::string key = k.key;
+    const char* hf_key = gpt2 ? k.gpt2_hf : k.hf;
+    if (!hf_key || key == "model_type" || key == "rope_theta" || key == "rope_scaling" || !family_has(type, key))
+      continue;
+    nlohmann::json value = given.value(hf_key, nlohmann::json());
+    if (key == "sliding_window" && type != ModelType::Mistral && given.value("use_sliding_window", false) != true)
+      value = nullptr;  // qwen2, qwen3: the window applies only with use_sliding_window
+    if (value.is_null() && key != "sliding_window") continue;  // the family derives it (n_kv_head, head_dim, d_ff)
+    out.block[key] = value;
+    out.from[key] = hf_key;
+  }
+  if (!gpt2) read_rope(hf, out);
+  return out;
+}
+
+nlohmann::ordered_json read_hf_config_json(const std::string& dir) {
+  const std::string file = hf_file(dir, kHfConfigFile);
+  const std::string text = read_text_file(file);
+  parse_json(text, file);  // the same errors as everywhere else: duplicate keys, bad JSON
+  return ordered_json::parse(text, nullptr, true, /*ignore_comments=*/true);
+}
+
+ModelType hf_model_type(const std::string& dir) {
+  const std::string file = hf_file(dir, kHfConfigFile);
+  const nlohmann::json hf = read_json_file(file);
+  if (!hf.is_object()) fail("{}: {} is not a JSON object", file, show(hf));
+  return model_type_of(hf, file);
+}
+
+std::string hf_architecture(ModelType type) {
+  for (const Family& f : kFamilies)
+    if (type == f.type) return f.architecture;
+  fail("model_type \"{}\" has no Hugging Face architecture zerotrain writes", model_type_name(type));
+}
+
+std::string torch_dtype_name(DType dtype) {
+  return by_dtype<std::string>(dtype, "float32", "bfloat16", "float16", "float32");
+}
+
+ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_json& source) {
+  const GptShape s = shape.resolved();
+  const ModelType type = s.model_type;
+  const std::string type_name(model_type_name(type));
+  const bool gpt2 = type == ModelType::Gpt2;
+  const nlohmann::json block = model_keys(s);
+  const bool from_source = source.is_object() && source.value("model_type", std::string()) == type_name;
+
+  ordered_json out = {{"architectures", {hf_architecture(type)}}, {"model_type", type_name}};
+  if (from_source)
+    for (auto& [k, v] : source.items()) out[k] = v;
+  const bool in_rope_parameters = from_source && source.contains("rope_parameters");
+
+  for (const HfConfigKey& key : hf_config_keys()) {
+    const char* hf = gpt2 ? key.gpt2_hf : key.hf;
+    const std::string name = key.key;
+    if (!hf || !block.contains(key.key) || !family_has(type, name)) continue;
+    if (name == "sliding_window") {
+      write_sliding_window(out, s);
+    } else if (name == "rope_theta" || name == "rope_scaling") {
+      if (in_rope_parameters)
+        out["rope_parameters"] = rope_parameters(block);
+      else
+        out[hf] = block.at(key.key);
+    } else {
+      out[hf] = block.at(key.key);
+    }
+  }
+
+  if (gpt2) {  // the architecture GPT-2 always has (model/gpt_shape.hpp)
+    out["n_ctx"] = s.max_seq_len;
+    out["layer_norm_epsilon"] = 1e-5;
+    out["activation_function"] = "gelu_new";
+    out["tie_word_embeddings"] = true;
+    set_if_absent(out, "bos_token_id", s.vocab_size - 1);  // GPT-2's convention: the last token is <|endoftext|>
+    set_if_absent(out, "eos_token_id", s.vocab_size - 1);
+  } else {
+    out["hidden_act"] = "silu";
+    set_if_absent(out, "initializer_range", 0.02);
+    set_if_absent(out, "attention_dropout", 0.0);
+    set_if_absent(out, "use_cache", true);
+  }
+  out["torch_dtype"] = torch_dtype_name(dtype);
+  if (out.contains("dtype")) out["dtype"] = torch_dtype_name(dtype);  // transformers 5's name
+  return out;
+}
+
+}  // namespace zt

@@ -1,0 +1,54 @@
+#pragma once
+// The masked loss of a model over windows of a token file, the one evaluation loop of training
+// (the validation loss, through the engine's hooks) and of `zerotrain eval --model DIR|CHECKPOINT
+// --data FILE` (the weights resident on the device). The file is cut into windows as training
+// cuts it (docs/data.md) and read in order, rank r taking windows r, r + W, ...; the loss is the
+// sum of the token losses over the targets that count, so the world size changes only the order of
+// the sums.
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/param_hooks.hpp"
+#include "data/sampler.hpp"
+#include "model/gpt.hpp"
+
+namespace zt {
+
+class World;
+
+struct LossSums {
+  double loss = 0;     // token losses over the targets that count
+  double counted = 0;  // targets that count
+};
+
+// This rank's sums over `windows` windows of `sampler` (an evaluation sampler: accumulation 1, no
+// shuffle). Every rank runs every round, since a forward may be collective (stage 3 gathers the
+// weights): a rank without a window in a round computes one that counts nothing. inputs and
+// targets hold one window; before_forward, when given, runs before each forward (the engine's
+// begin_micro_batch).
+LossSums evaluate_windows(Gpt& model, ParamHooks& weights, const BatchSampler& sampler, int64_t windows,
+                          int32_t* inputs, int32_t* targets, const std::function<void()>& before_forward = {});
+
+struct EvalOptions {
+  std::string model, data, format = "auto";
+  int seq_len = 0;          // 0: the model's max_seq_len, at most 1024, at most what the file holds
+  int batch_size = 1;       // sequences per forward
+  int64_t max_windows = 0;  // 0: every window of the file
+  std::string device = "auto", dtype = "fp32";
+};
+
+struct EvalResult {
+  double loss = 0;          // nats per counted target; NaN without any
+  int64_t counted = 0;      // targets that count
+  int64_t targets = 0;      // targets read
+  int64_t windows = 0;
+  int seq_len = 0, batch_size = 0;
+};
+
+// `zerotrain eval`, collective over the world's ranks; every rank returns the same result. Throws
+// zt::Error on bad input (the same on every rank: they read the same files), the message empty on
+// every rank but the lowest failing one.
+EvalResult evaluate_file(const EvalOptions& options, const World& world);
+
+}  // namespace zt
