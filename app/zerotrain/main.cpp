@@ -23,7 +23,6 @@
 #include "inference/eval_command.hpp"
 #include "inference/generate_command.hpp"
 #include "plot/curves.hpp"
-#include "tokenizer/tokenize_command.hpp"
 #include "model/gpt_layout.hpp"
 #include "zero/deepspeed_estimate.hpp"
 #include "zero/memory_estimate.hpp"
@@ -33,6 +32,7 @@
 #include "train/output_paths.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
+#include "subcommand.hpp"
 
 #ifndef ZT_VERSION
 #define ZT_VERSION "unknown"
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
   plt->add_option("METRICS", p.metrics, "metrics files, one run each")->required();
   plt->add_option("-o,--output", p.out, "the SVG file to write")->required();
 
-  zt::TokenizeCommand tokenize(app);
+  zt::cli::Subcommand tokenize = zt::cli::tokenize_subcommand(app);
   zt::GenerateCommand generate(app);
   zt::EvalCommand evaluate(app);
 
@@ -410,7 +410,7 @@ int main(int argc, char** argv) {
   if (est->parsed()) return estimate(e);
   if (exp->parsed()) return export_checkpoint(x);
   if (plt->parsed()) return plot(p);
-  if (tokenize.parsed()) return tokenize.run();
+  if (tokenize.command->parsed()) return tokenize.run(argc, argv);
   if (generate.parsed()) return generate.run();
   if (evaluate.parsed()) return evaluate.run(argc, argv);
   if (t.print_config) return print_config(t, argc, argv);
