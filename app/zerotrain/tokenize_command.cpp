@@ -1,14 +1,48 @@
-// Placeholder until the tokenize room lands: wraps the library's parser.
+// `zerotrain tokenize --tokenizer DIR|FILE INPUT... -o OUT.bin [--val N%] [--chat-format F]`
+// (lib/tokenize/tokenize_files.hpp does the work).
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
 #include <memory>
 
 #include "subcommand.hpp"
-#include "tokenizer/tokenize_command.hpp"
+#include "tokenize/tokenize_files.hpp"
 
 namespace zt::cli {
 
 Subcommand tokenize_subcommand(CLI::App& app) {
-  auto cmd = std::make_shared<TokenizeCommand>(app);
-  return {app.get_subcommand("tokenize"), [cmd](int, char**) { return cmd->run(); }};
+  auto options = std::make_shared<TokenizeOptions>();  // CLI11 writes into it while parsing
+  CLI::App* command =
+      app.add_subcommand("tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)");
+  command->footer(R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
+{"text": ...} is text; {"messages": [{"role", "content"}...]}, {"conversations": [{"from", "value"}...]}
+(ShareGPT) and {"instruction", "input", "output"} (Alpaca) are conversations, rendered in the model's
+chat format with the loss on the answers only (OUT.mask beside OUT.bin).
+
+Examples:
+  zerotrain tokenize --tokenizer gpt2/ corpus.txt -o corpus.bin --val 5%
+  zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin
+)");
+  command->add_option("--tokenizer", options->tokenizer,
+                      "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files")
+      ->required();
+  command->add_option("INPUT", options->inputs, "text, .jsonl or .json files")->required();
+  command->add_option("-o,--output", options->output, "the token file to write (OUT.bin)")->required();
+  command->add_option("--val", options->val, "N%: the last N% of the tokens go to OUT.val.bin");
+  command->add_option("--chat-format", options->chat_format,
+                      "chatml, qwen3 or llama3 (default: told by the tokenizer's special tokens)");
+  command->add_option("--threads", options->threads, "worker threads (default: one per core)");
+  command->add_flag("--quiet", options->quiet, "no progress, no summary");
+  auto run = [options](int, char**) {
+    try {
+      run_tokenize(*options);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: tokenize: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  };
+  return {command, run};
 }
 
 }  // namespace zt::cli

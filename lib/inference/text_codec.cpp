@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.hpp"
-#include "tokenizer/job_encoder.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {

@@ -31,13 +31,25 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
                    const std::vector<std::pair<std::string, std::string>>& merges, BpeOptions options,
                    const std::string& where)
     : options_(std::move(options)) {
-  std::unordered_map<std::string_view, int32_t> by_spelling;
+  const SpellingIndex by_spelling = index_spellings(vocab, where);
+  add_entries(vocab);
+  find_symbol_tokens(by_spelling, where);
+  add_merges(merges, by_spelling, where);
+}
+
+BpeModel::SpellingIndex BpeModel::index_spellings(const std::vector<std::pair<std::string, int32_t>>& vocab,
+                                                  const std::string& where) {
+  SpellingIndex by_spelling;
   by_spelling.reserve(vocab.size());
   for (const auto& [spelling, id] : vocab) {
     if (id < 0) fail("{}: model.vocab: \"{}\" has the negative id {}", where, spelling, id);
     id_limit_ = std::max(id_limit_, id + 1);
     by_spelling.emplace(spelling, id);
   }
+  return by_spelling;
+}
+
+void BpeModel::add_entries(const std::vector<std::pair<std::string, int32_t>>& vocab) {
   text_.resize(size_t(id_limit_));
   spelling_.resize(size_t(id_limit_));
   size_t entry_capacity = 16;
@@ -58,7 +70,9 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
     while (entries_[slot] >= 0) slot = (slot + 1) & entry_mask_;
     entries_[slot] = id;
   }
+}
 
+void BpeModel::find_symbol_tokens(const SpellingIndex& by_spelling, const std::string& where) {
   std::fill(std::begin(byte_ids_), std::end(byte_ids_), -1);
   std::fill(std::begin(ascii_ids_), std::end(ascii_ids_), -1);
   for (int b = 0; b < 256; ++b) {
@@ -81,7 +95,10 @@ BpeModel::BpeModel(const std::vector<std::pair<std::string, int32_t>>& vocab,
     if (it == by_spelling.end()) fail("{}: model.unk_token \"{}\" is not in model.vocab", where, options_.unk_token);
     unk_id_ = it->second;
   }
+}
 
+void BpeModel::add_merges(const std::vector<std::pair<std::string, std::string>>& merges,
+                          const SpellingIndex& by_spelling, const std::string& where) {
   size_t capacity = 16;
   while (capacity < merges.size() * 2) capacity *= 2;
   pairs_.assign(capacity, PairSlot{0, {0, 0}});

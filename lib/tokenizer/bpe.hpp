@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace zt {
@@ -64,6 +65,15 @@ private:
     uint32_t len;
   };
 
+  using SpellingIndex = std::unordered_map<std::string_view, int32_t>;  // vocabulary spelling -> id
+
+  // The constructor's steps, in order: ids checked and counted, the lookup by bytes or text, the
+  // byte, ASCII and unknown tokens, the merges.
+  SpellingIndex index_spellings(const std::vector<std::pair<std::string, int32_t>>& vocab, const std::string& where);
+  void add_entries(const std::vector<std::pair<std::string, int32_t>>& vocab);
+  void find_symbol_tokens(const SpellingIndex& by_spelling, const std::string& where);
+  void add_merges(const std::vector<std::pair<std::string, std::string>>& merges, const SpellingIndex& by_spelling,
+                  const std::string& where);
   const Merge* find_merge(int32_t left, int32_t right) const;
   int32_t find_id(std::string_view key) const;  // -1 when absent
   void initial_symbols(std::string_view word, std::vector<Symbol>& symbols) const;

@@ -269,9 +269,14 @@ std::optional<int32_t> Tokenizer::token_id(std::string_view content) const {
   return bytes ? model_.find(*bytes) : std::nullopt;
 }
 
-bool Tokenizer::is_special(int32_t id) const {
+const AddedToken* Tokenizer::added_token_of(int32_t id) const {
   const int32_t k = id >= 0 && size_t(id) < added_index_.size() ? added_index_[size_t(id)] : -1;
-  return k >= 0 && added_.tokens()[size_t(k)].special;
+  return k >= 0 ? &added_.tokens()[size_t(k)] : nullptr;
+}
+
+bool Tokenizer::is_special(int32_t id) const {
+  const AddedToken* t = added_token_of(id);
+  return t && t->special;
 }
 
 const std::string& Tokenizer::config_string(std::string_view key) const {
@@ -280,6 +285,18 @@ const std::string& Tokenizer::config_string(std::string_view key) const {
   if (key == "eos_token") return eos_token_;
   if (key == "chat_template") return chat_template_;
   return none;
+}
+
+int32_t document_separator(const Tokenizer& t, std::string& name) {
+  std::vector<std::string> candidates = {t.config_string("bos_token")};
+  if (auto bos = t.post_processor_bos()) return name = t.decode(std::vector<int32_t>{*bos}), *bos;
+  for (const char* c : {"<|begin_of_text|>", "<s>", "<|endoftext|>", "<|end_of_text|>", "</s>"}) candidates.push_back(c);
+  candidates.push_back(t.config_string("eos_token"));
+  for (const std::string& c : candidates)  // added tokens only: "<s>" may be a plain word of a vocabulary
+    if (const AddedToken* token = c.empty() ? nullptr : t.added_tokens().by_content(c)) return name = c, token->id;
+  fail("{}: no begin- or end-of-text token to separate documents with (looked for bos_token of "
+       "tokenizer_config.json, <|begin_of_text|>, <s>, <|endoftext|>, <|end_of_text|>, </s>)",
+       t.source());
 }
 
 }  // namespace zt

@@ -86,6 +86,7 @@ private:
                       std::vector<uint32_t>* starts) const;
   void encode_text(std::string_view text, std::span<const std::pair<size_t, bool>> special_from,
                    bool continuation, std::vector<int32_t>& ids, std::vector<uint32_t>* starts) const;
+  const AddedToken* added_token_of(int32_t id) const;  // nullptr for a vocabulary id
   friend class TokenizerLoader;
 
   std::unique_ptr<Pipeline> pipeline_;
@@ -98,5 +99,9 @@ private:
   std::string bos_token_, eos_token_, chat_template_;
   uint64_t serial_ = 0;  // tells thread-local word caches apart
 };
+
+// The token that separates documents, as llm.c's scripts separate them: the begin-of-text token
+// where the tokenizer has one, else its end-of-text token; `name` gets its text.
+int32_t document_separator(const Tokenizer& tokenizer, std::string& name);
 
 }  // namespace zt

@@ -51,11 +51,13 @@ std::string fnv_hash(const std::vector<Int>& values) {
   return text;
 }
 
+#ifdef ZT_TOKENIZERS_DIR  // defined where the build looked for them (tests/tokenizer)
 // The real tokenizer files (gpt2/, llama3/, qwen3/, llama2/): $ZT_TOKENIZERS_DIR, or the folder the
 // build found beside the repository; empty when there is none.
 inline std::string real_tokenizers_dir() {
   if (const char* env = std::getenv("ZT_TOKENIZERS_DIR"); env && *env) return env;
   return ZT_TOKENIZERS_DIR;
 }
+#endif
 
 }  // namespace zt::test

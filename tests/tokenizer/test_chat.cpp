@@ -5,18 +5,20 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/error.hpp"
 #include "fixtures.hpp"
 #include "tokenizer/chat_format.hpp"
-#include "tokenizer/chat_record.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 using namespace zt;
 
 namespace {
 
+// Messages written as {"role", "content"} objects.
 std::vector<ChatMessage> messages_of(const nlohmann::json& list) {
-  return document_of_record(nlohmann::json{{"messages", list}}).messages;
+  std::vector<ChatMessage> out;
+  for (const nlohmann::json& m : list)
+    out.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>(), std::nullopt});
+  return out;
 }
 
 }  // namespace
@@ -63,50 +65,4 @@ TEST_CASE("special tokens in messages are text, the template's are tokens", "[to
   const int32_t im_end = *tokenizer.token_id("<|im_end|>");
   CHECK(std::count(ids.begin(), ids.end(), im_end) == 2);  // the user's <|im_end|> is text
   CHECK(tokenizer.decode(ids) == "<|im_start|>user\n<|im_end|><|im_end|>\n<|im_start|>assistant\nok<|im_end|>\n");
-}
-
-TEST_CASE("ShareGPT and Alpaca records give the conversation of the messages layout", "[tokenizer]") {
-  const auto openai = document_of_record(R"({"messages": [{"role": "system", "content": "Be brief."},
-      {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"},
-      {"role": "user", "content": "Q2\nmore"}, {"role": "assistant", "content": "A2"}]})"_json);
-  const auto sharegpt = document_of_record(R"({"conversations": [{"from": "system", "value": "Be brief."},
-      {"from": "human", "value": "Q1"}, {"from": "gpt", "value": "A1"},
-      {"from": "human", "value": "Q2\nmore"}, {"from": "gpt", "value": "A2"}]})"_json);
-  const auto alpaca = document_of_record(
-      R"({"system": "Be brief.", "history": [["Q1", "A1"]], "instruction": "Q2", "input": "more", "output": "A2"})"_json);
-  auto roles_and_text = [](const Document& d) {
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& m : d.messages) out.emplace_back(m.role, m.content);
-    return out;
-  };
-  CHECK(openai.chat);
-  CHECK(roles_and_text(sharegpt) == roles_and_text(openai));
-  CHECK(roles_and_text(alpaca) == roles_and_text(openai));
-  const auto text = document_of_record(R"({"text": "plain", "id": 3})"_json);
-  CHECK_FALSE(text.chat);
-  CHECK(text.text == "plain");
-}
-
-TEST_CASE("bad records name the field", "[tokenizer]") {
-  auto error_of = [](const char* record) {
-    try {
-      document_of_record(nlohmann::json::parse(record));
-    } catch (const zt::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
-  CHECK(error_of(R"({"txt": "x"})") == "no \"text\", \"messages\", \"conversations\" or \"instruction\"/\"output\" field");
-  CHECK(error_of(R"({"text": 3})") == "text: expected a string, got number");
-  CHECK(error_of(R"({"messages": [{"role": "user"}]})") == "messages[0].content: missing");
-  CHECK(error_of(R"({"messages": [{"role": "user", "content": "hi"}]})") ==
-        "the conversation has no assistant message: nothing to train on");
-  CHECK(error_of(R"({"conversations": [{"from": "bot", "value": "x"}]})") ==
-        "conversations[0].from: \"bot\" is none of human, user, gpt, assistant, system");
-  CHECK(error_of(R"([1])") == "expected a JSON object, got array");
-  CHECK_THROWS_WITH(render_chat(ChatFormat::ChatMl, {{"tool", "x", std::nullopt}}, ""),
-                    "messages[0].role: \"tool\" is not rendered (system, user or assistant)");
-  const Tokenizer gpt2 = Tokenizer::load(test::fixture_path("trimmed/gpt2"));
-  CHECK_FALSE(chat_format_of(gpt2).has_value());
-  CHECK_THROWS_WITH(check_chat_format(ChatFormat::Llama3, gpt2), Catch::Contains("has no <|start_header_id|> token"));
 }

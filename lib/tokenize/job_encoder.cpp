@@ -1,9 +1,9 @@
-#include "tokenizer/job_encoder.hpp"
+#include "tokenize/job_encoder.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "tokenizer/chat_record.hpp"
+#include "tokenize/chat_record.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/unicode.hpp"
 
@@ -92,18 +92,6 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
       break;
   }
   return out;
-}
-
-int32_t document_separator(const Tokenizer& t, std::string& name) {
-  std::vector<std::string> candidates = {t.config_string("bos_token")};
-  if (auto bos = t.post_processor_bos()) return name = t.decode(std::vector<int32_t>{*bos}), *bos;
-  for (const char* c : {"<|begin_of_text|>", "<s>", "<|endoftext|>", "<|end_of_text|>", "</s>"}) candidates.push_back(c);
-  candidates.push_back(t.config_string("eos_token"));
-  for (const std::string& c : candidates)  // added tokens only: "<s>" may be a plain word of a vocabulary
-    if (const AddedToken* token = c.empty() ? nullptr : t.added_tokens().by_content(c)) return name = c, token->id;
-  fail("{}: no begin- or end-of-text token to separate documents with (looked for bos_token of "
-       "tokenizer_config.json, <|begin_of_text|>, <s>, <|endoftext|>, <|end_of_text|>, </s>)",
-       t.source());
 }
 
 }  // namespace zt

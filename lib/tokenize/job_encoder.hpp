@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "tokenize/input_jobs.hpp"
 #include "tokenizer/chat_format.hpp"
-#include "tokenizer/input_jobs.hpp"
 
 namespace zt {
 
@@ -31,9 +31,5 @@ struct Encoded {
 
 // Fails (zt::Error) naming the file and line (or array element) and what is wrong.
 Encoded encode_job(const InputJob& job, const JobContext& context);
-
-// The token that separates documents, as llm.c's scripts separate them: the begin-of-text token
-// where the tokenizer has one, else its end-of-text token; `name` gets its text.
-int32_t document_separator(const Tokenizer& tokenizer, std::string& name);
 
 }  // namespace zt

@@ -1,4 +1,4 @@
-#include "tokenizer/chat_record.hpp"
+#include "tokenize/chat_record.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -6,12 +6,12 @@
 #include <filesystem>
 
 #include "../data/temp_dir.hpp"
+#include "../tokenizer/fixtures.hpp"
 #include "core/error.hpp"
 #include "data/dataset.hpp"
-#include "fixtures.hpp"
+#include "tokenize/input_jobs.hpp"
+#include "tokenize/tokenize_files.hpp"
 #include "tokenizer/chat_format.hpp"
-#include "tokenizer/input_jobs.hpp"
-#include "tokenizer/tokenize_command.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 using namespace zt;

@@ -5,17 +5,13 @@
 // Each input is one or more documents: a text file is one; JSON Lines and JSON arrays hold one per
 // record (chat_record.hpp). Every document is preceded by the tokenizer's separator (its begin-of-
 // text token, else its end-of-text token), as llm.c's data scripts write them; a conversation is
-// rendered in the chat format (chat_format.hpp) and only its answers count as targets: with any
-// conversation in the input, OUT.mask says which tokens count. Worker threads encode jobs of about
-// a megabyte; the output is the same for any number of threads.
+// rendered in the chat format (tokenizer/chat_format.hpp) and only its answers count as targets:
+// with any conversation in the input, OUT.mask says which tokens count. Worker threads encode jobs
+// of about a megabyte; the output is the same for any number of threads.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-namespace CLI {
-class App;
-}
 
 namespace zt {
 
@@ -39,18 +35,5 @@ struct TokenizeSummary {
 // Fails (zt::Error) on bad input: the file and line, or the option, and what is wrong. Writes
 // nothing unless everything was read.
 TokenizeSummary run_tokenize(const TokenizeOptions& options);
-
-// The `tokenize` subcommand of the command line: adds itself to `app`; run() when parsed() gives
-// the exit status (errors printed on stderr).
-class TokenizeCommand {
-public:
-  explicit TokenizeCommand(CLI::App& app);
-  bool parsed() const;
-  int run() const;
-
-private:
-  CLI::App* command_;
-  TokenizeOptions options_;
-};
 
 }  // namespace zt

@@ -47,6 +47,12 @@ public:
   uint64_t bytes_read() const { return bytes_read_; }
 
 private:
+  InputJob new_job();  // the next in order, of the current file
+  // The next job of the current file, or nothing at its end.
+  std::optional<InputJob> next_elements(const DataInput& in);  // JsonArray
+  std::optional<InputJob> next_piece(const DataInput& in);     // Text, JsonLines
+  // Where the next piece ends in buffer_, read far enough for it; `more`: false once the file is read.
+  size_t piece_end(DataInput::Kind kind, bool& more);
   bool fill(size_t at_least);  // reads more of the current file into buffer_; false at its end
 
   const std::vector<DataInput>& inputs_;

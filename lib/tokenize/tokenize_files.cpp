@@ -1,0 +1,217 @@
+#include "tokenize/tokenize_files.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <thread>
+
+#include "core/error.hpp"
+#include "data/llmc_format.hpp"
+#include "data/token_file_writer.hpp"
+#include "tokenize/input_jobs.hpp"
+#include "tokenize/job_encoder.hpp"
+#include "tokenize/ordered_workers.hpp"
+#include "tokenizer/chat_format.hpp"
+#include "tokenizer/tokenizer.hpp"
+
+namespace zt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double parse_val_percent(const std::string& val) {
+  if (val.empty()) return 0;
+  char* end = nullptr;
+  const double p = std::strtod(val.c_str(), &end);
+  if (end == val.c_str() || std::string(end) != "%" || !(p > 0 && p < 100))
+    fail("--val {}: expected a percentage of the tokens above 0 and below 100, such as 5%", val);
+  return p;
+}
+
+std::string val_path_of(const std::string& output) {
+  if (output.size() > 4 && output.compare(output.size() - 4, 4, ".bin") == 0)
+    return output.substr(0, output.size() - 4) + ".val.bin";
+  return output + ".val";
+}
+
+// OUT.bin and its mask, then the validation file and its mask when there is one.
+std::vector<std::string> output_paths(const std::string& output, const std::string& val_path) {
+  std::vector<std::string> outputs = {output, llmc::mask_path_of(output)};
+  if (!val_path.empty()) outputs.insert(outputs.end(), {val_path, llmc::mask_path_of(val_path)});
+  return outputs;
+}
+
+// No output may be an input, however spelt.
+void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& outputs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& out : outputs) {
+    for (const std::string& in : o.inputs)
+      if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
+        fail("-o {}: {} would overwrite the input {}", o.output, out, in);
+    const fs::path dir = fs::path(out).parent_path();
+    if (!dir.empty() && !fs::is_directory(dir, ec)) fail("-o {}: the directory {} does not exist", o.output, dir.string());
+  }
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000 && u < 4) b /= 1000, ++u;
+  return fmt::format("{:.1f} {}", b, units[u]);
+}
+
+// A progress line on stderr for big inputs: in place on a terminal, else every 10 seconds.
+class Progress {
+public:
+  Progress(uint64_t total, bool quiet)
+      : total_(total), shown_(!quiet && total >= (uint64_t(32) << 20)), tty_(::isatty(2)), start_(Clock::now()), last_(start_) {}
+  void update(uint64_t bytes, int64_t tokens) {
+    if (!shown_) return;
+    const auto now = Clock::now();
+    if (now - last_ < std::chrono::seconds(tty_ ? 1 : 10)) return;
+    last_ = now;
+    const double s = std::chrono::duration<double>(now - start_).count();
+    const double rate = double(bytes) / std::max(s, 1e-9);
+    const double left = rate > 0 ? double(total_ - std::min(bytes, total_)) / rate : 0;
+    std::fprintf(stderr, "%stokenize: %s of %s (%.0f%%), %s/s, %lld tokens, %.0f s left%s", tty_ ? "\r" : "",
+                 human_bytes(double(bytes)).c_str(), human_bytes(double(total_)).c_str(),
+                 100.0 * double(bytes) / double(std::max<uint64_t>(total_, 1)), human_bytes(rate).c_str(),
+                 static_cast<long long>(tokens), left, tty_ ? "\x1b[K" : "\n");
+    std::fflush(stderr);
+  }
+  ~Progress() { done(); }
+  void done() {
+    if (shown_ && tty_) std::fprintf(stderr, "\r\x1b[K");
+    shown_ = false;
+  }
+
+private:
+  uint64_t total_;
+  bool shown_, tty_;
+  Clock::time_point start_, last_;
+};
+
+std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, uint64_t& total_bytes) {
+  std::vector<DataInput> inputs;
+  for (const std::string& path : paths) {
+    inputs.push_back(inspect_input(path));
+    total_bytes += inputs.back().size;
+  }
+  return inputs;
+}
+
+// The separator and the chat format: the one named, else the one the tokenizer's special tokens
+// tell (none is an error only once a conversation comes).
+JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const std::string& chat_format,
+                       std::string& separator_name) {
+  JobContext context{tokenizer, inputs, document_separator(tokenizer, separator_name), std::nullopt, "", ""};
+  context.bos_token = tokenizer.config_string("bos_token").empty() ? "<|begin_of_text|>" : tokenizer.config_string("bos_token");
+  if (!chat_format.empty()) {
+    context.chat_format = chat_format_from_name(chat_format);
+    if (!context.chat_format) fail("--chat-format {}: expected chatml, qwen3 or llama3", chat_format);
+    check_chat_format(*context.chat_format, tokenizer);
+  } else {
+    context.chat_format = chat_format_of(tokenizer);
+    context.chat_format_problem = fmt::format(
+        "a conversation, but the tokenizer ({}) has no chat tokens to tell its format by: name one with --chat-format "
+        "(chatml, qwen3, llama3)", tokenizer.source());
+  }
+  return context;
+}
+
+int64_t counted_tokens(const Encoded& e) {
+  return e.counted.empty() ? int64_t(e.tokens.size()) : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
+}
+
+// Workers encode jobs; this thread reads the next ones and writes the results in job order.
+void encode_in_order(JobReader& reader, const JobContext& context, int threads, Progress& progress,
+                     TokenFileWriter& writer, TokenizeSummary& summary) {
+  run_ordered<InputJob, Encoded>(
+      threads,
+      [&] {
+        progress.update(reader.bytes_read(), writer.tokens());
+        return reader.next();
+      },
+      [&](const InputJob& job) { return encode_job(job, context); },
+      [&](Encoded e) {
+        writer.append(e.tokens, e.counted);
+        summary.documents += e.documents;
+        summary.chats += e.chats;
+        summary.counted += counted_tokens(e);
+      });
+  progress.done();
+}
+
+int64_t val_tokens_of(int64_t tokens, double val_percent, const std::string& val) {
+  const int64_t val_tokens = std::llround(double(tokens) * val_percent / 100.0);
+  if (val_tokens < 1 || val_tokens >= tokens)
+    fail("--val {}: {} tokens in all leave {} for validation and {} for training: both need some", val, tokens,
+         val_tokens, tokens - val_tokens);
+  return val_tokens;
+}
+
+std::string plural(int64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
+
+void print_encoding(const TokenizeSummary& summary, size_t files, const JobContext& context, int threads,
+                    double load_s, double encode_s) {
+  std::string chats;
+  if (summary.chats > 0)
+    chats = fmt::format(" ({}, {} format)", plural(summary.chats, "chat"), chat_format_name(*context.chat_format));
+  std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s), each after "
+              "%s (%d)\n",
+              plural(int64_t(files), "file").c_str(), plural(summary.documents, "document").c_str(), chats.c_str(),
+              human_bytes(double(summary.bytes)).c_str(), encode_s,
+              human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
+              load_s, summary.separator.c_str(), context.separator);
+}
+
+void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
+                 const TokenizeSummary& summary) {
+  for (const auto& f : files)
+    std::printf("wrote %s: %lld tokens (%s)%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
+                writer.token_bytes() == 2 ? "uint16" : "uint32",
+                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str());
+  if (writer.masked())
+    std::printf("targets that count: %lld of %lld tokens (%.1f%%): the answers of the conversations%s\n",
+                static_cast<long long>(summary.counted), static_cast<long long>(summary.tokens),
+                100.0 * double(summary.counted) / double(std::max<int64_t>(summary.tokens, 1)),
+                summary.documents > summary.chats ? " and all of the text" : "");
+}
+
+double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+
+}  // namespace
+
+TokenizeSummary run_tokenize(const TokenizeOptions& o) {
+  const auto start = Clock::now();
+  if (o.inputs.empty()) fail("tokenize: no input files");
+  const double val_percent = parse_val_percent(o.val);
+  const std::string val_path = val_percent > 0 ? val_path_of(o.output) : "";
+  check_outputs(o, output_paths(o.output, val_path));
+
+  TokenizeSummary summary;
+  const std::vector<DataInput> inputs = inspect_inputs(o.inputs, summary.bytes);
+  const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
+  const auto loaded = Clock::now();
+  const JobContext context = job_context(tokenizer, inputs, o.chat_format, summary.separator);
+
+  TokenFileWriter writer(o.output, tokenizer.vocab_size());
+  JobReader reader(inputs, tokenizer, o.job_bytes);
+  Progress progress(summary.bytes, o.quiet);
+  const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+  encode_in_order(reader, context, threads, progress, writer, summary);
+
+  summary.tokens = writer.tokens();
+  if (val_percent > 0) summary.val_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
+  const auto files = writer.finish(val_path, summary.val_tokens);
+  if (!o.quiet) {
+    print_encoding(summary, inputs.size(), context, threads, seconds(start, loaded), seconds(loaded, Clock::now()));
+    print_files(files, writer, summary);
+  }
+  return summary;
+}
+
+}  // namespace zt
