@@ -77,7 +77,7 @@ TEST_CASE("the published config.json of each preset's model resolves to that pre
   CHECK(read_dir(model_dir("qwen3", kQwen3)).preset == "qwen3-0.6b");
   const ModelConfig qwen25 = read_dir(model_dir("qwen25", kQwen25));
   CHECK(qwen25.preset == "qwen2.5-0.5b");
-  CHECK(qwen25.sliding_window == 0);
+  CHECK(qwen25.shape.sliding_window == 0);
   CHECK(qwen25.path == model_dir("qwen25", kQwen25));
 }
 
@@ -101,11 +101,11 @@ TEST_CASE("transformers 5's rope_parameters and 4's rope_theta and rope_scaling 
   CHECK(read_dir(model_dir("qwen3_v5", plain)).preset == "qwen3-0.6b");
   // The directory transformers 5 wrote (tests/fixtures/hf, scripts/make_hf_dir_fixtures.py).
   const ModelConfig fixture = read_dir(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/llama3_dir_fp32");
-  CHECK(fixture.rope_theta == 500000.0);
-  CHECK(fixture.rope_scaling.rope_type == "llama3");
-  CHECK(fixture.rope_scaling.factor == 8.0);
-  CHECK(fixture.rope_scaling.original_max_position_embeddings == 64);
-  CHECK(fixture.tie_word_embeddings);
+  CHECK(fixture.shape.rope_theta == 500000.0);
+  CHECK(fixture.shape.rope_scaling.type == zt::RopeType::Llama3);
+  CHECK(fixture.shape.rope_scaling.factor == 8.0);
+  CHECK(fixture.shape.rope_scaling.original_max_position_embeddings == 64);
+  CHECK(fixture.shape.tied_head);
 }
 
 TEST_CASE("transformers' defaults: each family", "[config][hf]") {
@@ -117,12 +117,12 @@ TEST_CASE("transformers' defaults: each family", "[config][hf]") {
                                                                {"num_hidden_layers", 2},
                                                                {"intermediate_size", 96},
                                                                {"vocab_size", 300}}));
-  CHECK(q3.head_dim == 128);
-  CHECK_FALSE(q3.attention_bias);
-  CHECK_FALSE(q3.tie_word_embeddings);
-  CHECK(q3.norm_eps == 1e-6);
-  CHECK(q3.rope_theta == 10000.0);
-  CHECK(q3.max_seq_len == 32768);
+  CHECK(q3.shape.head_dim == 128);
+  CHECK_FALSE(q3.shape.attention_bias);
+  CHECK_FALSE(q3.shape.tied_head);
+  CHECK(q3.shape.norm_eps == 1e-6);
+  CHECK(q3.shape.rope_theta == 10000.0);
+  CHECK(q3.shape.max_seq_len == 32768);
   // Llama: key/value heads = heads, head_dim = hidden / heads, 2048 positions.
   const ModelConfig llama = read_dir(model_dir("llama_defaults", {{"model_type", "llama"},
                                                                   {"hidden_size", 64},
@@ -130,10 +130,10 @@ TEST_CASE("transformers' defaults: each family", "[config][hf]") {
                                                                   {"num_hidden_layers", 2},
                                                                   {"intermediate_size", 96},
                                                                   {"vocab_size", 300}}));
-  CHECK(llama.n_kv_head == 4);
-  CHECK(llama.head_dim == 16);
-  CHECK(llama.max_seq_len == 2048);
-  CHECK_FALSE(llama.tie_word_embeddings);
+  CHECK(llama.shape.n_kv_head == 4);
+  CHECK(llama.shape.head_dim == 16);
+  CHECK(llama.shape.max_seq_len == 2048);
+  CHECK_FALSE(llama.shape.tied_head);
   // Mistral: 8 key/value heads, a 4096-token window.
   const ModelConfig mistral = read_dir(model_dir("mistral_defaults", {{"model_type", "mistral"},
                                                                       {"hidden_size", 64},
@@ -141,8 +141,8 @@ TEST_CASE("transformers' defaults: each family", "[config][hf]") {
                                                                       {"num_hidden_layers", 2},
                                                                       {"intermediate_size", 96},
                                                                       {"vocab_size", 300}}));
-  CHECK(mistral.n_kv_head == 8);
-  CHECK(mistral.sliding_window == 4096);
+  CHECK(mistral.shape.n_kv_head == 8);
+  CHECK(mistral.shape.sliding_window == 4096);
   // GPT-2: its own key names, n_inner null = 4 x n_embd, tied.
   const ModelConfig gpt2 = read_dir(model_dir("gpt2", {{"model_type", "gpt2"},
                                                        {"n_embd", 32},
@@ -151,17 +151,17 @@ TEST_CASE("transformers' defaults: each family", "[config][hf]") {
                                                        {"n_inner", nullptr},
                                                        {"vocab_size", 300},
                                                        {"n_positions", 40}}));
-  CHECK(gpt2.model_type == "gpt2");
-  CHECK(gpt2.d_model == 32);
-  CHECK(gpt2.max_seq_len == 40);
-  CHECK(gpt2.tie_word_embeddings);
+  CHECK(gpt2.shape.model_type == zt::ModelType::Gpt2);
+  CHECK(gpt2.shape.d_model == 32);
+  CHECK(gpt2.shape.max_seq_len == 40);
+  CHECK(gpt2.shape.tied_head);
 }
 
 TEST_CASE("the model block's own keys and --set override config.json", "[config][hf]") {
   const std::string dir = model_dir("qwen3_override", kQwen3);
   const ModelConfig shorter = read_model_block({{"path", dir}, {"max_seq_len", 1024}}, "test");
-  CHECK(shorter.max_seq_len == 1024);
-  CHECK(shorter.n_layer == 28);
+  CHECK(shorter.shape.max_seq_len == 1024);
+  CHECK(shorter.shape.n_layer == 28);
   ResolveOptions options;
   options.model = dir;
   options.overrides = {"model.max_seq_len=512", "data.seq_len=256"};
@@ -174,8 +174,8 @@ TEST_CASE("the model block's own keys and --set override config.json", "[config]
   CHECK(printed["model"]["path"] == dir);
   // The printed block reads back as the same model.
   const ModelConfig again = read_model_block(printed["model"], "printed");
-  CHECK(again.max_seq_len == 512);
-  CHECK(again.head_dim == 128);
+  CHECK(again.shape.max_seq_len == 512);
+  CHECK(again.shape.head_dim == 128);
 }
 
 TEST_CASE("what is not implemented is refused naming config.json and the key", "[config][hf]") {

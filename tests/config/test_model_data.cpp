@@ -33,11 +33,11 @@ TEST_CASE("explicit keys override a preset; an explicit full shape is named afte
                                          {"vocab_size", 300}, {"max_seq_len", 64}}}}))
                     .model;
   CHECK(custom.preset == "custom");
-  CHECK(custom.vocab_size == 300);
+  CHECK(custom.shape.vocab_size == 300);
   // Without a preset, keys are applied to the default preset (toy).
   auto toy4 = resolve(with({{"model", {{"n_layer", 4}}}})).model;
-  CHECK(toy4.n_layer == 4);
-  CHECK(toy4.d_model == 64);
+  CHECK(toy4.shape.n_layer == 4);
+  CHECK(toy4.shape.d_model == 64);
 }
 
 TEST_CASE("model validation names the key") {
@@ -77,7 +77,7 @@ TEST_CASE("--model accepts a preset name or a JSON file") {
   CHECK(model_argument("gpt2-350m") == json{{"preset", "gpt2-350m"}});
   auto from_file = resolve_model_argument(std::string(ZT_SOURCE_DIR) + "/configs/models/gpt2-1.5b.json");
   CHECK(from_file.preset == "gpt2-1.5b");
-  CHECK(from_file.n_layer == 48);
+  CHECK(from_file.shape.n_layer == 48);
   for (const auto& p : zt::gpt_presets()) {
     INFO(p.name);
     auto m = resolve_model_argument(std::string(ZT_SOURCE_DIR) + "/configs/models/" + p.name + ".json");

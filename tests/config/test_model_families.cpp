@@ -103,7 +103,7 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
         "so a sequence must fit in the window; expected <= 64)");
   CHECK(resolve(with({{"model", {{"preset", "llama-tiny"}, {"model_type", "mistral"}, {"sliding_window", 64}}},
                       {"data", {{"seq_len", 64}}}}))
-            .model.sliding_window == 64);
+            .model.shape.sliding_window == 64);
   // GPT-2 keeps its fixed architecture.
   CHECK(error_of(with({{"model", {{"tie_word_embeddings", false}}}})) ==
         "test.json: model.tie_word_embeddings: false: GPT-2's LM head is its token embedding (expected true)");

@@ -17,7 +17,7 @@ TEST_CASE("a monitor job_name is one path component") {
          std::vector<std::string>{"../../evil", "/etc", "a/b", "..", ".", "", std::string("a\0b", 3)}) {
       INFO(monitor << " " << job);
       CHECK(error_of(with({{monitor, {{"enabled", true}, {"job_name", job}}}})) ==
-            "test.json: " + monitor + ".job_name: " + show(json(job)) +
+            "test.json: " + monitor + ".job_name: " + zt::show(json(job)) +
                 " is not a directory name (expected one path component: not empty, not \".\" or \"..\", no '/')");
     }
   }

@@ -131,8 +131,8 @@ TEST_CASE("to_json prints canonical names and nothing else") {
 
 TEST_CASE("the resolved JSON resolves to itself (presets, fixtures, every scheduler)") {
   std::vector<json> raws;
-  for (const auto& file : json_files(kPresets)) raws.push_back(read_json_file(file));
-  for (const auto& file : json_files(kFixtures)) raws.push_back(read_json_file(file));
+  for (const auto& file : json_files(kPresets)) raws.push_back(zt::read_json_file(file));
+  for (const auto& file : json_files(kFixtures)) raws.push_back(zt::read_json_file(file));
   raws.push_back(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}}}));
   raws.push_back(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 50}}}}}}));
   raws.push_back(with({{"scheduler", {{"type", "LRRangeTest"}}}}));

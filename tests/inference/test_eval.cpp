@@ -42,7 +42,7 @@ TEST_CASE("eval of a masked token file gives PyTorch's ignore_index loss", "[inf
   Gpt model(shape, 1, 1);
   std::vector<float> w(model.layout().total);
   fx.load_weights(model.layout(), w.data());
-  write_model_dir(dir.string(), shape, w.data());
+  test::write_model_dir(dir.string(), shape, w.data());
   std::vector<uint8_t> counted;
   for (int32_t m : fx.at("mask").i32) counted.push_back(uint8_t(m));
   {

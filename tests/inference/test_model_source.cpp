@@ -33,7 +33,7 @@ TEST_CASE("GPT-2 safetensors and config.json load as the model they hold", "[inf
   Gpt model(shape, 1, 1);
   std::vector<float> w(model.layout().total);
   model.init_params(w.data(), 0, w.size(), 3);
-  write_model_dir(dir.string(), shape, w.data());
+  test::write_model_dir(dir.string(), shape, w.data());
   for (const fs::path& path : {dir, dir / "model.safetensors"}) {
     INFO(path);
     const LoadedModel m = load_model(path.string());

@@ -46,7 +46,7 @@ inline config::Config make_config(const RunSpec& s) {
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
   // 22525 parameters = 5^2 x 17 x 53: not a multiple of 2, 3 or 4, so the last shard is padded.
-  c.model = {"custom", 2, 5, 25, 256, 17};
+  c.model = {"custom", GptShape(2, 5, 25, 256, 17)};
   c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
   c.data.format = "text";
   c.data.seq_len = 16;
