@@ -9,7 +9,9 @@ toy model and data) with a metrics file, checkpoints every 2 steps and the final
 compares: the metrics files with the fields that hold times or the process's resident memory
 removed, the console logs with timestamps, timings and resident memory removed (the background
 writer's "checkpoint ... written" lines compared as a set: they come when the writer finishes),
-every checkpoint file (meta.json and shards) and the final weights with cmp. Both binaries write to
+every checkpoint file (meta.json and shards) and the final weights with cmp; then `zerotrain export` of
+the last checkpoint (its files with cmp) and `zerotrain eval` of the export on the val file (its
+line, times removed). Both binaries write to
 the same paths and read the same data, so that the paths recorded are the same. Prints one line per compared output and exits 1 when
 any differs. A refactoring must leave every line "same".
 """
@@ -73,6 +75,14 @@ def run(binary, config, ranks, steps, extra, out, final):
                             stderr=subprocess.STDOUT).returncode
     if rc != 0:
         sys.exit(f"{binary} --config {config} exited with {rc}: see {out}/log.txt")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    for what, cmd in (("export", [binary, "export", f"{out}/ckpt", "-o", f"{out}/export", "--dtype", "bf16"]),
+                      ("eval", [binary, "eval", "--model", f"{out}/export", "--data",
+                                f"{ROOT}/data/tinytext/val.txt", "--max-windows", "8"])):
+        with open(f"{out}/{what}.txt", "w") as log:
+            rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
+        if rc != 0:
+            sys.exit(f"{binary} {what} exited with {rc}: see {out}/{what}.txt")
 
 
 def files_under(top):
@@ -81,8 +91,9 @@ def files_under(top):
 
 def compare(a, b):
     results = [("metrics (times removed)", metrics(f"{a}/metrics.jsonl") == metrics(f"{b}/metrics.jsonl")),
-               ("log (times removed)", log_lines(f"{a}/log.txt") == log_lines(f"{b}/log.txt"))]
-    for top in ("ckpt", "final") if os.path.exists(f"{a}/final") else ("ckpt",):
+               ("log (times removed)", log_lines(f"{a}/log.txt") == log_lines(f"{b}/log.txt")),
+               ("eval of the export (times removed)", log_lines(f"{a}/eval.txt") == log_lines(f"{b}/eval.txt"))]
+    for top in ("ckpt", "final", "export") if os.path.exists(f"{a}/final") else ("ckpt", "export"):
         names_a, names_b = files_under(f"{a}/{top}"), files_under(f"{b}/{top}")
         if names_a != names_b:
             results.append((f"{top}/ file names", False))

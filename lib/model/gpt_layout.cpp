@@ -163,14 +163,4 @@ RoleOffsets block_role_offsets(const GptShape& shape) {
   return offsets;
 }
 
-BlockOffsets gpt_block_offsets(int d_model) {
-  // GPT-2's block holds every role but the q/k norms, in BlockRole order.
-  const RoleOffsets roles = block_role_offsets(GptShape{1, 1, d_model, 1, 1});
-  BlockOffsets offsets{};
-  int i = 0;
-  for (size_t o : roles)
-    if (o != kAbsent) offsets[size_t(i++)] = o;
-  return offsets;
-}
-
 }  // namespace zt

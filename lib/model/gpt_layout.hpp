@@ -4,7 +4,7 @@
 //
 // gpt2 (Conv1D weights stored [in, out], y = x·W + b):
 //   group 0 "embeddings": wte.weight [Vp, C], wpe.weight [max_seq_len, C]
-//   group 1 + l "h.l":    h.l.ln_1.weight ... h.l.mlp.c_proj.bias (BlockTensor below, in order)
+//   group 1 + l "h.l":    h.l.ln_1.weight ... h.l.mlp.c_proj.bias (BlockRole order)
 //   group 1 + L "ln_f":   ln_f.weight [C], ln_f.bias [C]
 // llama, mistral, qwen2, qwen3 (nn.Linear weights stored [out, in], y = x·Wᵀ + b):
 //   group 0 "embeddings":           model.embed_tokens.weight [Vp, C]
@@ -67,22 +67,6 @@ constexpr size_t kAbsent = ~size_t(0);
 // block); kAbsent for a role the family does not have.
 using RoleOffsets = std::array<size_t, kBlockRoles>;
 RoleOffsets block_role_offsets(const GptShape& shape);
-
-// GPT-2's block tensors, in layout order.
-enum class BlockTensor : int {
-  Ln1Weight, Ln1Bias,           // ln_1.weight [C], ln_1.bias [C]
-  AttnWeight, AttnBias,         // attn.c_attn.weight [C, 3C], attn.c_attn.bias [3C]
-  AttnProjWeight, AttnProjBias, // attn.c_proj.weight [C, C], attn.c_proj.bias [C]
-  Ln2Weight, Ln2Bias,           // ln_2.weight [C], ln_2.bias [C]
-  FcWeight, FcBias,             // mlp.c_fc.weight [C, 4C], mlp.c_fc.bias [4C]
-  FcProjWeight, FcProjBias,     // mlp.c_proj.weight [4C, C], mlp.c_proj.bias [C]
-  Count
-};
-constexpr int kBlockTensorCount = int(BlockTensor::Count);
-
-// Offsets of GPT-2's block tensors from the start of their group (the same for every block).
-using BlockOffsets = std::array<size_t, kBlockTensorCount>;
-BlockOffsets gpt_block_offsets(int d_model);
 
 // Group indices.
 constexpr int kEmbeddingsGroup = 0;

@@ -55,12 +55,11 @@ public:
     });
   }
 
-  void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) override;
   // The host AdamW needs the factor on the host: the offloaded step waits for the device here.
   void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
     GradNorm host{};
     device_.copy(&host, norm, sizeof host, device_.compute());
-    if (!host.skip) update(grads, host.grad_factor, hyper, step);
+    if (!host.skip) update_on_host(grads, host.grad_factor, hyper, step);
   }
 
   void read(StateTensor t, Range r, float* host) override {
@@ -85,6 +84,8 @@ public:
   }
 
 private:
+  // Sub-group by sub-group with the host's AdamW: grad = float(grads[i]) * grad_factor.
+  void update_on_host(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
   static float* tensor(AdamState st, StateTensor t) {
     return t == StateTensor::Master ? st.master : t == StateTensor::AdamM ? st.m : st.v;
   }
@@ -125,7 +126,7 @@ private:
 // Sub-group k: its gradients came to the host while k-1 was updated; the host AdamW updates its
 // state and writes the parameters into the staging buffer, which go back to where the parameters
 // live; the file's reads run ahead (prefetch) and its writes behind (release).
-void OffloadedOptimizer::update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) {
+void OffloadedOptimizer::update_on_host(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) {
   Device& dev = device_;
   const size_t groups = state_->sub_groups(), gsz = dtype_size(grads.dtype);
   const double io_before = state_->io_seconds();

@@ -19,11 +19,6 @@ public:
     if (dtype_ != DType::F32) vector_.convert(params_.view(), master_view(), range_.size());
   }
 
-  void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) override {
-    vector_.adamw(segments_, {state(StateTensor::Master), m_.data(), v_.data()}, grads, grad_factor, params_.view(),
-                  hyper, step);
-  }
-
   void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
     vector_.adamw(segments_, {state(StateTensor::Master), m_.data(), v_.data()}, grads, norm, params_.view(), hyper,
                   step);

@@ -47,10 +47,9 @@ public:
   Range update_range() const { return range_; }
   // The master takes the values of the (16-bit) parameters; m and v start at zero.
   virtual void init_master() = 0;
-  // One AdamW step: grad = float(grads[i]) * grad_factor. grads views update_range().begin.
-  virtual void update(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) = 0;
-  // The same with the factor, and whether to update at all, in `norm` (the device's memory): resident
-  // state is updated without the host waiting; the offloaded strategy reads it first.
+  // One AdamW step: grad = float(grads[i]) * norm->grad_factor, none when norm->skip. `norm` is in
+  // the device's memory: resident state is updated without the host waiting; the offloaded
+  // strategy reads it first. grads views update_range().begin.
   virtual void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) = 0;
   // Copies between host memory and the state of flat elements [r.begin, r.end) (within update_range()).
   virtual void read(StateTensor t, Range r, float* host) = 0;

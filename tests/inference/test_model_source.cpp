@@ -43,7 +43,7 @@ TEST_CASE("GPT-2 safetensors and config.json load as the model they hold", "[inf
     CHECK(m.tokenizer.empty());
   }
   fs::remove(dir / "config.json");
-  CHECK_THROWS_WITH(load_model(dir.string()), Contains("holds no checkpoint"));
+  CHECK_THROWS_WITH(load_model(dir.string()), Contains("no config.json beside it"));
   CHECK_THROWS_WITH(load_model((dir / "model.safetensors").string()), Contains("no config.json beside it"));
   fs::remove_all(dir);
 }
