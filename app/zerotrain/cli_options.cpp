@@ -64,6 +64,16 @@ LogOptions log_options(int rank, const std::string& level, const std::string& di
   return o;
 }
 
+int exit_status(const char* command, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s: %s\n", command, e.what());
+    return 1;
+  }
+  return 0;
+}
+
 int usage_error(const std::string& message) {
   for (size_t start = 0; start <= message.size();) {
     size_t end = message.find('\n', start);

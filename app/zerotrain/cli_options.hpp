@@ -2,6 +2,8 @@
 // What the subcommands' parsers share: their option types and checks.
 #include <CLI/CLI.hpp>
 
+#include <functional>
+#include <memory>
 #include <string>
 
 #include "core/log.hpp"
@@ -21,5 +23,21 @@ CLI::Validator byte_size();
 void add_model_options(CLI::App& command, std::string& model, std::string& device, std::string& dtype);
 
 LogOptions log_options(int rank, const std::string& level, const std::string& dir = "");
+
+// A subcommand's parser and the options CLI11 writes into while parsing (shared with its run).
+template <typename Options>
+struct Parsed {
+  CLI::App* command;
+  std::shared_ptr<Options> options;
+};
+template <typename Options>
+Parsed<Options> add_command(CLI::App& app, const char* name, const char* description, const char* footer) {
+  CLI::App* command = app.add_subcommand(name, description);
+  command->footer(footer);
+  return {command, std::make_shared<Options>()};
+}
+
+// Runs `work`: 0, or 1 with "error: COMMAND: what went wrong" on stderr.
+int exit_status(const char* command, const std::function<void()>& work);
 
 }  // namespace zt::cli

@@ -95,9 +95,8 @@ int estimate(const EstimateArgs& a) {
 }  // namespace
 
 Subcommand estimate_subcommand(CLI::App& app) {
-  auto a = std::make_shared<EstimateArgs>();
-  auto est = app.add_subcommand("estimate", "per-rank model-state memory of ZeRO stages 0-3, with and without offload");
-  est->footer(kEstimateExamples);
+  auto [est, a] = add_command<EstimateArgs>(
+      app, "estimate", "per-rank model-state memory of ZeRO stages 0-3, with and without offload", kEstimateExamples);
   auto model = est->add_option("--model", a->model, "model preset, JSON file or Hugging Face model directory");
   est->add_option("--params", a->params, "number of parameters: 124439808, 1.5e9, 350m, 7b")->excludes(model);
   est->add_option("--largest-layer", a->largest_layer,
@@ -112,7 +111,7 @@ Subcommand estimate_subcommand(CLI::App& app) {
   est->add_option("--dtype", a->dtype, "bf16 or fp16 (2+2+12 bytes per parameter) or fp32 (4+4+8)")
       ->check(CLI::IsMember({"bf16", "fp16", "fp32"}))
       ->capture_default_str();
-  return {est, [a](int, char**) { return estimate(*a); }};
+  return {est, [a = a](int, char**) { return estimate(*a); }};
 }
 
 }  // namespace zt::cli

@@ -47,9 +47,8 @@ int eval(const EvalOptions& o, int argc, char** argv) {
 }  // namespace
 
 Subcommand eval_subcommand(CLI::App& app) {
-  auto o = std::make_shared<EvalOptions>();
-  auto cmd = app.add_subcommand("eval", "the loss and perplexity of a trained model over a token file (docs/data.md)");
-  cmd->footer(kEvalFooter);
+  auto [cmd, o] = add_command<EvalOptions>(
+      app, "eval", "the loss and perplexity of a trained model over a token file (docs/data.md)", kEvalFooter);
   add_model_options(*cmd, o->model, o->device, o->dtype);
   cmd->add_option("--data", o->data, "the token file")->required();
   cmd->add_option("--format", o->format, "auto, llmc, uint16 or text (data.format)")->capture_default_str();
@@ -58,7 +57,7 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward")->capture_default_str();
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows only (0: all)")
       ->capture_default_str();
-  return {cmd, [o](int argc, char** argv) { return eval(*o, argc, argv); }};
+  return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};
 }
 
 }  // namespace zt::cli

@@ -32,27 +32,21 @@ struct ExportArgs {
 };
 
 // One process, no MPI: reads the shard files and writes the consolidated weights.
-int export_model(const ExportArgs& a) {
-  try {
-    init_logging(log_options(0, "info"));
-    HfOutput output(dtype_from_name(a.dtype));
-    output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
-    export_checkpoint(a.checkpoint_dir, a.out_dir, output);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: export: %s\n", e.what());
-    return 1;
-  }
+void export_model(const ExportArgs& a) {
+  init_logging(log_options(0, "info"));
+  HfOutput output(dtype_from_name(a.dtype));
+  output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
+  export_checkpoint(a.checkpoint_dir, a.out_dir, output);
   spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
-  return 0;
 }
 
 }  // namespace
 
 Subcommand export_subcommand(CLI::App& app) {
-  auto a = std::make_shared<ExportArgs>();
-  auto exp = app.add_subcommand("export", "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
-                                          "(config.json, safetensors, tokenizer files)");
-  exp->footer(kExportExamples);
+  auto [exp, a] = add_command<ExportArgs>(app, "export",
+                                          "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
+                                          "(config.json, safetensors, tokenizer files)",
+                                          kExportExamples);
   exp->add_option("CHECKPOINT_DIR", a->checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
       ->required();
   exp->add_option("-o,--output", a->out_dir, "output directory (OUT_DIR)")->required();
@@ -64,7 +58,7 @@ Subcommand export_subcommand(CLI::App& app) {
                   "500MB, 2GiB, or bytes), as transformers' max_shard_size")
       ->check(byte_size())
       ->capture_default_str();
-  return {exp, [a](int, char**) { return export_model(*a); }};
+  return {exp, [a = a](int, char**) { return exit_status("export", [&] { export_model(*a); }); }};
 }
 
 }  // namespace zt::cli

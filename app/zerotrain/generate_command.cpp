@@ -27,9 +27,8 @@ Examples:
 }  // namespace
 
 Subcommand generate_subcommand(CLI::App& app) {
-  auto o = std::make_shared<GenerateOptions>();
-  auto cmd = app.add_subcommand("generate", "a trained model continues a prompt, streaming its text (docs/data.md)");
-  cmd->footer(kGenerateFooter);
+  auto [cmd, o] = add_command<GenerateOptions>(
+      app, "generate", "a trained model continues a prompt, streaming its text (docs/data.md)", kGenerateFooter);
   add_model_options(*cmd, o->model, o->device, o->dtype);
   cmd->add_option("--tokenizer", o->tokenizer,
                   "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
@@ -41,16 +40,7 @@ Subcommand generate_subcommand(CLI::App& app) {
                   "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
       ->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")->capture_default_str();
-  auto run = [o](int, char**) {
-    try {
-      run_generate(*o, stdout);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: generate: %s\n", e.what());
-      return 1;
-    }
-    return 0;
-  };
-  return {cmd, run};
+  return {cmd, [o = o](int, char**) { return exit_status("generate", [&] { run_generate(*o, stdout); }); }};
 }
 
 }  // namespace zt::cli

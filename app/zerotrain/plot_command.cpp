@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "cli_options.hpp"
 #include "plot/curves.hpp"
 #include "subcommand.hpp"
 
@@ -27,13 +28,13 @@ int plot(const PlotArgs& a) {
 }  // namespace
 
 Subcommand plot_subcommand(CLI::App& app) {
-  auto a = std::make_shared<PlotArgs>();
-  auto plt = app.add_subcommand("plot", "draw the training curves of metrics files (training.metrics) as one SVG");
-  plt->footer("Example:\n  zerotrain plot zero1.jsonl zero3.jsonl -o curves.svg\n\nLoss (train and val), "
-              "learning rate, gradient norm and tokens/s against the step; several runs overlaid.\n");
+  auto [plt, a] = add_command<PlotArgs>(
+      app, "plot", "draw the training curves of metrics files (training.metrics) as one SVG",
+      "Example:\n  zerotrain plot zero1.jsonl zero3.jsonl -o curves.svg\n\nLoss (train and val), learning rate, "
+      "gradient norm and tokens/s against the step; several runs overlaid.\n");
   plt->add_option("METRICS", a->metrics, "metrics files, one run each")->required();
   plt->add_option("-o,--output", a->out, "the SVG file to write")->required();
-  return {plt, [a](int, char**) { return plot(*a); }};
+  return {plt, [a = a](int, char**) { return plot(*a); }};
 }
 
 }  // namespace zt::cli

@@ -5,16 +5,15 @@
 #include <exception>
 #include <memory>
 
+#include "cli_options.hpp"
 #include "subcommand.hpp"
 #include "tokenize/tokenize_files.hpp"
 
 namespace zt::cli {
 
 Subcommand tokenize_subcommand(CLI::App& app) {
-  auto options = std::make_shared<TokenizeOptions>();  // CLI11 writes into it while parsing
-  CLI::App* command =
-      app.add_subcommand("tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)");
-  command->footer(R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
+  auto [command, options] = add_command<TokenizeOptions>(
+      app, "tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)", R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
 {"text": ...} is text; {"messages": [{"role", "content"}...]}, {"conversations": [{"from", "value"}...]}
 (ShareGPT) and {"instruction", "input", "output"} (Alpaca) are conversations, rendered in the model's
 chat format with the loss on the answers only (OUT.mask beside OUT.bin).
@@ -33,16 +32,7 @@ Examples:
                       "chatml, qwen3 or llama3 (default: told by the tokenizer's special tokens)");
   command->add_option("--threads", options->threads, "worker threads (default: one per core)");
   command->add_flag("--quiet", options->quiet, "no progress, no summary");
-  auto run = [options](int, char**) {
-    try {
-      run_tokenize(*options);
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: tokenize: %s\n", e.what());
-      return 1;
-    }
-    return 0;
-  };
-  return {command, run};
+  return {command, [o = options](int, char**) { return exit_status("tokenize", [&] { run_tokenize(*o); }); }};
 }
 
 }  // namespace zt::cli
