@@ -200,6 +200,26 @@ std::string Block::file_path(const std::string& key, const std::string& fallback
   return fallback;
 }
 
+std::vector<std::string> Block::texts(const std::string& key) {
+  auto v = raw(key);
+  if (!v) return {};
+  if (v->is_string()) return {v->get<std::string>()};
+  if (v->is_array()) {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const nlohmann::json& e = (*v)[i];
+      if (!e.is_string()) {
+        reject(fmt::format("{}[{}]", key, i), fmt::format("{} is not a string (expected a string)", show(e)));
+        return {};
+      }
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
+  reject(key, fmt::format("{} is not a string or a list of strings", show(*v)));
+  return {};
+}
+
 std::string Block::choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed) {
   auto v = raw(key);
   if (!v) return fallback;

@@ -76,6 +76,8 @@ public:
   std::string text(const std::string& key, const std::string& fallback);
   // A file or directory path: a string with no NUL character (the system would cut the path there).
   std::string file_path(const std::string& key, const std::string& fallback);
+  // A string or a list of strings, as a list (absent or null: empty).
+  std::vector<std::string> texts(const std::string& key);
   // One of `allowed`, matched case-insensitively; returns the spelling in `allowed`.
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
 

@@ -10,6 +10,9 @@ namespace zt::config {
 TrainingConfig read_training(Block& training);
 ModelConfig read_model(Block& model);
 DataConfig read_data(Block& data, const ModelConfig& model);
+// The lora block (given: LoRA on unless it says enabled false), its target modules checked against
+// the model's family.
+LoraConfig read_lora(Block& lora, const ModelConfig& model, bool given);
 
 // Top level: batch sizes, clipping and the other scalar keys, and the keys that have no effect.
 void read_top_level_scalars(Block& top, const AutoValues& auto_values, Config& config);

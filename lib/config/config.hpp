@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "model/gpt_shape.hpp"
+#include "model/lora.hpp"
 #include "optim/lr_schedule.hpp"
 
 namespace zt::config {
@@ -168,10 +169,26 @@ struct TrainingConfig {
   std::string device = "auto";  // auto | cpu | cuda
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
   bool cuda_graph = false;          // replay each micro-batch's forward and backward as a CUDA graph
+  // Hugging Face name patterns of parameters that do not train (model/name_pattern.hpp).
+  std::vector<std::string> freeze;
 
   // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
   // ceil(steps * warmup_ratio).
   int64_t warmup_step_count() const;
+};
+
+// LoRA adapters (docs/models.md), with PEFT's LoraConfig keys.
+struct LoraConfig {
+  bool enabled = false;  // true when the block is given
+  int64_t r = 8;
+  double alpha = 8.0;    // PEFT's lora_alpha
+  double dropout = 0.0;  // PEFT's lora_dropout
+  // Module names as PEFT's target_modules ("q_proj", ..., "all-linear"); resolved to the family's
+  // default when not given.
+  std::vector<std::string> target_modules;
+  bool use_rslora = false;  // scale alpha / sqrt(r) instead of alpha / r
+  std::string init_from;    // a PEFT adapter directory the adapters start from ("": PEFT's init)
+  bool save_merged = false;  // training.save_final writes the merged model, not the adapter directory
 };
 
 // How the learning rate, the schedule, the batch and the precision were decided, in words
@@ -210,6 +227,7 @@ struct Config {
   ModelConfig model;
   DataConfig data;
   TrainingConfig training;
+  LoraConfig lora;
 
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
@@ -239,5 +257,7 @@ Config resolve_config(const nlohmann::json& raw, const ResolveOptions& options, 
 nlohmann::json to_json(const Config& config);
 // The model block of to_json: what a checkpoint records as its architecture.
 nlohmann::json model_json(const ModelConfig& model);
+// What of the model trains: the lora block and training.freeze (model/lora.hpp).
+TrainedParts trained_parts(const Config& config);
 
 }  // namespace zt::config

@@ -116,6 +116,19 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     Block b = top.child("data", UnknownKeys::Error);
     c.data = read_data(b, c.model);
   });
+  readers.run("lora", {"model"}, [&] {
+    const bool given = top.present("lora");
+    Block b = top.child("lora", UnknownKeys::Error);
+    c.lora = read_lora(b, c.model, given);
+  });
+  // The patterns of training.freeze against the model's names, and what is left to train.
+  readers.run("trained parts", {"model", "training", "lora"}, [&] {
+    try {
+      make_training_layout(c.model.shape, trained_parts(c));
+    } catch (const TrainedPartsError& e) {
+      diag.fail(e.key, e.reason);
+    }
+  });
   const ValueSources sources(raw, *origins);
   AutoValues av = auto_values(c.training, c.model, options);
   readers.run("batch", {"training"}, [&] { read_top_level_scalars(top, av, c); });

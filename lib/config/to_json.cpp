@@ -134,7 +134,15 @@ json training_json(const TrainingConfig& t) {
           {"comm_timeout", t.comm_timeout},
           {"device", t.device},
           {"device_memory_limit", t.device_memory_limit},
-          {"cuda_graph", t.cuda_graph}};
+          {"cuda_graph", t.cuda_graph},
+          {"freeze", t.freeze}};
+}
+
+json lora_json(const LoraConfig& l) {
+  return {{"enabled", l.enabled},         {"r", l.r},
+          {"alpha", l.alpha},             {"dropout", l.dropout},
+          {"target_modules", l.target_modules}, {"use_rslora", l.use_rslora},
+          {"init_from", l.init_from},     {"save_merged", l.save_merged}};
 }
 
 }  // namespace
@@ -205,6 +213,7 @@ nlohmann::json to_json(const Config& c) {
       {"data",
        {{"train", files_json(d.train)}, {"val", files_json(d.val)}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
       {"training", training_json(c.training)},
+      {"lora", lora_json(c.lora)},
   };
 }
 

@@ -14,6 +14,9 @@ struct TensorSpec {
   size_t offset = 0;          // first element in the flat buffer
   std::vector<size_t> shape;  // as stored (row-major)
   bool weight_decay = false;  // AdamW decay applies (tensors of two or more dimensions)
+  // Trained, or frozen (training.freeze, a LoRA run's base weights): a frozen tensor keeps its
+  // parameters but has no gradient and no optimizer state.
+  bool trainable = true;
   size_t numel() const {
     size_t n = 1;
     for (size_t d : shape) n *= d;
@@ -31,6 +34,21 @@ struct ParamGroup {
 struct ParamLayout {
   std::vector<ParamGroup> groups;  // in order, exactly covering [0, total)
   size_t total = 0;
+
+  // Elements of the trainable tensors.
+  size_t trainable_numel() const {
+    size_t n = 0;
+    for (auto& g : groups)
+      for (auto& t : g.tensors) n += t.trainable ? t.numel() : 0;
+    return n;
+  }
+  bool has_frozen() const { return trainable_numel() != total; }
+  // Whether group g holds any trainable tensor.
+  bool group_trainable(size_t g) const {
+    for (auto& t : groups[g].tensors)
+      if (t.trainable) return true;
+    return false;
+  }
 
   const TensorSpec* find(const std::string& name) const {
     for (auto& g : groups)

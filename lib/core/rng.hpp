@@ -41,4 +41,9 @@ inline double normal_at(uint64_t seed, uint64_t index) {
   Rng r(seed * 0x9E3779B97F4A7C15ull + index * 0xD1B54A32D192ED03ull + 1);
   return r.normal();
 }
+// Uniform in [-1, 1), depending only on (seed, index), like normal_at.
+inline double symmetric_uniform_at(uint64_t seed, uint64_t index) {
+  Rng r(seed * 0x9E3779B97F4A7C15ull + index * 0xD1B54A32D192ED03ull + 1);
+  return 2.0 * r.uniform() - 1.0;
+}
 }  // namespace zt

@@ -149,6 +149,16 @@ public:
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
+  // A block of columns of row-major matrices: dst[n, j] (+)= scale · src[n, j] for n < N, j < width,
+  // rows of dst dst_ld elements apart, of src src_ld (LoRA's update added to its slice of a packed
+  // projection's output, and that slice's gradient taken back out).
+  virtual void scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
+                             GradInto into) = 0;
+  // Inverted dropout: out[i] (+)= inp[i] / (1 - p) where dropout_keeps(seed, i, dropout_threshold(p))
+  // (kernels/dropout_mask.hpp), else 0 (+ nothing). The mask depends on (seed, i) alone: backward
+  // passes the gradient through the same mask by calling it again with the same seed.
+  virtual void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) = 0;
+
   // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
   // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
   // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries

@@ -44,18 +44,32 @@ int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
   return counted;
 }
 
+// The lowest block whose parameters or adapters train (0 when the embeddings do): backward stops
+// there. n_layer when no block trains.
+int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool adapters) {
+  if (layout.group_trainable(size_t(kEmbeddingsGroup))) return 0;
+  for (int l = 0; l < shape.n_layer; ++l)
+    if (layout.group_trainable(size_t(gpt_block_group(l))) ||
+        (adapters && layout.group_trainable(size_t(lora_group(shape, l)))))
+      return l;
+  return shape.n_layer;
+}
+
 }  // namespace
 
-Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend)
+Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
+         const TrainedParts& parts)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
       max_batch_(checked_bound(shape, max_batch, max_seq)),
       max_seq_(max_seq),
       recompute_(recompute),
-      layout_(make_gpt_layout(shape)),
+      layout_(make_training_layout(shape, parts)),
       recipe_(shape.recipe()),
       block_(block_role_offsets(shape)),
+      lora_(shape, parts.lora, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend),
+      lowest_trained_block_(lowest_trained_block(layout_, shape, lora_.enabled())),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
       acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
@@ -87,14 +101,36 @@ size_t Gpt::flops_per_token() const {
 std::vector<int> Gpt::fetch_order() const {
   const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_), head = gpt_head_group(shape_);
   std::vector<int> order{kEmbeddingsGroup};
-  for (int l = 0; l < L; ++l) order.push_back(gpt_block_group(l));
+  auto block = [&](int l) {
+    order.push_back(gpt_block_group(l));
+    if (lora_.enabled()) order.push_back(lora_group(shape_, l));
+  };
+  for (int l = 0; l < L; ++l) block(l);
   order.push_back(lnf);
   order.push_back(head);  // LM head
   order.push_back(head);  // its backward
   order.push_back(lnf);
-  for (int l = L - 1; l >= 0; --l) order.push_back(gpt_block_group(l));
+  for (int l = L - 1; l >= lowest_trained_block_; --l) block(l);
   // The embedding lookup's backward needs no parameter values: nothing more is fetched.
   return order;
+}
+
+Gpt::BlockParams Gpt::fetch_block(ParamHooks& hooks, int layer) {
+  const void* params = fetch(hooks, gpt_block_group(layer));
+  return {params, lora_.enabled() ? fetch(hooks, lora_group(shape_, layer)) : nullptr};
+}
+
+void Gpt::release_block(ParamHooks& hooks, int layer) {
+  if (lora_.enabled()) hooks.release(lora_group(shape_, layer));
+  hooks.release(gpt_block_group(layer));
+}
+
+void* Gpt::grads_if_trained(ParamHooks& hooks, int g) {
+  return layout_.group_trainable(size_t(g)) ? grads(hooks, g) : nullptr;
+}
+
+void Gpt::grads_ready_if_trained(ParamHooks& hooks, int g) {
+  if (layout_.group_trainable(size_t(g))) hooks.grads_ready(g);
 }
 
 const void* Gpt::fetch(ParamHooks& hooks, int g) {
@@ -129,22 +165,28 @@ void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout
     ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model, dinp_into);
 }
 
-void Gpt::block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, int B, int T, bool write_output,
                         KvCache* cache) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
   auto w = [&](BlockRole r) {
     const size_t o = block_[size_t(r)];
-    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+    return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
   };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
   const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
   const int fc = recipe_.swiglu ? 2 * F : F;
   const void* input = acts_.residual(layer);
   void* proj = acts_.proj.data();
+  // The LoRA adapters of a projection add their update to its output (input x).
+  auto adapted = [&](BlockRole r) { return bp.adapters && lora_.adapts(r); };
+  auto adapt = [&](BlockRole r, void* out, const void* x) {
+    if (adapted(r)) lora_.forward(r, layer, recompute_ ? 0 : layer, out, x, bp.adapters, N);
+  };
 
   norm_forward(a.ln1, a.ln1_mean, a.ln1_rstd, input, w(Norm1Weight), w(Norm1Bias), N);
   ops_.matmul_forward(a.qkv, a.ln1, w(QkvWeight), w(QkvBias), N, C, QKV, weights_);
+  adapt(QkvWeight, a.qkv, a.ln1);
   const int pos = cache ? cache->length() : 0;  // of the first of the T tokens
   if (recipe_.rotary) {
     // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
@@ -167,6 +209,7 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
     ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
+  adapt(OutWeight, proj, a.atty);
   if (recipe_.rms_norm) {
     ops_.residual_rmsnorm_forward(a.residual2, a.ln2, a.ln2_rstd, input, proj, w(Norm2Weight), N, C,
                                   float(shape_.norm_eps));
@@ -176,12 +219,18 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
   }
   if (recipe_.swiglu) {
     ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+    adapt(FcWeight, a.fch, a.ln2);
     ops_.swiglu_forward(a.fch_gelu, a.fch, N, F);
+  } else if (adapted(FcWeight)) {  // the adapter's update goes in before the GELU
+    ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
+    adapt(FcWeight, a.fch, a.ln2);
+    ops_.gelu_forward(a.fch_gelu, a.fch, size_t(N) * size_t(F));
   } else {
     ops_.matmul_gelu_forward(a.fch, a.fch_gelu, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
   }
   if (!write_output) return;  // recomputation for backward needs nothing past the activation
   ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
+  adapt(FcProjWeight, proj, a.fch_gelu);
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
@@ -228,9 +277,9 @@ void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks,
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
-    const void* p = fetch(hooks, gpt_block_group(l));
+    const BlockParams p = fetch_block(hooks, l);
     block_forward(l, p, acts_.block(recompute_ ? 0 : l), B, T, true, cache);
-    hooks.release(gpt_block_group(l));
+    release_block(hooks, l);
   }
 
   const int lnf_group = gpt_ln_f_group(shape_);
@@ -260,16 +309,16 @@ void Gpt::copy_logits_row(int row, float* out) {
   to_f32(dt, bytes.data(), out, V);
 }
 
-void Gpt::block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T) {
+void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockActivations& a, int B, int T) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
   auto w = [&](BlockRole r) {
     const size_t o = block_[size_t(r)];
-    return o == kAbsent ? nullptr : static_cast<const char*>(params) + o * esz;
+    return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
   };
-  auto dw = [&](BlockRole r) {
+  auto dw = [&](BlockRole r) {  // null for a frozen block: its weights get no gradient
     const size_t o = block_[size_t(r)];
-    return o == kAbsent ? nullptr : static_cast<char*>(grads) + o * esz;
+    return o == kAbsent || !bg.params ? nullptr : static_cast<char*>(bg.params) + o * esz;
   };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
   const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
@@ -279,24 +328,35 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   // residual stream's gradient dres passes through each branch unchanged and the branch's norm adds
   // its own onto it.
   constexpr auto Set = GradInto::Overwrite, Add = GradInto::Accumulate;
+  // The LoRA adapters of a projection add their part of its input's gradient dx (output gradient dout).
+  auto adapted = [&](BlockRole r) { return bp.adapters && lora_.adapts(r); };
+  auto adapt = [&](BlockRole r, void* dx, const void* dout, const void* x) {
+    if (adapted(r)) lora_.backward(r, layer, recompute_ ? 0 : layer, dx, bg.adapters, dout, x, bp.adapters, N);
+  };
 
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
-  if (recipe_.swiglu) {
+  if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);
-    ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set);
+    adapt(FcProjWeight, acts_.dfch_gelu.data(), dres, a.fch_gelu);
+    if (recipe_.swiglu)
+      ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set);
+    else
+      ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), size_t(N) * size_t(F), Set);
   } else {
     ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
                               a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
   }
   ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
                        weights_, Set);
+  adapt(FcWeight, acts_.dln.data(), acts_.dfch.data(), a.ln2);
   norm_backward(dres, dw(Norm2Weight), dw(Norm2Bias), acts_.dln.data(), a.residual2, w(Norm2Weight), a.ln2_mean,
                 a.ln2_rstd, N, Add);
 
   // Attention branch: residual2 = input + proj(attention(qkv(norm_1(input))))
   ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_,
                        Set);
+  adapt(OutWeight, acts_.datty.data(), dres, a.atty);
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
@@ -313,6 +373,7 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   }
   ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
                        QKV, weights_, Set);
+  adapt(QkvWeight, acts_.dln.data(), acts_.dqkv.data(), a.ln1);
   norm_backward(dres, dw(Norm1Weight), dw(Norm1Bias), acts_.dln.data(), acts_.residual(layer), w(Norm1Weight),
                 a.ln1_mean, a.ln1_rstd, N, Add);
 }
@@ -330,34 +391,39 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), scale, N, V, Vp);
 
   // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
-  // lookup's gradient is added last.
+  // lookup's gradient is added last. Frozen groups get no gradient buffer (null gradients).
   const int head = gpt_head_group(shape_);
   const void* w_head = fetch(hooks, head);
-  auto dw_head = static_cast<char*>(grads(hooks, head));
+  auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
   ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
                        WeightLayout::OutputMajor, GradInto::Overwrite);
-  if (head != kEmbeddingsGroup) hooks.grads_ready(head);
+  if (head != kEmbeddingsGroup) grads_ready_if_trained(hooks, head);
   hooks.release(head);
 
   const int lnf_group = gpt_ln_f_group(shape_);
   auto lnf = static_cast<const char*>(fetch(hooks, lnf_group));
-  auto dlnf = static_cast<char*>(grads(hooks, lnf_group));
-  norm_backward(acts_.dresidual.data(), dlnf, recipe_.rms_norm ? nullptr : dlnf + C * esz, acts_.dln.data(),
+  auto dlnf = static_cast<char*>(grads_if_trained(hooks, lnf_group));
+  norm_backward(acts_.dresidual.data(), dlnf, recipe_.rms_norm || !dlnf ? nullptr : dlnf + C * esz, acts_.dln.data(),
                 acts_.residual(L), lnf, acts_.lnf_mean.data(), acts_.lnf_rstd.data(), N, GradInto::Overwrite);
-  hooks.grads_ready(lnf_group);
+  grads_ready_if_trained(hooks, lnf_group);
   hooks.release(lnf_group);
 
-  for (int l = L - 1; l >= 0; l--) {
-    const int g = gpt_block_group(l);
-    const void* p = fetch(hooks, g);
+  // Down to the lowest block that trains: below it, nothing needs a gradient.
+  for (int l = L - 1; l >= lowest_trained_block_; l--) {
+    const BlockParams p = fetch_block(hooks, l);
     const BlockActivations a = acts_.block(recompute_ ? 0 : l);
     if (recompute_) block_forward(l, p, a, B, T, false);
-    block_backward(l, p, grads(hooks, g), a, B, T);
-    hooks.grads_ready(g);
-    hooks.release(g);
+    const int adapters = lora_.enabled() ? lora_group(shape_, l) : -1;
+    const BlockGrads g{grads_if_trained(hooks, gpt_block_group(l)),
+                       adapters >= 0 ? grads_if_trained(hooks, adapters) : nullptr};
+    block_backward(l, p, g, a, B, T);
+    grads_ready_if_trained(hooks, gpt_block_group(l));
+    if (adapters >= 0) grads_ready_if_trained(hooks, adapters);
+    release_block(hooks, l);
   }
 
   // The lookup needs no parameter values, only the token ids.
+  if (!layout_.group_trainable(size_t(kEmbeddingsGroup))) return;
   auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
   ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
                           acts_.inputs.data(), B, T, C);

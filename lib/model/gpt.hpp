@@ -14,6 +14,7 @@
 // the backend's operator table, in the table's dtype (fp32 on the CPU).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/param_hooks.hpp"
@@ -23,6 +24,8 @@
 #include "model/gpt_layout.hpp"
 #include "model/gpt_shape.hpp"
 #include "model/kv_cache.hpp"
+#include "model/lora.hpp"
+#include "model/lora_adapters.hpp"
 
 namespace zt {
 
@@ -31,9 +34,11 @@ public:
   // max_batch and max_seq bound every forward's B and T (max_seq <= shape.max_seq_len).
   // recompute: keep only each block's input in forward and recompute the block in backward
   // (activation checkpointing): activation memory of one block instead of n_layer.
+  // parts: LoRA adapters and frozen tensors (model/lora.hpp): the layout marks what trains, and
+  // backward computes gradients for nothing else (none below the lowest block that trains).
   // Throws zt::Error naming the field for an invalid shape or bound.
   Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false,
-      const Backend& backend = cpu_backend());
+      const Backend& backend = cpu_backend(), const TrainedParts& parts = {});
 
   const GptShape& shape() const { return shape_; }
   const ParamLayout& layout() const { return layout_; }
@@ -44,7 +49,8 @@ public:
 
   // Writes the initial value of flat elements [begin, begin + count) to dst[0, count): normal(0,
   // 0.02) for the embeddings and weight matrices (GPT-2: attn.c_proj and mlp.c_proj weights scaled
-  // by 1/sqrt(2·n_layer)), biases 0, norm weights 1, padded vocabulary rows 0, and 0 past
+  // by 1/sqrt(2·n_layer)), biases 0, norm weights 1, padded vocabulary rows 0, LoRA's A
+  // uniform(±1/sqrt(in)) (PEFT's kaiming_uniform with a = sqrt(5)) and B 0, and 0 past
   // layout().total (partition padding). Element i depends only on (seed, i), so any range equals
   // the same range of a full initialisation.
   void init_params(float* dst, size_t begin, size_t count, uint64_t seed) const;
@@ -76,6 +82,10 @@ public:
   // cache.capacity() too. Fetches the groups as forward does; no backward follows.
   void forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks);
 
+  // LoRA dropout from here on with masks drawn from `seed` (each training micro-batch its own), or
+  // none (the default: evaluation and generation).
+  void set_dropout_seed(std::optional<uint64_t> seed) { lora_.set_dropout_seed(seed); }
+
   // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
   // columns from vocab_size on are not logits of real tokens. Overwritten by backward, and on a
   // backend that computes the loss's gradient with the loss (ModelOps::cross_entropy_forward, the
@@ -102,9 +112,24 @@ private:
   // keys and values when there is one).
   void logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache);
   // cache: attend to its positions and add this block's keys and values (generation).
-  void block_forward(int layer, const void* params, const BlockActivations& a, int B, int T, bool write_output,
+  // A block's parameters and its adapters' (null without adapters), with their gradients in backward
+  // (null where frozen).
+  struct BlockParams {
+    const void* params;
+    const void* adapters;
+  };
+  struct BlockGrads {
+    void* params;
+    void* adapters;
+  };
+  void block_forward(int layer, BlockParams p, const BlockActivations& a, int B, int T, bool write_output,
                      KvCache* cache = nullptr);
-  void block_backward(int layer, const void* params, void* grads, const BlockActivations& a, int B, int T);
+  void block_backward(int layer, BlockParams p, BlockGrads g, const BlockActivations& a, int B, int T);
+  BlockParams fetch_block(ParamHooks& hooks, int layer);
+  void release_block(ParamHooks& hooks, int layer);
+  // Gradients of group g (requested from the hooks), or null when it is frozen.
+  void* grads_if_trained(ParamHooks& hooks, int g);
+  void grads_ready_if_trained(ParamHooks& hooks, int g);
   // The block's norms and the final norm: LayerNorm (mean saved) or RMSNorm.
   void norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias, int N);
   void norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp, const char* weight,
@@ -121,6 +146,9 @@ private:
   ParamLayout layout_;
   BlockRecipe recipe_;
   RoleOffsets block_;
+  LoraAdapters lora_;
+  // Backward goes down to this block (n_layer: none): below it nothing trains.
+  int lowest_trained_block_;
   WeightLayout weights_;  // how the projections are stored (GPT-2's Conv1D or nn.Linear)
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;

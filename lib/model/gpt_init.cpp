@@ -31,6 +31,15 @@ void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) con
       if (t0 >= t1) continue;
       float* out = dst + (t0 - begin);
       const std::string_view name = t.name;
+      if (ends_with(name, "lora_B.weight")) {  // PEFT's init: the adapter starts as no change
+        std::fill(out, out + (t1 - t0), 0.0f);
+        continue;
+      }
+      if (ends_with(name, "lora_A.weight")) {  // kaiming_uniform(a = sqrt(5)): bound 1 / sqrt(fan_in)
+        const double bound = 1.0 / std::sqrt(double(t.shape[1]));
+        for (size_t i = t0; i < t1; i++) out[i - t0] = float(bound * symmetric_uniform_at(seed, i));
+        continue;
+      }
       if (t.shape.size() == 1) {  // norm weights (LayerNorm, RMSNorm, q/k norms) 1; biases 0
         std::fill(out, out + (t1 - t0), ends_with(name, ".weight") ? 1.0f : 0.0f);
         continue;

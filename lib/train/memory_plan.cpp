@@ -11,6 +11,7 @@
 #include "core/ledger.hpp"
 #include "core/machine_memory.hpp"
 #include "model/gpt_activations.hpp"
+#include "model/lora_adapters.hpp"
 #include "train/engine_config.hpp"
 #include "train/run_checkpoints.hpp"
 
@@ -18,17 +19,23 @@ namespace zt {
 
 MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
   const GptShape& shape = c.model.shape;
-  // The groups the model holds at once at most: the embedding matrix (an untied head is as large) and one block.
-  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params();
+  const TrainedParts parts = config::trained_parts(c);
+  const ParamLayout layout = make_training_layout(shape, parts);
+  // The groups the model holds at once at most: the embedding matrix (an untied head is as large),
+  // and one block with its adapters.
+  const size_t adapters = parts.lora.enabled() ? layout.groups[size_t(lora_group(shape, 0))].size : 0;
+  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params() + adapters;
   MemoryPlan p;
-  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), shape.flat_size(), world, held);
-  p.num_params = shape.num_params();
+  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), layout.total, layout.trainable_numel(), world, held);
+  p.num_params = shape.num_params() + (layout.total - shape.flat_size());
+  if (layout.has_frozen()) p.unfrozen = Engine::plan(engine_options(c), layout.total, layout.total, world, held);
   const bool recompute = c.activation_checkpointing.recompute();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
-  p.activations =
-      GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) + ops.own_bytes(B, T, shape.d_model);
+  const int slots = recompute ? 1 : shape.n_layer;
+  p.activations = GptActivations::bytes(shape, B, T, slots, ops) + ops.own_bytes(B, T, shape.d_model) +
+                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops);
   p.activation_dtype = ops.dtype();
-  p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(shape.flat_size(), world, 0));
+  p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(layout.trainable_numel(), world, 0));
   p.buffers_bound += p.checkpoint_staging;
   p.host_buffers += p.checkpoint_staging;
   return p;
@@ -83,14 +90,24 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
               c.dtype().c_str());
   std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
+  if (p.unfrozen)
+    std::printf("  trainable T = %zu (%.2f%%; padded to %zu, shard %zu): gradients and optimizer state for these "
+                "alone\n",
+                p.trainable, 100.0 * double(p.trainable) / double(p.padded), p.train_padded, p.train_shard);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "params", mib(p.params), p.params);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "grads", mib(p.grads), p.grads);
   std::printf("  %-12s %12.2f MiB (%zu bytes)\n", "optimizer", mib(p.optimizer), p.optimizer);
   if (p.offload)
     std::printf("  %-12s %12.2f MiB (%zu bytes: %zu in host memory, %zu in files)\n", "offload", mib(p.offload),
                 p.offload, plan_offload_in_memory(p), p.offload_files);
-  std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total",
-              mib(p.params + p.grads + p.optimizer + p.offload), p.formula.c_str());
+  const size_t states = p.params + p.grads + p.optimizer + p.offload;
+  std::printf("  %-12s %12.2f MiB   model states; formula %s\n", "total", mib(states), p.formula.c_str());
+  if (p.unfrozen) {
+    const EnginePlan& u = *p.unfrozen;
+    const size_t all = u.params + u.grads + u.optimizer + u.offload;
+    std::printf("  %-12s %12.2f MiB   model states if nothing were frozen (%s): freezing saves %.2f MiB\n", "",
+                mib(all), u.formula.c_str(), mib(all - states));
+  }
   std::string staging;
   if (p.host_buffers > p.checkpoint_staging)
     staging += fmt::format(", {:.2f} MiB of offload staging", mib(p.host_buffers - p.checkpoint_staging));

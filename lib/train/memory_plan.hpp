@@ -1,6 +1,7 @@
 #pragma once
 // The per-rank memory plan printed by --dry-run: what the engine will allocate per category for
 // this config and world size, beside the ZeRO formula, before anything is allocated.
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -12,7 +13,9 @@ namespace zt {
 // The engine's plan (zero/engine.hpp), the model's and the checkpoints'.
 struct MemoryPlan : EnginePlan {
   size_t checkpoint_staging = 0;  // of buffers_bound and host_buffers: training.checkpoint_dir's staging
-  size_t num_params = 0;
+  size_t num_params = 0;  // the model's and its LoRA adapters'
+  // With frozen parameters: the engine's plan if every parameter trained (what freezing saves).
+  std::optional<EnginePlan> unfrozen;
   size_t activations = 0;  // the model's forward results and backward scratch for one micro-batch
   DType activation_dtype = DType::F32;  // what the backend's model operators compute in
 };

@@ -45,7 +45,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   std::string error;
   try {
     model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.activation_checkpointing.recompute(),
-                                   backend);
+                                   backend, config::trained_parts(config));
     open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
@@ -86,9 +86,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from());
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
-  // Graphs where a micro-batch queues the same work on the same buffers every time.
+  // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
+  // dropout: a graph would replay the masks it was captured with).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&
-      config.zero.offload_optimizer.device == "none")
+      config.zero.offload_optimizer.device == "none" && !lora_dropout())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
@@ -162,6 +163,11 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
   train_sampler_->fill(step - 1, micro, inputs_[size_t(micro)].data(), targets);
   const double weight = weights.of(count_targets(targets, int64_t(B_) * T_));
   const float dloss = float(engine_->backward_scale() * weight);
+  // LoRA dropout's masks: one per micro-batch of each rank, the same again when a resumed run
+  // redoes the step.
+  if (lora_dropout())  // (the masks hash the seed again: any distinct numbers do)
+    model_->set_dropout_seed(config_.training.seed * 0x9E3779B97F4A7C15ull + (uint64_t(step) << 32) +
+                             (uint64_t(micro) << 16) + uint64_t(comm_.rank()));
   auto forward = [&] {
     engine_->begin_micro_batch();
     backend_.model.kept_loss_weight(weight > 0 ? weight : 0.0);
@@ -172,6 +178,7 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
   if (!graphs_.enabled() || !warmed_up_) {
     clock.time(&StepBreakdown::forward, forward);
     clock.time(&StepBreakdown::backward, backward);
+    model_->set_dropout_seed(std::nullopt);  // evaluation and samples run without dropout
     return;
   }
   clock.time(&StepBreakdown::forward, [&] {
@@ -181,6 +188,8 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     });
   });
 }
+
+bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora.dropout > 0; }
 
 bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
 

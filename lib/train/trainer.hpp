@@ -58,6 +58,7 @@ private:
   SetupRecord setup_record();
   StepRecord step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
+  bool lora_dropout() const;  // adapters with dropout train this run
 
   const config::Config& config_;
   Communicator& comm_;

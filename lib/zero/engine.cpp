@@ -1,5 +1,7 @@
 #include "zero/engine.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <spdlog/spdlog.h>
 
@@ -15,16 +17,19 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
                VectorOps& host, const ParamInit& init)
     : options_(options), layout_(layout), comm_(comm), backend_(backend),
       partition_(layout.total, comm.world_size(), comm.rank()),
+      trainable_(layout),
+      train_partition_(trainable_.numel(), comm.world_size(), comm.rank()),
       pool_(backend.device),
-      ctx_{options_, layout, comm, partition_, backend, host, backend.model.dtype(), pool_, clock_, group_gathers_},
+      ctx_{options_, layout, comm,  partition_, trainable_, train_partition_, backend, host, backend.model.dtype(),
+           pool_, clock_, group_gathers_},
       open_grads_(layout.groups.size(), nullptr) {
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
   // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
   std::string error;
   try {
     stage_ = make_stage(ctx_);
-    optimizer_ =
-        ShardOptimizer::make({layout, stage_->update_range(), options_, backend, host, stage_->params(), clock_});
+    optimizer_ = ShardOptimizer::make(
+        {trainable_.layout(), stage_->update_range(), options_, backend, host, stage_->params(), clock_});
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -40,30 +45,69 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
 }
 
-EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, size_t held_group_elements) {
-  const Partition part(numel, world_size, 0);
+namespace {
+
+// a·Ψ + b·Ψ/N + c·T + e·T/N as text, the terms that are zero left out.
+std::string state_formula(size_t psi_whole, size_t psi_sharded, size_t t_whole, size_t t_sharded) {
+  std::string s;
+  auto term = [&](size_t k, const char* what) {
+    if (k) s += fmt::format("{}{}{}", s.empty() ? "" : " + ", k, what);
+  };
+  term(psi_whole, "Ψ");
+  term(psi_sharded, "Ψ/N");
+  term(t_whole, "T");
+  term(t_sharded, "T/N");
+  return s.empty() ? "0" : s;
+}
+
+}  // namespace
+
+EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
+                        size_t held_group_elements) {
+  const Partition part(numel, world_size, 0), train(trainable, world_size, 0);
+  const bool frozen = trainable != numel;
   EnginePlan p;
   p.padded = part.padded();
   p.shard = part.shard_size();
-  // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
-  const Offload offload = o.offload_param.device != OffloadDevice::None       ? Offload::OptimizerAndParams
-                          : o.offload_optimizer.device != OffloadDevice::None ? Offload::Optimizer
-                                                                              : Offload::None;
-  size_t params_state = 0, optimizer_state = 0;  // what the stage holds of each, wherever it lives
-  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))})) {
+  p.trainable = trainable;
+  p.train_padded = train.padded();
+  p.train_shard = train.shard_size();
+  // Model states: the estimator's rows for this stage, the parameters over the padded flat buffer,
+  // gradients and optimizer state over the padded trainable space (the same when nothing is
+  // frozen). What offload moves out of the device is the parameters' or the optimizer's column.
+  const bool host_params = o.offload_param.device != OffloadDevice::None;
+  const bool host_optimizer = host_params || o.offload_optimizer.device != OffloadDevice::None;
+  MemoryEstimateRow flat_row, train_row;
+  for (const auto& row : estimate_model_state_memory({p.padded, world_size, 1, std::string(dtype_name(o.dtype))}))
+    if (row.stage == o.stage && row.offload == Offload::None) flat_row = row;
+  for (const auto& row :
+       estimate_model_state_memory({p.train_padded, world_size, 1, std::string(dtype_name(o.dtype))})) {
     if (row.stage != o.stage) continue;
-    if (row.offload == Offload::None) params_state = size_t(row.params), optimizer_state = size_t(row.optimizer);
-    if (row.offload == offload) {
-      p.params = size_t(row.params);
-      p.grads = size_t(row.grads);
-      p.optimizer = size_t(row.optimizer);
-      p.offload = size_t(row.offloaded);
-      p.formula = row.formula;
-    }
+    if (row.offload == Offload::None) train_row = row;
+    const Offload offload = host_params ? Offload::OptimizerAndParams
+                            : host_optimizer ? Offload::Optimizer
+                                             : Offload::None;
+    if (row.offload == offload) p.formula = row.formula;
+  }
+  const size_t params_state = size_t(flat_row.params), optimizer_state = size_t(train_row.optimizer);
+  // With frozen parameters the optimizer updates a compact copy of its trainable range
+  // (zero/trainable_params.hpp): the whole trainable space at stage 0, a shard otherwise.
+  const size_t d = dtype_size(o.dtype);
+  const size_t compact = frozen ? d * (o.stage == 0 ? p.train_padded : p.train_shard) : 0;
+  p.params = (host_params ? 0 : params_state) + compact;
+  p.grads = size_t(train_row.grads);
+  p.optimizer = host_optimizer ? 0 : optimizer_state;
+  p.offload = (host_params ? params_state : 0) + (host_optimizer ? optimizer_state : 0);
+  if (frozen) {
+    const BytesPerParam b = bytes_per_param(std::string(dtype_name(o.dtype)));
+    const size_t k = host_optimizer ? 0 : size_t(b.optimizer), g = size_t(b.grads), pd = host_params ? 0 : d;
+    p.formula = state_formula(o.stage < 3 ? pd : 0, o.stage < 3 ? 0 : pd,
+                              (o.stage == 0 ? d + k : 0) + (o.stage < 2 ? g : 0),
+                              (o.stage == 0 ? 0 : d + k) + (o.stage < 2 ? 0 : g));
   }
   // In files (nvme), offloaded state takes its file's bytes (aligned for direct I/O) in place of
   // memory, and the optimizer's file keeps buffer_count sub-groups in host memory besides.
-  const FileStateBytes state_file = ShardOptimizer::file_state_bytes(o, p.shard);
+  const FileStateBytes state_file = ShardOptimizer::file_state_bytes(o, p.train_shard);
   if (state_file.file) {
     p.offload += state_file.file + state_file.host - optimizer_state;
     p.offload_files += state_file.file;
@@ -74,13 +118,17 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, si
     p.offload_files += file;
   }
   // Transient: the bucket slots, the groups the model holds (from the pool), gathered groups, staging.
-  p.host_buffers = ShardOptimizer::staging_bytes(o, p.shard);
-  p.buffers_bound = GradBucketer::bytes(o, part) + held_group_elements * sizeof(float) * 2 + p.host_buffers;
+  p.host_buffers = ShardOptimizer::staging_bytes(o, p.train_shard);
+  p.buffers_bound = GradBucketer::bytes(o, train) + held_group_elements * sizeof(float) * 2 + p.host_buffers;
   if (o.stage == 3) p.buffers_bound += GatherCoordinator::bytes_bound(o, part);
+  // Stage 3 gathers the updated trainable parameters into one buffer before keeping its own.
+  if (o.stage == 3 && frozen) p.buffers_bound += trainable * d;
   return p;
 }
 
 View Engine::grads(int g) {
+  if (!layout_.group_trainable(size_t(g)))
+    fail("grads({}): every tensor of group {} is frozen: it has no gradients", g, layout_.groups[size_t(g)].name);
   View direct = stage_->grads_in_place(g);
   if (direct.data) return direct;
   void*& open = open_grads_[size_t(g)];
@@ -150,25 +198,26 @@ UpdateResult Engine::finish_step() {
 
 void Engine::gather_master(float* full) {
   Device& dev = backend_.device;
+  const Partition& part = train_partition_;
   const Range held = this->held();
-  if (held.begin == 0 && held.end == partition_.numel()) {
+  if (held.begin == 0 && held.end == part.numel()) {
     optimizer_->read(StateTensor::Master, held, full);
     return;
   }
   // This rank's shard of the master through device memory (where the communicator works), then
   // everyone's.
-  const Range own = partition_.own();
+  const Range own = part.own();
   std::vector<float> mine(own.size(), 0.0f);
   optimizer_->read(StateTensor::Master, held, mine.data());
-  Buffer<float> all(dev, MemSpace::Device, MemCategory::Buffers, partition_.padded(), Init::Uninitialised);
+  Buffer<float> all(dev, MemSpace::Device, MemCategory::Buffers, part.padded(), Init::Uninitialised);
   float* own_slot = all.data() + own.begin;
   dev.copy(own_slot, mine.data(), own.size() * sizeof(float), dev.compute());
-  comm_.all_gather(own_slot, all.data(), partition_.shard_size(), DType::F32)->wait();
-  dev.copy(full, all.data(), partition_.numel() * sizeof(float), dev.compute());
+  comm_.all_gather(own_slot, all.data(), part.shard_size(), DType::F32)->wait();
+  dev.copy(full, all.data(), part.numel() * sizeof(float), dev.compute());
   dev.synchronize(dev.compute());
 }
 
-Range Engine::held() const { return stage_->update_range().intersect({0, partition_.numel()}); }
+Range Engine::held() const { return stage_->update_range().intersect({0, train_partition_.numel()}); }
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
   const Range held = this->held();

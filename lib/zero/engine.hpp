@@ -13,6 +13,7 @@
 #include "core/param_hooks.hpp"
 #include "core/state_access.hpp"
 #include "core/step_clock.hpp"
+#include "core/trainable_space.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
@@ -34,9 +35,12 @@ struct UpdateResult {
 // states (the ZeRO formula of its stage and offload) and a bound on its transient buffers.
 struct EnginePlan {
   size_t padded = 0, shard = 0;  // elements of the flat buffer and of one rank's shard
+  // Elements of the trainable space (all parameters when nothing is frozen), its padded size and
+  // one rank's shard of it: what gradients and optimizer state are kept for.
+  size_t trainable = 0, train_padded = 0, train_shard = 0;
   size_t params = 0, grads = 0, optimizer = 0, offload = 0;  // bytes
   size_t offload_files = 0;  // of offload, the bytes in files (nvme); the rest is in host memory
-  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N"
+  std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N" (with T the trainable space when frozen)
   size_t buffers_bound = 0;  // buckets, gathered groups, group copies and gradients, offload staging
   size_t host_buffers = 0;   // of buffers_bound, the bytes in host memory (offload staging)
 };
@@ -56,10 +60,11 @@ public:
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
          VectorOps& host, const ParamInit& init);
 
-  // The plan of an engine over `numel` parameters on `world_size` ranks. held_group_elements: the
-  // most elements of parameter groups the model holds at once, each with a copy in the model's
-  // dtype and its gradients (fp32 at most).
-  static EnginePlan plan(const EngineOptions& options, size_t numel, int world_size, size_t held_group_elements);
+  // The plan of an engine over `numel` parameters of which `trainable` are trained (the others
+  // frozen) on `world_size` ranks. held_group_elements: the most elements of parameter groups the
+  // model holds at once, each with a copy in the model's dtype and its gradients (fp32 at most).
+  static EnginePlan plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
+                         size_t held_group_elements);
 
   ConstView fetch(int g) override { return stage_->fetch(g); }
   void release(int g) override { stage_->release(g); }
@@ -81,11 +86,12 @@ public:
   void queue_step(double lr, double beta1, double beta2);
   UpdateResult finish_step();
 
-  // Consolidated fp32 parameters (master weights), numel elements, into host memory on every rank
-  // (collective).
+  // Consolidated fp32 master weights of the trainable space (trainable().numel() elements: every
+  // parameter when nothing is frozen), into host memory on every rank (collective).
   void gather_master(float* full);
 
-  // Checkpoints: the optimizer state of the trained part of the range this rank updates.
+  // Checkpoints: the optimizer state of the trained part of the range this rank updates, in the
+  // trainable space.
   Range held() const override;
   void read_state(StateTensor t, Range r, float* host) const override;
   void write_state(StateTensor t, Range r, const float* host) override;
@@ -101,6 +107,10 @@ public:
 
   const EngineOptions& options() const { return options_; }
   const Partition& partition() const { return partition_; }
+  // The trainable elements as one compact space, and its partition: where gradients and optimizer
+  // state live, what checkpoints hold. The flat buffer and partition() when nothing is frozen.
+  const TrainableSpace& trainable() const { return trainable_; }
+  const Partition& train_partition() const { return train_partition_; }
   DType dtype() const { return options_.dtype; }
   bool fp16() const { return options_.dtype == DType::F16; }  // dynamic loss scaling
   int64_t optimizer_steps() const { return steps_; }
@@ -118,6 +128,8 @@ private:
   Communicator& comm_;
   const Backend& backend_;
   Partition partition_;
+  TrainableSpace trainable_;
+  Partition train_partition_;
   BufferPool pool_;
   StepClock clock_;
   std::vector<int64_t> group_gathers_;

@@ -6,8 +6,8 @@
 
 namespace zt {
 
-void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements) {
-  const Partition& part = ctx.partition;
+void all_gather_in_place(const StageContext& ctx, const Partition& part, void* full, DType dtype,
+                         size_t piece_elements) {
   if (part.world_size() == 1) return;  // the one shard is the whole buffer, already in place
   const size_t esz = dtype_size(dtype);
   auto base = static_cast<char*>(full);
@@ -35,7 +35,7 @@ FullParams::FullParams(const StageContext& ctx)
 
 void FullParams::init(const ParamInit& init) {
   ResidentParamShard all(ctx_.device(), at(0), ctx_.partition.padded());
-  upload_params(ctx_, init, all, {0, ctx_.partition.padded()});
+  upload_params(ctx_, init, all, {0, ctx_.partition.padded()}, ctx_.partition.numel());
 }
 
 ConstView FullParams::fetch(int g) {
@@ -53,14 +53,15 @@ void FullParams::release(int g) {
 }
 
 void FullParams::all_gather_shards() {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
+  all_gather_in_place(ctx_, ctx_.partition, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
 }
 
 // ---- FullGrads ----
 
 FullGrads::FullGrads(const StageContext& ctx)
     : ctx_(ctx),
-      values_(ctx.device(), MemSpace::Device, MemCategory::Grads, ctx.partition.padded() * dtype_size(ctx.dtype())) {
+      values_(ctx.device(), MemSpace::Device, MemCategory::Grads,
+              ctx.train_partition.padded() * dtype_size(ctx.dtype())) {
   auto apply = [this](Range own, const void* data) {
     ctx_.vector().convert(ctx_.view(const_cast<void*>(data), ctx_.comm_dtype()), at(own.begin), own.size());
   };
@@ -69,25 +70,30 @@ FullGrads::FullGrads(const StageContext& ctx)
 
 void FullGrads::accumulate(int g, View grads) {
   auto& group = ctx_.layout.groups[size_t(g)];
-  ctx_.vector().add(grads, at(group.offset), group.size);
+  for (const TrainableSpace::Run& run : ctx_.trainable.in_flat({group.offset, group.offset + group.size}))
+    ctx_.vector().add(grads.at(run.flat - group.offset), at(run.compact), run.size);
 }
 
 View FullGrads::in_place(int g) {
   if (ctx_.model_dtype != ctx_.dtype()) return {};
-  return at(ctx_.layout.groups[size_t(g)].offset);
+  // A group with a frozen tensor is not laid out in the trainable space as the model writes it.
+  auto& group = ctx_.layout.groups[size_t(g)];
+  const auto runs = ctx_.trainable.in_flat({group.offset, group.offset + group.size});
+  if (runs.size() != 1 || runs[0].size != group.size) return {};
+  return at(runs[0].compact);
 }
 
 void FullGrads::reduce_scatter() {
   // One rank reducing in its own dtype: the sum is what the buffer holds (a pass over Ψ saved).
-  if (ctx_.partition.world_size() == 1 && ctx_.comm_dtype() == ctx_.dtype()) return;
+  if (ctx_.train_partition.world_size() == 1 && ctx_.comm_dtype() == ctx_.dtype()) return;
   // Top-down, the order backward produces gradients in, and never the padding: the same buckets
   // as stage 2 cuts, and the same bytes on the wire.
-  bucketer_->add(0, at(0), ctx_.partition.numel());
+  bucketer_->add(0, at(0), ctx_.train_partition.numel());
   bucketer_->wait_all();
 }
 
 void FullGrads::all_gather_shards() {
-  all_gather_in_place(ctx_, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
+  all_gather_in_place(ctx_, ctx_.train_partition, values_.data(), ctx_.dtype(), ctx_.options.allgather_bucket_size);
 }
 
 void FullGrads::zero() { ctx_.device().fill_zero(values_.data(), values_.bytes(), ctx_.device().compute()); }

@@ -27,7 +27,8 @@ private:
   GroupCopies copies_;
 };
 
-// Gradients of every parameter on every rank, accumulated locally over micro-batches.
+// Gradients of every trainable parameter on every rank, in the trainable space, accumulated locally
+// over micro-batches.
 class FullGrads {
 public:
   explicit FullGrads(const StageContext& ctx);
@@ -35,11 +36,12 @@ public:
   // Where the model may accumulate a group's gradients directly (when it computes in the storage
   // dtype); else a null view.
   View in_place(int g);
-  // Reduce-scatter everything in buckets; afterwards this rank's shard holds the summed values.
+  // Reduce-scatter everything in buckets; afterwards this rank's shard (of the train partition)
+  // holds the summed values.
   void reduce_scatter();
   void all_gather_shards();  // every rank gets every reduced shard (stage 0)
-  View at(size_t flat) const {
-    return ctx_.view(const_cast<uint8_t*>(values_.data()) + flat * dtype_size(ctx_.dtype()), ctx_.dtype());
+  View at(size_t compact) const {
+    return ctx_.view(const_cast<uint8_t*>(values_.data()) + compact * dtype_size(ctx_.dtype()), ctx_.dtype());
   }
   void zero();
 
@@ -49,7 +51,8 @@ private:
   std::unique_ptr<GradBucketer> bucketer_;
 };
 
-// Pieces of an all-gather over a full buffer (all shards laid out in order), in place.
-void all_gather_in_place(const StageContext& ctx, void* full, DType dtype, size_t piece_elements);
+// Pieces of an all-gather over a full buffer (all shards of `part` laid out in order), in place.
+void all_gather_in_place(const StageContext& ctx, const Partition& part, void* full, DType dtype,
+                         size_t piece_elements);
 
 }  // namespace zt

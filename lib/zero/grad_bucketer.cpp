@@ -18,9 +18,9 @@ size_t GradBucketer::bytes(const EngineOptions& o, const Partition& partition) {
 
 GradBucketer::GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply)
     : ctx_(ctx), dtype_(ctx.comm_dtype()),
-      bucket_(clamped_bucket(bucket_elements, ctx.partition)),
+      bucket_(clamped_bucket(bucket_elements, ctx.train_partition)),
       overlap_(ctx.options.overlap_comm), apply_(std::move(apply)) {
-  const size_t recv = std::min(bucket_, ctx.partition.shard_size());
+  const size_t recv = std::min(bucket_, ctx.train_partition.shard_size());
   for (int i = 0; i < slot_count(overlap_); ++i) {
     slots_[i].send = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
     slots_[i].recv = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, recv * dtype_size(dtype_));
@@ -50,7 +50,7 @@ void GradBucketer::add(size_t begin, ConstView src, size_t n) {
 void GradBucketer::flush() {
   if (fill_ == 0) return;
   Slot& slot = current();
-  auto counts = ctx_.partition.pieces(slot.range);
+  auto counts = ctx_.train_partition.pieces(slot.range);
   const void* data = slot.send.data() + (bucket_ - fill_) * dtype_size(dtype_);
   // Without overlap the call itself blocks.
   ctx_.clock.time(&StepBreakdown::reduce_wait, [&] {
@@ -64,7 +64,7 @@ void GradBucketer::flush() {
 void GradBucketer::complete(Slot& slot) {
   ctx_.clock.time(&StepBreakdown::reduce_wait, [&] { slot.work->sync(ctx_.device().compute()); });
   slot.work.reset();
-  Range own = slot.range.intersect(ctx_.partition.own());
+  Range own = slot.range.intersect(ctx_.train_partition.own());
   if (!own.empty()) apply_(own, slot.recv.data());
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // Reduce-scatter of gradients in buckets of reduce_bucket_size elements. A bucket is a contiguous
-// flat range; gradients arrive top-down (backward visits groups last to first), so a bucket fills
+// range of the trainable space (the flat buffer's, with nothing frozen); gradients arrive top-down (backward visits groups last to first), so a bucket fills
 // from its end. A full bucket is reduce-scattered (on the communication thread when
 // overlap_comm) and this rank's piece handed to `apply`. Two bucket slots alternate, so one can
 // fill while the other is in flight. The time compute waits on them goes to the step clock.
@@ -20,7 +20,7 @@ public:
 
   GradBucketer(const StageContext& ctx, size_t bucket_elements, Apply apply);
   // What its bucket slots take, in bytes: one or two (overlap_comm) slots of a bucket to send and
-  // this rank's piece to receive, in the communication dtype.
+  // this rank's piece to receive, in the communication dtype (partition: of the trainable space).
   static size_t bytes(const EngineOptions& options, const Partition& partition);
 
   // Adds gradients for flat range [begin, begin + n). When the range does not end where the

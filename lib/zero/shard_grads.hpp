@@ -1,6 +1,7 @@
 #pragma once
-// This rank's shard of the gradients (stages 2 and 3): each group's gradients go through the
-// bucketer as soon as they are final, and the full-size copy is dropped.
+// This rank's shard of the gradients (stages 2 and 3), in the trainable space: each group's
+// gradients of trainable tensors go through the bucketer as soon as they are final, and the
+// full-size copy is dropped.
 #include <memory>
 
 #include "core/buffer.hpp"

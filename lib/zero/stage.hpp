@@ -8,6 +8,7 @@
 #include "comm/communicator.hpp"
 #include "core/param_layout.hpp"
 #include "core/step_clock.hpp"
+#include "core/trainable_space.hpp"
 #include "core/view.hpp"
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
@@ -17,11 +18,16 @@
 
 namespace zt {
 
+// Parameters live in the flat buffer, partitioned by `partition`; gradients and optimizer state
+// in the trainable space (core/trainable_space.hpp), partitioned by `train_partition`. With
+// nothing frozen the two are the same.
 struct StageContext {
   const EngineOptions& options;
   const ParamLayout& layout;
   Communicator& comm;
   const Partition& partition;
+  const TrainableSpace& trainable;
+  const Partition& train_partition;
   const Backend& backend;
   VectorOps& host;    // the host's vector operators (initial values, offloaded state)
   DType model_dtype;  // what the model reads parameters and writes gradients in
@@ -72,9 +78,9 @@ public:
 
 std::unique_ptr<Stage> make_stage(const StageContext& ctx);
 
-// Fills `shard`, which holds flat elements [flat.begin, flat.end), with init's fp32 values (zero
-// past the last parameter), through host staging chunks.
-void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range flat);
+// Fills `shard`, which holds elements [range.begin, range.end), with init's fp32 values (zero from
+// element `numel` on: partition padding), through host staging chunks.
+void upload_params(const StageContext& ctx, const ParamInit& init, ParamShard& shard, Range range, size_t numel);
 
 // norm_partials of a stage that holds the reduced gradients of its own shard only: its partial,
 // then every rank's through the communicator (on the device: an all-gather of each double as two

@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <optional>
 
 #include "zero/gather_coordinator.hpp"
 #include "zero/shard_grads.hpp"
 #include "zero/stage3.hpp"
+#include "zero/trainable_params.hpp"
 
 namespace zt {
 
@@ -40,13 +42,19 @@ private:
   std::unique_ptr<ParamShard> shard_;
 };
 
+// With frozen parameters the optimizer updates this rank's shard of the trainable space
+// (zero/trainable_params.hpp), which lies on other ranks' flat shards: each update is all-gathered
+// and this rank keeps what its flat shard holds.
 class Stage3 final : public Stage {
 public:
   explicit Stage3(const StageContext& ctx)
-      : ctx_(ctx), storage_(ctx), grads_(ctx), gathered_(ctx, storage_.shard()) {}
+      : ctx_(ctx), storage_(ctx), grads_(ctx), gathered_(ctx, storage_.shard()) {
+    if (!ctx.trainable.identity()) trained_.emplace(ctx, ctx.train_partition.own());
+  }
 
   void init_params(const ParamInit& init) override {
-    upload_params(ctx_, init, storage_.shard(), ctx_.partition.own());
+    upload_params(ctx_, init, storage_.shard(), ctx_.partition.own(), ctx_.partition.numel());
+    if (trained_) trained_->init(init);
     gathered_.refresh();
   }
 
@@ -59,18 +67,22 @@ public:
     gathered_.end_recording();
     gathered_.stop_reading_ahead();  // the optimizer writes the shard's file next
   }
-  Range update_range() const override { return ctx_.partition.own(); }
-  ParamShard& params() override { return storage_.shard(); }
+  Range update_range() const override { return ctx_.train_partition.own(); }
+  ParamShard& params() override { return trained_ ? trained_->shard() : storage_.shard(); }
   ConstView grads() const override { return grads_.data(); }
   void norm_partials(float factor, double* sums) override { gather_norm_partials(ctx_, grads(), factor, sums); }
   void zero_grads() override { grads_.zero(); }
-  void publish_params() override { gathered_.refresh(); }
+  void publish_params() override {
+    if (trained_) trained_->all_gather_into(storage_.shard());
+    gathered_.refresh();
+  }
 
 private:
   const StageContext& ctx_;
   ShardStorage storage_;
   ShardGrads grads_;
   GatherCoordinator gathered_;
+  std::optional<TrainableParams> trained_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 // ModelOps on the CPU: the fp32 kernels of kernels/cpu over host memory.
 #include "kernels/cpu/cpu_model_ops.hpp"
 
+#include "kernels/cpu/adapter_ops.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
 
 #include <cstring>
@@ -128,6 +129,15 @@ void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, s
 
 void CpuModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
   cpu::residual_forward(f(out), f(a), f(b), n);
+}
+
+void CpuModelOps::scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
+                                GradInto into) {
+  cpu::scale_columns(f(dst), dst_ld, f(src), src_ld, N, width, scale, into == GradInto::Accumulate);
+}
+
+void CpuModelOps::dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) {
+  cpu::dropout(f(out), f(inp), n, p, seed, into == GradInto::Accumulate);
 }
 
 float CpuModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V,

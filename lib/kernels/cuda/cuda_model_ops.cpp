@@ -206,6 +206,15 @@ void CudaModelOps::residual_forward(void* out, const void* a, const void* b, siz
   cuda::residual_forward(dtype_, out, a, b, n, stream());
 }
 
+void CudaModelOps::scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
+                                 GradInto into) {
+  cuda::scale_columns(dtype_, dst, dst_ld, src, src_ld, N, width, scale, into, stream());
+}
+
+void CudaModelOps::dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) {
+  cuda::dropout(dtype_, out, inp, n, p, seed, into, stream());
+}
+
 // The fused classifier: one pass over the logits gives the loss and writes the gradient over them.
 float CudaModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) {
   auto* losses = static_cast<float*>(scratch(losses_, std::max<size_t>(1, size_t(N)) * sizeof(float)));

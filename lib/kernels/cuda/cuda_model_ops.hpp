@@ -82,6 +82,9 @@ public:
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
+  void scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
+                     GradInto into) override;
+  void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) override;
   float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               float scale, int N, int V, int Vp) override;

@@ -1,0 +1,57 @@
+#include "core/trainable_space.hpp"
+
+#include <algorithm>
+
+namespace zt {
+
+TrainableSpace::TrainableSpace(const ParamLayout& layout) : flat_(layout.total) {
+  for (const ParamGroup& g : layout.groups) {
+    ParamGroup compact{g.name, numel_, 0, {}};
+    for (const TensorSpec& t : g.tensors) {
+      if (!t.trainable) continue;
+      if (!runs_.empty() && runs_.back().flat + runs_.back().size == t.offset)
+        runs_.back().size += t.numel();
+      else
+        runs_.push_back({t.offset, numel_, t.numel()});
+      TensorSpec moved = t;
+      moved.offset = numel_;
+      compact.tensors.push_back(std::move(moved));
+      compact.size += t.numel();
+      numel_ += t.numel();
+    }
+    layout_.groups.push_back(std::move(compact));
+  }
+  layout_.total = numel_;
+}
+
+std::vector<TrainableSpace::Run> TrainableSpace::in_flat(Range flat) const {
+  std::vector<Run> out;
+  // The first run that ends after flat.begin.
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), flat.begin,
+                             [](size_t at, const Run& r) { return at < r.flat + r.size; });
+  for (; it != runs_.end() && it->flat < flat.end; ++it) {
+    const Range piece = Range{it->flat, it->flat + it->size}.intersect(flat);
+    if (!piece.empty()) out.push_back({piece.begin, it->compact + (piece.begin - it->flat), piece.size()});
+  }
+  return out;
+}
+
+std::vector<TrainableSpace::Run> TrainableSpace::in_compact(Range compact) const {
+  std::vector<Run> out;
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), compact.begin,
+                             [](size_t at, const Run& r) { return at < r.compact + r.size; });
+  for (; it != runs_.end() && it->compact < compact.end; ++it) {
+    const Range piece = Range{it->compact, it->compact + it->size}.intersect(compact);
+    if (!piece.empty()) out.push_back({it->flat + (piece.begin - it->compact), piece.begin, piece.size()});
+  }
+  return out;
+}
+
+size_t TrainableSpace::compact_at(size_t flat) const {
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), flat,
+                             [](size_t at, const Run& r) { return at < r.flat + r.size; });
+  if (it == runs_.end()) return numel_;
+  return it->compact + (flat > it->flat ? flat - it->flat : 0);
+}
+
+}  // namespace zt
