@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -70,6 +71,19 @@ inline RunResult train(const config::Config& c, Communicator& comm, int steps) {
   r.params.resize(trainer.model().layout().total);
   trainer.engine().gather_master(r.params.data());
   return r;
+}
+
+// Every parameter of the flat buffer as the model reads it (frozen ones included), through the
+// engine's fetch: collective at stage 3.
+inline std::vector<float> gather_params(Trainer& trainer) {
+  const ParamLayout& layout = trainer.model().layout();
+  std::vector<float> out(layout.total);
+  for (size_t g = 0; g < layout.groups.size(); ++g) {
+    const ConstView v = trainer.engine().fetch(int(g));
+    std::memcpy(out.data() + layout.groups[g].offset, v.data, layout.groups[g].size * sizeof(float));
+    trainer.engine().release(int(g));
+  }
+  return out;
 }
 
 inline double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {

@@ -19,8 +19,9 @@ struct ModelStateBytes {
   size_t params = 0, grads = 0, optimizer = 0, buffers = 0, padded = 0;
 };
 
-inline ModelStateBytes model_state_bytes(const config::Config& c, const GptShape& shape, Communicator& comm) {
-  Gpt model(shape, 2, 16);
+inline ModelStateBytes model_state_bytes(const config::Config& c, const GptShape& shape, Communicator& comm,
+                                         const TrainedParts& parts = {}) {
+  Gpt model(shape, 2, 16, false, cpu_backend(), parts);
   auto before = MemoryLedger::instance().stats();
   Engine engine(engine_options(c), model.layout(), comm, cpu_backend(), cpu_backend().vector,
                 [&](float* d, size_t b, size_t n) { model.init_params(d, b, n, 1); });
