@@ -22,13 +22,20 @@ directory the run started from; the same files training.save_final writes for th
 parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
 bf16 run computed with.
 
+A LoRA run's checkpoint gives its adapters as a PEFT adapter directory (adapter_config.json,
+adapter_model.safetensors: PeftModel.from_pretrained loads it on the base model), or with --merge
+the merged model. Frozen weights (the base model of a LoRA run, training.freeze) are read again
+from the run's training.init_from: a checkpoint holds what trained.
+
 Examples:
   zerotrain export checkpoints -o hf_model
   zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16 --max-shard-size 2GB
+  zerotrain export lora_checkpoints -o merged_model --merge
 )";
 
 struct ExportArgs {
   std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
+  bool merge = false;
 };
 
 // One process, no MPI: reads the shard files and writes the consolidated weights.
@@ -36,7 +43,7 @@ void export_model(const ExportArgs& a) {
   init_logging(log_options(0, "info"));
   HfOutput output(dtype_from_name(a.dtype));
   output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
-  export_checkpoint(a.checkpoint_dir, a.out_dir, output);
+  export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.merge);
   spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
 }
 
@@ -58,6 +65,9 @@ Subcommand export_subcommand(CLI::App& app) {
                   "500MB, 2GiB, or bytes), as transformers' max_shard_size")
       ->check(byte_size())
       ->capture_default_str();
+  exp->add_flag("--merge", a->merge,
+                "a LoRA run's checkpoint: the merged model (W + scale·B·A under the base model's names) instead "
+                "of its PEFT adapter directory");
   return {exp, [a = a](int, char**) { return exit_status("export", [&] { export_model(*a); }); }};
 }
 

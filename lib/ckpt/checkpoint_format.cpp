@@ -51,7 +51,10 @@ nlohmann::ordered_json layout_json(const ParamLayout& layout) {
   nlohmann::ordered_json groups = nlohmann::ordered_json::array();
   for (auto& g : layout.groups) {
     nlohmann::ordered_json tensors = nlohmann::ordered_json::array();
-    for (auto& t : g.tensors) tensors.push_back({{"name", t.name}, {"offset", t.offset}, {"shape", t.shape}});
+    for (auto& t : g.tensors) {
+      tensors.push_back({{"name", t.name}, {"offset", t.offset}, {"shape", t.shape}});
+      if (!t.trainable) tensors.back()["trainable"] = false;  // (absent: trainable, as before freezing existed)
+    }
     groups.push_back({{"name", g.name}, {"offset", g.offset}, {"size", g.size}, {"tensors", tensors}});
   }
   return {{"total", layout.total}, {"groups", groups}};
@@ -64,6 +67,7 @@ public:
       : j_(j), path_(std::move(path)), where_(std::move(where)) {
     if (!j_.is_object()) fail("{}: {} is not an object", path_, where_.empty() ? "the file" : where_);
   }
+  bool has(const char* key) const { return j_.contains(key); }
   const json& at(const char* key) const {
     if (!j_.contains(key)) fail("{}: missing key \"{}\"", path_, name(key));
     return j_.at(key);
@@ -106,6 +110,7 @@ ParamLayout layout_from(const Fields& f) {
       spec.offset = t.get<size_t>("offset");
       spec.shape = t.get<std::vector<size_t>>("shape");
       spec.weight_decay = spec.shape.size() >= 2;
+      spec.trainable = !t.has("trainable") || t.get<bool>("trainable");
       group.tensors.push_back(std::move(spec));
     }
     layout.groups.push_back(std::move(group));
@@ -261,8 +266,9 @@ CheckpointMeta meta_from_json(const json& j, const std::string& path) {
   m.data = f.at("data");
   m.rng = f.at("rng");
   m.layout = layout_from(f.object("layout"));
-  if (m.layout.total != m.flat_params)
-    fail("{}: layout.total {} differs from flat_params {}", path, m.layout.total, m.flat_params);
+  if (m.layout.trainable_numel() != m.flat_params)
+    fail("{}: the layout's trainable tensors hold {} elements, flat_params is {}", path, m.layout.trainable_numel(),
+         m.flat_params);
   m.config = f.at("config");
   return m;
 }

@@ -15,7 +15,10 @@
 //
 // The shards' ranges, in rank order, cover the flat parameters [0, flat_params) exactly (padding is
 // never saved), so any world size and stage can read any checkpoint: a rank reads the ranges of
-// the files that intersect its own. A step directory is written as step_00000120.tmp, meta.json
+// the files that intersect its own. With frozen parameters (training.freeze, LoRA's base weights)
+// these are the elements of the trainable space (core/trainable_space.hpp): the layout marks the
+// frozen tensors ("trainable": false), which the checkpoint does not hold; they come from where the
+// run started (training.init_from, or the seeded initialisation) again. A step directory is written as step_00000120.tmp, meta.json
 // last, and renamed when complete; `latest` is replaced (temporary file, fsync, rename) only
 // after that. A directory without meta.json or with the .tmp suffix is never a checkpoint.
 #include <cstdint>
@@ -62,8 +65,8 @@ struct CheckpointMeta {
   int world_size = 1;
   int stage = 0;
   std::string dtype = "fp32";  // the training dtype (the shards are fp32 whatever it is)
-  uint64_t flat_params = 0;    // layout.total: the elements the shards hold together
-  uint64_t padded_params = 0;  // the partition's padded size (padding is not saved)
+  uint64_t flat_params = 0;    // the elements the shards hold together: layout's trainable ones
+  uint64_t padded_params = 0;  // their partition's padded size (padding is not saved)
   // The architecture: the model block of the run's config (config::model_json: model_type and
   // every shape key), what export writes the Hugging Face config.json from and what resume checks.
   nlohmann::json model;

@@ -63,13 +63,17 @@ void CheckpointReader::check_layout(const ParamLayout& layout) const {
       if (saved->offset != t.offset)
         fail("{}: tensor {} starts at flat element {} in the checkpoint and {} in this model", what, t.name,
              saved->offset, t.offset);
+      if (saved->trainable != t.trainable)
+        fail("{}: tensor {} {} in the checkpoint and {} in this run (training.freeze and the lora block decide what "
+             "trains: the checkpoint holds the trainable tensors alone)",
+             dir_, t.name, saved->trainable ? "trains" : "is frozen", t.trainable ? "trains" : "is frozen");
     }
   for (auto& g : meta_.layout.groups)
     for (auto& t : g.tensors)
       if (!find_tensor(layout, t.name))
         fail("{}: the checkpoint's tensor {} {} is not in this model", what, t.name, shape_text(t.shape));
-  if (layout.total != meta_.flat_params)
-    fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.total);
+  if (layout.trainable_numel() != meta_.flat_params)
+    fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.trainable_numel());
 }
 
 std::vector<size_t> CheckpointReader::shards_in(Range r) const {

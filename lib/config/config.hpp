@@ -259,5 +259,8 @@ nlohmann::json to_json(const Config& config);
 nlohmann::json model_json(const ModelConfig& model);
 // What of the model trains: the lora block and training.freeze (model/lora.hpp).
 TrainedParts trained_parts(const Config& config);
+// The same from a resolved config as to_json wrote it (a checkpoint's); a config from before
+// freezing and LoRA existed trains everything.
+TrainedParts recorded_trained_parts(const nlohmann::json& config);
 
 }  // namespace zt::config

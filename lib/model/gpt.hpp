@@ -29,6 +29,11 @@
 
 namespace zt {
 
+// Gpt::init_params of a model of `shape` whose training layout is `layout` (model/lora.hpp), without
+// the model: where the frozen weights of a seeded run come from when its checkpoint is exported.
+void init_gpt_params(const GptShape& shape, const ParamLayout& layout, float* dst, size_t begin, size_t count,
+                     uint64_t seed);
+
 class Gpt {
 public:
   // max_batch and max_seq bound every forward's B and T (max_seq <= shape.max_seq_len).

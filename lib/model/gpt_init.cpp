@@ -17,15 +17,20 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) const {
+  init_gpt_params(shape_, layout_, dst, begin, count, seed);
+}
+
+void init_gpt_params(const GptShape& shape, const ParamLayout& layout, float* dst, size_t begin, size_t count,
+                     uint64_t seed) {
   const size_t end = begin + count;
   const double std_base = 0.02;
   // GPT-2 scales its residual projections; transformers' llama-family init does not.
-  const double std_residual = shape_.model_type == ModelType::Gpt2 ? 0.02 / std::sqrt(2.0 * shape_.n_layer) : std_base;
-  const size_t C = size_t(shape_.d_model);
+  const double std_residual = shape.model_type == ModelType::Gpt2 ? 0.02 / std::sqrt(2.0 * shape.n_layer) : std_base;
+  const size_t C = size_t(shape.d_model);
   // Partition padding past the last tensor.
-  if (end > layout_.total) std::fill(dst + (std::max(begin, layout_.total) - begin), dst + count, 0.0f);
+  if (end > layout.total) std::fill(dst + (std::max(begin, layout.total) - begin), dst + count, 0.0f);
 
-  for (const ParamGroup& group : layout_.groups) {
+  for (const ParamGroup& group : layout.groups) {
     for (const TensorSpec& t : group.tensors) {
       const size_t t0 = std::max(begin, t.offset), t1 = std::min(end, t.offset + t.numel());
       if (t0 >= t1) continue;
@@ -47,7 +52,7 @@ void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) con
       const double stddev =
           ends_with(name, "attn.c_proj.weight") || ends_with(name, "mlp.c_proj.weight") ? std_residual : std_base;
       // Rows past the real vocabulary (token embedding, untied LM head) are padding and stay zero.
-      const size_t real_end = has_vocabulary_rows(name) ? t.offset + size_t(shape_.vocab_size) * C : t1;
+      const size_t real_end = has_vocabulary_rows(name) ? t.offset + size_t(shape.vocab_size) * C : t1;
       const std::ptrdiff_t n = std::ptrdiff_t(t1 - t0);
 #pragma omp parallel for schedule(static)
       for (std::ptrdiff_t k = 0; k < n; k++) {

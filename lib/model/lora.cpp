@@ -75,6 +75,33 @@ std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec) {
   return sites;
 }
 
+void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const float* adapters) {
+  const RoleOffsets roles = block_role_offsets(shape);
+  const bool conv1d = !shape.recipe().output_major;
+  const size_t r = size_t(spec.r);
+  const double scale = spec.scale();
+  std::vector<double> delta;
+  for (const LoraSite& s : lora_sites(shape, spec)) {
+    const float* A = adapters + s.a_offset;  // [r, in]
+    const float* B = adapters + s.b_offset;  // [out, r]
+    float* W = block + roles[size_t(s.projection)];
+    const size_t in = size_t(s.in), width = size_t(s.width);
+    delta.assign(in, 0.0);
+    for (size_t o = 0; o < size_t(s.out); ++o) {
+      std::fill(delta.begin(), delta.end(), 0.0);
+      for (size_t k = 0; k < r; ++k) {
+        const double b = B[o * r + k];
+        for (size_t i = 0; i < in; ++i) delta[i] += b * A[k * in + i];
+      }
+      const size_t row = size_t(s.column) + o;  // of the packed output
+      for (size_t i = 0; i < in; ++i) {
+        float& w = conv1d ? W[i * width + row] : W[row * in + i];
+        w = float(double(w) + scale * delta[i]);
+      }
+    }
+  }
+}
+
 int lora_group(const GptShape& shape, int layer) {
   const int own = 2 + shape.n_layer + (shape.tied_head ? 0 : 1);
   return own + layer;

@@ -51,6 +51,12 @@ struct LoraSite {
 // not have (and the ones it has).
 std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec);
 
+// PEFT's merge: adds scale · B·A of each adapter to the weight it adapts. block: the fp32 values of
+// a block's group (its own tensors, gpt_layout.hpp); adapters: those of its adapter group. The
+// packed projections take the update in their rows (nn.Linear [out, in]) or columns (GPT-2's
+// Conv1D [in, out]) of the adapted module.
+void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const float* adapters);
+
 // What of a model trains: LoRA adapters (their base weights frozen), and tensors frozen by name
 // pattern (training.freeze, model/name_pattern.hpp).
 struct TrainedParts {

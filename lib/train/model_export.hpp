@@ -1,7 +1,9 @@
 #pragma once
-// The trained model as a Hugging Face model directory (hf/hf_writer.hpp), from its two sources:
-// the ranks of a running job (training.save_final) and a checkpoint's shard files (`zerotrain
-// export`). One writer, so the same state gives the same bytes.
+// The trained model as a Hugging Face model directory (hf/hf_writer.hpp) or, for a LoRA run, as a
+// PEFT adapter directory (hf/peft_adapter.hpp), from its two sources: the ranks of a running job
+// (training.save_final) and a checkpoint's shard files (`zerotrain export`). One writer, so the
+// same state gives the same bytes. Trained tensors come from the master weights (of the trainable
+// space, core/trainable_space.hpp); frozen ones from where the run started (train/initial_weights.hpp).
 #include <string>
 #include <vector>
 
@@ -11,26 +13,43 @@
 #include "core/range.hpp"
 #include "core/state_access.hpp"
 #include "hf/hf_writer.hpp"
+#include "train/initial_weights.hpp"
 
 namespace zt {
+
+// What a saved model holds: every tensor under the base model's names (a LoRA run's adapters
+// merged into the weights they adapt, as PEFT's merge_and_unload), or a LoRA run's adapters alone.
+enum class SavedForm { Model, Adapter };
+
+// A model as it trained: its architecture, what of it trained, and its training layout.
+struct TrainedModel {
+  GptShape shape;
+  TrainedParts parts;
+  ParamLayout layout;  // make_training_layout(shape, parts)
+};
 
 // What training.save_final writes: training.save_dtype, and the model directory the run started
 // from (model.path, else training.init_from) with its config.json.
 HfOutput final_weights_output(const config::Config& config);
+// The adapter directory for a LoRA run (unless lora.save_merged), else the model.
+SavedForm final_form(const config::Config& config);
 
 // training.save_final, collective over comm: group by group, each rank contributes the master
-// weights of its piece (pieces[rank], the pieces of all ranks in rank order covering the flat
-// parameters), all-gathered into a device buffer of one group; rank 0 writes. A failed write is
-// reported once by rank 0 and thrown as CheckpointFailed on every rank.
-void save_gathered_weights(const std::string& out_dir, const ParamLayout& layout, const GptShape& shape,
+// weights of its piece of the trainable space (pieces[rank], the pieces of all ranks in rank
+// order covering it), all-gathered into a device buffer of one group; rank 0 reads the frozen
+// tensors from `initial` and writes. A failed write is reported once by rank 0 and thrown as
+// CheckpointFailed on every rank.
+void save_gathered_weights(const std::string& out_dir, SavedForm form, const TrainedModel& model,
                            const HfOutput& output, Communicator& comm, Device& device, const StateAccess& state,
-                           const std::vector<Range>& pieces);
+                           const std::vector<Range>& pieces, const InitialWeights& initial);
 
 // `zerotrain export`: checkpoint is a checkpoint root (the step its `latest` names) or a step
 // directory, of any family, world size and stage. The output's files are created first, then every
 // shard file's CRC32C is checked, then the weights are read group by group. Without a source
 // directory in `output`, the model directory the checkpoint's run started from (its tokenizer
-// files and config.json) where it is still there.
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output);
+// files and config.json) where it is still there. A LoRA run's checkpoint gives its adapter
+// directory, or with `merge` the merged model; frozen tensors are read from where the run started
+// (its training.init_from, or its seed), which must still be there.
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge = false);
 
 }  // namespace zt

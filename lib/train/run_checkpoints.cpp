@@ -28,7 +28,7 @@ RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm,
     : config_(config), engine_(engine), model_(model), sampler_(sampler) {
   const std::string& root = config.training.checkpoint_dir;
   if (root.empty()) return;
-  const Range mine = checkpoint_pieces(engine.partition())[size_t(comm.rank())];
+  const Range mine = checkpoint_pieces(engine.train_partition())[size_t(comm.rank())];
   writer_ = std::make_unique<CheckpointWriter>(root, config.training.keep_last, comm.control(), device, mine);
   // Resumed from a checkpoint of this directory: that step is saved already.
   std::error_code ec;
@@ -63,8 +63,8 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   m.world_size = engine_.partition().world_size();
   m.stage = c.zero.stage;
   m.dtype = c.dtype();
-  m.flat_params = model_.layout().total;
-  m.padded_params = engine_.partition().padded();
+  m.flat_params = engine_.trainable().numel();
+  m.padded_params = engine_.train_partition().padded();
   m.model = config::model_json(c.model);
   m.layout = model_.layout();
   const Engine::Counters counters = engine_.counters();
@@ -73,7 +73,7 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   const LossScaler::State& s = counters.scaler;
   m.loss_scaler = {s.scale, s.hysteresis_left, s.iteration, s.last_overflow_iteration};
   m.data = sampler_state_to_json(sampler_.state(step));
-  m.rng = nullptr;  // nothing random after initialisation: no dropout; the data order follows from the seed
+  m.rng = nullptr;  // nothing random after initialisation: the data order and LoRA dropout follow from the seed
   m.config = config::to_json(c);
   return m;
 }

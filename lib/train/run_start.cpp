@@ -29,12 +29,22 @@ auto for_key(const char* key, F&& what) {
 RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int rank) {
   const config::TrainingConfig& t = config.training;
   std::string step_dir = for_key("training.resume", [&] { return find_resume(t, rank); });
-  if (!step_dir.empty()) {
+  if (!step_dir.empty() && layout.has_frozen() && !t.init_from.empty()) {
+    // The checkpoint holds what trains; the frozen weights come from where the run started, again.
+    if (!for_key("training.init_from", [&] { return find_init(config, rank); }).empty())
+      fail("training.init_from: {} is a checkpoint: with frozen parameters it names the model directory (or "
+           "safetensors file) they come from, which a checkpoint of trainable state does not hold",
+           t.init_from);
+  } else if (!step_dir.empty()) {
     if (!t.init_from.empty() && rank == 0)
       spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
   } else if (!t.init_from.empty()) {
     step_dir = for_key("training.init_from", [&] { return find_init(config, rank); });
     weights_only_ = !step_dir.empty();
+    if (weights_only_ && layout.has_frozen())
+      fail("training.init_from: {} is a checkpoint: a run with frozen parameters (training.freeze, a lora block) "
+           "starts from a model directory or safetensors file",
+           t.init_from);
   } else if (!config.model.path.empty() && rank == 0) {
     spdlog::info("model.path {} gives the architecture; the weights start from random values (training.init_from {} "
                  "loads the model's own)",

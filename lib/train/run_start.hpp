@@ -27,8 +27,8 @@ public:
   // The weights of a model directory or safetensors file to initialise the parameters from, their
   // tensors checked (names, shapes, dtypes) and nothing read yet; null when there are none.
   const HfWeights* weights() const { return weights_.get(); }
-  // The engine's state (all of it, or its weights) comes from a checkpoint: its initial values
-  // do not matter.
+  // The engine's state (all of it, or its weights) comes from a checkpoint: the initial values of
+  // what trains do not matter (frozen parameters still take theirs: a checkpoint does not hold them).
   bool from_checkpoint() const { return checkpoint_ != nullptr; }
   // The step directory a resume reads, or "".
   std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }

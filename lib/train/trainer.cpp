@@ -11,6 +11,7 @@
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
+#include "train/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
@@ -58,18 +59,22 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   }
   agree_on_setup(error);
 
-  ParamInit init = [this](float* dst, size_t begin, size_t count) {
-    model_->init_params(dst, begin, count, config_.training.seed);
-  };
-  // A model's weights are read range by range as the engine fills the parameters this rank holds.
-  // A failed read leaves zeros and is agreed on below, before any step.
+  // The initial weights (a model's, an adapter's, the seeded ones) are read range by range as the
+  // engine fills the parameters this rank holds. A failed read leaves zeros and is agreed on
+  // below, before any step.
+  agree_on_setup(error_of([&] {
+    const bool resumed = start_->from_checkpoint();  // adapters come from the checkpoint, not lora.init_from
+    initial_ = std::make_unique<InitialWeights>(
+        config.model.shape, config::trained_parts(config), model_->layout(),
+        WeightSources{config.training.init_from, resumed ? "" : config.lora.init_from, config.training.seed},
+        start_->weights());
+  }));
   std::string load_error;
-  if (const HfWeights* weights = start_->weights())
-    init = [weights, &load_error](float* dst, size_t begin, size_t count) {
-      if (load_error.empty()) load_error = error_of([&] { weights->read(dst, begin, count); });
-      if (!load_error.empty()) std::fill(dst, dst + count, 0.0f);
-    };
-  if (start_->from_checkpoint())  // every element is read from the checkpoint
+  ParamInit init = [this, &load_error](float* dst, size_t begin, size_t count) {
+    if (load_error.empty()) load_error = error_of([&] { initial_->read(dst, begin, count); });
+    if (!load_error.empty()) std::fill(dst, dst + count, 0.0f);
+  };
+  if (start_->from_checkpoint() && !model_->layout().has_frozen())  // every element is read from the checkpoint
     init = [](float* dst, size_t, size_t count) { std::fill(dst, dst + count, 0.0f); };
   EngineOptions options = engine_options(config);
   options.fetch_order = model_->fetch_order();
@@ -81,7 +86,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     throw SetupFailed();
   }
   agree_on_setup(load_error.empty() ? error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); })
-                                    : "training.init_from: " + load_error);
+                                    : load_error);
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from());
@@ -237,9 +242,9 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  save_gathered_weights(config_.training.save_final, model_->layout(), config_.model.shape,
-                        final_weights_output(config_), comm_, backend_.device, *engine_,
-                        checkpoint_pieces(engine_->partition()));
+  const TrainedModel trained{config_.model.shape, config::trained_parts(config_), model_->layout()};
+  save_gathered_weights(config_.training.save_final, final_form(config_), trained, final_weights_output(config_),
+                        comm_, backend_.device, *engine_, checkpoint_pieces(engine_->train_partition()), *initial_);
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 

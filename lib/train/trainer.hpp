@@ -18,6 +18,7 @@
 #include "model/gpt.hpp"
 #include "train/micro_batch_graphs.hpp"
 #include "train/micro_batch_weights.hpp"
+#include "train/initial_weights.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
 #include "zero/engine.hpp"
@@ -69,6 +70,7 @@ private:
   std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
+  std::unique_ptr<InitialWeights> initial_;       // where the parameters start (frozen ones stay there)
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   std::unique_ptr<TrainingSample> sample_;         // training.sample_every

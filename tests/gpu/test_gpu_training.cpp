@@ -59,6 +59,7 @@ struct Spec {
   std::string model = "toy";       // a preset
   std::string model_type = "";     // instead of the preset's (qwen2: q, k and v biases)
   bool tied = true;                // false: an LM head of its own
+  bool lora = false;               // LoRA adapters on every projection (dropout 0.1), the base frozen
 };
 
 // The llama family's presets: each of their operators on the GPU.
@@ -82,6 +83,13 @@ config::Config run_config(const Spec& s) {
   c.optimizer.weight_decay = 0.1;
   if (!s.model_type.empty()) c.model.shape.model_type = *model_type_from_name(s.model_type);
   if (!s.tied) c.model.shape.tied_head = false;
+  if (s.lora) {
+    c.lora.enabled = true;
+    c.lora.r = 4;
+    c.lora.alpha = 8;
+    c.lora.dropout = 0.1;
+    c.lora.target_modules = {"all-linear"};
+  }
   c.data.seq_len = 64;
   c.training.eval_batches = 4;  // a few windows, not the whole file
   if (kEmulated) {
@@ -212,6 +220,34 @@ TEST_CASE("optimizer state offloaded to host memory or files on the GPU gives th
       CHECK(same_bits(train("cuda", {stage, "bf16", true, to}, steps(5)), resident));
     }
   }
+}
+
+TEST_CASE("LoRA on the GPU: the CPU's losses, the same bits at stages 0 and 3, no allocation after the first step",
+          "[gpu][train][lora]") {
+  for (const std::string& model : {std::string("toy"), kLlamaFamily[1]})
+    for (std::string dtype : {"fp32", "bf16"}) {
+      Spec spec{0, dtype, false, "cpu", model};
+      spec.lora = true;
+      INFO(model << " " << dtype);
+      const RunResult cpu = train("cpu", spec, steps(10));
+      const RunResult gpu = train("cuda", spec, steps(10));
+      const double tolerance = dtype == "fp32" ? kFp32LossTolerance : 0.01;
+      for (size_t i = 0; i < cpu.losses.size(); ++i) {
+        INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
+        CHECK(std::abs(gpu.losses[i] - cpu.losses[i]) <= tolerance * std::abs(cpu.losses[i]));
+      }
+      CHECK(gpu.losses.back() < gpu.losses.front());  // the adapters train
+      spec.stage = 3;
+      CHECK(same_bits(train("cuda", spec, steps(10)), gpu));
+      const config::Config c = run_config(spec);
+      Backend& backend = backend_for("cuda", c);
+      auto comm = make_local_communicator(backend.device);
+      Trainer trainer(c, *comm, backend);
+      trainer.train_step(1);
+      const uint64_t after_first = MemoryLedger::instance().stats().allocations;
+      for (int64_t s = 2; s <= 3; ++s) trainer.train_step(s);
+      CHECK(MemoryLedger::instance().stats().allocations == after_first);
+    }
 }
 
 TEST_CASE("no step after the first allocates on the GPU", "[gpu][train][memory]") {

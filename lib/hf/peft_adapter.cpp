@@ -1,0 +1,164 @@
+#include "hf/peft_adapter.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "ckpt/safetensors_writer.hpp"
+#include "ckpt/synced_file.hpp"
+#include "core/error.hpp"
+#include "core/json_file.hpp"
+#include "hf/hf_dir.hpp"
+
+namespace zt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_adapter_tensor(const std::string& name) {
+  return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
+}
+
+// The module names PEFT's target_modules holds for `spec` (all-linear written out, as PEFT saves it).
+std::vector<std::string> target_names(const GptShape& shape, const LoraSpec& spec) {
+  std::vector<std::string> names;
+  for (const LoraSite& site : lora_sites(shape, spec)) {
+    const std::string last = site.module.substr(site.module.rfind('.') + 1);
+    if (std::find(names.begin(), names.end(), last) == names.end()) names.push_back(last);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+bool is_peft_adapter_dir(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(fs::path(dir) / kPeftConfigFile, ec);
+}
+
+std::string peft_tensor_name(const GptShape& shape, const std::string& layout_name) {
+  return std::string("base_model.model.") + (shape.model_type == ModelType::Gpt2 ? "transformer." : "") + layout_name;
+}
+
+std::vector<HfTensor> peft_tensors(const GptShape& shape, const ParamLayout& layout) {
+  std::vector<HfTensor> out;
+  for (const ParamGroup& g : layout.groups)
+    for (const TensorSpec& t : g.tensors)
+      if (is_adapter_tensor(t.name)) out.push_back({peft_tensor_name(shape, t.name), t.shape, t.offset, 0});
+  return out;
+}
+
+nlohmann::ordered_json peft_config_json(const GptShape& shape, const LoraSpec& spec, const std::string& base_model) {
+  using ordered = nlohmann::ordered_json;
+  // PEFT writes an integer alpha as an integer.
+  const ordered alpha = spec.alpha == std::floor(spec.alpha) ? ordered(int64_t(spec.alpha)) : ordered(spec.alpha);
+  return {{"alpha_pattern", nlohmann::ordered_json::object()},
+          {"base_model_name_or_path", base_model.empty() ? ordered(nullptr) : ordered(base_model)},
+          {"bias", "none"},
+          {"fan_in_fan_out", shape.model_type == ModelType::Gpt2},
+          {"inference_mode", true},
+          {"init_lora_weights", true},
+          {"layers_pattern", nullptr},
+          {"layers_to_transform", nullptr},
+          {"lora_alpha", alpha},
+          {"lora_dropout", spec.dropout},
+          {"modules_to_save", nullptr},
+          {"peft_type", "LORA"},
+          {"r", spec.r},
+          {"rank_pattern", nlohmann::ordered_json::object()},
+          {"revision", nullptr},
+          {"target_modules", target_names(shape, spec)},
+          {"task_type", "CAUSAL_LM"},
+          {"use_dora", false},
+          {"use_rslora", spec.rslora}};
+}
+
+std::string check_peft_adapter(const std::string& dir, const GptShape& shape, const LoraSpec& spec) {
+  const std::string path = hf_file(dir, kPeftConfigFile);
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    fail("{}: missing (expected a PEFT adapter directory: adapter_config.json and adapter_model.safetensors)", path);
+  const nlohmann::json j = read_json_file(path);
+  auto value = [&](const char* key) { return j.contains(key) ? j.at(key) : nlohmann::json(nullptr); };
+  auto refuse = [&](const char* key, const std::string& why) {
+    fail("{}: {} is {}: {}", path, key, value(key).dump(), why);
+  };
+  if (value("peft_type") != "LORA") refuse("peft_type", "expected \"LORA\"");
+  if (!value("r").is_number_integer() || value("r").get<int64_t>() != spec.r)
+    refuse("r", fmt::format("this run's lora.r is {}", spec.r));
+  if (!value("lora_alpha").is_number() || value("lora_alpha").get<double>() != spec.alpha)
+    refuse("lora_alpha", fmt::format("this run's lora.alpha is {}", spec.alpha));
+  if (value("use_rslora").is_boolean() && value("use_rslora").get<bool>() != spec.rslora)
+    refuse("use_rslora", fmt::format("this run's lora.use_rslora is {}", spec.rslora));
+  for (const char* key : {"rank_pattern", "alpha_pattern"})
+    if (value(key).is_object() && !value(key).empty()) refuse(key, "per-module ranks and alphas are not implemented");
+  for (const char* key : {"layers_to_transform", "modules_to_save"})
+    if (!value(key).is_null()) refuse(key, "expected null (every layer adapted, no module trained whole)");
+  if (value("use_dora").is_boolean() && value("use_dora").get<bool>()) refuse("use_dora", "DoRA is not implemented");
+  if (value("bias").is_string() && value("bias") != "none") refuse("bias", "expected \"none\"");
+  const nlohmann::json targets = value("target_modules");
+  std::set<std::string> given;
+  if (targets.is_string() && targets == "all-linear") {
+    for (const std::string& n : lora_site_names(shape.model_type)) given.insert(n);
+  } else if (targets.is_array()) {
+    for (const auto& t : targets)
+      if (t.is_string()) given.insert(t.get<std::string>());
+  } else {
+    refuse("target_modules", "expected a list of module names");
+  }
+  const std::vector<std::string> want = target_names(shape, spec);
+  if (given != std::set<std::string>(want.begin(), want.end()))
+    refuse("target_modules", fmt::format("this run's lora.target_modules are {}", nlohmann::json(want).dump()));
+  return hf_file(dir, kPeftWeightsFile);
+}
+
+PeftAdapterWriter::PeftAdapterWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape,
+                                     const LoraSpec& spec, HfOutput output)
+    : dir_(std::move(out_dir)), shape_(shape), spec_(spec), output_(std::move(output)) {
+  std::vector<SafetensorsSpec> specs;
+  for (const HfTensor& t : peft_tensors(shape, layout))
+    specs.push_back({t.name, output_.dtype, std::vector<uint64_t>(t.shape.begin(), t.shape.end())});
+  if (specs.empty()) fail("{}: the model has no LoRA adapters to save", dir_);
+  std::error_code ec;
+  fs::create_directories(dir_, ec);
+  if (ec) fail("{}: cannot create directory: {}", dir_, ec.message());
+  const std::string path = hf_file(dir_, kPeftWeightsFile);
+  file_ = std::make_unique<SafetensorsFileWriter>(path, SafetensorsPlan(std::move(specs), {{"format", "pt"}}, path));
+}
+
+PeftAdapterWriter::~PeftAdapterWriter() = default;
+
+void PeftAdapterWriter::write_group(const ParamGroup& g, const float* values) {
+  for (const TensorSpec& t : g.tensors) {
+    if (!is_adapter_tensor(t.name)) continue;
+    const float* w = values + (t.offset - g.offset);
+    const std::string name = peft_tensor_name(shape_, t.name);
+    if (output_.dtype == DType::F32) {
+      file_->write(name, w);
+      continue;
+    }
+    converted_.resize(t.numel());
+    from_f32(output_.dtype, w, converted_.data(), t.numel());
+    file_->write(name, converted_.data());
+  }
+}
+
+void PeftAdapterWriter::commit() {
+  file_->commit();
+  std::error_code ec;
+  if (!output_.source_dir.empty() && !fs::equivalent(output_.source_dir, dir_, ec))
+    for (const std::string& name : hf_tokenizer_files()) {
+      const fs::path from = fs::path(output_.source_dir) / name;
+      if (name != "generation_config.json" && fs::is_regular_file(from, ec))
+        write_file_durably((fs::path(dir_) / name).string(), read_text_file(from.string()));
+    }
+  write_file_durably(hf_file(dir_, kPeftConfigFile), peft_config_json(shape_, spec_, output_.source_dir).dump(2) + "\n");
+}
+
+}  // namespace zt
