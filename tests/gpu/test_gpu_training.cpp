@@ -229,8 +229,8 @@ TEST_CASE("LoRA on the GPU: the CPU's losses, the same bits at stages 0 and 3, n
       Spec spec{0, dtype, false, "cpu", model};
       spec.lora = true;
       INFO(model << " " << dtype);
-      const RunResult cpu = train("cpu", spec, steps(10));
-      const RunResult gpu = train("cuda", spec, steps(10));
+      const RunResult cpu = train("cpu", spec, steps(8));
+      const RunResult gpu = train("cuda", spec, steps(8));
       const double tolerance = dtype == "fp32" ? kFp32LossTolerance : 0.01;
       for (size_t i = 0; i < cpu.losses.size(); ++i) {
         INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << gpu.losses[i]);
@@ -238,7 +238,7 @@ TEST_CASE("LoRA on the GPU: the CPU's losses, the same bits at stages 0 and 3, n
       }
       CHECK(gpu.losses.back() < gpu.losses.front());  // the adapters train
       spec.stage = 3;
-      CHECK(same_bits(train("cuda", spec, steps(10)), gpu));
+      CHECK(same_bits(train("cuda", spec, steps(8)), gpu));
       const config::Config c = run_config(spec);
       Backend& backend = backend_for("cuda", c);
       auto comm = make_local_communicator(backend.device);
