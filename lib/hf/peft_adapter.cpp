@@ -102,19 +102,39 @@ std::string check_peft_adapter(const std::string& dir, const GptShape& shape, co
     if (!value(key).is_null()) refuse(key, "expected null (every layer adapted, no module trained whole)");
   if (value("use_dora").is_boolean() && value("use_dora").get<bool>()) refuse("use_dora", "DoRA is not implemented");
   if (value("bias").is_string() && value("bias") != "none") refuse("bias", "expected \"none\"");
+  // PEFT adapts a module when a target is its name or the end of it after a dot (q_proj, or
+  // model.layers.0.self_attn.q_proj as PEFT writes all-linear out): the modules the adapter's
+  // targets select must be those this run adapts.
   const nlohmann::json targets = value("target_modules");
-  std::set<std::string> given;
+  std::vector<std::string> given;
   if (targets.is_string() && targets == "all-linear") {
-    for (const std::string& n : lora_site_names(shape.model_type)) given.insert(n);
+    given = lora_site_names(shape.model_type);
   } else if (targets.is_array()) {
     for (const auto& t : targets)
-      if (t.is_string()) given.insert(t.get<std::string>());
+      if (t.is_string()) given.push_back(t.get<std::string>());
   } else {
-    refuse("target_modules", "expected a list of module names");
+    refuse("target_modules", "expected a list of module names, or \"all-linear\"");
   }
-  const std::vector<std::string> want = target_names(shape, spec);
-  if (given != std::set<std::string>(want.begin(), want.end()))
-    refuse("target_modules", fmt::format("this run's lora.target_modules are {}", nlohmann::json(want).dump()));
+  auto selected = [&](const std::string& module) {
+    return std::any_of(given.begin(), given.end(), [&](const std::string& t) {
+      return module == t || (module.size() > t.size() && module.compare(module.size() - t.size(), t.size(), t) == 0 &&
+                             module[module.size() - t.size() - 1] == '.');
+    });
+  };
+  LoraSpec every = spec;
+  every.targets = {"all-linear"};
+  const std::vector<LoraSite> mine = lora_sites(shape, spec);
+  for (int l = 0; l < shape.n_layer; ++l)
+    for (const LoraSite& site : lora_sites(shape, every)) {
+      const std::string module = (shape.model_type == ModelType::Gpt2 ? "h." : "model.layers.") + std::to_string(l) +
+                                 "." + site.module;
+      const bool adapted = std::any_of(mine.begin(), mine.end(), [&](const LoraSite& s) { return s.module == site.module; });
+      if (selected(module) != adapted)
+        refuse("target_modules", fmt::format("it {} {}, and this run's lora.target_modules ({}) {}",
+                                             adapted ? "leaves out" : "adapts", module,
+                                             nlohmann::json(target_names(shape, spec)).dump(),
+                                             adapted ? "adapt it" : "do not"));
+    }
   return hf_file(dir, kPeftWeightsFile);
 }
 
