@@ -178,3 +178,37 @@ TEST_CASE("N ranks with frozen parameters equal one process on the global batch"
     CHECK(relative_difference(gather_params(distributed), gather_params(one)) < 1e-6);
   }
 }
+
+TEST_CASE("LoRA at stage 3: the ledger's model states per rank equal the plan, the base costs its share only",
+          "[engine][frozen][lora][memory]") {
+  auto& comm = world();
+  const size_t N = size_t(comm.world_size());
+  for (std::string dtype : {"bf16", "fp32"}) {
+    config::Config c = make_config({3, dtype, comm.world_size()});
+    c.lora.enabled = true;
+    c.lora.r = 4;
+    c.lora.target_modules = {"c_attn", "c_fc"};
+    auto& ledger = MemoryLedger::instance();
+    const auto before = ledger.stats();
+    Trainer trainer(c, comm);
+    const auto after = ledger.stats();
+    trainer.train_step(1);  // (nothing of the model states is allocated by a step)
+    const auto stepped = ledger.stats();
+    auto held = [&](const MemStats& s, MemCategory k) { return s.cur(MemSpace::Device, k) - before.cur(MemSpace::Device, k); };
+    const MemoryPlan plan = plan_memory(c, int(N));
+    const size_t d = dtype == "bf16" ? 2 : 4, k = dtype == "bf16" ? 12 : 8;
+    const size_t P = trainer.engine().partition().padded(), Tp = trainer.engine().train_partition().padded();
+    INFO(dtype << " N " << N << " P " << P << " T " << trainer.engine().trainable().numel());
+    REQUIRE(Tp * 5 < P);  // the adapters are a small part of the model
+    CHECK(held(after, MemCategory::Params) == plan.params);
+    CHECK(held(after, MemCategory::Grads) == plan.grads);
+    CHECK(held(after, MemCategory::Optimizer) == plan.optimizer);
+    CHECK(held(stepped, MemCategory::Params) == plan.params);
+    // The base: its parameter share alone; gradients and optimizer state for the adapters only.
+    CHECK(plan.params == d * P / N + d * Tp / N);
+    CHECK(plan.grads == d * Tp / N);
+    CHECK(plan.optimizer == k * Tp / N);
+    REQUIRE(plan.unfrozen);
+    CHECK(plan.unfrozen->grads == d * P / N);
+  }
+}
