@@ -1,5 +1,6 @@
 #include "inference/model_source.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -7,9 +8,12 @@
 #include "ckpt/checkpoint_reader.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
+#include "core/trainable_space.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
+#include "inference/initial_weights.hpp"
 #include "model/gpt_layout.hpp"
+#include "model/lora.hpp"
 
 namespace zt {
 
@@ -27,18 +31,45 @@ std::string recorded_tokenizer(const nlohmann::json& config) {
   return !path.empty() && fs::exists(path, ec) ? path : "";
 }
 
+// Every parameter of a run that froze some (training.freeze, LoRA's base model): the frozen ones
+// from where the run started, the trained ones from the checkpoint, LoRA's adapters merged into
+// the weights they adapt.
+void read_partly_frozen(const CheckpointReader& ckpt, const TrainedParts& parts, const ParamLayout& layout,
+                        LoadedModel& m) {
+  std::vector<float> all(layout.total);
+  InitialWeights(m.shape, parts, layout, recorded_weight_sources(ckpt.meta().config, layout))
+      .read(all.data(), 0, all.size());
+  const TrainableSpace space(layout);
+  std::vector<float> trained(space.numel());
+  ckpt.read(StateTensor::Master, {0, trained.size()}, trained.data());
+  for (const TrainableSpace::Run& run : space.runs())
+    std::copy_n(trained.data() + run.compact, run.size, all.data() + run.flat);
+  const ParamLayout base = make_gpt_layout(m.shape);
+  for (int l = 0; l < m.shape.n_layer && parts.lora.enabled(); ++l)
+    merge_lora(m.shape, parts.lora, all.data() + base.groups[size_t(gpt_block_group(l))].offset,
+               all.data() + layout.groups[size_t(lora_group(m.shape, l))].offset);
+  m.weights = Buffer<float>(MemCategory::Params, base.total, Init::Uninitialised);
+  std::copy_n(all.data(), base.total, m.weights.data());
+}
+
 LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointReader ckpt(resolve_checkpoint(path));
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
   LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", ""};
-  const ParamLayout layout = make_gpt_layout(m.shape);
+  const TrainedParts parts = config::recorded_trained_parts(meta.config);
+  const ParamLayout layout = make_training_layout(m.shape, parts);
   ckpt.check_layout(layout);
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
-  m.weights = Buffer<float>(MemCategory::Params, layout.total, Init::Uninitialised);
-  ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
-  m.what = fmt::format("checkpoint {} (step {})", ckpt.dir(), meta.step);
+  if (layout.has_frozen()) {
+    read_partly_frozen(ckpt, parts, layout, m);
+  } else {
+    m.weights = Buffer<float>(MemCategory::Params, layout.total, Init::Uninitialised);
+    ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
+  }
+  m.what = fmt::format("checkpoint {} (step {}{})", ckpt.dir(), meta.step,
+                       parts.lora.enabled() ? ", LoRA adapters merged" : "");
   m.tokenizer = recorded_tokenizer(meta.config);
   return m;
 }

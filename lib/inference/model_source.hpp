@@ -2,7 +2,9 @@
 // The trained model `generate` and `eval` run: its architecture and weights from a path.
 //   a checkpoint           training.checkpoint_dir (the step its `latest` names) or one step
 //                          directory: the model block of the config meta.json records, and the
-//                          fp32 master weights of the shards (every shard's CRC32C checked);
+//                          fp32 master weights of the shards (every shard's CRC32C checked); of a
+//                          run that froze parameters, those from where it started (its
+//                          training.init_from, or its seed), and its LoRA adapters merged;
 //   a model directory      as Hugging Face ships one (and training.save_final and `zerotrain
 //                          export` write): config.json for the architecture, model.safetensors
 //                          or the shards model.safetensors.index.json lists, by Hugging Face

@@ -183,12 +183,10 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     set_source(output, gone ? "" : model_path, nullptr, init_from);
   }
   // Frozen tensors come from where the run started: opened before the output is created.
-  const nlohmann::json::json_pointer seed_at("/training/seed");
-  const WeightSources sources{init_from, "",
-                              meta.config.contains(seed_at) ? meta.config.at(seed_at).get<uint64_t>() : 0};
   std::unique_ptr<InitialWeights> initial;
   if (model.layout.has_frozen())
-    initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout, sources);
+    initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout,
+                                               recorded_weight_sources(meta.config, model.layout));
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   GroupValues values(model.layout, [&](Range r, float* to) { ckpt.read(StateTensor::Master, r, to); },

@@ -3,7 +3,8 @@
 // PEFT adapter directory (hf/peft_adapter.hpp), from its two sources: the ranks of a running job
 // (training.save_final) and a checkpoint's shard files (`zerotrain export`). One writer, so the
 // same state gives the same bytes. Trained tensors come from the master weights (of the trainable
-// space, core/trainable_space.hpp); frozen ones from where the run started (train/initial_weights.hpp).
+// space, core/trainable_space.hpp); frozen ones from where the run started
+// (inference/initial_weights.hpp).
 #include <string>
 #include <vector>
 
@@ -13,7 +14,7 @@
 #include "core/range.hpp"
 #include "core/state_access.hpp"
 #include "hf/hf_writer.hpp"
-#include "train/initial_weights.hpp"
+#include "inference/initial_weights.hpp"
 
 namespace zt {
 

@@ -11,7 +11,7 @@
 #include "optim/lr_schedule.hpp"
 #include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
-#include "train/initial_weights.hpp"
+#include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"

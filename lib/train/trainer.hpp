@@ -18,7 +18,7 @@
 #include "model/gpt.hpp"
 #include "train/micro_batch_graphs.hpp"
 #include "train/micro_batch_weights.hpp"
-#include "train/initial_weights.hpp"
+#include "inference/initial_weights.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
 #include "zero/engine.hpp"

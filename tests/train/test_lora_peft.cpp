@@ -20,6 +20,7 @@
 #include "core/json_file.hpp"
 #include "data/token_file_writer.hpp"
 #include "hf/peft_adapter.hpp"
+#include "inference/model_source.hpp"
 #include "mpi_world.hpp"
 #include "train/model_export.hpp"
 #include "train/trainer.hpp"
@@ -221,6 +222,11 @@ TEST_CASE("PEFT's logits from the adapter zerotrain saved, and transformers' fro
       const double merged_vs_adapted = relative_max_difference(logits_of(exported, f), expected);
       INFO("exported merged model against the adapted model " << merged_vs_adapted);
       CHECK(merged_vs_adapted < 1e-5);
+      // generate and eval read the checkpoint as the merged model, bit for bit.
+      const LoadedModel from_checkpoint = load_model(dir + "/ck"), from_export = load_model(dir + "/merged");
+      REQUIRE(from_checkpoint.weights.size() == from_export.weights.size());
+      CHECK(std::memcmp(from_checkpoint.weights.data(), from_export.weights.data(),
+                        from_export.weights.size() * sizeof(float)) == 0);
     }
   }
 }

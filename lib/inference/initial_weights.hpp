@@ -6,6 +6,7 @@
 // here again: a checkpoint holds the trainable state alone.
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "core/param_layout.hpp"
@@ -19,6 +20,11 @@ struct WeightSources {
   std::string lora_init_from;  // lora.init_from: a PEFT adapter directory ("": PEFT's initialisation)
   uint64_t seed = 0;           // training.seed
 };
+
+// Where the frozen tensors of `layout` came from in the run whose resolved config (config::to_json,
+// as a checkpoint records it) is `config`: lora.init_from only when an adapter is frozen (a
+// checkpoint holds the trained ones; the directory they started from may be gone).
+WeightSources recorded_weight_sources(const nlohmann::json& config, const ParamLayout& layout);
 
 class InitialWeights {
 public:

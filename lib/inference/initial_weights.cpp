@@ -1,4 +1,4 @@
-#include "train/initial_weights.hpp"
+#include "inference/initial_weights.hpp"
 
 #include <algorithm>
 
@@ -20,7 +20,23 @@ auto for_key(const char* key, F&& what) {
   }
 }
 
+std::string recorded_string(const nlohmann::json& config, const char* pointer) {
+  const nlohmann::json::json_pointer p(pointer);
+  return config.contains(p) && config.at(p).is_string() ? config.at(p).get<std::string>() : "";
+}
+
 }  // namespace
+
+WeightSources recorded_weight_sources(const nlohmann::json& config, const ParamLayout& layout) {
+  const nlohmann::json::json_pointer seed("/training/seed");
+  bool frozen_adapter = false;
+  for (const ParamGroup& g : layout.groups)
+    for (const TensorSpec& t : g.tensors)
+      frozen_adapter = frozen_adapter || (!t.trainable && t.name.find(".lora_") != std::string::npos);
+  return {recorded_string(config, "/training/init_from"),
+          frozen_adapter ? recorded_string(config, "/lora/init_from") : "",
+          config.contains(seed) && config.at(seed).is_number_unsigned() ? config.at(seed).get<uint64_t>() : 0};
+}
 
 InitialWeights::InitialWeights(const GptShape& shape, const TrainedParts& parts, const ParamLayout& layout,
                                const WeightSources& sources, const HfWeights* base)
