@@ -120,6 +120,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     const bool given = top.present("lora");
     Block b = top.child("lora", UnknownKeys::Error);
     c.lora = read_lora(b, c.model, given);
+    // Adapters train on the model's own weights, as PEFT wraps a pretrained model.
+    if (c.lora.enabled && c.training.init_from.empty()) c.training.init_from = c.model.path;
   });
   // The patterns of training.freeze against the model's names, and what is left to train.
   readers.run("trained parts", {"model", "training", "lora"}, [&] {
