@@ -6,5 +6,12 @@ finish() {
   if [ $failed -ne 0 ]; then exit 1; fi
   echo "PASS"
 }
+# The command block of a document after an HTML comment holding MARKER, a command per line once
+# the lines ending in \ are joined: documented_commands FILE MARKER
+documented_commands() {
+  awk -v marker="$2" 'index($0, "<!-- " marker) == 1 {found = 1; next}
+    found && /^```$/ {if (inside) exit; inside = 1; next}
+    inside {print}' "$1" | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta'
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -21,4 +21,15 @@ template <typename... Args>
   throw Error(printable(fmt::format(f, std::forward<Args>(args)...)));
 }
 
+// Runs `what`, prefixing the message of a zt::Error it throws with `key` (the config key its input
+// came from: "training.init_from: DIR: ...").
+template <typename F>
+auto with_key(const char* key, F&& what) {
+  try {
+    return what();
+  } catch (const Error& e) {
+    fail("{}: {}", key, e.what());
+  }
+}
+
 }  // namespace zt

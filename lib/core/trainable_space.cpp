@@ -24,27 +24,24 @@ TrainableSpace::TrainableSpace(const ParamLayout& layout) : flat_(layout.total) 
   layout_.total = numel_;
 }
 
-std::vector<TrainableSpace::Run> TrainableSpace::in_flat(Range flat) const {
+// The pieces of the runs inside `range` of one space (`space`: &Run::flat or &Run::compact).
+std::vector<TrainableSpace::Run> TrainableSpace::pieces_in(size_t Run::*space, Range range) const {
   std::vector<Run> out;
-  // The first run that ends after flat.begin.
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), flat.begin,
-                             [](size_t at, const Run& r) { return at < r.flat + r.size; });
-  for (; it != runs_.end() && it->flat < flat.end; ++it) {
-    const Range piece = Range{it->flat, it->flat + it->size}.intersect(flat);
-    if (!piece.empty()) out.push_back({piece.begin, it->compact + (piece.begin - it->flat), piece.size()});
+  // The first run that ends after range.begin.
+  auto it = std::upper_bound(runs_.begin(), runs_.end(), range.begin,
+                             [&](size_t at, const Run& r) { return at < r.*space + r.size; });
+  for (; it != runs_.end() && (*it).*space < range.end; ++it) {
+    const Range piece = Range{(*it).*space, (*it).*space + it->size}.intersect(range);
+    const size_t skipped = piece.begin - (*it).*space;
+    if (!piece.empty()) out.push_back({it->flat + skipped, it->compact + skipped, piece.size()});
   }
   return out;
 }
 
+std::vector<TrainableSpace::Run> TrainableSpace::in_flat(Range flat) const { return pieces_in(&Run::flat, flat); }
+
 std::vector<TrainableSpace::Run> TrainableSpace::in_compact(Range compact) const {
-  std::vector<Run> out;
-  auto it = std::upper_bound(runs_.begin(), runs_.end(), compact.begin,
-                             [](size_t at, const Run& r) { return at < r.compact + r.size; });
-  for (; it != runs_.end() && it->compact < compact.end; ++it) {
-    const Range piece = Range{it->compact, it->compact + it->size}.intersect(compact);
-    if (!piece.empty()) out.push_back({it->flat + (piece.begin - it->compact), piece.begin, piece.size()});
-  }
-  return out;
+  return pieces_in(&Run::compact, compact);
 }
 
 size_t TrainableSpace::compact_at(size_t flat) const {

@@ -33,6 +33,8 @@ public:
   const ParamLayout& layout() const { return layout_; }
 
 private:
+  std::vector<Run> pieces_in(size_t Run::*space, Range range) const;
+
   size_t flat_ = 0, numel_ = 0;
   std::vector<Run> runs_;
   ParamLayout layout_;

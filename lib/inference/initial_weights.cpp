@@ -11,15 +11,6 @@ namespace zt {
 
 namespace {
 
-template <typename F>
-auto for_key(const char* key, F&& what) {
-  try {
-    return what();
-  } catch (const Error& e) {
-    fail("{}: {}", key, e.what());
-  }
-}
-
 std::string recorded_string(const nlohmann::json& config, const char* pointer) {
   const nlohmann::json::json_pointer p(pointer);
   return config.contains(p) && config.at(p).is_string() ? config.at(p).get<std::string>() : "";
@@ -42,11 +33,11 @@ InitialWeights::InitialWeights(const GptShape& shape, const TrainedParts& parts,
                                const WeightSources& sources, const HfWeights* base)
     : shape_(shape), layout_(layout), seed_(sources.seed), base_end_(make_gpt_layout(shape).total), base_(base) {
   if (!base_ && !sources.init_from.empty())
-    own_base_ = for_key("training.init_from",
+    own_base_ = with_key("training.init_from",
                         [&] { return std::make_unique<HfWeights>(sources.init_from, hf_tensors(shape)); });
   if (own_base_) base_ = own_base_.get();
   if (!sources.lora_init_from.empty() && parts.lora.enabled())
-    adapters_ = for_key("lora.init_from", [&] {
+    adapters_ = with_key("lora.init_from", [&] {
       const std::string file = check_peft_adapter(sources.lora_init_from, shape, parts.lora);
       return std::make_unique<HfWeights>(file, peft_tensors(shape, layout));
     });
@@ -62,14 +53,14 @@ void InitialWeights::read(float* dst, size_t begin, size_t count) const {
   if (!base.empty()) {
     float* out = dst + (base.begin - begin);
     if (base_)
-      for_key("training.init_from", [&] { base_->read(out, base.begin, base.size()); });
+      with_key("training.init_from", [&] { base_->read(out, base.begin, base.size()); });
     else
       init_gpt_params(shape_, layout_, out, base.begin, base.size(), seed_);
   }
   if (!rest.empty()) {
     float* out = dst + (rest.begin - begin);
     if (adapters_)  // (zeros past the adapters: padding)
-      for_key("lora.init_from", [&] { adapters_->read(out, rest.begin, rest.size()); });
+      with_key("lora.init_from", [&] { adapters_->read(out, rest.begin, rest.size()); });
     else
       init_gpt_params(shape_, layout_, out, rest.begin, rest.size(), seed_);
   }

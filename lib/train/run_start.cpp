@@ -12,26 +12,12 @@
 
 namespace zt {
 
-namespace {
-
-// Runs `what`, prefixing the message of any error with the config key it came from.
-template <typename F>
-auto for_key(const char* key, F&& what) {
-  try {
-    return what();
-  } catch (const Error& e) {
-    fail("{}: {}", key, e.what());
-  }
-}
-
-}  // namespace
-
 RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int rank) {
   const config::TrainingConfig& t = config.training;
-  std::string step_dir = for_key("training.resume", [&] { return find_resume(t, rank); });
+  std::string step_dir = with_key("training.resume", [&] { return find_resume(t, rank); });
   if (!step_dir.empty() && layout.has_frozen() && !t.init_from.empty()) {
     // The checkpoint holds what trains; the frozen weights come from where the run started, again.
-    if (!for_key("training.init_from", [&] { return find_init(config, rank); }).empty())
+    if (!with_key("training.init_from", [&] { return find_init(config, rank); }).empty())
       fail("training.init_from: {} is a checkpoint: with frozen parameters it names the model directory (or "
            "safetensors file) they come from, which a checkpoint of trainable state does not hold",
            t.init_from);
@@ -39,7 +25,7 @@ RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int 
     if (!t.init_from.empty() && rank == 0)
       spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
   } else if (!t.init_from.empty()) {
-    step_dir = for_key("training.init_from", [&] { return find_init(config, rank); });
+    step_dir = with_key("training.init_from", [&] { return find_init(config, rank); });
     weights_only_ = !step_dir.empty();
     if (weights_only_ && layout.has_frozen())
       fail("training.init_from: {} is a checkpoint: a run with frozen parameters (training.freeze, a lora block) "

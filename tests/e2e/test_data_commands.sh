@@ -10,9 +10,7 @@ src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 
 # The block after the marker, a command per line once the lines ending in \ are joined.
-mapfile -t commands < <(awk '/<!-- tests\/e2e\/test_data_commands.sh runs these four commands/ {found = 1; next}
-  found && /^```$/ {if (inside) exit; inside = 1; next}
-  inside {print}' "$src/docs/data.md" | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta')
+mapfile -t commands < <(documented_commands "$src/docs/data.md" "tests/e2e/test_data_commands.sh runs these")
 [ ${#commands[@]} -eq 4 ] || { echo "FAIL: expected four commands in docs/data.md, found ${#commands[@]}: ${commands[*]}"; exit 1; }
 [[ ${commands[0]} == "build/zerotrain tokenize "* ]] || fail "the first command does not tokenize: ${commands[0]}"
 [[ ${commands[1]} == *"--config zero2"* ]] || fail "the second command is not a ZeRO stage 2 run: ${commands[1]}"

@@ -10,9 +10,7 @@ zerotrain=$1
 src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 
-mapfile -t commands < <(awk '/<!-- tests\/e2e\/test_lora_commands.sh runs these three commands/ {found = 1; next}
-  found && /^```$/ {if (inside) exit; inside = 1; next}
-  inside {print}' "$src/docs/models.md" | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta')
+mapfile -t commands < <(documented_commands "$src/docs/models.md" "tests/e2e/test_lora_commands.sh runs these")
 [ ${#commands[@]} -eq 3 ] || { echo "FAIL: expected three commands in docs/models.md, found ${#commands[@]}: ${commands[*]}"; exit 1; }
 [[ ${commands[0]} == "build/zerotrain tokenize --tokenizer qwen3-0.6b chats.jsonl -o chats.bin" ]] ||
   fail "the first command does not tokenize chats.jsonl: ${commands[0]}"

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "finite_difference.hpp"
 #include "model/gpt.hpp"
 
 using namespace zt;
@@ -44,14 +45,7 @@ TEST_CASE("GPT-2 gradient agrees with finite differences of the loss", "[model][
                         [&](size_t a, size_t b) { return std::abs(grad[a]) > std::abs(grad[b]); });
       for (int k = 0; k < 2; k++) {
         const size_t i = idx[k];
-        const float saved = params.params[i];
-        const float h = 1e-2f * std::max(1.0f, std::abs(saved));
-        params.params[i] = saved + h;
-        const double up = loss_at();
-        params.params[i] = saved - h;
-        const double down = loss_at();
-        params.params[i] = saved;
-        const double fd = (up - down) / (double(saved + h) - double(saved - h));
+        const double fd = test::central_difference(params.params[i], loss_at);
         INFO(t.name << " element " << i - t.offset << ": analytic " << grad[i] << ", finite difference " << fd);
         CHECK(std::abs(fd - grad[i]) <= 2e-2 * std::abs(grad[i]) + 2e-4);
         checked++;

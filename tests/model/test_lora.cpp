@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/rng.hpp"
+#include "finite_difference.hpp"
 #include "model/gpt.hpp"
 #include "model/name_pattern.hpp"
 
@@ -106,14 +107,7 @@ void check_adapter_gradients(const GptShape& shape, const TrainedParts& parts) {
                         [&](size_t a, size_t b) { return std::abs(grad[a]) > std::abs(grad[b]); });
       for (int k = 0; k < 2; k++) {
         const size_t i = idx[size_t(k)];
-        const float saved = params.params[i];
-        const float h = 1e-2f * std::max(1.0f, std::abs(saved));
-        params.params[i] = saved + h;
-        const double up = loss_at();
-        params.params[i] = saved - h;
-        const double down = loss_at();
-        params.params[i] = saved;
-        const double fd = (up - down) / (double(saved + h) - double(saved - h));
+        const double fd = test::central_difference(params.params[i], loss_at);
         INFO(t.name << " element " << i - t.offset << ": analytic " << grad[i] << ", finite difference " << fd);
         CHECK(grad[i] != 0.0f);
         CHECK(std::abs(fd - grad[i]) <= 2e-2 * std::abs(grad[i]) + 2e-4);

@@ -22,11 +22,13 @@
 #include "hf/peft_adapter.hpp"
 #include "inference/model_source.hpp"
 #include "mpi_world.hpp"
+#include "step_records.hpp"
 #include "train/model_export.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
 using zt::test::shared_dir;
+using zt::test::step_records;
 using zt::test::world;
 namespace fs = std::filesystem;
 
@@ -112,17 +114,6 @@ double relative_max_difference(const std::vector<float>& a, const std::vector<do
     scale = std::max(scale, std::abs(b[i]));
   }
   return diff / scale;
-}
-
-std::vector<nlohmann::json> step_records(const std::string& path) {
-  std::vector<nlohmann::json> steps;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "step") steps.push_back(j);
-  }
-  return steps;
 }
 
 std::vector<float> trained_master(Trainer& trainer) {

@@ -13,23 +13,13 @@
 #include "comm/mpi_communicator.hpp"
 #include "engine_harness.hpp"
 #include "mpi_world.hpp"
+#include "step_records.hpp"
 
 using namespace zt;
 using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::vector<nlohmann::json> step_records(const std::string& path) {
-  std::vector<nlohmann::json> steps;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "step") steps.push_back(j);
-  }
-  return steps;
-}
 
 struct Finished {
   std::vector<float> master;
