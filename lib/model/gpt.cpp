@@ -93,9 +93,29 @@ void Gpt::fill_rope_tables() {
 }
 
 size_t Gpt::flops_per_token() const {
-  const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * size_t(shape_.d_model);
-  return 6 * (num_params() - lookup) +
-         12 * size_t(shape_.n_layer) * size_t(shape_.q_width()) * size_t(max_seq_);
+  const size_t C = size_t(shape_.d_model), attention = size_t(shape_.q_width()) * size_t(max_seq_);
+  if (!layout_.has_frozen()) {
+    const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * C;
+    return 6 * (num_params() - lookup) + 12 * size_t(shape_.n_layer) * attention;
+  }
+  // Each parameter: 2 in forward, 2 for its input's gradient where backward reaches (from the LM
+  // head down to the lowest block that trains), 2 for its own gradient when it trains; attention 4
+  // in forward and 8 in backward. The embedding lookup multiplies nothing (tied, it is the head).
+  auto block_of = [&](size_t g) {
+    for (int l = 0; l < shape_.n_layer; ++l)
+      if (g == size_t(gpt_block_group(l)) || (lora_.enabled() && g == size_t(lora_group(shape_, l)))) return l;
+    return shape_.n_layer;  // the final norm and the head
+  };
+  size_t flops = 0;
+  for (size_t g = 0; g < layout_.groups.size(); ++g)
+    for (const TensorSpec& t : layout_.groups[g].tensors) {
+      if (g == size_t(kEmbeddingsGroup) && (!shape_.tied_head || t.name == "wpe.weight")) continue;
+      const size_t n = has_vocabulary_rows(t.name) ? size_t(shape_.vocab_size) * C : t.numel();
+      const bool backward = g == size_t(kEmbeddingsGroup) || block_of(g) >= lowest_trained_block_;
+      flops += n * (2 + (backward ? 2 : 0) + (t.trainable ? 2 : 0));
+    }
+  for (int l = 0; l < shape_.n_layer; ++l) flops += (l >= lowest_trained_block_ ? 12 : 4) * attention;
+  return flops;
 }
 
 std::vector<int> Gpt::fetch_order() const {

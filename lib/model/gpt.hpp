@@ -109,7 +109,9 @@ public:
   // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing)
   // plus 12·n_layer·n_head·head_dim·T for the attention scores and their weighted sums
   // (T = max_seq()). Grouped-query attention, SwiGLU's three projections and an untied head enter
-  // through N.
+  // through N. With frozen parameters (LoRA's base, training.freeze) backward computes less: a
+  // frozen weight costs 4 FLOPs where backward reaches it and 2 below the lowest block that trains,
+  // and LoRA's adapters count as parameters.
   size_t flops_per_token() const;
 
 private:

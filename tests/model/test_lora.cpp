@@ -305,3 +305,22 @@ TEST_CASE("name patterns: segments, stars, ranges and choices; malformed ones re
   CHECK_THROWS_WITH(NamePattern("model.layers.{0-3"), Catch::Contains("without its"));
   CHECK_THROWS_WITH(NamePattern(""), Catch::Contains("empty pattern"));
 }
+
+TEST_CASE("FLOPs per token: frozen weights cost no gradient of their own, frozen bottom blocks no backward",
+          "[model][lora][frozen]") {
+  const GptShape shape = qwen3_shape();
+  const Gpt full(shape, 2, 8);
+  const size_t attention = size_t(shape.q_width()) * 8;
+  TrainedParts parts;
+  parts.freeze = {"model.embed_tokens", "model.layers.0"};
+  const Gpt bottom(shape, 2, 8, false, cpu_backend(), parts);
+  // Block 0 forward only (2 per parameter, 4 per attention element), the head frozen (4), the rest as before.
+  const size_t block = shape.block_params(), head = size_t(shape.vocab_size) * size_t(shape.d_model);
+  CHECK(full.flops_per_token() - bottom.flops_per_token() == 4 * block + 8 * attention);
+  (void)head;
+  const Gpt adapted(shape, 2, 8, false, cpu_backend(), lora(4, {"q_proj"}));
+  // Every base weight 4 (backward reaches every block: adapters everywhere), the adapters 6.
+  const size_t adapters = adapted.layout().trainable_numel();
+  CHECK(adapted.flops_per_token() ==
+        4 * (full.num_params() - (shape.tied_head ? 0 : head)) + 6 * adapters + 12 * size_t(shape.n_layer) * attention);
+}

@@ -46,8 +46,9 @@ TEST_CASE("save_final writes the trained weights, holding one group at a time", 
   for (auto& g : layout.groups) largest = std::max(largest, g.size);
   const size_t before = MemoryLedger::instance().stats().cur(MemCategory::Buffers);
   MemoryLedger::instance().reset_peaks();
-  save_gathered_weights((dir / "again").string(), layout, config.model.shape, {}, comm, cpu_device(), trainer.engine(),
-                        checkpoint_pieces(trainer.engine().partition()));
+  const InitialWeights unused(config.model.shape, {}, layout, {});  // nothing is frozen
+  save_gathered_weights((dir / "again").string(), SavedForm::Model, {config.model.shape, {}, layout}, {}, comm,
+                        cpu_device(), trainer.engine(), checkpoint_pieces(trainer.engine().train_partition()), unused);
   const size_t held = MemoryLedger::instance().stats().pk(MemCategory::Buffers) - before;
   CHECK(held == 2 * largest * sizeof(float));
   CHECK(held < layout.total * sizeof(float));
