@@ -63,11 +63,13 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // engine fills the parameters this rank holds. A failed read leaves zeros and is agreed on
   // below, before any step.
   agree_on_setup(error_of([&] {
-    const bool resumed = start_->from_checkpoint();  // adapters come from the checkpoint, not lora.init_from
-    initial_ = std::make_unique<InitialWeights>(
-        config.model.shape, config::trained_parts(config), model_->layout(),
-        WeightSources{config.training.init_from, resumed ? "" : config.lora.init_from, config.training.seed},
-        start_->weights());
+    // The base model's weights are training.init_from's as RunStart opened them (none from a
+    // checkpoint); a resume's adapters come from the checkpoint, not lora.init_from.
+    const bool resumed = start_->from_checkpoint();
+    initial_ = std::make_unique<InitialWeights>(config.model.shape, config::trained_parts(config), model_->layout(),
+                                                WeightSources{"", resumed ? "" : config.lora.init_from,
+                                                              config.training.seed},
+                                                start_->weights());
   }));
   std::string load_error;
   ParamInit init = [this, &load_error](float* dst, size_t begin, size_t count) {
