@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/file_type.hpp"
 #include "hf/hf_dir.hpp"
+#include "hf/peft_adapter.hpp"
 #include "metrics/csv_monitor.hpp"
 #include "metrics/tensorboard_monitor.hpp"
 
@@ -21,6 +22,16 @@ namespace fs = std::filesystem;
 namespace zt {
 
 namespace {
+
+// What training.save_final may write: a model directory's files, or a LoRA run's adapter directory's.
+std::vector<std::string> saved_directory_files() {
+  std::vector<std::string> names = hf_directory_files();
+  for (std::string_view file : {kPeftConfigFile, kPeftWeightsFile}) {
+    names.emplace_back(file);
+    names.push_back(std::string(file) + ".tmp");
+  }
+  return names;
+}
 
 // Absolute, with symbolic links and ".." resolved, no trailing '/'. Directories that do not exist
 // yet will be made as plain directories, so ".." after one is resolved lexically; that may bring
@@ -160,7 +171,7 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
     out.push_back({.key = "training.save_final",
                    .path = t.save_final,
                    .directory = true,
-                   .files = hf_directory_files(),
+                   .files = saved_directory_files(),
                    .file_prefixes = {std::string(kHfShardPrefix)}});
   // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
   if (!t.checkpoint_dir.empty())
@@ -203,6 +214,11 @@ std::vector<InputFile> input_files(const config::Config& c) {
         in.push_back({"training.init_from", hf_file(init, name)});
   }
   if (!c.model.path.empty()) in.push_back({"model.path", hf_file(c.model.path, kHfConfigFile)});
+  const auto& adapter = c.lora.init_from;
+  if (c.lora.enabled && !adapter.empty()) {
+    in.push_back({"lora.init_from", adapter});
+    for (std::string_view name : {kPeftConfigFile, kPeftWeightsFile}) in.push_back({"lora.init_from", hf_file(adapter, name)});
+  }
   return in;
 }
 

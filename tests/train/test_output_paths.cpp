@@ -87,6 +87,13 @@ TEST_CASE("a directory output may not hold an input under a name it writes", "[o
   // log_dir writes rank<r>.log for the ranks there are (2).
   CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank1.log")}}}})) != "");
   CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank2.log")}}}})) == "");
+  // A LoRA run's adapter directory (lora.init_from) is an input; save_final may write its files.
+  const std::string adapter = s.file("adapter/adapter_model.safetensors");
+  CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"lora", {{"init_from", s.path("adapter")}}}}))
+            .rfind("training.save_final '" + s.path("adapter") + "' names the same path as lora.init_from", 0) == 0);
+  CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"data", {{"val", adapter}}}}))
+            .rfind("training.save_final '" + s.path("adapter") + "' would write '" + adapter + "'", 0) == 0);
+  CHECK(collision(resolve({{"save_final", s.path("out")}}, {{"lora", {{"init_from", s.path("adapter")}}}})) == "");
   // The config file is an input too.
   const std::string config_file = s.file("ds.json", "{}");
   config::Config c = resolve({{"metrics", config_file}});
