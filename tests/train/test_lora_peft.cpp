@@ -181,7 +181,9 @@ TEST_CASE("PEFT's logits from the adapter zerotrain saved, and transformers' fro
       // The adapter PEFT loaded, in zerotrain.
       nlohmann::json raw = run_json(f, 3);
       raw["lora"]["init_from"] = (f.dir / "trained_adapter").string();
+      raw["lora"]["save_merged"] = true;
       raw["training"]["checkpoint_dir"] = dir + "/ck";
+      raw["training"]["save_final"] = dir + "/final";
       raw["training"]["steps"] = 1;
       const config::Config c_adapted = resolve(raw);  // (a trainer keeps a reference)
       Trainer adapted(c_adapted, world());
@@ -213,6 +215,10 @@ TEST_CASE("PEFT's logits from the adapter zerotrain saved, and transformers' fro
       const double merged_vs_adapted = relative_max_difference(logits_of(exported, f), expected);
       INFO("exported merged model against the adapted model " << merged_vs_adapted);
       CHECK(merged_vs_adapted < 1e-5);
+      // lora.save_merged writes what export --merge writes, byte for byte.
+      if (world().rank() == 0)
+        for (const char* file : {"model.safetensors", "config.json"})
+          CHECK(read_text_file(dir + "/final/" + file) == read_text_file(dir + "/merged/" + file));
       // generate and eval read the checkpoint as the merged model, bit for bit.
       const LoadedModel from_checkpoint = load_model(dir + "/ck"), from_export = load_model(dir + "/merged");
       REQUIRE(from_checkpoint.weights.size() == from_export.weights.size());

@@ -204,6 +204,19 @@ TEST_CASE("LoRA at stage 3: the ledger's model states per rank equal the plan, t
     CHECK(held(after, MemCategory::Grads) == plan.grads);
     CHECK(held(after, MemCategory::Optimizer) == plan.optimizer);
     CHECK(held(stepped, MemCategory::Params) == plan.params);
+    // The adapters' activations (A·x of every block, their scratch): what the plan adds for them.
+    config::Config plain = c;
+    plain.lora.enabled = false;
+    const auto plain_before = ledger.stats();
+    {
+      Trainer without(plain, comm);
+      without.train_step(1);
+      const size_t plain_held = ledger.stats().cur(MemSpace::Device, MemCategory::Activations) -
+                                plain_before.cur(MemSpace::Device, MemCategory::Activations);
+      CHECK(held(stepped, MemCategory::Activations) - plain_held ==
+            plan.activations - plan_memory(plain, int(N)).activations);
+      CHECK(plan.activations > plan_memory(plain, int(N)).activations);
+    }
     // The base: its parameter share alone; gradients and optimizer state for the adapters only.
     CHECK(plan.params == d * P / N + d * Tp / N);
     CHECK(plan.grads == d * Tp / N);
