@@ -475,3 +475,32 @@ TEST_CASE("export streams the bytes the whole-buffer writer gives; bf16 rounds t
     }
   CHECK(nlohmann::json::parse(slurp(tmp.file("bf16/config.json")))["torch_dtype"] == "bfloat16");
 }
+
+TEST_CASE("a layout with frozen tensors: meta.json marks them, the shards hold the trainable ones",
+          "[ckpt][frozen]") {
+  TempDir tmp;
+  ParamLayout layout = make_gpt_layout(kShape);
+  const uint32_t unfrozen_crc = layout_crc32c(layout);
+  layout.groups[0].tensors[0].trainable = false;  // the token embedding
+  const size_t T = layout.trainable_numel();
+  REQUIRE(T < layout.total);
+  // Written as a run writes it: the shards cover the trainable elements.
+  CheckpointMeta meta = base_meta(layout, 3, 1);
+  meta.flat_params = T;
+  meta.shards.push_back({0, "shard", {0, T}, 0, 0});
+  const CheckpointMeta back = meta_from_json(nlohmann::json::parse(meta_file_text(meta)), "meta.json");
+  CHECK_FALSE(back.layout.groups[0].tensors[0].trainable);
+  CHECK((back.layout.groups[0].tensors.size() == 1 || back.layout.groups[0].tensors[1].trainable));
+  CHECK(back.layout.trainable_numel() == T);
+  CHECK(layout_crc32c(back.layout) == layout_crc32c(layout));
+  CHECK(layout_crc32c(layout) != unfrozen_crc);
+  // A layout without frozen tensors is written as before freezing existed: the same CRC32C.
+  layout.groups[0].tensors[0].trainable = true;
+  CHECK(layout_crc32c(layout) == unfrozen_crc);
+  CHECK(meta_to_json(base_meta(layout, 3, 1)).dump().find("trainable") == std::string::npos);
+  // flat_params must count the trainable elements.
+  meta.flat_params = meta.layout.total;
+  meta.shards[0].range = {0, meta.layout.total};
+  CHECK_THROWS_WITH(meta_from_json(nlohmann::json::parse(meta_file_text(meta)), "meta.json"),
+                    Catch::Contains("the layout's trainable tensors hold " + std::to_string(T) + " elements"));
+}

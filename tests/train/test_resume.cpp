@@ -240,4 +240,8 @@ TEST_CASE("a LoRA checkpoint reshards: another stage reads what every rank saved
   unfrozen.lora.enabled = false;
   unfrozen.training.resume = dir + "/ck/step_00000003";
   CHECK_THROWS_AS(Trainer(unfrozen, comm), SetupFailed);
+  // A checkpoint holds no frozen base to start another LoRA run from.
+  config::Config base_from_checkpoint = lora_config(0, "fp32", true);
+  base_from_checkpoint.training.init_from = dir + "/ck/step_00000003";
+  CHECK_THROWS_AS(Trainer(base_from_checkpoint, comm), SetupFailed);
 }
