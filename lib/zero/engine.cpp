@@ -20,7 +20,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       trainable_(layout),
       train_partition_(trainable_.numel(), comm.world_size(), comm.rank()),
       pool_(backend.device),
-      ctx_{options_, layout, comm,  partition_, trainable_, train_partition_, backend, host, backend.model.dtype(),
+      ctx_{options_, layout, comm, partition_, trainable_, train_partition_, backend, host, backend.model.dtype(),
            pool_, clock_, group_gathers_},
       open_grads_(layout.groups.size(), nullptr) {
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
