@@ -89,6 +89,14 @@ Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread = 
 // preferences and heuristic queries (what a caller that caches them makes once per shape).
 uint64_t cublaslt_creations();
 
+// How the emulated cuBLASLt answers a product with a fused epilogue (bias, GELU, DGELU), as
+// cuBLASLt versions and GPUs may: it runs it (the default), its heuristic finds no algorithm, or the
+// heuristic finds one and cublasLtMatmul refuses it with CUBLAS_STATUS_NOT_SUPPORTED.
+enum class EpilogueAnswer { Run, NoAlgorithm, NotSupported };
+void cublaslt_answer_epilogues(EpilogueAnswer answer);
+// cublasLtMatmul calls queued so far with a fused epilogue.
+uint64_t cublaslt_epilogue_calls();
+
 // Synchronising calls made so far (stream, event and device synchronisations, blocking copies and
 // memsets, copies to pageable memory): what a test counts to prove a region free of them.
 uint64_t synchronisations();
