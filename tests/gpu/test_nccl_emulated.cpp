@@ -287,7 +287,7 @@ TEST_CASE("emulated NCCL: asynchronous work completes for wait() and orders a st
   });
 }
 
-TEST_CASE("emulated NCCL: a rank shown only its own GPU computes on it as device 0", "[nccl][emulated]") {
+TEST_CASE("emulated NCCL: a rank shown only its own GPU computes on it as device 0", "[nccl][emulated][smoke]") {
   run_ranks(2, [](int r) { return std::vector<int>{r}; }, [&](int me, NcclHostSide host, Failures& f) {
     Rank rank(host);
     int device = -1;
