@@ -179,9 +179,12 @@ find_library() {
 }
 
 # The machine's directories holding the CUDA libraries the executables need and the bundle lacks.
+# The executables the bundle carries (as unpacked here).
+carried_executables() { grep -v 'CTestTestfile.cmake$' "$BUNDLE/build.list" | sed "s|^|$ROOT/|"; }
+
 cuda_library_dirs() {  # LD_LIBRARY_PATH with the bundle's libraries
   local lib dir dirs="" files
-  mapfile -t files < <(executables "$BUILD")
+  mapfile -t files < <(carried_executables)
   for lib in $(LD_LIBRARY_PATH=$1 ldd "${files[@]}" 2>/dev/null |
     awk '/not found/ {print $1}' | sort -u); do
     dir=$(find_library "$lib") || return 1
@@ -218,7 +221,7 @@ unpack() {
   } >"$BUNDLE/env.sh"
   # shellcheck disable=SC1091
   . "$BUNDLE/env.sh"
-  mapfile -t files < <(executables "$BUILD")
+  mapfile -t files < <(carried_executables)
   if ldd "${files[@]}" | grep "not found" >&2; then exit 1; fi
   echo "gpu_bundle: in place ($root -> $ROOT); . $BUNDLE/env.sh sets LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 }
