@@ -65,7 +65,7 @@ View hview(void* p, DType t) { return {p, t, MemSpace::Host}; }
 
 }  // namespace
 
-TEST_CASE("the CUDA device names itself and allocates in every space, zeroed when asked", "[gpu][device]") {
+TEST_CASE("the CUDA device names itself and allocates in every space, zeroed when asked", "[gpu][device][smoke]") {
   Device& dev = device();
   CHECK(dev.kind() == DeviceKind::Cuda);
   CHECK_FALSE(dev.name().empty());

@@ -93,7 +93,7 @@ Traced traced(F&& region) {  // a GPU counts nothing: the losses alone are check
 
 }  // namespace
 
-TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones", "[gpu][model]") {
+TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones", "[gpu][model][smoke]") {
   // GPT-2's operators (toy), the llama family's (llama-tiny), and the q/k norms (qwen3-tiny).
   const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny", "qwen3-tiny");
   INFO(preset);

@@ -66,7 +66,7 @@ std::string joined(const std::vector<std::string>& calls) {
 
 }  // namespace
 
-TEST_CASE("a GPU training step waits for the device once, after its last kernel", "[gpu][train][sync]") {
+TEST_CASE("a GPU training step waits for the device once, after its last kernel", "[gpu][train][sync][smoke]") {
   for (const std::string model : {"toy", "llama-tiny"})
     for (const std::string dtype : {"fp32", "bf16"})
       for (int stage = 0; stage <= 3; ++stage) {

@@ -162,7 +162,7 @@ TEST_CASE("a run on the GPU resumed from its checkpoint continues bit for bit; t
   for (size_t i = 0; i < 3; ++i) CHECK(std::abs(on_cpu[i] - resumed[i]) <= 0.01 * resumed[i]);
 }
 
-TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][e2e]") {
+TEST_CASE("fp16 on the GPU is refused with one message naming the keys", "[gpu][e2e][smoke]") {
   const auto dir = fresh_dir("gpu-fp16");
   const int code = run_command(zerotrain(dir, "--config zero2 --steps 5 --set fp16.enabled=true"), dir + "/out.log");
   const std::string log = read_file(dir + "/out.log");
