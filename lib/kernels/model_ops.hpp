@@ -10,9 +10,10 @@
 // packed projection qkv [B, T, (NH + 2·NKV)·hd] holding per token the NH q heads, then the NKV k
 // heads, then the NKV v heads.
 // `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
-// (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
-// device memory. Backward functions accumulate (+=) into their parameter-gradient outputs, and into
-// their input-gradient outputs as their GradInto says; a gradient output may be null to skip it.
+// (normalisation statistics, log-sum-exp, what attention saves for backward); tokens and counts
+// are int32 in device memory. Backward functions accumulate (+=) into their parameter-gradient
+// outputs, and into their input-gradient outputs as their GradInto says; a gradient output may be
+// null to skip it.
 // All work is queued on the device's compute stream.
 #include <cstddef>
 #include <cstdint>
@@ -82,11 +83,15 @@ public:
   }
 
   // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
-  // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
-  // attention_saved_floats), `scratch` what backward uses (attention_scratch_floats).
+  // [h·hs, (h+1)·hs)) into out [B, T, C]. Flash-attention style on every backend: `saved` holds
+  // what backward needs besides qkv and out, the log-sum-exp of each query row (fp32 elements:
+  // attention_saved_floats), and backward recomputes the probabilities from it. `scratch` is what
+  // forward and backward use while they run (attention_scratch_floats; one buffer may serve every
+  // block).
   virtual size_t attention_saved_floats(int B, int T, int NH) const = 0;
   virtual size_t attention_scratch_floats(int B, int T, int NH) const = 0;
-  virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
+  virtual void attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int C,
+                                 int NH) = 0;
   virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                   const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) = 0;
 
@@ -123,8 +128,8 @@ public:
   // Causal grouped-query attention over the packed qkv: q head h attends with k and v head
   // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
   // NH). NKV = NH and hd = C / NH is the attention above.
-  virtual void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
-                                     int hd) = 0;
+  virtual void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int NH,
+                                     int NKV, int hd) = 0;
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                       const float* saved, int B, int T, int NH, int NKV, int hd,
                                       GradInto dqkv_into) = 0;
@@ -149,15 +154,19 @@ public:
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
 
-  // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
-  // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
-  // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries
-  // no loss and no gradient. NaN when no row counts. A backend may compute the gradient in the same
-  // pass and write it over the logits (the GPU's fused classifier): only cross_entropy_backward on
-  // the same buffer may follow, before the next forward.
-  virtual float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) = 0;
+  // The LM head's loss, a chunk of rows at a time (the model never holds the logits of every row):
+  // cross_entropy_forward takes N rows of logits (rows Vp wide; softmax over the first V columns)
+  // and writes lse[N] (log-sum-exp per row) and losses[N] (lse - logit of the target). A target is
+  // in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries no loss (NaN in
+  // losses) and no gradient. Reads the logits only.
+  virtual void cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets, int N,
+                                     int V, int Vp) = 0;
+  // Once every row has its loss: the mean of losses[N] over the rows whose target counts (NaN when
+  // none does), and their number into counted[0] (device memory), which cross_entropy_backward
+  // reads. Returns the mean (waiting for the device), or keeps it (below) and returns NaN.
+  virtual float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) = 0;
   // The mean losses of forwards with targets, kept where the device computes them: after
-  // keep_losses(true), cross_entropy_forward adds its mean loss times the weight of
+  // keep_losses(true), cross_entropy_loss adds its mean loss times the weight of
   // kept_loss_weight (1 until set; a weight of 0 adds nothing) to a sum there, in double
   // (sum += double(loss) · weight, in the order the losses come), and returns NaN without waiting
   // for the device; take_losses() waits once and returns the sum since the last take;
@@ -168,11 +177,14 @@ public:
   virtual void kept_loss_weight(double weight) = 0;
   virtual double take_losses() = 0;
   virtual void take_losses_into(double* host) = 0;
-  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
-  // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
-  // itself.
+  // The gradient of dloss · the mean loss for N rows of logits (a chunk, with their lse and
+  // targets): dlogits = dloss / counted[0] · (softmax - onehot(target)) for the first V columns, 0
+  // for the padding, for the whole row of an ignored target, and everywhere when counted[0] is 0.
+  // counted[0] is read when the device runs the work (a CUDA graph replayed for another
+  // micro-batch reads that micro-batch's count). Overwrites dlogits, which may be the logits
+  // buffer itself.
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                      float scale, int N, int V, int Vp) = 0;
+                                      const int32_t* counted, float dloss, int N, int V, int Vp) = 0;
 };
 
 }  // namespace zt

@@ -1,5 +1,6 @@
 #include "model/gpt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -46,7 +47,8 @@ int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
 
 }  // namespace
 
-Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend)
+Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
+         size_t logits_bytes)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
@@ -58,7 +60,7 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       block_(block_role_offsets(shape)),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes) {
   if (recipe_.rotary) fill_rope_tables();
 }
 
@@ -159,12 +161,12 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
                                     cache->capacity(), NH, NKV, hd);
     else
-      ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, B, T, NH, NKV, hd);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
                                   cache->capacity(), NH, NH, C / NH);
   } else {
-    ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
+    ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, B, T, C, NH);
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
   if (recipe_.rms_norm) {
@@ -190,15 +192,15 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     fail("Gpt::forward: micro-batch size B={} is outside [1, {}] (the size the model was built for)", B, max_batch_);
   if (T <= 0 || T > max_seq_)
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
-  const int V = shape_.vocab_size, Vp = padded_vocab(), N = B * T;
+  const int V = shape_.vocab_size, N = B * T;
   check_tokens("inputs", inputs, size_t(N), V);
   last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
-  logits_forward(inputs, B, T, hooks, nullptr);
+  logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   backward_ready_ = true;
-  return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
+  return ops_.cross_entropy_loss(acts_.counted.data(), acts_.losses.data(), acts_.targets.data(), N);
 }
 
 void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks) {
@@ -211,12 +213,31 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
          cache.length(), cache.capacity(), max_seq_);
   check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
   backward_ready_ = false;
-  logits_forward(inputs, B, T, hooks, &cache);
+  logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
 }
 
-void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache) {
-  const int C = shape_.d_model, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
+int Gpt::head_chunks(int N) const { return (N + acts_.logit_rows() - 1) / acts_.logit_rows(); }
+
+// Whole chunks from the end and what is left first: the last chunk, which backward need not compute
+// again, is a whole one.
+Gpt::HeadChunk Gpt::head_chunk(int c, int N) const {
+  const int end = N - (head_chunks(N) - 1 - c) * acts_.logit_rows();
+  const int first = std::max(0, end - acts_.logit_rows());
+  return {first, end - first};
+}
+
+// LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
+void Gpt::head_logits(const void* w_head, HeadChunk chunk) {
+  const int C = shape_.d_model;
+  const auto* lnf = static_cast<const char*>(acts_.lnf.data()) + size_t(chunk.first) * C * dtype_size(ops_.dtype());
+  ops_.matmul_forward(acts_.logits.data(), lnf, w_head, nullptr, chunk.rows, C, padded_vocab(),
+                      WeightLayout::OutputMajor);
+}
+
+void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                         KvCache* cache) {
+  const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
   const size_t esz = dtype_size(ops_.dtype());
   device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
 
@@ -239,23 +260,31 @@ void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks,
                recipe_.rms_norm ? nullptr : lnf + C * esz, N);
   hooks.release(lnf_group);
 
-  // LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
-  const int head = gpt_head_group(shape_);
+  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
   const void* w_head = fetch(hooks, head);
-  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), w_head, nullptr, N, C, Vp, WeightLayout::OutputMajor);
+  for (int c = targets ? 0 : chunks - 1; c < chunks; c++) {
+    const HeadChunk chunk = head_chunk(c, N);
+    head_logits(w_head, chunk);
+    if (targets)
+      ops_.cross_entropy_forward(acts_.lse.data() + chunk.first, acts_.losses.data() + chunk.first,
+                                 acts_.logits.data(), targets + chunk.first, chunk.rows, V, Vp);
+  }
   hooks.release(head);
+  first_logit_row_ = head_chunk(chunks - 1, N).first;
 
   last_B_ = B;
   last_T_ = T;
 }
 
 void Gpt::copy_logits_row(int row, float* out) {
-  if (row < 0 || row >= last_B_ * last_T_) fail("Gpt::copy_logits_row: row {} of {}", row, last_B_ * last_T_);
+  if (row < first_logit_row_ || row >= last_B_ * last_T_)
+    fail("Gpt::copy_logits_row: row {} is not among the logits kept, rows [{}, {})", row, first_logit_row_,
+         last_B_ * last_T_);
   const DType dt = ops_.dtype();
   const size_t V = size_t(shape_.vocab_size), esz = dtype_size(dt);
   std::vector<uint8_t> bytes(V * esz);
-  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + size_t(row) * padded_vocab() * esz,
-               bytes.size(), device_.compute());
+  const size_t at = size_t(row - first_logit_row_) * padded_vocab() * esz;
+  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + at, bytes.size(), device_.compute());
   device_.synchronize(device_.compute());
   to_f32(dt, bytes.data(), out, V);
 }
@@ -324,18 +353,23 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const int B = last_B_, T = last_T_, N = B * T;
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
   const size_t esz = dtype_size(ops_.dtype());
-  void* dlogits = acts_.logits.data();  // in place over the logits
-  // d(mean over the counted targets): each counted target's row scaled by dloss / counted.
-  const float scale = last_counted_ > 0 ? dloss / float(last_counted_) : 0.0f;
-  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), scale, N, V, Vp);
 
-  // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
-  // lookup's gradient is added last.
-  const int head = gpt_head_group(shape_);
+  // LM head, chunk by chunk from the last. Tied, it is the embeddings' group, whose gradient buffer
+  // stays open until the lookup's gradient is added last.
+  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads(hooks, head));
-  ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
-                       WeightLayout::OutputMajor, GradInto::Overwrite);
+  void* dlogits = acts_.logits.data();  // in place over the logits
+  for (int c = chunks - 1; c >= 0; c--) {
+    const HeadChunk chunk = head_chunk(c, N);
+    if (c != chunks - 1) head_logits(w_head, chunk);
+    ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
+                                acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp);
+    const size_t rows_at = size_t(chunk.first) * C * esz;
+    ops_.matmul_backward(static_cast<char*>(acts_.dln.data()) + rows_at, dw_head, nullptr, dlogits,
+                         static_cast<const char*>(acts_.lnf.data()) + rows_at, w_head, chunk.rows, C, Vp,
+                         WeightLayout::OutputMajor, GradInto::Overwrite);
+  }
   if (head != kEmbeddingsGroup) hooks.grads_ready(head);
   hooks.release(head);
 

@@ -13,6 +13,7 @@
 #include "model/gpt_activations.hpp"
 #include "train/engine_config.hpp"
 #include "train/run_checkpoints.hpp"
+#include "train/trainer.hpp"
 
 namespace zt {
 
@@ -25,8 +26,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   p.num_params = shape.num_params();
   const bool recompute = c.activation_checkpointing.recompute();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
-  p.activations =
-      GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) + ops.own_bytes(B, T, shape.d_model);
+  p.host_activations = Trainer::staging_bytes(c) + p.step_values_host;
+  p.activations = GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) +
+                  ops.own_bytes(B, T, shape.d_model) + Trainer::staging_bytes(c) + p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(shape.flat_size(), world, 0));
   p.buffers_bound += p.checkpoint_staging;
@@ -36,10 +38,12 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
 
 size_t plan_offload_in_memory(const MemoryPlan& p) { return p.offload - p.offload_files; }
 
-size_t plan_total(const MemoryPlan& p) { return plan_device_total(p) + p.host_buffers + plan_offload_in_memory(p); }
+size_t plan_total(const MemoryPlan& p) {
+  return plan_device_total(p) + p.host_buffers + p.host_activations + plan_offload_in_memory(p);
+}
 
 size_t plan_device_total(const MemoryPlan& p) {
-  return p.params + p.grads + p.optimizer + p.buffers_bound - p.host_buffers + p.activations;
+  return p.params + p.grads + p.optimizer + p.buffers_bound - p.host_buffers + p.activations - p.host_activations;
 }
 
 namespace {
@@ -98,8 +102,8 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   if (!staging.empty()) staging += " in host memory";
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views%s)\n", "buffers",
               mib(p.buffers_bound), staging.c_str());
-  std::printf("  %-12s %12.2f MiB   micro-batch %lld x %lld tokens, %s%s\n", "activations", mib(p.activations),
-              (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
+  std::printf("  %-12s %12.2f MiB (%zu bytes)   micro-batch %lld x %lld tokens, %s%s\n", "activations",
+              mib(p.activations), p.activations, (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
               std::string(dtype_name(p.activation_dtype)).c_str(),
               c.activation_checkpointing.recompute() ? ", one block kept (activation checkpointing)" : "");
   if (gpu) {

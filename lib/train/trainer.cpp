@@ -113,6 +113,11 @@ void Trainer::open_data() {
   step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
 }
 
+size_t Trainer::staging_bytes(const config::Config& c) {
+  const size_t tokens = size_t(c.train_micro_batch_size_per_gpu) * size_t(c.data.seq_len);
+  return size_t(c.gradient_accumulation_steps) * 2 * tokens * sizeof(int32_t) + sizeof(double);
+}
+
 void Trainer::agree_on_setup(const std::string& error) {
   const int first = comm_.control().first_failure(!error.empty());
   if (first < 0) return;

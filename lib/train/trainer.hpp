@@ -43,6 +43,9 @@ class Trainer {
 public:
   Trainer(const config::Config& config, Communicator& comm, const Backend& backend = cpu_backend());
   int run();
+  // Bytes of the tokens the trainer stages for the device (one inputs and targets pair per
+  // micro-batch) and of the step's kept loss: activations in host or pinned memory.
+  static size_t staging_bytes(const config::Config& config);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
   double evaluate();                      // mean val loss over the targets that count (training.eval_batches windows)

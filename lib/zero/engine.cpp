@@ -45,6 +45,8 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, int world_size, si
   EnginePlan p;
   p.padded = part.padded();
   p.shard = part.shard_size();
+  p.step_values_host = sizeof(GradNorm);
+  p.step_values = size_t(world_size) * sizeof(double) + sizeof(GradNorm) + p.step_values_host;
   // Model states: the estimator's row for this stage and offload, over the padded flat buffer.
   const Offload offload = o.offload_param.device != OffloadDevice::None       ? Offload::OptimizerAndParams
                           : o.offload_optimizer.device != OffloadDevice::None ? Offload::Optimizer

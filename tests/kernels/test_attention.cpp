@@ -8,13 +8,13 @@ using namespace zt::test;
 namespace {
 
 struct AttentionRef {
-  VecD out, att;
+  VecD out, lse;  // lse [B, NH, T]: log Σ_j exp(score) of each query row
 };
 
 // Textbook causal attention, one (batch, head, query) at a time.
 AttentionRef attention_ref(const VecD& qkv, int B, int T, int C, int NH) {
   const int hs = C / NH;
-  AttentionRef r{VecD(size_t(B) * T * C), VecD(size_t(B) * NH * T * T, 0.0)};
+  AttentionRef r{VecD(size_t(B) * T * C), VecD(size_t(B) * NH * T)};
   for (int b = 0; b < B; b++)
     for (int h = 0; h < NH; h++)
       for (int t = 0; t < T; t++) {
@@ -30,7 +30,8 @@ AttentionRef attention_ref(const VecD& qkv, int B, int T, int C, int NH) {
         }
         double sum = 0;
         for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
-        double* a = &r.att[((size_t(b) * NH + h) * T + t) * T];
+        r.lse[(size_t(b) * NH + h) * T + t] = maxval + std::log(sum);
+        std::vector<double> a(t + 1);
         for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
         double* y = &r.out[(size_t(b) * T + t) * C + size_t(h) * hs];
         for (int i = 0; i < hs; i++) {
@@ -48,29 +49,32 @@ struct Shape {
 
 }  // namespace
 
+// Sequences longer than a block of query rows (kAttentionRows) too: 70 = 64 + 6.
 TEST_CASE("attention_forward matches causal attention in double", "[kernels][attention]") {
-  for (Shape s : {Shape{1, 1, 4, 1}, Shape{2, 5, 12, 3}, Shape{3, 17, 20, 2}}) {
+  for (Shape s : {Shape{1, 1, 4, 1}, Shape{2, 5, 12, 3}, Shape{3, 17, 20, 2}, Shape{2, 70, 8, 2}}) {
     INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
     Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 61, 1.5f);
     Vec out = random_vec(size_t(s.B) * s.T * s.C, 62);  // forward overwrites both
-    Vec att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 63);
-    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    Vec lse = random_vec(size_t(s.B) * s.NH * s.T, 63);
+    Vec scratch = random_vec(attention_scratch_floats(s.B, s.T, s.NH), 64);  // contents irrelevant
+    attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
     auto ref = attention_ref(to_double(qkv), s.B, s.T, s.C, s.NH);
     require_close(out, ref.out, 1e-5, 1e-6);
-    require_close(att, ref.att, 1e-5, 1e-6);  // includes the zeros past the diagonal
+    require_close(lse, ref.lse, 1e-5, 1e-6);
   }
 }
 
 TEST_CASE("attention_backward accumulates finite-difference gradients", "[kernels][attention]") {
-  for (Shape s : {Shape{2, 5, 12, 3}, Shape{1, 7, 6, 1}}) {
+  for (Shape s : {Shape{2, 5, 12, 3}, Shape{1, 7, 6, 1}, Shape{1, 70, 8, 2}}) {
     INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
     Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 71);
-    Vec out(size_t(s.B) * s.T * s.C), att(size_t(s.B) * s.NH * s.T * s.T);
-    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    Vec out(size_t(s.B) * s.T * s.C), lse(size_t(s.B) * s.NH * s.T);
+    Vec scratch = random_vec(attention_scratch_floats(s.B, s.T, s.NH), 74);  // contents irrelevant
+    attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
     Vec dy = random_vec(out.size(), 72);
     Vec dqkv0 = random_vec(qkv.size(), 73), dqkv = dqkv0;
-    Vec scratch = random_vec(attention_backward_scratch_size(s.B, s.T, s.NH), 74);  // contents irrelevant
-    attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
+    attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.C,
+                       s.NH);
     auto g = numeric_grad([&](const VecD& v) { return attention_ref(v, s.B, s.T, s.C, s.NH).out; }, to_double(qkv),
                           to_double(dy));
     require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
@@ -88,7 +92,7 @@ struct GqaShape {
 // then causal attention per head over packed qkv [B, T, (NH + 2·NKV)·hd]; out [B, T, NH·hd].
 AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
   const int ld = (s.NH + 2 * s.NKV) * s.hd, group = s.NH / s.NKV;
-  AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T * s.T, 0.0)};
+  AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T)};
   for (int b = 0; b < s.B; b++)
     for (int h = 0; h < s.NH; h++) {
       const int kv = h / group;
@@ -104,7 +108,8 @@ AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
         }
         double sum = 0;
         for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
-        double* a = &r.att[((size_t(b) * s.NH + h) * s.T + t) * s.T];
+        r.lse[(size_t(b) * s.NH + h) * s.T + t] = maxval + std::log(sum);
+        std::vector<double> a(t + 1);
         for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
         for (int i = 0; i < s.hd; i++) {
           double acc = 0;
@@ -119,19 +124,21 @@ AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
 }  // namespace
 
 TEST_CASE("gqa_attention matches repeat_kv attention in double: GQA, MQA and MHA", "[kernels][attention][gqa]") {
-  for (GqaShape s : {GqaShape{2, 5, 4, 2, 6}, GqaShape{1, 7, 3, 1, 4}, GqaShape{2, 4, 2, 2, 5}}) {
+  for (GqaShape s : {GqaShape{2, 5, 4, 2, 6}, GqaShape{1, 7, 3, 1, 4}, GqaShape{2, 4, 2, 2, 5},
+                     GqaShape{1, 70, 4, 2, 4}}) {
     INFO("B=" << s.B << " T=" << s.T << " NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
     Vec qkv = random_vec(s.qkv(), 101, 1.5f);
-    Vec out = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 102), att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 103);
-    gqa_attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    Vec out = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 102), lse = random_vec(size_t(s.B) * s.NH * s.T, 103);
+    Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+    gqa_attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd);
     auto ref = gqa_ref(to_double(qkv), s);
     require_close(out, ref.out, 1e-5, 1e-6);
-    require_close(att, ref.att, 1e-5, 1e-6);
+    require_close(lse, ref.lse, 1e-5, 1e-6);
 
     Vec dy = random_vec(out.size(), 104);
     Vec dqkv0 = random_vec(qkv.size(), 105), dqkv = dqkv0;
-    Vec scratch(attention_backward_scratch_size(s.B, s.T, s.NH));
-    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.NH,
+                           s.NKV, s.hd);
     auto g = numeric_grad([&](const VecD& v) { return gqa_ref(v, s).out; }, to_double(qkv), to_double(dy));
     require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
   }
@@ -141,11 +148,12 @@ TEST_CASE("multi-head attention is grouped-query attention with one q head per k
           "[kernels][attention][gqa]") {
   const int B = 2, T = 9, C = 24, NH = 3;
   Vec qkv = random_vec(size_t(B) * T * 3 * C, 111);
-  Vec a(size_t(B) * T * C), b(a.size()), att_a(size_t(B) * NH * T * T), att_b(att_a.size());
-  attention_forward(a.data(), att_a.data(), qkv.data(), B, T, C, NH);
-  gqa_attention_forward(b.data(), att_b.data(), qkv.data(), B, T, NH, NH, C / NH);
+  Vec a(size_t(B) * T * C), b(a.size()), lse_a(size_t(B) * NH * T), lse_b(lse_a.size());
+  Vec scratch(attention_scratch_floats(B, T, NH));
+  attention_forward(a.data(), lse_a.data(), scratch.data(), qkv.data(), B, T, C, NH);
+  gqa_attention_forward(b.data(), lse_b.data(), scratch.data(), qkv.data(), B, T, NH, NH, C / NH);
   REQUIRE(a == b);
-  REQUIRE(att_a == att_b);
+  REQUIRE(lse_a == lse_b);
 }
 
 TEST_CASE("attention against a KV cache equals attention over the whole sequence, in any chunks",
@@ -157,8 +165,8 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
     INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd);
     const int B = 2, T = 9, S = 12, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
     const Vec qkv = random_vec(size_t(B) * T * W, 131);
-    Vec full(size_t(B) * T * O), att(size_t(B) * c.NH * T * T);
-    gqa_attention_forward(full.data(), att.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
+    Vec full(size_t(B) * T * O), lse(size_t(B) * c.NH * T), scratch(attention_scratch_floats(B, T, c.NH));
+    gqa_attention_forward(full.data(), lse.data(), scratch.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
     // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
     Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
     int pos = 0;

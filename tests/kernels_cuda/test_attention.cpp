@@ -87,14 +87,14 @@ TEST_CASE("attention forward and backward match the CPU", "[cuda][attention]") {
       // fp32 accumulates onto a random base (the += semantics, exactly checked); bf16 onto zeros, or the
       // per-element check would compare the rounding of base + gradient where the two cancel.
       const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * 3 * s.C, 73) : Vec(rows * 3 * s.C, 0.0f);
-      Vec out_ref(rows * s.C), att(size_t(s.B) * s.NH * s.T * s.T), dqkv_ref = dqkv0;
-      Vec scratch(cpu::attention_backward_scratch_size(s.B, s.T, s.NH));
-      cpu::attention_forward(out_ref.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+      Vec out_ref(rows * s.C), lse_cpu(size_t(s.B) * s.NH * s.T), dqkv_ref = dqkv0;
+      Vec scratch(cpu::attention_scratch_floats(s.B, s.T, s.NH));
+      cpu::attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
       // In bf16 the GPU's backward reads the bf16-rounded output (for D = Σ dout·out, as FlashAttention
-      // does), the CPU the exact probabilities: D's rounding error enters every dscore of a row, so the
+      // does), the CPU its fp32 output: D's rounding error enters every dscore of a row, so the
       // gradients differ by up to about 0.015 in absolute terms (0.2% norm-wise), hence atol 3e-2.
-      cpu::attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C,
-                              s.NH);
+      cpu::attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(), lse_cpu.data(),
+                              s.B, s.T, s.C, s.NH);
 
       DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout);
       const Run got = run(dt, dqkv_in, ddout, dqkv0, s);
@@ -145,10 +145,11 @@ TEST_CASE("grouped-query attention equals multi-head attention over repeated key
             dst[C + h * g.hs + d] = src[(g.NH + h / group) * g.hs + d];
             dst[2 * C + h * g.hs + d] = src[(g.NH + g.NKV + h / group) * g.hs + d];
           }
-      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dmha(rows * 3 * C, 0.0f);
-      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
-      cpu::attention_forward(out_ref.data(), att.data(), mha.data(), g.B, g.T, C, g.NH);
-      cpu::attention_backward(dmha.data(), scratch.data(), dout.data(), mha.data(), att.data(), g.B, g.T, C, g.NH);
+      Vec out_ref(rows * C), lse_cpu(size_t(g.B) * g.NH * g.T), dmha(rows * 3 * C, 0.0f);
+      Vec scratch(cpu::attention_scratch_floats(g.B, g.T, g.NH));
+      cpu::attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), mha.data(), g.B, g.T, C, g.NH);
+      cpu::attention_backward(dmha.data(), scratch.data(), dout.data(), mha.data(), out_ref.data(), lse_cpu.data(), g.B,
+                              g.T, C, g.NH);
       Vec dqkv_ref(rows * width, 0.0f);
       for (size_t r = 0; r < rows; r++)
         for (int h = 0; h < g.NH; h++)
@@ -198,13 +199,14 @@ TEST_CASE("grouped-query attention matches the CPU's at the llama family's head 
       const Vec qkv = rounded(dt, random_vec(rows * width, 91, 1.5f));
       const Vec dout = rounded(dt, random_vec(rows * C, 92));
       const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * width, 93) : Vec(rows * width, 0.0f);
-      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dqkv_ref = dqkv0, fresh_ref(rows * width, 0.0f);
-      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
-      cpu::gqa_attention_forward(out_ref.data(), att.data(), qkv.data(), g.B, g.T, g.NH, g.NKV, g.hs);
-      cpu::gqa_attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T, g.NH,
-                                  g.NKV, g.hs);
-      cpu::gqa_attention_backward(fresh_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T,
-                                  g.NH, g.NKV, g.hs);
+      Vec out_ref(rows * C), lse_cpu(size_t(g.B) * g.NH * g.T), dqkv_ref = dqkv0, fresh_ref(rows * width, 0.0f);
+      Vec scratch(cpu::attention_scratch_floats(g.B, g.T, g.NH));
+      cpu::gqa_attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), qkv.data(), g.B, g.T, g.NH, g.NKV,
+                                 g.hs);
+      cpu::gqa_attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(),
+                                  lse_cpu.data(), g.B, g.T, g.NH, g.NKV, g.hs);
+      cpu::gqa_attention_backward(fresh_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(),
+                                  lse_cpu.data(), g.B, g.T, g.NH, g.NKV, g.hs);
 
       const cuda::AttentionShape shape{g.B, g.T, g.NH, g.NKV, g.hs};
       DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout), out(dt, rows * C);

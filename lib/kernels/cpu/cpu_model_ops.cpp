@@ -52,19 +52,21 @@ void CpuModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const 
                        OC, layout);
 }
 
-// Forward keeps the softmax probabilities [B, NH, T, T]; backward needs a square of the same size.
-size_t CpuModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T * T; }
+// Forward saves the log-sum-exp of every (batch, head, query) row.
+size_t CpuModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T; }
 size_t CpuModelOps::attention_scratch_floats(int B, int T, int NH) const {
-  return attention_backward_scratch_size(B, T, NH);
+  return cpu::attention_scratch_floats(B, T, NH);
 }
 
-void CpuModelOps::attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) {
-  cpu::attention_forward(f(out), saved, f(qkv), B, T, C, NH);
+void CpuModelOps::attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int C,
+                                    int NH) {
+  cpu::attention_forward(f(out), saved, scratch, f(qkv), B, T, C, NH);
 }
 
-void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
+void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                      const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
-  cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, C, NH);
+  cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), f(out), saved, B, T,
+                          C, NH);
 }
 
 void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -98,15 +100,16 @@ void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, 
   cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd);
 }
 
-void CpuModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
-                                        int hd) {
-  cpu::gqa_attention_forward(f(out), saved, f(qkv), B, T, NH, NKV, hd);
+void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T,
+                                        int NH, int NKV, int hd) {
+  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd);
 }
 
-void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
-                                         const float* saved, int B, int T, int NH, int NKV, int hd,
+void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
+                                         const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
                                          GradInto dqkv_into) {
-  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
+  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv),
+                              f(out), saved, B, T, NH, NKV, hd);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
@@ -130,9 +133,15 @@ void CpuModelOps::residual_forward(void* out, const void* a, const void* b, size
   cpu::residual_forward(f(out), f(a), f(b), n);
 }
 
-float CpuModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V,
-                                         int Vp) {
-  const float loss = cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
+void CpuModelOps::cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets,
+                                        int N, int V, int Vp) {
+  cpu::cross_entropy_losses(lse, losses, f(logits), targets, N, V, Vp);
+}
+
+float CpuModelOps::cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) {
+  int rows = 0;
+  const float loss = cpu::mean_loss(losses, targets, N, &rows);
+  counted[0] = rows;
   if (!keep_losses_) return loss;
   if (kept_weight_ != 0.0) kept_ += double(loss) * kept_weight_;
   return std::numeric_limits<float>::quiet_NaN();
@@ -145,7 +154,8 @@ double CpuModelOps::take_losses() {
 }
 
 void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                         float scale, int N, int V, int Vp) {
+                                         const int32_t* counted, float dloss, int N, int V, int Vp) {
+  const float scale = counted[0] > 0 ? dloss / float(counted[0]) : 0.0f;
   cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp);
 }
 

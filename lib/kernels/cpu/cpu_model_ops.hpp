@@ -23,7 +23,8 @@ public:
                        int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
-  void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
+  void attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int C,
+                         int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                           const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
@@ -36,7 +37,8 @@ public:
                         int hd, GradInto dqkv_into) override;
   void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
   void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int NH, int NKV,
+                             int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                               const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
@@ -46,9 +48,11 @@ public:
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
-  float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  void cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
+                             int Vp) override;
+  float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                              float scale, int N, int V, int Vp) override;
+                              const int32_t* counted, float dloss, int N, int V, int Vp) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;

@@ -43,6 +43,23 @@ struct Dims {
   __host__ __device__ size_t k_at(int h) const { return size_t(NH + h / group()) * hs; }
   __host__ __device__ size_t v_at(int h) const { return size_t(NH + NKV + h / group()) * hs; }
   __host__ __device__ size_t stats(int b, int h) const { return (size_t(b) * NH + h) * T; }  // of lse and D
+
+  // The keys query row q attends to, [key_begin(q), key_end(q)): causal, [0, q]. Every kernel takes
+  // a row's keys, the key tiles of a query tile and the query tiles of a key tile from here alone;
+  // a row's range never starts or ends before the previous row's.
+  __host__ __device__ int key_begin(int) const { return 0; }
+  __host__ __device__ int key_end(int q) const { return q + 1 < T ? q + 1 : T; }
+  __host__ __device__ bool attends(int q, int k) const { return k >= key_begin(q) && k < key_end(q); }
+  // The key tiles [first, end) that the query rows [q0, q0 + tile) below T attend to.
+  __host__ __device__ int first_key_tile(int q0, int tile) const { return key_begin(q0) / tile; }
+  __host__ __device__ int key_tiles_end(int q0, int tile) const {
+    const int last_row = (q0 + tile < T ? q0 + tile : T) - 1;
+    return (key_end(last_row) - 1) / tile + 1;
+  }
+  // The query tiles [first, end) whose rows attend to the keys [k0, k0 + tile): causal, from the
+  // diagonal's to the last.
+  __host__ __device__ int first_query_tile(int k0, int tile) const { return k0 / tile; }
+  __host__ __device__ int query_tiles_end(int, int tile) const { return (T - 1) / tile + 1; }
 };
 
 // dst[r, d] = the head's channel d of row (row0 + r): src[(row0 + r)·stride + d] as fp32, 0 for
@@ -142,9 +159,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
     for (int j = 0; j < kCols; j++) o[i][j] = 0.0f;
   }
 
-  const int q_end = min(T_, q0 + kTile);
-  const int key_tiles = (q_end - 1) / kTile + 1;  // keys 0 .. q_end - 1
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kTile);
+  for (int kt = dims.first_key_tile(q0, kTile); kt < key_tiles; kt++) {
     const int k0 = kt * kTile;
     __syncthreads();  // the previous tile's sK, sV, sP are no longer read
     load_tile<HS, kTile>(sK, k_src, k0, T_, stride, hs);
@@ -160,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
 #pragma unroll
       for (int j = 0; j < R; j++) {
         const int k = k0 + tx + kSide * j;
-        s[i][j] = k <= q && k < T_ ? s[i][j] * dims.scale : -INFINITY;
+        s[i][j] = dims.attends(q, k) ? s[i][j] * dims.scale : -INFINITY;
         tile_max = fmaxf(tile_max, s[i][j]);
       }
       const float m_new = fmaxf(m[i], row_max16(tile_max));
@@ -231,7 +247,7 @@ __device__ __forceinline__ void probabilities_and_dscores(float (&p)[R][R], floa
 #pragma unroll
     for (int j = 0; j < R; j++) {
       const int k = k0 + tx + kSide * j;
-      const bool valid = q < dims.T && k <= q;
+      const bool valid = q < dims.T && dims.attends(q, k);
       p[i][j] = valid ? expf(s[i][j] * dims.scale - sL[a]) : 0.0f;
       ds[i][j] = p[i][j] * (dp[i][j] - sD[a]);
     }
@@ -341,9 +357,10 @@ __global__ void __launch_bounds__(kThreads)
 
   // Rows k = ty + 16i of the key tile, channels tx + 16j.
   float dk[R][kCols] = {}, dv[R][kCols] = {};
-  const int tiles = (dims.T - 1) / kTile + 1 - kt;  // per query head
+  const int first = dims.first_query_tile(k0, kTile);
+  const int tiles = dims.query_tiles_end(k0, kTile) - first;  // per query head
   for (int pass = 0; pass < dims.group() * tiles; pass++) {
-    const int h = h0 + pass / tiles, q0 = (kt + pass % tiles) * kTile;
+    const int h = h0 + pass / tiles, q0 = (first + pass % tiles) * kTile;
     __syncthreads();
     load_query_side<HS, kTile>(sQ, sdO, sL, sD, head_rows(qkv, dout, lse, D, dims, b, h), q0, dims);
     __syncthreads();
@@ -401,9 +418,8 @@ __global__ void __launch_bounds__(kThreads)
   load_query_side<HS, kTile>(sQ, sdO, sL, sD, x, q0, dims);
 
   float dq[R][kCols] = {};
-  const int q_end = min(dims.T, q0 + kTile);
-  const int key_tiles = (q_end - 1) / kTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kTile);
+  for (int kt = dims.first_key_tile(q0, kTile); kt < key_tiles; kt++) {
     const int k0 = kt * kTile;
     __syncthreads();
     load_key_side<HS, kTile>(sK, sV, x, k0, dims);
@@ -566,8 +582,8 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 
   float o[G::kCols8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   const int row[2] = {q0 + 16 * warp + lane / 4, q0 + 16 * warp + lane / 4 + 8};
-  const int key_tiles = (min(dims.T, q0 + kMmaTile) - 1) / kMmaTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
+  for (int kt = dims.first_key_tile(q0, kMmaTile); kt < key_tiles; kt++) {
     const int k0 = kt * kMmaTile;
     __syncthreads();  // every warp is done with the previous key tile
     load_bf16_tile<HS>(sK, rows + dims.k_at(h), k0, dims.T, stride, dims.hs);
@@ -582,7 +598,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2;
-        s[j][e] = key <= row[r] && key < dims.T ? s[j][e] * dims.scale : -INFINITY;
+        s[j][e] = dims.attends(row[r], key) ? s[j][e] * dims.scale : -INFINITY;
         tile_max[r] = fmaxf(tile_max[r], s[j][e]);
       }
     float alpha[2], row_sum[2] = {0.0f, 0.0f};
@@ -661,8 +677,8 @@ __global__ void __launch_bounds__(kMmaThreads)
   const float L[2] = {sL[local[0]], sL[local[1]]}, Dr[2] = {sD[local[0]], sD[local[1]]};
 
   float dq[G::kCols8][4] = {};
-  const int key_tiles = (min(dims.T, q0 + kMmaTile) - 1) / kMmaTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
+  for (int kt = dims.first_key_tile(q0, kMmaTile); kt < key_tiles; kt++) {
     const int k0 = kt * kMmaTile;
     __syncthreads();
     load_bf16_tile<HS>(sK, rows + dims.k_at(h), k0, dims.T, stride, dims.hs);
@@ -676,7 +692,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2, q = q0 + local[r];
-        const float p = key <= q && q < dims.T ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
+        const float p = q < dims.T && dims.attends(q, key) ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
         s[j][e] = p * (dp[j][e] - Dr[r]);  // ds
       }
     times_tile<HS>(dq, s, sK, lane);
@@ -713,9 +729,10 @@ __global__ void __launch_bounds__(kMmaThreads)
   const int key[2] = {k0 + 16 * warp + lane / 4, k0 + 16 * warp + lane / 4 + 8};
 
   float dk[G::kCols8][4] = {}, dv[G::kCols8][4] = {};
-  const int tiles = (dims.T - 1) / kMmaTile + 1 - kt;  // per query head
+  const int first = dims.first_query_tile(k0, kMmaTile);
+  const int tiles = dims.query_tiles_end(k0, kMmaTile) - first;  // per query head
   for (int pass = 0; pass < dims.group() * tiles; pass++) {
-    const int h = h0 + pass / tiles, q0 = (kt + pass % tiles) * kMmaTile;
+    const int h = h0 + pass / tiles, q0 = (first + pass % tiles) * kMmaTile;
     __syncthreads();
     load_bf16_tile<HS>(sQ, rows + dims.q_at(h), q0, dims.T, stride, dims.hs);
     load_bf16_tile<HS>(sdO, dout + size_t(b) * dims.T * dims.out_row() + dims.q_at(h), q0, dims.T, dims.out_row(),
@@ -730,7 +747,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int c = acc_col(lane, j, e), q = q0 + c;
-        const bool valid = key[e / 2] <= q && q < dims.T;
+        const bool valid = q < dims.T && dims.attends(q, key[e / 2]);
         st[j][e] = valid ? expf(st[j][e] * dims.scale - sL[c]) : 0.0f;  // pᵀ
         dpt[j][e] = st[j][e] * (dpt[j][e] - sD[c]);                     // dsᵀ
       }
