@@ -13,11 +13,13 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model directory, as for generate. --data: a token file
-as training reads it (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16,
-text as bytes). The file is cut into windows of B x T + 1 tokens as training cuts it, read in order;
-several ranks (scripts/launch.sh -n N) share the windows and give the same loss up to the order of
-the sums.
+const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model directory of any family zerotrain trains (GPT-2,
+Llama, Mistral, Qwen2, Qwen3), as for generate. --data: a token file as training reads it
+(data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16, text as bytes). The
+file is cut into windows of B x T + 1 tokens as training cuts it, read in order; several ranks
+(scripts/launch.sh -n N) share the windows and give the same loss up to the order of the sums.
+--dtype auto (the default) rounds the weights as the run that trained them did, so a checkpoint
+evaluates to the run's own val loss.
 
 Examples:
   zerotrain eval --model checkpoints --data data/tinytext/val.txt
@@ -36,7 +38,7 @@ int eval(const EvalOptions& o, int argc, char** argv) {
   }
   if (world.rank() != 0) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("eval: %s: loss %.4f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
+  std::printf("eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
               "tokens) on %d rank%s in %.1f s\n",
               o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
               static_cast<long long>(r.targets), static_cast<long long>(r.windows), r.batch_size, r.seq_len,

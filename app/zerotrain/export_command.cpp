@@ -19,7 +19,9 @@ save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3)
 model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
 model.safetensors.index.json above --max-shard-size), and the tokenizer files of the model
 directory the run started from; the same files training.save_final writes for the same state, one
-parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
+parameter group at a time. OUT_DIR is written whole beside its place and swapped in: an interrupted
+export leaves the old one as it was. It may not be, or hold, the checkpoint or the model directory
+the run started from (--overwrite for a user who means to replace that model). bf16 holds the master weights rounded to nearest even: exactly what a
 bf16 run computed with.
 
 Examples:
@@ -29,6 +31,7 @@ Examples:
 
 struct ExportArgs {
   std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
+  bool overwrite = false;
 };
 
 // One process, no MPI: reads the shard files and writes the consolidated weights.
@@ -36,7 +39,7 @@ void export_model(const ExportArgs& a) {
   init_logging(log_options(0, "info"));
   HfOutput output(dtype_from_name(a.dtype));
   output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
-  export_checkpoint(a.checkpoint_dir, a.out_dir, output);
+  export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.overwrite);
   spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
 }
 
@@ -58,6 +61,9 @@ Subcommand export_subcommand(CLI::App& app) {
                   "500MB, 2GiB, or bytes), as transformers' max_shard_size")
       ->check(byte_size())
       ->capture_default_str();
+  exp->add_flag("--overwrite", a->overwrite,
+                "OUT_DIR may be the model directory the run started from (or hold the checkpoint): its files are "
+                "replaced, the new directory written whole beside it first");
   return {exp, [a = a](int, char**) { return exit_status("export", [&] { export_model(*a); }); }};
 }
 

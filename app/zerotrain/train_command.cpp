@@ -61,7 +61,7 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   int world_size = 0;
   int64_t local_rank = 0;
-  bool print_config = false, dry_run = false;
+  bool print_config = false, dry_run = false, overwrite = false;
   CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr,
               *local_rank_opt = nullptr;
 };
@@ -82,6 +82,9 @@ void add_train_options(CLI::App& app, TrainArgs& t) {
   app.add_option("--set", t.overrides,
                  "override one key, KEY=VALUE (VALUE is JSON when it parses, else a string); repeatable")
       ->allow_extra_args(false);
+  app.add_flag("--overwrite", t.overwrite,
+               "write outputs where inputs lie (training.overwrite): an output directory may hold inputs, and "
+               "save_final may replace the model directory it started from (written beside it, then swapped in)");
   app.add_flag("--print-config", t.print_config, "print the resolved config as JSON on stdout and exit");
   app.add_flag("--dry-run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
   t.world_opt = app.add_option("--world-size", t.world_size,
@@ -103,6 +106,7 @@ config::Config resolve(const TrainArgs& a, int world_size) {
   config::ResolveOptions o;
   o.world_size = world_size;
   o.overrides = a.overrides;
+  if (a.overwrite) o.overrides.insert(o.overrides.begin(), "training.overwrite=true");
   if (*a.model_opt) o.model = a.model;
   if (*a.data_opt) o.data = a.data;
   if (*a.steps_opt) o.steps = a.steps;

@@ -137,6 +137,8 @@ struct DataConfig {
   bool shuffle = true;
 };
 
+inline constexpr const char* kRandomInit = "random";  // training.init_from: random values of the architecture
+
 struct TrainingConfig {
   int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
   double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
@@ -159,7 +161,10 @@ struct TrainingConfig {
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
   std::string resume = "none";  // latest | auto | a step directory | none
-  std::string init_from;        // Hugging Face model directory, safetensors file, or checkpoint
+  // A Hugging Face model directory, a safetensors file or a checkpoint, or "random"; resolved from
+  // "" to model.path's own weights, else random (config/initial_weights.hpp).
+  std::string init_from;
+  bool random_init() const { return init_from.empty() || init_from == kRandomInit; }
   std::string save_final;       // directory
   std::string save_dtype = "fp32";  // fp32 | bf16 | fp16: the dtype of save_final
   std::string log_dir;
@@ -168,6 +173,7 @@ struct TrainingConfig {
   std::string device = "auto";  // auto | cpu | cuda
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
   bool cuda_graph = false;          // replay each micro-batch's forward and backward as a CUDA graph
+  bool overwrite = false;  // outputs may be written where inputs lie (train/output_paths.hpp)
 
   // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
   // ceil(steps * warmup_ratio).
@@ -177,7 +183,7 @@ struct TrainingConfig {
 // How the learning rate, the schedule, the batch and the precision were decided, in words
 // (config/provenance.hpp).
 struct Provenance {
-  std::string lr, schedule, batch, precision, length;
+  std::string lr, schedule, batch, precision, length, weights;
 };
 
 struct Config {

@@ -95,7 +95,8 @@ Provenance explain_provenance(const Config& c, const ValueSources& s) {
 
 void log_provenance(const Config& c) {
   for (const std::string* line :
-       {&c.provenance.length, &c.provenance.lr, &c.provenance.schedule, &c.provenance.batch, &c.provenance.precision})
+       {&c.provenance.weights, &c.provenance.length, &c.provenance.lr, &c.provenance.schedule, &c.provenance.batch,
+        &c.provenance.precision})
     if (!line->empty()) spdlog::info("{}", *line);
 }
 

@@ -10,6 +10,7 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
+#include "config/initial_weights.hpp"
 #include "core/json_file.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
@@ -119,7 +120,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   const ValueSources sources(raw, *origins);
   AutoValues av = auto_values(c.training, c.model, options);
   readers.run("batch", {"training"}, [&] { read_top_level_scalars(top, av, c); });
-  std::string length;
+  std::string length, weights;
+  readers.run("weights", {"training", "model"}, [&] { weights = resolve_initial_weights(c, sources); });
   readers.run("length", {"training", "data", "batch"}, [&] {
     length = resolve_training_length(c, sources, diag);
     av = auto_values(c.training, c.model, options);  // "auto" total and warmup steps follow the length
@@ -140,6 +142,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   errors->throw_if_any();
   c.provenance = explain_provenance(c, sources);
   c.provenance.length = length;
+  c.provenance.weights = weights;
   settle_shorthands(c);
   return c;
 }

@@ -134,7 +134,8 @@ json training_json(const TrainingConfig& t) {
           {"comm_timeout", t.comm_timeout},
           {"device", t.device},
           {"device_memory_limit", t.device_memory_limit},
-          {"cuda_graph", t.cuda_graph}};
+          {"cuda_graph", t.cuda_graph},
+          {"overwrite", t.overwrite}};
 }
 
 }  // namespace

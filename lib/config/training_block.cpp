@@ -48,6 +48,7 @@ TrainingConfig read_training(Block& b) {
   t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
   t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
   t.cuda_graph = b.boolean("cuda_graph", t.cuda_graph);
+  t.overwrite = b.boolean("overwrite", t.overwrite);
   b.finish();
 
   if (t.warmup_steps > 0 && t.warmup_ratio > 0)

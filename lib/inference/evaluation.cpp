@@ -70,10 +70,10 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   const int64_t windows = sampler.eval_windows(std::max<int64_t>(0, o.max_windows));
 
   Share share;
-  share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size,
-                                  dtype_from_name(o.dtype));
+  const DType dtype = inference_dtype(o.dtype, loaded);
+  share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size, compute_dtype(dtype));
   Gpt model(shape, B, T, /*recompute=*/true, *share.backend);
-  DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend);
+  DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend, dtype);
   loaded.weights.reset();
 
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());

@@ -45,10 +45,11 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   if (int(prompt.size()) >= shape.max_seq_len)
     fail("--prompt: its {} tokens leave no room in the model's {} positions", prompt.size(), shape.max_seq_len);
 
-  Backend& backend = select_backend(o.device, 0, 1, dtype_from_name(o.dtype));
+  const DType dtype = inference_dtype(o.dtype, loaded);
+  Backend& backend = select_backend(o.device, 0, 1, compute_dtype(dtype));
   const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
   Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
-  DeviceWeights weights(model.layout(), loaded.weights.data(), backend);
+  DeviceWeights weights(model.layout(), loaded.weights.data(), backend, dtype);
   loaded.weights.reset();
   std::fprintf(stderr, "generate: %s, %s; text: %s; on %s\n", loaded.what.c_str(), describe(shape).c_str(),
                codec.name().c_str(), backend.device.name().c_str());

@@ -39,6 +39,7 @@ LoadedModel read_checkpoint(const std::string& path) {
   m.weights = Buffer<float>(MemCategory::Params, layout.total, Init::Uninitialised);
   ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
   m.what = fmt::format("checkpoint {} (step {})", ckpt.dir(), meta.step);
+  m.trained_dtype = dtype_from_name(meta.dtype);
   m.tokenizer = recorded_tokenizer(meta.config);
   return m;
 }
@@ -69,6 +70,13 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
 }  // namespace
 
 LoadedModel read_hf_model_dir(const std::string& dir) { return read_hf_weights(dir, dir); }
+
+DType inference_dtype(const std::string& option, const LoadedModel& model) {
+  if (option == "auto") return model.trained_dtype;
+  return dtype_from_name(option);
+}
+
+DType compute_dtype(DType dtype) { return dtype == DType::F16 ? DType::F32 : dtype; }
 
 LoadedModel load_model(const std::string& path) {
   if (path.empty()) fail("no model given (a checkpoint directory, a model directory or a safetensors file)");

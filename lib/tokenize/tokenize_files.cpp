@@ -43,12 +43,18 @@ std::vector<std::string> output_paths(const std::string& output, const std::stri
   return outputs;
 }
 
-// No output may be an input, however spelt.
+// No output may be an input or a file of the tokenizer, however spelt.
 void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& outputs) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::vector<std::string> inputs = o.inputs;
+  if (fs::is_directory(o.tokenizer, ec)) {
+    for (const auto& entry : fs::directory_iterator(o.tokenizer, ec)) inputs.push_back(entry.path().string());
+  } else {
+    inputs.push_back(o.tokenizer);
+  }
   for (const std::string& out : outputs) {
-    for (const std::string& in : o.inputs)
+    for (const std::string& in : inputs)
       if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
         fail("-o {}: {} would overwrite the input {}", o.output, out, in);
     const fs::path dir = fs::path(out).parent_path();

@@ -12,6 +12,7 @@
 #include "core/buffer.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
+#include "train/output_paths.hpp"
 
 namespace zt {
 
@@ -44,11 +45,11 @@ std::string recorded_string(const nlohmann::json& config, const char* pointer) {
 
 HfOutput final_weights_output(const config::Config& c) {
   HfOutput out(dtype_from_name(c.training.save_dtype));
-  set_source(out, c.model.path, c.model.hf_config, c.training.init_from);
+  set_source(out, c.model.path, c.model.hf_config, c.training.random_init() ? "" : c.training.init_from);
   return out;
 }
 
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output) {
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool overwrite) {
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
@@ -56,10 +57,14 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   if (output.source_dir.empty()) {
     // The run's model directory, where it is still there to give its tokenizer and config.json.
     const std::string model_path = recorded_string(meta.config, "/model/path");
-    const std::string init_from = recorded_string(meta.config, "/training/init_from");
+    std::string init_from = recorded_string(meta.config, "/training/init_from");
+    if (init_from == config::kRandomInit) init_from.clear();
     const bool gone = !model_path.empty() && !has_hf_config(model_path);
     set_source(output, gone ? "" : model_path, nullptr, init_from);
   }
+  std::vector<InputFile> inputs = {{"the checkpoint", checkpoint}};
+  if (!output.source_dir.empty()) inputs.push_back(model_directory_input("the model directory it started from", output.source_dir));
+  check_output_against(model_directory_output("-o", out_dir), inputs, overwrite);
   HfModelWriter out(out_dir, meta.layout, shape, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   Buffer<float> values(MemCategory::Buffers, largest_group(meta.layout), Init::Uninitialised);

@@ -30,7 +30,10 @@ void save_gathered_weights(const std::string& out_dir, const ParamLayout& layout
 // directory, of any family, world size and stage. The output's files are created first, then every
 // shard file's CRC32C is checked, then the weights are read group by group. Without a source
 // directory in `output`, the model directory the checkpoint's run started from (its tokenizer
-// files and config.json) where it is still there.
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output);
+// files and config.json) where it is still there. The output may not be or hold the checkpoint or
+// that model directory unless `overwrite` (train/output_paths.hpp); it is written whole beside its
+// place and swapped in.
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output,
+                       bool overwrite = false);
 
 }  // namespace zt

@@ -30,15 +30,11 @@ RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int 
   const config::TrainingConfig& t = config.training;
   std::string step_dir = for_key("training.resume", [&] { return find_resume(t, rank); });
   if (!step_dir.empty()) {
-    if (!t.init_from.empty() && rank == 0)
+    if (!t.random_init() && rank == 0)
       spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
-  } else if (!t.init_from.empty()) {
+  } else if (!t.random_init()) {
     step_dir = for_key("training.init_from", [&] { return find_init(config, rank); });
     weights_only_ = !step_dir.empty();
-  } else if (!config.model.path.empty() && rank == 0) {
-    spdlog::info("model.path {} gives the architecture; the weights start from random values (training.init_from {} "
-                 "loads the model's own)",
-                 config.model.path, config.model.path);
   }
   if (!step_dir.empty()) open_checkpoint(step_dir, layout, config, rank);
 }
@@ -61,6 +57,11 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
   const PathKind kind = classify_path(path);
   if (kind == PathKind::Missing) fail("{}: no such file or directory", path);
   if (kind == PathKind::Checkpoint) return resolve_checkpoint(path);
+  if (kind == PathKind::ModelDir && !has_hf_weights(path) && path == config.model.path)
+    fail("{}: holds config.json but no weights (model.safetensors or model.safetensors.index.json) to start from, as "
+         "--model DIR does by default (expected the directory with its weights; --set training.init_from=random "
+         "trains the architecture from random values)",
+         path);
   if (kind == PathKind::OtherDir || (kind == PathKind::ModelDir && !has_hf_weights(path)))
     fail("{}: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest` (expected a Hugging "
          "Face model directory, a safetensors file, or a checkpoint)",

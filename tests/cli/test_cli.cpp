@@ -88,6 +88,25 @@ TEST_CASE("--help and --version exit 0 on stdout") {
   CHECK(contains(version.out, "zerotrain "));
 }
 
+TEST_CASE("every help text speaks of all the model families and devices it serves") {
+  const auto help = zerotrain("--help");
+  for (const char* family : {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"}) {
+    INFO(family);
+    CHECK(contains(help.out.substr(0, help.out.find("Options:")), family));  // the first lines say what it trains
+    CHECK(contains(help.out.substr(help.out.find("--model")), family));     // and --model takes their directories
+  }
+  CHECK(contains(help.out, "GPUs"));
+  for (const char* command : {"generate", "eval", "estimate"}) {
+    auto sub = zerotrain(std::string(command) + " --help");
+    std::replace(sub.out.begin(), sub.out.end(), '\n', ' ');  // the footers wrap their lines
+    INFO(command << "\n" << sub.out);
+    CHECK(sub.code == 0);
+    CHECK(contains(sub.out, "Hugging Face model directory"));
+    CHECK_FALSE(contains(sub.out, "GPT-2 weights"));
+    if (std::string(command) != "estimate") CHECK(contains(sub.out, "Llama, Mistral, Qwen2, Qwen3"));
+  }
+}
+
 TEST_CASE("--print-config writes only the resolved JSON to stdout") {
   auto r = zerotrain("--print-config");
   REQUIRE(r.code == 0);

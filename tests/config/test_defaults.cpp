@@ -200,7 +200,7 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.keep_last == 0);
   CHECK(t.checkpoint_dir.empty());
   CHECK(t.resume == "none");
-  CHECK(t.init_from.empty());
+  CHECK(t.init_from == "random");  // without model.path
   CHECK(t.save_final.empty());
   CHECK(t.save_dtype == "fp32");
   CHECK(t.log_dir.empty());

@@ -213,10 +213,13 @@ TEST_CASE("a final write that fails removes its temporary files, names the file 
   std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code != 0);
-  CHECK(out.find("training.save_final: " + dir + "/final/model.safetensors.tmp: write of") != std::string::npos);
+  // Written beside its place (.final.zerotrain-PID) and never put there.
+  CHECK(out.find("training.save_final: " + dir + "/.final.zerotrain-") != std::string::npos);
+  CHECK(out.find("/model.safetensors.tmp: write of") != std::string::npos);
   CHECK(out.find("File too large; the partial files were removed") != std::string::npos);
-  CHECK(fs::is_directory(dir + "/final"));
+  CHECK(fs::is_directory(dir + "/final"));  // made and probed before the run
   CHECK(fs::is_empty(dir + "/final"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().rfind(".final", 0) != 0);
 }
 
 TEST_CASE("a full disk stops the run after the current step with an error naming the file, whole records kept",
