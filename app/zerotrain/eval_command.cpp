@@ -17,7 +17,8 @@ const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model
 as training reads it (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16,
 text as bytes). The file is cut into windows of B x T + 1 tokens as training cuts it, read in order;
 several ranks (scripts/launch.sh -n N) share the windows and give the same loss up to the order of
-the sums.
+the sums. A token file whose record names another tokenizer than the model's (its directory's
+tokenizer files, or the tokenizer of a checkpoint's data) is refused unless --tokenizer-mismatch warn.
 
 Examples:
   zerotrain eval --model checkpoints --data data/tinytext/val.txt
@@ -26,6 +27,7 @@ Examples:
 
 int eval(const EvalOptions& o, int argc, char** argv) {
   World world(argc, argv);
+  init_logging(log_options(world.rank(), "info"));  // warnings go to stderr, the result to stdout
   EvalResult r;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -57,6 +59,7 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward")->capture_default_str();
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows only (0: all)")
       ->capture_default_str();
+  add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};
 }
 

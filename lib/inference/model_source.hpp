@@ -8,9 +8,11 @@
 //                          or the shards model.safetensors.index.json lists, by Hugging Face
 //                          names (lib/hf/hf_weights.hpp); or one safetensors file of such a
 //                          directory, with its config.json beside it.
+#include <optional>
 #include <string>
 
 #include "core/buffer.hpp"
+#include "data/data_tokenizer.hpp"
 #include "model/gpt_shape.hpp"
 
 namespace zt {
@@ -20,6 +22,9 @@ struct LoadedModel {
   Buffer<float> weights;     // the flat parameters of make_gpt_layout(shape); padded vocabulary rows 0
   std::string what;          // "checkpoint DIR (step 120)", "GPT-2 weights FILE", for messages
   std::string tokenizer;     // a tokenizer that came with the model (a directory or file), or ""
+  // What its ids are known to mean (inference/model_tokenizer.hpp): a token file or a tokenizer
+  // given for it is checked against this.
+  std::optional<TokenizerReference> tokenizer_reference;
 };
 
 // Errors (zt::Error) name the path and what is wrong: no such path, a directory that holds no

@@ -12,6 +12,8 @@
 #include "core/buffer.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
+#include "inference/model_tokenizer.hpp"
+#include "train/tokenizer_shipping.hpp"
 
 namespace zt {
 
@@ -42,13 +44,17 @@ std::string recorded_string(const nlohmann::json& config, const char* pointer) {
 
 }  // namespace
 
-HfOutput final_weights_output(const config::Config& c) {
+HfOutput final_weights_output(const config::Config& c, const std::optional<TokenizerIdentity>& data_tokenizer) {
   HfOutput out(dtype_from_name(c.training.save_dtype));
   set_source(out, c.model.path, c.model.hf_config, c.training.init_from);
+  choose_shipped_tokenizer(out, data_tokenizer,
+                           tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch"),
+                           "training.save_final", "--set data.tokenizer_mismatch=warn");
   return out;
 }
 
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output) {
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output,
+                       std::optional<TokenizerMismatch> tokenizer_mismatch) {
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
@@ -59,6 +65,11 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     const std::string init_from = recorded_string(meta.config, "/training/init_from");
     const bool gone = !model_path.empty() && !has_hf_config(model_path);
     set_source(output, gone ? "" : model_path, nullptr, init_from);
+    const std::string recorded = recorded_string(meta.config, "/data/tokenizer_mismatch");
+    const TokenizerMismatch policy = tokenizer_mismatch.value_or(
+        tokenizer_mismatch_from_name(recorded.empty() ? "error" : recorded, meta_path + " data.tokenizer_mismatch"));
+    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, "export",
+                             "--tokenizer-mismatch warn");
   }
   HfModelWriter out(out_dir, meta.layout, shape, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);

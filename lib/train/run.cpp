@@ -2,15 +2,46 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "config/provenance.hpp"
 #include "core/ledger.hpp"
 #include "core/threads.hpp"
 #include "kernels/backend.hpp"
 #include "train/launcher_markers.hpp"
 #include "train/memory_plan.hpp"
+#include "train/run_data.hpp"
 #include "train/trainer.hpp"
 
 namespace zt {
+
+namespace {
+
+// --dry-run: the data opened and judged as the run opens it (train/run_data.hpp), then the plan
+// for the world size the config resolved (--world-size N plans for N). Bad data fails as the run
+// would fail, with its message and exit status.
+int dry_run(const World& world, const config::Config& config, const Backend& backend) {
+  std::optional<RunData> data;
+  std::string error;
+  try {
+    data = open_run_data(config, config.world_size, world.rank() % config.world_size);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const int failed = world.first_failure(!error.empty());
+  if (failed >= 0) {
+    if (failed == world.rank()) spdlog::error("{}", error);
+    return 1;
+  }
+  if (world.rank() == 0) {
+    config::log_provenance(config);
+    log_data_plan(config, *data);
+    print_memory_plan(config, config.world_size, world.info().local_size, backend);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (auto problem = restart_problem(config)) {  // every rank resolved the same config
@@ -35,13 +66,7 @@ int run_training(const World& world, const config::Config& config, const RunOpti
     if (failed == world.rank()) spdlog::error("{}", error);
     return 1;
   }
-  if (options.dry_run) {
-    if (world.rank() == 0) {  // --world-size N plans for N
-      config::log_provenance(config);
-      print_memory_plan(config, config.world_size, world.info().local_size, *backend);
-    }
-    return 0;
-  }
+  if (options.dry_run) return dry_run(world, config, *backend);
   const CpuMask cpus = process_affinity();
   const ThreadChoice threads = use_compute_threads(cpus, world.local_cpu_masks(cpus));  // collective
   if (world.rank() == 0) {
