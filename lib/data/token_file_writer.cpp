@@ -66,6 +66,20 @@ void write_header(int fd, const std::string& path, int32_t magic, int32_t versio
   write_at(fd, path, header, sizeof(header), 0);
 }
 
+// A file beside the tokens at `path` (a mask, a record): its temporary file renamed into place when
+// it was written, else any earlier one removed, so that it cannot describe other tokens.
+void place_beside(const std::string& token_path, const std::string& path, bool written, const char* what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (written) {
+    fs::rename(path + ".tmp", path, ec);
+    if (ec) fail("cannot rename '{}.tmp' to '{}': {}", path, path, ec.message());
+  } else if (fs::exists(path, ec)) {
+    fs::remove(path, ec);
+    if (ec) fail("cannot remove '{}', the {} of an earlier {}: {}", path, what, token_path, ec.message());
+  }
+}
+
 }  // namespace
 
 TokenFileWriter::TokenFileWriter(std::string path, int64_t vocab_size)
@@ -178,22 +192,8 @@ std::vector<TokenFileWriter::File> TokenFileWriter::finish(const std::string& ta
     const File& f = *it;
     fs::rename(f.path + ".tmp", f.path, ec);
     if (ec) fail("cannot rename '{}.tmp' to '{}': {}", f.path, f.path, ec.message());
-    const std::string mask_path = llmc::mask_path_of(f.path);
-    if (masked_) {
-      fs::rename(mask_path + ".tmp", mask_path, ec);
-      if (ec) fail("cannot rename '{}.tmp' to '{}': {}", mask_path, mask_path, ec.message());
-    } else if (fs::exists(mask_path, ec)) {
-      fs::remove(mask_path, ec);
-      if (ec) fail("cannot remove '{}', the loss mask of an earlier {}: {}", mask_path, f.path, ec.message());
-    }
-    const std::string info_path = llmc::info_path_of(f.path);
-    if (tokenizer_) {
-      fs::rename(info_path + ".tmp", info_path, ec);
-      if (ec) fail("cannot rename '{}.tmp' to '{}': {}", info_path, info_path, ec.message());
-    } else if (fs::exists(info_path, ec)) {
-      fs::remove(info_path, ec);
-      if (ec) fail("cannot remove '{}', the record of an earlier {}: {}", info_path, f.path, ec.message());
-    }
+    place_beside(f.path, llmc::mask_path_of(f.path), masked_, "loss mask");
+    place_beside(f.path, llmc::info_path_of(f.path), tokenizer_.has_value(), "record");
   }
   for (const std::string& temp : temporaries_) std::remove(temp.c_str());
   temporaries_.clear();

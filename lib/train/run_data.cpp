@@ -67,8 +67,8 @@ RunData open_run_data(const config::Config& c, int world_size, int rank) {
   for (auto* data : {r.train.get(), r.val.get()})  // after the tokenizers: another one's ids say more than a range
     if (data) data->check_vocab(vocab);
   if (rank == 0) {
-    warn_about_text_data(*r.train, "data.train", vocab, model_dir);
-    if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir);
+    warn_about_text_data(*r.train, "data.train", vocab, model_dir, /*coverage=*/true);
+    if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);
   }
   const int B = int(c.train_micro_batch_size_per_gpu), T = d.seq_len, GA = int(c.gradient_accumulation_steps);
   r.train_sampler = std::make_unique<BatchSampler>(*r.train, B, T, world_size, rank, GA, d.shuffle, c.training.seed);

@@ -48,8 +48,10 @@ cp qwen.bin old.bin
 solo "$zerotrain" --model qwen3 --data qwen.bin "${small[@]}" --set training.checkpoint_dir=run_q >same.log 2>&1 ||
   fail "the model's own tokenizer exited $?: $(tail -2 same.log)"
 grep -qi "tokeniz" <(grep -i warn same.log) && fail "a warning about the model's own tokenizer: $(grep -i warn same.log)"
-solo "$zerotrain" --model qwen3 --data old.bin "${small[@]}" >old.log 2>&1 || fail "an older file exited $?"
+solo "$zerotrain" --model qwen3 --data old.bin "${small[@]}" --set training.sample_every=1 --set training.sample_tokens=2 \
+  >old.log 2>&1 || fail "an older file exited $?: $(grep error old.log)"
 grep -q "warning: data.train: old.bin records no tokenizer" old.log || fail "no warning for an older file: $(grep -i warn old.log)"
+grep -Eq "sample step     1 \| [0-9]+ tokens:" old.log || fail "item 9: no sample with the model directory's tokenizer"
 
 # 3. The checkpoint records its data's tokenizer: eval and generate check against it and find it.
 grep -q '"tokenizer"' run_q/step_00000001/meta.json || fail "item 2: meta.json records no tokenizer of the data"
