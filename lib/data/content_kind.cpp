@@ -28,7 +28,8 @@ std::string first_line(const ReadOnlyFile& file, std::string_view head, size_t s
   if (start == std::string_view::npos) return "";
   std::string line(head.substr(start));
   size_t end = line.find('\n');
-  for (uint64_t at = skip + head.size(); end == std::string::npos && at < file.size() && line.size() < kLongestFirstLine;) {
+  uint64_t at = skip + head.size();
+  while (end == std::string::npos && at < file.size() && line.size() < kLongestFirstLine) {
     const size_t n = std::min<uint64_t>(kSniffBytes, file.size() - at);
     const size_t before = line.size();
     line.resize(before + n);

@@ -65,7 +65,8 @@ void judge_given_tokenizer(const TokenizerIdentity& given, const TokenizerRefere
   if (!same_tokenizer(given, reference.identity))
     mismatch(judgement, fmt::format("{}: {} is not the tokenizer the model's ids are those of, {} ({}); leave {} out "
                                     "to use that one",
-                                    judgement.what, describe(given), reference.where, describe_files(reference.identity),
+                                    judgement.what, describe(given), reference.where,
+                                    describe_files(reference.identity),
                                     judgement.what));
 }
 

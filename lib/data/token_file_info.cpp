@@ -31,11 +31,12 @@ nlohmann::json parse_info(const std::string& path) {
 }  // namespace
 
 std::string token_file_info_json(const TokenFileInfo& info) {
+  const nlohmann::json mask = info.loss_mask.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.loss_mask);
   const nlohmann::json j = {{"format", kFormat},
                             {"version", kVersion},
                             {"tokens", info.tokens},
                             {"token_bytes", info.token_bytes},
-                            {"loss_mask", info.loss_mask.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.loss_mask)},
+                            {"loss_mask", mask},
                             {"tokenizer", to_json(info.tokenizer)}};
   return j.dump(2) + "\n";
 }

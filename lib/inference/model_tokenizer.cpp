@@ -30,7 +30,8 @@ ModelTokenizer tokenizer_of_model_directory(const std::string& dir) {
   return {d, TokenizerReference{identify_tokenizer(d), "the tokenizer of the model directory " + d}};
 }
 
-std::optional<TokenizerIdentity> recorded_data_tokenizer(const CheckpointMeta& meta, const std::string& checkpoint_dir) {
+std::optional<TokenizerIdentity> recorded_data_tokenizer(const CheckpointMeta& meta,
+                                                         const std::string& checkpoint_dir) {
   if (!meta.data.is_object() || !meta.data.contains(kRecordedTokenizerKey)) return std::nullopt;
   return tokenizer_identity_from_json(meta.data.at(kRecordedTokenizerKey),
                                       checkpoint_dir + "/" + std::string(kMetaFile) + " data");

@@ -27,7 +27,8 @@ ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const std::st
 
 // The tokenizer a checkpoint's run recorded of its data; nothing when it recorded none (an older
 // run, or data without records). Errors name meta.json.
-std::optional<TokenizerIdentity> recorded_data_tokenizer(const CheckpointMeta& meta, const std::string& checkpoint_dir);
+std::optional<TokenizerIdentity> recorded_data_tokenizer(const CheckpointMeta& meta,
+                                                         const std::string& checkpoint_dir);
 // Where to load a recorded tokenizer from: its source, when its files are still there with the
 // bytes they had; "" otherwise.
 std::string usable_tokenizer_source(const TokenizerIdentity& identity);

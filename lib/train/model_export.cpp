@@ -68,7 +68,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     const std::string recorded = recorded_string(meta.config, "/data/tokenizer_mismatch");
     const TokenizerMismatch policy = tokenizer_mismatch.value_or(
         tokenizer_mismatch_from_name(recorded.empty() ? "error" : recorded, meta_path + " data.tokenizer_mismatch"));
-    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, "export",
+    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
                              "--tokenizer-mismatch warn");
   }
   HfModelWriter out(out_dir, meta.layout, shape, output);  // the output can be written: before the long reads

@@ -37,8 +37,8 @@ bool failed_somewhere(const World& world, const std::function<void()>& work) {
 // would fail, with its message and exit status.
 int dry_run(const World& world, const config::Config& config, const Backend& backend) {
   std::optional<RunData> data;
-  if (failed_somewhere(world, [&] { data = open_run_data(config, config.world_size, world.rank() % config.world_size); }))
-    return 1;
+  const int rank = world.rank() % config.world_size;  // --world-size N plans for N ranks on fewer
+  if (failed_somewhere(world, [&] { data = open_run_data(config, config.world_size, rank); })) return 1;
   if (world.rank() == 0) {
     config::log_provenance(config);
     log_data_plan(config, *data);

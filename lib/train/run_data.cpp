@@ -12,9 +12,8 @@ namespace zt {
 namespace {
 
 TokenizerJudgement judgement_of(const config::Config& c, const std::string& key, int rank) {
-  return {key, "--set data.tokenizer_mismatch=warn", tokenizer_mismatch_from_name(c.data.tokenizer_mismatch,
-                                                                            "data.tokenizer_mismatch"),
-          rank == 0};
+  const TokenizerMismatch policy = tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch");
+  return {key, "--set data.tokenizer_mismatch=warn", policy, rank == 0};
 }
 
 // data.val's records against the model's tokenizer and against data.train's.
@@ -23,7 +22,8 @@ void judge_val(const RunData& d, const config::Config& c, int rank) {
   const DataTokenizer val = read_data_tokenizer(*d.val, judgement);
   if (d.model_tokenizer) judge_data_tokenizer(val, *d.model_tokenizer, judgement);
   if (val.identity && d.tokenizer.identity)
-    judge_data_tokenizer(val, {*d.tokenizer.identity, "the tokenizer of data.train " + d.tokenizer.recorded_by}, judgement);
+    judge_data_tokenizer(val, {*d.tokenizer.identity, "the tokenizer of data.train " + d.tokenizer.recorded_by},
+                         judgement);
 }
 
 std::string text_tokenizer_of(const config::Config& c, const RunData& d, const std::string& model_dir) {
@@ -38,7 +38,8 @@ std::string tokenizer_line(const RunData& d) {
   if (!t.unrecorded.empty() && t.identity) line += fmt::format(" ({} file(s) record none)", t.unrecorded.size());
   if (!d.model_tokenizer) return line + "; the model has no tokenizer to compare it with";
   if (!t.identity)
-    return line + fmt::format("; the model's: {} ({})", d.model_tokenizer->where, describe_files(d.model_tokenizer->identity));
+    return line + fmt::format("; the model's: {} ({})", d.model_tokenizer->where,
+                              describe_files(d.model_tokenizer->identity));
   const bool same = same_tokenizer(*t.identity, d.model_tokenizer->identity);
   return line + fmt::format("; {} {}", same ? "the same as" : "NOT", d.model_tokenizer->where);
 }

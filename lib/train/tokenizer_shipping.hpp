@@ -13,8 +13,9 @@
 namespace zt {
 
 // `output.source_dir` holds the model directory the run started from ("" without one); it becomes
-// the directory whose tokenizer files are copied. `what` names the output for messages
-// ("training.save_final", "export"), `override` the setting that turns a refusal into a warning.
+// the directory whose tokenizer files are copied. `what` names the source for messages
+// ("training.save_final", the checkpoint exported), `override` the setting that turns a refusal
+// into a warning.
 void choose_shipped_tokenizer(HfOutput& output, const std::optional<TokenizerIdentity>& data_tokenizer,
                               TokenizerMismatch policy, const std::string& what, const std::string& override);
 

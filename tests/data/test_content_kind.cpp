@@ -56,7 +56,8 @@ TEST_CASE("training refuses JSON records under any name with the command that to
                                           dir.file("train.bin") + "`"));
     CHECK_THAT(error, !Catch::Contains("data.format"));
     // Without a known model directory, a placeholder said to be one.
-    CHECK_THAT(detect_error(path), Catch::Contains("--tokenizer MODEL_DIR") && Catch::Contains("MODEL_DIR: the directory"));
+    CHECK_THAT(detect_error(path),
+               Catch::Contains("--tokenizer MODEL_DIR") && Catch::Contains("MODEL_DIR: the directory"));
   }
   CHECK_THAT(detect_error(dir.write("data.json", "[{\"text\": \"x\"}]")), Catch::Contains("a JSON array of records"));
   CHECK_THAT(detect_error(dir.write("cache.arrow", std::string("ARROW1\0\0", 8))),

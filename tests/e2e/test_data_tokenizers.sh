@@ -38,9 +38,18 @@ grep -q "error: data.train: llama.bin was tokenized with $fixtures/llama3 .*mode
   fail "item 2: the refusal does not name both tokenizers: $(grep -i error refused.log)"
 solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" --dry-run >dry.log 2>&1
 [ $? -eq 1 ] && grep -q "error: data.train: llama.bin was tokenized with" dry.log || fail "item 7: --dry-run passed it: $(tail -2 dry.log)"
-solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" --set data.tokenizer_mismatch=warn >warned.log 2>&1 ||
+solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" --set data.tokenizer_mismatch=warn \
+  --set training.checkpoint_dir=run_w --set training.save_final=final_w >warned.log 2>&1 ||
   fail "data.tokenizer_mismatch=warn exited $?: $(tail -2 warned.log)"
 grep -q "warning: data.train: llama.bin was tokenized with .*going on as told" warned.log || fail "no warning: $(cat warned.log)"
+# The model was trained on Llama 3's ids: their tokenizer ships, with a warning; export refuses the
+# model directory's other tokenizer unless told.
+cmp -s final_w/tokenizer.json "$fixtures/llama3/tokenizer.json" || fail "item 2: save_final shipped the model directory's tokenizer"
+solo "$zerotrain" export run_w -o exported_w --tokenizer-mismatch error >export_w.log 2>&1
+[ $? -eq 1 ] && grep -q "error: export: run_w/step_00000001: the run's data was tokenized with $fixtures/llama3" export_w.log ||
+  fail "item 2: export shipped a model directory's other tokenizer: $(cat export_w.log)"
+solo "$zerotrain" export run_w -o exported_w >export_w.log 2>&1 || fail "export under the run's warn exited $?"
+cmp -s exported_w/tokenizer.json "$fixtures/llama3/tokenizer.json" || fail "item 2: export shipped the model directory's tokenizer"
 
 # 2. The model's own tokenizer trains without a word; a file without a record gets a warning.
 "$zerotrain" tokenize --tokenizer qwen3 text.txt -o qwen.bin >/dev/null 2>&1 || fail "tokenize with qwen3"
@@ -66,6 +75,13 @@ grep -q "text: $tmp/qwen3/tokenizer.json" gen.err || fail "item 9: generate did 
 solo "$zerotrain" generate --model run_q --tokenizer "$fixtures/llama3" --prompt "Hi" --max-new-tokens 1 >/dev/null 2>gen_bad.err
 [ $? -eq 1 ] && grep -q "error: generate: --tokenizer: $fixtures/llama3 .*is not the tokenizer" gen_bad.err ||
   fail "item 2: generate took another tokenizer than the checkpoint's: $(cat gen_bad.err)"
+
+# A run that starts from that checkpoint (its model directory without a tokenizer) is judged against
+# the tokenizer of the checkpoint's data.
+mkdir qwen3_config && cp qwen3/config.json qwen3_config/
+solo "$zerotrain" --model qwen3_config --data llama.bin "${small[@]}" --set training.init_from=run_q >from_ckpt.log 2>&1
+[ $? -eq 1 ] && grep -q "error: data.train: llama.bin was tokenized with .*the tokenizer checkpoint run_q/step_00000001's data was made with" from_ckpt.log ||
+  fail "item 2: a run from a Qwen3 checkpoint took Llama 3 data: $(grep -i error from_ckpt.log)"
 
 # 4. No model directory: samples, save_final and export take the data's tokenizer (GPT-2's).
 "$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$src/data/tinytext/val.txt" -o tiny.bin >/dev/null 2>&1 || fail "gpt2 tokenize"
