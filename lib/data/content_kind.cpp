@@ -66,15 +66,9 @@ ContentKind sniff_content(const std::string& path) {
 }
 
 std::string_view content_kind_name(ContentKind kind) {
-  switch (kind) {
-    case ContentKind::LlmcTokens: return "an llm.c token file";
-    case ContentKind::JsonLines: return "JSON lines";
-    case ContentKind::JsonArray: return "a JSON array of records";
-    case ContentKind::Arrow: return "an Apache Arrow file";
-    case ContentKind::Parquet: return "a Parquet file";
-    case ContentKind::Text: return "text";
-  }
-  return "?";
+  constexpr std::string_view kNames[] = {"an llm.c token file", "JSON lines", "a JSON array of records",
+                                         "an Apache Arrow file", "a Parquet file", "text"};  // in enum order
+  return kNames[size_t(kind)];
 }
 
 bool holds_records(ContentKind kind) { return kind == ContentKind::JsonLines || kind == ContentKind::JsonArray; }

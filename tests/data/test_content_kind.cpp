@@ -16,15 +16,6 @@ const std::string kChat =
     "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Hello\"}]}\n"
     "{\"text\": \"plain\"}\n";
 
-std::string detect_error(const std::string& path, std::string_view tokenizer = {}) {
-  try {
-    detect_token_format(path, tokenizer);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
 }  // namespace
 
 TEST_CASE("content is told by the first bytes, not the name", "[data]") {
@@ -50,19 +41,20 @@ TEST_CASE("training refuses JSON records under any name with the command that to
   TempDir dir;
   for (const char* name : {"train.jsonl", "train.ndjson", "train.arrow", "train"}) {
     const std::string path = dir.write(name, kChat);
-    const std::string error = detect_error(path, "/models/Qwen3-0.6B");
-    CHECK_THAT(error, Catch::Contains(path + " holds JSON lines") &&
+    CHECK_THROWS_WITH(detect_token_format(path, "/models/Qwen3-0.6B"),
+                      Catch::Contains(path + " holds JSON lines") &&
                           Catch::Contains("`zerotrain tokenize --tokenizer /models/Qwen3-0.6B " + path + " -o " +
-                                          dir.file("train.bin") + "`"));
-    CHECK_THAT(error, !Catch::Contains("data.format"));
+                                          dir.file("train.bin") + "`") &&
+                          !Catch::Contains("data.format"));
     // Without a known model directory, a placeholder said to be one.
-    CHECK_THAT(detect_error(path),
-               Catch::Contains("--tokenizer MODEL_DIR") && Catch::Contains("MODEL_DIR: the directory"));
+    CHECK_THROWS_WITH(detect_token_format(path),
+                      Catch::Contains("--tokenizer MODEL_DIR") && Catch::Contains("MODEL_DIR: the directory"));
   }
-  CHECK_THAT(detect_error(dir.write("data.json", "[{\"text\": \"x\"}]")), Catch::Contains("a JSON array of records"));
-  CHECK_THAT(detect_error(dir.write("cache.arrow", std::string("ARROW1\0\0", 8))),
-             Catch::Contains("an Apache Arrow file") && Catch::Contains("to_json"));
+  CHECK_THROWS_WITH(detect_token_format(dir.write("data.json", "[{\"text\": \"x\"}]")),
+                    Catch::Contains("a JSON array of records"));
+  CHECK_THROWS_WITH(detect_token_format(dir.write("cache.arrow", std::string("ARROW1\0\0", 8))),
+                    Catch::Contains("an Apache Arrow file") && Catch::Contains("to_json"));
   // A name that says text is read as text (the run warns: train/data_warnings.hpp).
   CHECK(detect_token_format(dir.write("notes.txt", kChat)) == TokenFormat::Text);
-  CHECK_THAT(detect_error(dir.write("x.dat", "plain words\n")), Catch::Contains("set data.format"));
+  CHECK_THROWS_WITH(detect_token_format(dir.write("x.dat", "plain words\n")), Catch::Contains("set data.format"));
 }
