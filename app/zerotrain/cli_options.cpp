@@ -59,6 +59,15 @@ void add_model_options(CLI::App& command, std::string& model, std::string& devic
       ->capture_default_str();
 }
 
+void add_tokenizer_mismatch_option(CLI::App& command, std::string& policy) {
+  command
+      .add_option("--tokenizer-mismatch", policy,
+                  "error: refuse a token file or tokenizer made by another tokenizer than the model's (docs/data.md); "
+                  "warn: go on")
+      ->check(CLI::IsMember({"error", "warn"}))
+      ->capture_default_str();
+}
+
 LogOptions log_options(int rank, const std::string& level, const std::string& dir) {
   LogOptions o;
   o.rank = rank;

@@ -19,7 +19,9 @@ Llama, Mistral, Qwen2, Qwen3), as for generate. --data: a token file as training
 file is cut into windows of B x T + 1 tokens as training cuts it, read in order; several ranks
 (scripts/launch.sh -n N) share the windows and give the same loss up to the order of the sums.
 --dtype auto (the default) rounds the weights as the run that trained them did, so a checkpoint
-evaluates to the run's own val loss.
+evaluates to the run's own val loss. A token file whose record names another tokenizer than the
+model's (its directory's tokenizer files, or the tokenizer of a checkpoint's data) is refused unless
+--tokenizer-mismatch warn.
 
 Examples:
   zerotrain eval --model checkpoints --data data/tinytext/val.txt
@@ -28,6 +30,7 @@ Examples:
 
 int eval(const EvalOptions& o, int argc, char** argv) {
   World world(argc, argv);
+  init_logging(log_options(world.rank(), "info"));  // warnings go to stderr, the result to stdout
   EvalResult r;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -59,6 +62,7 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward")->capture_default_str();
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows only (0: all)")
       ->capture_default_str();
+  add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};
 }
 

@@ -135,6 +135,8 @@ struct DataConfig {
   std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
   int seq_len = 0;              // 0 resolves to the model's max_seq_len
   bool shuffle = true;
+  // A token file made by another tokenizer than the model's (docs/data.md): error | warn.
+  std::string tokenizer_mismatch = "error";
 };
 
 inline constexpr const char* kRandomInit = "random";  // training.init_from: random values of the architecture

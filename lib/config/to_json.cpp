@@ -204,7 +204,12 @@ nlohmann::json to_json(const Config& c) {
         {"cpu_checkpointing", a.cpu_checkpointing}}},
       {"model", model_json(m)},
       {"data",
-       {{"train", files_json(d.train)}, {"val", files_json(d.val)}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
+       {{"train", files_json(d.train)},
+        {"val", files_json(d.val)},
+        {"format", d.format},
+        {"seq_len", d.seq_len},
+        {"shuffle", d.shuffle},
+        {"tokenizer_mismatch", d.tokenizer_mismatch}}},
       {"training", training_json(c.training)},
   };
 }

@@ -63,7 +63,11 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   if (o.seq_len < 0) fail("--seq-len {}: expected a positive number of tokens", o.seq_len);
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
-  const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format);
+  const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format, 0, loaded.tokenizer);
+  const TokenizerMismatch policy = tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch");
+  const TokenizerJudgement judgement{"--data", "--tokenizer-mismatch warn", policy, R == 0};
+  const DataTokenizer data_tokenizer = read_data_tokenizer(*data, judgement);
+  if (loaded.tokenizer_reference) judge_data_tokenizer(data_tokenizer, *loaded.tokenizer_reference, judgement);
   data->check_vocab(shape.vocab_size);
   const int T = sequence_length(o, shape, *data), B = o.batch_size;
   const BatchSampler sampler(*data, B, T, W, R, 1, /*shuffle=*/false, 0);

@@ -36,6 +36,7 @@ struct EvalOptions {
   int batch_size = 1;       // sequences per forward
   int64_t max_windows = 0;  // 0: every window of the file
   std::string device = "auto", dtype = "auto";  // dtype: inference_dtype (inference/model_source.hpp)
+  std::string tokenizer_mismatch = "error";     // a token file of another tokenizer than the model's: error | warn
 };
 
 struct EvalResult {

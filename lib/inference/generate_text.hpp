@@ -14,6 +14,7 @@ struct GenerateOptions {
   SamplingOptions sampling;
   std::string device = "auto";  // cpu, cuda or auto (training.device's choice)
   std::string dtype = "auto";   // the weights' dtype: inference_dtype (inference/model_source.hpp)
+  std::string tokenizer_mismatch = "error";  // a --tokenizer other than the model's: error | warn
 };
 
 // Writes the prompt and its continuation to `out` as the tokens come, then a line break; what ran

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
+#include "inference/model_tokenizer.hpp"
 #include "model/gpt_layout.hpp"
 
 namespace zt {
@@ -17,22 +18,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The tokenizer a run named (training.sample_tokenizer of the config a checkpoint records), if
-// it is still there.
-std::string recorded_tokenizer(const nlohmann::json& config) {
-  const nlohmann::json::json_pointer key("/training/sample_tokenizer");
-  if (!config.contains(key) || !config.at(key).is_string()) return "";
-  const std::string path = config.at(key).get<std::string>();
-  std::error_code ec;
-  return !path.empty() && fs::exists(path, ec) ? path : "";
-}
-
 LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointReader ckpt(resolve_checkpoint(path));
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", ""};
+  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
   const ParamLayout layout = make_gpt_layout(m.shape);
   ckpt.check_layout(layout);
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
@@ -40,15 +31,10 @@ LoadedModel read_checkpoint(const std::string& path) {
   ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
   m.what = fmt::format("checkpoint {} (step {})", ckpt.dir(), meta.step);
   m.trained_dtype = dtype_from_name(meta.dtype);
-  m.tokenizer = recorded_tokenizer(meta.config);
+  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, ckpt.dir());
+  m.tokenizer = tokenizer.path;
+  m.tokenizer_reference = tokenizer.reference;
   return m;
-}
-
-// A tokenizer lying in the model's directory, as Hugging Face ships one.
-std::string tokenizer_beside(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir / "tokenizer.json", ec) || fs::exists(dir / "vocab.json", ec)) return dir.string();
-  return "";
 }
 
 // The weights in `weights` (a model directory or one safetensors file) of the model whose
@@ -58,12 +44,14 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
     fail("{}: no config.json beside it to give the model's shape (training.save_final and zerotrain export write "
          "one)",
          weights.string());
-  LoadedModel m{config::resolve_model_argument(dir.string()).shape, {}, "", ""};
+  LoadedModel m{config::resolve_model_argument(dir.string()).shape, {}, "", "", {}};
   const HfWeights file(weights.string(), hf_tensors(m.shape));
   m.weights = Buffer<float>(MemCategory::Params, file.numel(), Init::Uninitialised);
   file.read(m.weights.data(), 0, file.numel());
   m.what = fmt::format("{} weights {}", model_type_name(m.shape.model_type), weights.string());
-  m.tokenizer = tokenizer_beside(dir);
+  const ModelTokenizer tokenizer = tokenizer_of_model_directory(dir.string());
+  m.tokenizer = tokenizer.path;
+  m.tokenizer_reference = tokenizer.reference;
   return m;
 }
 

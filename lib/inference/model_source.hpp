@@ -8,10 +8,12 @@
 //                          or the shards model.safetensors.index.json lists, by Hugging Face
 //                          names (lib/hf/hf_weights.hpp); or one safetensors file of such a
 //                          directory, with its config.json beside it.
+#include <optional>
 #include <string>
 
 #include "core/buffer.hpp"
 #include "core/dtype.hpp"
+#include "data/data_tokenizer.hpp"
 #include "model/gpt_shape.hpp"
 
 namespace zt {
@@ -22,6 +24,9 @@ struct LoadedModel {
   std::string what;          // "checkpoint DIR (step 120)", "qwen3 weights FILE", for messages
   std::string tokenizer;     // a tokenizer that came with the model (a directory or file), or ""
   DType trained_dtype = DType::F32;  // what a checkpoint's run computed with (its weights rounded to it)
+  // What its ids are known to mean (inference/model_tokenizer.hpp): a token file or a tokenizer
+  // given for it is checked against this.
+  std::optional<TokenizerReference> tokenizer_reference;
 };
 
 // --dtype of generate and eval: "auto" is the dtype the model was trained in (a checkpoint's run's;

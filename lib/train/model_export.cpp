@@ -13,6 +13,8 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "train/output_paths.hpp"
+#include "inference/model_tokenizer.hpp"
+#include "train/tokenizer_shipping.hpp"
 
 namespace zt {
 
@@ -43,13 +45,17 @@ std::string recorded_string(const nlohmann::json& config, const char* pointer) {
 
 }  // namespace
 
-HfOutput final_weights_output(const config::Config& c) {
+HfOutput final_weights_output(const config::Config& c, const std::optional<TokenizerIdentity>& data_tokenizer) {
   HfOutput out(dtype_from_name(c.training.save_dtype));
   set_source(out, c.model.path, c.model.hf_config, c.training.random_init() ? "" : c.training.init_from);
+  choose_shipped_tokenizer(out, data_tokenizer,
+                           tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch"),
+                           "training.save_final", "--set data.tokenizer_mismatch=warn");
   return out;
 }
 
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool overwrite) {
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output,
+                       std::optional<TokenizerMismatch> tokenizer_mismatch, bool overwrite) {
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
@@ -61,6 +67,11 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     if (init_from == config::kRandomInit) init_from.clear();
     const bool gone = !model_path.empty() && !has_hf_config(model_path);
     set_source(output, gone ? "" : model_path, nullptr, init_from);
+    const std::string recorded = recorded_string(meta.config, "/data/tokenizer_mismatch");
+    const TokenizerMismatch policy = tokenizer_mismatch.value_or(
+        tokenizer_mismatch_from_name(recorded.empty() ? "error" : recorded, meta_path + " data.tokenizer_mismatch"));
+    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
+                             "--tokenizer-mismatch warn");
   }
   std::vector<InputFile> inputs = {{"the checkpoint", checkpoint}};
   if (!output.source_dir.empty()) inputs.push_back(model_directory_input("the model directory it started from", output.source_dir));

@@ -30,6 +30,8 @@ public:
   // The engine's state (all of it, or its weights) comes from a checkpoint: its initial values
   // do not matter.
   bool from_checkpoint() const { return checkpoint_ != nullptr; }
+  // The checkpoint the run resumes or takes its weights from, or null.
+  const CheckpointReader* checkpoint() const { return checkpoint_.get(); }
   // The step directory a resume reads, or "".
   std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }
 

@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "data/data_tokenizer.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "inference/training_sample.hpp"
@@ -55,7 +56,7 @@ public:
   int64_t start_step() const { return start_step_; }  // the step a resumed run continues after (0: fresh)
 
 private:
-  void open_data();
+  std::string open_data();  // returns the tokenizer the model's text is read and written with, or ""
   void agree_on_setup(const std::string& error);
   void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   SetupRecord setup_record();
@@ -69,6 +70,7 @@ private:
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
+  DataTokenizer data_tokenizer_;  // what data.train's files record of the tokenizer that made them
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
   int64_t start_step_ = 0;
