@@ -85,7 +85,7 @@ public:
   // `old_key` is read as `new_key`, with a warning saying why. Both given: an error.
   void rename(const std::string& old_key, const std::string& new_key, const std::string& why);
   // `other_name` is another tool's name for `key` (the Hugging Face Trainer's learning_rate for lr):
-  // read as `key`, without a word. Both given: an error.
+  // read as `key`, without a word, and a candidate of "did you mean". Both given: an error.
   void alias(const std::string& other_name, const std::string& key);
   // A key DeepSpeed knows that has no effect in zerotrain: one warning when its value is not the default.
   void unimplemented(const std::string& key, const nlohmann::json& default_value);

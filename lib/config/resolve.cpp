@@ -100,6 +100,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
   nlohmann::ordered_json hf_config = apply_command_line(raw, options, *origins);
+  take_trainer_names(raw, diag);
 
   Config c;
   c.world_size = options.world_size;

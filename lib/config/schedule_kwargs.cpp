@@ -35,8 +35,8 @@ nlohmann::json read_schedule_kwargs(Block& training, const std::string& type) {
   const auto it = kwargs_of_schedules().find(type);
   const std::vector<std::string> own = it == kwargs_of_schedules().end() ? std::vector<std::string>{} : it->second;
   auto take = [&](const std::string& key, auto read) {
-    if (std::find(own.begin(), own.end(), key) == own.end() || !k.present(key)) return;
-    if (auto v = read()) given[key] = *v;
+    if (std::find(own.begin(), own.end(), key) == own.end()) return;
+    if (read()) given[key] = *k.raw(key);  // as written: 2 stays 2
   };
   take("num_cycles", [&] { return k.optional_number("num_cycles", NumberRange::non_negative()); });
   take("min_lr", [&] { return k.optional_number("min_lr", NumberRange::non_negative()); });

@@ -14,6 +14,22 @@ int64_t TrainingConfig::warmup_step_count() const {
   return int64_t(std::ceil(double(steps) * warmup_ratio));
 }
 
+void take_trainer_names(nlohmann::json& raw, const Diagnostics& diag) {
+  if (!raw.is_object() || !raw.contains("training") || !raw["training"].is_object()) return;
+  nlohmann::json& training = raw["training"];
+  for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) {
+    if (!training.contains(trainer_name)) continue;
+    const std::string from = "training." + trainer_name, to = "training." + key;
+    if (training.contains(key))
+      diag.reject(from, fmt::format("given together with {} ({} is another name of {}); keep only {}", to,
+                                    trainer_name, key, key));
+    else
+      training[key] = training[trainer_name];
+    training.erase(trainer_name);
+    if (diag.origins) diag.origins->alias(from, to);
+  }
+}
+
 TrainingConfig read_training(Block& b) {
   TrainingConfig t;
   for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) b.alias(trainer_name, key);
