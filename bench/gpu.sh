@@ -216,7 +216,7 @@ bench_training() {  # preset layers attention-width batches...
       --data "synthetic:vocab=50257,tokens=16777216"
       --set training.device=cuda --set bf16.enabled=true --set "data.seq_len=$T"
       --set "training.micro_batch_size=$B" --set training.gradient_accumulation_steps=1
-      --set training.eval_interval=0 --set steps_per_print=5 --set training.metrics="$run.jsonl")
+      --set training.eval_interval=0 --set training.logging_steps=5 --set training.metrics="$run.jsonl")
     # The memory plan first: a micro-batch it says cannot fit is not tried (the run would say so later).
     "$BUILD/zerotrain" "${args[@]}" --dry-run >"$run.plan" 2>&1
     if grep -q "of GPU memory per rank, more than" "$run.plan"; then
