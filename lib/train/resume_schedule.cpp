@@ -14,16 +14,12 @@ const char* const kScheduleKeys[] = {"training.steps",       "training.lr",
                                      "training.lr_scheduler_kwargs", "optimizer.params.lr",
                                      "scheduler"};
 
-const nlohmann::json* at(const nlohmann::json& j, const std::string& path) {
-  const nlohmann::json* node = &j;
-  for (size_t start = 0;;) {
-    const size_t dot = path.find('.', start);
-    const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (!node->is_object() || !node->contains(key)) return nullptr;
-    node = &(*node)[key];
-    if (dot == std::string::npos) return node;
-    start = dot + 1;
-  }
+// The value at a dotted path, or nullptr.
+const nlohmann::json* at(const nlohmann::json& j, std::string path) {
+  for (char& c : path)
+    if (c == '.') c = '/';
+  const nlohmann::json::json_pointer pointer("/" + path);
+  return j.contains(pointer) ? &j.at(pointer) : nullptr;
 }
 
 bool same(const nlohmann::json& a, const nlohmann::json& b) {
