@@ -25,6 +25,9 @@ TrainerOptions::TrainerOptions(CLI::App& app, CLI::Option* steps, CLI::Option* m
     auto value = std::make_shared<std::string>();
     CLI::Option* o = app.add_option(names, *value, a.help)->group(kGroup);
     if (a.value != config::TrainerValue::Value) o->expected(0, 1);
+    o->type_name(a.value == config::TrainerValue::Switch         ? "[BOOL]"
+                 : a.value == config::TrainerValue::OptionalPath ? "[PATH]"
+                                                                 : "VALUE");
     if (std::string(a.key) == "model") {
       model_ = o;
       model_value_ = value;
