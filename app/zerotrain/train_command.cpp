@@ -122,8 +122,8 @@ config::Config resolve(const TrainArgs& a, int world_size) {
   if (*a.steps_opt) o.steps = a.steps;
   o.trainer_arguments = a.trainer->mapped();
   for (const std::string& note : a.trainer->ignored_notes()) spdlog::warn("{}", note);
-  if (!o.trainer_arguments.empty())
-    spdlog::info("Hugging Face Trainer arguments: {}", config::describe_trainer_arguments(o.trainer_arguments));
+  const std::string set_by_trainer_arguments = config::describe_trainer_arguments(o.trainer_arguments);
+  if (!set_by_trainer_arguments.empty()) spdlog::info("Hugging Face Trainer arguments: {}", set_by_trainer_arguments);
   if (a.config.empty()) return config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config");
   return config::load_config(a.config, o);
 }
