@@ -217,27 +217,20 @@ Block Block::child(const std::string& key, UnknownKeys unknown) {
   return Block(diag_, path_of(key), find(key), unknown);
 }
 
-bool Block::move_key(const std::string& from, const std::string& to, const std::string& why) {
-  if (!object_.contains(from)) return false;
-  if (object_.contains(to)) {
-    reject(from, fmt::format("given together with {} ({}); keep only {}", path_of(to), why, to));
-    object_.erase(from);
-    return false;
-  }
-  object_[to] = object_[from];
-  object_.erase(from);
-  if (diag_.origins) diag_.origins->alias(path_of(from), path_of(to));
-  return true;
-}
-
 void Block::rename(const std::string& old_key, const std::string& new_key, const std::string& why) {
-  if (move_key(old_key, new_key, why)) warn(old_key, why);
+  if (!object_.contains(old_key)) return;
+  if (object_.contains(new_key)) {
+    reject(old_key, fmt::format("given together with {} ({}); keep only {}", path_of(new_key), why, new_key));
+    object_.erase(old_key);
+    return;
+  }
+  object_[new_key] = object_[old_key];
+  object_.erase(old_key);
+  if (diag_.origins) diag_.origins->alias(path_of(old_key), path_of(new_key));
+  warn(old_key, why);
 }
 
-void Block::alias(const std::string& other_name, const std::string& key) {
-  known_.insert(other_name);  // a candidate for "did you mean"
-  move_key(other_name, key, fmt::format("{} is another name of {}", other_name, key));
-}
+void Block::known_as_well(const std::string& other_name) { known_.insert(other_name); }
 
 void Block::unimplemented(const std::string& key, const nlohmann::json& default_value) {
   auto v = raw(key);

@@ -84,9 +84,9 @@ public:
 
   // `old_key` is read as `new_key`, with a warning saying why. Both given: an error.
   void rename(const std::string& old_key, const std::string& new_key, const std::string& why);
-  // `other_name` is another tool's name for `key` (the Hugging Face Trainer's learning_rate for lr):
-  // read as `key`, without a word, and a candidate of "did you mean". Both given: an error.
-  void alias(const std::string& other_name, const std::string& key);
+  // Another name of a key this block reads (the Hugging Face Trainer's learning_rate for lr, which
+  // the raw config had turned into lr before): a candidate of "did you mean" too.
+  void known_as_well(const std::string& other_name);
   // A key DeepSpeed knows that has no effect in zerotrain: one warning when its value is not the default.
   void unimplemented(const std::string& key, const nlohmann::json& default_value);
   // A key that is an error whenever it is given.
@@ -97,9 +97,6 @@ public:
 
 private:
   const nlohmann::json* find(const std::string& key) const;
-  // Moves the value of `from` to `to`; false when `from` is absent, or when `to` is given too
-  // (rejected, saying `why` they are one setting).
-  bool move_key(const std::string& from, const std::string& to, const std::string& why);
   // nullopt after rejecting the value.
   std::optional<int64_t> to_integer(const std::string& key, const nlohmann::json& v, IntRange range) const;
   std::optional<double> to_number(const std::string& key, const nlohmann::json& v, NumberRange range) const;

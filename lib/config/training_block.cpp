@@ -32,7 +32,7 @@ void take_trainer_names(nlohmann::json& raw, const Diagnostics& diag) {
 
 TrainingConfig read_training(Block& b) {
   TrainingConfig t;
-  for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) b.alias(trainer_name, key);
+  for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) b.known_as_well(trainer_name);
   const auto positive = NumberRange::positive();
   const auto non_negative = NumberRange::non_negative();
   t.steps = b.integer("steps", t.steps, IntRange::at_least(1));
