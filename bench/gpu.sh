@@ -250,7 +250,7 @@ zerotrain_args() {  # preset B metrics
   vocab=$(model_dims "$1" | awk '{print $3}')
   echo --config zero0 --model "$1" --steps $((WARMUP + STEPS)) --data "synthetic:vocab=$vocab,tokens=16777216" \
     --set training.device=cuda --set bf16.enabled=true --set "data.seq_len=$T" --set "training.micro_batch_size=$2" \
-    --set training.gradient_accumulation_steps=1 --set training.eval_interval=0 --set steps_per_print=5 \
+    --set training.gradient_accumulation_steps=1 --set training.eval_interval=0 --set training.logging_steps=5 \
     --set "training.metrics=$3"
 }
 

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/trainer_arguments.hpp"
 #include "model/gpt_shape.hpp"
 #include "optim/lr_schedule.hpp"
 
@@ -146,13 +147,18 @@ struct TrainingConfig {
   double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
-  double lr = 3e-4;
+  // The Hugging Face Trainer's defaults (TrainingArguments), what "auto" takes.
+  double lr = 5e-5;
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8, weight_decay = 0.0;
   int64_t warmup_steps = 0;
   double warmup_ratio = 0.0;  // warmup as a fraction of steps, when warmup_steps is 0
-  // Without a scheduler block: linear (warmup, then decay to 0 at the last step) or constant.
+  // Without a scheduler block: one of the Trainer's schedules (optim/trainer_schedules.hpp).
   std::string lr_scheduler_type = "linear";
+  nlohmann::json lr_scheduler_kwargs = nlohmann::json::object();  // the schedule's parameters, as given
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
+  int64_t logging_steps = 10;   // a step line every N steps (and the first and the last); 0: only those
+  bool gradient_checkpointing = false;  // recompute each block in backward
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
   int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
@@ -186,6 +192,7 @@ struct TrainingConfig {
 // (config/provenance.hpp).
 struct Provenance {
   std::string lr, schedule, batch, precision, length, weights;
+  std::string logging;  // "" unless the config's steps_per_print might be taken for the log's interval
 };
 
 struct Config {
@@ -223,6 +230,9 @@ struct Config {
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  // Activations are recomputed in backward (DeepSpeed's activation checkpointing, or the Trainer's
+  // gradient_checkpointing).
+  bool recompute_activations() const { return activation_checkpointing.recompute() || training.gradient_checkpointing; }
 };
 
 // Everything the command line contributes to resolution.
@@ -230,8 +240,10 @@ struct ResolveOptions {
   int world_size = 1;
   std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
   std::optional<std::string> model;    // --model FILE|PRESET|DIR
+  std::string model_option = "--model";  // or --model_name_or_path: named where the model came from
   std::optional<std::string> data;     // --data PATH
   std::optional<int64_t> steps;        // --steps N
+  std::vector<TrainerArgumentValue> trainer_arguments;  // --learning_rate 2e-5, ... (config/trainer_arguments.hpp)
   bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0
   bool cpu_backend = true;             // the CPU backend stores bf16 (auto picks bf16 there)
 };

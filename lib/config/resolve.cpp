@@ -24,7 +24,8 @@ namespace zt::config {
 
 namespace {
 
-// --model, --data and --steps become the keys they stand for; --set is applied after them, in order.
+// --model, --data, --steps and the Hugging Face Trainer's arguments (--learning_rate, ...) become
+// the keys they stand for; --set is applied after them, in order.
 // Each key set here is recorded with its option, so that messages about it name the option.
 // Returns the config.json of model.path as read (null: none).
 nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigins& origins) {
@@ -36,7 +37,7 @@ nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOpti
   };
   if (o.model) {
     raw["model"] = model_argument(*o.model);
-    origins.set("model", "--model " + *o.model);
+    origins.set("model", o.model_option + " " + *o.model);
   }
   if (o.data) {
     block("data")["train"] = *o.data;
@@ -46,6 +47,9 @@ nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOpti
     block("training")["steps"] = *o.steps;
     origins.set("training.steps", fmt::format("--steps {}", *o.steps));
   }
+  for (const auto& argument : o.trainer_arguments)
+    for (const CommandLineSetting& s : trainer_argument_settings(argument))
+      set_value(raw, s.key, s.value, s.origin, &origins);
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
   // model.path: config.json gives the keys that neither the config nor the command line set.
   return raw.contains("model") ? expand_model_path(raw["model"], &origins) : nullptr;
@@ -97,6 +101,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
   nlohmann::ordered_json hf_config = apply_command_line(raw, options, *origins);
+  take_trainer_names(raw, diag);
 
   Config c;
   c.world_size = options.world_size;

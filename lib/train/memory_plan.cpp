@@ -24,7 +24,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   MemoryPlan p;
   static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), shape.flat_size(), world, held);
   p.num_params = shape.num_params();
-  const bool recompute = c.activation_checkpointing.recompute();
+  const bool recompute = c.recompute_activations();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
   p.host_activations = Trainer::staging_bytes(c) + p.step_values_host;
   p.activations = GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) +
@@ -105,7 +105,7 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   std::printf("  %-12s %12.2f MiB (%zu bytes)   micro-batch %lld x %lld tokens, %s%s\n", "activations",
               mib(p.activations), p.activations, (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
               std::string(dtype_name(p.activation_dtype)).c_str(),
-              c.activation_checkpointing.recompute() ? ", one block kept (activation checkpointing)" : "");
+              c.recompute_activations() ? ", one block kept (activation checkpointing)" : "");
   if (gpu) {
     std::printf("  %-12s <= %9.2f MiB   everything above but offload, GPU memory (%s, %.2f GiB)\n", "per rank",
                 mib(plan_device_total(p)), backend.device.name().c_str(), gib(backend.device.memory_bytes()));

@@ -9,6 +9,7 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "model/gpt_layout.hpp"
+#include "train/resume_schedule.hpp"
 
 namespace zt {
 
@@ -108,6 +109,9 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
                m.step < config.training.steps
                    ? fmt::format("training continues at step {}", m.step + 1)
                    : fmt::format("training.steps {} is reached: nothing left to train", config.training.steps));
+  const ScheduleChange change = resume_schedule_change(m.config, m.next_lr, m.optimizer_steps, m.step, config);
+  if (change.kind == ScheduleChange::Kind::Schedule) spdlog::warn("{}", change.message);
+  if (change.kind == ScheduleChange::Kind::Length) spdlog::info("{}", change.message);
   if (!same_dtype_)
     spdlog::warn("{} was saved by a {} run and this one trains in {}: the fp32 master weights and Adam's moments carry "
                  "over{}",

@@ -44,7 +44,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
   try {
-    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.activation_checkpointing.recompute(),
+    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.recompute_activations(),
                                    backend);
     const std::string text_tokenizer = open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
@@ -264,8 +264,8 @@ int Trainer::run() {
     const bool stopping = interrupted || out.output_failures > 0;
 
     StepRecord rec = step_record(step, out, seconds, comm_.stats() - before);
-    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
-    rec.logged = step == 1 || last || stopping || (print_every > 0 && step % print_every == 0);
+    const int64_t log_every = config_.training.logging_steps;  // 0: only the first and the last
+    rec.logged = step == 1 || last || stopping || (log_every > 0 && step % log_every == 0);
     totals_.add_step(rec);
     sinks_.step(rec);
 

@@ -100,7 +100,7 @@ TEST_CASE("init_from with weights of another shape names the tensor and both sha
 
 TEST_CASE("the console logs each printed step with its fields, the MFU formula once, and a summary", "[e2e][logging]") {
   auto dir = fresh_dir("step-log");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set steps_per_print=5" +
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
                              " --set training.metrics=" + dir + "/metrics.jsonl",
                          dir + "/out.log");
   std::string out = read_file(dir + "/out.log");
@@ -140,7 +140,7 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
     const double mfu_percent = 100.0 * flops_per_token * rec["tokens_per_s"].get<double>() / (peak_gflops * 1e9);
     CHECK(std::abs(std::stod(s[7]) - mfu_percent) <= 0.05 + mfu_percent * 1e-3);
   }
-  // Step 1, every steps_per_print-th, and the last.
+  // Step 1, every logging_steps-th, and the last.
   CHECK(printed == std::vector<int64_t>{1, 5, 10, 12});
   // The formula comes before the first step.
   CHECK(out.find("MFU = ") < out.find("step     1/12"));
