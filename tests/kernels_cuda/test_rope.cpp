@@ -54,12 +54,12 @@ TEST_CASE("rope forward and backward match the CPU, v heads untouched", "[cuda][
           INFO((backward ? "backward" : "forward"));
           Vec want = x;
           (backward ? cpu::rope_backward : cpu::rope_forward)(want.data(), cos.data(), sin.data(), s.B, s.T, s.NH,
-                                                               s.NKV, s.hd);
+                                                               s.NKV, s.hd, nullptr);
           auto run = [&] {
             DeviceTensor d(dt, x, pad);
             (backward ? cuda::rope_backward : cuda::rope_forward)(dt, d.ptr(), static_cast<float*>(dcos.ptr()),
                                                                   static_cast<float*>(dsin.ptr()), s.B, s.T, s.NH,
-                                                                  s.NKV, s.hd, nullptr);
+                                                                  s.NKV, s.hd, nullptr, nullptr);
             device_sync();
             return d.bits();
           };

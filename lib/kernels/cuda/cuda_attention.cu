@@ -36,6 +36,14 @@ struct Dims {
   int T, NH, NKV, hs;
   float scale;      // 1/√hs
   bool accumulate;  // backward adds into dqkv (else writes over it)
+  // The samples of packed rows ([B, T], null: every row one sample); a kernel points it at its own
+  // batch row first (in_row).
+  const TokenSegment* segments;
+  __host__ __device__ Dims in_row(int b) const {
+    Dims d = *this;
+    if (segments) d.segments = segments + size_t(b) * T;
+    return d;
+  }
   __host__ __device__ int group() const { return NH / NKV; }
   __host__ __device__ size_t qkv_row() const { return size_t(NH + 2 * NKV) * hs; }
   __host__ __device__ size_t out_row() const { return size_t(NH) * hs; }
@@ -44,10 +52,12 @@ struct Dims {
   __host__ __device__ size_t v_at(int h) const { return size_t(NH + NKV + h / group()) * hs; }
   __host__ __device__ size_t stats(int b, int h) const { return (size_t(b) * NH + h) * T; }  // of lse and D
 
-  // The keys query row q attends to, [key_begin(q), key_end(q)): causal, [0, q]. Every kernel takes
-  // a row's keys, the key tiles of a query tile and the query tiles of a key tile from here alone;
-  // a row's range never starts or ends before the previous row's.
-  __host__ __device__ int key_begin(int) const { return 0; }
+  // The keys query row q attends to, [key_begin(q), key_end(q)): causal inside q's sample, [begin,
+  // q] ([0, q] for a row of one sample; rows past T, which no kernel writes, take the last row's
+  // sample). Every kernel takes a row's keys, the key tiles of a query tile and the query tiles of
+  // a key tile from here alone; a row's range never starts or ends before the previous row's.
+  // Reads segments of one row (in_row).
+  __host__ __device__ int key_begin(int q) const { return segments ? segments[q < T ? q : T - 1].begin : 0; }
   __host__ __device__ int key_end(int q) const { return q + 1 < T ? q + 1 : T; }
   __host__ __device__ bool attends(int q, int k) const { return k >= key_begin(q) && k < key_end(q); }
   // The key tiles [first, end) that the query rows [q0, q0 + tile) below T attend to.
@@ -57,9 +67,12 @@ struct Dims {
     return (key_end(last_row) - 1) / tile + 1;
   }
   // The query tiles [first, end) whose rows attend to the keys [k0, k0 + tile): causal, from the
-  // diagonal's to the last.
+  // diagonal's to the one where the last key's sample ends.
   __host__ __device__ int first_query_tile(int k0, int tile) const { return k0 / tile; }
-  __host__ __device__ int query_tiles_end(int, int tile) const { return (T - 1) / tile + 1; }
+  __host__ __device__ int query_tiles_end(int k0, int tile) const {
+    const int last_key = (k0 + tile < T ? k0 + tile : T) - 1;
+    return ((segments ? segments[last_key].end : T) - 1) / tile + 1;
+  }
 };
 
 // dst[r, d] = the head's channel d of row (row0 + r): src[(row0 + r)·stride + d] as fp32, 0 for
@@ -141,6 +154,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
   const int T_ = dims.T, hs = dims.hs;
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows (most key tiles) start first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int q0 = qt * kTile;
   const size_t stride = dims.qkv_row();
@@ -351,6 +365,7 @@ __global__ void __launch_bounds__(kThreads)
   float* sD = sL + kTile;
 
   const int kt = blockIdx.x, h0 = blockIdx.y * dims.group(), b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int k0 = kt * kTile;
   load_key_side<HS, kTile>(sK, sV, head_rows(qkv, dout, lse, D, dims, b, h0), k0, dims);
@@ -412,6 +427,7 @@ __global__ void __launch_bounds__(kThreads)
 
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int q0 = qt * kTile;
   const HeadRows<T> x = head_rows(qkv, dout, lse, D, dims, b, h);
@@ -571,6 +587,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
   bf16* sV = sK + kMmaTile * G::kLd;
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows (most key tiles) start first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int q0 = qt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -604,8 +621,10 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
     float alpha[2], row_sum[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-      const float m_new = fmaxf(m[r], quad_max(tile_max[r]));  // finite: key 0 is in every row's first tile
-      alpha[r] = expf(m[r] - m_new);
+      // -inf while a row has seen only masked scores (the tile's first rows belong to an earlier
+      // sample than this row's): it keeps its zeros.
+      const float m_new = fmaxf(m[r], quad_max(tile_max[r]));
+      alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
       m[r] = m_new;
     }
 #pragma unroll
@@ -661,6 +680,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sD = sL + kMmaTile;
   const int qt = gridDim.x - 1 - blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int q0 = qt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -716,6 +736,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sL = reinterpret_cast<float*>(sdO + kMmaTile * G::kLd);
   float* sD = sL + kMmaTile;
   const int kt = blockIdx.x, h0 = blockIdx.y * dims.group(), b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int k0 = kt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -769,14 +790,14 @@ void check_shape(const AttentionShape& s, const char* op) {
   require(size_t(s.B) * s.T * size_t(s.NH + 2 * s.NKV) * s.hs < (size_t(1) << 62), op, ": qkv too large");
 }
 
-AttentionShape multi_head(int B, int T, int C, int NH, const char* op) {
+AttentionShape multi_head(int B, int T, int C, int NH, const TokenSegment* segments, const char* op) {
   require(B >= 0 && T >= 0 && C > 0 && NH > 0, op, ": bad shape B = ", B, ", T = ", T, ", C = ", C, ", NH = ", NH);
   require(C % NH == 0, op, ": C = ", C, " is not a multiple of NH = ", NH);
-  return {B, T, NH, NH, C / NH};
+  return {B, T, NH, NH, C / NH, segments};
 }
 
 Dims dims_of(const AttentionShape& s, GradInto into = GradInto::Accumulate) {
-  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate};
+  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate, s.segments};
 }
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (above 48 KB needs the opt-in).
@@ -853,8 +874,8 @@ void attention_forward(DType dt, void* out, float* lse, const void* qkv, const A
 }
 
 void attention_forward(DType dt, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
-                       cudaStream_t stream) {
-  attention_forward(dt, out, lse, qkv, multi_head(B, T, C, NH, "attention_forward"), stream);
+                       cudaStream_t stream, const TokenSegment* segments) {
+  attention_forward(dt, out, lse, qkv, multi_head(B, T, C, NH, segments, "attention_forward"), stream);
 }
 
 size_t attention_backward_scratch_floats(int B, int T, int NH) {
@@ -911,9 +932,10 @@ void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, 
 }
 
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream, GradInto dqkv_into) {
-  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, "attention_backward"), stream,
-                     dqkv_into);
+                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream, GradInto dqkv_into,
+                        const TokenSegment* segments) {
+  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, segments, "attention_backward"),
+                     stream, dqkv_into);
 }
 
 }  // namespace zt::cuda
