@@ -1,13 +1,20 @@
 #pragma once
 // Packed rows for the tests of per-sample attention (docs/architecture.md, "Packed rows"): samples
 // side by side in the rows of a [B, T] micro-batch, their RowSegments, a sample's rows cut out of a
-// packed tensor (to run it alone) or put back, and samples of tokens laid out in a micro-batch.
+// packed tensor (to run it alone) or put back, samples of tokens laid out in a micro-batch, and a
+// model's training on them one by one or at once.
+#include <catch2/catch.hpp>
+
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "core/ignored_target.hpp"
+#include "core/param_hooks.hpp"
+#include "core/param_layout.hpp"
 #include "core/rng.hpp"
 #include "core/row_segments.hpp"
 
@@ -47,6 +54,18 @@ V sample_rows(const V& x, const PackedRows& p, PackedRows::Sample s, size_t widt
 template <typename V>
 void put_sample_rows(V& x, const PackedRows& p, PackedRows::Sample s, size_t width, const V& rows) {
   std::copy(rows.begin(), rows.end(), x.begin() + ptrdiff_t((size_t(s.b) * size_t(p.T) + size_t(s.begin)) * width));
+}
+
+// A sample's rows of per-row statistics [B, heads, T] (attention's log-sum-exp), as [1, heads,
+// length].
+template <typename V>
+V sample_stats(const V& stats, const PackedRows& p, PackedRows::Sample s, int heads) {
+  V out;
+  for (int h = 0; h < heads; h++) {
+    const auto row = stats.begin() + ptrdiff_t((size_t(s.b) * size_t(heads) + size_t(h)) * size_t(p.T));
+    out.insert(out.end(), row + s.begin, row + s.end);
+  }
+  return out;
 }
 
 // A sample of tokens as the data side makes one: inputs, and targets with kIgnoredTarget where the
@@ -102,6 +121,70 @@ inline PackedBatch pack_samples(const std::vector<TokenSample>& samples, int T,
     out.rows.starts.push_back(starts);
   }
   return out;
+}
+
+// The model tests' samples: ones that cross attention's 64-row blocks and tiles, one of a single
+// token (no target counts) and one of nearly a row; laid out four in one row and two in another
+// (packed), or one per row (padded), rows of kSampleRow tokens.
+constexpr int kSampleRow = 72;
+inline std::vector<TokenSample> model_test_samples(int vocab) {
+  return random_samples({9, 30, 1, 25, 64, 3}, vocab, 17);
+}
+inline PackedBatch packed_layout(const std::vector<TokenSample>& s) {
+  return pack_samples(s, kSampleRow, {{0, 1, 2, 3}, {4, 5}});
+}
+inline PackedBatch padded_layout(const std::vector<TokenSample>& s) {
+  return pack_samples(s, kSampleRow, {{0}, {1}, {2}, {3}, {4}, {5}});
+}
+
+// A micro-batch's loss and the gradients it added (flat, fp32).
+struct LossAndGrads {
+  double loss;
+  std::vector<float> grads;
+};
+
+// Each sample in a forward of its own, its backward weighted by its share of the targets that count
+// (as a trainer weighs micro-batches), from zeroed gradients; `grads` reads them at the end.
+template <typename Model>
+LossAndGrads train_one_by_one(Model& model, ParamHooks& params, const std::vector<TokenSample>& samples,
+                              const std::function<std::vector<float>()>& grads) {
+  int total = 0;
+  for (const TokenSample& s : samples) total += s.counted();
+  double sum = 0;
+  for (const TokenSample& s : samples) {
+    const float loss = model.forward(s.inputs.data(), s.targets.data(), 1, int(s.inputs.size()), params);
+    if (s.counted() > 0) sum += double(loss) * s.counted();
+    model.backward(params, float(s.counted()) / float(total));
+  }
+  return {sum / total, grads()};
+}
+
+// The batch in one forward with its segments, from zeroed gradients.
+template <typename Model>
+LossAndGrads train_at_once(Model& model, ParamHooks& params, const PackedBatch& batch, const RowSegments& segments,
+                           const std::function<std::vector<float>()>& grads) {
+  const float loss =
+      model.forward(batch.inputs.data(), batch.targets.data(), batch.rows.B, batch.rows.T, params, &segments);
+  model.backward(params, 1.0f);
+  return {loss, grads()};
+}
+
+// The losses within loss_rtol, and every tensor's gradient within grad_rtol, norm-wise.
+inline void require_same_training(const ParamLayout& layout, const LossAndGrads& got, const LossAndGrads& want,
+                                  double loss_rtol, double grad_rtol) {
+  INFO("loss " << got.loss << ", one by one " << want.loss);
+  CHECK(std::abs(got.loss - want.loss) <= loss_rtol * std::abs(want.loss));
+  for (const ParamGroup& g : layout.groups)
+    for (const TensorSpec& t : g.tensors) {
+      double num = 0, den = 0;
+      for (size_t i = t.offset; i < t.offset + t.numel(); i++) {
+        num += (double(got.grads[i]) - want.grads[i]) * (double(got.grads[i]) - want.grads[i]);
+        den += double(want.grads[i]) * want.grads[i];
+      }
+      const double err = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+      INFO(t.name << ": norm-wise relative error " << err);
+      CHECK(err <= grad_rtol);
+    }
 }
 
 }  // namespace zt::test

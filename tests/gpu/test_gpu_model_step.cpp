@@ -208,59 +208,6 @@ TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, s
   CHECK(replayed.grads == eager.grads);
 }
 
-namespace {
-
-constexpr int kPackedT = 72;  // two 64-row tiles of attention
-
-struct LossAndGrads {
-  double loss;
-  std::vector<float> grads;
-};
-
-// Four samples in one row and two in another, each row padded; or one padded sample per row.
-std::vector<TokenSample> packed_samples(int vocab) { return random_samples({9, 30, 1, 25, 64, 3}, vocab, 17); }
-PackedBatch packed_layout(const std::vector<TokenSample>& s) {
-  return pack_samples(s, kPackedT, {{0, 1, 2, 3}, {4, 5}});
-}
-PackedBatch padded_layout(const std::vector<TokenSample>& s) {
-  return pack_samples(s, kPackedT, {{0}, {1}, {2}, {3}, {4}, {5}});
-}
-
-// Each sample in a forward of its own, its backward weighted by its share of the counted targets.
-LossAndGrads one_by_one(Gpt& model, DeviceParams& params, Device& device, const std::vector<TokenSample>& samples) {
-  int total = 0;
-  for (const TokenSample& s : samples) total += s.counted();
-  params.zero_grads(device);
-  double sum = 0;
-  for (const TokenSample& s : samples) {
-    const float loss = model.forward(s.inputs.data(), s.targets.data(), 1, int(s.inputs.size()), params);
-    if (s.counted() > 0) sum += double(loss) * s.counted();
-    model.backward(params, float(s.counted()) / float(total));
-  }
-  return {sum / total, params.grad_values(device)};
-}
-
-// The batch in one forward, its segments from a pinned table as a trainer keeps them.
-LossAndGrads at_once(Gpt& model, DeviceParams& params, Device& device, const PackedBatch& batch) {
-  params.zero_grads(device);
-  const RowSegments segments = batch.rows.segments(device, MemSpace::Pinned);
-  const float loss =
-      model.forward(batch.inputs.data(), batch.targets.data(), batch.rows.B, batch.rows.T, params, &segments);
-  model.backward(params, 1.0f);
-  return {loss, params.grad_values(device)};
-}
-
-double norm_relative(const float* got, const float* want, size_t n) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < n; i++) {
-    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    den += double(want[i]) * want[i];
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-
-}  // namespace
-
 TEST_CASE("packed and padded rows on the GPU train as their samples one by one", "[gpu][model][packed]") {
   // Every family in fp32 (GPT-2's learned positions, llama's rotary ones, qwen3's q/k norms), and
   // the tensor cores' attention in bf16.
@@ -269,25 +216,23 @@ TEST_CASE("packed and padded rows on the GPU train as their samples one by one",
   INFO(preset << ", " << dtype_name(dt));
   Backend& backend = cuda::backend(0, dt);
   const GptShape shape = *gpt_preset(preset);
-  Gpt model(shape, 6, kPackedT, false, backend);
+  Gpt model(shape, 6, kSampleRow, false, backend);
   DeviceParams params(model, backend.device);
-  const std::vector<TokenSample> samples = packed_samples(shape.vocab_size);
-  const LossAndGrads want = one_by_one(model, params, backend.device, samples);
+  const std::vector<TokenSample> samples = model_test_samples(shape.vocab_size);
+  Device& device = backend.device;
+  params.zero_grads(device);
+  const LossAndGrads want = train_one_by_one(model, params, samples, [&] { return params.grad_values(device); });
   // fp32: the CPU's tolerance (3.7e-7 measured on the gradients). bf16: each sample's gradient is
   // rounded to bf16 as it is added, and the probabilities in tiles that start elsewhere (4e-3
   // measured on the gradients, 3e-7 relative on the loss).
   const double loss_rtol = dt == DType::F32 ? 1e-6 : 1e-4, grad_rtol = dt == DType::F32 ? 1e-6 : 1e-2;
   for (bool padded : {false, true}) {
     INFO((padded ? "padded" : "packed"));
-    const LossAndGrads got =
-        at_once(model, params, backend.device, padded ? padded_layout(samples) : packed_layout(samples));
-    INFO("loss " << got.loss << ", one by one " << want.loss);
-    CHECK(std::abs(got.loss - want.loss) <= loss_rtol * std::abs(want.loss));
-    for (const ParamGroup& g : model.layout().groups)
-      for (const TensorSpec& t : g.tensors) {
-        const double err = norm_relative(got.grads.data() + t.offset, want.grads.data() + t.offset, t.numel());
-        INFO(t.name << ": norm-wise relative error " << err);
-        CHECK(err <= grad_rtol);
-      }
+    const PackedBatch batch = padded ? padded_layout(samples) : packed_layout(samples);
+    // Pinned, as a trainer keeps the table.
+    const RowSegments segments = batch.rows.segments(device, MemSpace::Pinned);
+    params.zero_grads(device);
+    const LossAndGrads got = train_at_once(model, params, batch, segments, [&] { return params.grad_values(device); });
+    require_same_training(model.layout(), got, want, loss_rtol, grad_rtol);
   }
 }

@@ -216,16 +216,6 @@ GqaRun run_gqa(const Vec& qkv, const Vec& dout, const Vec& dqkv0, const GqaShape
   return r;
 }
 
-// A sample's rows of lse [B, NH, T], as [1, NH, length].
-Vec sample_lse(const Vec& lse, const PackedRows& p, PackedRows::Sample s, int NH) {
-  Vec out;
-  for (int h = 0; h < NH; h++) {
-    const auto row = lse.begin() + ptrdiff_t((size_t(s.b) * NH + h) * p.T);
-    out.insert(out.end(), row + s.begin, row + s.end);
-  }
-  return out;
-}
-
 struct PackedGqa {
   GqaShape shape;
   PackedRows rows;
@@ -239,6 +229,20 @@ std::vector<PackedGqa> packed_cases() {
   return {{{p.B, p.T, 4, 2, 8}, p}, {{p.B, p.T, 3, 3, 4}, p}};
 }
 
+// Random inputs over c's rows (from `seed` on) and their run with the rows' segments.
+struct PackedRun {
+  Vec qkv, dout, dqkv0;
+  GqaRun run;
+};
+PackedRun run_packed(const PackedGqa& c, uint64_t seed) {
+  const GqaShape& s = c.shape;
+  PackedRun r{random_vec(s.qkv(), seed, 1.5f), random_vec(size_t(s.B) * s.T * c.out_width(), seed + 1),
+              random_vec(s.qkv(), seed + 2), {}};
+  const zt::RowSegments segments = c.rows.segments();
+  r.run = run_gqa(r.qkv, r.dout, r.dqkv0, s, segments.table());
+  return r;
+}
+
 }  // namespace
 
 TEST_CASE("packed rows: attention of every sample equals the sample run alone, forward and backward",
@@ -246,17 +250,16 @@ TEST_CASE("packed rows: attention of every sample equals the sample run alone, f
   for (const PackedGqa& c : packed_cases()) {
     const GqaShape& s = c.shape;
     INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
-    const Vec qkv = random_vec(s.qkv(), 141, 1.5f), dout = random_vec(size_t(s.B) * s.T * c.out_width(), 142);
-    const Vec dqkv0 = random_vec(s.qkv(), 143);
-    const zt::RowSegments segments = c.rows.segments();
-    const GqaRun packed = run_gqa(qkv, dout, dqkv0, s, segments.table());
+    const PackedRun in = run_packed(c, 141);
+    const GqaRun& packed = in.run;
     for (PackedRows::Sample x : c.rows.samples()) {
       INFO("sample of row " << x.b << " at [" << x.begin << ", " << x.end << ")");
       const GqaShape one{1, x.length(), s.NH, s.NKV, s.hd};
-      const GqaRun alone = run_gqa(sample_rows(qkv, c.rows, x, c.width()), sample_rows(dout, c.rows, x, c.out_width()),
-                                   sample_rows(dqkv0, c.rows, x, c.width()), one, nullptr);
+      const GqaRun alone =
+          run_gqa(sample_rows(in.qkv, c.rows, x, c.width()), sample_rows(in.dout, c.rows, x, c.out_width()),
+                  sample_rows(in.dqkv0, c.rows, x, c.width()), one, nullptr);
       require_close(sample_rows(packed.out, c.rows, x, c.out_width()), to_double(alone.out), 1e-6, 1e-7);
-      require_close(sample_lse(packed.lse, c.rows, x, s.NH), to_double(alone.lse), 1e-6, 1e-7);
+      require_close(sample_stats(packed.lse, c.rows, x, s.NH), to_double(alone.lse), 1e-6, 1e-7);
       require_close(sample_rows(packed.dqkv, c.rows, x, c.width()), to_double(alone.dqkv), 1e-6, 1e-7);
     }
   }
@@ -266,25 +269,25 @@ TEST_CASE("packed rows: no token sees another sample's, bit for bit", "[kernels]
   for (const PackedGqa& c : packed_cases()) {
     const GqaShape& s = c.shape;
     INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
-    const Vec qkv = random_vec(s.qkv(), 151, 1.5f), dout = random_vec(size_t(s.B) * s.T * c.out_width(), 152);
-    const Vec dqkv0 = random_vec(s.qkv(), 153);
+    const PackedRun in = run_packed(c, 151);
+    const GqaRun& base = in.run;
     const zt::RowSegments segments = c.rows.segments();
-    const GqaRun base = run_gqa(qkv, dout, dqkv0, s, segments.table());
     const std::vector<PackedRows::Sample> samples = c.rows.samples();
     for (size_t a = 0; a < samples.size(); a++) {
       const PackedRows::Sample changed = samples[a];
       INFO("sample " << a << " changed: row " << changed.b << " [" << changed.begin << ", " << changed.end << ")");
-      Vec qkv2 = qkv, dout2 = dout;
+      Vec qkv2 = in.qkv, dout2 = in.dout;
       put_sample_rows(qkv2, c.rows, changed, c.width(), random_vec(size_t(changed.length()) * c.width(), 160 + a));
       put_sample_rows(dout2, c.rows, changed, c.out_width(),
                       random_vec(size_t(changed.length()) * c.out_width(), 170 + a));
-      const GqaRun r = run_gqa(qkv2, dout2, dqkv0, s, segments.table());
-      CHECK(sample_rows(r.out, c.rows, changed, c.out_width()) != sample_rows(base.out, c.rows, changed, c.out_width()));
+      const GqaRun r = run_gqa(qkv2, dout2, in.dqkv0, s, segments.table());
+      const size_t O = c.out_width();
+      CHECK(sample_rows(r.out, c.rows, changed, O) != sample_rows(base.out, c.rows, changed, O));
       for (PackedRows::Sample x : samples) {
         if (x.b == changed.b && x.begin == changed.begin) continue;
         INFO("unchanged sample: row " << x.b << " [" << x.begin << ", " << x.end << ")");
         CHECK(sample_rows(r.out, c.rows, x, c.out_width()) == sample_rows(base.out, c.rows, x, c.out_width()));
-        CHECK(sample_lse(r.lse, c.rows, x, s.NH) == sample_lse(base.lse, c.rows, x, s.NH));
+        CHECK(sample_stats(r.lse, c.rows, x, s.NH) == sample_stats(base.lse, c.rows, x, s.NH));
         CHECK(sample_rows(r.dqkv, c.rows, x, c.width()) == sample_rows(base.dqkv, c.rows, x, c.width()));
       }
     }

@@ -269,16 +269,6 @@ PackedRun run_packed(DType dt, const Vec& qkv, const Vec& dout, int B, int T, co
   return r;
 }
 
-// A sample's rows of lse [B, NH, T], as [1, NH, length].
-Vec sample_lse(const Vec& lse, const PackedRows& p, PackedRows::Sample s, int NH) {
-  Vec out;
-  for (int h = 0; h < NH; h++) {
-    const auto row = lse.begin() + ptrdiff_t((size_t(s.b) * NH + h) * p.T);
-    out.insert(out.end(), row + s.begin, row + s.end);
-  }
-  return out;
-}
-
 // The table of p's samples in device memory.
 DeviceBuffer device_segments(const PackedRows& p) {
   const RowSegments host = p.segments();
@@ -314,7 +304,7 @@ TEST_CASE("packed rows: attention of every sample equals the sample run alone, a
         const PackedRun alone =
             run_packed(dt, sample_rows(qkv, p, s, width), sample_rows(dout, p, s, C), 1, s.length(), c, nullptr);
         require_close(dt, sample_rows(packed.out, p, s, C), alone.out, {1e-2});
-        require_close(DType::F32, sample_lse(packed.lse, p, s, c.NH), alone.lse, {0}, 1e-6);
+        require_close(DType::F32, sample_stats(packed.lse, p, s, c.NH), alone.lse, {0}, 1e-6);
         require_close(dt, sample_rows(packed.dqkv, p, s, width), alone.dqkv, {3e-2});
       }
       const PackedRun again = run_packed(dt, qkv, dout, p.B, p.T, c, segments.as<TokenSegment>());
@@ -347,7 +337,7 @@ TEST_CASE("packed rows: no token sees another sample's on the GPU, bit for bit",
           INFO("unchanged: row " << s.b << " [" << s.begin << ", " << s.end << ")");
           const size_t esz = dtype_size(dt);
           CHECK(sample_rows(r.out_bits, p, s, C * esz) == sample_rows(base.out_bits, p, s, C * esz));
-          CHECK(sample_lse(r.lse, p, s, c.NH) == sample_lse(base.lse, p, s, c.NH));  // fp32, finite
+          CHECK(sample_stats(r.lse, p, s, c.NH) == sample_stats(base.lse, p, s, c.NH));  // fp32, finite
           CHECK(sample_rows(r.dqkv_bits, p, s, width * esz) == sample_rows(base.dqkv_bits, p, s, width * esz));
         }
       }

@@ -125,7 +125,8 @@ TEST_CASE("packed rows: learned positions restart with each sample as on the CPU
   DeviceBuffer dtokens = upload_raw(tokens);
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
-    const Vec wte = rounded(dt, random_vec(size_t(s.V) * s.C, 72)), wpe = rounded(dt, random_vec(size_t(s.T) * s.C, 73));
+    const Vec wte = rounded(dt, random_vec(size_t(s.V) * s.C, 72));
+    const Vec wpe = rounded(dt, random_vec(size_t(s.T) * s.C, 73));
     const Vec dy = rounded(dt, random_vec(N * s.C, 74)), dwpe0 = rounded(dt, random_vec(wpe.size(), 75));
     Vec out_ref(N * s.C), dwpe_ref = dwpe0;
     cpu::embedding_forward(out_ref.data(), tokens.data(), wte.data(), wpe.data(), s.B, s.T, s.C, host.table());

@@ -51,8 +51,8 @@ void rotate(DType dt, void* qkv, const float* cos, const float* sin, const Token
   dispatch_activation(dt, op, [&](auto tag) {
     using E = decltype(tag);
     launch(vector ? rope_kernel<E, true> : rope_kernel<E, false>, grid_size(threads, kElementwiseBlock, op),
-           kElementwiseBlock, 0, stream, "rope_kernel", static_cast<E*>(qkv), cos, sin, segments, int(N), T, heads, width,
-           half, sign);
+           kElementwiseBlock, 0, stream, "rope_kernel", static_cast<E*>(qkv), cos, sin, segments, int(N), T, heads,
+           width, half, sign);
   });
 }
 
