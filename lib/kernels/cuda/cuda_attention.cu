@@ -59,7 +59,20 @@ struct Dims {
   // Reads segments of one row (in_row).
   __host__ __device__ int key_begin(int q) const { return segments ? segments[q < T ? q : T - 1].begin : 0; }
   __host__ __device__ int key_end(int q) const { return q + 1 < T ? q + 1 : T; }
-  __host__ __device__ bool attends(int q, int k) const { return k >= key_begin(q) && k < key_end(q); }
+  // The same pairs from a key's side: the queries [k, query_end(k)) attend to key k (those of its
+  // sample from k on; none for a key past T).
+  __host__ __device__ int query_end(int k) const {
+    if (k >= T) return 0;
+    return segments ? segments[k].end : T;
+  }
+  // A kernel asks once per row (or key) and tests each element against the bounds: no more per
+  // element than a causal mask.
+  struct Bounds {
+    int begin, end;
+    __host__ __device__ bool has(int x) const { return x >= begin && x < end; }
+  };
+  __host__ __device__ Bounds keys_of(int q) const { return {key_begin(q), key_end(q)}; }
+  __host__ __device__ Bounds queries_of(int k) const { return {k, query_end(k)}; }
   // The key tiles [first, end) that the query rows [q0, q0 + tile) below T attend to.
   __host__ __device__ int first_key_tile(int q0, int tile) const { return key_begin(q0) / tile; }
   __host__ __device__ int key_tiles_end(int q0, int tile) const {
@@ -71,7 +84,7 @@ struct Dims {
   __host__ __device__ int first_query_tile(int k0, int tile) const { return k0 / tile; }
   __host__ __device__ int query_tiles_end(int k0, int tile) const {
     const int last_key = (k0 + tile < T ? k0 + tile : T) - 1;
-    return ((segments ? segments[last_key].end : T) - 1) / tile + 1;
+    return (query_end(last_key) - 1) / tile + 1;
   }
 };
 
@@ -185,12 +198,12 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
     tile_dot<HS, R>(s, sQ, sK, ty, tx);
 #pragma unroll
     for (int i = 0; i < R; i++) {
-      const int q = q0 + ty + kSide * i;
+      const Dims::Bounds keys = dims.keys_of(q0 + ty + kSide * i);
       float tile_max = -INFINITY;
 #pragma unroll
       for (int j = 0; j < R; j++) {
         const int k = k0 + tx + kSide * j;
-        s[i][j] = dims.attends(q, k) ? s[i][j] * dims.scale : -INFINITY;
+        s[i][j] = keys.has(k) ? s[i][j] * dims.scale : -INFINITY;
         tile_max = fmaxf(tile_max, s[i][j]);
       }
       const float m_new = fmaxf(m[i], row_max16(tile_max));
@@ -258,10 +271,11 @@ __device__ __forceinline__ void probabilities_and_dscores(float (&p)[R][R], floa
   for (int i = 0; i < R; i++) {
     const int a = ty + kSide * i;
     const int q = q0 + a;
+    const Dims::Bounds keys = dims.keys_of(q);
 #pragma unroll
     for (int j = 0; j < R; j++) {
       const int k = k0 + tx + kSide * j;
-      const bool valid = q < dims.T && dims.attends(q, k);
+      const bool valid = q < dims.T && keys.has(k);
       p[i][j] = valid ? expf(s[i][j] * dims.scale - sL[a]) : 0.0f;
       ds[i][j] = p[i][j] * (dp[i][j] - sD[a]);
     }
@@ -599,6 +613,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 
   float o[G::kCols8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   const int row[2] = {q0 + 16 * warp + lane / 4, q0 + 16 * warp + lane / 4 + 8};
+  const Dims::Bounds keys[2] = {dims.keys_of(row[0]), dims.keys_of(row[1])};
   const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
   for (int kt = dims.first_key_tile(q0, kMmaTile); kt < key_tiles; kt++) {
     const int k0 = kt * kMmaTile;
@@ -615,7 +630,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2;
-        s[j][e] = dims.attends(row[r], key) ? s[j][e] * dims.scale : -INFINITY;
+        s[j][e] = keys[r].has(key) ? s[j][e] * dims.scale : -INFINITY;
         tile_max[r] = fmaxf(tile_max[r], s[j][e]);
       }
     float alpha[2], row_sum[2] = {0.0f, 0.0f};
@@ -695,6 +710,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   a_fragments<HS>(da, sdO, warp, lane);
   const int local[2] = {16 * warp + lane / 4, 16 * warp + lane / 4 + 8};
   const float L[2] = {sL[local[0]], sL[local[1]]}, Dr[2] = {sD[local[0]], sD[local[1]]};
+  const Dims::Bounds keys[2] = {dims.keys_of(q0 + local[0]), dims.keys_of(q0 + local[1])};
 
   float dq[G::kCols8][4] = {};
   const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
@@ -712,7 +728,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2, q = q0 + local[r];
-        const float p = q < dims.T && dims.attends(q, key) ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
+        const float p = q < dims.T && keys[r].has(key) ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
         s[j][e] = p * (dp[j][e] - Dr[r]);  // ds
       }
     times_tile<HS>(dq, s, sK, lane);
@@ -748,6 +764,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   a_fragments<HS>(ka, sK, warp, lane);
   a_fragments<HS>(va, sV, warp, lane);
   const int key[2] = {k0 + 16 * warp + lane / 4, k0 + 16 * warp + lane / 4 + 8};
+  const Dims::Bounds queries[2] = {dims.queries_of(key[0]), dims.queries_of(key[1])};
 
   float dk[G::kCols8][4] = {}, dv[G::kCols8][4] = {};
   const int first = dims.first_query_tile(k0, kMmaTile);
@@ -768,7 +785,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int c = acc_col(lane, j, e), q = q0 + c;
-        const bool valid = q < dims.T && dims.attends(q, key[e / 2]);
+        const bool valid = queries[e / 2].has(q);
         st[j][e] = valid ? expf(st[j][e] * dims.scale - sL[c]) : 0.0f;  // pᵀ
         dpt[j][e] = st[j][e] * (dpt[j][e] - sD[c]);                     // dsᵀ
       }
