@@ -155,18 +155,18 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
       ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
                            float(shape_.norm_eps));
     const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
-    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, B, T, NH, NKV,
-                      hd);
+    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, segments_, B,
+                      T, NH, NKV, hd);
     if (cache)
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
                                     cache->capacity(), NH, NKV, hd);
     else
-      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, B, T, NH, NKV, hd);
+      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
                                   cache->capacity(), NH, NH, C / NH);
   } else {
-    ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, B, T, C, NH);
+    ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, segments_, B, T, C, NH);
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
   if (recipe_.rms_norm) {
@@ -187,7 +187,8 @@ void Gpt::block_forward(int layer, const void* params, const BlockActivations& a
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
-float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks) {
+float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                   const RowSegments* segments) {
   if (B <= 0 || B > max_batch_)
     fail("Gpt::forward: micro-batch size B={} is outside [1, {}] (the size the model was built for)", B, max_batch_);
   if (T <= 0 || T > max_seq_)
@@ -196,6 +197,7 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   check_tokens("inputs", inputs, size_t(N), V);
   last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
+  segments_ = copy_segments(segments, B, T);
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
   logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
@@ -213,8 +215,19 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
          cache.length(), cache.capacity(), max_seq_);
   check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
   backward_ready_ = false;
+  segments_ = nullptr;  // a generated sequence is one sample
   logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
+}
+
+const TokenSegment* Gpt::copy_segments(const RowSegments* segments, int B, int T) {
+  if (!segments) return nullptr;
+  if (segments->batch() != B || segments->seq() != T)
+    fail("Gpt::forward: the row segments are shaped for {} rows of {} tokens, the micro-batch is {} x {}",
+         segments->batch(), segments->seq(), B, T);
+  device_.copy(acts_.segments.data(), segments->table(), sizeof(TokenSegment) * size_t(B) * size_t(T),
+               device_.compute());
+  return acts_.segments.data();
 }
 
 int Gpt::head_chunks(int N) const { return (N + acts_.logit_rows() - 1) / acts_.logit_rows(); }
@@ -245,7 +258,7 @@ void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, i
   const size_t pos = cache ? size_t(cache->length()) : 0;
   auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
   ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb,
-                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, B, T, C);
+                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, segments_, B, T, C);
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
@@ -329,16 +342,16 @@ void Gpt::block_backward(int layer, const void* params, void* grads, const Block
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
-    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att, B,
-                                T, NH, NKV, hd, Set);
-    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
+    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att,
+                                segments_, B, T, NH, NKV, hd, Set);
+    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), segments_, B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
                             w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set);
     }
   } else {
-    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                            NH, Set);
+    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, segments_,
+                            B, T, C, NH, Set);
   }
   ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
                        QKV, weights_, Set);
@@ -394,7 +407,7 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   // The lookup needs no parameter values, only the token ids.
   auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
   ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
-                          acts_.inputs.data(), B, T, C);
+                          acts_.inputs.data(), segments_, B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);
 }
 

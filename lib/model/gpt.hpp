@@ -18,6 +18,7 @@
 
 #include "core/param_hooks.hpp"
 #include "core/param_layout.hpp"
+#include "core/row_segments.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt_activations.hpp"
 #include "model/gpt_layout.hpp"
@@ -62,7 +63,15 @@ public:
   // time, keeping each row's log-sum-exp and loss, not its logits. Fetches and releases each group
   // in order: embeddings, each block, the final norm, then the LM head's group (the embeddings
   // again when tied).
-  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
+  // segments: the samples in each row (packed rows, or one padded sample per row), shaped [B, T]:
+  // a token attends only to its own sample's tokens and its position (learned or rotary) restarts
+  // at 0 with each sample; the loss is the same mean over the targets that count, so a sample's
+  // last target (the next sample's first token) and padding's targets should be kIgnoredTarget.
+  // Null: every row is one sample. The table is copied to the device as the tokens are (queued from
+  // memory that must hold it until the step's end: pinned on a GPU, where a CUDA graph of this
+  // forward replays the copy from the same address); backward uses the same segments.
+  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                const RowSegments* segments = nullptr);
   // The targets of the last forward that count.
   int counted_targets() const { return last_counted_; }
 
@@ -111,6 +120,8 @@ private:
   // losses; without, only the last chunk's logits are computed.
   void logits_forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
                       KvCache* cache);
+  // The device's copy of the forward's segments (acts_.segments), or null for rows of one sample.
+  const TokenSegment* copy_segments(const RowSegments* segments, int B, int T);
   // The rows [first, first + rows) of the LM head's chunk `c` of head_chunks(N), and their logits
   // into acts_.logits.
   struct HeadChunk {
@@ -144,6 +155,7 @@ private:
   GptActivations acts_;
   // What backward needs to know about the last forward.
   int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
+  const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
 };
 

@@ -14,8 +14,9 @@ struct ActSizes {
   size_t proj, lnf, logits, dresidual, dln, datty, dqkv, dqkv_att, dfch_act, dfch;
   // fp32.
   size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, datt;
-  size_t tokens;   // int32, for inputs and for targets
-  size_t counted;  // int32
+  size_t tokens;    // int32, for inputs and for targets
+  size_t segments;  // TokenSegment (two int32)
+  size_t counted;   // int32
 
   size_t dtype_elements() const {
     return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + proj + lnf + logits + dresidual +
@@ -24,7 +25,7 @@ struct ActSizes {
   size_t floats() const {
     return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope + datt;
   }
-  size_t int32s() const { return 2 * tokens + counted; }
+  size_t int32s() const { return 2 * tokens + 2 * segments + counted; }
 };
 
 ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops,
@@ -58,6 +59,7 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.rope = r.rotary ? size_t(max_seq) * size_t(shape.head_size() / 2) : 0;
   s.datt = ops.attention_scratch_floats(max_batch, max_seq, shape.n_head);
   s.tokens = BT;
+  s.segments = BT;
   s.counted = 1;
   return s;
 }
@@ -114,6 +116,7 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   losses = floats(s.losses);
   inputs = int32s(s.tokens);
   targets = int32s(s.tokens);
+  segments = Buffer<TokenSegment>(dev, MemSpace::Device, MemCategory::Activations, s.segments);
   counted = int32s(s.counted);
   rope_cos = floats(s.rope);
   rope_sin = floats(s.rope);

@@ -3,7 +3,8 @@
 // micro-batch (B, T) it was built for and registered in the memory ledger as Activations. For a
 // smaller batch every tensor uses the first B·T rows of its slot. Tensors hold elements of the
 // backend's dtype (bf16 where a GPU trains in bf16), except the fp32 statistics (mean, rstd, lse,
-// the per-row losses, what attention saves), the rotary tables, tokens and the count of targets.
+// the per-row losses, what attention saves), the rotary tables, tokens, the samples of packed rows
+// and the count of targets.
 // Tensors a family does not use are not allocated (their pointers are null).
 // What grows with B·T and the vocabulary together never does: the LM head computes the logits of
 // logit_rows() rows at a time (docs/architecture.md, "Activations"), and attention keeps one
@@ -12,6 +13,7 @@
 #include <cstdint>
 
 #include "core/buffer.hpp"
+#include "core/token_segment.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt_shape.hpp"
 
@@ -84,6 +86,7 @@ public:
   Buffer<float> lse;     // [BT] log-sum-exp of each logits row
   Buffer<float> losses;  // [BT] each row's loss (NaN for a target that does not count)
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
+  Buffer<TokenSegment> segments;    // [BT] the last forward's samples of packed rows (RowSegments' table)
   Buffer<int32_t> counted;          // [1] the last forward's targets that count, on the device
   // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each.
   Buffer<float> rope_cos, rope_sin;

@@ -477,11 +477,11 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     std::vector<float> saved(host.attention_saved_floats(B, T, NH)), scratch(host.attention_scratch_floats(B, T, NH));
     std::vector<float> d_att(qkv.size(), 3.0f), dqkv(qkv.size(), 5.0f), dqw(size_t(hd), 0.0f), dkw = dqw;
     host.qk_norm_forward(att_in.data(), qk_rstd.data(), qkv.data(), qw.data(), kw.data(), N, NH, NKV, hd, eps);
-    host.rope_forward(att_in.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
-    host.gqa_attention_forward(out.data(), saved.data(), scratch.data(), att_in.data(), B, T, NH, NKV, hd);
-    host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(), B, T,
-                                NH, NKV, hd, Set);
-    host.rope_backward(d_att.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
+    host.rope_forward(att_in.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
+    host.gqa_attention_forward(out.data(), saved.data(), scratch.data(), att_in.data(), nullptr, B, T, NH, NKV, hd);
+    host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(),
+                                nullptr, B, T, NH, NKV, hd, Set);
+    host.rope_backward(d_att.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
     host.qk_norm_backward(dqkv.data(), dqw.data(), dkw.data(), d_att.data(), qkv.data(), qw.data(), kw.data(),
                           qk_rstd.data(), N, NH, NKV, hd, Set);
 
@@ -492,10 +492,11 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     float *g_d_att = dev.nans(qkv.size()), *g_dqkv = dev.nans(qkv.size());
     float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)), *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
     gpu_ops.qk_norm_forward(g_att_in, g_rstd, g_qkv, g_qw, g_kw, N, NH, NKV, hd, eps);
-    gpu_ops.rope_forward(g_att_in, g_cos, g_sin, B, T, NH, NKV, hd);
-    gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, B, T, NH, NKV, hd);
-    gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, B, T, NH, NKV, hd, Set);
-    gpu_ops.rope_backward(g_d_att, g_cos, g_sin, B, T, NH, NKV, hd);
+    gpu_ops.rope_forward(g_att_in, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, nullptr, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, nullptr, B, T, NH, NKV,
+                                   hd, Set);
+    gpu_ops.rope_backward(g_d_att, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
     gpu_ops.qk_norm_backward(g_dqkv, g_dqw, g_dkw, g_d_att, g_qkv, g_qw, g_kw, g_rstd, N, NH, NKV, hd, Set);
     close("q/k norms and RoPE", fetch(g_att_in, att_in.size()), att_in);
     close("attention out", fetch(g_out, out.size()), out);
@@ -520,13 +521,13 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     std::vector<int32_t> tokens(static_cast<size_t>(N));
     for (int i = 0; i < N; ++i) tokens[size_t(i)] = (i * 7) % V;
     std::vector<float> out(dy.size()), dwte(wte.size(), 0.0f);
-    host.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, B, T, C);
-    host.embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), B, T, C);
+    host.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, nullptr, B, T, C);
+    host.embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), nullptr, B, T, C);
     auto g_tokens = upload(tokens);
     const auto* t = reinterpret_cast<const int32_t*>(g_tokens.data());
     float *g_out = dev.nans(out.size()), *g_dwte = dev.put(std::vector<float>(wte.size(), 0.0f));
-    gpu_ops.embedding_forward(g_out, t, dev.put(wte), nullptr, B, T, C);
-    gpu_ops.embedding_backward(g_dwte, nullptr, dev.put(dy), t, B, T, C);
+    gpu_ops.embedding_forward(g_out, t, dev.put(wte), nullptr, nullptr, B, T, C);
+    gpu_ops.embedding_backward(g_dwte, nullptr, dev.put(dy), t, nullptr, B, T, C);
     CHECK(fetch(g_out, out.size()) == out);      // rows copied
     CHECK(fetch(g_dwte, dwte.size()) == dwte);  // the same additions in the same order
   }

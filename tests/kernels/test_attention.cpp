@@ -1,6 +1,7 @@
 #include "kernels/cpu/attention.hpp"
 
 #include "check.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt::cpu;
 using namespace zt::test;
@@ -192,4 +193,114 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
           REQUIRE(v[at] == (j < T ? qkv[src + size_t(c.NKV) * c.hd] : 7.0f));
         }
   }
+}
+
+namespace {
+
+// Samples that end inside a block of query rows and on its edges, one of a single token, and a
+// row of one sample beside them.
+PackedRows packed_rows() { return {2, 150, {{0, 5, 70, 71, 140}, {0}}}; }
+
+struct GqaRun {
+  Vec out, lse, dqkv;
+};
+
+// Forward, then backward accumulating onto dqkv0.
+GqaRun run_gqa(const Vec& qkv, const Vec& dout, const Vec& dqkv0, const GqaShape& s,
+               const zt::TokenSegment* segments) {
+  GqaRun r{Vec(size_t(s.B) * s.T * s.NH * s.hd), Vec(size_t(s.B) * s.NH * s.T), dqkv0};
+  Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+  gqa_attention_forward(r.out.data(), r.lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, segments);
+  gqa_attention_backward(r.dqkv.data(), scratch.data(), dout.data(), qkv.data(), r.out.data(), r.lse.data(), s.B, s.T,
+                         s.NH, s.NKV, s.hd, segments);
+  return r;
+}
+
+struct PackedGqa {
+  GqaShape shape;
+  PackedRows rows;
+  size_t width() const { return size_t(shape.NH + 2 * shape.NKV) * shape.hd; }
+  size_t out_width() const { return size_t(shape.NH) * shape.hd; }
+};
+
+// Grouped-query (4 q heads over 2 k/v heads) and multi-head attention (GPT-2's: NKV = NH).
+std::vector<PackedGqa> packed_cases() {
+  const PackedRows p = packed_rows();
+  return {{{p.B, p.T, 4, 2, 8}, p}, {{p.B, p.T, 3, 3, 4}, p}};
+}
+
+// Random inputs over c's rows (from `seed` on) and their run with the rows' segments.
+struct PackedRun {
+  Vec qkv, dout, dqkv0;
+  GqaRun run;
+};
+PackedRun run_packed(const PackedGqa& c, uint64_t seed) {
+  const GqaShape& s = c.shape;
+  PackedRun r{random_vec(s.qkv(), seed, 1.5f), random_vec(size_t(s.B) * s.T * c.out_width(), seed + 1),
+              random_vec(s.qkv(), seed + 2), {}};
+  const zt::RowSegments segments = c.rows.segments();
+  r.run = run_gqa(r.qkv, r.dout, r.dqkv0, s, segments.table());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("packed rows: attention of every sample equals the sample run alone, forward and backward",
+          "[kernels][attention][packed]") {
+  for (const PackedGqa& c : packed_cases()) {
+    const GqaShape& s = c.shape;
+    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
+    const PackedRun in = run_packed(c, 141);
+    const GqaRun& packed = in.run;
+    for (PackedRows::Sample x : c.rows.samples()) {
+      INFO("sample of row " << x.b << " at [" << x.begin << ", " << x.end << ")");
+      const GqaShape one{1, x.length(), s.NH, s.NKV, s.hd};
+      const GqaRun alone =
+          run_gqa(sample_rows(in.qkv, c.rows, x, c.width()), sample_rows(in.dout, c.rows, x, c.out_width()),
+                  sample_rows(in.dqkv0, c.rows, x, c.width()), one, nullptr);
+      require_close(sample_rows(packed.out, c.rows, x, c.out_width()), to_double(alone.out), 1e-6, 1e-7);
+      require_close(sample_stats(packed.lse, c.rows, x, s.NH), to_double(alone.lse), 1e-6, 1e-7);
+      require_close(sample_rows(packed.dqkv, c.rows, x, c.width()), to_double(alone.dqkv), 1e-6, 1e-7);
+    }
+  }
+}
+
+TEST_CASE("packed rows: no token sees another sample's, bit for bit", "[kernels][attention][packed]") {
+  for (const PackedGqa& c : packed_cases()) {
+    const GqaShape& s = c.shape;
+    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
+    const PackedRun in = run_packed(c, 151);
+    const GqaRun& base = in.run;
+    const zt::RowSegments segments = c.rows.segments();
+    const std::vector<PackedRows::Sample> samples = c.rows.samples();
+    for (size_t a = 0; a < samples.size(); a++) {
+      const PackedRows::Sample changed = samples[a];
+      INFO("sample " << a << " changed: row " << changed.b << " [" << changed.begin << ", " << changed.end << ")");
+      Vec qkv2 = in.qkv, dout2 = in.dout;
+      put_sample_rows(qkv2, c.rows, changed, c.width(), random_vec(size_t(changed.length()) * c.width(), 160 + a));
+      put_sample_rows(dout2, c.rows, changed, c.out_width(),
+                      random_vec(size_t(changed.length()) * c.out_width(), 170 + a));
+      const GqaRun r = run_gqa(qkv2, dout2, in.dqkv0, s, segments.table());
+      const size_t O = c.out_width();
+      CHECK(sample_rows(r.out, c.rows, changed, O) != sample_rows(base.out, c.rows, changed, O));
+      for (PackedRows::Sample x : samples) {
+        if (x.b == changed.b && x.begin == changed.begin) continue;
+        INFO("unchanged sample: row " << x.b << " [" << x.begin << ", " << x.end << ")");
+        CHECK(sample_rows(r.out, c.rows, x, c.out_width()) == sample_rows(base.out, c.rows, x, c.out_width()));
+        CHECK(sample_stats(r.lse, c.rows, x, s.NH) == sample_stats(base.lse, c.rows, x, s.NH));
+        CHECK(sample_rows(r.dqkv, c.rows, x, c.width()) == sample_rows(base.dqkv, c.rows, x, c.width()));
+      }
+    }
+  }
+}
+
+TEST_CASE("packed rows: a table of one sample per row gives the bits of no table", "[kernels][attention][packed]") {
+  const GqaShape s{2, 150, 4, 2, 8};
+  const Vec qkv = random_vec(s.qkv(), 181, 1.5f), dout = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 182);
+  const Vec dqkv0 = random_vec(s.qkv(), 183);
+  const zt::RowSegments whole(zt::cpu_device(), zt::MemSpace::Host, s.B, s.T);
+  const GqaRun with = run_gqa(qkv, dout, dqkv0, s, whole.table()), without = run_gqa(qkv, dout, dqkv0, s, nullptr);
+  CHECK(with.out == without.out);
+  CHECK(with.lse == without.lse);
+  CHECK(with.dqkv == without.dqkv);
 }

@@ -83,15 +83,16 @@ ZT_KERNEL_CLONES void score_gradient_row(float* dp, const float* p, int width, c
   }
 }
 
-// The query rows [t0, t1) of a block and the keys any of them attends to.
+// The query rows [t0, t1) of a block and the keys any of them attends to. A block ends where its
+// first row's sample does, so its keys are its own sample's (row: the row's segments, or null).
 struct Block {
   int t0, rows;  // query rows [t0, t0 + rows)
   int k0, keys;  // keys [k0, k0 + keys)
 };
-Block block_of(int t0, int T) {
-  const int t1 = std::min(T, t0 + kAttentionRows);
-  const int k0 = key_range(t0).begin;
-  return {t0, t1 - t0, k0, key_range(t1 - 1).end - k0};
+Block block_of(const TokenSegment* row, int t0, int T) {
+  const int t1 = std::min(row ? row[t0].end : T, t0 + kAttentionRows);
+  const int k0 = key_range(row, t0).begin;
+  return {t0, t1 - t0, k0, key_range(row, t1 - 1).end - k0};
 }
 
 // One (batch, head)'s rows: q, k, v heads (rows ld apart), out and dout heads (rows ldo apart).
@@ -109,7 +110,7 @@ Head head_of(const float* qkv, int b, int h, int T, int NH, int NKV, int hd) {
 }  // namespace
 
 void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
-                           int hd) {
+                           int hd, const TokenSegment* segments) {
   KernelTimer timer(KernelKind::AttentionForward);
   const float scale = 1.0f / std::sqrt(float(hd));
   const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
@@ -120,13 +121,14 @@ void gqa_attention_forward(float* out, float* lse, float* scratch, const float* 
       float* p = scratch + (size_t(b) * NH + h) * block_floats;
       float* row_lse = lse + (size_t(b) * NH + h) * T;
       float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
-      for (int t0 = 0; t0 < T; t0 += kAttentionRows) {
-        const Block blk = block_of(t0, T);
+      const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
+      for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
+        const Block blk = block_of(row, t0, T);
         // scores[t, j] = q_t · k_j / sqrt(hd), then each row's softmax over its keys
         gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, x.q + size_t(t0) * x.ld, x.ld,
              x.k + size_t(blk.k0) * x.ld, x.ld, 0.0f, p, blk.keys);
         for (int r = 0; r < blk.rows; r++) {
-          const KeyRange keys = key_range(t0 + r);
+          const KeyRange keys = key_range(row, t0 + r);
           row_lse[t0 + r] =
               softmax_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys);
         }
@@ -161,7 +163,7 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
         const float* v = v_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
         gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
         for (int t = 0; t < T; t++) {
-          const KeyRange keys = key_range(pos + t);
+          const KeyRange keys = key_range(nullptr, pos + t);
           softmax_row(att.data() + size_t(t) * L, keys.begin, keys.end, L);
         }
         gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
@@ -172,7 +174,7 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
 }
 
 void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
-                            const float* lse, int B, int T, int NH, int NKV, int hd) {
+                            const float* lse, int B, int T, int NH, int NKV, int hd, const TokenSegment* segments) {
   KernelTimer timer(KernelKind::AttentionBackward);
   const int group = NH / NKV;
   const float scale = 1.0f / std::sqrt(float(hd));
@@ -191,8 +193,9 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
         const float* dy = dout + size_t(b) * T * x.ldo + size_t(h) * hd;
         const float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
         const float* row_lse = lse + (size_t(b) * NH + h) * T;
-        for (int t0 = 0; t0 < T; t0 += kAttentionRows) {
-          const Block blk = block_of(t0, T);
+        const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
+        for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
+          const Block blk = block_of(row, t0, T);
           const float* q0 = x.q + size_t(t0) * x.ld;
           const float* k0 = x.k + size_t(blk.k0) * x.ld;
           const float* v0 = x.v + size_t(blk.k0) * x.ld;
@@ -200,7 +203,7 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
           // The forward's probabilities, from the scores and the saved log-sum-exp.
           gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, q0, x.ld, k0, x.ld, 0.0f, p, blk.keys);
           for (int r = 0; r < blk.rows; r++) {
-            const KeyRange keys = key_range(t0 + r);
+            const KeyRange keys = key_range(row, t0 + r);
             probabilities_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys,
                               row_lse[t0 + r]);
           }

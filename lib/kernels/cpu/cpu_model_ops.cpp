@@ -19,14 +19,14 @@ float* into(void* p, size_t n, GradInto how) {
 }
 }  // namespace
 
-void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                                    int C) {
-  cpu::embedding_forward(f(out), tokens, f(wte), f(wpe), B, T, C);
+void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                                    const TokenSegment* segments, int B, int T, int C) {
+  cpu::embedding_forward(f(out), tokens, f(wte), f(wpe), B, T, C, segments);
 }
 
-void CpuModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                                     int C) {
-  cpu::embedding_backward(f(dwte), f(dwpe), f(dout), tokens, B, T, C);
+void CpuModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                                     const TokenSegment* segments, int B, int T, int C) {
+  cpu::embedding_backward(f(dwte), f(dwpe), f(dout), tokens, B, T, C, segments);
 }
 
 void CpuModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -58,15 +58,16 @@ size_t CpuModelOps::attention_scratch_floats(int B, int T, int NH) const {
   return cpu::attention_scratch_floats(B, T, NH);
 }
 
-void CpuModelOps::attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int C,
-                                    int NH) {
-  cpu::attention_forward(f(out), saved, scratch, f(qkv), B, T, C, NH);
+void CpuModelOps::attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                    const TokenSegment* segments, int B, int T, int C, int NH) {
+  cpu::attention_forward(f(out), saved, scratch, f(qkv), B, T, C, NH, segments);
 }
 
 void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                     const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
+                                     const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                                     GradInto dqkv_into) {
   cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), f(out), saved, B, T,
-                          C, NH);
+                          C, NH, segments);
 }
 
 void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -91,25 +92,26 @@ void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight,
                         NKV, hd);
 }
 
-void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) {
-  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd);
+void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                               int T, int NH, int NKV, int hd) {
+  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd, segments);
 }
 
-void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                int hd) {
-  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd);
+void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                int T, int NH, int NKV, int hd) {
+  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd, segments);
 }
 
-void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T,
-                                        int NH, int NKV, int hd) {
-  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd);
+void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                        const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
+  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments);
 }
 
 void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
-                                         const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
-                                         GradInto dqkv_into) {
+                                         const void* out, const float* saved, const TokenSegment* segments, int B,
+                                         int T, int NH, int NKV, int hd, GradInto dqkv_into) {
   cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv),
-                              f(out), saved, B, T, NH, NKV, hd);
+                              f(out), saved, B, T, NH, NKV, hd, segments);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,

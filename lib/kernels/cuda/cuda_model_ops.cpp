@@ -61,16 +61,17 @@ void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
   return buffer.data();
 }
 
-void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                                     int C) {
-  cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream());
+void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                                     const TokenSegment* segments, int B, int T, int C) {
+  cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream(), segments);
 }
 
-void CudaModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                                      int C) {
+void CudaModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                                      const TokenSegment* segments, int B, int T, int C) {
   const size_t bytes = dwte ? embedding_backward_workspace_bytes(B, T) : 0;
   void* workspace = bytes ? scratch(embedding_workspace_, bytes) : nullptr;
-  cuda::embedding_backward(dtype_, dwte, dwpe, workspace, bytes, dout, tokens, B, T, C, kTokenBound, stream());
+  cuda::embedding_backward(dtype_, dwte, dwpe, workspace, bytes, dout, tokens, B, T, C, kTokenBound, stream(),
+                           segments);
 }
 
 void CudaModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -121,13 +122,15 @@ size_t CudaModelOps::attention_scratch_floats(int B, int T, int NH) const {
   return attention_backward_scratch_floats(B, T, NH);
 }
 
-void CudaModelOps::attention_forward(void* out, float* saved, float*, const void* qkv, int B, int T, int C, int NH) {
-  cuda::attention_forward(dtype_, out, saved, qkv, B, T, C, NH, stream());
+void CudaModelOps::attention_forward(void* out, float* saved, float*, const void* qkv, const TokenSegment* segments,
+                                     int B, int T, int C, int NH) {
+  cuda::attention_forward(dtype_, out, saved, qkv, B, T, C, NH, stream(), segments);
 }
 
 void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                      const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into);
+                                      const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                                      GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into, segments);
 }
 
 void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -159,26 +162,26 @@ void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight
                          NKV, hd, stream(), dqkv_into);
 }
 
-void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                int hd) {
-  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream());
+void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                int T, int NH, int NKV, int hd) {
+  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream(), segments);
 }
 
-void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                 int hd) {
-  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream());
+void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                 int T, int NH, int NKV, int hd) {
+  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream(), segments);
 }
 
-void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv, int B, int T, int NH,
-                                         int NKV, int hd) {
-  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd}, stream());
+void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv,
+                                         const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments}, stream());
 }
 
 void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
-                                          const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
-                                          GradInto dqkv_into) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd}, stream(),
-                           dqkv_into);
+                                          const void* out, const float* saved, const TokenSegment* segments, int B,
+                                          int T, int NH, int NKV, int hd, GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd, segments},
+                           stream(), dqkv_into);
 }
 
 void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {

@@ -34,10 +34,10 @@ public:
 
   DType dtype() const override { return dtype_; }
   size_t own_bytes(int B, int T, int C) const override;
-  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                         int C) override;
-  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                          int C) override;
+  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                         const TokenSegment* segments, int B, int T, int C) override;
+  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                          const TokenSegment* segments, int B, int T, int C) override;
   void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
                          int N, int C) override;
   void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
@@ -56,10 +56,11 @@ public:
                             GradInto dpre_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
-  void attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int C,
-                         int NH) override;
+  void attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                         int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                          const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
+                          const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                          GradInto dqkv_into) override;
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
   void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
                                 const void* weight, int N, int C, float eps) override;
@@ -70,12 +71,15 @@ public:
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
                         int hd, GradInto dqkv_into) override;
-  void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, int B, int T, int NH, int NKV,
-                             int hd) override;
+  void rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T, int NH,
+                    int NKV, int hd) override;
+  void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
+                     int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                             int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
+                              const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                              GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
                                 int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
