@@ -101,8 +101,13 @@ std::string explain_logging(const Config& c, const ValueSources& s) {
 }  // namespace
 
 Provenance explain_provenance(const Config& c, const ValueSources& s) {
-  return {explain_lr(c, s), explain_schedule(c, s), explain_batch(c, s), explain_precision(c, s), "",
-          explain_logging(c, s)};
+  Provenance p;
+  p.lr = explain_lr(c, s);
+  p.schedule = explain_schedule(c, s);
+  p.batch = explain_batch(c, s);
+  p.precision = explain_precision(c, s);
+  p.logging = explain_logging(c, s);
+  return p;
 }
 
 void log_provenance(const Config& c) {
