@@ -23,7 +23,7 @@ run() {  # NAME ARGS...
   local name=$1
   shift
   local cmd=("$root/scripts/launch.sh" -n "$ranks" -- "$zerotrain" --config zero2 --model "$root/bench/models/ckpt_bench.json"
-    --steps "$steps" --set training.micro_batch_size=1 --set steps_per_print=1000 --set training.eval_interval=0
+    --steps "$steps" --set training.micro_batch_size=1 --set training.logging_steps=1000 --set training.eval_interval=0
     --set training.metrics="$out/$name.jsonl" "$@")
   echo "== $name: ${cmd[*]}"
   "${cmd[@]}" >"$out/$name.log" 2>&1 || { tail -20 "$out/$name.log"; exit 1; }

@@ -23,7 +23,7 @@ for n in $ranks; do
       OMP_NUM_THREADS=1 "$root/scripts/launch.sh" -n "$n" -- "$zerotrain" --config "zero$stage" \
         --model "$root/bench/models/zero_bench.json" --steps "$steps" \
         --set zero_optimization.overlap_comm=$overlap --set wall_clock_breakdown=true \
-        --set steps_per_print=1000 --set training.eval_interval=0 \
+        --set training.logging_steps=1000 --set training.eval_interval=0 \
         --set training.metrics="$out/$name.jsonl" --log-level warn "$@"
     done
   done

@@ -38,7 +38,7 @@ def others_cores(seconds):
 def run(binary, config, metrics):
     cmd = ["/usr/bin/time", "-f", "%U %S", binary, "--config", config, "--model", "gpt2-124m",
            "--set", "data.seq_len=64", "--set", "training.micro_batch_size=4", "--set", "bf16.enabled=false",
-           "--steps", "10", "--set", "steps_per_print=1", "--set", "training.eval_interval=0",
+           "--steps", "10", "--set", "training.logging_steps=1", "--set", "training.eval_interval=0",
            "--set", f"training.metrics={metrics}", "--set", f"data.train={ROOT}/data/tinytext/train.txt",
            "--set", "data.val="]
     busy, start = busy_jiffies(), time.time()

@@ -69,7 +69,7 @@ def run(binary, config, ranks, steps, extra, out, final):
                     "--set", f"data.val={ROOT}/data/tinytext/val.txt",
                     "--set", f"training.metrics={out}/metrics.jsonl",
                     "--set", f"training.checkpoint_dir={out}/ckpt", "--set", "training.save_interval=2",
-                    "--set", "steps_per_print=1"] + (["--set", f"training.save_final={out}/final"] if final else []) + extra
+                    "--set", "training.logging_steps=1"] + (["--set", f"training.save_final={out}/final"] if final else []) + extra
     with open(f"{out}/log.txt", "w") as log:
         rc = subprocess.run(cmd, cwd=ROOT, env=dict(os.environ, OMP_NUM_THREADS="1"), stdout=log,
                             stderr=subprocess.STDOUT).returncode

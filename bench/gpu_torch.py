@@ -4,12 +4,13 @@ bench/step_torch.py: tied LM head, tanh GELU, pre-LayerNorm) or a Llama 3.2 1B-s
 plainly in torch (RMSNorm, rotary embeddings in the rotate-half convention, grouped-query attention,
 SwiGLU, tied head, no biases: what zerotrain's llama family computes; no transformers needed), in
 bf16 autocast with fp32 weights (the mixed precision zerotrain trains in: fp32 master, bf16 compute),
-causal F.scaled_dot_product_attention, torch.compile, global-norm clipping at 1.0 and fused AdamW.
-The vocabulary is padded to a multiple of 128 (as zerotrain pads it inside); tokens are random.
-Prints every step and writes one JSON object of results (--json).
+causal F.scaled_dot_product_attention, torch.compile (or eager: --mode eager), global-norm clipping at
+1.0 and fused AdamW. The vocabulary is padded to a multiple of 128 (as zerotrain pads it inside);
+tokens are random. Prints every step and writes one JSON object of results (--json).
 
   python3 bench/gpu_torch.py --batch 64 --seq 1024 --steps 20 --peak-tflops 989 --json out/torch.json
-  python3 bench/gpu_torch.py --model llama-3.2-1b --batch 16 --seq 1024 --peak-tflops 989
+  python3 bench/gpu_torch.py --model llama-3.2-1b --batch 16 --seq 1024 --peak-tflops 989 --mode eager
+  python3 bench/gpu_torch.py --check     # exit 0 where torch sees a CUDA device, saying which
 
 MFU uses zerotrain's FLOPs per token, 6N + 12·L·W·T, and llm.c's, 6N + 6·L·W·T, with N the
 parameters of the unpadded model (as zerotrain counts them) and W the width of the attention (the
@@ -23,9 +24,14 @@ import statistics
 import sys
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+try:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+except ImportError as e:
+    if __name__ == "__main__":
+        sys.exit("gpu_torch: no torch (%s)" % e)
+    raise
 
 PRESETS = {
     "gpt2-124m": dict(arch="gpt2", n_layer=12, n_head=12, d_model=768, vocab_size=50257, max_seq_len=1024),
@@ -175,12 +181,13 @@ def run(args, cfg, batch):
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
-    compiled = torch.compile(model)
+    compiled = torch.compile(model) if args.mode == "compile" else model
     idx = torch.randint(0, cfg["vocab_size"], (batch, args.seq), device=dev)
     tgt = torch.randint(0, cfg["vocab_size"], (batch, args.seq), device=dev)
     print(f"gpu_torch: {args.model} ({n_params} parameters), B={batch} T={args.seq}, bf16 autocast, SDPA"
           f"{' (enable_gqa)' if cfg['arch'] == 'llama' and SDPA_GQA else ''}, "
-          f"torch.compile; torch {torch.__version__}, {torch.cuda.get_device_name()}", flush=True)
+          f"{'torch.compile' if args.mode == 'compile' else 'eager'}; torch {torch.__version__}, "
+          f"{torch.cuda.get_device_name()}", flush=True)
 
     times = []
     for s in range(args.warmup + args.steps):
@@ -211,9 +218,14 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--peak-tflops", type=float, default=0.0, help="the GPU's bf16 dense peak (0: no MFU)")
     ap.add_argument("--json", help="write the results here")
+    ap.add_argument("--mode", default="compile", choices=["compile", "eager"], help="torch.compile or eager")
+    ap.add_argument("--check", action="store_true", help="only say whether torch sees a CUDA device")
     args = ap.parse_args()
     if not torch.cuda.is_available():
-        sys.exit("gpu_torch: no CUDA device")
+        sys.exit("gpu_torch: no CUDA device (torch %s)" % torch.__version__)
+    if args.check:
+        print("gpu_torch: torch %s, CUDA %s, %s" % (torch.__version__, torch.version.cuda, torch.cuda.get_device_name()))
+        return
     cfg = PRESETS[args.model]
 
     batch = args.batch
@@ -234,6 +246,7 @@ def main():
     peak = args.peak_tflops * 1e12
     result = {
         "torch": torch.__version__,
+        "mode": args.mode,
         "device": torch.cuda.get_device_name(),
         "batch": batch,
         "seq": T,

@@ -51,8 +51,20 @@ void add_model_options(CLI::App& command, std::string& model, std::string& devic
   command.add_option("--device", device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
-  command.add_option("--dtype", dtype, "fp32 or bf16: what the model computes in on a GPU (the CPU: fp32)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+  command.add_option("--dtype", dtype,
+                     "auto, fp32, bf16 or fp16: the weights rounded to it as a run of that dtype computed with them "
+                     "(auto: a checkpoint's run's dtype, fp32 for a model directory); a GPU computes in bf16 or fp32, "
+                     "the CPU in fp32")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))
+      ->capture_default_str();
+}
+
+void add_tokenizer_mismatch_option(CLI::App& command, std::string& policy) {
+  command
+      .add_option("--tokenizer-mismatch", policy,
+                  "error: refuse a token file or tokenizer made by another tokenizer than the model's (docs/data.md); "
+                  "warn: go on")
+      ->check(CLI::IsMember({"error", "warn"}))
       ->capture_default_str();
 }
 

@@ -22,6 +22,10 @@ CLI::Validator byte_size();
 // or bf16, what the model computes in on a GPU): generate and eval.
 void add_model_options(CLI::App& command, std::string& model, std::string& device, std::string& dtype);
 
+// --tokenizer-mismatch error|warn: what a token file or tokenizer of another tokenizer than the
+// model's gets (data.tokenizer_mismatch of a run): generate and eval.
+void add_tokenizer_mismatch_option(CLI::App& command, std::string& policy);
+
 LogOptions log_options(int rank, const std::string& level, const std::string& dir = "");
 
 // A subcommand's parser and the options CLI11 writes into while parsing (shared with its run).

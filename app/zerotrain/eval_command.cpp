@@ -13,11 +13,15 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model directory, as for generate. --data: a token file
-as training reads it (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16,
-text as bytes). The file is cut into windows of B x T + 1 tokens as training cuts it, read in order;
-several ranks (scripts/launch.sh -n N) share the windows and give the same loss up to the order of
-the sums.
+const char* const kEvalFooter = R"(--model: a checkpoint or a Hugging Face model directory of any family zerotrain trains (GPT-2,
+Llama, Mistral, Qwen2, Qwen3), as for generate. --data: a token file as training reads it
+(data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16, text as bytes). The
+file is cut into windows of B x T + 1 tokens as training cuts it, read in order; several ranks
+(scripts/launch.sh -n N) share the windows and give the same loss up to the order of the sums.
+--dtype auto (the default) rounds the weights as the run that trained them did, so a checkpoint
+evaluates to the run's own val loss. A token file whose record names another tokenizer than the
+model's (its directory's tokenizer files, or the tokenizer of a checkpoint's data) is refused unless
+--tokenizer-mismatch warn.
 
 Examples:
   zerotrain eval --model checkpoints --data data/tinytext/val.txt
@@ -26,6 +30,7 @@ Examples:
 
 int eval(const EvalOptions& o, int argc, char** argv) {
   World world(argc, argv);
+  init_logging(log_options(world.rank(), "info"));  // warnings go to stderr, the result to stdout
   EvalResult r;
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -36,7 +41,7 @@ int eval(const EvalOptions& o, int argc, char** argv) {
   }
   if (world.rank() != 0) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("eval: %s: loss %.4f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
+  std::printf("eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%lld windows of %d x %d "
               "tokens) on %d rank%s in %.1f s\n",
               o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
               static_cast<long long>(r.targets), static_cast<long long>(r.windows), r.batch_size, r.seq_len,
@@ -57,6 +62,7 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--batch-size", o->batch_size, "sequences per forward")->capture_default_str();
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows only (0: all)")
       ->capture_default_str();
+  add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};
 }
 

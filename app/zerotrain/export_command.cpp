@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 
 #include "cli_options.hpp"
 #include "core/dtype.hpp"
@@ -18,8 +19,12 @@ directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR 
 save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
 model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
 model.safetensors.index.json above --max-shard-size), and the tokenizer files of the model
-directory the run started from; the same files training.save_final writes for the same state, one
-parameter group at a time. bf16 holds the master weights rounded to nearest even: exactly what a
+directory the run started from, or of the tokenizer the run's data was made with when there is no
+such directory (docs/data.md); the same files training.save_final writes for the same state, one
+parameter group at a time. OUT_DIR is written whole beside its place and swapped in: an interrupted
+export leaves the old one as it was. It may not be, or hold, the checkpoint or the model directory
+the run started from (--overwrite for a user who means to replace that model). bf16 holds the master
+weights rounded to nearest even: exactly what a
 bf16 run computed with.
 
 A LoRA run's checkpoint gives its adapters as a PEFT adapter directory (adapter_config.json,
@@ -36,6 +41,8 @@ Examples:
 struct ExportArgs {
   std::string checkpoint_dir, out_dir, dtype = "fp32", max_shard_size = "5GB";
   bool merge = false;
+  bool overwrite = false;
+  std::string tokenizer_mismatch;  // "": the run's data.tokenizer_mismatch
 };
 
 // One process, no MPI: reads the shard files and writes the consolidated weights.
@@ -43,7 +50,10 @@ void export_model(const ExportArgs& a) {
   init_logging(log_options(0, "info"));
   HfOutput output(dtype_from_name(a.dtype));
   output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
-  export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.merge);
+  std::optional<TokenizerMismatch> tokenizer_mismatch;
+  if (!a.tokenizer_mismatch.empty())
+    tokenizer_mismatch = tokenizer_mismatch_from_name(a.tokenizer_mismatch, "--tokenizer-mismatch");
+  export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.merge, tokenizer_mismatch, a.overwrite);
   spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
 }
 
@@ -68,6 +78,13 @@ Subcommand export_subcommand(CLI::App& app) {
   exp->add_flag("--merge", a->merge,
                 "a LoRA run's checkpoint: the merged model (W + scale·B·A under the base model's names) instead "
                 "of its PEFT adapter directory");
+  exp->add_flag("--overwrite", a->overwrite,
+                "OUT_DIR may be the model directory the run started from (or hold the checkpoint): its files are "
+                "replaced, the new directory written whole beside it first");
+  exp->add_option("--tokenizer-mismatch", a->tokenizer_mismatch,
+                  "error or warn: what a model directory tokenizer other than the one the run's data was made with "
+                  "gets (default: the run's data.tokenizer_mismatch); with warn the data's tokenizer ships")
+      ->check(CLI::IsMember({"error", "warn"}));
   return {exp, [a = a](int, char**) { return exit_status("export", [&] { export_model(*a); }); }};
 }
 

@@ -13,15 +13,17 @@ namespace {
 const char* const kGenerateFooter = R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
 model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
 model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
-them). --tokenizer: the tokenizer the training data was made with (default: one in the model
-directory, or training.sample_tokenizer of the checkpoint's run; a model of 256 tokens reads bytes).
+them). --tokenizer: the tokenizer the training data was made with (default: the one in the model
+directory, or for a checkpoint the one its data's token files recorded, training.sample_tokenizer,
+or the run's model directory's; a model of 256 tokens reads bytes); another tokenizer than the one
+the model's ids are known to mean is refused unless --tokenizer-mismatch warn.
 The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
 generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
 positions are used up. Temperature 0 is greedy decoding.
 
 Examples:
   zerotrain generate --model checkpoints --prompt "And God said"
-  zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "Once upon a time" --temperature 0.8 --top-k 40
+  zerotrain generate --model hf_model --prompt "Once upon a time" --temperature 0.8 --top-k 40
 )";
 
 }  // namespace
@@ -32,6 +34,7 @@ Subcommand generate_subcommand(CLI::App& app) {
   add_model_options(*cmd, o->model, o->device, o->dtype);
   cmd->add_option("--tokenizer", o->tokenizer,
                   "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
+  add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   cmd->add_option("--prompt", o->prompt, "the text to continue")->required();
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate at most")->capture_default_str();
   cmd->add_option("--temperature", o->sampling.temperature, "softmax temperature; 0: greedy")->capture_default_str();
@@ -40,7 +43,10 @@ Subcommand generate_subcommand(CLI::App& app) {
                   "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
       ->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")->capture_default_str();
-  return {cmd, [o = o](int, char**) { return exit_status("generate", [&] { run_generate(*o, stdout); }); }};
+  return {cmd, [o = o](int, char**) {
+            init_logging(log_options(0, "info"));  // warnings go to stderr, the text to stdout
+            return exit_status("generate", [&] { run_generate(*o, stdout); });
+          }};
 }
 
 }  // namespace zt::cli

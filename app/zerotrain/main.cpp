@@ -6,6 +6,7 @@
 
 #include "core/threads.hpp"
 #include "subcommand.hpp"
+#include "unknown_options.hpp"
 
 #ifndef ZT_VERSION
 #define ZT_VERSION "unknown"
@@ -24,6 +25,9 @@ int main(int argc, char** argv) {
                                                generate_subcommand(app), eval_subcommand(app)};
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& err) {
+    const std::string unknown = unknown_options_message(app);
+    return usage_error((unknown.empty() ? std::string(err.what()) : unknown) + " (run with --help for usage)");
   } catch (const CLI::ParseError& err) {
     if (err.get_exit_code() == 0) return app.exit(err);  // --help, --version
     return usage_error(std::string(err.what()) + " (run with --help for usage)");

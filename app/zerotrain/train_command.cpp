@@ -13,6 +13,7 @@
 #include "config/local_rank_argument.hpp"
 #include "core/error.hpp"
 #include "subcommand.hpp"
+#include "trainer_options.hpp"
 #include "train/output_locks.hpp"
 #include "train/output_paths.hpp"
 #include "train/resolved_config_file.hpp"
@@ -27,6 +28,8 @@ const char* const kExamples = R"(Examples:
   zerotrain --config zero2                        train the toy model on the shipped corpus (ZeRO stage 2)
   scripts/launch.sh -n 4 -- zerotrain --config zero3 --steps 200
   zerotrain --config ds_config.json --model gpt2-124m --data train.bin --set zero_optimization.stage=3
+  zerotrain --deepspeed ds_z3.json --model_name_or_path Qwen3-0.6B/ --data chats.bin --learning_rate 2e-5 \
+      --num_train_epochs 3 --per_device_train_batch_size 4 --bf16 --output_dir out
   zerotrain --config zero2 --print-config --world-size 8
   zerotrain --config zero3_offload --dry-run
   zerotrain estimate --model gpt2-1.5b --world-size 8
@@ -47,6 +50,10 @@ this for every rank.
 During set-up (before the first step) a stop signal ends the process at once with exit status
 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 
+The Hugging Face Trainer's arguments (--learning_rate, --num_train_epochs, --per_device_train_batch_size,
+--output_dir, --bf16, ...) set the config keys they stand for, as --set does; others it takes that change
+nothing here (--do_train, --report_to, --overwrite_output_dir, ...) are accepted with a warning saying why.
+
 Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
 the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.
 )";
@@ -61,9 +68,10 @@ struct TrainArgs {
   std::vector<std::string> overrides;
   int world_size = 0;
   int64_t local_rank = 0;
-  bool print_config = false, dry_run = false;
+  bool print_config = false, dry_run = false, overwrite = false;
   CLI::Option *model_opt = nullptr, *data_opt = nullptr, *steps_opt = nullptr, *world_opt = nullptr,
               *local_rank_opt = nullptr;
+  std::unique_ptr<TrainerOptions> trainer;
 };
 
 void add_train_options(CLI::App& app, TrainArgs& t) {
@@ -82,16 +90,20 @@ void add_train_options(CLI::App& app, TrainArgs& t) {
   app.add_option("--set", t.overrides,
                  "override one key, KEY=VALUE (VALUE is JSON when it parses, else a string); repeatable")
       ->allow_extra_args(false);
-  app.add_flag("--print-config", t.print_config, "print the resolved config as JSON on stdout and exit");
-  app.add_flag("--dry-run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
-  t.world_opt = app.add_option("--world-size", t.world_size,
+  app.add_flag("--overwrite", t.overwrite,
+               "write outputs where inputs lie (training.overwrite): an output directory may hold inputs, and "
+               "save_final may replace the model directory it started from (written beside it, then swapped in)");
+  app.add_flag("--print-config,--print_config", t.print_config, "print the resolved config as JSON on stdout and exit");
+  app.add_flag("--dry-run,--dry_run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
+  t.world_opt = app.add_option("--world-size,--world_size", t.world_size,
                                "with --print-config or --dry-run: resolve and plan as if N ranks ran")
                     ->check(positive_int());
   t.local_rank_opt = app.add_option("--local_rank,--local-rank", t.local_rank,
                                     "what torch.distributed.launch and the deepspeed launcher pass: accepted and "
                                     "checked against the launcher's local rank (ranks come from the launcher)");
-  app.add_option("--log-level", t.log_level, "trace, debug, info, warn, error, critical or off")
+  app.add_option("--log-level,--log_level", t.log_level, "trace, debug, info, warn, error, critical or off")
       ->capture_default_str();
+  t.trainer = std::make_unique<TrainerOptions>(app, t.steps_opt, t.model_opt);
 }
 
 // --local_rank decides nothing (ranks come from the launcher); it is checked and noted.
@@ -100,12 +112,22 @@ void check_local_rank(const TrainArgs& a) {
 }
 
 config::Config resolve(const TrainArgs& a, int world_size) {
+  a.trainer->check_not_doubled();
   config::ResolveOptions o;
   o.world_size = world_size;
   o.overrides = a.overrides;
+  if (a.overwrite) o.overrides.insert(o.overrides.begin(), "training.overwrite=true");
   if (*a.model_opt) o.model = a.model;
+  if (a.trainer->model_given()) {
+    o.model = a.trainer->model();
+    o.model_option = "--model_name_or_path";
+  }
   if (*a.data_opt) o.data = a.data;
   if (*a.steps_opt) o.steps = a.steps;
+  o.trainer_arguments = a.trainer->mapped();
+  for (const std::string& note : a.trainer->ignored_notes()) spdlog::warn("{}", note);
+  const std::string set_by_trainer_arguments = config::describe_trainer_arguments(o.trainer_arguments);
+  if (!set_by_trainer_arguments.empty()) spdlog::info("Hugging Face Trainer arguments: {}", set_by_trainer_arguments);
   if (a.config.empty()) return config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config");
   return config::load_config(a.config, o);
 }

@@ -6,9 +6,11 @@
 //   bench_kernels                         # GPT-2 124M, bf16, B = 8, T = 1024
 //   bench_kernels --dtype fp32 --batch 16
 //   bench_kernels --model llama-3.2-1b    # the llama family's kernels (RMSNorm, RoPE, SwiGLU, GQA)
+//   bench_kernels_emulated --model toy --batch 1 --seq 16 --iters 1   # the emulated GPU's run of it
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -94,6 +96,9 @@ struct Model {
 const Model kModels[] = {
     {"gpt2-124m", false, 768, 12, 12, 64, 3072, 50257, 50304, 124'475'904},
     {"llama-3.2-1b", true, 2048, 32, 8, 64, 8192, 128256, 128256, 1'235'814'400},
+    // zerotrain's tiny presets, for bench_kernels_emulated (bench/gpu_rehearsal.sh).
+    {"toy", false, 64, 4, 4, 16, 256, 256, 256, 124'672},
+    {"llama-tiny", true, 64, 4, 2, 16, 176, 256, 256, 108'864},
 };
 
 struct Run {
@@ -273,8 +278,10 @@ int main(int argc, char** argv) {
   CLI::App app{"CUDA kernels at GPT-2 124M or Llama 3.2 1B shapes"};
   int B = 8, T = 1024, iters = 20;
   std::string dtype_arg = "bf16", model_arg = "gpt2-124m";
-  app.add_option("--model", model_arg, "the shapes: gpt2-124m or llama-3.2-1b")
-      ->check(CLI::IsMember({"gpt2-124m", "llama-3.2-1b"}));
+  std::vector<std::string> names;
+  for (const Model& m : kModels) names.push_back(m.name);
+  app.add_option("--model", model_arg, "the shapes: gpt2-124m, llama-3.2-1b, or the tiny toy and llama-tiny")
+      ->check(CLI::IsMember(names));
   app.add_option("--batch", B, "B (sequences per batch)")->check(CLI::PositiveNumber);
   app.add_option("--seq", T, "T (tokens per sequence)")->check(CLI::PositiveNumber);
   app.add_option("--dtype", dtype_arg, "bf16 or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
@@ -287,7 +294,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
-    const Model& model = model_arg == kModels[0].name ? kModels[0] : kModels[1];
+    const Model& model = *std::find_if(std::begin(kModels), std::end(kModels),
+                                       [&](const Model& m) { return model_arg == m.name; });
     const DType dt = dtype_from_name(dtype_arg);
     const Run run{model, dt, dtype_size(dt), B, T, B * T, iters};
     cudaDeviceProp prop{};

@@ -4,7 +4,9 @@ GPT-2 124M (B = 64, T = 1024 by default) or Llama 3.2 1B (B = 16, T = 1024 by de
 kernel of the step the FLOPs and the compulsory bytes (every tensor read and written once, bf16
 activations, fp32 statistics and optimizer state), the time each would take at the H100's peak
 (the larger of FLOPs at 989 TFLOP/s and bytes at 3.35 TB/s), and a predicted time at the efficiency
-this kind of kernel reaches, which the GPU run of bench/gpu.sh and bench_kernels must confirm.
+this kind of kernel reaches, which the GPU run of bench/gpu.sh and bench_kernels must confirm. The
+attention's rates are FlashAttention-2's as measured on an H100, scaled to today's kernel
+(--attention-vs-fa2); the last line gives the MFU over a range of that scale.
 Prints a markdown table (bench/RESULTS.md).
 
   python3 bench/cuda/cost_table.py [--batch 64] [--seq 1024]
@@ -21,15 +23,28 @@ EFF = {
     # in every dimension.
     "gemm": 0.72,
     "gemm_large": 0.78,
-    # The tensor-core attention kernels (mma.sync m16n8k16, 4 warps, tiles loaded without
-    # pipelining, FlashAttention-2's layout): not measured yet; FlashAttention-2 itself reaches
-    # 35-50% of an H100's peak with mma.sync.
-    "attn_fwd": 0.35,
-    "attn_bwd": 0.25,
     # Memory-bound kernels: 85% of the 3.0 TB/s a device-to-device copy moved here (of 3.35).
     "mem": 0.76,
 }
+# Attention, from what FlashAttention-2 measures on an H100 in bf16 at head dim 64 and T = 1k: 229
+# to 306 TFLOP/s forward, the low end for the causal mask at this length; its backward runs at
+# about three quarters of its forward rate, counting 2.5 forward products where FlashAttention
+# counts FLOPs.
+FA2_FWD = 229e12
+FA2_BWD = 0.75 * FA2_FWD
+# Today's kernels against FlashAttention-2: mma.sync m16n8k16 as it, but 16 query rows a warp
+# where it takes 32 to 64 (more shared-memory reads per product), tiles loaded without pipelining
+# (it overlaps the next tile's cp.async with the products), and a backward in two passes that
+# recompute the scores (3.5 forward products against its 2.5, a share this table counts as FLOPs).
+VS_FA2 = {"fwd": 0.5, "bwd": 0.4}
+BWD_PRODUCTS = 7  # the half-square products of the backward as the kernel runs them (FA2: 5)
 E = 2  # bytes per bf16 element
+
+
+def attention_efficiencies(scale=1.0):
+    """The attention's efficiencies of peak, as the table counts its FLOPs, at VS_FA2 times scale."""
+    return {"attn_fwd": VS_FA2["fwd"] * scale * FA2_FWD / PEAK_FLOPS,
+            "attn_bwd": VS_FA2["bwd"] * scale * FA2_BWD * BWD_PRODUCTS / 5 / PEAK_FLOPS}
 
 
 class Step:
@@ -57,7 +72,8 @@ class Step:
         half = B * NH * T * T / 2 * hd * 2  # FLOPs of one product over the causal half
         qkv, o = E * N * qkv_width, E * N * NH * hd
         self.add("attention fwd (tensor cores)", L, 2 * half, qkv + o + 4 * B * NH * T, "attn_fwd")
-        self.add("attention bwd (tensor cores, 2 passes)", L, 7 * half, 2 * qkv + 2 * o + 8 * B * NH * T, "attn_bwd")
+        self.add("attention bwd (tensor cores, 2 passes)", L, BWD_PRODUCTS * half, 2 * qkv + 2 * o + 8 * B * NH * T,
+                 "attn_bwd")
         self.add("attention bwd dout·out", L, 2 * N * NH * hd, 2 * o + 4 * B * NH * T, "mem")
 
     def optimizer(self, P):
@@ -125,44 +141,63 @@ def llama_3_2_1b(B, T):
 MODELS = {"gpt2-124m": (gpt2_124m, 64), "llama-3.2-1b": (llama_3_2_1b, 16)}
 
 
+def predicted_ms(step, eff):
+    """Each row's time at the peaks and as predicted at the efficiencies eff, in seconds."""
+    for name, count, fl, by, kind in step.rows:
+        t_peak = max(fl / PEAK_FLOPS, by / PEAK_BYTES) * count
+        if kind == "mem":
+            t_pred = by / (PEAK_BYTES * eff[kind]) * count
+        else:
+            t_pred = max(fl / (PEAK_FLOPS * eff[kind]), by / (PEAK_BYTES * eff["mem"])) * count
+        yield name, count, fl, by, kind, t_peak, t_pred
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="gpt2-124m", choices=sorted(MODELS))
     ap.add_argument("--batch", type=int, default=0, help="micro-batch (default: 64 for GPT-2, 16 for Llama)")
     ap.add_argument("--seq", type=int, default=1024)
+    ap.add_argument("--attention-vs-fa2", type=float, default=1.0,
+                    help="today's attention's rates as a multiple of VS_FA2's (1: as assumed)")
     a = ap.parse_args()
     build, default_batch = MODELS[a.model]
     B, T = a.batch or default_batch, a.seq
     N = B * T
     step, params, attn_width = build(B, T)
+    eff = dict(EFF, **attention_efficiencies(a.attention_vs_fa2))
+    model_flops = {"6N + 6·L·width·T (llm.c)": (6 * params + 6 * attn_width * T) * N,
+                   "6N + 12·L·width·T (zerotrain, PaLM)": (6 * params + 12 * attn_width * T) * N}
 
     print("| kernel | per step | GFLOP | MB | ms at H100 peak | assumed efficiency | predicted ms |")
     print("|---|---|---|---|---|---|---|")
     total_peak = total_pred = total_flops = 0.0
     by_prefix = {}
-    for name, count, fl, by, kind in step.rows:
-        t_peak = max(fl / PEAK_FLOPS, by / PEAK_BYTES) * count
-        if kind == "mem":
-            t_pred = by / (PEAK_BYTES * EFF[kind]) * count
-        else:
-            t_pred = max(fl / (PEAK_FLOPS * EFF[kind]), by / (PEAK_BYTES * EFF["mem"])) * count
+    for name, count, fl, by, kind, t_peak, t_pred in predicted_ms(step, eff):
         total_peak += t_peak
         total_pred += t_pred
         total_flops += fl * count
         prefix = name.split()[0]
         by_prefix[prefix] = by_prefix.get(prefix, 0.0) + t_pred
         print("| %s | %d | %.1f | %.1f | %.2f | %.0f%% | %.2f |"
-              % (name, count, fl * count / 1e9, by * count / 1e6, t_peak * 1e3, 100 * EFF[kind], t_pred * 1e3))
-    model_flops = {"6N + 6·L·width·T (llm.c)": (6 * params + 6 * attn_width * T) * N,
-                   "6N + 12·L·width·T (zerotrain, PaLM)": (6 * params + 12 * attn_width * T) * N}
+              % (name, count, fl * count / 1e9, by * count / 1e6, t_peak * 1e3, 100 * eff[kind], t_pred * 1e3))
     print("| **step** | | %.1f | | **%.2f** | | **%.2f** |" % (total_flops / 1e9, total_peak * 1e3, total_pred * 1e3))
     print()
-    print("%s, B = %d, T = %d, bf16; N = %d parameters." % (a.model, B, T, params))
+    fwd, bwd = (eff["attn_fwd"] * PEAK_FLOPS / 1e12, eff["attn_bwd"] * PEAK_FLOPS / 1e12 * 5 / BWD_PRODUCTS)
+    print("%s, B = %d, T = %d, bf16; N = %d parameters; attention at %.0f TFLOP/s forward, %.0f backward "
+          "(FlashAttention's count)." % (a.model, B, T, params, fwd, bwd))
     for name, fl in model_flops.items():
         print("MFU (%s, %.2f TFLOP per step): %.1f%% at the peaks, %.1f%% predicted; %.0f tokens/s predicted."
               % (name, fl / 1e12, 100 * fl / total_peak / PEAK_FLOPS, 100 * fl / total_pred / PEAK_FLOPS, N / total_pred))
     shares = ", ".join("%s %.1f%%" % (k, 100 * v / total_pred) for k, v in sorted(by_prefix.items(), key=lambda kv: -kv[1]))
     print("Share of the predicted step by kind of kernel: %s." % shares)
+    palm = model_flops["6N + 12·L·width·T (zerotrain, PaLM)"]
+    spread = []
+    for scale in (0.6, 0.8, 1.0, 1.2, 1.4):
+        total = sum(t for *_, t in predicted_ms(step, dict(EFF, **attention_efficiencies(a.attention_vs_fa2 * scale))))
+        spread.append("%.0f%%/%.0f%% of FA2: %.1f%%" % (100 * VS_FA2["fwd"] * a.attention_vs_fa2 * scale,
+                                                        100 * VS_FA2["bwd"] * a.attention_vs_fa2 * scale,
+                                                        100 * palm / total / PEAK_FLOPS))
+    print("MFU (zerotrain's) with the attention at forward/backward: %s." % ", ".join(spread))
 
 
 if __name__ == "__main__":

@@ -240,30 +240,36 @@ void DirLock::take() {
       ++replaced;
       continue;
     }
-    const std::string text = read_all(fd);
-    if (!text.empty()) {
-      const LockVerdict v = judge_lock(text, me_, timing_.lease_seconds, flock_free);
-      if (!v.stands.empty()) {
-        ::close(fd);
-        fail("{}: {} ({}; its lock is {}); {}", refused, describe_holder(*v.holder), v.stands, path_, advice);
-      }
-      if (v.holder)
-        spdlog::warn("{}: taking over the lock {} of a job that is gone ({}): {}", key_, path_,
-                     describe_holder(*v.holder), v.stale);
-      else
-        spdlog::warn("{}: taking over the lock {}: {}", key_, path_, v.stale);
-    }
-    const std::string mine = lock_file_text(me_);
-    if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != ssize_t(mine.size()) ||
-        ::fsync(fd) != 0) {
-      const int err = errno;
-      ::close(fd);
-      fail("{}: cannot write the lock {}: {}", key_, path_, std::strerror(err));
-    }
-    fd_ = fd;
+    claim(fd, flock_free, refused, advice);
     return;
   }
   fail("{}: cannot take the lock {}: it was replaced again and again while this job tried", key_, path_);
+}
+
+// The lock file is open (and flocked where the file system can): what an earlier holder wrote
+// decides whether it may be taken over; then it names this job.
+void DirLock::claim(int fd, bool flock_free, const std::string& refused, const std::string& advice) {
+  const std::string text = read_all(fd);
+  if (!text.empty()) {
+    const LockVerdict v = judge_lock(text, me_, timing_.lease_seconds, flock_free);
+    if (!v.stands.empty()) {
+      ::close(fd);
+      fail("{}: {} ({}; its lock is {}); {}", refused, describe_holder(*v.holder), v.stands, path_, advice);
+    }
+    if (v.holder)
+      spdlog::warn("{}: taking over the lock {} of a job that is gone ({}): {}", key_, path_,
+                   describe_holder(*v.holder), v.stale);
+    else
+      spdlog::warn("{}: taking over the lock {}: {}", key_, path_, v.stale);
+  }
+  const std::string mine = lock_file_text(me_);
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != ssize_t(mine.size()) ||
+      ::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail("{}: cannot write the lock {}: {}", key_, path_, std::strerror(err));
+  }
+  fd_ = fd;
 }
 
 bool DirLock::file_is_ours() const {

@@ -73,6 +73,7 @@ public:
 
 private:
   void take();
+  void claim(int fd, bool flock_free, const std::string& refused, const std::string& advice);
   void refresh_until_released();
   bool file_is_ours() const;
 

@@ -86,6 +86,56 @@ size_t safetensors_dtype_size(const std::string& dtype) {
   return it == sizes.end() ? 0 : it->second;
 }
 
+namespace {
+
+// One tensor's entry of the header: dtype, shape and data_offsets, judged against the data section.
+SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& value,
+                             uint64_t data_size, uint64_t data_start) {
+  if (!value.is_object()) fail("{}: tensor \"{}\": entry is not an object", path, name);
+  SafetensorsEntry e;
+  e.name = name;
+  if (!value.contains("dtype") || !value["dtype"].is_string()) fail("{}: tensor \"{}\": missing dtype", path, name);
+  e.dtype = value["dtype"].get<std::string>();
+  const size_t esize = safetensors_dtype_size(e.dtype);
+  if (esize == 0) fail("{}: tensor \"{}\": unknown dtype \"{}\"", path, name, e.dtype);
+  if (!value.contains("shape") || !value["shape"].is_array()) fail("{}: tensor \"{}\": missing shape", path, name);
+  for (auto& d : value["shape"]) {
+    if (!d.is_number_unsigned())
+      fail("{}: tensor \"{}\": shape {} is not a list of sizes", path, name, value["shape"].dump());
+    e.shape.push_back(d.get<uint64_t>());
+  }
+  const nlohmann::json offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
+  if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+      !offsets[1].is_number_unsigned())
+    fail("{}: tensor \"{}\": data_offsets must be [begin, end]", path, name);
+  e.begin = offsets[0].get<uint64_t>();
+  e.end = offsets[1].get<uint64_t>();
+  if (e.begin > e.end || e.end > data_size)
+    fail("{}: tensor \"{}\": data_offsets [{}, {}] outside the data section of {} bytes (file offset {})", path, name,
+         e.begin, e.end, data_size, data_start);
+  uint64_t numel = 1;
+  for (uint64_t d : e.shape) {
+    if (d != 0 && numel > UINT64_MAX / d) fail("{}: tensor \"{}\": shape {} overflows", path, name, shape_string(e.shape));
+    numel *= d;
+  }
+  if (numel > UINT64_MAX / esize || numel * esize != e.end - e.begin)
+    fail("{}: tensor \"{}\": shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}", path, name,
+         shape_string(e.shape), e.dtype, numel * esize, e.begin, e.end, e.end - e.begin);
+  return e;
+}
+
+// Tensors in data order, none overlapping another.
+void sort_and_check_overlaps(const std::string& path, std::vector<SafetensorsEntry>& tensors) {
+  std::sort(tensors.begin(), tensors.end(),
+            [](auto& a, auto& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  for (size_t i = 1; i < tensors.size(); ++i)
+    if (tensors[i].begin < tensors[i - 1].end)
+      fail("{}: tensors \"{}\" [{}, {}] and \"{}\" [{}, {}] overlap", path, tensors[i - 1].name, tensors[i - 1].begin,
+           tensors[i - 1].end, tensors[i].name, tensors[i].begin, tensors[i].end);
+}
+
+}  // namespace
+
 SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
   std::string why;
   int error = 0;
@@ -99,73 +149,41 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
   }
   file_size_ = uint64_t(st.st_size);
   try {
-    if (file_size_ < 8) fail("{}: {} bytes is too small for a safetensors file (8-byte header length)", path, file_size_);
-    uint8_t length_bytes[8];
-    pread_exact(fd_, length_bytes, 8, 0, path);
-    std::memcpy(&header_length_, length_bytes, 8);
-    if (header_length_ < 2 || header_length_ > kMaxHeaderLength || header_length_ > file_size_ - 8)
-      fail("{}: bad header length {} at offset 0 (file size {}, so at most {})", path, header_length_, file_size_,
-           std::min(file_size_ - 8, kMaxHeaderLength));
-    std::string text(header_length_, '\0');
-    pread_exact(fd_, text.data(), header_length_, 8, path);
-    if (text[0] != '{') fail("{}: header at offset 8 does not start with '{{'", path);
-    nlohmann::json header = parse_header(text, path);
-    if (!header.is_object()) fail("{}: header is not a JSON object", path);
-
+    const nlohmann::json header = read_header();
     const uint64_t data_size = file_size_ - 8 - header_length_;
     for (auto& [name, value] : header.items()) {
-      if (name == "__metadata__") {
-        if (!value.is_object()) fail("{}: __metadata__ is not an object", path);
-        for (auto& [k, v] : value.items()) {
-          if (!v.is_string()) fail("{}: __metadata__.{} is not a string", path, k);
-          metadata_[k] = v.get<std::string>();
-        }
+      if (name != "__metadata__") {
+        tensors_.push_back(parse_entry(path, name, value, data_size, data_start()));
         continue;
       }
-      if (!value.is_object()) fail("{}: tensor \"{}\": entry is not an object", path, name);
-      SafetensorsEntry e;
-      e.name = name;
-      if (!value.contains("dtype") || !value["dtype"].is_string())
-        fail("{}: tensor \"{}\": missing dtype", path, name);
-      e.dtype = value["dtype"].get<std::string>();
-      const size_t esize = safetensors_dtype_size(e.dtype);
-      if (esize == 0) fail("{}: tensor \"{}\": unknown dtype \"{}\"", path, name, e.dtype);
-      if (!value.contains("shape") || !value["shape"].is_array())
-        fail("{}: tensor \"{}\": missing shape", path, name);
-      for (auto& d : value["shape"]) {
-        if (!d.is_number_unsigned()) fail("{}: tensor \"{}\": shape {} is not a list of sizes", path, name, value["shape"].dump());
-        e.shape.push_back(d.get<uint64_t>());
+      if (!value.is_object()) fail("{}: __metadata__ is not an object", path);
+      for (auto& [k, v] : value.items()) {
+        if (!v.is_string()) fail("{}: __metadata__.{} is not a string", path, k);
+        metadata_[k] = v.get<std::string>();
       }
-      const nlohmann::json offsets = value.contains("data_offsets") ? value["data_offsets"] : nlohmann::json();
-      if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-          !offsets[1].is_number_unsigned())
-        fail("{}: tensor \"{}\": data_offsets must be [begin, end]", path, name);
-      e.begin = offsets[0].get<uint64_t>();
-      e.end = offsets[1].get<uint64_t>();
-      if (e.begin > e.end || e.end > data_size)
-        fail("{}: tensor \"{}\": data_offsets [{}, {}] outside the data section of {} bytes (file offset {})", path,
-             name, e.begin, e.end, data_size, data_start());
-      uint64_t numel = 1;
-      for (uint64_t d : e.shape) {
-        if (d != 0 && numel > UINT64_MAX / d) fail("{}: tensor \"{}\": shape {} overflows", path, name, shape_string(e.shape));
-        numel *= d;
-      }
-      if (numel > UINT64_MAX / esize || numel * esize != e.end - e.begin)
-        fail("{}: tensor \"{}\": shape {} of {} needs {} bytes but data_offsets [{}, {}] hold {}", path, name,
-             shape_string(e.shape), e.dtype, numel * esize, e.begin, e.end, e.end - e.begin);
-      tensors_.push_back(std::move(e));
     }
-    std::sort(tensors_.begin(), tensors_.end(), [](auto& a, auto& b) {
-      return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
-    });
-    for (size_t i = 1; i < tensors_.size(); ++i)
-      if (tensors_[i].begin < tensors_[i - 1].end)
-        fail("{}: tensors \"{}\" [{}, {}] and \"{}\" [{}, {}] overlap", path, tensors_[i - 1].name,
-             tensors_[i - 1].begin, tensors_[i - 1].end, tensors_[i].name, tensors_[i].begin, tensors_[i].end);
+    sort_and_check_overlaps(path, tensors_);
   } catch (...) {
     ::close(fd_);
     throw;
   }
+}
+
+// The 8-byte length, then the JSON header it measures.
+nlohmann::json SafetensorsReader::read_header() {
+  if (file_size_ < 8) fail("{}: {} bytes is too small for a safetensors file (8-byte header length)", path_, file_size_);
+  uint8_t length_bytes[8];
+  pread_exact(fd_, length_bytes, 8, 0, path_);
+  std::memcpy(&header_length_, length_bytes, 8);
+  if (header_length_ < 2 || header_length_ > kMaxHeaderLength || header_length_ > file_size_ - 8)
+    fail("{}: bad header length {} at offset 0 (file size {}, so at most {})", path_, header_length_, file_size_,
+         std::min(file_size_ - 8, kMaxHeaderLength));
+  std::string text(header_length_, '\0');
+  pread_exact(fd_, text.data(), header_length_, 8, path_);
+  if (text[0] != '{') fail("{}: header at offset 8 does not start with '{{'", path_);
+  nlohmann::json header = parse_header(text, path_);
+  if (!header.is_object()) fail("{}: header is not a JSON object", path_);
+  return header;
 }
 
 SafetensorsReader::~SafetensorsReader() {

@@ -6,6 +6,7 @@
 // A reader that validates everything and reads F32/BF16/F16 into fp32, and a writer.
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,8 @@ public:
   void read_f32(const SafetensorsEntry& entry, uint64_t first, uint64_t count, float* out) const;
 
 private:
+  nlohmann::json read_header();
+
   std::string path_;
   int fd_ = -1;
   uint64_t file_size_ = 0, header_length_ = 0;

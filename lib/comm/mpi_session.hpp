@@ -44,6 +44,7 @@ void ensure_mpi_initialised();
 // Exit codes of jobs ended by the communication layer.
 constexpr int kCommTimeoutExitCode = 124;
 constexpr int kCommMismatchExitCode = 70;
+constexpr int kCommErrorExitCode = 74;  // a collective failed (NCCL's asynchronous error)
 
 // Ends the whole job from any thread: logs `reason` as one critical line, flushes the logs, then
 // MPI_Abort on MPI_COMM_WORLD (every rank goes, mpirun exits non-zero); without MPI, _Exit.

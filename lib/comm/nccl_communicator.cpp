@@ -1,6 +1,7 @@
 #include "comm/nccl_communicator.hpp"
 
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <nccl.h>
 
 #include <algorithm>
@@ -128,6 +129,7 @@ private:
   void verify_signature(const OpSignature& sig);
   void check_distinct_gpus();
   void collect_completed(Clock::time_point now) const;  // pending_mutex_ held
+  void check_async_error() const;                        // pending_mutex_ held
   void watchdog_loop();
 
   NcclCommOptions options_;
@@ -145,6 +147,7 @@ private:
 
   mutable std::mutex pending_mutex_;
   mutable std::vector<PendingOp> pending_;
+  OpSignature last_issued_;  // under pending_mutex_
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   std::thread watchdog_;
@@ -237,6 +240,7 @@ WorkPtr NcclCommunicator::launch(OpSignature sig, uint64_t bytes, Enqueue&& enqu
   {
     std::lock_guard lock(pending_mutex_);
     pending_.push_back(PendingOp{sig, events, std::nullopt});
+    last_issued_ = sig;
   }
   auto work = std::make_shared<NcclWork>(events);
   // A blocking op orders the compute stream after it, without blocking the host, except barrier.
@@ -366,6 +370,20 @@ void NcclCommunicator::collect_completed(Clock::time_point now) const {
   });
 }
 
+void NcclCommunicator::check_async_error() const {
+  ncclResult_t error = ncclSuccess;
+  if (ncclCommGetAsyncError(comm_, &error) != ncclSuccess || error == ncclSuccess || error == ncclInProgress) return;
+  // The oldest op not completed is the one NCCL was running; none pending: the last one issued.
+  const OpSignature& op = pending_.empty() ? last_issued_ : pending_.front().sig;
+  const std::string during = op.seq == 0 ? "before its first collective" : describe(op);
+  const char* detail = ncclGetLastError(comm_);
+  const std::string message = fmt::format("NCCL error: rank {} {} at step {}: {}{}{}; aborting the job", rank_, during,
+                                          step(), ncclGetErrorString(error), detail && *detail ? ": " : "",
+                                          detail ? detail : "");
+  ncclCommAbort(comm_);
+  abort_job(kCommErrorExitCode, message);
+}
+
 CommStats NcclCommunicator::stats() const {
   {
     std::lock_guard lock(pending_mutex_);
@@ -381,6 +399,7 @@ void NcclCommunicator::watchdog_loop() {
   while (!stopping_) {
     stop_cv_.wait_for(lock, std::chrono::milliseconds(100));
     collect_completed(Clock::now());
+    check_async_error();
   }
 }
 

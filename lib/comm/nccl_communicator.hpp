@@ -22,7 +22,9 @@
 // for even pieces, and the per-piece rings of the uneven fallback (which forward more).
 //
 // A watchdog thread aborts the job when an op has not completed on the device within the
-// timeout, naming the op, the rank, the sequence number and the step.
+// timeout, naming the op, the rank, the sequence number and the step; and at once when NCCL
+// reports an asynchronous error (ncclCommGetAsyncError: a peer or the network failed, and the op's
+// kernel would otherwise wait out the timeout), naming the rank, the op in flight and NCCL's message.
 #include <cuda_runtime_api.h>
 
 #include <atomic>

@@ -8,6 +8,9 @@ AutoValues auto_values(const TrainingConfig& t, const ModelConfig& m, const Reso
   a.gradient_accumulation_steps = t.gradient_accumulation_steps;
   a.gradient_clipping = t.max_grad_norm;
   a.lr = t.lr;
+  a.betas = {t.adam_beta1, t.adam_beta2};
+  a.eps = t.adam_epsilon;
+  a.weight_decay = t.weight_decay;
   a.warmup_num_steps = t.warmup_step_count();
   a.total_num_steps = t.steps;
   // The CPU backend computes in fp32 and stores bf16; GPUs need compute capability 8.0 for bf16.

@@ -13,9 +13,9 @@ struct AutoValues {
   int64_t gradient_accumulation_steps = 0;  // gradient_accumulation_steps
   double gradient_clipping = 0;             // gradient_clipping
   double lr = 0;                            // optimizer.params.lr, scheduler warmup_max_lr
-  std::array<double, 2> betas{0.9, 0.95};   // optimizer.params.betas
+  std::array<double, 2> betas{0.9, 0.999};  // optimizer.params.betas
   double eps = 1e-8;                        // optimizer.params.eps
-  double weight_decay = 0.1;                // optimizer.params.weight_decay
+  double weight_decay = 0.0;                // optimizer.params.weight_decay
   double warmup_min_lr = 0;                 // scheduler.params.warmup_min_lr
   int64_t warmup_num_steps = 0;             // scheduler.params.warmup_num_steps
   int64_t total_num_steps = 0;              // scheduler.params.total_num_steps

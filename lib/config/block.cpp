@@ -250,6 +250,8 @@ void Block::rename(const std::string& old_key, const std::string& new_key, const
   warn(old_key, why);
 }
 
+void Block::known_as_well(const std::string& other_name) { known_.insert(other_name); }
+
 void Block::unimplemented(const std::string& key, const nlohmann::json& default_value) {
   auto v = raw(key);
   if (!v) return;

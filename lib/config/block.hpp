@@ -86,6 +86,9 @@ public:
 
   // `old_key` is read as `new_key`, with a warning saying why. Both given: an error.
   void rename(const std::string& old_key, const std::string& new_key, const std::string& why);
+  // Another name of a key this block reads (the Hugging Face Trainer's learning_rate for lr, which
+  // the raw config had turned into lr before): a candidate of "did you mean" too.
+  void known_as_well(const std::string& other_name);
   // A key DeepSpeed knows that has no effect in zerotrain: one warning when its value is not the default.
   void unimplemented(const std::string& key, const nlohmann::json& default_value);
   // A key that is an error whenever it is given.

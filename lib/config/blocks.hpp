@@ -7,6 +7,9 @@
 
 namespace zt::config {
 
+// The Trainer's names of training keys (learning_rate, num_train_epochs, ...: config/trainer_arguments.hpp)
+// become the keys in `raw`, so that everything after reads one name; both given is an error.
+void take_trainer_names(nlohmann::json& raw, const Diagnostics& diag);
 TrainingConfig read_training(Block& training);
 ModelConfig read_model(Block& model);
 DataConfig read_data(Block& data, const ModelConfig& model);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/trainer_arguments.hpp"
 #include "model/gpt_shape.hpp"
 #include "model/lora.hpp"
 #include "optim/lr_schedule.hpp"
@@ -136,20 +137,29 @@ struct DataConfig {
   std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
   int seq_len = 0;              // 0 resolves to the model's max_seq_len
   bool shuffle = true;
+  // A token file made by another tokenizer than the model's (docs/data.md): error | warn.
+  std::string tokenizer_mismatch = "error";
 };
+
+inline constexpr const char* kRandomInit = "random";  // training.init_from: random values of the architecture
 
 struct TrainingConfig {
   int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
   double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
-  double lr = 3e-4;
+  // The Hugging Face Trainer's defaults (TrainingArguments), what "auto" takes.
+  double lr = 5e-5;
+  double adam_beta1 = 0.9, adam_beta2 = 0.999, adam_epsilon = 1e-8, weight_decay = 0.0;
   int64_t warmup_steps = 0;
   double warmup_ratio = 0.0;  // warmup as a fraction of steps, when warmup_steps is 0
-  // Without a scheduler block: linear (warmup, then decay to 0 at the last step) or constant.
+  // Without a scheduler block: one of the Trainer's schedules (optim/trainer_schedules.hpp).
   std::string lr_scheduler_type = "linear";
+  nlohmann::json lr_scheduler_kwargs = nlohmann::json::object();  // the schedule's parameters, as given
   double max_grad_norm = 1.0;
   uint64_t seed = 1234;
+  int64_t logging_steps = 10;   // a step line every N steps (and the first and the last); 0: only those
+  bool gradient_checkpointing = false;  // recompute each block in backward
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
   int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
@@ -160,7 +170,10 @@ struct TrainingConfig {
   int64_t keep_last = 0;      // 0: keep all
   std::string checkpoint_dir;
   std::string resume = "none";  // latest | auto | a step directory | none
-  std::string init_from;        // Hugging Face model directory, safetensors file, or checkpoint
+  // A Hugging Face model directory, a safetensors file or a checkpoint, or "random"; resolved from
+  // "" to model.path's own weights, else random (config/initial_weights.hpp).
+  std::string init_from;
+  bool random_init() const { return init_from.empty() || init_from == kRandomInit; }
   std::string save_final;       // directory
   std::string save_dtype = "fp32";  // fp32 | bf16 | fp16: the dtype of save_final
   std::string log_dir;
@@ -171,6 +184,7 @@ struct TrainingConfig {
   bool cuda_graph = false;          // replay each micro-batch's forward and backward as a CUDA graph
   // Hugging Face name patterns of parameters that do not train (model/name_pattern.hpp).
   std::vector<std::string> freeze;
+  bool overwrite = false;  // outputs may be written where inputs lie (train/output_paths.hpp)
 
   // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
   // ceil(steps * warmup_ratio).
@@ -194,7 +208,8 @@ struct LoraConfig {
 // How the learning rate, the schedule, the batch and the precision were decided, in words
 // (config/provenance.hpp).
 struct Provenance {
-  std::string lr, schedule, batch, precision, length;
+  std::string lr, schedule, batch, precision, length, weights;
+  std::string logging;  // "" unless the config's steps_per_print might be taken for the log's interval
 };
 
 struct Config {
@@ -233,6 +248,9 @@ struct Config {
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  // Activations are recomputed in backward (DeepSpeed's activation checkpointing, or the Trainer's
+  // gradient_checkpointing).
+  bool recompute_activations() const { return activation_checkpointing.recompute() || training.gradient_checkpointing; }
 };
 
 // Everything the command line contributes to resolution.
@@ -240,8 +258,10 @@ struct ResolveOptions {
   int world_size = 1;
   std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
   std::optional<std::string> model;    // --model FILE|PRESET|DIR
+  std::string model_option = "--model";  // or --model_name_or_path: named where the model came from
   std::optional<std::string> data;     // --data PATH
   std::optional<int64_t> steps;        // --steps N
+  std::vector<TrainerArgumentValue> trainer_arguments;  // --learning_rate 2e-5, ... (config/trainer_arguments.hpp)
   bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0
   bool cpu_backend = true;             // the CPU backend stores bf16 (auto picks bf16 there)
 };

@@ -1,4 +1,5 @@
-// The data block: token files, their format, the sequence length and shuffling.
+// The data block: token files, their format, the sequence length, shuffling, and what a token file
+// of another tokenizer than the model's gets.
 #include <fmt/format.h>
 
 #include "config/blocks.hpp"
@@ -72,6 +73,7 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
                                   seq_len, model.shape.sliding_window, model.shape.sliding_window));
   d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
+  d.tokenizer_mismatch = b.choice("tokenizer_mismatch", d.tokenizer_mismatch, {"error", "warn"});
   b.finish();
   return d;
 }

@@ -26,6 +26,35 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return previous[b.size()];
 }
 
+namespace {
+
+// The words of a name: its parts between '_', '-' and '.', lower-case.
+std::vector<std::string> words_of(const std::string& name) {
+  std::vector<std::string> words(1);
+  for (char c : name) {
+    if (c == '_' || c == '-' || c == '.') {
+      if (!words.back().empty()) words.emplace_back();
+    } else {
+      words.back() += char(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (words.back().empty()) words.pop_back();
+  return words;
+}
+
+// Every word of `part` is a word of `whole`, in order: num_epochs in num_train_epochs.
+bool words_within(const std::vector<std::string>& part, const std::vector<std::string>& whole) {
+  size_t at = 0;
+  for (const auto& w : part) {
+    while (at < whole.size() && whole[at] != w) ++at;
+    if (at == whole.size()) return false;
+    ++at;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::string> closest_match(const std::string& word, const std::vector<std::string>& candidates) {
   const size_t limit = std::max<size_t>(2, word.size() / 3);
   std::optional<std::string> best;
@@ -37,7 +66,16 @@ std::optional<std::string> closest_match(const std::string& word, const std::vec
       best = c;
     }
   }
-  return best;
+  if (best) return best;
+  // Too far apart letter by letter, but one name is the other with words left out.
+  const auto words = words_of(word);
+  for (const auto& c : candidates) {
+    const auto theirs = words_of(c);
+    const bool shorter = words.size() < theirs.size();
+    if (std::min(words.size(), theirs.size()) >= 2 && (shorter ? words_within(words, theirs) : words_within(theirs, words)))
+      return c;
+  }
+  return std::nullopt;
 }
 
 bool is_near_miss(const std::string& word, const std::string& known) {

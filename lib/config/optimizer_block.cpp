@@ -54,10 +54,10 @@ void warn_defaults_unlike_deepspeed(Block& p, const AutoValues& av) {
   };
   const Default defaults[] = {
       {"lr", av.lr != 1e-3, fmt::format("{:g} (training.lr)", av.lr), "0.001"},
-      {"betas", av.betas != std::array<double, 2>{0.9, 0.999}, fmt::format("[{:g}, {:g}]", av.betas[0], av.betas[1]),
-       "[0.9, 0.999]"},
-      {"eps", av.eps != 1e-8, fmt::format("{:g}", av.eps), "1e-08"},
-      {"weight_decay", av.weight_decay != 0.0, fmt::format("{:g}", av.weight_decay), "0"},
+      {"betas", av.betas != std::array<double, 2>{0.9, 0.999},
+       fmt::format("[{:g}, {:g}] (training.adam_beta1, adam_beta2)", av.betas[0], av.betas[1]), "[0.9, 0.999]"},
+      {"eps", av.eps != 1e-8, fmt::format("{:g} (training.adam_epsilon)", av.eps), "1e-08"},
+      {"weight_decay", av.weight_decay != 0.0, fmt::format("{:g} (training.weight_decay)", av.weight_decay), "0"},
   };
   std::string ours, deepspeeds;
   for (const auto& d : defaults) {

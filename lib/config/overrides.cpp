@@ -7,27 +7,8 @@
 
 namespace zt::config {
 
-namespace {
-
-nlohmann::json parse_value(const std::string& text, const std::string& assignment) {
-  auto too_deep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
-    using E = nlohmann::json::parse_event_t;
-    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
-      fail("--set {}: the value nests objects and arrays deeper than {} levels", assignment, kMaxJsonDepth);
-    return true;
-  };
-  auto parsed = nlohmann::json::parse(text, too_deep, /*allow_exceptions=*/false, /*ignore_comments=*/false);
-  if (parsed.is_discarded()) return text;  // a bare word such as AdamW or a path
-  return parsed;
-}
-
-}  // namespace
-
-void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOrigins* origins) {
-  auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    fail("--set {}: expected KEY=VALUE, e.g. --set zero_optimization.stage=3", assignment);
-  const std::string key = assignment.substr(0, eq);
+void set_value(nlohmann::json& raw, const std::string& key, nlohmann::json value, const std::string& origin,
+               ValueOrigins* origins) {
   std::vector<std::string> parts;
   for (size_t start = 0;;) {
     size_t dot = key.find('.', start);
@@ -36,12 +17,11 @@ void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOri
     start = dot + 1;
   }
   for (const auto& p : parts)
-    if (p.empty()) fail("--set {}: empty component in the key {}", assignment, key);
+    if (p.empty()) fail("{}: empty component in the key {}", origin, key);
   if (parts.size() > size_t(kMaxJsonDepth))
-    fail("--set {}: the key has {} components (at most {})", assignment, parts.size(), kMaxJsonDepth);
-  if (!raw.is_object()) fail("--set {}: the config is not a JSON object", assignment);
+    fail("{}: the key has {} components (at most {})", origin, parts.size(), kMaxJsonDepth);
+  if (!raw.is_object()) fail("{}: the config is not a JSON object", origin);
 
-  const std::string origin = "--set " + assignment;
   nlohmann::json* node = &raw;
   std::string walked;
   for (size_t i = 0; i + 1 < parts.size(); ++i) {
@@ -51,11 +31,31 @@ void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOri
       next = nlohmann::json::object();
       if (origins) origins->set(walked, origin);  // the block exists because of this option
     }
-    if (!next.is_object()) fail("--set {}: {} is {} in the config, not an object", assignment, walked, next.dump());
+    if (!next.is_object()) fail("{}: {} is {} in the config, not an object", origin, walked, next.dump());
     node = &next;
   }
-  (*node)[parts.back()] = parse_value(assignment.substr(eq + 1), assignment);
+  (*node)[parts.back()] = std::move(value);
   if (origins) origins->set(key, origin);
+}
+
+nlohmann::json parse_option_value(const std::string& text, const std::string& origin) {
+  auto too_deep = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json&) {
+    using E = nlohmann::json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth >= kMaxJsonDepth)
+      fail("{}: the value nests objects and arrays deeper than {} levels", origin, kMaxJsonDepth);
+    return true;
+  };
+  auto parsed = nlohmann::json::parse(text, too_deep, /*allow_exceptions=*/false, /*ignore_comments=*/false);
+  if (parsed.is_discarded()) return text;  // a bare word such as AdamW or a path
+  return parsed;
+}
+
+void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOrigins* origins) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    fail("--set {}: expected KEY=VALUE, e.g. --set zero_optimization.stage=3", assignment);
+  const std::string origin = "--set " + assignment;
+  set_value(raw, assignment.substr(0, eq), parse_option_value(assignment.substr(eq + 1), origin), origin, origins);
 }
 
 }  // namespace zt::config

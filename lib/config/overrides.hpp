@@ -12,4 +12,11 @@ namespace zt::config {
 
 void apply_override(nlohmann::json& raw, const std::string& assignment, ValueOrigins* origins = nullptr);
 
+// Sets the value at the dotted `key`, making the blocks on the way; `origin` is the option that set
+// it ("--learning_rate 2e-5"), named in errors and recorded in `origins`.
+void set_value(nlohmann::json& raw, const std::string& key, nlohmann::json value, const std::string& origin,
+               ValueOrigins* origins);
+// An option's value text as --set reads it: JSON when it parses, else the string.
+nlohmann::json parse_option_value(const std::string& text, const std::string& origin);
+
 }  // namespace zt::config

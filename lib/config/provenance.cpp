@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "optim/trainer_schedules.hpp"
+
 namespace zt::config {
 
 double peak_lr(const Config& c) {
   const auto& sc = c.scheduler;
-  if (sc.type == "WarmupLR" || sc.type == "WarmupDecayLR" || sc.type == "linear") return sc.warmup_max_lr;
+  if (sc.type == "WarmupLR" || sc.type == "WarmupDecayLR" || is_trainer_schedule(sc.type)) return sc.warmup_max_lr;
   if (sc.type == "OneCycle") return sc.cycle_max_lr;
   if (sc.type == "LRRangeTest") return sc.lr_range_test_min_lr;
   return c.optimizer.lr;
@@ -45,10 +47,10 @@ std::string explain_schedule(const Config& c, const ValueSources& s) {
   const auto& sc = c.scheduler;
   const std::string type_how = s.how("training.lr_scheduler_type");
   if (sc.type.empty()) return fmt::format("schedule constant: no scheduler block, training.lr_scheduler_type ({})", type_how);
-  if (sc.type == "linear")
-    return fmt::format("schedule linear, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type {}): "
-                       "warmup {} steps from {}, then down to 0 at step {}",
-                       type_how, sc.warmup_num_steps, explain_warmup(s), sc.total_num_steps);
+  if (is_trainer_schedule(sc.type))
+    return fmt::format("schedule {}, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type {}): "
+                       "warmup {} steps from {}, then {}",
+                       sc.type, type_how, sc.warmup_num_steps, explain_warmup(s), describe_trainer_decay(sc));
   std::string text = fmt::format("schedule {} from scheduler ({})", sc.type, s.how("scheduler"));
   if (sc.type == "WarmupLR" || sc.type == "WarmupDecayLR" || sc.type == "WarmupCosineLR")
     text += fmt::format(", {} warmup {} steps from {}", sc.warmup_type, sc.warmup_num_steps,
@@ -87,15 +89,31 @@ std::string explain_precision(const Config& c, const ValueSources& s) {
   return fmt::format("precision {} from {}", c.dtype(), from);
 }
 
+// DeepSpeed's steps_per_print (2000 in the Trainer's example configs) is not the log's interval.
+std::string explain_logging(const Config& c, const ValueSources& s) {
+  if (!s.given("steps_per_print") || c.steps_per_print == c.training.logging_steps) return "";
+  return fmt::format("a step line every {} steps from {}; steps_per_print {} ({}) is DeepSpeed's own print interval "
+                     "and decides nothing here",
+                     c.training.logging_steps, s.described("training.logging_steps"), c.steps_per_print,
+                     s.how("steps_per_print"));
+}
+
 }  // namespace
 
 Provenance explain_provenance(const Config& c, const ValueSources& s) {
-  return {explain_lr(c, s), explain_schedule(c, s), explain_batch(c, s), explain_precision(c, s), ""};
+  Provenance p;
+  p.lr = explain_lr(c, s);
+  p.schedule = explain_schedule(c, s);
+  p.batch = explain_batch(c, s);
+  p.precision = explain_precision(c, s);
+  p.logging = explain_logging(c, s);
+  return p;
 }
 
 void log_provenance(const Config& c) {
   for (const std::string* line :
-       {&c.provenance.length, &c.provenance.lr, &c.provenance.schedule, &c.provenance.batch, &c.provenance.precision})
+       {&c.provenance.weights, &c.provenance.length, &c.provenance.lr, &c.provenance.schedule, &c.provenance.batch,
+        &c.provenance.precision, &c.provenance.logging})
     if (!line->empty()) spdlog::info("{}", *line);
 }
 

@@ -10,6 +10,7 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
+#include "config/initial_weights.hpp"
 #include "core/json_file.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"
@@ -23,7 +24,8 @@ namespace zt::config {
 
 namespace {
 
-// --model, --data and --steps become the keys they stand for; --set is applied after them, in order.
+// --model, --data, --steps and the Hugging Face Trainer's arguments (--learning_rate, ...) become
+// the keys they stand for; --set is applied after them, in order.
 // Each key set here is recorded with its option, so that messages about it name the option.
 // Returns the config.json of model.path as read (null: none).
 nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOptions& o, ValueOrigins& origins) {
@@ -35,7 +37,7 @@ nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOpti
   };
   if (o.model) {
     raw["model"] = model_argument(*o.model);
-    origins.set("model", "--model " + *o.model);
+    origins.set("model", o.model_option + " " + *o.model);
   }
   if (o.data) {
     block("data")["train"] = *o.data;
@@ -45,6 +47,9 @@ nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOpti
     block("training")["steps"] = *o.steps;
     origins.set("training.steps", fmt::format("--steps {}", *o.steps));
   }
+  for (const auto& argument : o.trainer_arguments)
+    for (const CommandLineSetting& s : trainer_argument_settings(argument))
+      set_value(raw, s.key, s.value, s.origin, &origins);
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
   // model.path: config.json gives the keys that neither the config nor the command line set.
   return raw.contains("model") ? expand_model_path(raw["model"], &origins) : nullptr;
@@ -96,6 +101,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
   nlohmann::ordered_json hf_config = apply_command_line(raw, options, *origins);
+  take_trainer_names(raw, diag);
 
   Config c;
   c.world_size = options.world_size;
@@ -120,8 +126,6 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     const bool given = top.present("lora");
     Block b = top.child("lora", UnknownKeys::Error);
     c.lora = read_lora(b, c.model, given);
-    // Adapters train on the model's own weights, as PEFT wraps a pretrained model.
-    if (c.lora.enabled && c.training.init_from.empty()) c.training.init_from = c.model.path;
   });
   // The patterns of training.freeze against the model's names, and what is left to train.
   readers.run("trained parts", {"model", "training", "lora"}, [&] {
@@ -134,7 +138,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   const ValueSources sources(raw, *origins);
   AutoValues av = auto_values(c.training, c.model, options);
   readers.run("batch", {"training"}, [&] { read_top_level_scalars(top, av, c); });
-  std::string length;
+  std::string length, weights;
+  readers.run("weights", {"training", "model"}, [&] { weights = resolve_initial_weights(c, sources); });
   readers.run("length", {"training", "data", "batch"}, [&] {
     length = resolve_training_length(c, sources, diag);
     av = auto_values(c.training, c.model, options);  // "auto" total and warmup steps follow the length
@@ -155,6 +160,7 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   errors->throw_if_any();
   c.provenance = explain_provenance(c, sources);
   c.provenance.length = length;
+  c.provenance.weights = weights;
   settle_shorthands(c);
   return c;
 }

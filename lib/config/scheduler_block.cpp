@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/blocks.hpp"
+#include "config/schedule_kwargs.hpp"
 
 namespace zt::config {
 
@@ -65,14 +66,16 @@ LrScheduleConfig read_scheduler(Block& top, const AutoValues& av, const Training
   LrScheduleConfig s;
   if (!top.raw("scheduler")) {
     // No block (or null): as the Hugging Face Trainer, which makes its own schedule when the
-    // DeepSpeed config has none: linear warmup, then linear decay to 0 at the last step.
+    // DeepSpeed config has none (its lr_scheduler_type, linear by default: linear warmup, then
+    // linear decay to 0 at the last step). Its constant is the optimizer's lr, type "".
     if (training.lr_scheduler_type == "constant") return s;
-    s.type = "linear";
+    s.type = training.lr_scheduler_type;
     s.warmup_min_lr = 0.0;
     s.warmup_max_lr = optimizer_lr;
     s.warmup_num_steps = av.warmup_num_steps;
     s.warmup_type = "linear";
     s.total_num_steps = av.total_num_steps;
+    apply_schedule_kwargs(training.lr_scheduler_kwargs, optimizer_lr, s, top.diagnostics());
     return s;
   }
   Block b = top.child("scheduler", UnknownKeys::Error);

@@ -2,6 +2,7 @@
 // It loads back into the same Config (a fixed point of resolve_config at the same world size).
 #include "config/blocks.hpp"
 #include "config/config.hpp"
+#include "optim/trainer_schedules.hpp"
 #include "hf/hf_config.hpp"
 
 namespace zt::config {
@@ -57,7 +58,7 @@ json optimizer_json(const OptimizerConfig& o) {
 
 json scheduler_json(const LrScheduleConfig& s) {
   // No block: the schedule follows from training.lr_scheduler_type, warmup_steps and warmup_ratio.
-  if (s.type.empty() || s.type == "linear") return nullptr;
+  if (s.type.empty() || is_trainer_schedule(s.type)) return nullptr;
   json p;
   auto nullable = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
   if (s.type == "WarmupLR" || s.type == "WarmupDecayLR") {
@@ -111,11 +112,18 @@ json training_json(const TrainingConfig& t) {
           {"micro_batch_size", t.micro_batch_size},
           {"gradient_accumulation_steps", t.gradient_accumulation_steps},
           {"lr", t.lr},
+          {"adam_beta1", t.adam_beta1},
+          {"adam_beta2", t.adam_beta2},
+          {"adam_epsilon", t.adam_epsilon},
+          {"weight_decay", t.weight_decay},
           {"warmup_steps", t.warmup_steps},
           {"warmup_ratio", t.warmup_ratio},
           {"lr_scheduler_type", t.lr_scheduler_type.empty() ? json(nullptr) : json(t.lr_scheduler_type)},
+          {"lr_scheduler_kwargs", t.lr_scheduler_kwargs},
           {"max_grad_norm", t.max_grad_norm},
           {"seed", t.seed},
+          {"logging_steps", t.logging_steps},
+          {"gradient_checkpointing", t.gradient_checkpointing},
           {"eval_interval", t.eval_interval},
           {"eval_batches", t.eval_batches},
           {"sample_every", t.sample_every},
@@ -135,7 +143,8 @@ json training_json(const TrainingConfig& t) {
           {"device", t.device},
           {"device_memory_limit", t.device_memory_limit},
           {"cuda_graph", t.cuda_graph},
-          {"freeze", t.freeze}};
+          {"freeze", t.freeze},
+          {"overwrite", t.overwrite}};
 }
 
 json lora_json(const LoraConfig& l) {
@@ -211,7 +220,12 @@ nlohmann::json to_json(const Config& c) {
         {"cpu_checkpointing", a.cpu_checkpointing}}},
       {"model", model_json(m)},
       {"data",
-       {{"train", files_json(d.train)}, {"val", files_json(d.val)}, {"format", d.format}, {"seq_len", d.seq_len}, {"shuffle", d.shuffle}}},
+       {{"train", files_json(d.train)},
+        {"val", files_json(d.val)},
+        {"format", d.format},
+        {"seq_len", d.seq_len},
+        {"shuffle", d.shuffle},
+        {"tokenizer_mismatch", d.tokenizer_mismatch}}},
       {"training", training_json(c.training)},
       {"lora", lora_json(c.lora)},
   };

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include "config/blocks.hpp"
+#include "config/schedule_kwargs.hpp"
+#include "optim/trainer_schedules.hpp"
 
 namespace zt::config {
 
@@ -12,8 +14,25 @@ int64_t TrainingConfig::warmup_step_count() const {
   return int64_t(std::ceil(double(steps) * warmup_ratio));
 }
 
+void take_trainer_names(nlohmann::json& raw, const Diagnostics& diag) {
+  if (!raw.is_object() || !raw.contains("training") || !raw["training"].is_object()) return;
+  nlohmann::json& training = raw["training"];
+  for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) {
+    if (!training.contains(trainer_name)) continue;
+    const std::string from = "training." + trainer_name, to = "training." + key;
+    if (training.contains(key))
+      diag.reject(from, fmt::format("given together with {} ({} is another name of {}); keep only {}", to,
+                                    trainer_name, key, key));
+    else
+      training[key] = training[trainer_name];
+    training.erase(trainer_name);
+    if (diag.origins) diag.origins->alias(from, to);
+  }
+}
+
 TrainingConfig read_training(Block& b) {
   TrainingConfig t;
+  for (const auto& [trainer_name, key] : trainer_names_of_training_keys()) b.known_as_well(trainer_name);
   const auto positive = NumberRange::positive();
   const auto non_negative = NumberRange::non_negative();
   t.steps = b.integer("steps", t.steps, IntRange::at_least(1));
@@ -22,10 +41,17 @@ TrainingConfig read_training(Block& b) {
   t.micro_batch_size = b.integer("micro_batch_size", t.micro_batch_size, count);
   t.gradient_accumulation_steps = b.integer("gradient_accumulation_steps", t.gradient_accumulation_steps, count);
   t.lr = b.number("lr", t.lr, positive);
+  t.adam_beta1 = b.number("adam_beta1", t.adam_beta1, NumberRange::unit_half_open());
+  t.adam_beta2 = b.number("adam_beta2", t.adam_beta2, NumberRange::unit_half_open());
+  t.adam_epsilon = b.number("adam_epsilon", t.adam_epsilon, positive);
+  t.weight_decay = b.number("weight_decay", t.weight_decay, non_negative);
   t.warmup_steps = b.integer("warmup_steps", t.warmup_steps, IntRange::at_least(0));
   t.warmup_ratio = b.number("warmup_ratio", t.warmup_ratio, NumberRange::unit());
-  t.lr_scheduler_type = b.choice("lr_scheduler_type", t.lr_scheduler_type, {"linear", "constant"});
+  t.lr_scheduler_type = b.choice("lr_scheduler_type", t.lr_scheduler_type, trainer_schedule_names());
+  t.lr_scheduler_kwargs = read_schedule_kwargs(b, t.lr_scheduler_type);
   t.max_grad_norm = b.number("max_grad_norm", t.max_grad_norm, non_negative);
+  t.logging_steps = b.integer("logging_steps", t.logging_steps, IntRange::at_least(0));
+  t.gradient_checkpointing = b.boolean("gradient_checkpointing", t.gradient_checkpointing);
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(0));
@@ -49,6 +75,7 @@ TrainingConfig read_training(Block& b) {
   t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
   t.cuda_graph = b.boolean("cuda_graph", t.cuda_graph);
   t.freeze = b.texts("freeze");
+  t.overwrite = b.boolean("overwrite", t.overwrite);
   b.finish();
 
   if (t.warmup_steps > 0 && t.warmup_ratio > 0)

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "data/data_files.hpp"
+#include "hf/hf_dir.hpp"
 
 namespace zt::config {
 
@@ -31,7 +32,8 @@ FromEpochs steps_from_epochs(const Config& c, const Diagnostics& diag) {
   const int64_t window_tokens = c.train_micro_batch_size_per_gpu * c.data.seq_len;
   int64_t tokens = 0;
   try {
-    tokens = count_tokens(c.data.train, token_format_from_name(c.data.format));
+    tokens = count_tokens(c.data.train, token_format_from_name(c.data.format),
+                          model_tokenizer_directory(c.model.path, c.training.init_from));
   } catch (const Error& e) {
     diag.fail("training.epochs", fmt::format("the windows of data.train cannot be counted: {}", e.what()));
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "config/provenance.hpp"
+#include "optim/trainer_schedules.hpp"
 
 namespace zt::config {
 
@@ -43,7 +44,7 @@ void check_warmup(const Config& c, const ValueSources& s, const Diagnostics& dia
                                                                   : fmt::format("{:g}", c.training.warmup_ratio);
   const int64_t wanted = c.training.warmup_step_count();
   const auto& sc = c.scheduler;
-  if (sc.type == "linear") return;  // the schedule of no scheduler block takes it
+  if (is_trainer_schedule(sc.type)) return;  // the schedule of no scheduler block takes it
   if (sc.type.empty()) {
     if (wanted > 0)
       reject_unused(diag, shorthand, value, {"training.lr_scheduler_type", "constant",
@@ -60,6 +61,20 @@ void check_warmup(const Config& c, const ValueSources& s, const Diagnostics& dia
                                            s.how("scheduler.params.warmup_num_steps"), true});
 }
 
+// training.adam_beta1, adam_beta2, adam_epsilon and weight_decay against the optimizer block's own.
+void check_adam(const Config& c, const ValueSources& s, const Diagnostics& diag) {
+  const auto& t = c.training;
+  const auto& o = c.optimizer;
+  auto check = [&](const char* shorthand, double wanted, const char* key, double used) {
+    if (s.given(shorthand) && wanted != used)
+      reject_unused(diag, shorthand, fmt::format("{:g}", wanted), {key, fmt::format("{:g}", used), s.how(key), true});
+  };
+  check("training.adam_beta1", t.adam_beta1, "optimizer.params.betas", o.beta1);
+  check("training.adam_beta2", t.adam_beta2, "optimizer.params.betas", o.beta2);
+  check("training.adam_epsilon", t.adam_epsilon, "optimizer.params.eps", o.eps);
+  check("training.weight_decay", t.weight_decay, "optimizer.params.weight_decay", o.weight_decay);
+}
+
 // How a key of the batch got its value: given, or derived from the others as DeepSpeed does.
 std::string batch_how(const ValueSources& s, const std::string& key) {
   if (s.given(key)) return s.how(key);
@@ -72,6 +87,7 @@ std::string batch_how(const ValueSources& s, const std::string& key) {
 void check_unused_shorthands(const Config& c, const ValueSources& s, const Diagnostics& diag) {
   const auto& t = c.training;
   check_lr(c, s, diag);
+  check_adam(c, s, diag);
   check_warmup(c, s, diag);
   if (s.given("training.max_grad_norm") && c.gradient_clipping != t.max_grad_norm)
     reject_unused(diag, "training.max_grad_norm", fmt::format("{:g}", t.max_grad_norm),
@@ -87,20 +103,30 @@ void check_unused_shorthands(const Config& c, const ValueSources& s, const Diagn
   if (s.given("training.lr_scheduler_type") && s.given("scheduler"))
     reject_unused(diag, "training.lr_scheduler_type", t.lr_scheduler_type,
                   {"scheduler.type", c.scheduler.type, s.how("scheduler"), false});
+  if (!t.lr_scheduler_kwargs.empty() && s.given("scheduler"))
+    reject_unused(diag, "training.lr_scheduler_kwargs", t.lr_scheduler_kwargs.dump(),
+                  {"scheduler.type", c.scheduler.type, s.how("scheduler"), false});
 }
 
 void settle_shorthands(Config& c) {
   auto& t = c.training;
   const auto& sc = c.scheduler;
   t.lr = peak_lr(c);
+  t.adam_beta1 = c.optimizer.beta1;
+  t.adam_beta2 = c.optimizer.beta2;
+  t.adam_epsilon = c.optimizer.eps;
+  t.weight_decay = c.optimizer.weight_decay;
   t.max_grad_norm = c.gradient_clipping;
   t.micro_batch_size = c.train_micro_batch_size_per_gpu;
   t.gradient_accumulation_steps = c.gradient_accumulation_steps;
-  const bool warms_up = sc.type == "linear" || sc.type == "WarmupLR" || sc.type == "WarmupDecayLR" ||
+  const bool warms_up = is_trainer_schedule(sc.type) || sc.type == "WarmupLR" || sc.type == "WarmupDecayLR" ||
                         sc.type == "WarmupCosineLR";
   t.warmup_steps = warms_up ? sc.warmup_num_steps : 0;
   t.warmup_ratio = 0.0;
-  if (sc.type != "linear" && !sc.type.empty()) t.lr_scheduler_type.clear();  // the scheduler block decides
+  if (!is_trainer_schedule(sc.type) && !sc.type.empty()) {  // the scheduler block decides
+    t.lr_scheduler_type.clear();
+    t.lr_scheduler_kwargs = nlohmann::json::object();
+  }
 }
 
 }  // namespace zt::config

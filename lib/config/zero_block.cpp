@@ -86,6 +86,43 @@ void apply_deprecated_offload_flags(Block& z, ZeroConfig& c) {
   }
 }
 
+// Short aliases DeepSpeed accepts for the canonical stage3_* names.
+void read_aliases(Block& z) {
+  for (const char* name : {"prefetch_bucket_size", "param_persistence_threshold", "max_live_parameters",
+                           "max_reuse_distance", "gather_16bit_weights_on_model_save", "model_persistence_threshold",
+                           "module_granularity_threshold", "use_all_reduce_for_fetch_params"}) {
+    const std::string canonical = std::string("stage3_") + name;
+    z.rename(name, canonical, fmt::format("short alias of {0}; read as {0}", canonical));
+  }
+  z.rename("stage3_gather_fp16_weights_on_model_save", "stage3_gather_16bit_weights_on_model_save",
+           "deprecated; read as stage3_gather_16bit_weights_on_model_save");
+}
+
+// Keys known to DeepSpeed with no effect here (ZeRO++, MiCS, legacy and tuning switches), each
+// with the value that asks for nothing.
+void read_unimplemented(Block& z) {
+  z.unimplemented("allgather_partitions", true);
+  z.unimplemented("use_multi_rank_bucket_allreduce", true);
+  z.unimplemented("elastic_checkpoint", false);
+  z.unimplemented("legacy_stage1", false);
+  z.unimplemented("round_robin_gradients", false);
+  z.unimplemented("zero_hpz_partition_size", 1);
+  z.unimplemented("zero_quantized_weights", false);
+  z.unimplemented("zero_quantized_nontrainable_weights", false);
+  z.unimplemented("zero_quantized_gradients", false);
+  z.unimplemented("zeropp_loco_param", nullptr);
+  z.unimplemented("mics_shard_size", -1);
+  z.unimplemented("mics_hierarchical_params_gather", false);
+  z.unimplemented("memory_efficient_linear", true);
+  z.unimplemented("pipeline_loading_checkpoint", false);
+  z.unimplemented("override_module_apply", true);
+  z.unimplemented("stage3_model_persistence_threshold", int64_t(9223372036854775807LL));
+  z.unimplemented("stage3_module_granularity_threshold", 0);
+  z.unimplemented("stage3_use_all_reduce_for_fetch_params", false);
+  z.unimplemented("log_trace_cache_warnings", false);
+  z.unimplemented("zenflow", nullptr);
+}
+
 }  // namespace
 
 ZeroConfig read_zero(Block& top, const AutoValues& av) {
@@ -98,15 +135,7 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   }
   Block z(top.diagnostics(), top.path_of("zero_optimization"), raw, UnknownKeys::Error);
 
-  // Short aliases DeepSpeed accepts for the canonical stage3_* names.
-  for (const char* name : {"prefetch_bucket_size", "param_persistence_threshold", "max_live_parameters",
-                           "max_reuse_distance", "gather_16bit_weights_on_model_save", "model_persistence_threshold",
-                           "module_granularity_threshold", "use_all_reduce_for_fetch_params"}) {
-    const std::string canonical = std::string("stage3_") + name;
-    z.rename(name, canonical, fmt::format("short alias of {0}; read as {0}", canonical));
-  }
-  z.rename("stage3_gather_fp16_weights_on_model_save", "stage3_gather_16bit_weights_on_model_save",
-           "deprecated; read as stage3_gather_16bit_weights_on_model_save");
+  read_aliases(z);
 
   ZeroConfig c;
   c.stage = int(z.integer("stage", c.stage, IntRange::between(0, 3)));
@@ -142,27 +171,7 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   if (c.offload_optimizer.device != "none" && c.stage == 0)
     z.fail("cpu_offload", "true needs ZeRO stage 1, 2 or 3 (stage is 0)");
 
-  // Known to DeepSpeed, no effect here (ZeRO++, MiCS, legacy and tuning switches).
-  z.unimplemented("allgather_partitions", true);
-  z.unimplemented("use_multi_rank_bucket_allreduce", true);
-  z.unimplemented("elastic_checkpoint", false);
-  z.unimplemented("legacy_stage1", false);
-  z.unimplemented("round_robin_gradients", false);
-  z.unimplemented("zero_hpz_partition_size", 1);
-  z.unimplemented("zero_quantized_weights", false);
-  z.unimplemented("zero_quantized_nontrainable_weights", false);
-  z.unimplemented("zero_quantized_gradients", false);
-  z.unimplemented("zeropp_loco_param", nullptr);
-  z.unimplemented("mics_shard_size", -1);
-  z.unimplemented("mics_hierarchical_params_gather", false);
-  z.unimplemented("memory_efficient_linear", true);
-  z.unimplemented("pipeline_loading_checkpoint", false);
-  z.unimplemented("override_module_apply", true);
-  z.unimplemented("stage3_model_persistence_threshold", int64_t(9223372036854775807LL));
-  z.unimplemented("stage3_module_granularity_threshold", 0);
-  z.unimplemented("stage3_use_all_reduce_for_fetch_params", false);
-  z.unimplemented("log_trace_cache_warnings", false);
-  z.unimplemented("zenflow", nullptr);
+  read_unimplemented(z);
   z.finish();
   return c;
 }

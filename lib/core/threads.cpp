@@ -214,7 +214,15 @@ std::string g_restart_failure;  // why exec_with_passive_openmp_wait could not r
 void exec_with_passive_openmp_wait(char** argv) {
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
   setenv("OMP_WAIT_POLICY", "passive", 1);
-  execv("/proc/self/exe", argv);
+  // The file itself, not /proc/self/exe: the process takes its name (ps, top, pkill) from the path it
+  // was started from, which would be "exe".
+  char self[4096];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  const std::string deleted = " (deleted)";  // rebuilt while running: only /proc/self/exe still reaches it
+  std::string path = n > 0 ? std::string(self, size_t(n)) : "/proc/self/exe";
+  if (path.size() >= deleted.size() && path.compare(path.size() - deleted.size(), deleted.size(), deleted) == 0)
+    path = "/proc/self/exe";
+  execv(path.c_str(), argv);
   g_restart_failure = std::strerror(errno);
   unsetenv("OMP_WAIT_POLICY");
 }

@@ -40,15 +40,15 @@ std::vector<std::string> expand_data_files(const std::vector<std::string>& entri
   return files;
 }
 
-int64_t count_tokens(const std::string& source, TokenFormat format) {
-  if (format == TokenFormat::Auto) format = detect_token_format(source);
+int64_t count_tokens(const std::string& source, TokenFormat format, std::string_view tokenizer) {
+  if (format == TokenFormat::Auto) format = detect_token_format(source, tokenizer);
   if (format == TokenFormat::Synthetic) return parse_synthetic_spec(source).tokens;
   return FileTokenDataset::count_tokens(source, format);
 }
 
-int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format) {
+int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format, std::string_view tokenizer) {
   int64_t total = 0;
-  for (const std::string& source : sources) total += count_tokens(source, format);
+  for (const std::string& source : sources) total += count_tokens(source, format, tokenizer);
   return total;
 }
 

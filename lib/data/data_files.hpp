@@ -14,9 +14,9 @@ namespace zt {
 std::vector<std::string> expand_data_files(const std::vector<std::string>& entries);
 
 // The number of tokens of one source, from its size or header alone (the tokens are not read).
-// Errors name the file, as opening it would.
-int64_t count_tokens(const std::string& source, TokenFormat format);
+// Errors name the file, as opening it would (`tokenizer` as for detect_token_format).
+int64_t count_tokens(const std::string& source, TokenFormat format, std::string_view tokenizer = {});
 // The sum over the files of a stream.
-int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format);
+int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format, std::string_view tokenizer = {});
 
 }  // namespace zt

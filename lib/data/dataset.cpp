@@ -6,11 +6,13 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "data/content_kind.hpp"
 #include "data/file_token_dataset.hpp"
 #include "data/llmc_format.hpp"
 #include "data/read_only_file.hpp"
 #include "data/synthetic_dataset.hpp"
 #include "data/token_stream.hpp"
+#include "data/tokenize_advice.hpp"
 
 namespace zt {
 
@@ -36,27 +38,42 @@ std::string_view token_format_name(TokenFormat format) {
   return "?";
 }
 
-TokenFormat detect_token_format(const std::string& source) {
+namespace {
+
+[[noreturn]] void refuse_records(const std::string& source, ContentKind content, std::string_view tokenizer) {
+  fail("{} holds {}, not tokens: training reads token files; tokenize it first with the model's tokenizer, `{}`{}, "
+       "and train on {} (docs/data.md)",
+       source, content_kind_name(content), tokenize_command(source, tokenizer), tokenizer_placeholder_note(tokenizer),
+       tokenized_name(source));
+}
+
+}  // namespace
+
+TokenFormat detect_token_format(const std::string& source, std::string_view tokenizer) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (is_synthetic_spec(source) && !fs::exists(source, ec)) return TokenFormat::Synthetic;
   if (source.empty()) fail("data: no data file given");
-  ReadOnlyFile file(source);  // names the reason it cannot be read; never blocks on a FIFO
-  int32_t magic = 0;
-  if (file.size() >= sizeof(magic)) file.read(0, sizeof(magic), &magic);
-  if (magic == llmc::kMagic16 || magic == llmc::kMagic32) return TokenFormat::LlmC;
-  std::string ext = fs::path(source).extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  const ContentKind content = sniff_content(source);  // names the reason it cannot be read; never blocks on a FIFO
+  if (content == ContentKind::LlmcTokens) return TokenFormat::LlmC;
+  const std::string ext = lower_extension(source);
+  const bool text_name = ext == ".txt" || ext == ".md";
+  if (holds_records(content) && !text_name) refuse_records(source, content, tokenizer);
+  if (is_columnar(content))
+    fail("{} is {}, which zerotrain does not read: write its records as JSON lines (datasets: "
+         "`dataset.to_json(\"train.jsonl\")`), then `{}`",
+         source, content_kind_name(content), tokenize_command("train.jsonl", tokenizer));
   if (ext == ".bin") return TokenFormat::LlmC;  // opening it reports the bad magic
   if (ext == ".u16" || ext == ".uint16") return TokenFormat::Uint16;
-  if (ext == ".txt" || ext == ".md") return TokenFormat::Text;
-  fail("{}: cannot tell the data format: no llm.c header, and the extension \"{}\" is none of .bin, "
-       ".u16, .uint16, .txt, .md; set data.format (llmc, uint16, text)", source, ext);
+  if (text_name) return TokenFormat::Text;
+  fail("{}: cannot tell the data format: no llm.c header, no JSON records, and the extension \"{}\" is none of .bin, "
+       ".u16, .uint16, .txt, .md; set data.format (llmc, uint16, text)",
+       source, ext);
 }
 
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenFormat format,
-                                           uint64_t stream_seed) {
-  if (format == TokenFormat::Auto) format = detect_token_format(source);
+                                           uint64_t stream_seed, std::string_view tokenizer) {
+  if (format == TokenFormat::Auto) format = detect_token_format(source, tokenizer);
   switch (format) {
     case TokenFormat::LlmC: return FileTokenDataset::open_llmc(source);
     case TokenFormat::Uint16: return FileTokenDataset::open_uint16(source);
@@ -69,16 +86,16 @@ std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenForma
 }
 
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
-                                           uint64_t stream_seed) {
-  return open_dataset(source, token_format_from_name(format), stream_seed);
+                                           uint64_t stream_seed, std::string_view tokenizer) {
+  return open_dataset(source, token_format_from_name(format), stream_seed, tokenizer);
 }
 
 std::unique_ptr<TokenDataset> open_dataset(const std::vector<std::string>& sources, std::string_view format,
-                                           uint64_t stream_seed) {
+                                           uint64_t stream_seed, std::string_view tokenizer) {
   if (sources.empty()) fail("data: no data file given");
-  if (sources.size() == 1) return open_dataset(sources.front(), format, stream_seed);
+  if (sources.size() == 1) return open_dataset(sources.front(), format, stream_seed, tokenizer);
   std::vector<std::unique_ptr<TokenDataset>> files;
-  for (const std::string& source : sources) files.push_back(open_dataset(source, format, stream_seed));
+  for (const std::string& source : sources) files.push_back(open_dataset(source, format, stream_seed, tokenizer));
   return std::make_unique<TokenStream>(std::move(files));
 }
 

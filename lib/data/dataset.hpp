@@ -8,8 +8,10 @@
 //   text      any file read as bytes: token = byte value, vocabulary 256.
 //   synthetic tokens of a seeded order-1 Markov chain made on the fly (synthetic_dataset.hpp);
 //             the "path" is a spec such as "synthetic" or "synthetic:vocab=64,tokens=1000000".
-//   auto      llm.c header magic if present, else by extension (.bin llmc, .u16/.uint16 uint16,
-//             .txt/.md text), a synthetic spec when no such file exists, else an error.
+//   auto      llm.c header magic if present; JSON records (lines or an array, under any name but
+//             .txt/.md), Arrow and Parquet files are refused, saying how to tokenize them; else by
+//             extension (.bin llmc, .u16/.uint16 uint16, .txt/.md text), a synthetic spec when no
+//             such file exists, else an error.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,20 +54,23 @@ public:
   virtual std::vector<DataFile> files() const { return {{path(), size()}}; }
 };
 
-// Resolves `auto` for a path (see above). Errors name the path and what is wrong.
-TokenFormat detect_token_format(const std::string& source);
+// Resolves `auto` for a path (see above). Errors name the path and what is wrong; `tokenizer`, the
+// model's tokenizer when it is known, goes into the command a file of records is told to be
+// tokenized with.
+TokenFormat detect_token_format(const std::string& source, std::string_view tokenizer = {});
 
 // Opens and validates a dataset; every problem is one zt::Error naming the file. stream_seed
 // only matters to synthetic data: it picks the token stream drawn from the (spec-seeded) Markov
 // chain, so a validation set opened with another stream_seed shares the task but no tokens.
+// `tokenizer` as for detect_token_format.
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenFormat format,
-                                           uint64_t stream_seed = 0);
+                                           uint64_t stream_seed = 0, std::string_view tokenizer = {});
 // The same with the format by name (data.format).
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
-                                           uint64_t stream_seed = 0);
+                                           uint64_t stream_seed = 0, std::string_view tokenizer = {});
 // Several sources read in order as one stream (data/token_stream.hpp); one source is opened alone.
 // `auto` is resolved for each file; files of different formats are an error naming them.
 std::unique_ptr<TokenDataset> open_dataset(const std::vector<std::string>& sources, std::string_view format,
-                                           uint64_t stream_seed = 0);
+                                           uint64_t stream_seed = 0, std::string_view tokenizer = {});
 
 }  // namespace zt

@@ -2,10 +2,18 @@
 
 namespace zt::llmc {
 
-std::string mask_path_of(const std::string& token_path) {
+namespace {
+
+std::string beside(const std::string& token_path, const char* suffix) {
   if (token_path.size() > 4 && token_path.compare(token_path.size() - 4, 4, ".bin") == 0)
-    return token_path.substr(0, token_path.size() - 4) + ".mask";
-  return token_path + ".mask";
+    return token_path.substr(0, token_path.size() - 4) + suffix;
+  return token_path + suffix;
 }
+
+}  // namespace
+
+std::string mask_path_of(const std::string& token_path) { return beside(token_path, ".mask"); }
+
+std::string info_path_of(const std::string& token_path) { return beside(token_path, ".meta.json"); }
 
 }  // namespace zt::llmc

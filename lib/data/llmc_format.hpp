@@ -31,5 +31,8 @@ inline int token_bytes_of(int32_t magic, int32_t version) {
 
 // The mask file that belongs to a token file: X.bin -> X.mask, anything else -> NAME.mask.
 std::string mask_path_of(const std::string& token_path);
+// What zerotrain records of a token file beside it (data/token_file_info.hpp): X.bin ->
+// X.meta.json, anything else -> NAME.meta.json.
+std::string info_path_of(const std::string& token_path);
 
 }  // namespace zt::llmc

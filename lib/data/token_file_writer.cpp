@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "data/llmc_format.hpp"
+#include "data/token_file_info.hpp"
 
 namespace zt {
 
@@ -65,6 +66,20 @@ void write_header(int fd, const std::string& path, int32_t magic, int32_t versio
   write_at(fd, path, header, sizeof(header), 0);
 }
 
+// A file beside the tokens at `path` (a mask, a record): its temporary file renamed into place when
+// it was written, else any earlier one removed, so that it cannot describe other tokens.
+void place_beside(const std::string& token_path, const std::string& path, bool written, const char* what) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (written) {
+    fs::rename(path + ".tmp", path, ec);
+    if (ec) fail("cannot rename '{}.tmp' to '{}': {}", path, path, ec.message());
+  } else if (fs::exists(path, ec)) {
+    fs::remove(path, ec);
+    if (ec) fail("cannot remove '{}', the {} of an earlier {}: {}", path, what, token_path, ec.message());
+  }
+}
+
 }  // namespace
 
 TokenFileWriter::TokenFileWriter(std::string path, int64_t vocab_size)
@@ -114,6 +129,21 @@ void TokenFileWriter::append(std::span<const int32_t> tokens, std::span<const ui
   count_ += int64_t(tokens.size());
 }
 
+void TokenFileWriter::write_info(const File& file) {
+  TokenFileInfo info;
+  info.tokens = file.tokens;
+  info.token_bytes = token_bytes_;
+  if (!file.mask_path.empty()) info.loss_mask = std::filesystem::path(file.mask_path).filename().string();
+  info.tokenizer = *tokenizer_;
+  const std::string temp = file.info_path + ".tmp";
+  const int fd = create(temp);
+  temporaries_.push_back(temp);
+  const std::string text = token_file_info_json(info);
+  write_at(fd, temp, text.data(), text.size(), 0);
+  if (::fsync(fd) != 0) fail_io(temp, "flush");
+  if (::close(fd) != 0) fail_io(temp, "close");
+}
+
 std::vector<TokenFileWriter::File> TokenFileWriter::finish(const std::string& tail_path, int64_t tail_tokens) {
   namespace fs = std::filesystem;
   tail_tokens = tail_path.empty() ? 0 : std::min(tail_tokens, count_);
@@ -147,7 +177,8 @@ std::vector<TokenFileWriter::File> TokenFileWriter::finish(const std::string& ta
       if (::fsync(fd) != 0) fail_io(temp, "flush");
       if (is_tail) ::close(fd);
     }
-    files.push_back({path, masked_ ? mask_path : "", count});
+    files.push_back({path, masked_ ? mask_path : "", tokenizer_ ? llmc::info_path_of(path) : "", count});
+    if (tokenizer_) write_info(files.back());
   };
   if (tail_tokens > 0) finish_part(tail_path, head_tokens, tail_tokens, true);
   finish_part(path_, 0, head_tokens, false);
@@ -161,14 +192,8 @@ std::vector<TokenFileWriter::File> TokenFileWriter::finish(const std::string& ta
     const File& f = *it;
     fs::rename(f.path + ".tmp", f.path, ec);
     if (ec) fail("cannot rename '{}.tmp' to '{}': {}", f.path, f.path, ec.message());
-    const std::string mask_path = llmc::mask_path_of(f.path);
-    if (masked_) {
-      fs::rename(mask_path + ".tmp", mask_path, ec);
-      if (ec) fail("cannot rename '{}.tmp' to '{}': {}", mask_path, mask_path, ec.message());
-    } else if (fs::exists(mask_path, ec)) {
-      fs::remove(mask_path, ec);
-      if (ec) fail("cannot remove '{}', the loss mask of an earlier {}: {}", mask_path, f.path, ec.message());
-    }
+    place_beside(f.path, llmc::mask_path_of(f.path), masked_, "loss mask");
+    place_beside(f.path, llmc::info_path_of(f.path), tokenizer_.has_value(), "record");
   }
   for (const std::string& temp : temporaries_) std::remove(temp.c_str());
   temporaries_.clear();

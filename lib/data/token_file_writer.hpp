@@ -1,12 +1,16 @@
 #pragma once
 // Writes llm.c token files (llmc_format.hpp) as tokens come: uint16 while the vocabulary fits,
-// uint32 beyond, with the loss mask beside them when some token does not count. Everything is
+// uint32 beyond, with the loss mask beside them when some token does not count, and the record of
+// the tokenizer that made them (token_file_info.hpp) when it is given. Everything is
 // written under temporary names (PATH.tmp) and renamed when finished: a failure leaves no partial
 // file and the previous files in place.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "data/tokenizer_identity.hpp"
 
 namespace zt {
 
@@ -21,16 +25,20 @@ public:
 
   // Appends tokens and, for each, whether it counts as a target (empty: all of them count).
   void append(std::span<const int32_t> tokens, std::span<const uint8_t> counted = {});
+  // The tokenizer that made the tokens: X.meta.json records it beside each file finish() writes.
+  void record_tokenizer(TokenizerIdentity tokenizer) { tokenizer_ = std::move(tokenizer); }
   int64_t tokens() const { return count_; }
   bool masked() const { return masked_; }
 
   struct File {
     std::string path, mask_path;  // mask_path empty when every token counts
+    std::string info_path;        // empty without a recorded tokenizer
     int64_t tokens = 0;
   };
   // Moves the last `tail_tokens` tokens (and mask) into `tail_path` (a validation split; none when
   // empty), writes the headers and renames the files into place. A mask file is written only when
-  // some token does not count; an old one beside a path written without one is removed.
+  // some token does not count; an old one beside a path written without one is removed, and so is an
+  // old record of a tokenizer when none is given.
   std::vector<File> finish(const std::string& tail_path = "", int64_t tail_tokens = 0);
 
   int token_bytes() const { return token_bytes_; }
@@ -38,6 +46,8 @@ public:
 private:
   struct Output;
   void write_all(Output& out, const void* data, size_t bytes);
+  // Writes `path`'s record under a temporary name, to be renamed with the tokens.
+  void write_info(const File& file);
 
   std::string path_;
   int token_bytes_;
@@ -46,6 +56,7 @@ private:
   std::vector<Output> outputs_;  // tokens, mask
   std::vector<std::string> temporaries_;
   std::vector<uint8_t> buffer_;
+  std::optional<TokenizerIdentity> tokenizer_;
 };
 
 }  // namespace zt

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_dir.hpp"
+#include "hf/hf_writer.hpp"
 
 namespace zt {
 
@@ -56,6 +57,19 @@ PathKind classify_path(const std::string& path) {
   if (is_checkpoint(path)) return PathKind::Checkpoint;
   if (has_hf_config(path) || has_hf_weights(path)) return PathKind::ModelDir;
   return PathKind::OtherDir;
+}
+
+bool has_tokenizer_files(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d = dir;
+  return !dir.empty() && (fs::is_regular_file(d / "tokenizer.json", ec) ||
+                          (fs::is_regular_file(d / "vocab.json", ec) && fs::is_regular_file(d / "merges.txt", ec)));
+}
+
+std::string model_tokenizer_directory(const std::string& model_path, const std::string& init_from) {
+  const std::string dir = hf_source_directory(model_path, init_from);
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && has_tokenizer_files(dir) ? dir : "";
 }
 
 }  // namespace zt

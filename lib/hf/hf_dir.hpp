@@ -39,6 +39,11 @@ enum class PathKind {
 PathKind classify_path(const std::string& path);
 
 bool has_hf_config(const std::string& dir);   // DIR/config.json
+// DIR/tokenizer.json, or DIR/vocab.json with DIR/merges.txt: a tokenizer Tokenizer::load reads.
+bool has_tokenizer_files(const std::string& dir);
+// The directory of the model a run trains (model.path, else training.init_from when it is a model
+// directory: hf_source_directory) when it holds a tokenizer; "" otherwise.
+std::string model_tokenizer_directory(const std::string& model_path, const std::string& init_from);
 bool has_hf_weights(const std::string& dir);  // DIR/model.safetensors or its index
 
 }  // namespace zt

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/staged_directory.hpp"
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/json_file.hpp"
@@ -113,12 +114,10 @@ HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, con
                  hf_file(output_.source_dir, kHfConfigFile), type);
   config_json_ = hf_config_json(shape_, output_.dtype, source);
 
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) fail("{}: cannot create directory: {}", dir_, ec.message());
+  staged_ = std::make_unique<StagedDirectory>(dir_);
   for (size_t i = 0; i < shards.size(); ++i) {
     file_names_.push_back(shards.size() == 1 ? std::string(kHfWeightsFile) : hf_shard_file_name(int(i) + 1, int(shards.size())));
-    const std::string path = (fs::path(dir_) / file_names_.back()).string();
+    const std::string path = hf_file(staged_->staging(), file_names_.back());
     files_.push_back(std::make_unique<SafetensorsFileWriter>(
         path, SafetensorsPlan(std::move(shards[i]), {{"format", "pt"}}, path)));
   }
@@ -150,29 +149,21 @@ void HfModelWriter::commit() {
     nlohmann::json weight_map = nlohmann::json::object();  // sorted by name, as transformers writes it
     for (size_t i = 0; i < tensors_.size(); ++i) weight_map[tensors_[i].name] = file_names_[file_of_[i]];
     const nlohmann::ordered_json index = {{"metadata", {{"total_size", total_bytes_}}}, {"weight_map", weight_map}};
-    write_file_durably(hf_file(dir_, kHfIndexFile), index.dump(2) + "\n");
+    write_file_durably(hf_file(staged_->staging(), kHfIndexFile), index.dump(2) + "\n");
   }
-  remove_stale_weight_files();
   copy_source_files();
-  write_file_durably(hf_file(dir_, kHfConfigFile), config_json_.dump(2) + "\n");
-}
-
-void HfModelWriter::remove_stale_weight_files() const {
+  write_file_durably(hf_file(staged_->staging(), kHfConfigFile), config_json_.dump(2) + "\n");
+  // Weight files of an earlier save that this one does not write go (transformers reads
+  // model.safetensors before an index); everything else in the directory stays.
   std::vector<std::string> stale;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
-    const std::string name = entry.path().filename().string();
-    const bool ours = std::find(file_names_.begin(), file_names_.end(), name) != file_names_.end();
-    const bool weights = name == kHfWeightsFile || name == kHfIndexFile || is_hf_shard_file_name(name);
-    const bool index_in_use = name == kHfIndexFile && files_.size() > 1;
-    if (weights && !ours && !index_in_use) stale.push_back(name);
-  }
-  if (ec) fail("{}: cannot list the directory: {}", dir_, ec.message());
+  staged_->install(
+      [&](const std::string& name) {
+        const bool weights = name == kHfWeightsFile || name == kHfIndexFile || is_hf_shard_file_name(name);
+        if (weights) stale.push_back(name);
+        return !weights;
+      },
+      std::string(kHfConfigFile));
   std::sort(stale.begin(), stale.end());
-  for (const auto& name : stale) {
-    fs::remove(fs::path(dir_) / name, ec);
-    if (ec) fail("{}: cannot remove {} of an earlier save: {}", dir_, name, ec.message());
-  }
   if (!stale.empty())
     spdlog::info("{}: removed {} weight file(s) of an earlier save ({}{})", dir_, stale.size(), stale.front(),
                  stale.size() > 1 ? ", ..." : "");
@@ -185,7 +176,7 @@ void HfModelWriter::copy_source_files() const {
   for (const std::string& name : hf_tokenizer_files()) {
     const fs::path from = fs::path(output_.source_dir) / name;
     if (!fs::is_regular_file(from, ec)) continue;
-    write_file_durably((fs::path(dir_) / name).string(), read_text_file(from.string()));
+    write_file_durably(hf_file(staged_->staging(), name), read_text_file(from.string()));
   }
 }
 

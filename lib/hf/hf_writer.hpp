@@ -13,12 +13,12 @@
 //   OUT_DIR/tokenizer.json, tokenizer_config.json, ..., generation_config.json
 //                                        copied from the model directory the run started from
 //
-// Written group by group so that nothing holds the whole model at once. Every weight file is
-// written under a temporary name and renamed once all of them are written; then the index, the
-// copied files, and config.json last. An unfinished save leaves no temporary file behind. Weight
-// files of an earlier save in OUT_DIR that the new one does not name (model.safetensors beside new
-// shards, shards beside a new single file) are removed, since transformers reads model.safetensors
-// before an index.
+// Written group by group so that nothing holds the whole model at once, into a directory beside
+// OUT_DIR that replaces it once every file is written (ckpt/staged_directory.hpp): a failed or
+// interrupted save leaves the old OUT_DIR whole and nothing temporary behind. The other files of an
+// existing OUT_DIR stay; weight files of an earlier save that the new one does not name
+// (model.safetensors beside new shards, shards beside a new single file) go, since transformers
+// reads model.safetensors before an index.
 //
 // Two sources, one writer, so the same state gives the same bytes: a checkpoint's shard files
 // (`zerotrain export`) and the ranks of a running job (training.save_final); train/model_export.hpp.
@@ -36,6 +36,7 @@
 namespace zt {
 
 class SafetensorsFileWriter;
+class StagedDirectory;
 
 // transformers' default max_shard_size, "5GB".
 constexpr uint64_t kHfMaxShardBytes = 5'000'000'000;
@@ -76,10 +77,10 @@ public:
   const std::vector<std::string>& weight_files() const { return file_names_; }
 
 private:
-  void remove_stale_weight_files() const;
   void copy_source_files() const;
 
   std::string dir_;
+  std::unique_ptr<StagedDirectory> staged_;
   GptShape shape_;
   HfOutput output_;
   std::vector<HfTensor> tensors_;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ckpt/safetensors_writer.hpp"
+#include "ckpt/staged_directory.hpp"
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/json_file.hpp"
@@ -145,10 +146,8 @@ PeftAdapterWriter::PeftAdapterWriter(std::string out_dir, const ParamLayout& lay
   for (const HfTensor& t : peft_tensors(shape, layout))
     specs.push_back({t.name, output_.dtype, std::vector<uint64_t>(t.shape.begin(), t.shape.end())});
   if (specs.empty()) fail("{}: the model has no LoRA adapters to save", dir_);
-  std::error_code ec;
-  fs::create_directories(dir_, ec);
-  if (ec) fail("{}: cannot create directory: {}", dir_, ec.message());
-  const std::string path = hf_file(dir_, kPeftWeightsFile);
+  staged_ = std::make_unique<StagedDirectory>(dir_);
+  const std::string path = hf_file(staged_->staging(), kPeftWeightsFile);
   file_ = std::make_unique<SafetensorsFileWriter>(path, SafetensorsPlan(std::move(specs), {{"format", "pt"}}, path));
 }
 
@@ -172,13 +171,16 @@ void PeftAdapterWriter::write_group(const ParamGroup& g, const float* values) {
 void PeftAdapterWriter::commit() {
   file_->commit();
   std::error_code ec;
-  if (!output_.source_dir.empty() && !fs::equivalent(output_.source_dir, dir_, ec))
+  if (!output_.source_dir.empty())
     for (const std::string& name : hf_tokenizer_files()) {
       const fs::path from = fs::path(output_.source_dir) / name;
       if (name != "generation_config.json" && fs::is_regular_file(from, ec))
-        write_file_durably((fs::path(dir_) / name).string(), read_text_file(from.string()));
+        write_file_durably(hf_file(staged_->staging(), name), read_text_file(from.string()));
     }
-  write_file_durably(hf_file(dir_, kPeftConfigFile), peft_config_json(shape_, spec_, output_.source_dir).dump(2) + "\n");
+  write_file_durably(hf_file(staged_->staging(), kPeftConfigFile),
+                     peft_config_json(shape_, spec_, output_.source_dir).dump(2) + "\n");
+  // The other files of an existing directory stay, as a model directory's do.
+  staged_->install([](const std::string&) { return true; }, std::string(kPeftConfigFile));
 }
 
 }  // namespace zt

@@ -47,10 +47,11 @@ nlohmann::ordered_json peft_config_json(const GptShape& shape, const LoraSpec& s
 std::string check_peft_adapter(const std::string& dir, const GptShape& shape, const LoraSpec& spec);
 
 class SafetensorsFileWriter;
+class StagedDirectory;
 
 class PeftAdapterWriter {
 public:
-  // Creates out_dir and the weights file's temporary file. output: the dtype of the weights, and
+  // Stages out_dir beside it (ckpt/staged_directory.hpp) with the weights file open. output: the dtype of the weights, and
   // the base model's directory (its tokenizer files are copied, its path named in the config).
   PeftAdapterWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, const LoraSpec& spec,
                     HfOutput output);
@@ -64,6 +65,7 @@ private:
   GptShape shape_;
   LoraSpec spec_;
   HfOutput output_;
+  std::unique_ptr<StagedDirectory> staged_;  // written beside dir_, swapped in at commit
   std::unique_ptr<SafetensorsFileWriter> file_;
   std::vector<uint16_t> converted_;
 };

@@ -9,9 +9,10 @@ namespace zt {
 
 class DeviceWeights final : public ParamHooks {
 public:
-  // weights: the fp32 flat parameters of `layout` in host memory, converted to the backend's
-  // model dtype and copied to its device.
-  DeviceWeights(const ParamLayout& layout, const float* weights, const Backend& backend);
+  // weights: the fp32 flat parameters of `layout` in host memory, rounded to `stored` (the dtype a
+  // run kept its parameters in: what it computed with), converted to the backend's model dtype and
+  // copied to its device.
+  DeviceWeights(const ParamLayout& layout, const float* weights, const Backend& backend, DType stored = DType::F32);
 
   ConstView fetch(int g) override;
   void release(int) override {}

@@ -63,17 +63,21 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   if (o.seq_len < 0) fail("--seq-len {}: expected a positive number of tokens", o.seq_len);
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
-  const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format);
+  const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format, 0, loaded.tokenizer);
+  const TokenizerMismatch policy = tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch");
+  const TokenizerJudgement judgement{"--data", "--tokenizer-mismatch warn", policy, R == 0};
+  const DataTokenizer data_tokenizer = read_data_tokenizer(*data, judgement);
+  if (loaded.tokenizer_reference) judge_data_tokenizer(data_tokenizer, *loaded.tokenizer_reference, judgement);
   data->check_vocab(shape.vocab_size);
   const int T = sequence_length(o, shape, *data), B = o.batch_size;
   const BatchSampler sampler(*data, B, T, W, R, 1, /*shuffle=*/false, 0);
   const int64_t windows = sampler.eval_windows(std::max<int64_t>(0, o.max_windows));
 
   Share share;
-  share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size,
-                                  dtype_from_name(o.dtype));
+  const DType dtype = inference_dtype(o.dtype, loaded);
+  share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size, compute_dtype(dtype));
   Gpt model(shape, B, T, /*recompute=*/true, *share.backend);
-  DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend);
+  DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend, dtype);
   loaded.weights.reset();
 
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());

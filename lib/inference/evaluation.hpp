@@ -35,7 +35,8 @@ struct EvalOptions {
   int seq_len = 0;          // 0: the model's max_seq_len, at most 1024, at most what the file holds
   int batch_size = 1;       // sequences per forward
   int64_t max_windows = 0;  // 0: every window of the file
-  std::string device = "auto", dtype = "fp32";
+  std::string device = "auto", dtype = "auto";  // dtype: inference_dtype (inference/model_source.hpp)
+  std::string tokenizer_mismatch = "error";     // a token file of another tokenizer than the model's: error | warn
 };
 
 struct EvalResult {

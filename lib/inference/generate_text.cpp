@@ -12,6 +12,7 @@
 #include "inference/text_stream.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt.hpp"
+#include "tokenizer/tokenizer_files.hpp"
 
 namespace zt {
 
@@ -32,8 +33,12 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   if (o.prompt.empty()) fail("--prompt is empty: give the text the model continues");
   if (o.max_new_tokens <= 0) fail("--max-new-tokens {}: expected a positive number of tokens", o.max_new_tokens);
   TokenSampler sampler(o.sampling);
+  const TokenizerJudgement judgement{"--tokenizer", "--tokenizer-mismatch warn",
+                                     tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch")};
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
+  if (!o.tokenizer.empty() && loaded.tokenizer_reference)
+    judge_given_tokenizer(identify_tokenizer(o.tokenizer), *loaded.tokenizer_reference, judgement);
   const TextCodec codec = TextCodec::for_model(o.tokenizer.empty() ? loaded.tokenizer : o.tokenizer,
                                                shape.vocab_size, "--tokenizer");
   const std::vector<int32_t> prompt = codec.prompt(o.prompt);
@@ -45,10 +50,11 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   if (int(prompt.size()) >= shape.max_seq_len)
     fail("--prompt: its {} tokens leave no room in the model's {} positions", prompt.size(), shape.max_seq_len);
 
-  Backend& backend = select_backend(o.device, 0, 1, dtype_from_name(o.dtype));
+  const DType dtype = inference_dtype(o.dtype, loaded);
+  Backend& backend = select_backend(o.device, 0, 1, compute_dtype(dtype));
   const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
   Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
-  DeviceWeights weights(model.layout(), loaded.weights.data(), backend);
+  DeviceWeights weights(model.layout(), loaded.weights.data(), backend, dtype);
   loaded.weights.reset();
   std::fprintf(stderr, "generate: %s, %s; text: %s; on %s\n", loaded.what.c_str(), describe(shape).c_str(),
                codec.name().c_str(), backend.device.name().c_str());

@@ -13,7 +13,8 @@ struct GenerateOptions {
   int max_new_tokens = 256;
   SamplingOptions sampling;
   std::string device = "auto";  // cpu, cuda or auto (training.device's choice)
-  std::string dtype = "fp32";   // what the model computes in on a GPU (fp32 or bf16; the CPU: fp32)
+  std::string dtype = "auto";   // the weights' dtype: inference_dtype (inference/model_source.hpp)
+  std::string tokenizer_mismatch = "error";  // a --tokenizer other than the model's: error | warn
 };
 
 // Writes the prompt and its continuation to `out` as the tokens come, then a line break; what ran

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "config/config.hpp"
 #include "core/error.hpp"
 #include "core/range.hpp"
 #include "hf/peft_adapter.hpp"
@@ -24,7 +25,9 @@ WeightSources recorded_weight_sources(const nlohmann::json& config, const ParamL
   for (const ParamGroup& g : layout.groups)
     for (const TensorSpec& t : g.tensors)
       frozen_adapter = frozen_adapter || (!t.trainable && t.name.find(".lora_") != std::string::npos);
-  return {recorded_string(config, "/training/init_from"),
+  std::string init_from = recorded_string(config, "/training/init_from");
+  if (init_from == config::kRandomInit) init_from.clear();
+  return {init_from,
           frozen_adapter ? recorded_string(config, "/lora/init_from") : "",
           config.contains(seed) && config.at(seed).is_number_unsigned() ? config.at(seed).get<uint64_t>() : 0};
 }

@@ -12,6 +12,7 @@
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
 #include "inference/initial_weights.hpp"
+#include "inference/model_tokenizer.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/lora.hpp"
 
@@ -20,16 +21,6 @@ namespace zt {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The tokenizer a run named (training.sample_tokenizer of the config a checkpoint records), if
-// it is still there.
-std::string recorded_tokenizer(const nlohmann::json& config) {
-  const nlohmann::json::json_pointer key("/training/sample_tokenizer");
-  if (!config.contains(key) || !config.at(key).is_string()) return "";
-  const std::string path = config.at(key).get<std::string>();
-  std::error_code ec;
-  return !path.empty() && fs::exists(path, ec) ? path : "";
-}
 
 // Every parameter of a run that froze some (training.freeze, LoRA's base model): the frozen ones
 // from where the run started, the trained ones from the checkpoint, LoRA's adapters merged into
@@ -57,7 +48,7 @@ LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", ""};
+  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
   const TrainedParts parts = config::recorded_trained_parts(meta.config);
   const ParamLayout layout = make_training_layout(m.shape, parts);
   ckpt.check_layout(layout);
@@ -70,15 +61,11 @@ LoadedModel read_checkpoint(const std::string& path) {
   }
   m.what = fmt::format("checkpoint {} (step {}{})", ckpt.dir(), meta.step,
                        parts.lora.enabled() ? ", LoRA adapters merged" : "");
-  m.tokenizer = recorded_tokenizer(meta.config);
+  m.trained_dtype = dtype_from_name(meta.dtype);
+  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, ckpt.dir());
+  m.tokenizer = tokenizer.path;
+  m.tokenizer_reference = tokenizer.reference;
   return m;
-}
-
-// A tokenizer lying in the model's directory, as Hugging Face ships one.
-std::string tokenizer_beside(const fs::path& dir) {
-  std::error_code ec;
-  if (fs::exists(dir / "tokenizer.json", ec) || fs::exists(dir / "vocab.json", ec)) return dir.string();
-  return "";
 }
 
 // The weights in `weights` (a model directory or one safetensors file) of the model whose
@@ -88,18 +75,27 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
     fail("{}: no config.json beside it to give the model's shape (training.save_final and zerotrain export write "
          "one)",
          weights.string());
-  LoadedModel m{config::resolve_model_argument(dir.string()).shape, {}, "", ""};
+  LoadedModel m{config::resolve_model_argument(dir.string()).shape, {}, "", "", {}};
   const HfWeights file(weights.string(), hf_tensors(m.shape));
   m.weights = Buffer<float>(MemCategory::Params, file.numel(), Init::Uninitialised);
   file.read(m.weights.data(), 0, file.numel());
   m.what = fmt::format("{} weights {}", model_type_name(m.shape.model_type), weights.string());
-  m.tokenizer = tokenizer_beside(dir);
+  const ModelTokenizer tokenizer = tokenizer_of_model_directory(dir.string());
+  m.tokenizer = tokenizer.path;
+  m.tokenizer_reference = tokenizer.reference;
   return m;
 }
 
 }  // namespace
 
 LoadedModel read_hf_model_dir(const std::string& dir) { return read_hf_weights(dir, dir); }
+
+DType inference_dtype(const std::string& option, const LoadedModel& model) {
+  if (option == "auto") return model.trained_dtype;
+  return dtype_from_name(option);
+}
+
+DType compute_dtype(DType dtype) { return dtype == DType::F16 ? DType::F32 : dtype; }
 
 LoadedModel load_model(const std::string& path) {
   if (path.empty()) fail("no model given (a checkpoint directory, a model directory or a safetensors file)");

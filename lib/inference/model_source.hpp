@@ -10,9 +10,12 @@
 //                          or the shards model.safetensors.index.json lists, by Hugging Face
 //                          names (lib/hf/hf_weights.hpp); or one safetensors file of such a
 //                          directory, with its config.json beside it.
+#include <optional>
 #include <string>
 
 #include "core/buffer.hpp"
+#include "core/dtype.hpp"
+#include "data/data_tokenizer.hpp"
 #include "model/gpt_shape.hpp"
 
 namespace zt {
@@ -20,9 +23,21 @@ namespace zt {
 struct LoadedModel {
   GptShape shape;
   Buffer<float> weights;     // the flat parameters of make_gpt_layout(shape); padded vocabulary rows 0
-  std::string what;          // "checkpoint DIR (step 120)", "GPT-2 weights FILE", for messages
+  std::string what;          // "checkpoint DIR (step 120)", "qwen3 weights FILE", for messages
   std::string tokenizer;     // a tokenizer that came with the model (a directory or file), or ""
+  DType trained_dtype = DType::F32;  // what a checkpoint's run computed with (its weights rounded to it)
+  // What its ids are known to mean (inference/model_tokenizer.hpp): a token file or a tokenizer
+  // given for it is checked against this.
+  std::optional<TokenizerReference> tokenizer_reference;
 };
+
+// --dtype of generate and eval: "auto" is the dtype the model was trained in (a checkpoint's run's;
+// fp32 for a model directory, whose weights are what they are), else fp32, bf16 or fp16. The
+// weights are rounded to it as training rounded them.
+DType inference_dtype(const std::string& option, const LoadedModel& model);
+// The dtype the model computes in on `device`: a GPU computes in bf16 or fp32 (fp16 weights in
+// fp32), the CPU in fp32.
+DType compute_dtype(DType dtype);
 
 // Errors (zt::Error) name the path and what is wrong: no such path, a directory that holds no
 // model, a missing or unreadable config.json, a shape the weights do not have.

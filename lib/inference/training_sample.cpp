@@ -8,15 +8,18 @@
 
 namespace zt {
 
-TrainingSample::TrainingSample(const config::TrainingConfig& t, int model_vocab, int seq_len)
+TrainingSample::TrainingSample(const config::TrainingConfig& t, const std::string& tokenizer, int model_vocab,
+                               int seq_len)
     : every_(t.sample_every), seed_(t.seed) {
   if (every_ == 0) return;
-  if (t.sample_tokenizer.empty() && model_vocab != 256)
-    fail("training.sample_tokenizer: a sample of a model of {} tokens needs the tokenizer its data was made with "
-         "(training.sample_every {}; a model of 256 tokens reads bytes)",
+  if (tokenizer.empty() && model_vocab != 256)
+    fail("training.sample_tokenizer: a sample of a model of {} tokens needs the tokenizer its data was made with, "
+         "and none was found: the model directory has no tokenizer files and data.train records none (a token file "
+         "made by `zerotrain tokenize` records it in NAME.meta.json); name one with this key (training.sample_every "
+         "{}; a model of 256 tokens reads bytes)",
          model_vocab, every_);
   try {
-    codec_ = t.sample_tokenizer.empty() ? TextCodec::bytes() : TextCodec::tokenizer(t.sample_tokenizer);
+    codec_ = tokenizer.empty() ? TextCodec::bytes() : TextCodec::tokenizer(tokenizer);
   } catch (const std::exception& e) {
     fail("training.sample_tokenizer: {}", e.what());
   }

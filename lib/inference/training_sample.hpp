@@ -19,10 +19,12 @@ namespace zt {
 
 class TrainingSample {
 public:
-  // Off when training.sample_every is 0. Loads training.sample_tokenizer; throws zt::Error naming
-  // the key when the text cannot be told (another vocabulary than 256 without a tokenizer, a
-  // tokenizer with ids beyond the model's) or the prompt leaves no room in seq_len positions.
-  TrainingSample(const config::TrainingConfig& training, int model_vocab, int seq_len);
+  // Off when training.sample_every is 0. Loads `tokenizer`, the one the run found for its text
+  // (training.sample_tokenizer, the model directory's, or the one its data records:
+  // train/run_data.hpp); throws zt::Error naming the key when the text cannot be told (another
+  // vocabulary than 256 without a tokenizer, a tokenizer with ids beyond the model's) or the prompt
+  // leaves no room in seq_len positions.
+  TrainingSample(const config::TrainingConfig& training, const std::string& tokenizer, int model_vocab, int seq_len);
 
   bool due(int64_t step, int64_t last_step) const;
   struct Sample {

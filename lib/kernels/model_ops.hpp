@@ -10,14 +10,20 @@
 // packed projection qkv [B, T, (NH + 2·NKV)·hd] holding per token the NH q heads, then the NKV k
 // heads, then the NKV v heads.
 // `void*` tensors hold elements of dtype() in the device's memory; `float*` ones are always fp32
-// (normalisation statistics, log-sum-exp, what attention saves for backward); tokens are int32 in
-// device memory. Backward functions accumulate (+=) into their parameter-gradient outputs, and into
-// their input-gradient outputs as their GradInto says; a gradient output may be null to skip it.
+// (normalisation statistics, log-sum-exp, what attention saves for backward); tokens and counts
+// are int32 in device memory.
+// Packed rows: `segments` [B, T] in device memory (core/token_segment.hpp) gives each token's
+// sample within its row, for the operators that mix positions (attention: a query sees the keys of
+// its own sample only; the position embeddings and rotations: a token's position is t - begin of
+// its sample). Null: every row is one sample. Backward functions accumulate (+=) into their parameter-gradient
+// outputs, and into their input-gradient outputs as their GradInto says; a gradient output may be
+// null to skip it.
 // All work is queued on the device's compute stream.
 #include <cstddef>
 #include <cstdint>
 
 #include "core/dtype.hpp"
+#include "core/token_segment.hpp"
 #include "kernels/weight_layout.hpp"
 
 namespace zt {
@@ -35,12 +41,13 @@ public:
   // width C (workspaces, per-row scratch), counted as activations: the memory plan adds them.
   virtual size_t own_bytes(int B, int T, int C) const = 0;
 
-  // out[b, t] = wte[tokens[b, t]] + wpe[t]; wpe may be null (no learned positions).
-  virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                                 int C) = 0;
-  // dwte[tokens[b, t]] += dout[b, t], dwpe[t] += dout[b, t]
-  virtual void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                                  int C) = 0;
+  // out[b, t] = wte[tokens[b, t]] + wpe[p], p the token's position (t, or t - begin of its
+  // sample); wpe may be null (no learned positions).
+  virtual void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                                 const TokenSegment* segments, int B, int T, int C) = 0;
+  // dwte[tokens[b, t]] += dout[b, t], dwpe[p] += dout[b, t]
+  virtual void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                                  const TokenSegment* segments, int B, int T, int C) = 0;
 
   // out[N, C] = (inp - mean) · rstd · weight + bias (eps 1e-5); saves mean[N] and rstd[N].
   virtual void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -82,13 +89,19 @@ public:
   }
 
   // Causal multi-head attention over packed qkv [B, T, 3C] (q, k, v per token; head h uses channels
-  // [h·hs, (h+1)·hs)) into out [B, T, C]. `saved` holds what backward needs (fp32 elements:
-  // attention_saved_floats), `scratch` what backward uses (attention_scratch_floats).
+  // [h·hs, (h+1)·hs)) into out [B, T, C]; with segments, causal inside each sample: query t attends
+  // to keys [begin, t] of its sample. Flash-attention style on every backend: `saved` holds
+  // what backward needs besides qkv and out, the log-sum-exp of each query row (fp32 elements:
+  // attention_saved_floats), and backward recomputes the probabilities from it. `scratch` is what
+  // forward and backward use while they run (attention_scratch_floats; one buffer may serve every
+  // block).
   virtual size_t attention_saved_floats(int B, int T, int NH) const = 0;
   virtual size_t attention_scratch_floats(int B, int T, int NH) const = 0;
-  virtual void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) = 0;
+  virtual void attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                 const TokenSegment* segments, int B, int T, int C, int NH) = 0;
   virtual void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                  const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) = 0;
+                                  const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                                  GradInto dqkv_into) = 0;
 
   // RMSNorm: out[N, C] = inp · rstd · weight, rstd = 1 / sqrt(mean(inp²) + eps) saved in rstd[N].
   virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -112,28 +125,31 @@ public:
                                 int NKV, int hd, GradInto dqkv_into) = 0;
 
   // Rotary embeddings in place on the q and k heads of the packed qkv [B, T, (NH + 2·NKV)·hd],
-  // Hugging Face's rotate-half convention: with i < hd/2, c = cos[t, i], s = sin[t, i],
+  // Hugging Face's rotate-half convention: with i < hd/2, c = cos[p, i], s = sin[p, i] (p the
+  // token's position: t, or t - begin of its sample),
   //   x'[i] = x[i]·c - x[i + hd/2]·s,   x'[i + hd/2] = x[i + hd/2]·c + x[i]·s.
   // cos and sin are fp32 tables [T, hd/2] (rows beyond T unused). Backward rotates the gradient of
   // q and k back (the transpose), in place; v is untouched both ways.
-  virtual void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) = 0;
-  virtual void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                             int hd) = 0;
+  virtual void rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
+                            int NH, int NKV, int hd) = 0;
+  virtual void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                             int T, int NH, int NKV, int hd) = 0;
 
   // Causal grouped-query attention over the packed qkv: q head h attends with k and v head
   // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
-  // NH). NKV = NH and hd = C / NH is the attention above.
-  virtual void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
-                                     int hd) = 0;
+  // NH); segments as above. NKV = NH and hd = C / NH is the attention above.
+  virtual void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                     const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) = 0;
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                      const float* saved, int B, int T, int NH, int NKV, int hd,
-                                      GradInto dqkv_into) = 0;
+                                      const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV,
+                                      int hd, GradInto dqkv_into) = 0;
 
   // Attention of new positions against a key/value cache (generation, forward only). qkv
   // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
   // tokens per sequence at positions [pos, pos + T). Their k and v heads are written into
   // k_cache and v_cache [B, S, NKV·hd] (S positions per sequence) at rows [pos, pos + T); then
-  // query t attends, as gqa_attention_forward, to cache rows [0, pos + t]. out [B, T, NH·hd].
+  // query t attends, as gqa_attention_forward, to cache rows [0, pos + t] (each sequence one
+  // sample). out [B, T, NH·hd].
   // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
   virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
                                         int pos, int S, int NH, int NKV, int hd) = 0;
@@ -159,15 +175,19 @@ public:
   // passes the gradient through the same mask by calling it again with the same seed.
   virtual void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) = 0;
 
-  // Softmax + cross-entropy over the first V of Vp columns: saves lse[N] (log-sum-exp per row) and
-  // returns the mean of lse - logit of the target over the rows whose target counts (waits for the
-  // device). A target is in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries
-  // no loss and no gradient. NaN when no row counts. A backend may compute the gradient in the same
-  // pass and write it over the logits (the GPU's fused classifier): only cross_entropy_backward on
-  // the same buffer may follow, before the next forward.
-  virtual float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) = 0;
+  // The LM head's loss, a chunk of rows at a time (the model never holds the logits of every row):
+  // cross_entropy_forward takes N rows of logits (rows Vp wide; softmax over the first V columns)
+  // and writes lse[N] (log-sum-exp per row) and losses[N] (lse - logit of the target). A target is
+  // in [0, V), or kIgnoredTarget (core/ignored_target.hpp): that row carries no loss (NaN in
+  // losses) and no gradient. Reads the logits only.
+  virtual void cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets, int N,
+                                     int V, int Vp) = 0;
+  // Once every row has its loss: the mean of losses[N] over the rows whose target counts (NaN when
+  // none does), and their number into counted[0] (device memory), which cross_entropy_backward
+  // reads. Returns the mean (waiting for the device), or keeps it (below) and returns NaN.
+  virtual float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) = 0;
   // The mean losses of forwards with targets, kept where the device computes them: after
-  // keep_losses(true), cross_entropy_forward adds its mean loss times the weight of
+  // keep_losses(true), cross_entropy_loss adds its mean loss times the weight of
   // kept_loss_weight (1 until set; a weight of 0 adds nothing) to a sum there, in double
   // (sum += double(loss) · weight, in the order the losses come), and returns NaN without waiting
   // for the device; take_losses() waits once and returns the sum since the last take;
@@ -178,11 +198,14 @@ public:
   virtual void kept_loss_weight(double weight) = 0;
   virtual double take_losses() = 0;
   virtual void take_losses_into(double* host) = 0;
-  // dlogits = scale · (softmax - onehot(target)) for the first V columns, 0 for the padding and
-  // for the whole row of an ignored target; overwrites dlogits, which may be the logits buffer
-  // itself.
+  // The gradient of dloss · the mean loss for N rows of logits (a chunk, with their lse and
+  // targets): dlogits = dloss / counted[0] · (softmax - onehot(target)) for the first V columns, 0
+  // for the padding, for the whole row of an ignored target, and everywhere when counted[0] is 0.
+  // counted[0] is read when the device runs the work (a CUDA graph replayed for another
+  // micro-batch reads that micro-batch's count). Overwrites dlogits, which may be the logits
+  // buffer itself.
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                      float scale, int N, int V, int Vp) = 0;
+                                      const int32_t* counted, float dloss, int N, int V, int Vp) = 0;
 };
 
 }  // namespace zt

@@ -35,7 +35,7 @@ struct StepRecord {
   CommStats comm;      // bytes rank 0 sent in this step
   StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
   bool breakdown = false;  // wall_clock_breakdown
-  bool logged = false;     // rank 0 logs a line for this step (steps_per_print, the first, the last)
+  bool logged = false;     // rank 0 logs a line for this step (training.logging_steps, the first, the last)
 };
 
 // What the model wrote at a step (training.sample_every).

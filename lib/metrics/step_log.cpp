@@ -23,8 +23,16 @@ void log_breakdown(const StepBreakdown& t, double step_seconds) {
 
 }  // namespace
 
+StepLog::StepLog(int64_t total_steps, double quiet_seconds)
+    : total_(total_steps), quiet_seconds_(quiet_seconds), last_line_(Clock::now()) {}
+
+bool StepLog::quiet_too_long() const {
+  return quiet_seconds_ > 0 && std::chrono::duration<double>(Clock::now() - last_line_).count() >= quiet_seconds_;
+}
+
 void StepLog::step(const StepRecord& r) {
-  if (!r.logged) return;
+  if (!r.logged && !quiet_too_long()) return;
+  last_line_ = Clock::now();
   spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e} | grad norm {:.3f}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
                r.step, total_, r.loss, r.lr, r.grad_norm,
                r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
@@ -33,6 +41,7 @@ void StepLog::step(const StepRecord& r) {
 }
 
 void StepLog::eval(int64_t step, double val_loss) {
+  last_line_ = Clock::now();
   spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val_loss);
 }
 

@@ -1,5 +1,6 @@
 #include "model/gpt.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -58,7 +59,7 @@ int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool 
 }  // namespace
 
 Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
-         const TrainedParts& parts)
+         const TrainedParts& parts, size_t logits_bytes)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
@@ -72,7 +73,7 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       lowest_trained_block_(lowest_trained_block(layout_, shape, lora_.enabled())),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes) {
   if (recipe_.rotary) fill_rope_tables();
 }
 
@@ -215,18 +216,18 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
       ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
                            float(shape_.norm_eps));
     const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
-    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, B, T, NH, NKV,
-                      hd);
+    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, segments_, B,
+                      T, NH, NKV, hd);
     if (cache)
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
                                     cache->capacity(), NH, NKV, hd);
     else
-      ops_.gqa_attention_forward(a.atty, a.att, a.qkv_att, B, T, NH, NKV, hd);
+      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
                                   cache->capacity(), NH, NH, C / NH);
   } else {
-    ops_.attention_forward(a.atty, a.att, a.qkv, B, T, C, NH);
+    ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, segments_, B, T, C, NH);
   }
   ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
   adapt(OutWeight, proj, a.atty);
@@ -254,20 +255,22 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
-float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks) {
+float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                   const RowSegments* segments) {
   if (B <= 0 || B > max_batch_)
     fail("Gpt::forward: micro-batch size B={} is outside [1, {}] (the size the model was built for)", B, max_batch_);
   if (T <= 0 || T > max_seq_)
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
-  const int V = shape_.vocab_size, Vp = padded_vocab(), N = B * T;
+  const int V = shape_.vocab_size, N = B * T;
   check_tokens("inputs", inputs, size_t(N), V);
   last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
+  segments_ = copy_segments(segments, B, T);
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
-  logits_forward(inputs, B, T, hooks, nullptr);
+  logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   backward_ready_ = true;
-  return ops_.cross_entropy_forward(acts_.lse.data(), acts_.logits.data(), acts_.targets.data(), N, V, Vp);
+  return ops_.cross_entropy_loss(acts_.counted.data(), acts_.losses.data(), acts_.targets.data(), N);
 }
 
 void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks) {
@@ -280,12 +283,42 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
          cache.length(), cache.capacity(), max_seq_);
   check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
   backward_ready_ = false;
-  logits_forward(inputs, B, T, hooks, &cache);
+  segments_ = nullptr;  // a generated sequence is one sample
+  logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
 }
 
-void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache) {
-  const int C = shape_.d_model, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
+const TokenSegment* Gpt::copy_segments(const RowSegments* segments, int B, int T) {
+  if (!segments) return nullptr;
+  if (segments->batch() != B || segments->seq() != T)
+    fail("Gpt::forward: the row segments are shaped for {} rows of {} tokens, the micro-batch is {} x {}",
+         segments->batch(), segments->seq(), B, T);
+  device_.copy(acts_.segments.data(), segments->table(), sizeof(TokenSegment) * size_t(B) * size_t(T),
+               device_.compute());
+  return acts_.segments.data();
+}
+
+int Gpt::head_chunks(int N) const { return (N + acts_.logit_rows() - 1) / acts_.logit_rows(); }
+
+// Whole chunks from the end and what is left first: the last chunk, which backward need not compute
+// again, is a whole one.
+Gpt::HeadChunk Gpt::head_chunk(int c, int N) const {
+  const int end = N - (head_chunks(N) - 1 - c) * acts_.logit_rows();
+  const int first = std::max(0, end - acts_.logit_rows());
+  return {first, end - first};
+}
+
+// LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
+void Gpt::head_logits(const void* w_head, HeadChunk chunk) {
+  const int C = shape_.d_model;
+  const auto* lnf = static_cast<const char*>(acts_.lnf.data()) + size_t(chunk.first) * C * dtype_size(ops_.dtype());
+  ops_.matmul_forward(acts_.logits.data(), lnf, w_head, nullptr, chunk.rows, C, padded_vocab(),
+                      WeightLayout::OutputMajor);
+}
+
+void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                         KvCache* cache) {
+  const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer, N = B * T;
   const size_t esz = dtype_size(ops_.dtype());
   device_.copy(acts_.inputs.data(), inputs, sizeof(int32_t) * N, device_.compute());
 
@@ -293,7 +326,7 @@ void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks,
   const size_t pos = cache ? size_t(cache->length()) : 0;
   auto emb = static_cast<const char*>(fetch(hooks, kEmbeddingsGroup));
   ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb,
-                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, B, T, C);
+                         recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, segments_, B, T, C);
   hooks.release(kEmbeddingsGroup);
 
   for (int l = 0; l < L; l++) {
@@ -308,23 +341,31 @@ void Gpt::logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks,
                recipe_.rms_norm ? nullptr : lnf + C * esz, N);
   hooks.release(lnf_group);
 
-  // LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
-  const int head = gpt_head_group(shape_);
+  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
   const void* w_head = fetch(hooks, head);
-  ops_.matmul_forward(acts_.logits.data(), acts_.lnf.data(), w_head, nullptr, N, C, Vp, WeightLayout::OutputMajor);
+  for (int c = targets ? 0 : chunks - 1; c < chunks; c++) {
+    const HeadChunk chunk = head_chunk(c, N);
+    head_logits(w_head, chunk);
+    if (targets)
+      ops_.cross_entropy_forward(acts_.lse.data() + chunk.first, acts_.losses.data() + chunk.first,
+                                 acts_.logits.data(), targets + chunk.first, chunk.rows, V, Vp);
+  }
   hooks.release(head);
+  first_logit_row_ = head_chunk(chunks - 1, N).first;
 
   last_B_ = B;
   last_T_ = T;
 }
 
 void Gpt::copy_logits_row(int row, float* out) {
-  if (row < 0 || row >= last_B_ * last_T_) fail("Gpt::copy_logits_row: row {} of {}", row, last_B_ * last_T_);
+  if (row < first_logit_row_ || row >= last_B_ * last_T_)
+    fail("Gpt::copy_logits_row: row {} is not among the logits kept, rows [{}, {})", row, first_logit_row_,
+         last_B_ * last_T_);
   const DType dt = ops_.dtype();
   const size_t V = size_t(shape_.vocab_size), esz = dtype_size(dt);
   std::vector<uint8_t> bytes(V * esz);
-  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + size_t(row) * padded_vocab() * esz,
-               bytes.size(), device_.compute());
+  const size_t at = size_t(row - first_logit_row_) * padded_vocab() * esz;
+  device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + at, bytes.size(), device_.compute());
   device_.synchronize(device_.compute());
   to_f32(dt, bytes.data(), out, V);
 }
@@ -380,16 +421,16 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
-    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att, B,
-                                T, NH, NKV, hd, Set);
-    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), B, T, NH, NKV, hd);
+    ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att,
+                                segments_, B, T, NH, NKV, hd, Set);
+    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), segments_, B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
                             w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set);
     }
   } else {
-    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, B, T, C,
-                            NH, Set);
+    ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, segments_,
+                            B, T, C, NH, Set);
   }
   ops_.matmul_backward(acts_.dln.data(), dw(QkvWeight), dw(QkvBias), acts_.dqkv.data(), a.ln1, w(QkvWeight), N, C,
                        QKV, weights_, Set);
@@ -405,18 +446,24 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const int B = last_B_, T = last_T_, N = B * T;
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
   const size_t esz = dtype_size(ops_.dtype());
-  void* dlogits = acts_.logits.data();  // in place over the logits
-  // d(mean over the counted targets): each counted target's row scaled by dloss / counted.
-  const float scale = last_counted_ > 0 ? dloss / float(last_counted_) : 0.0f;
-  ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data(), acts_.targets.data(), scale, N, V, Vp);
 
-  // LM head. Tied, it is the embeddings' group, whose gradient buffer stays open until the
-  // lookup's gradient is added last. Frozen groups get no gradient buffer (null gradients).
-  const int head = gpt_head_group(shape_);
+  // LM head, chunk by chunk from the last. Tied, it is the embeddings' group, whose gradient buffer
+  // stays open until the lookup's gradient is added last. Frozen groups get no gradient buffer
+  // (null gradients).
+  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
-  ops_.matmul_backward(acts_.dln.data(), dw_head, nullptr, dlogits, acts_.lnf.data(), w_head, N, C, Vp,
-                       WeightLayout::OutputMajor, GradInto::Overwrite);
+  void* dlogits = acts_.logits.data();  // in place over the logits
+  for (int c = chunks - 1; c >= 0; c--) {
+    const HeadChunk chunk = head_chunk(c, N);
+    if (c != chunks - 1) head_logits(w_head, chunk);
+    ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
+                                acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp);
+    const size_t rows_at = size_t(chunk.first) * C * esz;
+    ops_.matmul_backward(static_cast<char*>(acts_.dln.data()) + rows_at, dw_head, nullptr, dlogits,
+                         static_cast<const char*>(acts_.lnf.data()) + rows_at, w_head, chunk.rows, C, Vp,
+                         WeightLayout::OutputMajor, GradInto::Overwrite);
+  }
   if (head != kEmbeddingsGroup) grads_ready_if_trained(hooks, head);
   hooks.release(head);
 
@@ -446,7 +493,7 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   if (!layout_.group_trainable(size_t(kEmbeddingsGroup))) return;
   auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
   ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
-                          acts_.inputs.data(), B, T, C);
+                          acts_.inputs.data(), segments_, B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);
 }
 

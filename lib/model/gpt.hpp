@@ -19,6 +19,7 @@
 
 #include "core/param_hooks.hpp"
 #include "core/param_layout.hpp"
+#include "core/row_segments.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt_activations.hpp"
 #include "model/gpt_layout.hpp"
@@ -41,9 +42,10 @@ public:
   // (activation checkpointing): activation memory of one block instead of n_layer.
   // parts: LoRA adapters and frozen tensors (model/lora.hpp): the layout marks what trains, and
   // backward computes gradients for nothing else (none below the lowest block that trains).
+  // logits_bytes: what the LM head's logits may take at once (GptActivations' logit_rows).
   // Throws zt::Error naming the field for an invalid shape or bound.
   Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false,
-      const Backend& backend = cpu_backend(), const TrainedParts& parts = {});
+      const Backend& backend = cpu_backend(), const TrainedParts& parts = {}, size_t logits_bytes = kLogitsBytes);
 
   const GptShape& shape() const { return shape_; }
   const ParamLayout& layout() const { return layout_; }
@@ -68,9 +70,19 @@ public:
   // inputs and targets are [B, T] token ids in [0, vocab_size), in host memory; a target may be
   // kIgnoredTarget (core/ignored_target.hpp): it carries no loss. Returns the mean cross-entropy
   // over the targets that count (PyTorch's cross_entropy with ignore_index), NaN when none counts
-  // or targets is null (logits only). Fetches and releases each group in order: embeddings, each
-  // block, the final norm, then the LM head's group (the embeddings again when tied).
-  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks);
+  // or targets is null (logits only). The LM head and the loss go a chunk of logit_rows() rows at a
+  // time, keeping each row's log-sum-exp and loss, not its logits. Fetches and releases each group
+  // in order: embeddings, each block, the final norm, then the LM head's group (the embeddings
+  // again when tied).
+  // segments: the samples in each row (packed rows, or one padded sample per row), shaped [B, T]:
+  // a token attends only to its own sample's tokens and its position (learned or rotary) restarts
+  // at 0 with each sample; the loss is the same mean over the targets that count, so a sample's
+  // last target (the next sample's first token) and padding's targets should be kIgnoredTarget.
+  // Null: every row is one sample. The table is copied to the device as the tokens are (queued from
+  // memory that must hold it until the step's end: pinned on a GPU, where a CUDA graph of this
+  // forward replays the copy from the same address); backward uses the same segments.
+  float forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                const RowSegments* segments = nullptr);
   // The targets of the last forward that count.
   int counted_targets() const { return last_counted_; }
 
@@ -78,7 +90,9 @@ public:
   // hooks.grads(g), in reverse group order: the LM head, the final norm, the blocks from the last,
   // and grads_ready(0) last (after the embedding lookup's gradient). With a tied head grads(0) is
   // requested first, for the LM head, and stays open throughout. Without a target that counts the
-  // gradient is zero (the groups still pass through the hooks).
+  // gradient is zero (the groups still pass through the hooks). The LM head goes chunk by chunk
+  // from the last (whose logits forward left in place): the logits again, their gradient over
+  // them, its products into the final norm's gradient and the head's.
   void backward(ParamHooks& hooks, float dloss);
 
   // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
@@ -91,13 +105,16 @@ public:
   // none (the default: evaluation and generation).
   void set_dropout_seed(std::optional<uint64_t> seed) { lora_.set_dropout_seed(seed); }
 
-  // Logits of the last forward, [B, T, padded_vocab()] row-major in device memory, in dtype();
-  // columns from vocab_size on are not logits of real tokens. Overwritten by backward, and on a
-  // backend that computes the loss's gradient with the loss (ModelOps::cross_entropy_forward, the
-  // GPU) by a forward with targets. On the CPU backend: fp32 host memory.
+  // Rows of logits the LM head computes at once.
+  int logit_rows() const { return acts_.logit_rows(); }
+  // Logits of the last forward's last chunk: rows [first_logit_row(), B·T) of [B, T,
+  // padded_vocab()], row-major in device memory, in dtype(); all of them when B·T <= logit_rows().
+  // Columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
+  // backend: fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
-  // Row `row` of the last forward's logits, its first vocab_size() values, as fp32 in host memory
-  // (copied from the device; waits for it).
+  int first_logit_row() const { return first_logit_row_; }
+  // Row `row` of the last forward's logits (one of the last chunk's, the last row among them), its
+  // first vocab_size() values, as fp32 in host memory (copied from the device; waits for it).
   void copy_logits_row(int row, float* out);
 
   // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
@@ -115,9 +132,21 @@ public:
   size_t flops_per_token() const;
 
 private:
-  // Embeddings, blocks, final norm and LM head over [B, T] inputs: the logits (and the cache's
-  // keys and values when there is one).
-  void logits_forward(const int32_t* inputs, int B, int T, ParamHooks& hooks, KvCache* cache);
+  // Embeddings, blocks, final norm and LM head over [B, T] inputs (and the cache's keys and values
+  // when there is one). With targets (on the device), each chunk's logits give their rows' lse and
+  // losses; without, only the last chunk's logits are computed.
+  void logits_forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
+                      KvCache* cache);
+  // The device's copy of the forward's segments (acts_.segments), or null for rows of one sample.
+  const TokenSegment* copy_segments(const RowSegments* segments, int B, int T);
+  // The rows [first, first + rows) of the LM head's chunk `c` of head_chunks(N), and their logits
+  // into acts_.logits.
+  struct HeadChunk {
+    int first, rows;
+  };
+  HeadChunk head_chunk(int c, int N) const;
+  int head_chunks(int N) const;
+  void head_logits(const void* w_head, HeadChunk chunk);
   // cache: attend to its positions and add this block's keys and values (generation).
   // A block's parameters and its adapters' (null without adapters), with their gradients in backward
   // (null where frozen).
@@ -160,7 +189,8 @@ private:
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
   // What backward needs to know about the last forward.
-  int last_B_ = 0, last_T_ = 0, last_counted_ = 0;
+  int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
+  const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
 };
 

@@ -1,5 +1,7 @@
 #include "model/gpt_activations.hpp"
 
+#include <algorithm>
+
 namespace zt {
 
 namespace {
@@ -11,17 +13,23 @@ struct ActSizes {
   size_t residual, ln1, qkv, qkv_att, atty, residual2, ln2, fch, fch_act;  // whole buffers (all slots)
   size_t proj, lnf, logits, dresidual, dln, datty, dqkv, dqkv_att, dfch_act, dfch;
   // fp32.
-  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, rope, datt;
-  size_t tokens;  // int32, for inputs and for targets
+  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, datt;
+  size_t tokens;    // int32, for inputs and for targets
+  size_t segments;  // TokenSegment (two int32)
+  size_t counted;   // int32
 
   size_t dtype_elements() const {
     return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + proj + lnf + logits + dresidual +
            dln + datty + dqkv + dqkv_att + dfch_act + dfch;
   }
-  size_t floats() const { return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + 2 * rope + datt; }
+  size_t floats() const {
+    return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope + datt;
+  }
+  size_t int32s() const { return 2 * tokens + 2 * segments + counted; }
 };
 
-ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops) {
+ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops,
+                  size_t logits_bytes) {
   const BlockRecipe r = shape.recipe();
   const size_t BT = size_t(max_batch) * size_t(max_seq), C = size_t(shape.d_model), slots = size_t(block_slots);
   const size_t QKV = size_t(shape.qkv_width()), Q = size_t(shape.q_width()), F = size_t(shape.ff_width());
@@ -36,7 +44,7 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.fch = slots * BT * fc;
   s.fch_act = slots * BT * F;
   s.proj = s.lnf = s.dresidual = s.dln = BT * C;
-  s.logits = BT * size_t(shape.padded_vocab());
+  s.logits = size_t(logit_rows(shape, BT, ops.dtype(), logits_bytes)) * size_t(shape.padded_vocab());
   s.datty = BT * Q;
   s.dqkv = BT * QKV;
   s.dqkv_att = r.qk_norm ? BT * QKV : 0;
@@ -47,17 +55,26 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.qk_rstd = r.qk_norm ? slots * BT * heads : 0;
   s.att = slots * ops.attention_saved_floats(max_batch, max_seq, shape.n_head);
   s.lnf_mean = r.rms_norm ? 0 : BT;
-  s.lnf_rstd = s.lse = BT;
+  s.lnf_rstd = s.lse = s.losses = BT;
   s.rope = r.rotary ? size_t(max_seq) * size_t(shape.head_size() / 2) : 0;
   s.datt = ops.attention_scratch_floats(max_batch, max_seq, shape.n_head);
   s.tokens = BT;
+  s.segments = BT;
+  s.counted = 1;
   return s;
 }
 
 }  // namespace
 
+int logit_rows(const GptShape& shape, size_t rows, DType dtype, size_t logits_bytes) {
+  constexpr size_t kTile = 64;
+  size_t fit = logits_bytes / (size_t(shape.padded_vocab()) * dtype_size(dtype));
+  if (fit > kTile) fit -= fit % kTile;
+  return int(std::clamp<size_t>(fit, 1, std::max<size_t>(rows, 1)));
+}
+
 GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                               const Backend& backend)
+                               const Backend& backend, size_t logits_bytes)
     : bt_max_(size_t(max_batch) * max_seq),
       C_(size_t(shape.d_model)),
       qkv_(size_t(shape.qkv_width())),
@@ -65,10 +82,12 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
       fc_(size_t(shape.ff_width()) * (shape.recipe().swiglu ? 2 : 1)),
       act_(size_t(shape.ff_width())),
       att_slot_(backend.model.attention_saved_floats(max_batch, max_seq, shape.n_head)),
-      heads_(size_t(shape.n_head + shape.kv_heads())) {
+      heads_(size_t(shape.n_head + shape.kv_heads())),
+      logit_rows_(zt::logit_rows(shape, bt_max_, backend.model.dtype(), logits_bytes)) {
   Device& dev = backend.device;
   const DType dt = backend.model.dtype();
-  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, backend.model);
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, backend.model, logits_bytes);
+  auto int32s = [&](size_t n) { return Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, n); };
   auto tensor = [&](size_t n) { return ActTensor(dev, dt, n); };
   auto floats = [&](size_t n) { return Buffer<float>(dev, MemSpace::Device, MemCategory::Activations, n); };
 
@@ -94,8 +113,11 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   lnf_rstd = floats(s.lnf_rstd);
   logits = tensor(s.logits);
   lse = floats(s.lse);
-  inputs = Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, s.tokens);
-  targets = Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, s.tokens);
+  losses = floats(s.losses);
+  inputs = int32s(s.tokens);
+  targets = int32s(s.tokens);
+  segments = Buffer<TokenSegment>(dev, MemSpace::Device, MemCategory::Activations, s.segments);
+  counted = int32s(s.counted);
   rope_cos = floats(s.rope);
   rope_sin = floats(s.rope);
 
@@ -109,9 +131,10 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   datt = floats(s.datt);
 }
 
-size_t GptActivations::bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops) {
-  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, ops);
-  return s.dtype_elements() * dtype_size(ops.dtype()) + s.floats() * sizeof(float) + 2 * s.tokens * sizeof(int32_t);
+size_t GptActivations::bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops,
+                             size_t logits_bytes) {
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, ops, logits_bytes);
+  return s.dtype_elements() * dtype_size(ops.dtype()) + s.floats() * sizeof(float) + s.int32s() * sizeof(int32_t);
 }
 
 BlockActivations GptActivations::block(int slot) {

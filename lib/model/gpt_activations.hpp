@@ -2,12 +2,18 @@
 // The activation memory of the model, allocated once in device memory for the largest
 // micro-batch (B, T) it was built for and registered in the memory ledger as Activations. For a
 // smaller batch every tensor uses the first B·T rows of its slot. Tensors hold elements of the
-// backend's dtype, except the fp32 statistics (mean, rstd, lse, what attention saves), the rotary
-// tables and tokens. Tensors a family does not use are not allocated (their pointers are null).
+// backend's dtype (bf16 where a GPU trains in bf16), except the fp32 statistics (mean, rstd, lse,
+// the per-row losses, what attention saves), the rotary tables, tokens, the samples of packed rows
+// and the count of targets.
+// Tensors a family does not use are not allocated (their pointers are null).
+// What grows with B·T and the vocabulary together never does: the LM head computes the logits of
+// logit_rows() rows at a time (docs/architecture.md, "Activations"), and attention keeps one
+// log-sum-exp per query row, not its T x T probabilities.
 #include <cstddef>
 #include <cstdint>
 
 #include "core/buffer.hpp"
+#include "core/token_segment.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt_shape.hpp"
 
@@ -50,14 +56,24 @@ struct BlockActivations {
   void* fch_gelu;     // [BT, F] the activation's output (GELU | SwiGLU)
 };
 
+// The logits the LM head holds at once: 512 MiB, about a thousand rows of a 150k vocabulary in
+// bf16, enough for the head's GEMMs to run at full speed. Backward computes the logits again for
+// every chunk but the last (2·C·Vp FLOPs a row): a larger budget computes fewer twice.
+constexpr size_t kLogitsBytes = size_t(512) << 20;
+
+// Rows of logits in `logits_bytes` (a whole number of 64-row tiles when more than one fits), at
+// least 1 and at most `rows`, the micro-batch's.
+int logit_rows(const GptShape& shape, size_t rows, DType dtype, size_t logits_bytes = kLogitsBytes);
+
 class GptActivations {
 public:
   // block_slots: n_layer to keep every block's activations, 1 to recompute them in backward.
+  // logits_bytes: what the LM head's logits may take (logit_rows).
   GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                 const Backend& backend = cpu_backend());
+                 const Backend& backend = cpu_backend(), size_t logits_bytes = kLogitsBytes);
   // The bytes the constructor registers in the ledger, without allocating (--dry-run's plan).
   static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                      const ModelOps& ops = cpu_backend().model);
+                      const ModelOps& ops = cpu_backend().model, size_t logits_bytes = kLogitsBytes);
 
   BlockActivations block(int slot);
   void* residual(int i) { return residual_.at(size_t(i) * bt_max_ * C_); }  // [BT, C], i in [0, n_layer]
@@ -66,9 +82,12 @@ public:
   ActTensor proj;  // [BT, C] output of a c_proj matmul before its residual add
   ActTensor lnf;   // [BT, C]
   Buffer<float> lnf_mean, lnf_rstd;  // lnf_mean: LayerNorm only
-  ActTensor logits;  // [BT, Vp]; overwritten by dlogits in backward
-  Buffer<float> lse;  // [BT] log-sum-exp of each logits row
+  ActTensor logits;  // [logit_rows(), Vp]: one chunk of rows; overwritten by dlogits in backward
+  Buffer<float> lse;     // [BT] log-sum-exp of each logits row
+  Buffer<float> losses;  // [BT] each row's loss (NaN for a target that does not count)
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
+  Buffer<TokenSegment> segments;    // [BT] the last forward's samples of packed rows (RowSegments' table)
+  Buffer<int32_t> counted;          // [1] the last forward's targets that count, on the device
   // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each.
   Buffer<float> rope_cos, rope_sin;
 
@@ -80,10 +99,13 @@ public:
   ActTensor dqkv_att;   // [BT, QKV] (q/k norms only: the gradient of qkv_att)
   ActTensor dfch_gelu;  // [BT, F]
   ActTensor dfch;       // [BT, F | 2F]
-  Buffer<float> datt;   // attention backward scratch (ModelOps::attention_scratch_floats)
+  Buffer<float> datt;   // attention's scratch, forward and backward (ModelOps::attention_scratch_floats)
+
+  int logit_rows() const { return logit_rows_; }
 
 private:
   size_t bt_max_, C_, qkv_, q_, fc_, act_, att_slot_, heads_;
+  int logit_rows_;
   ActTensor residual_;  // [n_layer + 1][BT, C]: embeddings, then each block's output
   ActTensor ln1_, qkv_buf_, qkv_att_, atty_, residual2_, ln2_, fch_, fch_gelu_;
   Buffer<float> ln1_mean_, ln1_rstd_, qk_rstd_, att_, ln2_mean_, ln2_rstd_;

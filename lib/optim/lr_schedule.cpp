@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "optim/lr_schedule.hpp"
+#include "optim/trainer_schedules.hpp"
 
 namespace zt {
 
@@ -42,14 +43,6 @@ double warmup_decay_lr(const LrScheduleConfig& c, int64_t it) {
                               std::max(1.0, double(c.total_num_steps - n)));
   }
   return c.warmup_min_lr + (c.warmup_max_lr - c.warmup_min_lr) * gamma;
-}
-
-// From 0 to warmup_max_lr over warmup_num_steps (0: no warmup; no minimum of 2 here), then down to
-// 0 at total_num_steps: transformers' _get_linear_schedule_with_warmup_lr_lambda times the lr.
-double linear_lr(const LrScheduleConfig& c, int64_t it) {
-  if (it < c.warmup_num_steps) return c.warmup_max_lr * (double(it) / std::max(1.0, double(c.warmup_num_steps)));
-  return c.warmup_max_lr * std::max(0.0, double(c.total_num_steps - it) /
-                                             std::max(1.0, double(c.total_num_steps - c.warmup_num_steps)));
 }
 
 double warmup_cosine_ratio(const LrScheduleConfig& c, int64_t it) {
@@ -120,14 +113,14 @@ double lr_at(const LrScheduleConfig& config, double base_lr, int64_t steps_taken
   if (steps_taken < 0) fail("lr_at: steps_taken must be >= 0, got {}", steps_taken);
   const std::string& type = config.type;
   if (type.empty()) return base_lr;
-  if (type == "linear") return linear_lr(config, steps_taken);
+  if (is_trainer_schedule(type)) return trainer_schedule_lr(config, steps_taken);
   if (type == "WarmupLR") return warmup_lr(config, steps_taken);
   if (type == "WarmupDecayLR") return warmup_decay_lr(config, steps_taken);
   if (type == "WarmupCosineLR") return base_lr * warmup_cosine_ratio(config, steps_taken);
   if (type == "OneCycle") return one_cycle_lr(config, steps_taken);
   if (type == "LRRangeTest") return lr_range_test_lr(config, steps_taken);
   fail("scheduler.type: unknown schedule \"{}\" (expected WarmupLR, WarmupDecayLR, WarmupCosineLR, "
-       "OneCycle or LRRangeTest)", type);
+       "OneCycle or LRRangeTest, or one of the Hugging Face Trainer's lr_scheduler_type)", type);
 }
 
 AdamBetas betas_at(const LrScheduleConfig& config, AdamBetas base, int64_t steps_taken) {

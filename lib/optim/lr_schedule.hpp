@@ -1,17 +1,19 @@
 #pragma once
-// DeepSpeed's learning-rate schedules (deepspeed/runtime/lr_schedules.py), as pure functions of
-// the number of optimizer steps already taken.
+// DeepSpeed's learning-rate schedules (deepspeed/runtime/lr_schedules.py) and the Hugging Face
+// Trainer's (optim/trainer_schedules.hpp), as pure functions of the number of optimizer steps
+// already taken.
 #include <cstdint>
 #include <string>
 
 namespace zt {
 
 struct LrScheduleConfig {
-  // "" (constant lr), WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest, or linear: the
-  // Hugging Face Trainer's default (get_linear_schedule_with_warmup), which zerotrain runs when a
-  // config has no scheduler block.
+  // "" (constant lr), WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle, LRRangeTest, or one of the
+  // Hugging Face Trainer's lr_scheduler_type (linear, cosine, ...: trainer_schedules.hpp), which
+  // zerotrain runs when a config has no scheduler block.
   std::string type;
-  // WarmupLR / WarmupDecayLR; linear uses warmup_max_lr, warmup_num_steps and total_num_steps
+  // WarmupLR / WarmupDecayLR; the Trainer's use warmup_max_lr (the peak), warmup_num_steps (no
+  // minimum of 2 there) and total_num_steps
   double warmup_min_lr = 0.0;
   double warmup_max_lr = 1e-3;
   int64_t warmup_num_steps = 1000;
@@ -31,6 +33,10 @@ struct LrScheduleConfig {
   int64_t lr_range_test_step_size = 2000;
   double lr_range_test_step_rate = 1.0;
   bool lr_range_test_staircase = false;
+  // The Trainer's lr_scheduler_kwargs: cosine (0.5), cosine_with_restarts (1), cosine_with_min_lr
+  double num_cycles = 0.5;
+  double min_lr_rate = 0.0;  // cosine_with_min_lr: the floor as a fraction of the peak
+  double lr_end = 1e-7, power = 1.0;  // polynomial
 };
 
 // Learning rate for the optimizer step that follows `steps_taken` successful steps (0 for the first

@@ -9,14 +9,11 @@
 
 #include "core/error.hpp"
 #include "core/file_type.hpp"
+#include "data/content_kind.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
 namespace {
-
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 int open_input(const std::string& path, uint64_t* size) {
   std::string why;
@@ -64,10 +61,10 @@ std::shared_ptr<const nlohmann::json> read_json_array(const std::string& path, u
 
 }  // namespace
 
-DataInput inspect_input(const std::string& path) {
-  DataInput f;
-  f.path = path;
-  const int fd = open_input(path, &f.size);
+namespace {
+
+char first_character(const std::string& path) {
+  const int fd = open_input(path, nullptr);
   char first = 0;
   for (std::string head; read_some(fd, path, head, 4096) > 0;) {
     const size_t at = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
@@ -78,9 +75,39 @@ DataInput inspect_input(const std::string& path) {
     head.clear();
   }
   ::close(fd);
-  if (ends_with(path, ".jsonl")) f.kind = DataInput::JsonLines;
-  else if (ends_with(path, ".json")) f.kind = first == '[' ? DataInput::JsonArray : DataInput::JsonLines;
-  else f.kind = DataInput::Text;
+  return first;
+}
+
+DataInput::Kind kind_of(ContentKind content) {
+  if (content == ContentKind::JsonLines) return DataInput::JsonLines;
+  return content == ContentKind::JsonArray ? DataInput::JsonArray : DataInput::Text;
+}
+
+}  // namespace
+
+DataInput inspect_input(const std::string& path) {
+  DataInput f;
+  f.path = path;
+  ::close(open_input(path, &f.size));  // the reason it cannot be read, in tokenize's words
+  const ContentKind content = sniff_content(path);
+  if (is_columnar(content))
+    fail("{}: {}, which zerotrain does not read: write its records as JSON lines first (Hugging Face datasets: "
+         "`dataset.to_json(\"train.jsonl\")`)",
+         path, content_kind_name(content));
+  if (content == ContentKind::LlmcTokens)
+    fail("{}: already a token file (an llm.c header): train on it as it is (--data {})", path, path);
+  const std::string ext = lower_extension(path);
+  if (ext == ".jsonl" || ext == ".ndjson") {
+    f.kind = DataInput::JsonLines;
+  } else if (ext == ".json") {
+    f.kind = first_character(path) == '[' ? DataInput::JsonArray : DataInput::JsonLines;
+  } else if (ext == ".txt" || ext == ".md") {
+    f.kind = DataInput::Text;
+    f.looks_like_records = holds_records(content);
+  } else {
+    f.kind = kind_of(content);
+    f.by_content = true;
+  }
   return f;
 }
 

@@ -19,10 +19,14 @@ struct DataInput {
   std::string path;
   Kind kind = Text;
   uint64_t size = 0;
+  bool by_content = false;      // its name says nothing of its format: its first bytes told it
+  bool looks_like_records = false;  // a .txt or .md file read as text whose content is JSON records
 };
 
-// By name and first byte: .jsonl JSON Lines; .json a JSON array when it starts with '[', else JSON
-// Lines; anything else text (one document). Fails (zt::Error) on a file that cannot be read.
+// By name where the name says it: .jsonl and .ndjson JSON Lines; .json a JSON array when it starts
+// with '[', else JSON Lines; .txt and .md text (one document). Any other name by content
+// (data/content_kind.hpp): JSON lines or a JSON array of records, else text. Fails (zt::Error) on a
+// file that cannot be read, an Arrow or Parquet file, and a token file.
 DataInput inspect_input(const std::string& path);
 
 struct InputJob {

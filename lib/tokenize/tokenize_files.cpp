@@ -15,6 +15,7 @@
 #include "tokenize/ordered_workers.hpp"
 #include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/tokenizer_files.hpp"
 
 namespace zt {
 namespace {
@@ -36,19 +37,26 @@ std::string val_path_of(const std::string& output) {
   return output + ".val";
 }
 
-// OUT.bin and its mask, then the validation file and its mask when there is one.
+// OUT.bin, its mask and its record, then the validation file's when there is one.
 std::vector<std::string> output_paths(const std::string& output, const std::string& val_path) {
-  std::vector<std::string> outputs = {output, llmc::mask_path_of(output)};
-  if (!val_path.empty()) outputs.insert(outputs.end(), {val_path, llmc::mask_path_of(val_path)});
+  std::vector<std::string> outputs;
+  for (const std::string& path : {output, val_path})
+    if (!path.empty()) outputs.insert(outputs.end(), {path, llmc::mask_path_of(path), llmc::info_path_of(path)});
   return outputs;
 }
 
-// No output may be an input, however spelt.
+// No output may be an input or a file of the tokenizer, however spelt.
 void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& outputs) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  std::vector<std::string> inputs = o.inputs;
+  if (fs::is_directory(o.tokenizer, ec)) {
+    for (const auto& entry : fs::directory_iterator(o.tokenizer, ec)) inputs.push_back(entry.path().string());
+  } else {
+    inputs.push_back(o.tokenizer);
+  }
   for (const std::string& out : outputs) {
-    for (const std::string& in : o.inputs)
+    for (const std::string& in : inputs)
       if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
         fail("-o {}: {} would overwrite the input {}", o.output, out, in);
     const fs::path dir = fs::path(out).parent_path();
@@ -94,11 +102,21 @@ private:
   Clock::time_point start_, last_;
 };
 
-std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, uint64_t& total_bytes) {
+// Each input as inspect_input reads it; a name that did not say how is told, and a text file that
+// holds JSON records is warned about (it is read as one document, JSON syntax and all).
+std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, bool quiet, uint64_t& total_bytes) {
   std::vector<DataInput> inputs;
   for (const std::string& path : paths) {
-    inputs.push_back(inspect_input(path));
-    total_bytes += inputs.back().size;
+    const DataInput& in = inputs.emplace_back(inspect_input(path));
+    total_bytes += in.size;
+    if (in.looks_like_records)
+      std::fprintf(stderr,
+                   "warning: tokenize: %s holds JSON records, but its name makes it text: it is read as one document, "
+                   "JSON syntax and all; rename it .jsonl to read its records\n",
+                   path.c_str());
+    if (in.by_content && in.kind != DataInput::Text && !quiet)
+      std::printf("tokenize: %s: %s, told by its content\n", path.c_str(),
+                  in.kind == DataInput::JsonLines ? "JSON lines" : "a JSON array of records");
   }
   return inputs;
 }
@@ -169,11 +187,14 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
 }
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
-                 const TokenizeSummary& summary) {
+                 const TokenizerIdentity& tokenizer, const TokenizeSummary& summary) {
   for (const auto& f : files)
     std::printf("wrote %s: %lld tokens (%s)%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
                 writer.token_bytes() == 2 ? "uint16" : "uint32",
                 f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str());
+  std::string records;
+  for (const auto& f : files) records += (records.empty() ? "" : ", ") + f.info_path;
+  std::printf("the tokenizer, recorded in %s: %s\n", records.c_str(), describe(tokenizer).c_str());
   if (writer.masked())
     std::printf("targets that count: %lld of %lld tokens (%.1f%%): the answers of the conversations%s\n",
                 static_cast<long long>(summary.counted), static_cast<long long>(summary.tokens),
@@ -193,12 +214,14 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   check_outputs(o, output_paths(o.output, val_path));
 
   TokenizeSummary summary;
-  const std::vector<DataInput> inputs = inspect_inputs(o.inputs, summary.bytes);
+  const std::vector<DataInput> inputs = inspect_inputs(o.inputs, o.quiet, summary.bytes);
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   const auto loaded = Clock::now();
   const JobContext context = job_context(tokenizer, inputs, o.chat_format, summary.separator);
 
   TokenFileWriter writer(o.output, tokenizer.vocab_size());
+  const TokenizerIdentity identity = identify_tokenizer(o.tokenizer, &tokenizer);
+  writer.record_tokenizer(identity);
   JobReader reader(inputs, tokenizer, o.job_bytes);
   Progress progress(summary.bytes, o.quiet);
   const int threads = o.threads > 0 ? o.threads : int(std::max(1u, std::thread::hardware_concurrency()));
@@ -209,7 +232,7 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   const auto files = writer.finish(val_path, summary.val_tokens);
   if (!o.quiet) {
     print_encoding(summary, inputs.size(), context, threads, seconds(start, loaded), seconds(loaded, Clock::now()));
-    print_files(files, writer, summary);
+    print_files(files, writer, identity, summary);
   }
   return summary;
 }

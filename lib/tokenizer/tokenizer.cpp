@@ -274,6 +274,11 @@ const AddedToken* Tokenizer::added_token_of(int32_t id) const {
   return k >= 0 ? &added_.tokens()[size_t(k)] : nullptr;
 }
 
+std::string_view Tokenizer::kind() const {
+  if (model_.options().byte_level) return "byte-level BPE";
+  return model_.options().byte_fallback ? "BPE with byte fallback" : "BPE";
+}
+
 bool Tokenizer::is_special(int32_t id) const {
   const AddedToken* t = added_token_of(id);
   return t && t->special;

@@ -68,6 +68,8 @@ public:
   std::optional<size_t> cut_point(std::string_view text, size_t from) const;
 
   int32_t vocab_size() const { return vocab_size_; }  // the largest id + 1
+  // "byte-level BPE", "BPE with byte fallback" or "BPE": what its model does with text.
+  std::string_view kind() const;
   // The id of a token by its text (an added token, or a vocabulary entry as spelt there).
   std::optional<int32_t> token_id(std::string_view content) const;
   bool is_special(int32_t id) const;

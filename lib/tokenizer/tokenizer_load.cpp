@@ -8,6 +8,7 @@
 #include "data/read_only_file.hpp"
 #include "tokenizer/pipeline.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/tokenizer_files.hpp"
 
 namespace zt {
 
@@ -372,29 +373,8 @@ Tokenizer Tokenizer::from_json(const nlohmann::json& tokenizer_json, const std::
 Tokenizer Tokenizer::load(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::path dir, json_file, vocab, merges;
-  if (fs::is_directory(path, ec)) {
-    dir = path;
-    if (fs::exists(dir / "tokenizer.json", ec)) {
-      json_file = dir / "tokenizer.json";
-    } else if (fs::exists(dir / "vocab.json", ec) && fs::exists(dir / "merges.txt", ec)) {
-      vocab = dir / "vocab.json";
-      merges = dir / "merges.txt";
-    } else {
-      fail("{}: no tokenizer here: neither tokenizer.json nor vocab.json with merges.txt", path);
-    }
-  } else {
-    dir = fs::path(path).parent_path();
-    if (fs::path(path).filename() == "merges.txt") {
-      vocab = dir / "vocab.json";
-      merges = path;
-    } else if (fs::path(path).filename() == "vocab.json" && fs::exists(dir / "merges.txt", ec)) {
-      vocab = path;
-      merges = dir / "merges.txt";
-    } else {
-      json_file = path;
-    }
-  }
+  const TokenizerFiles files = locate_tokenizer_files(path);
+  const fs::path dir = files.dir, json_file = files.json, vocab = files.vocab, merges = files.merges;
   Tokenizer t;
   if (!json_file.empty()) {
     t = from_json(TokenizerLoader::parse_file(json_file.string()), json_file.string());

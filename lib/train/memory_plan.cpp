@@ -14,6 +14,7 @@
 #include "model/lora_adapters.hpp"
 #include "train/engine_config.hpp"
 #include "train/run_checkpoints.hpp"
+#include "train/trainer.hpp"
 
 namespace zt {
 
@@ -29,11 +30,13 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), layout.total, layout.trainable_numel(), world, held);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
   if (layout.has_frozen()) p.unfrozen = Engine::plan(engine_options(c), layout.total, layout.total, world, held);
-  const bool recompute = c.activation_checkpointing.recompute();
+  const bool recompute = c.recompute_activations();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
+  p.host_activations = Trainer::staging_bytes(c) + p.step_values_host;
   p.activations = GptActivations::bytes(shape, B, T, slots, ops) + ops.own_bytes(B, T, shape.d_model) +
-                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops);
+                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c) +
+                  p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(layout.trainable_numel(), world, 0));
   p.buffers_bound += p.checkpoint_staging;
@@ -43,10 +46,12 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
 
 size_t plan_offload_in_memory(const MemoryPlan& p) { return p.offload - p.offload_files; }
 
-size_t plan_total(const MemoryPlan& p) { return plan_device_total(p) + p.host_buffers + plan_offload_in_memory(p); }
+size_t plan_total(const MemoryPlan& p) {
+  return plan_device_total(p) + p.host_buffers + p.host_activations + plan_offload_in_memory(p);
+}
 
 size_t plan_device_total(const MemoryPlan& p) {
-  return p.params + p.grads + p.optimizer + p.buffers_bound - p.host_buffers + p.activations;
+  return p.params + p.grads + p.optimizer + p.buffers_bound - p.host_buffers + p.activations - p.host_activations;
 }
 
 namespace {
@@ -115,10 +120,10 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   if (!staging.empty()) staging += " in host memory";
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views%s)\n", "buffers",
               mib(p.buffers_bound), staging.c_str());
-  std::printf("  %-12s %12.2f MiB   micro-batch %lld x %lld tokens, %s%s\n", "activations", mib(p.activations),
-              (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
+  std::printf("  %-12s %12.2f MiB (%zu bytes)   micro-batch %lld x %lld tokens, %s%s\n", "activations",
+              mib(p.activations), p.activations, (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
               std::string(dtype_name(p.activation_dtype)).c_str(),
-              c.activation_checkpointing.recompute() ? ", one block kept (activation checkpointing)" : "");
+              c.recompute_activations() ? ", one block kept (activation checkpointing)" : "");
   if (gpu) {
     std::printf("  %-12s <= %9.2f MiB   everything above but offload, GPU memory (%s, %.2f GiB)\n", "per rank",
                 mib(plan_device_total(p)), backend.device.name().c_str(), gib(backend.device.memory_bytes()));

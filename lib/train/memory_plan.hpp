@@ -16,18 +16,21 @@ struct MemoryPlan : EnginePlan {
   size_t num_params = 0;  // the model's and its LoRA adapters'
   // With frozen parameters: the engine's plan if every parameter trained (what freezing saves).
   std::optional<EnginePlan> unfrozen;
-  size_t activations = 0;  // the model's forward results and backward scratch for one micro-batch
+  // The model's forward results and backward scratch (LoRA's included), the trainer's token
+  // staging, the engine's step values.
+  size_t activations = 0;
+  size_t host_activations = 0;  // of activations, the bytes in host (pinned) memory
   DType activation_dtype = DType::F32;  // what the backend's model operators compute in
 };
 
-// `ops`: the model operators the run computes with; their dtype and their attention (the CPU keeps
-// a T x T matrix per head, the GPU one value per row) size the activations.
+// `ops`: the model operators the run computes with; their dtype, their attention's saved floats and
+// scratch, and their own buffers size the activations.
 MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model);
 // Bytes of memory one rank holds at most: model states, transient buffers and activations (not
 // what offload keeps in files).
 size_t plan_total(const MemoryPlan& plan);
 // Of those, the bytes in the device's own memory: everything but what lives in host memory
-// (offloaded state, offload and checkpoint staging).
+// (offloaded state, offload and checkpoint staging, the trainer's token staging).
 size_t plan_device_total(const MemoryPlan& plan);
 // Of plan_total, the offloaded state in host memory.
 size_t plan_offload_in_memory(const MemoryPlan& plan);

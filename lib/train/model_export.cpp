@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +18,9 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/peft_adapter.hpp"
+#include "inference/model_tokenizer.hpp"
+#include "train/output_paths.hpp"
+#include "train/tokenizer_shipping.hpp"
 
 namespace zt {
 
@@ -155,11 +159,31 @@ TrainedModel recorded_model(const CheckpointMeta& meta, const std::string& meta_
   return m;
 }
 
+// What `zerotrain export -o` must leave alone: the checkpoint, the model directory the run started
+// from, and where its frozen tensors come from.
+std::vector<InputFile> export_inputs(const std::string& checkpoint, const HfOutput& output,
+                                     const WeightSources& from) {
+  std::vector<InputFile> inputs = {{"the checkpoint", checkpoint}};
+  if (!output.source_dir.empty())
+    inputs.push_back(model_directory_input("the model directory it started from", output.source_dir));
+  if (!from.init_from.empty() && from.init_from != output.source_dir)
+    inputs.push_back(std::filesystem::is_directory(from.init_from)
+                         ? model_directory_input("the weights it started from", from.init_from)
+                         : InputFile{"the weights it started from", from.init_from});
+  if (!from.lora_init_from.empty())
+    inputs.push_back({"the adapters it started from", from.lora_init_from,
+                      {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  return inputs;
+}
+
 }  // namespace
 
-HfOutput final_weights_output(const config::Config& c) {
+HfOutput final_weights_output(const config::Config& c, const std::optional<TokenizerIdentity>& data_tokenizer) {
   HfOutput out(dtype_from_name(c.training.save_dtype));
-  set_source(out, c.model.path, c.model.hf_config, c.training.init_from);
+  set_source(out, c.model.path, c.model.hf_config, c.training.random_init() ? "" : c.training.init_from);
+  choose_shipped_tokenizer(out, data_tokenizer,
+                           tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch"),
+                           "training.save_final", "--set data.tokenizer_mismatch=warn");
   return out;
 }
 
@@ -167,7 +191,8 @@ SavedForm final_form(const config::Config& c) {
   return c.lora.enabled && !c.lora.save_merged ? SavedForm::Adapter : SavedForm::Model;
 }
 
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge) {
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge,
+                       std::optional<TokenizerMismatch> tokenizer_mismatch, bool overwrite) {
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
@@ -176,17 +201,25 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   if (merge && !model.parts.lora.enabled())
     spdlog::info("--merge: {} holds no LoRA adapters; the model is exported as it trained", ckpt.dir());
   const std::string model_path = recorded_string(meta.config, "/model/path");
-  const std::string init_from = recorded_string(meta.config, "/training/init_from");
+  std::string init_from = recorded_string(meta.config, "/training/init_from");
+  if (init_from == config::kRandomInit) init_from.clear();
   if (output.source_dir.empty()) {
     // The run's model directory, where it is still there to give its tokenizer and config.json.
     const bool gone = !model_path.empty() && !has_hf_config(model_path);
     set_source(output, gone ? "" : model_path, nullptr, init_from);
+    const std::string recorded = recorded_string(meta.config, "/data/tokenizer_mismatch");
+    const TokenizerMismatch policy = tokenizer_mismatch.value_or(
+        tokenizer_mismatch_from_name(recorded.empty() ? "error" : recorded, meta_path + " data.tokenizer_mismatch"));
+    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
+                             "--tokenizer-mismatch warn");
   }
   // Frozen tensors come from where the run started: opened before the output is created.
+  const WeightSources sources =
+      model.layout.has_frozen() ? recorded_weight_sources(meta.config, model.layout) : WeightSources{};
   std::unique_ptr<InitialWeights> initial;
   if (model.layout.has_frozen())
-    initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout,
-                                               recorded_weight_sources(meta.config, model.layout));
+    initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout, sources);
+  check_output_against(model_directory_output("-o", out_dir), export_inputs(checkpoint, output, sources), overwrite);
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   GroupValues values(model.layout, [&](Range r, float* to) { ckpt.read(StateTensor::Master, r, to); },

@@ -5,6 +5,7 @@
 // same state gives the same bytes. Trained tensors come from the master weights (of the trainable
 // space, core/trainable_space.hpp); frozen ones from where the run started
 // (inference/initial_weights.hpp).
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "config/config.hpp"
 #include "core/range.hpp"
 #include "core/state_access.hpp"
+#include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
 #include "inference/initial_weights.hpp"
 
@@ -30,8 +32,10 @@ struct TrainedModel {
 };
 
 // What training.save_final writes: training.save_dtype, and the model directory the run started
-// from (model.path, else training.init_from) with its config.json.
-HfOutput final_weights_output(const config::Config& config);
+// from (model.path, else training.init_from) with its config.json; the tokenizer that ships is
+// chosen with the one the data records (train/tokenizer_shipping.hpp).
+HfOutput final_weights_output(const config::Config& config,
+                              const std::optional<TokenizerIdentity>& data_tokenizer = std::nullopt);
 // The adapter directory for a LoRA run (unless lora.save_merged), else the model.
 SavedForm final_form(const config::Config& config);
 
@@ -48,9 +52,14 @@ void save_gathered_weights(const std::string& out_dir, SavedForm form, const Tra
 // directory, of any family, world size and stage. The output's files are created first, then every
 // shard file's CRC32C is checked, then the weights are read group by group. Without a source
 // directory in `output`, the model directory the checkpoint's run started from (its tokenizer
-// files and config.json) where it is still there. A LoRA run's checkpoint gives its adapter
-// directory, or with `merge` the merged model; frozen tensors are read from where the run started
-// (its training.init_from, or its seed), which must still be there.
-void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge = false);
+// files and config.json) where it is still there, and the tokenizer its data was made with. A
+// LoRA run's checkpoint gives its adapter directory, or with `merge` the merged model; frozen
+// tensors are read from where the run started (its training.init_from, or its seed), which must
+// still be there. `tokenizer_mismatch`: what a model directory's tokenizer other than the data's
+// gets (default: the run's data.tokenizer_mismatch). The output may not be or hold the checkpoint
+// or that model directory unless `overwrite` (train/output_paths.hpp); it is written whole beside
+// its place and swapped in.
+void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge = false,
+                       std::optional<TokenizerMismatch> tokenizer_mismatch = std::nullopt, bool overwrite = false);
 
 }  // namespace zt

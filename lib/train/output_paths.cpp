@@ -23,7 +23,7 @@ namespace zt {
 
 namespace {
 
-// What training.save_final may write: a model directory's files, or a LoRA run's adapter directory's.
+// What save_final and export may write: a model directory's files, or a LoRA run's adapter directory's.
 std::vector<std::string> saved_directory_files() {
   std::vector<std::string> names = hf_directory_files();
   for (std::string_view file : {kPeftConfigFile, kPeftWeightsFile}) {
@@ -92,14 +92,42 @@ bool names_overlap(const OutputLocation& a, const OutputLocation& b) {
 const char* const kLoseInput = "writing it would destroy the input; choose another path for";
 const char* const kTwoOutputs = "the two outputs would overwrite each other; choose different paths";
 
-void check_input(const OutputLocation& out, const InputFile& in) {
+// `inner` is `outer` or lies below it.
+bool lies_in(const fs::path& inner, const fs::path& outer) {
+  const fs::path i = resolved(inner), o = resolved(outer);
+  if (same_file(i, o)) return true;
+  for (fs::path p = i; p.has_parent_path() && p != p.parent_path();) {
+    p = p.parent_path();
+    if (p == o || same_inode(p, o)) return true;
+  }
+  return false;
+}
+
+// The output is the input, writes a file that is the input, or is a file the input directory reads.
+void check_names(const OutputLocation& out, const InputFile& in, bool overwrite) {
+  if (overwrite && out.replaced_whole) return;
   if (same_file(out.path, in.path))
-    fail("{} '{}' names the same {} as {} '{}': {} {}", out.key, out.path.string(),
-         out.directory ? "path" : "file", in.key, in.path.string(), kLoseInput, out.key);
-  if (!out.directory) return;
+    fail("{} '{}' names the same {} as {} '{}': {} {}{}", out.key, out.path.string(), out.directory ? "path" : "file",
+         in.key, in.path.string(), kLoseInput, out.key,
+         out.replaced_whole ? " (or --overwrite if you mean to replace it)" : "");
+  if (!out.directory) {
+    for (const auto& name : in.files)
+      if (same_file(out.path, in.path / name))
+        fail("{} '{}' is {}'s '{}': {} {}", out.key, out.path.string(), in.key, (in.path / name).string(), kLoseInput,
+             out.key);
+    return;
+  }
   if (auto file = written_as(out, in.path))
     fail("{} '{}' would write '{}', which is {} '{}': {} {}", out.key, out.path.string(), file->string(), in.key,
          in.path.string(), kLoseInput, out.key);
+}
+
+// An output directory holds the input.
+void check_holds(const OutputLocation& out, const InputFile& in, bool overwrite) {
+  if (!out.directory || overwrite || !lies_in(in.path, out.path)) return;
+  fail("{} '{}' holds {} '{}': a run writes nowhere near what it reads; choose another path for {} (or --overwrite "
+       "if you mean to write there)",
+       out.key, out.path.string(), in.key, in.path.string(), out.key);
 }
 
 void check_pair(const OutputLocation& a, const OutputLocation& b) {
@@ -167,12 +195,7 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
                    .path = TensorboardMonitor::directory(c.tensorboard),
                    .directory = true,
                    .file_prefixes = {"events.out.tfevents."}});
-  if (!t.save_final.empty())
-    out.push_back({.key = "training.save_final",
-                   .path = t.save_final,
-                   .directory = true,
-                   .files = saved_directory_files(),
-                   .file_prefixes = {std::string(kHfShardPrefix)}});
+  if (!t.save_final.empty()) out.push_back(model_directory_output("training.save_final", t.save_final));
   // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
   if (!t.checkpoint_dir.empty())
     out.push_back({.key = "training.checkpoint_dir",
@@ -199,34 +222,59 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
   return out;
 }
 
+InputFile model_directory_input(const std::string& key, const std::string& dir) {
+  InputFile in{key, dir, hf_directory_files()};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (is_hf_shard_file_name(entry.path().filename().string())) in.files.push_back(entry.path().filename().string());
+  return in;
+}
+
+OutputLocation model_directory_output(const std::string& key, const std::string& dir) {
+  return {.key = key,
+          .path = dir,
+          .directory = true,
+          .files = saved_directory_files(),
+          .file_prefixes = {std::string(kHfShardPrefix)},
+          .replaced_whole = true};
+}
+
 std::vector<InputFile> input_files(const config::Config& c) {
   std::vector<InputFile> in;
   std::error_code ec;
+  const auto& t = c.training;
   if (fs::exists(c.source, ec)) in.push_back({"--config", c.source});  // else built in ("default config")
   if (!c.model_file.empty()) in.push_back({"--model", c.model_file});
+  if (!c.model.path.empty()) in.push_back(model_directory_input("model.path", c.model.path));
   for (const std::string& file : c.data.train) in.push_back({"data.train", file});
   for (const std::string& file : c.data.val) in.push_back({"data.val", file});
-  const auto& init = c.training.init_from;
-  if (!init.empty()) {
-    in.push_back({"training.init_from", init});
-    if (fs::is_directory(init, ec))
-      for (std::string_view name : {kHfWeightsFile, kHfIndexFile, kHfConfigFile})
-        in.push_back({"training.init_from", hf_file(init, name)});
+  if (!t.random_init() && t.init_from != c.model.path) {
+    const bool dir = fs::is_directory(t.init_from, ec);
+    in.push_back(dir ? model_directory_input("training.init_from", t.init_from) : InputFile{"training.init_from", t.init_from});
   }
-  if (!c.model.path.empty()) in.push_back({"model.path", hf_file(c.model.path, kHfConfigFile)});
   const auto& adapter = c.lora.init_from;
-  if (c.lora.enabled && !adapter.empty()) {
-    in.push_back({"lora.init_from", adapter});
-    for (std::string_view name : {kPeftConfigFile, kPeftWeightsFile}) in.push_back({"lora.init_from", hf_file(adapter, name)});
-  }
+  if (c.lora.enabled && !adapter.empty())
+    in.push_back({"lora.init_from", adapter, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  // A checkpoint resumed from elsewhere; resuming in training.checkpoint_dir is what that directory is for.
+  const bool named = t.resume != "none" && t.resume != "latest" && t.resume != "auto";
+  if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume, t.checkpoint_dir)))
+    in.push_back({"training.resume", t.resume});
+  if (!t.sample_tokenizer.empty()) in.push_back({"training.sample_tokenizer", t.sample_tokenizer});
   return in;
+}
+
+void check_output_against(const OutputLocation& output, const std::vector<InputFile>& inputs, bool overwrite) {
+  for (const auto& in : inputs) check_names(output, in, overwrite);
+  for (const auto& in : inputs) check_holds(output, in, overwrite);
 }
 
 void check_output_paths(const config::Config& config, int world_size) {
   const auto outputs = output_locations(config, world_size);
   const auto inputs = input_files(config);
   for (const auto& out : outputs)
-    for (const auto& in : inputs) check_input(out, in);
+    for (const auto& in : inputs) check_names(out, in, config.training.overwrite);
+  for (const auto& out : outputs)
+    for (const auto& in : inputs) check_holds(out, in, config.training.overwrite);
   for (size_t i = 0; i < outputs.size(); ++i)
     for (size_t j = i + 1; j < outputs.size(); ++j) check_pair(outputs[i], outputs[j]);
 }

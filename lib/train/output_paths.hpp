@@ -2,12 +2,18 @@
 // The paths a run writes, checked before anything is opened for writing, so that no input is ever
 // lost and no run fails after hours of training because it cannot write its results:
 // - No output (training.metrics, the csv_monitor and tensorboard files, training.save_final,
-//   training.checkpoint_dir, training.log_dir, an offload nvme_path) may name an input (the config
-//   file, data.train, data.val, training.init_from) or another output. Paths are compared after
-//   resolving symbolic links and "..", and by device and inode where both exist; a directory output
-//   must not hold an input, or another output, under a name it writes (save_final=DIR writes
-//   DIR/model.safetensors, DIR/config.json, DIR/tokenizer.json, ... (hf/hf_dir.hpp), so
-//   init_from=DIR/model.safetensors collides).
+//   training.checkpoint_dir, training.log_dir, an offload nvme_path; `zerotrain export -o`) may
+//   name an input (the config file, the model file or directory, data.train, data.val,
+//   training.init_from, a checkpoint resumed from elsewhere, training.sample_tokenizer) or another
+//   output, and no output directory may hold an input at all: a run writes nowhere near what it
+//   reads. Paths are compared after resolving symbolic links and "..", and by device and inode
+//   where both exist; a directory output must not hold another output under a name it writes
+//   (save_final=DIR writes DIR/model.safetensors, DIR/config.json, DIR/tokenizer.json, ...
+//   (hf/hf_dir.hpp)), and a file output must not be a file a directory input reads.
+// - `--overwrite` (training.overwrite) is for a user who means to write where inputs lie: an output
+//   directory may then hold inputs, and a model directory output (save_final, export) may replace
+//   the very files it read, since it is written whole beside its place and swapped in
+//   (hf/hf_writer.hpp). A file output is never an input.
 // - Every output location is created and probed for writing before step 1: its directory is
 //   made, and a probe file is created, written and removed there. Errors name the key.
 #include <filesystem>
@@ -28,18 +34,26 @@ struct OutputLocation {
   std::vector<std::string> files{}, file_prefixes{};
   bool exclusive = false;
   bool every_rank = false;  // written by every rank (log_dir, checkpoint_dir, nvme_path); else rank 0
+  bool replaced_whole = false;  // a model directory written beside its place and swapped in
 };
 
 struct InputFile {
   std::string key;  // "data.train", "--config", ...
   std::filesystem::path path;
+  std::vector<std::string> files{};  // a directory input: the names read in it
 };
 
 std::vector<OutputLocation> output_locations(const config::Config& config, int world_size);
 std::vector<InputFile> input_files(const config::Config& config);
 
-// Throws zt::Error naming both keys when an output names an input or another output.
+// Throws zt::Error naming both keys when an output names or holds an input, or names another output.
 void check_output_paths(const config::Config& config, int world_size);
+// The same for one output and the inputs it must leave alone (`zerotrain export -o`).
+void check_output_against(const OutputLocation& output, const std::vector<InputFile>& inputs, bool overwrite);
+// A model directory read as an input: its config.json, weights and tokenizer files.
+InputFile model_directory_input(const std::string& key, const std::string& dir);
+// save_final's and export's output.
+OutputLocation model_directory_output(const std::string& key, const std::string& dir);
 
 // Creates the output locations this rank writes and probes each for writing; throws zt::Error
 // naming the key and the reason ("training.save_final: cannot create directory 'a/final': 'a' is

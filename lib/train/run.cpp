@@ -2,15 +2,52 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
+#include <optional>
+
 #include "config/provenance.hpp"
 #include "core/ledger.hpp"
 #include "core/threads.hpp"
 #include "kernels/backend.hpp"
 #include "train/launcher_markers.hpp"
 #include "train/memory_plan.hpp"
+#include "train/run_data.hpp"
 #include "train/trainer.hpp"
 
 namespace zt {
+
+namespace {
+
+// Runs `work` on every rank; whether it failed on some rank, agreed by all: the lowest failing rank
+// logs its error, every rank learns of it.
+bool failed_somewhere(const World& world, const std::function<void()>& work) {
+  std::string error;
+  try {
+    work();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  const int failed = world.first_failure(!error.empty());
+  if (failed == world.rank()) spdlog::error("{}", error);
+  return failed >= 0;
+}
+
+// --dry-run: the data opened and judged as the run opens it (train/run_data.hpp), then the plan
+// for the world size the config resolved (--world-size N plans for N). Bad data fails as the run
+// would fail, with its message and exit status.
+int dry_run(const World& world, const config::Config& config, const Backend& backend) {
+  std::optional<RunData> data;
+  const int rank = world.rank() % config.world_size;  // --world-size N plans for N ranks on fewer
+  if (failed_somewhere(world, [&] { data = open_run_data(config, config.world_size, rank); })) return 1;
+  if (world.rank() == 0) {
+    config::log_provenance(config);
+    log_data_plan(config, *data);
+    print_memory_plan(config, config.world_size, world.info().local_size, backend);
+  }
+  return 0;
+}
+
+}  // namespace
 
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (auto problem = restart_problem(config)) {  // every rank resolved the same config
@@ -20,28 +57,15 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
   // A dry run chooses as the run would, so that its plan is the run's.
   Backend* backend = nullptr;
-  std::string error;
-  try {
-    backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
-                              dtype_from_name(config.dtype()));
-    if (config.training.device_memory_limit > 0)
-      MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
-                                         "training.device_memory_limit");
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  const int failed = world.first_failure(!error.empty());
-  if (failed >= 0) {
-    if (failed == world.rank()) spdlog::error("{}", error);
+  if (failed_somewhere(world, [&] {
+        backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
+                                  dtype_from_name(config.dtype()));
+        if (config.training.device_memory_limit > 0)
+          MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
+                                             "training.device_memory_limit");
+      }))
     return 1;
-  }
-  if (options.dry_run) {
-    if (world.rank() == 0) {  // --world-size N plans for N
-      config::log_provenance(config);
-      print_memory_plan(config, config.world_size, world.info().local_size, *backend);
-    }
-    return 0;
-  }
+  if (options.dry_run) return dry_run(world, config, *backend);
   const CpuMask cpus = process_affinity();
   const ThreadChoice threads = use_compute_threads(cpus, world.local_cpu_masks(cpus));  // collective
   if (world.rank() == 0) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_dir.hpp"
+#include "inference/model_tokenizer.hpp"
 #include "optim/lr_schedule.hpp"
 
 namespace zt {
@@ -24,8 +25,9 @@ size_t RunCheckpoints::staging_bytes(const config::Config& config, const Partiti
 }
 
 RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,
-                               const Gpt& model, const BatchSampler& sampler, const std::string& resumed_from)
-    : config_(config), engine_(engine), model_(model), sampler_(sampler) {
+                               const Gpt& model, const BatchSampler& sampler, const std::string& resumed_from,
+                               std::optional<TokenizerIdentity> data_tokenizer)
+    : config_(config), engine_(engine), model_(model), sampler_(sampler), data_tokenizer_(std::move(data_tokenizer)) {
   const std::string& root = config.training.checkpoint_dir;
   if (root.empty()) return;
   const Range mine = checkpoint_pieces(engine.train_partition())[size_t(comm.rank())];
@@ -73,6 +75,7 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   const LossScaler::State& s = counters.scaler;
   m.loss_scaler = {s.scale, s.hysteresis_left, s.iteration, s.last_overflow_iteration};
   m.data = sampler_state_to_json(sampler_.state(step));
+  if (data_tokenizer_) m.data[kRecordedTokenizerKey] = to_json(*data_tokenizer_);
   m.rng = nullptr;  // nothing random after initialisation: the data order and LoRA dropout follow from the seed
   m.config = config::to_json(c);
   return m;

@@ -3,11 +3,13 @@
 // save_interval steps, written in the background while training goes on, and a last one at the
 // end of the run, finished or interrupted, complete before the process exits.
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "ckpt/checkpoint_writer.hpp"
 #include "config/config.hpp"
 #include "data/sampler.hpp"
+#include "data/tokenizer_identity.hpp"
 #include "model/gpt.hpp"
 #include "zero/engine.hpp"
 
@@ -19,10 +21,13 @@ std::vector<Range> checkpoint_pieces(const Partition& partition);
 
 class RunCheckpoints {
 public:
-  // resumed_from: the step directory the run resumed from ("" when it did not). Without a
-  // checkpoint_dir nothing is ever written. The staging buffer lives in `device`'s pinned memory.
+  // resumed_from: the step directory the run resumed from ("" when it did not). data_tokenizer:
+  // the tokenizer data.train records, written into meta.json's data block (generate, eval and export
+  // find it there). Without a checkpoint_dir nothing is ever written. The staging buffer lives in
+  // `device`'s pinned memory.
   RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, const Gpt& model,
-                 const BatchSampler& sampler, const std::string& resumed_from);
+                 const BatchSampler& sampler, const std::string& resumed_from,
+                 std::optional<TokenizerIdentity> data_tokenizer = std::nullopt);
   // Bytes of pinned host memory the checkpoints of `config` stage in on the rank that writes the
   // most of `partition`; 0 without a checkpoint_dir.
   static size_t staging_bytes(const config::Config& config, const Partition& partition);
@@ -43,6 +48,7 @@ private:
   Engine& engine_;
   const Gpt& model_;
   const BatchSampler& sampler_;
+  std::optional<TokenizerIdentity> data_tokenizer_;
   std::unique_ptr<CheckpointWriter> writer_;
   int64_t last_saved_ = -1;  // the step of the last save started, or found in checkpoint_dir
 };

@@ -20,8 +20,10 @@ MetricsSinks open_run_sinks(const config::Config& c, int rank, bool resumed, boo
   if (c.csv_monitor.enabled) sinks.add(std::make_unique<CsvMonitor>(c.csv_monitor, events, c.train_batch_size));
   if (c.tensorboard.enabled)
     sinks.add(std::make_unique<TensorboardMonitor>(c.tensorboard, events, c.train_batch_size));
-  sinks.add(std::make_unique<ProgressSink>(console_progress_mode(), c.training.steps));
-  sinks.add(std::make_unique<StepLog>(c.training.steps));
+  const ProgressMode progress = console_progress_mode();
+  sinks.add(std::make_unique<ProgressSink>(progress, c.training.steps));
+  // Without a progress line in view, the log itself says how the run goes every half minute.
+  sinks.add(std::make_unique<StepLog>(c.training.steps, progress == ProgressMode::Off ? kQuietLogSeconds : 0));
   if (c.comms_logger.enabled) sinks.add(std::make_unique<CommsSummary>(c.comms_logger));
   sinks.add(std::make_unique<SummaryTable>(plan, c.zero.stage));
   return sinks;

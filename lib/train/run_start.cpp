@@ -9,32 +9,29 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "model/gpt_layout.hpp"
+#include "train/resume_schedule.hpp"
 
 namespace zt {
 
 RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int rank) {
   const config::TrainingConfig& t = config.training;
   std::string step_dir = with_key("training.resume", [&] { return find_resume(t, rank); });
-  if (!step_dir.empty() && layout.has_frozen() && !t.init_from.empty()) {
+  if (!step_dir.empty() && layout.has_frozen() && !t.random_init()) {
     // The checkpoint holds what trains; the frozen weights come from where the run started, again.
     if (!with_key("training.init_from", [&] { return find_init(config, rank); }).empty())
       fail("training.init_from: {} is a checkpoint: with frozen parameters it names the model directory (or "
            "safetensors file) they come from, which a checkpoint of trainable state does not hold",
            t.init_from);
   } else if (!step_dir.empty()) {
-    if (!t.init_from.empty() && rank == 0)
+    if (!t.random_init() && rank == 0)
       spdlog::info("training.init_from {} is not used: the run resumes from a checkpoint", t.init_from);
-  } else if (!t.init_from.empty()) {
+  } else if (!t.random_init()) {
     step_dir = with_key("training.init_from", [&] { return find_init(config, rank); });
     weights_only_ = !step_dir.empty();
     if (weights_only_ && layout.has_frozen())
       fail("training.init_from: {} is a checkpoint: a run with frozen parameters (training.freeze, a lora block) "
            "starts from a model directory or safetensors file",
            t.init_from);
-  } else if (!config.model.path.empty() && rank == 0) {
-    spdlog::info("model.path {} gives the architecture; the weights start from random values (training.init_from {} "
-                 "loads the model's own)",
-                 config.model.path, config.model.path);
   }
   if (!step_dir.empty()) open_checkpoint(step_dir, layout, config, rank);
 }
@@ -57,6 +54,11 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
   const PathKind kind = classify_path(path);
   if (kind == PathKind::Missing) fail("{}: no such file or directory", path);
   if (kind == PathKind::Checkpoint) return resolve_checkpoint(path);
+  if (kind == PathKind::ModelDir && !has_hf_weights(path) && path == config.model.path)
+    fail("{}: holds config.json but no weights (model.safetensors or model.safetensors.index.json) to start from, as "
+         "--model DIR does by default (expected the directory with its weights; --set training.init_from=random "
+         "trains the architecture from random values)",
+         path);
   if (kind == PathKind::OtherDir || (kind == PathKind::ModelDir && !has_hf_weights(path)))
     fail("{}: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest` (expected a Hugging "
          "Face model directory, a safetensors file, or a checkpoint)",
@@ -103,6 +105,9 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
                m.step < config.training.steps
                    ? fmt::format("training continues at step {}", m.step + 1)
                    : fmt::format("training.steps {} is reached: nothing left to train", config.training.steps));
+  const ScheduleChange change = resume_schedule_change(m.config, m.next_lr, m.optimizer_steps, m.step, config);
+  if (change.kind == ScheduleChange::Kind::Schedule) spdlog::warn("{}", change.message);
+  if (change.kind == ScheduleChange::Kind::Length) spdlog::info("{}", change.message);
   if (!same_dtype_)
     spdlog::warn("{} was saved by a {} run and this one trains in {}: the fp32 master weights and Adam's moments carry "
                  "over{}",

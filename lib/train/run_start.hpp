@@ -30,6 +30,8 @@ public:
   // The engine's state (all of it, or its weights) comes from a checkpoint: the initial values of
   // what trains do not matter (frozen parameters still take theirs: a checkpoint does not hold them).
   bool from_checkpoint() const { return checkpoint_ != nullptr; }
+  // The checkpoint the run resumes or takes its weights from, or null.
+  const CheckpointReader* checkpoint() const { return checkpoint_.get(); }
   // The step directory a resume reads, or "".
   std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/provenance.hpp"
+#include "optim/trainer_schedules.hpp"
 
 namespace zt {
 
@@ -17,6 +18,8 @@ std::string schedule(const config::Config& c) {
     if (s.type != "WarmupLR") text += fmt::format(", decay to step {}", s.total_num_steps);
     return text;
   }
+  if (is_trainer_schedule(s.type))
+    return fmt::format("{}, linear warmup over {} steps, then {}", s.type, s.warmup_num_steps, describe_trainer_decay(s));
   return s.type;
 }
 

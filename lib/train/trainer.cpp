@@ -9,13 +9,13 @@
 #include "inference/evaluation.hpp"
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
-#include "train/data_warnings.hpp"
 #include "train/engine_config.hpp"
 #include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/model_export.hpp"
+#include "train/run_data.hpp"
 #include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
 #include "train/stop_messages.hpp"
@@ -45,11 +45,13 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
   try {
-    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.activation_checkpointing.recompute(),
-                                   backend, config::trained_parts(config));
-    open_data();
-    sample_ = std::make_unique<TrainingSample>(config.training, config.model.shape.vocab_size, T_);
+    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.recompute_activations(), backend,
+                                   config::trained_parts(config));
+    const std::string text_tokenizer = open_data();
+    sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
+    if (const CheckpointReader* ckpt = start_->checkpoint())
+      judge_against_checkpoint(data_tokenizer_, ckpt->meta(), ckpt->dir(), config, comm.rank());
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
     sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
@@ -91,7 +93,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
                                     : load_error);
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
-                                                  start_->resumed_from());
+                                                  start_->resumed_from(), data_tokenizer_.identity);
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
@@ -100,16 +102,13 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
-void Trainer::open_data() {
-  const auto& d = config_.data;
-  train_data_ = open_dataset(d.train, d.format, config_.training.seed);
-  if (!d.val.empty()) val_data_ = open_dataset(d.val, d.format, config_.training.seed + 1);
-  for (auto* data : {train_data_.get(), val_data_.get()})
-    if (data) data->check_vocab(config_.model.shape.vocab_size);
-  if (comm_.rank() == 0) warn_about_vocab_coverage(*train_data_, config_.model.shape.vocab_size);
-  const int W = comm_.world_size(), R = comm_.rank();
-  train_sampler_ = std::make_unique<BatchSampler>(*train_data_, B_, T_, W, R, GA_, d.shuffle, config_.training.seed);
-  if (val_data_) val_sampler_ = std::make_unique<BatchSampler>(*val_data_, B_, T_, W, R, 1, false, config_.training.seed);
+std::string Trainer::open_data() {
+  RunData data = open_run_data(config_, comm_.world_size(), comm_.rank());
+  train_data_ = std::move(data.train);
+  val_data_ = std::move(data.val);
+  train_sampler_ = std::move(data.train_sampler);
+  val_sampler_ = std::move(data.val_sampler);
+  data_tokenizer_ = std::move(data.tokenizer);
   // One pair per micro-batch, pinned on a GPU: the copies to the device run while the host goes on,
   // and no buffer is written again before the step's end has waited for them.
   Device& dev = backend_.device;
@@ -119,6 +118,12 @@ void Trainer::open_data() {
     targets_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
   }
   step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
+  return data.text_tokenizer;
+}
+
+size_t Trainer::staging_bytes(const config::Config& c) {
+  const size_t tokens = size_t(c.train_micro_batch_size_per_gpu) * size_t(c.data.seq_len);
+  return size_t(c.gradient_accumulation_steps) * 2 * tokens * sizeof(int32_t) + sizeof(double);
 }
 
 void Trainer::agree_on_setup(const std::string& error) {
@@ -245,8 +250,9 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
   const TrainedModel trained{config_.model.shape, config::trained_parts(config_), model_->layout()};
-  save_gathered_weights(config_.training.save_final, final_form(config_), trained, final_weights_output(config_),
-                        comm_, backend_.device, *engine_, checkpoint_pieces(engine_->train_partition()), *initial_);
+  save_gathered_weights(config_.training.save_final, final_form(config_), trained,
+                        final_weights_output(config_, data_tokenizer_.identity), comm_, backend_.device, *engine_,
+                        checkpoint_pieces(engine_->train_partition()), *initial_);
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
@@ -275,8 +281,8 @@ int Trainer::run() {
     const bool stopping = interrupted || out.output_failures > 0;
 
     StepRecord rec = step_record(step, out, seconds, comm_.stats() - before);
-    const int64_t print_every = config_.steps_per_print;  // 0 (DeepSpeed's null): only the first and the last
-    rec.logged = step == 1 || last || stopping || (print_every > 0 && step % print_every == 0);
+    const int64_t log_every = config_.training.logging_steps;  // 0: only the first and the last
+    rec.logged = step == 1 || last || stopping || (log_every > 0 && step % log_every == 0);
     totals_.add_step(rec);
     sinks_.step(rec);
 

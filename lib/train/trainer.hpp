@@ -8,6 +8,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "data/data_tokenizer.hpp"
 #include "data/dataset.hpp"
 #include "data/sampler.hpp"
 #include "inference/training_sample.hpp"
@@ -44,6 +45,9 @@ class Trainer {
 public:
   Trainer(const config::Config& config, Communicator& comm, const Backend& backend = cpu_backend());
   int run();
+  // Bytes of the tokens the trainer stages for the device (one inputs and targets pair per
+  // micro-batch) and of the step's kept loss: activations in host or pinned memory.
+  static size_t staging_bytes(const config::Config& config);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
   double evaluate();                      // mean val loss over the targets that count (training.eval_batches windows)
@@ -53,7 +57,7 @@ public:
   int64_t start_step() const { return start_step_; }  // the step a resumed run continues after (0: fresh)
 
 private:
-  void open_data();
+  std::string open_data();  // returns the tokenizer the model's text is read and written with, or ""
   void agree_on_setup(const std::string& error);
   void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   SetupRecord setup_record();
@@ -68,6 +72,7 @@ private:
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
+  DataTokenizer data_tokenizer_;  // what data.train's files record of the tokenizer that made them
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
   std::unique_ptr<InitialWeights> initial_;       // where the parameters start (frozen ones stay there)

@@ -72,6 +72,8 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, 
   p.trainable = trainable;
   p.train_padded = train.padded();
   p.train_shard = train.shard_size();
+  p.step_values_host = sizeof(GradNorm);
+  p.step_values = size_t(world_size) * sizeof(double) + sizeof(GradNorm) + p.step_values_host;
   // Model states: the estimator's rows for this stage, the parameters over the padded flat buffer,
   // gradients and optimizer state over the padded trainable space (the same when nothing is
   // frozen). What offload moves out of the device is the parameters' or the optimizer's column.

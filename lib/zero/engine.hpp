@@ -43,6 +43,9 @@ struct EnginePlan {
   std::string formula;       // device bytes per rank, e.g. "2Ψ + 14Ψ/N" (with T the trainable space when frozen)
   size_t buffers_bound = 0;  // buckets, gathered groups, group copies and gradients, offload staging
   size_t host_buffers = 0;   // of buffers_bound, the bytes in host memory (offload staging)
+  // The step's working values, counted as activations: the norm partials and the norm, on the
+  // device, and the norm's copy in pinned memory (step_values_host).
+  size_t step_values = 0, step_values_host = 0;
 };
 
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with

@@ -88,6 +88,25 @@ TEST_CASE("--help and --version exit 0 on stdout") {
   CHECK(contains(version.out, "zerotrain "));
 }
 
+TEST_CASE("every help text speaks of all the model families and devices it serves") {
+  const auto help = zerotrain("--help");
+  for (const char* family : {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"}) {
+    INFO(family);
+    CHECK(contains(help.out.substr(0, help.out.find("Options:")), family));  // the first lines say what it trains
+    CHECK(contains(help.out.substr(help.out.find("--model")), family));     // and --model takes their directories
+  }
+  CHECK(contains(help.out, "GPUs"));
+  for (const char* command : {"generate", "eval", "estimate"}) {
+    auto sub = zerotrain(std::string(command) + " --help");
+    std::replace(sub.out.begin(), sub.out.end(), '\n', ' ');  // the footers wrap their lines
+    INFO(command << "\n" << sub.out);
+    CHECK(sub.code == 0);
+    CHECK(contains(sub.out, "Hugging Face model directory"));
+    CHECK_FALSE(contains(sub.out, "GPT-2 weights"));
+    if (std::string(command) != "estimate") CHECK(contains(sub.out, "Llama, Mistral, Qwen2, Qwen3"));
+  }
+}
+
 TEST_CASE("--print-config writes only the resolved JSON to stdout") {
   auto r = zerotrain("--print-config");
   REQUIRE(r.code == 0);
@@ -272,6 +291,76 @@ TEST_CASE("command-line errors exit 2") {
   auto set = zerotrain("--print-config --set nonsense");
   CHECK(set.code == 2);
   CHECK(contains(set.err, "--set nonsense: expected KEY=VALUE"));
+}
+
+TEST_CASE("the Hugging Face Trainer's arguments set the keys they stand for, --name value or --name=value") {
+  const std::string trainer = "--deepspeed zero3 --model_name_or_path llama-tiny --learning_rate 2e-5 "
+                              "--num_train_epochs=0.5 --per-device-train-batch-size 2 --gradient_accumulation_steps 2 "
+                              "--warmup_ratio 0.1 --weight_decay=0.01 --adam_beta1 0.85 --adam_beta2 0.98 "
+                              "--adam_epsilon 1e-6 --max_grad_norm 0.5 --logging_steps 5 --save_steps 50 "
+                              "--save_total_limit 2 --eval_steps 25 --seed 42 --bf16 false --fp16 --output_dir out "
+                              "--gradient_checkpointing --ddp_timeout 900 --print-config";
+  const std::string keys = "--config zero3 --model llama-tiny --set training.lr=2e-5 --set training.epochs=0.5 "
+                           "--set training.micro_batch_size=2 --set training.gradient_accumulation_steps=2 "
+                           "--set training.warmup_ratio=0.1 --set training.weight_decay=0.01 "
+                           "--set training.adam_beta1=0.85 --set training.adam_beta2=0.98 "
+                           "--set training.adam_epsilon=1e-6 --set training.max_grad_norm=0.5 "
+                           "--set training.logging_steps=5 --set training.save_interval=50 --set training.keep_last=2 "
+                           "--set training.eval_interval=25 --set training.seed=42 --set bf16.enabled=false "
+                           "--set fp16.enabled=true --set training.checkpoint_dir=out/checkpoints "
+                           "--set training.metrics=out/metrics.jsonl --set training.save_final=out "
+                           "--set training.gradient_checkpointing=true --set training.comm_timeout=900 --print-config";
+  auto a = zerotrain(trainer), b = zerotrain(keys);
+  INFO(a.err);
+  REQUIRE(a.code == 0);
+  REQUIRE(b.code == 0);
+  CHECK(a.out == b.out);
+  const auto j = nlohmann::json::parse(a.out);
+  CHECK(j["optimizer"]["params"]["betas"] == nlohmann::json({0.85, 0.98}));
+  CHECK(j["fp16"]["enabled"] == true);
+  CHECK(contains(a.err, "--learning_rate 2e-5 = training.lr 2e-05; --num_train_epochs 0.5 = training.epochs 0.5;"));
+  // --steps and --max_steps are one setting; so are --model and --model_name_or_path.
+  CHECK(zerotrain("--steps 3 --max_steps 4 --print-config").err ==
+        "error: --steps and --max_steps both give training.steps (expected one of them)\n");
+  CHECK(zerotrain("--model toy --model_name_or_path toy --print-config").code == 2);
+  CHECK(contains(zerotrain("--help").out, "--learning_rate"));
+}
+
+TEST_CASE("a near miss of any option gets the option it most likely meant") {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--lr 3e-4", "--lr: unknown option; did you mean --learning_rate?"},
+      {"--learning-rat=3e-4", "--learning-rat: unknown option; did you mean --learning_rate?"},
+      {"--num_epochs 3", "--num_epochs: unknown option; did you mean --num_train_epochs?"},
+      {"--epochs 3", "--epochs: unknown option; did you mean --num_train_epochs?"},
+      {"--modelname toy", "--modelname: unknown option; did you mean --model_name_or_path?"},
+      {"--batch_size 4", "--batch_size: unknown option; did you mean --per_device_train_batch_size?"},
+      {"--dryrun", "--dryrun: unknown option; did you mean --dry-run?"},
+      {"--stesp 3", "--stesp: unknown option; did you mean --steps?"},
+      {"--deepspeed_confg zero2", "--deepspeed_confg: unknown option; did you mean --deepspeed_config?"},
+      {"export ckpt -o out --dtyp bf16", "--dtyp: unknown option; did you mean --dtype?"},
+  };
+  for (const auto& [args, expected] : cases) {
+    INFO(args);
+    auto r = zerotrain(args);
+    CHECK(r.code == 2);
+    CHECK(r.err == "error: " + expected + " (run with --help for usage)\n");
+  }
+  // Spelt with dashes or underscores, as the Trainer's parser and zerotrain's take them.
+  CHECK(zerotrain("--learning-rate 2e-5 --dry_run --world_size 2 --print_config").code == 0);
+}
+
+TEST_CASE("the Trainer's arguments that change nothing here are accepted with a warning saying why") {
+  auto r = zerotrain("--config zero2 --print-config --do_train --report_to wandb --overwrite_output_dir "
+                     "--per_device_eval_batch_size 8 --logging_dir=runs");
+  CHECK(r.code == 0);
+  CHECK(r.out == zerotrain("--config zero2 --print-config").out);
+  CHECK(contains(r.err, "warning: --do_train is ignored: zerotrain always trains\n"));
+  CHECK(contains(r.err, "warning: --report_to wandb is ignored: the metrics go to training.metrics"));
+  CHECK(contains(r.err, "warning: --overwrite_output_dir is ignored: a run starts afresh unless "
+                        "--resume_from_checkpoint is given\n"));
+  CHECK(contains(r.err, "warning: --per_device_eval_batch_size 8 is ignored: evaluation reads windows of "
+                        "per_device_train_batch_size sequences"));
+  CHECK(contains(r.err, "warning: --logging_dir runs is ignored"));
 }
 
 TEST_CASE("estimate prints the table; GPT-2 1.5B on 8 ranks is 23.21 GiB at stage 0") {

@@ -60,7 +60,7 @@ start_job() {
   rm -rf "$tmp/ckpt"
   : >"$tmp/job.log"  # now, not when the job starts: the last job's log must not be read as this one's
   OMPI_MCA_plm_rsh_agent=$tmp/agent OMP_NUM_THREADS=1 ip netns exec "$ns_a" \
-    "$launch" --hostfile "$tmp/hosts" -- "$zerotrain" --config zero2 --steps 100000 --set steps_per_print=1 \
+    "$launch" --hostfile "$tmp/hosts" -- "$zerotrain" --config zero2 --steps 100000 --set training.logging_steps=1 \
     --set training.comm_timeout=5 --set training.checkpoint_dir="$tmp/ckpt" --set training.save_interval=2 \
     >"$tmp/job.log" 2>&1 &
   job=$!

@@ -36,17 +36,28 @@ TEST_CASE("auto gradient_clipping is training.max_grad_norm") {
   CHECK(resolve(with({{"gradient_clipping", "auto"}})).gradient_clipping == 1.0);
 }
 
-TEST_CASE("auto optimizer params: training.lr, [0.9, 0.95], 1e-8, 0.1") {
-  auto o = resolve(with({{"optimizer",
-                          {{"type", "AdamW"},
-                           {"params", {{"lr", "auto"}, {"betas", "auto"}, {"eps", "auto"}, {"weight_decay", "auto"}}}}},
-                         {"training", {{"lr", 2e-4}}}}))
+TEST_CASE("auto optimizer params: the Trainer's defaults, or training.lr, adam_beta1/2, adam_epsilon, weight_decay") {
+  const json block = {{"type", "AdamW"},
+                      {"params", {{"lr", "auto"}, {"betas", "auto"}, {"eps", "auto"}, {"weight_decay", "auto"}}}};
+  auto trainer = resolve(with({{"optimizer", block}})).optimizer;  // TrainingArguments' defaults
+  CHECK(trainer.lr == 5e-5);
+  CHECK(trainer.beta1 == 0.9);
+  CHECK(trainer.beta2 == 0.999);
+  CHECK(trainer.eps == 1e-8);
+  CHECK(trainer.weight_decay == 0.0);
+  auto o = resolve(with({{"optimizer", block},
+                         {"training", {{"lr", 2e-4}, {"adam_beta1", 0.8}, {"adam_beta2", 0.95}, {"adam_epsilon", 1e-6},
+                                       {"weight_decay", 0.1}}}}))
                .optimizer;
   CHECK(o.lr == 2e-4);
-  CHECK(o.beta1 == 0.9);
+  CHECK(o.beta1 == 0.8);
   CHECK(o.beta2 == 0.95);
-  CHECK(o.eps == 1e-8);
+  CHECK(o.eps == 1e-6);
   CHECK(o.weight_decay == 0.1);
+  // Without an optimizer block the Trainer's AdamW takes the same keys.
+  auto none = resolve(with({{"training", {{"adam_beta2", 0.95}, {"weight_decay", 0.1}}}})).optimizer;
+  CHECK(none.beta2 == 0.95);
+  CHECK(none.weight_decay == 0.1);
 }
 
 TEST_CASE("auto scheduler params: 0 / training.lr, training.warmup_steps / training.steps") {

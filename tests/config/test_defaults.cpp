@@ -89,7 +89,7 @@ TEST_CASE("fp16 and bf16 defaults") {
 
 TEST_CASE("optimizer defaults: the same with or without a block, and a word where DeepSpeed's differ") {
   CapturedLog log;
-  auto none = resolve(with({{"training", {{"lr", 6e-4}}}})).optimizer;
+  auto none = resolve(with({{"training", {{"lr", 6e-4}, {"adam_beta2", 0.95}, {"weight_decay", 0.1}}}})).optimizer;
   CHECK(none.type == "AdamW");
   CHECK(none.lr == 6e-4);
   CHECK(none.beta1 == 0.9);
@@ -103,7 +103,9 @@ TEST_CASE("optimizer defaults: the same with or without a block, and a word wher
   for (const json& block : {json{{"type", "AdamW"}}, json{{"type", "AdamW"}, {"params", json::object()}}}) {
     INFO(block.dump());
     CapturedLog warned;
-    auto given = resolve(with({{"optimizer", block}, {"training", {{"lr", 6e-4}}}})).optimizer;
+    auto given =
+        resolve(with({{"optimizer", block}, {"training", {{"lr", 6e-4}, {"adam_beta2", 0.95}, {"weight_decay", 0.1}}}}))
+            .optimizer;
     CHECK(given.type == "AdamW");
     CHECK(given.lr == none.lr);
     CHECK(given.beta1 == none.beta1);
@@ -112,20 +114,22 @@ TEST_CASE("optimizer defaults: the same with or without a block, and a word wher
     CHECK(given.weight_decay == none.weight_decay);
     CHECK(given.bias_correction);
     CHECK(given.adam_w_mode);
-    CHECK(warned.count("test.json: optimizer.params: not given: lr 0.0006 (training.lr), betas [0.9, 0.95], "
-                       "weight_decay 0.1, as without an optimizer block (DeepSpeed's defaults would be lr 0.001, betas "
-                       "[0.9, 0.999], weight_decay 0; give them in the block to use those)") == 1);
+    CHECK(warned.count("test.json: optimizer.params: not given: lr 0.0006 (training.lr), betas [0.9, 0.95] "
+                       "(training.adam_beta1, adam_beta2), weight_decay 0.1 (training.weight_decay), as without an "
+                       "optimizer block (DeepSpeed's defaults would be lr 0.001, betas [0.9, 0.999], weight_decay 0; "
+                       "give them in the block to use those)") == 1);
   }
   // Only the parameters left out are named; none left out, nothing is said.
   CapturedLog some;
-  auto adam = resolve(with({{"optimizer", {{"type", "Adam"}, {"params", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}}}}}}))
+  auto adam = resolve(with({{"optimizer", {{"type", "Adam"}, {"params", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}}}}},
+                            {"training", {{"weight_decay", 0.1}}}}))
                   .optimizer;
   CHECK(adam.type == "Adam");
   CHECK(adam.lr == 1e-3);
   CHECK(adam.beta2 == 0.999);
   CHECK(adam.weight_decay == 0.1);
-  CHECK(some.count("optimizer.params: not given: weight_decay 0.1, as without an optimizer block (DeepSpeed's "
-                   "defaults would be weight_decay 0;") == 1);
+  CHECK(some.count("optimizer.params: not given: weight_decay 0.1 (training.weight_decay), as without an optimizer "
+                   "block (DeepSpeed's defaults would be weight_decay 0;") == 1);
   CapturedLog quiet;
   resolve(with({{"optimizer",
                  {{"type", "AdamW"}, {"params", {{"lr", 1e-3}, {"betas", {0.9, 0.999}}, {"weight_decay", 0.0}}}}}}));
@@ -188,7 +192,13 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.epochs == 0);
   CHECK(t.micro_batch_size == 4);
   CHECK(t.gradient_accumulation_steps == 1);
-  CHECK(t.lr == 3e-4);
+  CHECK(t.lr == 5e-5);
+  CHECK(t.adam_beta1 == 0.9);
+  CHECK(t.adam_beta2 == 0.999);
+  CHECK(t.adam_epsilon == 1e-8);
+  CHECK(t.weight_decay == 0.0);
+  CHECK(t.logging_steps == 10);
+  CHECK_FALSE(t.gradient_checkpointing);
   CHECK(t.warmup_steps == 0);
   CHECK(t.warmup_ratio == 0.0);
   CHECK(t.lr_scheduler_type == "linear");
@@ -200,7 +210,7 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.keep_last == 0);
   CHECK(t.checkpoint_dir.empty());
   CHECK(t.resume == "none");
-  CHECK(t.init_from.empty());
+  CHECK(t.init_from == "random");  // without model.path
   CHECK(t.save_final.empty());
   CHECK(t.save_dtype == "fp32");
   CHECK(t.log_dir.empty());

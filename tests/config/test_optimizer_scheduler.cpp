@@ -133,7 +133,7 @@ std::vector<double> lrs(const Config& c, int n) {
 // get_linear_schedule_with_warmup (transformers 5.24, torch 2.x): optimizer.param_groups[0]["lr"]
 // before each of the first steps, the scheduler stepped after each.
 TEST_CASE("no scheduler block: the Hugging Face Trainer's linear schedule, warmup from training") {
-  auto plain = resolve(with({{"training", {{"steps", 10}}}}));
+  auto plain = resolve(with({{"training", {{"steps", 10}, {"lr", 3e-4}}}}));
   CHECK(plain.scheduler.type == "linear");
   CHECK(lrs(plain, 12) == std::vector<double>{0.0003, 0.00027, 0.00023999999999999998, 0.00020999999999999998,
                                               0.00017999999999999998, 0.00015, 0.00011999999999999999,
@@ -164,8 +164,9 @@ TEST_CASE("training.lr_scheduler_type constant keeps the lr; warmup_steps and wa
   auto constant = resolve(with({{"training", {{"lr_scheduler_type", "constant"}, {"lr", 5e-4}}}}));
   CHECK(constant.scheduler.type.empty());
   CHECK(lrs(constant, 3) == std::vector<double>{5e-4, 5e-4, 5e-4});
-  CHECK(error_of(with({{"training", {{"lr_scheduler_type", "cosine"}}}})) ==
-        "test.json: training.lr_scheduler_type: \"cosine\" is not valid (expected linear or constant)");
+  CHECK(error_of(with({{"training", {{"lr_scheduler_type", "cosine_annealing"}}}})) ==
+        "test.json: training.lr_scheduler_type: \"cosine_annealing\" is not valid (expected linear, cosine, "
+        "cosine_with_restarts, polynomial, constant, constant_with_warmup, inverse_sqrt or cosine_with_min_lr)");
   CHECK(error_of(with({{"training", {{"warmup_steps", 5}, {"warmup_ratio", 0.1}}}})) ==
         "test.json: training.warmup_ratio: 0.1 given together with training.warmup_steps 5 (expected one of them: "
         "warmup_steps counts steps, warmup_ratio is a fraction of training.steps)");

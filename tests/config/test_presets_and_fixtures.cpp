@@ -123,7 +123,7 @@ TEST_CASE("to_json prints canonical names and nothing else") {
   CHECK(j["zero_optimization"].contains("stage3_max_live_parameters"));
   CHECK_FALSE(j["zero_optimization"].contains("max_live_parameters"));
   CHECK(j["zero_optimization"]["offload_param"]["device"] == "cpu");
-  CHECK(j["optimizer"]["params"]["betas"] == json({0.9, 0.95}));
+  CHECK(j["optimizer"]["params"]["betas"] == json({0.9, 0.999}));
   CHECK(j["scheduler"]["type"] == "WarmupDecayLR");  // the schedule of its twin zero3
   CHECK(j["communication_data_type"] == "bf16");
   CHECK(to_json(resolve(with({})))["scheduler"].is_null());

@@ -135,7 +135,7 @@ TEST_CASE("where lr, schedule, batch and precision came from") {
   o.steps = 30;
   auto plain = resolve({{"train_batch_size", 16}, {"train_micro_batch_size_per_gpu", 2}, {"fp16", {{"enabled", "auto"}}}},
                        o);
-  CHECK(plain.provenance.lr == "lr 0.0003 from training.lr (default), no optimizer block");
+  CHECK(plain.provenance.lr == "lr 5e-05 from training.lr (default), no optimizer block");
   CHECK(plain.provenance.schedule ==
         "schedule linear, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type default): warmup 3 "
         "steps from training.warmup_ratio (--set training.warmup_ratio=0.1), then down to 0 at step 30");

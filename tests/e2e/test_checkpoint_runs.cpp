@@ -60,7 +60,7 @@ FullState read_state(const std::string& path) {
 
 TEST_CASE("a job resumed from its checkpoint continues bit for bit", "[e2e][checkpoint]") {
   auto dir = fresh_dir("ckpt-continue");
-  const std::string common = launch(2) + " --config zero3 --steps 6 --set steps_per_print=1";
+  const std::string common = launch(2) + " --config zero3 --steps 6 --set training.logging_steps=1";
   int code = run_command(common + " --set training.save_interval=3 --set training.checkpoint_dir=" + dir +
                              "/a --set training.metrics=" + dir + "/a.jsonl",
                          dir + "/a.log");

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # docs/data.md's four commands from a text file to generated text, as written there: tokenize with
 # GPT-2's tokenizer (here the trimmed copy of tests/fixtures), a ZeRO stage 2 run on 4 ranks with
-# samples, generate from its checkpoint, export it; then generate from the export. Only the number
-# of steps is cut (to 4) to keep the test short.
+# samples, generate from its checkpoint, export it; then generate from the export. Only tokenize names
+# the tokenizer: the samples, generate and export find it in the token file's record and the
+# checkpoint. Only the number of steps is cut (to 4) to keep the test short.
 #   test_data_commands.sh ZEROTRAIN SOURCE_DIR
 set -u
 zerotrain=$1
@@ -41,10 +42,12 @@ prompt=$(sed -E 's/.*--prompt "([^"]*)".*/\1/' <<<"${commands[2]}")
 grep -q "text: .*gpt2" generate.err || fail "generate did not take the run's tokenizer: $(cat generate.err)"
 run export "${commands[3]}" || fail "export exited $?: $(cat export.err)"
 [ -s hf_model/model.safetensors ] && [ -s hf_model/config.json ] || fail "export wrote no hf_model: $(cat export.err)"
+cmp -s hf_model/vocab.json gpt2/vocab.json && cmp -s hf_model/merges.txt gpt2/merges.txt ||
+  fail "export did not ship the data's tokenizer: $(ls hf_model)"
 # The export holds the checkpoint's fp32 weights: it writes the same greedy text.
 run greedy_ck build/zerotrain generate --model run --prompt "'$prompt'" --temperature 0 --max-new-tokens 20 ||
   fail "greedy generate exited $?: $(cat greedy_ck.err)"
-run greedy_hf build/zerotrain generate --model hf_model --tokenizer gpt2/ --prompt "'$prompt'" --temperature 0 \
+run greedy_hf build/zerotrain generate --model hf_model --prompt "'$prompt'" --temperature 0 \
   --max-new-tokens 20 || fail "generate from the export exited $?: $(cat greedy_hf.err)"
 cmp -s greedy_ck.out greedy_hf.out || fail "the export writes other text: $(cat greedy_ck.out) / $(cat greedy_hf.out)"
 finish

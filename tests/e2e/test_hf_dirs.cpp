@@ -1,6 +1,7 @@
 // A Hugging Face model directory through the binary (tests/fixtures/hf, written by transformers'
-// save_pretrained): `--model DIR` with `training.init_from DIR` fine-tunes it on 2 ranks at ZeRO
-// stage 3, `estimate` and `--dry-run` read its config.json (tests/inference evaluates it); a broken
+// save_pretrained): `--model DIR` fine-tunes it from its own weights on 2 ranks at ZeRO stage 3,
+// as training.init_from DIR does, and training.init_from random trains its architecture afresh;
+// `estimate` and `--dry-run` read its config.json (tests/inference evaluates it); a broken
 // directory stops the job before any step with one line naming what is wrong and where.
 #include <catch2/catch.hpp>
 
@@ -43,7 +44,7 @@ std::string fine_tune(int ranks, const std::string& model, const std::string& di
 
 }  // namespace
 
-TEST_CASE("--model DIR and training.init_from DIR fine-tune a save_pretrained directory at stage 3",
+TEST_CASE("--model DIR fine-tunes a save_pretrained directory from its weights at stage 3, as init_from DIR does",
           "[e2e][hf]") {
   const std::string dir = fresh_dir("hf-fine-tune");
   const int code = run_command(fine_tune(2, kFixture, dir, "--set train_micro_batch_size_per_gpu=2"), dir + "/out.log");
@@ -53,14 +54,32 @@ TEST_CASE("--model DIR and training.init_from DIR fine-tune a save_pretrained di
   CHECK(out.find("training.init_from " + kFixture + ": the weights of 7 safetensors files") != std::string::npos);
   const Metrics m = read_metrics(dir + "/m.jsonl");
   REQUIRE(m.steps.size() == 2);
-  // From the model's weights: a run of the same shape from scratch computes another first loss.
+  // --model DIR alone loads the same weights; init_from random computes another first loss.
   const std::string scratch = fresh_dir("hf-scratch");
   REQUIRE(run_command(launch(2) + " --config zero3 --model " + kFixture +
                           " --set data.seq_len=16 --steps 2 --set train_micro_batch_size_per_gpu=2"
                           " --set training.metrics=" + scratch + "/m.jsonl",
                       scratch + "/out.log") == 0);
-  CHECK(read_file(scratch + "/out.log").find("the weights start from random values") != std::string::npos);
-  CHECK(read_metrics(scratch + "/m.jsonl").steps[0]["loss"] != m.steps[0]["loss"]);
+  const std::string scratch_out = read_file(scratch + "/out.log");
+  CHECK(scratch_out.find("weights from " + kFixture + " (model.path, as from_pretrained loads them") !=
+        std::string::npos);
+  CHECK(read_metrics(scratch + "/m.jsonl").steps[0]["loss"] == m.steps[0]["loss"]);  // the same weights
+  const std::string fresh = fresh_dir("hf-random");
+  REQUIRE(run_command(launch(2) + " --config zero3 --model " + kFixture +
+                          " --set data.seq_len=16 --steps 2 --set train_micro_batch_size_per_gpu=2"
+                          " --set training.init_from=random --set training.metrics=" + fresh + "/m.jsonl",
+                      fresh + "/out.log") == 0);
+  CHECK(read_file(fresh + "/out.log").find("weights: random values from training.init_from") != std::string::npos);
+  CHECK(read_metrics(fresh + "/m.jsonl").steps[0]["loss"] != m.steps[0]["loss"]);
+  // A directory with config.json and no weights: nothing to start from unless init_from says random.
+  const std::string bare = fresh_dir("hf-bare") + "/model";
+  fs::create_directories(bare);
+  fs::copy_file(kFixture + "/config.json", bare + "/config.json");
+  const std::string bare_out = bare + "/../out.log";
+  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + bare + " --steps 1 --set data.seq_len=16", bare_out) != 0);
+  CHECK(read_file(bare_out).find(bare + ": holds config.json but no weights") != std::string::npos);
+  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + bare + " --steps 1 --set data.seq_len=16 --dry-run",
+                    bare_out) == 0);
 }
 
 TEST_CASE("estimate and --dry-run read a model directory's config.json", "[e2e][hf]") {

@@ -34,7 +34,7 @@ std::string latest_step(const std::string& ckpt) {
 }
 
 std::string job_args(const std::string& dir, int steps) {
-  return " --config zero2 --steps " + std::to_string(steps) + " --set steps_per_print=1 --set training.save_interval=2" +
+  return " --config zero2 --steps " + std::to_string(steps) + " --set training.logging_steps=1 --set training.save_interval=2" +
          " --set training.checkpoint_dir=" + dir + "/ckpt";
 }
 

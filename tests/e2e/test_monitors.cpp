@@ -187,7 +187,7 @@ uint64_t summed(const Metrics& m, const std::string& kind) {
 TEST_CASE("comms_logger prints rank 0's calls, bytes and time per collective, as the metrics file counts them",
           "[e2e][monitor][mpi]") {
   auto dir = fresh_dir("comms-logger");
-  int code = run_command(launch(2) + " --config zero2 --steps 4 --set steps_per_print=2" +
+  int code = run_command(launch(2) + " --config zero2 --steps 4 --set training.logging_steps=2" +
                              " --set comms_logger.enabled=true --set comms_logger.verbose=true" +
                              " --set training.metrics=" + dir + "/metrics.jsonl",
                          dir + "/out.log");

@@ -100,7 +100,7 @@ TEST_CASE("init_from with weights of another shape names the tensor and both sha
 
 TEST_CASE("the console logs each printed step with its fields, the MFU formula once, and a summary", "[e2e][logging]") {
   auto dir = fresh_dir("step-log");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set steps_per_print=5" +
+  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
                              " --set training.metrics=" + dir + "/metrics.jsonl",
                          dir + "/out.log");
   std::string out = read_file(dir + "/out.log");
@@ -140,7 +140,7 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
     const double mfu_percent = 100.0 * flops_per_token * rec["tokens_per_s"].get<double>() / (peak_gflops * 1e9);
     CHECK(std::abs(std::stod(s[7]) - mfu_percent) <= 0.05 + mfu_percent * 1e-3);
   }
-  // Step 1, every steps_per_print-th, and the last.
+  // Step 1, every logging_steps-th, and the last.
   CHECK(printed == std::vector<int64_t>{1, 5, 10, 12});
   // The formula comes before the first step.
   CHECK(out.find("MFU = ") < out.find("step     1/12"));
@@ -157,20 +157,27 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
 }
 
 TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry-run]") {
-  auto dir = fresh_dir("dry-run-activations");
-  const std::string common = std::string(ZT_ZEROTRAIN) + " --config zero1 --set data.seq_len=96" +
-                             " --set train_micro_batch_size_per_gpu=3 --set training.eval_interval=0";
-  REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
-  REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + dir + "/metrics.jsonl", dir + "/run.log") == 0);
-  const std::string plan = read_file(dir + "/plan.log"), run = read_file(dir + "/run.log");
-  INFO(plan << run);
-  std::smatch planned;
-  REQUIRE(std::regex_search(plan, planned, std::regex(R"(activations +(\d+\.\d\d) MiB +micro-batch 3 x 96 tokens)")));
-  // The activations the run held at their peak (the summary record), in the plan's MiB.
-  Metrics m = read_metrics(dir + "/metrics.jsonl");
-  const double held = m.summary.at("memory_peak").at(0).at("activations").get<double>() / 1048576.0;
-  CHECK(planned[1] == fmt::format("{:.2f}", held));
-  CHECK(held > 0);
+  // GPT-2, and a llama-family model with and without activation checkpointing; 96 tokens are two
+  // of the CPU attention's blocks of query rows.
+  for (const std::string options :
+       {"", " --model qwen3-tiny", " --model qwen3-tiny --set activation_checkpointing.number_checkpoints=1"}) {
+    INFO(options);
+    auto dir = fresh_dir("dry-run-activations");
+    const std::string common = std::string(ZT_ZEROTRAIN) + " --config zero1 --set data.seq_len=96" +
+                               " --set train_micro_batch_size_per_gpu=3 --set training.eval_interval=0" + options;
+    REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
+    REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + dir + "/metrics.jsonl", dir + "/run.log") == 0);
+    const std::string plan = read_file(dir + "/plan.log"), run = read_file(dir + "/run.log");
+    INFO(plan << run);
+    std::smatch planned;
+    REQUIRE(std::regex_search(plan, planned,
+                              std::regex(R"(activations +\d+\.\d\d MiB \((\d+) bytes\) +micro-batch 3 x 96 tokens)")));
+    // The activations the run held at their peak (the summary record), to the byte.
+    Metrics m = read_metrics(dir + "/metrics.jsonl");
+    const uint64_t held = m.summary.at("memory_peak").at(0).at("activations").get<uint64_t>();
+    CHECK(std::stoull(planned[1]) == held);
+    CHECK(held > 0);
+  }
 }
 
 TEST_CASE("without a launcher zerotrain runs as one rank without MPI, with the numbers of a one-rank job",

@@ -105,8 +105,8 @@ TEST_CASE("the metrics file ends with the summary; the console shows it as a tab
 
 TEST_CASE("the progress line: in place on a terminal, never a carriage return in a file", "[e2e][progress]") {
   auto dir = fresh_dir("progress");
-  // steps_per_print 2000, as Hugging Face configs have it: only step 1 and the last are logged.
-  const std::string run = std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 40 --set steps_per_print=2000";
+  // Only step 1 and the last are logged.
+  const std::string run = std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 40 --logging_steps 0";
 
   SECTION("a file") {
     REQUIRE(run_command(run, dir + "/file.log") == 0);
@@ -140,7 +140,7 @@ TEST_CASE("the progress line: in place on a terminal, never a carriage return in
     }
   }
   SECTION("a terminal, through launch.sh") {
-    const std::string out = on_a_terminal(launch(2) + " --config zero2 --steps 40 --set steps_per_print=2000",
+    const std::string out = on_a_terminal(launch(2) + " --config zero2 --steps 40 --logging_steps 0",
                                           dir + "/launch.log");
     if (!out.empty()) {
       INFO(out);
@@ -157,6 +157,21 @@ TEST_CASE("the progress line: in place on a terminal, never a carriage return in
       CHECK(out.find("\rstep") == std::string::npos);
     }
   }
+}
+
+TEST_CASE("training.logging_steps decides the step lines, whatever steps_per_print says", "[e2e][progress]") {
+  auto dir = fresh_dir("logging-steps");
+  // steps_per_print 2000, as the Trainer's DeepSpeed configs have it.
+  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 20 --set steps_per_print=2000" +
+                          " --logging_steps 5 --set training.eval_interval=0",
+                      dir + "/file.log") == 0);
+  const std::string out = read_file(dir + "/file.log");
+  INFO(out);
+  for (int step : {1, 5, 10, 15, 20}) CHECK(count(out, fmt::format("step {:>5}/20 | loss", step)) == 1);
+  CHECK(count(out, "/20 | loss") == 5);
+  CHECK(out.find("info: a step line every 5 steps from training.logging_steps (--logging_steps 5); steps_per_print "
+                 "2000 (--set steps_per_print=2000) is DeepSpeed's own print interval and decides nothing here") !=
+        std::string::npos);
 }
 
 TEST_CASE("zerotrain plot draws the runs' curves: one path per series, one point per record", "[e2e][plot]") {
@@ -197,7 +212,7 @@ TEST_CASE("a quiet start: the resolved config only at debug level, and beside th
   CHECK(info.find("\"zero_optimization\"") == std::string::npos);
   CHECK(count(info, "\n") < 30);  // one screen, summary included
   for (const char* line : {"model: GPT-2 2 layers", "ZeRO stage 2 on 1 rank, bf16",
-                           "batch 4 = micro 4 x accumulation 1", "data: ", "optimizer: AdamW lr 0.0003",
+                           "batch 4 = micro 4 x accumulation 1", "data: ", "optimizer: AdamW lr 5e-05, betas 0.9/0.999, weight decay 0,",
                            "memory rank 0: params"})
     CHECK(info.find(line) != std::string::npos);
   CHECK(info.find("1 ranks") == std::string::npos);

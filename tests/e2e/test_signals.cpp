@@ -64,7 +64,7 @@ int64_t check_interrupted(const std::string& dir, const std::string& log, int64_
 }
 
 std::string run_args(const std::string& dir, int64_t steps = 100000) {
-  return " --steps " + std::to_string(steps) + " --set steps_per_print=1 --set training.metrics=" + dir +
+  return " --steps " + std::to_string(steps) + " --set training.logging_steps=1 --set training.metrics=" + dir +
          "/metrics.jsonl --set training.save_final=" + dir + "/final --set training.checkpoint_dir=" + dir +
          "/ckpt --set training.resume=auto";
 }

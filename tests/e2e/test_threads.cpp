@@ -59,7 +59,9 @@ TEST_CASE("ranks on one machine share its cores", "[e2e][threads][launch]") {
   CHECK(out.find(", shared by 2 ranks on this machine); idle OpenMP threads sleep") != std::string::npos);
 }
 
-TEST_CASE("idle OpenMP threads sleep: the OpenMP runtime was loaded with OMP_WAIT_POLICY=passive", "[e2e][threads]") {
+TEST_CASE("idle OpenMP threads sleep: the OpenMP runtime was loaded with OMP_WAIT_POLICY=passive, and the process "
+          "keeps its name",
+          "[e2e][threads]") {
   auto dir = fresh_dir("threads-passive");
   const std::string log = dir + "/out.log";
   Background run(clean_env() + std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 100000", log);
@@ -68,7 +70,10 @@ TEST_CASE("idle OpenMP threads sleep: the OpenMP runtime was loaded with OMP_WAI
   std::string environ = read_file("/proc/" + std::to_string(run.pid()) + "/environ");
   for (char& c : environ)
     if (c == '\0') c = '\n';
+  // What ps, top and pkill see: the program's name, not the "exe" of /proc/self/exe.
+  const std::string comm = read_file("/proc/" + std::to_string(run.pid()) + "/comm");
   run.signal(SIGKILL);
   run.wait(30);
   CHECK(("\n" + environ).find("\nOMP_WAIT_POLICY=passive\n") != std::string::npos);
+  CHECK(comm == "zerotrain\n");
 }

@@ -213,16 +213,19 @@ TEST_CASE("a final write that fails removes its temporary files, names the file 
   std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code != 0);
-  CHECK(out.find("training.save_final: " + dir + "/final/model.safetensors.tmp: write of") != std::string::npos);
+  // Written beside its place (.final.zerotrain-PID) and never put there.
+  CHECK(out.find("training.save_final: " + dir + "/.final.zerotrain-") != std::string::npos);
+  CHECK(out.find("/model.safetensors.tmp: write of") != std::string::npos);
   CHECK(out.find("File too large; the partial files were removed") != std::string::npos);
-  CHECK(fs::is_directory(dir + "/final"));
+  CHECK(fs::is_directory(dir + "/final"));  // made and probed before the run
   CHECK(fs::is_empty(dir + "/final"));
+  for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().rfind(".final", 0) != 0);
 }
 
 TEST_CASE("a full disk stops the run after the current step with an error naming the file, whole records kept",
           "[e2e][user-files]") {
   auto dir = fresh_dir("disk-full");
-  const std::string many_steps = "--config zero2 --steps 300 --set steps_per_print=1";
+  const std::string many_steps = "--config zero2 --steps 300 --set training.logging_steps=1";
 
   SECTION("training.metrics") {
     // The limit leaves room for the resolved config written beside the metrics (its size follows
@@ -297,7 +300,7 @@ TEST_CASE("a data file truncated while the run reads it stops every rank with an
   const std::string data = copy_of_corpus(dir, "data.txt");
   const auto size = fs::file_size(data);
   const std::string log = dir + "/out.log";
-  Background job(launch(2) + " --config zero2 --steps 100000 --set steps_per_print=1 --data " + data, log);
+  Background job(launch(2) + " --config zero2 --steps 100000 --set training.logging_steps=1 --data " + data, log);
   REQUIRE(wait_for_text(log, "step     3/", 120));
   fs::resize_file(data, 100);  // what `> data.txt` or a rewrite in progress does
   const int code = job.wait(60);

@@ -12,7 +12,7 @@
 using namespace zt;
 using Catch::Matchers::Contains;
 
-TEST_CASE("cpu is the CPU whatever the machine has", "[backend]") {
+TEST_CASE("cpu is the CPU whatever the machine has", "[backend][smoke]") {
   CHECK(select_backend("cpu", 0, 1, DType::BF16).device.kind() == DeviceKind::Cpu);
   CHECK(&select_backend("cpu", 3, 1, DType::F16) == &cpu_backend());
 }

@@ -12,9 +12,11 @@
 
 #include "core/buffer.hpp"
 #include "core/error.hpp"
+#include "core/ignored_target.hpp"
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/cpu_model_ops.hpp"
+#include "kernels/cpu/cross_entropy.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_device.hpp"
 #include "optim/grad_clip.hpp"
@@ -65,7 +67,7 @@ View hview(void* p, DType t) { return {p, t, MemSpace::Host}; }
 
 }  // namespace
 
-TEST_CASE("the CUDA device names itself and allocates in every space, zeroed when asked", "[gpu][device]") {
+TEST_CASE("the CUDA device names itself and allocates in every space, zeroed when asked", "[gpu][device][smoke]") {
   Device& dev = device();
   CHECK(dev.kind() == DeviceKind::Cuda);
   CHECK_FALSE(dev.name().empty());
@@ -341,10 +343,9 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
   const int N = 37, V = 250, Vp = 256;
   const auto logits = random_floats(size_t(N) * Vp, 8, 2.0f);
   std::vector<int32_t> targets(N);
-  for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 31) % V;
+  for (int i = 0; i < N; ++i) targets[size_t(i)] = i % 5 == 3 ? kIgnoredTarget : (i * 31) % V;
   std::vector<float> lse(N);
-  std::vector<float> scores = logits;
-  const float expect = cpu::CpuModelOps().cross_entropy_forward(lse.data(), scores.data(), targets.data(), N, V, Vp);
+  const float expect = cpu::cross_entropy_forward(lse.data(), logits.data(), targets.data(), N, V, Vp);
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
     ModelOps& ops = gpu(dt).model;
@@ -352,34 +353,44 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
     CHECK(ops.attention_saved_floats(4, 64, 12) == size_t(4) * 12 * 64);
     const auto values = as_dtype(logits, dt);
     auto d_logits = upload(values), d_targets = upload(targets);
+    const auto* t = reinterpret_cast<const int32_t*>(d_targets.data());
     Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
-    const float got = ops.cross_entropy_forward(d_lse.data(), d_logits.data(),
-                                                reinterpret_cast<const int32_t*>(d_targets.data()), N, V, Vp);
+    Buffer<float> d_losses(device(), MemSpace::Device, MemCategory::Buffers, N);
+    Buffer<int32_t> d_counted(device(), MemSpace::Device, MemCategory::Buffers, 1);
+    ops.cross_entropy_forward(d_lse.data(), d_losses.data(), d_logits.data(), t, N, V, Vp);
+    const float got = ops.cross_entropy_loss(d_counted.data(), d_losses.data(), t, N);
     CHECK(got == Approx(expect).epsilon(dt == DType::F32 ? 1e-6 : 2e-2));
+    int32_t counted = 0;
+    std::memcpy(&counted, download(d_counted.data(), sizeof counted).data(), sizeof counted);
+    CHECK(counted == 30);  // 7 of the 37 targets are ignored
   }
 }
 
-TEST_CASE("the GPU's loss pass leaves the logits' gradient, for the dloss backward asks", "[gpu][model]") {
+TEST_CASE("the GPU's loss gradient is dloss over the targets the device counted", "[gpu][model]") {
   const int N = 37, V = 250, Vp = 256;
   const auto logits = random_floats(size_t(N) * Vp, 9, 2.0f);
   std::vector<int32_t> targets(N);
-  for (int i = 0; i < N; ++i) targets[size_t(i)] = (i * 17) % V;
+  for (int i = 0; i < N; ++i) targets[size_t(i)] = i % 4 == 1 ? kIgnoredTarget : (i * 17) % V;
   for (DType dt : {DType::F32, DType::BF16}) {
     ModelOps& ops = gpu(dt).model;
     const auto values = as_dtype(logits, dt);
     auto d_targets = upload(targets);
     const auto* t = reinterpret_cast<const int32_t*>(d_targets.data());
     Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
-    // dloss 1, then 0.5 twice: the first 0.5 rescales the gradient written for 1, the second is written for 0.5.
-    for (float dloss : {1.0f, 0.5f, 0.5f}) {
+    Buffer<float> d_losses(device(), MemSpace::Device, MemCategory::Buffers, N);
+    Buffer<int32_t> d_counted(device(), MemSpace::Device, MemCategory::Buffers, 1);
+    for (float dloss : {1.0f, 0.5f}) {
       INFO(dtype_name(dt) << " dloss " << dloss);
-      std::vector<float> want = logits, lse(N);
+      std::vector<float> want = logits, lse(N), losses(N);
       cpu::CpuModelOps cpu_ops;
-      cpu_ops.cross_entropy_forward(lse.data(), want.data(), targets.data(), N, V, Vp);
-      cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), dloss / N, N, V, Vp);
+      int32_t counted = 0;
+      cpu_ops.cross_entropy_forward(lse.data(), losses.data(), want.data(), targets.data(), N, V, Vp);
+      cpu_ops.cross_entropy_loss(&counted, losses.data(), targets.data(), N);
+      cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), &counted, dloss, N, V, Vp);
       auto d_logits = upload(values);
-      ops.cross_entropy_forward(d_lse.data(), d_logits.data(), t, N, V, Vp);
-      ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, dloss / N, N, V, Vp);
+      ops.cross_entropy_forward(d_lse.data(), d_losses.data(), d_logits.data(), t, N, V, Vp);
+      ops.cross_entropy_loss(d_counted.data(), d_losses.data(), t, N);
+      ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, d_counted.data(), dloss, N, V, Vp);
       std::vector<float> got(size_t(N) * Vp);
       to_f32(dt, download(d_logits.data(), values.size()).data(), got.data(), got.size());
       double err = 0, norm = 0;
@@ -466,11 +477,11 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     std::vector<float> saved(host.attention_saved_floats(B, T, NH)), scratch(host.attention_scratch_floats(B, T, NH));
     std::vector<float> d_att(qkv.size(), 3.0f), dqkv(qkv.size(), 5.0f), dqw(size_t(hd), 0.0f), dkw = dqw;
     host.qk_norm_forward(att_in.data(), qk_rstd.data(), qkv.data(), qw.data(), kw.data(), N, NH, NKV, hd, eps);
-    host.rope_forward(att_in.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
-    host.gqa_attention_forward(out.data(), saved.data(), att_in.data(), B, T, NH, NKV, hd);
-    host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(), B, T,
-                                NH, NKV, hd, Set);
-    host.rope_backward(d_att.data(), cos.data(), sin.data(), B, T, NH, NKV, hd);
+    host.rope_forward(att_in.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
+    host.gqa_attention_forward(out.data(), saved.data(), scratch.data(), att_in.data(), nullptr, B, T, NH, NKV, hd);
+    host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(),
+                                nullptr, B, T, NH, NKV, hd, Set);
+    host.rope_backward(d_att.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
     host.qk_norm_backward(dqkv.data(), dqw.data(), dkw.data(), d_att.data(), qkv.data(), qw.data(), kw.data(),
                           qk_rstd.data(), N, NH, NKV, hd, Set);
 
@@ -481,10 +492,11 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     float *g_d_att = dev.nans(qkv.size()), *g_dqkv = dev.nans(qkv.size());
     float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)), *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
     gpu_ops.qk_norm_forward(g_att_in, g_rstd, g_qkv, g_qw, g_kw, N, NH, NKV, hd, eps);
-    gpu_ops.rope_forward(g_att_in, g_cos, g_sin, B, T, NH, NKV, hd);
-    gpu_ops.gqa_attention_forward(g_out, g_saved, g_att_in, B, T, NH, NKV, hd);
-    gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, B, T, NH, NKV, hd, Set);
-    gpu_ops.rope_backward(g_d_att, g_cos, g_sin, B, T, NH, NKV, hd);
+    gpu_ops.rope_forward(g_att_in, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, nullptr, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, nullptr, B, T, NH, NKV,
+                                   hd, Set);
+    gpu_ops.rope_backward(g_d_att, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
     gpu_ops.qk_norm_backward(g_dqkv, g_dqw, g_dkw, g_d_att, g_qkv, g_qw, g_kw, g_rstd, N, NH, NKV, hd, Set);
     close("q/k norms and RoPE", fetch(g_att_in, att_in.size()), att_in);
     close("attention out", fetch(g_out, out.size()), out);
@@ -509,13 +521,13 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     std::vector<int32_t> tokens(static_cast<size_t>(N));
     for (int i = 0; i < N; ++i) tokens[size_t(i)] = (i * 7) % V;
     std::vector<float> out(dy.size()), dwte(wte.size(), 0.0f);
-    host.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, B, T, C);
-    host.embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), B, T, C);
+    host.embedding_forward(out.data(), tokens.data(), wte.data(), nullptr, nullptr, B, T, C);
+    host.embedding_backward(dwte.data(), nullptr, dy.data(), tokens.data(), nullptr, B, T, C);
     auto g_tokens = upload(tokens);
     const auto* t = reinterpret_cast<const int32_t*>(g_tokens.data());
     float *g_out = dev.nans(out.size()), *g_dwte = dev.put(std::vector<float>(wte.size(), 0.0f));
-    gpu_ops.embedding_forward(g_out, t, dev.put(wte), nullptr, B, T, C);
-    gpu_ops.embedding_backward(g_dwte, nullptr, dev.put(dy), t, B, T, C);
+    gpu_ops.embedding_forward(g_out, t, dev.put(wte), nullptr, nullptr, B, T, C);
+    gpu_ops.embedding_backward(g_dwte, nullptr, dev.put(dy), t, nullptr, B, T, C);
     CHECK(fetch(g_out, out.size()) == out);      // rows copied
     CHECK(fetch(g_dwte, dwte.size()) == dwte);  // the same additions in the same order
   }

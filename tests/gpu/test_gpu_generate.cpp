@@ -82,7 +82,7 @@ TEST_CASE("GPU generation: greedy tokens are the full forward's argmax, and the 
   }
 }
 
-TEST_CASE("GPU generation: a seed samples the same tokens twice", "[gpu][generate]") {
+TEST_CASE("GPU generation: a seed samples the same tokens twice", "[gpu][generate][smoke]") {
   const GptShape shape = *gpt_preset("toy");
   const std::vector<float> w = sharp_weights(shape);
   const SamplingOptions sampling{5.0, 0, 0.95, 8};

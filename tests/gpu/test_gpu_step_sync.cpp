@@ -7,15 +7,20 @@
 // stages 0 and 3 in bf16, GPT-2 at stage 0 in fp32; two micro-batches a step, gradient clipping.
 // Counted through the emulated runtime, which also counts the cuBLASLt objects made: none after
 // the first step, and the graph launches. On a GPU, where nothing counts the calls, the test
-// checks that the steps run and report finite losses and norms, and the graphs' bits.
+// checks that the steps run and report finite losses and norms, and the graphs' bits. With a loss
+// mask the replays give the eager bits too: a graph reads the counted targets of the micro-batch
+// it replays, not those of the one it was captured from.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "comm/local_communicator.hpp"
+#include "core/rng.hpp"
+#include "data/token_file_writer.hpp"
 #include "kernels/backend.hpp"
 #include "step_config.hpp"
 #include "train/trainer.hpp"
@@ -58,6 +63,51 @@ StepCalls traced(F&& step) {
 }
 #endif
 
+struct Run {
+  std::vector<double> losses, norms;
+  std::vector<float> params;
+};
+
+Run run_steps(config::Config c, bool graphs, int steps) {
+  c.training.cuda_graph = graphs;
+  Backend& backend = select_backend("cuda", 0, 1, dtype_from_name(c.dtype()));
+  auto comm = make_local_communicator(backend.device);
+  Trainer trainer(c, *comm, backend);
+  Run r;
+  for (int step = 1; step <= steps; ++step) {
+    TrainStepResult out;
+    const StepCalls calls = traced([&] { out = trainer.train_step(step); });
+    // The first step runs eagerly; the second captures and launches, the later ones launch.
+    if (calls.graph_launches >= 0)
+      CHECK(calls.graph_launches == (graphs && step > 1 ? int(c.gradient_accumulation_steps) : 0));
+    if (step > 1) CHECK(calls.inside.empty());  // the first allocates
+    r.losses.push_back(out.loss);
+    r.norms.push_back(out.result.grad_norm);
+  }
+  r.params.resize(trainer.model().layout().total);
+  trainer.engine().gather_master(r.params.data());
+  return r;
+}
+
+// Random tokens of the toy model's vocabulary, each counting as a target with probability 1/2: the
+// micro-batches count different numbers of targets.
+std::string masked_token_file() {
+  const auto dir = std::filesystem::path(ZT_BINARY_DIR) / "test-runs" / "gpu-step-sync-masked";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "masked.bin").string();
+  std::vector<int32_t> tokens(4096);
+  std::vector<uint8_t> counted(tokens.size());
+  Rng rng(7);
+  for (size_t i = 0; i < tokens.size(); i++) {
+    tokens[i] = int32_t(rng.below(256));
+    counted[i] = uint8_t(rng.below(2));
+  }
+  TokenFileWriter writer(path, 256);
+  writer.append(tokens, counted);
+  writer.finish();
+  return path;
+}
+
 std::string joined(const std::vector<std::string>& calls) {
   std::string s;
   for (const std::string& c : calls) s += c + "; ";
@@ -66,7 +116,7 @@ std::string joined(const std::vector<std::string>& calls) {
 
 }  // namespace
 
-TEST_CASE("a GPU training step waits for the device once, after its last kernel", "[gpu][train][sync]") {
+TEST_CASE("a GPU training step waits for the device once, after its last kernel", "[gpu][train][sync][smoke]") {
   for (const std::string model : {"toy", "llama-tiny"})
     for (const std::string dtype : {"fp32", "bf16"})
       for (int stage = 0; stage <= 3; ++stage) {
@@ -92,39 +142,35 @@ TEST_CASE("a GPU training step waits for the device once, after its last kernel"
 }
 
 TEST_CASE("micro-batches replayed as CUDA graphs give the eager bits", "[gpu][train][graph]") {
-  struct Run {
-    std::vector<double> losses, norms;
-    std::vector<float> params;
-  };
-  auto run = [](config::Config c, bool graphs) {
-    c.training.cuda_graph = graphs;
-    Backend& backend = select_backend("cuda", 0, 1, dtype_from_name(c.dtype()));
-    auto comm = make_local_communicator(backend.device);
-    Trainer trainer(c, *comm, backend);
-    Run r;
-    for (int step = 1; step <= 3; ++step) {
-      TrainStepResult out;
-      const StepCalls calls = traced([&] { out = trainer.train_step(step); });
-      // The first step runs eagerly; the second captures and launches, the later ones launch.
-      if (calls.graph_launches >= 0) CHECK(calls.graph_launches == (graphs && step > 1 ? 2 : 0));
-      if (step > 1) CHECK(calls.inside.empty());  // the first allocates
-      r.losses.push_back(out.loss);
-      r.norms.push_back(out.result.grad_norm);
-    }
-    r.params.resize(trainer.model().layout().total);
-    trainer.engine().gather_master(r.params.data());
-    return r;
-  };
   for (const std::string model : {"toy", "llama-tiny"})
     for (const std::string dtype : {"bf16", "fp32"})
       for (int stage : {0, 1}) {
         if (dtype == "fp32" && (model != "toy" || stage != 0)) continue;
         INFO(model << " " << dtype << " stage " << stage);
         const config::Config c = step_config(model, stage, dtype);
-        const Run eager = run(c, false), replayed = run(c, true);
+        const Run eager = run_steps(c, false, 3), replayed = run_steps(c, true, 3);
         CHECK(eager.losses[1] != eager.losses[2]);
         CHECK(replayed.losses == eager.losses);
         CHECK(replayed.norms == eager.norms);
         CHECK(replayed.params == eager.params);
       }
+}
+
+// One micro-batch a step on one rank: its loss weight is always 1, so one graph replays every
+// step while the number of targets that count changes.
+TEST_CASE("with a loss mask, micro-batches replayed as CUDA graphs give the eager bits", "[gpu][train][graph][mask]") {
+  const std::string data = masked_token_file();
+  for (const std::string dtype : {"fp32", "bf16"}) {
+    INFO(dtype);
+    config::Config c = step_config("toy", 0, dtype);
+    c.gradient_accumulation_steps = 1;
+    c.train_batch_size = c.train_micro_batch_size_per_gpu;
+    c.gradient_clipping = 0.0;  // the norm shows a wrong scale as it is
+    c.data.train = {data};
+    c.data.format = "llmc";
+    const Run eager = run_steps(c, false, 5), replayed = run_steps(c, true, 5);
+    CHECK(replayed.losses == eager.losses);
+    CHECK(replayed.norms == eager.norms);
+    CHECK(replayed.params == eager.params);
+  }
 }

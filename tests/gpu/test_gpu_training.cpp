@@ -138,7 +138,7 @@ std::vector<Spec> parity_runs(const std::string& dtype) {
 
 }  // namespace
 
-TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train]") {
+TEST_CASE("the trainer runs on the GPU when asked", "[gpu][train][smoke]") {
   const config::Config c = run_config({0, "bf16"});
   Backend& backend = backend_for("cuda", c);
   REQUIRE(backend.device.kind() == DeviceKind::Cuda);

@@ -3,10 +3,14 @@
 // on its own emulated device, their host channels in-process. Every op, dtype and placement, the
 // uneven grouped paths, empty pieces; the streams' order (inputs uploaded and results read on the
 // compute stream, the collectives on the communicator's); the device of a local rank; two ranks
-// on one GPU refused; a rank that skips a collective brought down by the watchdog; training steps
+// on one GPU refused; a rank that skips a collective brought down by the watchdog, and a rank whose
+// collective fails with NCCL's asynchronous error at once, naming both; training steps
 // at stages 1-3 over it, where the host waits for the device once a step (Work::sync, not wait).
 // Run with ZT_EMU_DEVICES=4 (CMake sets it).
 #include <catch2/catch.hpp>
+#include <nccl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,7 +287,7 @@ TEST_CASE("emulated NCCL: asynchronous work completes for wait() and orders a st
   });
 }
 
-TEST_CASE("emulated NCCL: a rank shown only its own GPU computes on it as device 0", "[nccl][emulated]") {
+TEST_CASE("emulated NCCL: a rank shown only its own GPU computes on it as device 0", "[nccl][emulated][smoke]") {
   run_ranks(2, [](int r) { return std::vector<int>{r}; }, [&](int me, NcclHostSide host, Failures& f) {
     Rank rank(host);
     int device = -1;
@@ -311,7 +315,17 @@ TEST_CASE("emulated NCCL: two ranks on one GPU are refused, naming both", "[nccl
   }
 }
 
-TEST_CASE("emulated NCCL: the watchdog ends the job when a rank skips a collective", "[nccl][emulated]") {
+namespace {
+
+// What a job run in a child process printed, and how it ended.
+struct ChildRun {
+  std::string output;  // stdout and stderr
+  int status = 0;      // waitpid's
+  bool killed = false;  // still running after the deadline
+};
+
+// Runs job in a forked child, which the abort of a job ends, killed if it runs past the deadline.
+ChildRun run_in_child(const std::function<void()>& job, std::chrono::seconds deadline) {
   std::fflush(stdout);
   int pipe_fds[2];
   REQUIRE(pipe(pipe_fds) == 0);
@@ -321,26 +335,74 @@ TEST_CASE("emulated NCCL: the watchdog ends the job when a rank skips a collecti
     dup2(pipe_fds[1], STDOUT_FILENO);  // the abort's message goes to the log, on either
     dup2(pipe_fds[1], STDERR_FILENO);
     close(pipe_fds[0]);
-    run_ranks(2, all_devices, [&](int me, NcclHostSide host, Failures&) {
-      Rank rank(host, 1.0);
-      void* buf = rank.upload(make_input(me, 0, 16, DType::F32), 64);
-      if (me == 0) rank.comm->all_reduce(buf, buf, 16, DType::F32, ReduceOp::Sum);  // rank 1 never joins
-      cudaStreamSynchronize(rank.compute);  // rank 0 waits here until the watchdog ends the process
-      std::this_thread::sleep_for(std::chrono::seconds(30));
-    });
-    _exit(0);  // not reached: the watchdog aborts first
+    job();
+    _exit(0);
   }
   close(pipe_fds[1]);
-  std::string err;
+  ChildRun run;
+  const auto end = std::chrono::steady_clock::now() + deadline;
   char chunk[4096];
-  for (ssize_t k; (k = read(pipe_fds[0], chunk, sizeof chunk)) > 0;) err.append(chunk, size_t(k));
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+    pollfd fd{pipe_fds[0], POLLIN, 0};
+    if (left.count() <= 0 || poll(&fd, 1, int(left.count())) == 0) {
+      kill(child, SIGKILL);
+      run.killed = true;
+      break;
+    }
+    const ssize_t k = read(pipe_fds[0], chunk, sizeof chunk);
+    if (k <= 0) break;
+    run.output.append(chunk, size_t(k));
+  }
   close(pipe_fds[0]);
-  int status = 0;
-  REQUIRE(waitpid(child, &status, 0) == child);
-  INFO(err);
-  REQUIRE(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == kCommTimeoutExitCode);
-  CHECK_THAT(err, Catch::Contains("collective timed out: rank 0 all_reduce #1"));
+  REQUIRE(waitpid(child, &run.status, 0) == child);
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("emulated NCCL: the watchdog ends the job when a rank skips a collective", "[nccl][emulated]") {
+  const ChildRun run = run_in_child(
+      [] {
+        run_ranks(2, all_devices, [&](int me, NcclHostSide host, Failures&) {
+          Rank rank(host, 1.0);
+          void* buf = rank.upload(make_input(me, 0, 16, DType::F32), 64);
+          if (me == 0) rank.comm->all_reduce(buf, buf, 16, DType::F32, ReduceOp::Sum);  // rank 1 never joins
+          cudaStreamSynchronize(rank.compute);  // rank 0 waits here until the watchdog ends the process
+          std::this_thread::sleep_for(std::chrono::seconds(30));
+        });
+      },
+      std::chrono::seconds(60));
+  INFO(run.output);
+  REQUIRE(WIFEXITED(run.status));
+  CHECK(WEXITSTATUS(run.status) == kCommTimeoutExitCode);
+  CHECK_THAT(run.output, Catch::Contains("collective timed out: rank 0 all_reduce #1"));
+}
+
+TEST_CASE("emulated NCCL: the watchdog ends the job at NCCL's asynchronous error, naming the rank and the op",
+          "[nccl][emulated]") {
+  // A timeout far beyond the deadline: only the error can end the job in time.
+  const ChildRun run = run_in_child(
+      [] {
+        emu::nccl_fail_collectives(1, 2, ncclRemoteError);
+        run_ranks(2, all_devices, [&](int me, NcclHostSide host, Failures&) {
+          Rank rank(host, 600.0);
+          void* buf = rank.upload(make_input(me, 0, 16, DType::F32), 64);
+          rank.comm->all_reduce(buf, buf, 16, DType::F32, ReduceOp::Sum);
+          void* all = rank.upload({}, 128);
+          rank.comm->all_gather(buf, all, 16, DType::F32);  // rank 1's fails
+          cudaStreamSynchronize(rank.compute);
+          std::this_thread::sleep_for(std::chrono::seconds(30));
+        });
+      },
+      std::chrono::seconds(20));
+  INFO(run.output);
+  REQUIRE_FALSE(run.killed);
+  REQUIRE(WIFEXITED(run.status));
+  CHECK(WEXITSTATUS(run.status) == kCommErrorExitCode);
+  CHECK_THAT(run.output, Catch::Contains("NCCL error: rank 1 all_gather #2") &&
+                             Catch::Contains("remote process exited or there was a network error") &&
+                             Catch::Contains("ncclAllGather #2 of rank 1 failed in the network"));
 }
 
 TEST_CASE("emulated NCCL: training steps at stages 1-3 wait for the device once a step, on every rank",

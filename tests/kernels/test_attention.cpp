@@ -1,6 +1,7 @@
 #include "kernels/cpu/attention.hpp"
 
 #include "check.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt::cpu;
 using namespace zt::test;
@@ -8,13 +9,13 @@ using namespace zt::test;
 namespace {
 
 struct AttentionRef {
-  VecD out, att;
+  VecD out, lse;  // lse [B, NH, T]: log Σ_j exp(score) of each query row
 };
 
 // Textbook causal attention, one (batch, head, query) at a time.
 AttentionRef attention_ref(const VecD& qkv, int B, int T, int C, int NH) {
   const int hs = C / NH;
-  AttentionRef r{VecD(size_t(B) * T * C), VecD(size_t(B) * NH * T * T, 0.0)};
+  AttentionRef r{VecD(size_t(B) * T * C), VecD(size_t(B) * NH * T)};
   for (int b = 0; b < B; b++)
     for (int h = 0; h < NH; h++)
       for (int t = 0; t < T; t++) {
@@ -30,7 +31,8 @@ AttentionRef attention_ref(const VecD& qkv, int B, int T, int C, int NH) {
         }
         double sum = 0;
         for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
-        double* a = &r.att[((size_t(b) * NH + h) * T + t) * T];
+        r.lse[(size_t(b) * NH + h) * T + t] = maxval + std::log(sum);
+        std::vector<double> a(t + 1);
         for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
         double* y = &r.out[(size_t(b) * T + t) * C + size_t(h) * hs];
         for (int i = 0; i < hs; i++) {
@@ -48,29 +50,32 @@ struct Shape {
 
 }  // namespace
 
+// Sequences longer than a block of query rows (kAttentionRows) too: 70 = 64 + 6.
 TEST_CASE("attention_forward matches causal attention in double", "[kernels][attention]") {
-  for (Shape s : {Shape{1, 1, 4, 1}, Shape{2, 5, 12, 3}, Shape{3, 17, 20, 2}}) {
+  for (Shape s : {Shape{1, 1, 4, 1}, Shape{2, 5, 12, 3}, Shape{3, 17, 20, 2}, Shape{2, 70, 8, 2}}) {
     INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
     Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 61, 1.5f);
     Vec out = random_vec(size_t(s.B) * s.T * s.C, 62);  // forward overwrites both
-    Vec att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 63);
-    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    Vec lse = random_vec(size_t(s.B) * s.NH * s.T, 63);
+    Vec scratch = random_vec(attention_scratch_floats(s.B, s.T, s.NH), 64);  // contents irrelevant
+    attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
     auto ref = attention_ref(to_double(qkv), s.B, s.T, s.C, s.NH);
     require_close(out, ref.out, 1e-5, 1e-6);
-    require_close(att, ref.att, 1e-5, 1e-6);  // includes the zeros past the diagonal
+    require_close(lse, ref.lse, 1e-5, 1e-6);
   }
 }
 
 TEST_CASE("attention_backward accumulates finite-difference gradients", "[kernels][attention]") {
-  for (Shape s : {Shape{2, 5, 12, 3}, Shape{1, 7, 6, 1}}) {
+  for (Shape s : {Shape{2, 5, 12, 3}, Shape{1, 7, 6, 1}, Shape{1, 70, 8, 2}}) {
     INFO("B=" << s.B << " T=" << s.T << " C=" << s.C << " NH=" << s.NH);
     Vec qkv = random_vec(size_t(s.B) * s.T * 3 * s.C, 71);
-    Vec out(size_t(s.B) * s.T * s.C), att(size_t(s.B) * s.NH * s.T * s.T);
-    attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+    Vec out(size_t(s.B) * s.T * s.C), lse(size_t(s.B) * s.NH * s.T);
+    Vec scratch = random_vec(attention_scratch_floats(s.B, s.T, s.NH), 74);  // contents irrelevant
+    attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
     Vec dy = random_vec(out.size(), 72);
     Vec dqkv0 = random_vec(qkv.size(), 73), dqkv = dqkv0;
-    Vec scratch = random_vec(attention_backward_scratch_size(s.B, s.T, s.NH), 74);  // contents irrelevant
-    attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.C, s.NH);
+    attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.C,
+                       s.NH);
     auto g = numeric_grad([&](const VecD& v) { return attention_ref(v, s.B, s.T, s.C, s.NH).out; }, to_double(qkv),
                           to_double(dy));
     require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
@@ -88,7 +93,7 @@ struct GqaShape {
 // then causal attention per head over packed qkv [B, T, (NH + 2·NKV)·hd]; out [B, T, NH·hd].
 AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
   const int ld = (s.NH + 2 * s.NKV) * s.hd, group = s.NH / s.NKV;
-  AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T * s.T, 0.0)};
+  AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T)};
   for (int b = 0; b < s.B; b++)
     for (int h = 0; h < s.NH; h++) {
       const int kv = h / group;
@@ -104,7 +109,8 @@ AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
         }
         double sum = 0;
         for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
-        double* a = &r.att[((size_t(b) * s.NH + h) * s.T + t) * s.T];
+        r.lse[(size_t(b) * s.NH + h) * s.T + t] = maxval + std::log(sum);
+        std::vector<double> a(t + 1);
         for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
         for (int i = 0; i < s.hd; i++) {
           double acc = 0;
@@ -119,19 +125,21 @@ AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
 }  // namespace
 
 TEST_CASE("gqa_attention matches repeat_kv attention in double: GQA, MQA and MHA", "[kernels][attention][gqa]") {
-  for (GqaShape s : {GqaShape{2, 5, 4, 2, 6}, GqaShape{1, 7, 3, 1, 4}, GqaShape{2, 4, 2, 2, 5}}) {
+  for (GqaShape s : {GqaShape{2, 5, 4, 2, 6}, GqaShape{1, 7, 3, 1, 4}, GqaShape{2, 4, 2, 2, 5},
+                     GqaShape{1, 70, 4, 2, 4}}) {
     INFO("B=" << s.B << " T=" << s.T << " NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
     Vec qkv = random_vec(s.qkv(), 101, 1.5f);
-    Vec out = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 102), att = random_vec(size_t(s.B) * s.NH * s.T * s.T, 103);
-    gqa_attention_forward(out.data(), att.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    Vec out = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 102), lse = random_vec(size_t(s.B) * s.NH * s.T, 103);
+    Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+    gqa_attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd);
     auto ref = gqa_ref(to_double(qkv), s);
     require_close(out, ref.out, 1e-5, 1e-6);
-    require_close(att, ref.att, 1e-5, 1e-6);
+    require_close(lse, ref.lse, 1e-5, 1e-6);
 
     Vec dy = random_vec(out.size(), 104);
     Vec dqkv0 = random_vec(qkv.size(), 105), dqkv = dqkv0;
-    Vec scratch(attention_backward_scratch_size(s.B, s.T, s.NH));
-    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), att.data(), s.B, s.T, s.NH, s.NKV, s.hd);
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.NH,
+                           s.NKV, s.hd);
     auto g = numeric_grad([&](const VecD& v) { return gqa_ref(v, s).out; }, to_double(qkv), to_double(dy));
     require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
   }
@@ -141,11 +149,12 @@ TEST_CASE("multi-head attention is grouped-query attention with one q head per k
           "[kernels][attention][gqa]") {
   const int B = 2, T = 9, C = 24, NH = 3;
   Vec qkv = random_vec(size_t(B) * T * 3 * C, 111);
-  Vec a(size_t(B) * T * C), b(a.size()), att_a(size_t(B) * NH * T * T), att_b(att_a.size());
-  attention_forward(a.data(), att_a.data(), qkv.data(), B, T, C, NH);
-  gqa_attention_forward(b.data(), att_b.data(), qkv.data(), B, T, NH, NH, C / NH);
+  Vec a(size_t(B) * T * C), b(a.size()), lse_a(size_t(B) * NH * T), lse_b(lse_a.size());
+  Vec scratch(attention_scratch_floats(B, T, NH));
+  attention_forward(a.data(), lse_a.data(), scratch.data(), qkv.data(), B, T, C, NH);
+  gqa_attention_forward(b.data(), lse_b.data(), scratch.data(), qkv.data(), B, T, NH, NH, C / NH);
   REQUIRE(a == b);
-  REQUIRE(att_a == att_b);
+  REQUIRE(lse_a == lse_b);
 }
 
 TEST_CASE("attention against a KV cache equals attention over the whole sequence, in any chunks",
@@ -157,8 +166,8 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
     INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd);
     const int B = 2, T = 9, S = 12, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
     const Vec qkv = random_vec(size_t(B) * T * W, 131);
-    Vec full(size_t(B) * T * O), att(size_t(B) * c.NH * T * T);
-    gqa_attention_forward(full.data(), att.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
+    Vec full(size_t(B) * T * O), lse(size_t(B) * c.NH * T), scratch(attention_scratch_floats(B, T, c.NH));
+    gqa_attention_forward(full.data(), lse.data(), scratch.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
     // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
     Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
     int pos = 0;
@@ -184,4 +193,114 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
           REQUIRE(v[at] == (j < T ? qkv[src + size_t(c.NKV) * c.hd] : 7.0f));
         }
   }
+}
+
+namespace {
+
+// Samples that end inside a block of query rows and on its edges, one of a single token, and a
+// row of one sample beside them.
+PackedRows packed_rows() { return {2, 150, {{0, 5, 70, 71, 140}, {0}}}; }
+
+struct GqaRun {
+  Vec out, lse, dqkv;
+};
+
+// Forward, then backward accumulating onto dqkv0.
+GqaRun run_gqa(const Vec& qkv, const Vec& dout, const Vec& dqkv0, const GqaShape& s,
+               const zt::TokenSegment* segments) {
+  GqaRun r{Vec(size_t(s.B) * s.T * s.NH * s.hd), Vec(size_t(s.B) * s.NH * s.T), dqkv0};
+  Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+  gqa_attention_forward(r.out.data(), r.lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, segments);
+  gqa_attention_backward(r.dqkv.data(), scratch.data(), dout.data(), qkv.data(), r.out.data(), r.lse.data(), s.B, s.T,
+                         s.NH, s.NKV, s.hd, segments);
+  return r;
+}
+
+struct PackedGqa {
+  GqaShape shape;
+  PackedRows rows;
+  size_t width() const { return size_t(shape.NH + 2 * shape.NKV) * shape.hd; }
+  size_t out_width() const { return size_t(shape.NH) * shape.hd; }
+};
+
+// Grouped-query (4 q heads over 2 k/v heads) and multi-head attention (GPT-2's: NKV = NH).
+std::vector<PackedGqa> packed_cases() {
+  const PackedRows p = packed_rows();
+  return {{{p.B, p.T, 4, 2, 8}, p}, {{p.B, p.T, 3, 3, 4}, p}};
+}
+
+// Random inputs over c's rows (from `seed` on) and their run with the rows' segments.
+struct PackedRun {
+  Vec qkv, dout, dqkv0;
+  GqaRun run;
+};
+PackedRun run_packed(const PackedGqa& c, uint64_t seed) {
+  const GqaShape& s = c.shape;
+  PackedRun r{random_vec(s.qkv(), seed, 1.5f), random_vec(size_t(s.B) * s.T * c.out_width(), seed + 1),
+              random_vec(s.qkv(), seed + 2), {}};
+  const zt::RowSegments segments = c.rows.segments();
+  r.run = run_gqa(r.qkv, r.dout, r.dqkv0, s, segments.table());
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("packed rows: attention of every sample equals the sample run alone, forward and backward",
+          "[kernels][attention][packed]") {
+  for (const PackedGqa& c : packed_cases()) {
+    const GqaShape& s = c.shape;
+    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
+    const PackedRun in = run_packed(c, 141);
+    const GqaRun& packed = in.run;
+    for (PackedRows::Sample x : c.rows.samples()) {
+      INFO("sample of row " << x.b << " at [" << x.begin << ", " << x.end << ")");
+      const GqaShape one{1, x.length(), s.NH, s.NKV, s.hd};
+      const GqaRun alone =
+          run_gqa(sample_rows(in.qkv, c.rows, x, c.width()), sample_rows(in.dout, c.rows, x, c.out_width()),
+                  sample_rows(in.dqkv0, c.rows, x, c.width()), one, nullptr);
+      require_close(sample_rows(packed.out, c.rows, x, c.out_width()), to_double(alone.out), 1e-6, 1e-7);
+      require_close(sample_stats(packed.lse, c.rows, x, s.NH), to_double(alone.lse), 1e-6, 1e-7);
+      require_close(sample_rows(packed.dqkv, c.rows, x, c.width()), to_double(alone.dqkv), 1e-6, 1e-7);
+    }
+  }
+}
+
+TEST_CASE("packed rows: no token sees another sample's, bit for bit", "[kernels][attention][packed]") {
+  for (const PackedGqa& c : packed_cases()) {
+    const GqaShape& s = c.shape;
+    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
+    const PackedRun in = run_packed(c, 151);
+    const GqaRun& base = in.run;
+    const zt::RowSegments segments = c.rows.segments();
+    const std::vector<PackedRows::Sample> samples = c.rows.samples();
+    for (size_t a = 0; a < samples.size(); a++) {
+      const PackedRows::Sample changed = samples[a];
+      INFO("sample " << a << " changed: row " << changed.b << " [" << changed.begin << ", " << changed.end << ")");
+      Vec qkv2 = in.qkv, dout2 = in.dout;
+      put_sample_rows(qkv2, c.rows, changed, c.width(), random_vec(size_t(changed.length()) * c.width(), 160 + a));
+      put_sample_rows(dout2, c.rows, changed, c.out_width(),
+                      random_vec(size_t(changed.length()) * c.out_width(), 170 + a));
+      const GqaRun r = run_gqa(qkv2, dout2, in.dqkv0, s, segments.table());
+      const size_t O = c.out_width();
+      CHECK(sample_rows(r.out, c.rows, changed, O) != sample_rows(base.out, c.rows, changed, O));
+      for (PackedRows::Sample x : samples) {
+        if (x.b == changed.b && x.begin == changed.begin) continue;
+        INFO("unchanged sample: row " << x.b << " [" << x.begin << ", " << x.end << ")");
+        CHECK(sample_rows(r.out, c.rows, x, c.out_width()) == sample_rows(base.out, c.rows, x, c.out_width()));
+        CHECK(sample_stats(r.lse, c.rows, x, s.NH) == sample_stats(base.lse, c.rows, x, s.NH));
+        CHECK(sample_rows(r.dqkv, c.rows, x, c.width()) == sample_rows(base.dqkv, c.rows, x, c.width()));
+      }
+    }
+  }
+}
+
+TEST_CASE("packed rows: a table of one sample per row gives the bits of no table", "[kernels][attention][packed]") {
+  const GqaShape s{2, 150, 4, 2, 8};
+  const Vec qkv = random_vec(s.qkv(), 181, 1.5f), dout = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 182);
+  const Vec dqkv0 = random_vec(s.qkv(), 183);
+  const zt::RowSegments whole(zt::cpu_device(), zt::MemSpace::Host, s.B, s.T);
+  const GqaRun with = run_gqa(qkv, dout, dqkv0, s, whole.table()), without = run_gqa(qkv, dout, dqkv0, s, nullptr);
+  CHECK(with.out == without.out);
+  CHECK(with.lse == without.lse);
+  CHECK(with.dqkv == without.dqkv);
 }

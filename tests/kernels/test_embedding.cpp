@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include "check.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt::cpu;
 using namespace zt::test;
@@ -66,4 +67,31 @@ TEST_CASE("embedding without learned positions: the token's row, and its gradien
   auto g = numeric_grad([&](const VecD& v) { return embedding_ref(tokens, v, zeros, B, T, C); }, to_double(wte),
                         to_double(dy));
   require_close(dwte, plus(dwte0, g), 1e-5, 1e-5);
+}
+
+TEST_CASE("packed rows: learned positions restart with each sample, forward and backward",
+          "[kernels][embedding][packed]") {
+  const PackedRows p{2, 9, {{0, 2, 7}, {0, 4}}};
+  const int C = 20, V = 6;
+  std::vector<int32_t> tokens(size_t(p.B) * p.T);
+  for (size_t i = 0; i < tokens.size(); i++) tokens[i] = int32_t(i * 5 % V);
+  const Vec wte = random_vec(size_t(V) * C, 121), wpe = random_vec(size_t(p.T) * C, 122);
+  const Vec dy = random_vec(tokens.size() * C, 123), dwpe0 = random_vec(wpe.size(), 124);
+  const zt::RowSegments segments = p.segments();
+  Vec y(tokens.size() * C), dwte(wte.size(), 0.0f), dwpe = dwpe0;
+  embedding_forward(y.data(), tokens.data(), wte.data(), wpe.data(), p.B, p.T, C, segments.table());
+  embedding_backward(dwte.data(), dwpe.data(), dy.data(), tokens.data(), p.B, p.T, C, segments.table());
+  // Each sample alone, its gradients added in the order of the samples: the same additions.
+  Vec dwte_alone(wte.size(), 0.0f), dwpe_alone = dwpe0;
+  for (PackedRows::Sample one : p.samples()) {
+    INFO("row " << one.b << " [" << one.begin << ", " << one.end << ")");
+    const std::vector<int32_t> ids = sample_rows(tokens, p, one, 1);
+    Vec alone(size_t(one.length()) * C);
+    embedding_forward(alone.data(), ids.data(), wte.data(), wpe.data(), 1, one.length(), C);
+    CHECK(sample_rows(y, p, one, C) == alone);
+    const Vec dy_alone = sample_rows(dy, p, one, C);
+    embedding_backward(dwte_alone.data(), dwpe_alone.data(), dy_alone.data(), ids.data(), 1, one.length(), C);
+  }
+  CHECK(dwpe == dwpe_alone);
+  CHECK(dwte == dwte_alone);
 }

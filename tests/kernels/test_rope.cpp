@@ -1,6 +1,7 @@
 #include "kernels/cpu/rope.hpp"
 
 #include "check.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt::cpu;
 using namespace zt::test;
@@ -74,4 +75,27 @@ TEST_CASE("rope_backward accumulates the transpose: finite differences, and forw
   rope_forward(y.data(), cos.data(), sin.data(), s.B, s.T, s.NH, s.NKV, s.hd);
   rope_backward(y.data(), cos.data(), sin.data(), s.B, s.T, s.NH, s.NKV, s.hd);
   require_close(y, to_double(x), 1e-6, 1e-6);
+}
+
+TEST_CASE("packed rows: positions restart with each sample, forward and backward", "[kernels][rope][packed]") {
+  const PackedRows p{2, 11, {{0, 3, 4}, {0}}};
+  const Heads s{p.B, p.T, 4, 2, 8};
+  const size_t width = size_t(s.NH + 2 * s.NKV) * s.hd;
+  Vec cos, sin;
+  VecD angle;
+  tables(s, cos, sin, angle);
+  const zt::RowSegments segments = p.segments();
+  for (int backward = 0; backward < 2; backward++) {
+    INFO((backward ? "backward" : "forward"));
+    auto rotate = backward ? rope_backward : rope_forward;
+    Vec packed = random_vec(s.numel(), 191);
+    const Vec x = packed;
+    rotate(packed.data(), cos.data(), sin.data(), s.B, s.T, s.NH, s.NKV, s.hd, segments.table());
+    for (PackedRows::Sample one : p.samples()) {
+      INFO("row " << one.b << " [" << one.begin << ", " << one.end << ")");
+      Vec alone = sample_rows(x, p, one, width);
+      rotate(alone.data(), cos.data(), sin.data(), 1, one.length(), s.NH, s.NKV, s.hd, nullptr);
+      CHECK(sample_rows(packed, p, one, width) == alone);
+    }
+  }
 }

@@ -14,7 +14,8 @@
 // error, as on a GPU): a bias or aux pointer not 16-byte aligned, or an A, B or D pointer less
 // aligned than the preference the algorithm was chosen with. It counts the objects a caller makes
 // (descriptors, layouts, preferences, heuristic queries: zt::emu::cublaslt_creations), so a test
-// can tell a per-shape cache from objects made per call.
+// can tell a per-shape cache from objects made per call, and the calls with a fused epilogue; a test
+// may have it refuse those epilogues (zt::emu::cublaslt_answer_epilogues).
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 
@@ -53,6 +54,8 @@ uint64_t creations = 0;  // descriptors, layouts, preferences and heuristic quer
 std::map<const void*, Desc> descs;
 std::map<const void*, Layout> layouts;
 std::map<const void*, std::array<uint32_t, 4>> preferences;  // minimum alignments of A, B, C, D
+zt::emu::EpilogueAnswer epilogue_answer = zt::emu::EpilogueAnswer::Run;
+uint64_t epilogue_calls = 0;
 
 constexpr uint64_t kMmaK = 16;  // products one bf16 MMA sums before the accumulator
 
@@ -160,6 +163,16 @@ uint64_t zt::emu::cublaslt_creations() {
   return creations;
 }
 
+void zt::emu::cublaslt_answer_epilogues(EpilogueAnswer answer) {
+  std::lock_guard lock(mutex);
+  epilogue_answer = answer;
+}
+
+uint64_t zt::emu::cublaslt_epilogue_calls() {
+  std::lock_guard lock(mutex);
+  return epilogue_calls;
+}
+
 extern "C" {
 
 cublasStatus_t cublasLtCreate(cublasLtHandle_t* handle) {
@@ -263,6 +276,10 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t, cublasLtMatmulDe
     return CUBLAS_STATUS_INVALID_VALUE;
   if (gelu && (desc.aux == nullptr || desc.aux_ld % 8 != 0 || desc.aux_ld < int64_t(s.m)))
     return CUBLAS_STATUS_INVALID_VALUE;
+  if (desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue_answer == zt::emu::EpilogueAnswer::NoAlgorithm) {
+    *found = 0;
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+  }
   results[0] = cublasLtMatmulHeuristicResult_t{};
   results[0].state = CUBLAS_STATUS_SUCCESS;
   const auto& p = preferences.at(pref);
@@ -278,6 +295,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op, const v
   std::unique_lock lock(mutex);
   const Desc desc = descs.at(op);
   const Layout la = layouts.at(a), lb = layouts.at(b), ld = layouts.at(d);
+  if (desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT && epilogue_answer != zt::emu::EpilogueAnswer::Run)
+    return CUBLAS_STATUS_NOT_SUPPORTED;
   lock.unlock();
   Shape s;
   if (C != D || c != d || !shape_of(desc, la, lb, ld, s) || algo == nullptr) return CUBLAS_STATUS_INVALID_VALUE;
@@ -285,6 +304,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op, const v
   std::memcpy(promised.data(), algo->data, sizeof promised);
   // Host pointer mode: alpha and beta are read at the call.
   const float alpha = *static_cast<const float*>(alpha_p), beta = *static_cast<const float*>(beta_p);
+  if (desc.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    lock.lock();
+    ++epilogue_calls;
+    lock.unlock();
+  }
   zt::emu::enqueue(stream, "cublasLtMatmul", [=] {
     const bool bias = has(desc.epilogue, CUBLASLT_EPILOGUE_BIAS);
     const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX);

@@ -89,6 +89,19 @@ Stalls stalls_of(const std::vector<TracedCall>& trace, std::thread::id thread = 
 // preferences and heuristic queries (what a caller that caches them makes once per shape).
 uint64_t cublaslt_creations();
 
+// How the emulated cuBLASLt answers a product with a fused epilogue (bias, GELU, DGELU), as
+// cuBLASLt versions and GPUs may: it runs it (the default), its heuristic finds no algorithm, or the
+// heuristic finds one and cublasLtMatmul refuses it with CUBLAS_STATUS_NOT_SUPPORTED.
+enum class EpilogueAnswer { Run, NoAlgorithm, NotSupported };
+void cublaslt_answer_epilogues(EpilogueAnswer answer);
+// cublasLtMatmul calls queued so far with a fused epilogue.
+uint64_t cublaslt_epilogue_calls();
+
+// The emulated NCCL fails rank `rank`'s collectives from its `collective`-th (1 for the first) on,
+// as after a network failure: that rank's part is never queued, so the op hangs on the others, and
+// ncclCommGetAsyncError reports `nccl_result` (an ncclResult_t) on that rank's communicator.
+void nccl_fail_collectives(int rank, uint64_t collective, int nccl_result);
+
 // Synchronising calls made so far (stream, event and device synchronisations, blocking copies and
 // memsets, copies to pageable memory): what a test counts to prove a region free of them.
 uint64_t synchronisations();

@@ -11,6 +11,8 @@
 // - Buffers must be device memory; ranks that disagree on a collective (op, count, type, root) end
 //   the process with a message (NCCL would hang or mix up buffers).
 // ncclCommAbort releases the ops still waiting for ranks: they then do nothing.
+// A test may fail a rank's collectives (zt::emu::nccl_fail_collectives): ncclCommGetAsyncError and
+// ncclGetLastError then report it.
 #include <nccl.h>
 
 #include <algorithm>
@@ -60,12 +62,20 @@ std::map<std::string, std::shared_ptr<Clique>> cliques;  // by unique id
 uint64_t next_id = 0;
 thread_local int group_depth = 0;
 
+struct PlannedFailure {
+  uint64_t collective;
+  ncclResult_t result;
+};
+std::map<int, PlannedFailure> planned_failures;  // by rank
+
 }  // namespace
 
 struct ncclComm {
   std::shared_ptr<Clique> clique;
   int rank;
   uint64_t issued = 0;
+  ncclResult_t async_error = ncclSuccess;  // under mutex
+  std::string last_error;                  // under mutex
 };
 
 namespace {
@@ -181,6 +191,13 @@ ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, n
     std::lock_guard lock(mutex);
     if (q.aborted) return ncclInvalidUsage;
     const uint64_t seq = ++comm->issued;
+    const auto failure = planned_failures.find(comm->rank);
+    if (failure != planned_failures.end() && seq >= failure->second.collective) {
+      comm->async_error = failure->second.result;
+      comm->last_error = std::string(kind_name(kind)) + " #" + std::to_string(seq) + " of rank " +
+                         std::to_string(comm->rank) + " failed in the network (a failure the test asked for)";
+      return ncclSuccess;  // as a kernel that never finishes: the error comes asynchronously
+    }
     auto& slot = q.calls[seq];
     if (!slot) {
       slot = std::make_shared<Call>(Call{kind, count, type, op, root, std::vector<const void*>(size_t(q.nranks)),
@@ -209,6 +226,11 @@ ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, n
 
 }  // namespace
 
+void zt::emu::nccl_fail_collectives(int rank, uint64_t collective, int nccl_result) {
+  std::lock_guard lock(mutex);
+  planned_failures[rank] = PlannedFailure{collective, ncclResult_t(nccl_result)};
+}
+
 extern "C" {
 
 const char* ncclGetErrorString(ncclResult_t result) {
@@ -217,6 +239,7 @@ const char* ncclGetErrorString(ncclResult_t result) {
     case ncclInvalidArgument: return "invalid argument (emulated NCCL)";
     case ncclInvalidUsage: return "invalid usage (emulated NCCL)";
     case ncclSystemError: return "system error (emulated NCCL)";
+    case ncclRemoteError: return "remote process exited or there was a network error (emulated NCCL)";
     default: return "error (emulated NCCL)";
   }
 }
@@ -248,13 +271,27 @@ ncclResult_t ncclCommInitRank(ncclComm_t* comm, int nranks, ncclUniqueId id, int
     return ncclSystemError;  // a rank never came
   for (int r = 0; r < nranks; ++r)
     if (r != rank && q->devices[size_t(r)] == device) return ncclInvalidUsage;  // "Duplicate GPU detected"
-  *comm = new ncclComm{q, rank};
+  *comm = new ncclComm{q, rank, 0, ncclSuccess, {}};
   return ncclSuccess;
 }
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   delete comm;
   return ncclSuccess;
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* error) {
+  if (!comm || !error) return ncclInvalidArgument;
+  std::lock_guard lock(mutex);
+  *error = comm->async_error;
+  return ncclSuccess;
+}
+
+const char* ncclGetLastError(ncclComm_t comm) {
+  static thread_local std::string copy;  // the caller's, unchanged by other threads' calls
+  std::lock_guard lock(mutex);
+  copy = comm ? comm->last_error : std::string();
+  return copy.c_str();
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {

@@ -2,13 +2,16 @@
 // double-precision reference) and the gradients; head sizes 4, 32, 48, 64 and 128; T = 1 and T
 // not a multiple of the tile; fp32 (CUDA cores) and bf16 (tensor cores); forward and backward twice
 // give the same bits; grouped-query attention against multi-head attention over repeated heads, and
-// against the CPU's grouped-query attention at the llama family's head sizes.
+// against the CPU's grouped-query attention at the llama family's head sizes; packed rows (samples
+// side by side, attention inside each) against each sample run alone, and no sample seeing
+// another's.
 #include <cmath>
 #include <limits>
 
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cuda/cuda_attention.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -87,14 +90,14 @@ TEST_CASE("attention forward and backward match the CPU", "[cuda][attention]") {
       // fp32 accumulates onto a random base (the += semantics, exactly checked); bf16 onto zeros, or the
       // per-element check would compare the rounding of base + gradient where the two cancel.
       const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * 3 * s.C, 73) : Vec(rows * 3 * s.C, 0.0f);
-      Vec out_ref(rows * s.C), att(size_t(s.B) * s.NH * s.T * s.T), dqkv_ref = dqkv0;
-      Vec scratch(cpu::attention_backward_scratch_size(s.B, s.T, s.NH));
-      cpu::attention_forward(out_ref.data(), att.data(), qkv.data(), s.B, s.T, s.C, s.NH);
+      Vec out_ref(rows * s.C), lse_cpu(size_t(s.B) * s.NH * s.T), dqkv_ref = dqkv0;
+      Vec scratch(cpu::attention_scratch_floats(s.B, s.T, s.NH));
+      cpu::attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), qkv.data(), s.B, s.T, s.C, s.NH);
       // In bf16 the GPU's backward reads the bf16-rounded output (for D = Σ dout·out, as FlashAttention
-      // does), the CPU the exact probabilities: D's rounding error enters every dscore of a row, so the
+      // does), the CPU its fp32 output: D's rounding error enters every dscore of a row, so the
       // gradients differ by up to about 0.015 in absolute terms (0.2% norm-wise), hence atol 3e-2.
-      cpu::attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), s.B, s.T, s.C,
-                              s.NH);
+      cpu::attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(), lse_cpu.data(),
+                              s.B, s.T, s.C, s.NH);
 
       DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout);
       const Run got = run(dt, dqkv_in, ddout, dqkv0, s);
@@ -145,10 +148,11 @@ TEST_CASE("grouped-query attention equals multi-head attention over repeated key
             dst[C + h * g.hs + d] = src[(g.NH + h / group) * g.hs + d];
             dst[2 * C + h * g.hs + d] = src[(g.NH + g.NKV + h / group) * g.hs + d];
           }
-      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dmha(rows * 3 * C, 0.0f);
-      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
-      cpu::attention_forward(out_ref.data(), att.data(), mha.data(), g.B, g.T, C, g.NH);
-      cpu::attention_backward(dmha.data(), scratch.data(), dout.data(), mha.data(), att.data(), g.B, g.T, C, g.NH);
+      Vec out_ref(rows * C), lse_cpu(size_t(g.B) * g.NH * g.T), dmha(rows * 3 * C, 0.0f);
+      Vec scratch(cpu::attention_scratch_floats(g.B, g.T, g.NH));
+      cpu::attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), mha.data(), g.B, g.T, C, g.NH);
+      cpu::attention_backward(dmha.data(), scratch.data(), dout.data(), mha.data(), out_ref.data(), lse_cpu.data(), g.B,
+                              g.T, C, g.NH);
       Vec dqkv_ref(rows * width, 0.0f);
       for (size_t r = 0; r < rows; r++)
         for (int h = 0; h < g.NH; h++)
@@ -198,13 +202,14 @@ TEST_CASE("grouped-query attention matches the CPU's at the llama family's head 
       const Vec qkv = rounded(dt, random_vec(rows * width, 91, 1.5f));
       const Vec dout = rounded(dt, random_vec(rows * C, 92));
       const Vec dqkv0 = dt == DType::F32 ? random_vec(rows * width, 93) : Vec(rows * width, 0.0f);
-      Vec out_ref(rows * C), att(size_t(g.B) * g.NH * g.T * g.T), dqkv_ref = dqkv0, fresh_ref(rows * width, 0.0f);
-      Vec scratch(cpu::attention_backward_scratch_size(g.B, g.T, g.NH));
-      cpu::gqa_attention_forward(out_ref.data(), att.data(), qkv.data(), g.B, g.T, g.NH, g.NKV, g.hs);
-      cpu::gqa_attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T, g.NH,
-                                  g.NKV, g.hs);
-      cpu::gqa_attention_backward(fresh_ref.data(), scratch.data(), dout.data(), qkv.data(), att.data(), g.B, g.T,
-                                  g.NH, g.NKV, g.hs);
+      Vec out_ref(rows * C), lse_cpu(size_t(g.B) * g.NH * g.T), dqkv_ref = dqkv0, fresh_ref(rows * width, 0.0f);
+      Vec scratch(cpu::attention_scratch_floats(g.B, g.T, g.NH));
+      cpu::gqa_attention_forward(out_ref.data(), lse_cpu.data(), scratch.data(), qkv.data(), g.B, g.T, g.NH, g.NKV,
+                                 g.hs);
+      cpu::gqa_attention_backward(dqkv_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(),
+                                  lse_cpu.data(), g.B, g.T, g.NH, g.NKV, g.hs);
+      cpu::gqa_attention_backward(fresh_ref.data(), scratch.data(), dout.data(), qkv.data(), out_ref.data(),
+                                  lse_cpu.data(), g.B, g.T, g.NH, g.NKV, g.hs);
 
       const cuda::AttentionShape shape{g.B, g.T, g.NH, g.NKV, g.hs};
       DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout), out(dt, rows * C);
@@ -224,5 +229,117 @@ TEST_CASE("grouped-query attention matches the CPU's at the llama family's head 
       const Bytes written = backward(Vec(rows * width, std::numeric_limits<float>::quiet_NaN()), GradInto::Overwrite);
       require_close(dt, decode(dt, written), fresh_ref, {3e-2});
       CHECK(backward(dqkv0, GradInto::Accumulate) == accumulated);
+    }
+}
+
+namespace {
+
+// Packed rows against the tiles: samples that start inside a 64-row tile (so that a row's first key
+// tile holds only other samples' keys), cross tile edges, a sample of one token, and a row of two.
+PackedRows packed_rows() { return {2, 140, {{0, 5, 70, 71, 130}, {0, 64}}}; }
+
+struct GqaCase {
+  int NH, NKV, hs;
+};
+
+// Grouped-query attention at the llama family's head size 16, GPT-2's multi-head attention, and
+// head size 128 (32-row tiles in fp32).
+std::vector<GqaCase> packed_cases() { return {{4, 2, 16}, {2, 2, 32}, {2, 1, 128}}; }
+
+struct PackedRun {
+  Vec out, lse, dqkv;
+  Bytes out_bits, lse_bits, dqkv_bits;
+};
+
+// Forward, then backward written over NaNs, for B rows of T tokens; segments in device memory or
+// null.
+PackedRun run_packed(DType dt, const Vec& qkv, const Vec& dout, int B, int T, const GqaCase& c,
+                     const TokenSegment* segments) {
+  const size_t rows = size_t(B) * T, width = size_t(c.NH + 2 * c.NKV) * c.hs;
+  const cuda::AttentionShape shape{B, T, c.NH, c.NKV, c.hs, segments};
+  DeviceTensor x(dt, qkv), dy(dt, dout), out(dt, rows * c.NH * c.hs);
+  DeviceTensor dx(dt, Vec(rows * width, std::numeric_limits<float>::quiet_NaN()));
+  DeviceBuffer lse(size_t(B) * c.NH * T * 4), scratch(cuda::attention_backward_scratch_floats(B, T, c.NH) * 4);
+  cuda::attention_forward(dt, out.ptr(), lse.as<float>(), x.ptr(), shape, nullptr);
+  cuda::attention_backward(dt, dx.ptr(), scratch.as<float>(), dy.ptr(), x.ptr(), out.ptr(), lse.as<float>(), shape,
+                           nullptr, GradInto::Overwrite);
+  device_sync();
+  PackedRun r{out.values(), decode(DType::F32, lse.download_bytes()), dx.values(), out.bits(), lse.download_bytes(),
+              dx.bits()};
+  return r;
+}
+
+// The table of p's samples in device memory.
+DeviceBuffer device_segments(const PackedRows& p) {
+  const RowSegments host = p.segments();
+  return upload_raw(std::vector<TokenSegment>(host.table(), host.table() + size_t(p.B) * p.T));
+}
+
+}  // namespace
+
+TEST_CASE("packed rows: attention of every sample equals the sample run alone, and the CPU's",
+          "[cuda][attention][packed]") {
+  const PackedRows p = packed_rows();
+  const DeviceBuffer segments = device_segments(p);
+  const RowSegments host_segments = p.segments();
+  for (DType dt : {DType::F32, DType::BF16})
+    for (GqaCase c : packed_cases()) {
+      INFO(dtype_name(dt) << " NH=" << c.NH << " NKV=" << c.NKV << " hs=" << c.hs);
+      const size_t rows = size_t(p.B) * p.T, width = size_t(c.NH + 2 * c.NKV) * c.hs, C = size_t(c.NH) * c.hs;
+      const Vec qkv = rounded(dt, random_vec(rows * width, 201, 1.5f)), dout = rounded(dt, random_vec(rows * C, 202));
+      const PackedRun packed = run_packed(dt, qkv, dout, p.B, p.T, c, segments.as<TokenSegment>());
+
+      Vec out_cpu(rows * C), lse_cpu(size_t(p.B) * c.NH * p.T), dqkv_cpu(rows * width, 0.0f);
+      Vec scratch(cpu::attention_scratch_floats(p.B, p.T, c.NH));
+      cpu::gqa_attention_forward(out_cpu.data(), lse_cpu.data(), scratch.data(), qkv.data(), p.B, p.T, c.NH, c.NKV,
+                                 c.hs, host_segments.table());
+      cpu::gqa_attention_backward(dqkv_cpu.data(), scratch.data(), dout.data(), qkv.data(), out_cpu.data(),
+                                  lse_cpu.data(), p.B, p.T, c.NH, c.NKV, c.hs, host_segments.table());
+      require_close(dt, packed.out, out_cpu, {1e-2});
+      require_close(DType::F32, packed.lse, lse_cpu, {0}, 1e-6);
+      require_close(dt, packed.dqkv, dqkv_cpu, {3e-2});
+
+      for (PackedRows::Sample s : p.samples()) {
+        INFO("sample of row " << s.b << " at [" << s.begin << ", " << s.end << ")");
+        const PackedRun alone =
+            run_packed(dt, sample_rows(qkv, p, s, width), sample_rows(dout, p, s, C), 1, s.length(), c, nullptr);
+        require_close(dt, sample_rows(packed.out, p, s, C), alone.out, {1e-2});
+        require_close(DType::F32, sample_stats(packed.lse, p, s, c.NH), alone.lse, {0}, 1e-6);
+        require_close(dt, sample_rows(packed.dqkv, p, s, width), alone.dqkv, {3e-2});
+      }
+      const PackedRun again = run_packed(dt, qkv, dout, p.B, p.T, c, segments.as<TokenSegment>());
+      CHECK(again.out_bits == packed.out_bits);
+      CHECK(again.lse_bits == packed.lse_bits);
+      CHECK(again.dqkv_bits == packed.dqkv_bits);
+    }
+}
+
+TEST_CASE("packed rows: no token sees another sample's on the GPU, bit for bit", "[cuda][attention][packed]") {
+  const PackedRows p = packed_rows();
+  const DeviceBuffer segments = device_segments(p);
+  const std::vector<PackedRows::Sample> samples = p.samples();
+  for (DType dt : {DType::F32, DType::BF16})
+    for (GqaCase c : {GqaCase{4, 2, 16}, GqaCase{2, 1, 128}}) {
+      INFO(dtype_name(dt) << " NH=" << c.NH << " NKV=" << c.NKV << " hs=" << c.hs);
+      const size_t rows = size_t(p.B) * p.T, width = size_t(c.NH + 2 * c.NKV) * c.hs, C = size_t(c.NH) * c.hs;
+      const Vec qkv = rounded(dt, random_vec(rows * width, 211, 1.5f)), dout = rounded(dt, random_vec(rows * C, 212));
+      const PackedRun base = run_packed(dt, qkv, dout, p.B, p.T, c, segments.as<TokenSegment>());
+      for (size_t a : {size_t(1), size_t(3)}) {  // a sample that starts inside a tile, one of a single token
+        const PackedRows::Sample changed = samples[a];
+        INFO("changed: row " << changed.b << " [" << changed.begin << ", " << changed.end << ")");
+        Vec qkv2 = qkv, dout2 = dout;
+        put_sample_rows(qkv2, p, changed, width, rounded(dt, random_vec(size_t(changed.length()) * width, 220 + a)));
+        put_sample_rows(dout2, p, changed, C, rounded(dt, random_vec(size_t(changed.length()) * C, 230 + a)));
+        const PackedRun r = run_packed(dt, qkv2, dout2, p.B, p.T, c, segments.as<TokenSegment>());
+        CHECK(sample_rows(r.out, p, changed, C) != sample_rows(base.out, p, changed, C));
+        for (PackedRows::Sample s : samples) {
+          if (s.b == changed.b && s.begin == changed.begin) continue;
+          INFO("unchanged: row " << s.b << " [" << s.begin << ", " << s.end << ")");
+          const size_t esz = dtype_size(dt);
+          CHECK(sample_rows(r.out_bits, p, s, C * esz) == sample_rows(base.out_bits, p, s, C * esz));
+          CHECK(sample_stats(r.lse, p, s, c.NH) == sample_stats(base.lse, p, s, c.NH));  // fp32, finite
+          CHECK(sample_rows(r.dqkv_bits, p, s, width * esz) == sample_rows(base.dqkv_bits, p, s, width * esz));
+        }
+      }
     }
 }

@@ -1,6 +1,7 @@
-// The fused classifier against kernels/cpu/cross_entropy: lse, per-row losses and their mean;
+// The classifier against kernels/cpu/cross_entropy: lse, per-row losses and their mean;
 // dlogits out of place, in place and fused with the forward; padded vocabularies with vector
-// (Vp % 8 == 0) and scalar rows; a target outside the vocabulary.
+// (Vp % 8 == 0) and scalar rows; a target outside the vocabulary; the gradient's scale from the
+// count of rows that count, read on the device.
 #include <cmath>
 
 #include "core/ignored_target.hpp"
@@ -163,6 +164,51 @@ TEST_CASE("classifier: the mean loss of rows that are all ignored is NaN", "[cud
   device_sync();
   CHECK(std::isnan(download_raw<float>(mean, 1)[0]));
   for (float g : dlog.values()) REQUIRE(g == 0.0f);
+}
+
+// What the model's operator table runs: the losses chunk by chunk, the mean and its count once, the
+// gradient scaled by dloss over the count the kernel reads (as a replayed graph reads it).
+TEST_CASE("classifier: the gradient's scale is dloss over the rows counted on the device", "[cuda][classifier][mask]") {
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const Shape s{5, 50, 56};
+    Vec logits = rounded(dt, logits_for(s, 56));
+    for (size_t i = 0; i < logits.size(); i++)
+      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;
+    const std::vector<int32_t> targets{7, kIgnoredTarget, 49, kIgnoredTarget, 0};
+    const float dloss = 0.7f;
+    DeviceTensor dlog(dt, logits), by_count(dt, logits.size()), by_scale(dt, logits.size());
+    DeviceBuffer dtg = upload_raw(targets), lse(20), losses(20), mean(4), mean2(4), counted(4);
+    // Two chunks of rows, then the mean over all five.
+    cuda::classifier_losses(dt, lse.as<float>(), losses.as<float>(), dlog.ptr(), dtg.as<int32_t>(), 2, s.V, s.Vp,
+                            nullptr);
+    cuda::classifier_losses(dt, lse.as<float>() + 2, losses.as<float>() + 2,
+                            static_cast<const char*>(dlog.ptr()) + 2 * size_t(s.Vp) * dtype_size(dt),
+                            dtg.as<int32_t>() + 2, 3, s.V, s.Vp, nullptr);
+    cuda::classifier_mean(mean.as<float>(), counted.as<int32_t>(), losses.as<float>(), dtg.as<int32_t>(), s.N,
+                          nullptr);
+    cuda::classifier_forward(dt, lse.as<float>(), losses.as<float>(), mean2.as<float>(), dlog.ptr(),
+                             dtg.as<int32_t>(), s.N, s.V, s.Vp, nullptr);
+    cuda::classifier_backward(dt, by_count.ptr(), dlog.ptr(), lse.as<float>(), dtg.as<int32_t>(),
+                              counted.as<int32_t>(), dloss, s.N, s.V, s.Vp, nullptr);
+    cuda::classifier_backward(dt, by_scale.ptr(), dlog.ptr(), lse.as<float>(), dtg.as<int32_t>(), dloss / 3.0f, s.N,
+                              s.V, s.Vp, nullptr);
+    device_sync();
+    CHECK(download_raw<int32_t>(counted, 1)[0] == 3);
+    CHECK(mean.download_bytes() == mean2.download_bytes());
+    CHECK(by_count.bits() == by_scale.bits());
+
+    // No row that counts: a zero gradient, whatever dloss.
+    const std::vector<int32_t> none(size_t(s.N), kIgnoredTarget);
+    DeviceBuffer dnone = upload_raw(none);
+    cuda::classifier_mean(mean.as<float>(), counted.as<int32_t>(), losses.as<float>(), dnone.as<int32_t>(), s.N,
+                          nullptr);
+    cuda::classifier_backward(dt, by_count.ptr(), dlog.ptr(), lse.as<float>(), dnone.as<int32_t>(),
+                              counted.as<int32_t>(), dloss, s.N, s.V, s.Vp, nullptr);
+    device_sync();
+    CHECK(download_raw<int32_t>(counted, 1)[0] == 0);
+    for (float g : by_count.values()) REQUIRE(g == 0.0f);
+  }
 }
 
 TEST_CASE("classifier rejects Vp < V", "[cuda][classifier][errors]") {

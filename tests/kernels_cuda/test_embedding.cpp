@@ -1,10 +1,12 @@
 // Token + position embedding against kernels/cpu/embedding. The backward adds each token's rows
 // in position order onto dwte, as the CPU loop does, so fp32 gradients equal the CPU's bit for
-// bit; a frequent token (a long run of equal keys) and tokens outside the vocabulary included.
+// bit; a frequent token (a long run of equal keys) and tokens outside the vocabulary included;
+// packed rows, whose positions restart with each sample.
 #include <cmath>
 
 #include "core/rng.hpp"
 #include "cuda_test_support.hpp"
+#include "packed_rows.hpp"
 #include "kernels/cpu/embedding.hpp"
 #include "kernels/cuda/cuda_embedding.hpp"
 
@@ -111,4 +113,37 @@ TEST_CASE("embedding: a token outside the vocabulary gives a NaN row and no grad
       const float want = v == 1 ? dy[size_t(c)] + dy[size_t(3) * s.C + c] : 0.0f;
       CHECK(g[size_t(v) * s.C + c] == want);
     }
+}
+
+TEST_CASE("packed rows: learned positions restart with each sample as on the CPU", "[cuda][embedding][packed]") {
+  const PackedRows p{3, 9, {{0, 2, 7}, {0}, {0, 4, 5}}};
+  const Shape s{p.B, p.T, 16, 7};
+  const size_t N = size_t(s.B) * s.T;
+  const RowSegments host = p.segments();
+  const DeviceBuffer segments = upload_raw(std::vector<TokenSegment>(host.table(), host.table() + N));
+  const auto tokens = random_tokens(N, s.V, 71);
+  DeviceBuffer dtokens = upload_raw(tokens);
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const Vec wte = rounded(dt, random_vec(size_t(s.V) * s.C, 72));
+    const Vec wpe = rounded(dt, random_vec(size_t(s.T) * s.C, 73));
+    const Vec dy = rounded(dt, random_vec(N * s.C, 74)), dwpe0 = rounded(dt, random_vec(wpe.size(), 75));
+    Vec out_ref(N * s.C), dwpe_ref = dwpe0;
+    cpu::embedding_forward(out_ref.data(), tokens.data(), wte.data(), wpe.data(), s.B, s.T, s.C, host.table());
+    cpu::embedding_backward(nullptr, dwpe_ref.data(), dy.data(), tokens.data(), s.B, s.T, s.C, host.table());
+
+    DeviceTensor dwte_in(dt, wte), dwpe_in(dt, wpe), out(dt, N * s.C), ddy(dt, dy), dwpe(dt, dwpe0);
+    cuda::embedding_forward(dt, out.ptr(), dtokens.as<int32_t>(), dwte_in.ptr(), dwpe_in.ptr(), s.B, s.T, s.C, s.V,
+                            nullptr, segments.as<TokenSegment>());
+    cuda::embedding_backward(dt, nullptr, dwpe.ptr(), nullptr, 0, ddy.ptr(), dtokens.as<int32_t>(), s.B, s.T, s.C,
+                             s.V, nullptr, segments.as<TokenSegment>());
+    device_sync();
+    if (dt == DType::F32) {  // the same additions in the same order
+      CHECK(out.values() == out_ref);
+      CHECK(dwpe.values() == dwpe_ref);
+    } else {
+      require_close(dt, out.values(), out_ref, {1e-2});
+      require_close(dt, dwpe.values(), dwpe_ref, {1e-2});
+    }
+  }
 }

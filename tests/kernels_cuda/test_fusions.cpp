@@ -29,7 +29,7 @@ DeviceTensor grad_buffer(DType dt, size_t n, GradInto into) {
 
 }  // namespace
 
-TEST_CASE("residual + layernorm in one pass gives the two calls' bits", "[cuda][layernorm][fusion]") {
+TEST_CASE("residual + layernorm in one pass gives the two calls' bits", "[cuda][layernorm][fusion][smoke]") {
   for (DType dt : {DType::F32, DType::BF16})
     for (int C : {40, 37}) {  // the vector and the scalar path
       INFO(dtype_name(dt) << " C=" << C);

@@ -3,11 +3,18 @@
 // (in the weight's layout) and dbias, and gives the same bits twice. On the CPU build, cuBLASLt is
 // cublaslt_stub.cpp: what runs there is the mapping of row-major products onto column-major calls.
 // A shape's cuBLASLt objects are made once: later calls with other pointers use them (the
-// emulated library counts what is made).
+// emulated library counts what is made). bf16 products whose every leading dimension is odd, on
+// pointers 2 bytes off 16, match the CPU. ZT_CUBLASLT_EPILOGUES=0 gives the separate calls' bits;
+// on the emulator, an epilogue refused (no algorithm, or NOT_SUPPORTED at the call) falls back to
+// them.
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/gelu.hpp"
 #include "kernels/cpu/matmul.hpp"
+#include "kernels/cuda/cuda_gelu.hpp"
 #include "kernels/cuda/cuda_matmul.hpp"
+
+#include <cstdlib>
+#include <string>
 
 #ifdef ZT_TEST_EMULATED
 #include "emulated_device.hpp"
@@ -145,6 +152,14 @@ uint64_t cublaslt_creations() {
   return 0;
 #endif
 }
+// cuBLASLt calls with a fused epilogue the emulated library has queued (0 on a GPU).
+uint64_t cublaslt_epilogue_calls() {
+#ifdef ZT_TEST_EMULATED
+  return emu::cublaslt_epilogue_calls();
+#else
+  return 0;
+#endif
+}
 }  // namespace
 
 TEST_CASE("matmul makes a shape's cuBLASLt objects once and runs them on the pointers of each call",
@@ -190,3 +205,133 @@ TEST_CASE("matmul makes a shape's cuBLASLt objects once and runs them on the poi
     }
   }
 }
+
+TEST_CASE("bf16 products with odd leading dimensions and pointers 2 bytes off 16 match the CPU", "[cuda][matmul]") {
+  // Every leading dimension odd (the rows of inp, W, out and the GELU input start at 2-byte
+  // addresses), and each pointer one element past 16-byte alignment: cuBLASLt's narrowest loads,
+  // the bias and GELU off their epilogues.
+  std::vector<Shape> odd{{9, 13, 11}, {17, 31, 7}, {33, 7, 129}, {5, 1, 3}, {65, 127, 33}};
+  if (!small_shapes()) odd.push_back({4097, 767, 3071});
+  cuda::MatmulContext ctx;
+  const DType dt = DType::BF16;
+  for (Shape s : odd)
+    for (WeightLayout layout : {WeightLayout::InputMajor, WeightLayout::OutputMajor})
+      for (size_t pad : {0, 1}) {
+        INFO("N=" << s.N << " C=" << s.C << " OC=" << s.OC << " " << name(layout) << " pad " << pad);
+        const size_t nin = size_t(s.N) * s.C, nout = size_t(s.N) * s.OC, nw = size_t(s.C) * s.OC;
+        const Vec x = rounded(dt, random_vec(nin, 141)), w = rounded(dt, random_vec(nw, 142, 0.2f));
+        const Vec b = rounded(dt, random_vec(size_t(s.OC), 143)), dy = rounded(dt, random_vec(nout, 144));
+        Vec pre_ref(nout), out_ref(nout), dinp_ref(nin, 0.0f), dw_ref(nw, 0.0f), db_ref(size_t(s.OC), 0.0f);
+        cpu::matmul_forward(pre_ref.data(), x.data(), w.data(), b.data(), s.N, s.C, s.OC, layout);
+        cpu::gelu_forward(out_ref.data(), pre_ref.data(), nout);
+        cpu::matmul_backward(dinp_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(), w.data(), s.N, s.C,
+                             s.OC, layout);
+        DeviceTensor dx(dt, x, pad), dw(dt, w, pad), db(dt, b, pad), ddy(dt, dy, pad);
+        auto run = [&] {
+          DeviceTensor pre(dt, nout, pad), out(dt, nout, pad), plain(dt, nout, pad);
+          DeviceTensor dinp(dt, nin, pad), ddw(dt, nw, pad), ddb(dt, size_t(s.OC), pad);
+          cuda::matmul_forward(ctx, dt, plain.ptr(), dx.ptr(), dw.ptr(), db.ptr(), s.N, s.C, s.OC, layout, nullptr);
+          cuda::matmul_forward(ctx, dt, out.ptr(), dx.ptr(), dw.ptr(), db.ptr(), s.N, s.C, s.OC, layout, nullptr,
+                               pre.ptr());
+          cuda::matmul_backward(ctx, dt, dinp.ptr(), ddw.ptr(), ddb.ptr(), ddy.ptr(), dx.ptr(), dw.ptr(), s.N, s.C,
+                                s.OC, layout, nullptr, GradInto::Overwrite);
+          device_sync();
+          return std::vector<Bytes>{plain.bits(), pre.bits(), out.bits(), dinp.bits(), ddw.bits(), ddb.bits()};
+        };
+        const std::vector<Bytes> got = run();
+        const Vec* want[] = {&pre_ref, &pre_ref, &out_ref, &dinp_ref, &dw_ref, &db_ref};
+        const char* what[] = {"out", "pre_gelu", "gelu out", "dinp", "dweight", "dbias"};
+        for (size_t i = 0; i < got.size(); ++i) {
+          INFO(what[i]);
+          require_close(dt, decode(dt, got[i]), *want[i], {1e-1});
+        }
+        CHECK(run() == got);
+      }
+}
+
+TEST_CASE("ZT_CUBLASLT_EPILOGUES=0 computes every product as a plain GEMM and the separate kernels",
+          "[cuda][matmul][gelu]") {
+  const char* saved = std::getenv("ZT_CUBLASLT_EPILOGUES");
+  const std::string kept = saved ? saved : "";
+  setenv("ZT_CUBLASLT_EPILOGUES", "0", 1);
+  CHECK_FALSE(cuda::fused_epilogues_from_environment());
+  setenv("ZT_CUBLASLT_EPILOGUES", "1", 1);
+  CHECK(cuda::fused_epilogues_from_environment());
+  setenv("ZT_CUBLASLT_EPILOGUES", "off", 1);
+  CHECK_THROWS_WITH(cuda::fused_epilogues_from_environment(),
+                    Catch::Contains("ZT_CUBLASLT_EPILOGUES=off") && Catch::Contains("1") && Catch::Contains("0"));
+  unsetenv("ZT_CUBLASLT_EPILOGUES");
+  CHECK(cuda::fused_epilogues_from_environment());
+  if (saved) setenv("ZT_CUBLASLT_EPILOGUES", kept.c_str(), 1);
+
+  // Off, the fused calls give the bits of the separate ones (on a GPU cuBLASLt's GELU differs).
+  cuda::MatmulContext ctx(cuda::MatmulContext::kDefaultWorkspaceBytes, false);
+  const int N = 9, C = 32, OC = 16;
+  const DType dt = DType::BF16;
+  const Vec x = rounded(dt, random_vec(size_t(N) * C, 151)), w = rounded(dt, random_vec(size_t(C) * OC, 152, 0.2f));
+  const Vec b = rounded(dt, random_vec(size_t(OC), 153)), dy = rounded(dt, random_vec(size_t(N) * OC, 154));
+  DeviceTensor dx(dt, x), dw(dt, w), db(dt, b), ddy(dt, dy);
+  const uint64_t fused_before = cublaslt_epilogue_calls();
+  DeviceTensor out(dt, size_t(N) * OC), pre(dt, size_t(N) * OC), pre2(dt, size_t(N) * OC), out2(dt, size_t(N) * OC);
+  cuda::matmul_forward(ctx, dt, out.ptr(), dx.ptr(), dw.ptr(), db.ptr(), N, C, OC, WeightLayout::InputMajor, nullptr,
+                       pre.ptr());
+  cuda::matmul_forward(ctx, dt, pre2.ptr(), dx.ptr(), dw.ptr(), db.ptr(), N, C, OC, WeightLayout::InputMajor, nullptr);
+  cuda::gelu_forward(dt, out2.ptr(), pre2.ptr(), size_t(N) * OC, nullptr);
+  // The output projection's backward through that GELU (its input is the GELU's, C = OC here).
+  DeviceTensor wt(dt, rounded(dt, random_vec(size_t(OC) * C, 155, 0.2f))), dout(dt, rounded(dt, random_vec(size_t(N) * C, 156)));
+  DeviceTensor dpre(dt, size_t(N) * OC), scratch(dt, size_t(N) * OC), dw1(dt, size_t(OC) * C), db1(dt, size_t(C));
+  DeviceTensor dpre2(dt, size_t(N) * OC), dgelu(dt, size_t(N) * OC), dw2(dt, size_t(OC) * C), db2(dt, size_t(C));
+  cuda::matmul_backward_gelu(ctx, dt, dpre.ptr(), scratch.ptr(), dw1.ptr(), db1.ptr(), dout.ptr(), out.ptr(), pre.ptr(),
+                             wt.ptr(), N, OC, C, WeightLayout::InputMajor, nullptr, GradInto::Overwrite);
+  cuda::matmul_backward(ctx, dt, dgelu.ptr(), dw2.ptr(), db2.ptr(), dout.ptr(), out.ptr(), wt.ptr(), N, OC, C,
+                        WeightLayout::InputMajor, nullptr, GradInto::Overwrite);
+  cuda::gelu_backward(dt, dpre2.ptr(), pre.ptr(), dgelu.ptr(), size_t(N) * OC, nullptr, GradInto::Overwrite);
+  device_sync();
+  CHECK(pre.bits() == pre2.bits());
+  CHECK(out.bits() == out2.bits());
+  CHECK(dpre.bits() == dpre2.bits());
+  CHECK(dw1.bits() == dw2.bits());
+  CHECK(db1.bits() == db2.bits());
+  CHECK(cublaslt_epilogue_calls() == fused_before);
+}
+
+#ifdef ZT_TEST_EMULATED
+TEST_CASE("an epilogue cuBLASLt refuses falls back to a plain GEMM and the separate kernels", "[cuda][matmul][gelu]") {
+  struct Answer {
+    ~Answer() { emu::cublaslt_answer_epilogues(emu::EpilogueAnswer::Run); }
+  } restore;
+  const int N = 9, C = 32, OC = 16;
+  for (emu::EpilogueAnswer answer : {emu::EpilogueAnswer::NoAlgorithm, emu::EpilogueAnswer::NotSupported})
+    for (DType dt : {DType::F32, DType::BF16}) {
+      INFO((answer == emu::EpilogueAnswer::NoAlgorithm ? "no algorithm" : "NOT_SUPPORTED") << " " << dtype_name(dt));
+      const Vec x = rounded(dt, random_vec(size_t(N) * C, 161)), w = rounded(dt, random_vec(size_t(C) * OC, 162, 0.2f));
+      const Vec b = rounded(dt, random_vec(size_t(OC), 163)), wt = rounded(dt, random_vec(size_t(OC) * C, 164, 0.2f));
+      const Vec dout = rounded(dt, random_vec(size_t(N) * C, 165));
+      DeviceTensor dx(dt, x), dw(dt, w), db(dt, b), dwt(dt, wt), ddout(dt, dout);
+      // The bias, the GELU and its gradient: what a context refused every epilogue computes, and
+      // what one that never asks for them computes.
+      auto run = [&](cuda::MatmulContext& ctx) {
+        DeviceTensor biased(dt, size_t(N) * OC), out(dt, size_t(N) * OC), pre(dt, size_t(N) * OC);
+        DeviceTensor dpre(dt, size_t(N) * OC), scratch(dt, size_t(N) * OC), ddw(dt, size_t(OC) * C), ddb(dt, size_t(C));
+        cuda::matmul_forward(ctx, dt, biased.ptr(), dx.ptr(), dw.ptr(), db.ptr(), N, C, OC, WeightLayout::InputMajor,
+                             nullptr);
+        cuda::matmul_forward(ctx, dt, out.ptr(), dx.ptr(), dw.ptr(), db.ptr(), N, C, OC, WeightLayout::InputMajor,
+                             nullptr, pre.ptr());
+        cuda::matmul_backward_gelu(ctx, dt, dpre.ptr(), scratch.ptr(), ddw.ptr(), ddb.ptr(), ddout.ptr(), out.ptr(),
+                                   pre.ptr(), dwt.ptr(), N, OC, C, WeightLayout::InputMajor, nullptr,
+                                   GradInto::Overwrite);
+        device_sync();
+        return std::vector<Bytes>{biased.bits(), out.bits(), pre.bits(), dpre.bits(), ddw.bits(), ddb.bits()};
+      };
+      cuda::MatmulContext plain(cuda::MatmulContext::kDefaultWorkspaceBytes, false);
+      const std::vector<Bytes> want = run(plain);
+      emu::cublaslt_answer_epilogues(answer);
+      const uint64_t fused_before = emu::cublaslt_epilogue_calls();
+      cuda::MatmulContext refused;
+      CHECK(run(refused) == want);
+      CHECK(run(refused) == want);  // the shape's plan keeps the refusal
+      CHECK(emu::cublaslt_epilogue_calls() == fused_before);
+      emu::cublaslt_answer_epilogues(emu::EpilogueAnswer::Run);
+    }
+}
+#endif

@@ -1,10 +1,12 @@
 // Rotary embeddings against kernels/cpu/rope, fp32 and bf16, forward and backward in place on the q
 // and k heads of a packed grouped-query projection, the v heads' bits untouched; head sizes of the
 // presets and the published models, and one whose half is not a multiple of 8 (the scalar path);
-// tables with more rows than T (the model's are max_seq_len long); twice gives the same bits.
+// tables with more rows than T (the model's are max_seq_len long); twice gives the same bits;
+// packed rows, whose positions restart with each sample.
 #include <cmath>
 
 #include "cuda_test_support.hpp"
+#include "packed_rows.hpp"
 #include "kernels/cpu/rope.hpp"
 #include "kernels/cuda/cuda_rope.hpp"
 
@@ -54,12 +56,12 @@ TEST_CASE("rope forward and backward match the CPU, v heads untouched", "[cuda][
           INFO((backward ? "backward" : "forward"));
           Vec want = x;
           (backward ? cpu::rope_backward : cpu::rope_forward)(want.data(), cos.data(), sin.data(), s.B, s.T, s.NH,
-                                                               s.NKV, s.hd);
+                                                               s.NKV, s.hd, nullptr);
           auto run = [&] {
             DeviceTensor d(dt, x, pad);
             (backward ? cuda::rope_backward : cuda::rope_forward)(dt, d.ptr(), static_cast<float*>(dcos.ptr()),
                                                                   static_cast<float*>(dsin.ptr()), s.B, s.T, s.NH,
-                                                                  s.NKV, s.hd, nullptr);
+                                                                  s.NKV, s.hd, nullptr, nullptr);
             device_sync();
             return d.bits();
           };
@@ -96,4 +98,29 @@ TEST_CASE("rope_backward undoes rope_forward", "[cuda][rope]") {
 TEST_CASE("rope rejects an odd head size", "[cuda][rope][errors]") {
   REQUIRE_THROWS_WITH(cuda::rope_forward(DType::F32, nullptr, nullptr, nullptr, 1, 4, 2, 1, 15, nullptr),
                       Catch::Contains("rope_forward") && Catch::Contains("head size 15 is odd"));
+}
+
+TEST_CASE("packed rows: the GPU's positions restart with each sample as the CPU's", "[cuda][rope][packed]") {
+  const PackedRows p{2, 11, {{0, 3, 4}, {0, 8}}};
+  const Shape s{p.B, p.T, 4, 2, 16};
+  const size_t n = size_t(p.B) * p.T * size_t(s.NH + 2 * s.NKV) * s.hd;
+  Vec cos, sin;
+  tables(cos, sin, s.T, s.hd);
+  DeviceTensor dcos(DType::F32, cos), dsin(DType::F32, sin);
+  const RowSegments host = p.segments();
+  const DeviceBuffer segments = upload_raw(std::vector<TokenSegment>(host.table(), host.table() + size_t(p.B) * p.T));
+  for (DType dt : {DType::F32, DType::BF16})
+    for (int backward = 0; backward < 2; backward++) {
+      INFO(dtype_name(dt) << (backward ? " backward" : " forward"));
+      const Vec x = rounded(dt, random_vec(n, 71, 2.0f));
+      Vec want = x;
+      (backward ? cpu::rope_backward : cpu::rope_forward)(want.data(), cos.data(), sin.data(), s.B, s.T, s.NH, s.NKV,
+                                                           s.hd, host.table());
+      DeviceTensor d(dt, x);
+      (backward ? cuda::rope_backward : cuda::rope_forward)(dt, d.ptr(), static_cast<float*>(dcos.ptr()),
+                                                            static_cast<float*>(dsin.ptr()), s.B, s.T, s.NH, s.NKV,
+                                                            s.hd, nullptr, segments.as<TokenSegment>());
+      device_sync();
+      require_close(dt, d.values(), want, {1e-2});
+    }
 }

@@ -8,11 +8,14 @@
 #include "../data/temp_dir.hpp"
 #include "../tokenizer/fixtures.hpp"
 #include "core/error.hpp"
+#include "core/sha256.hpp"
 #include "data/dataset.hpp"
+#include "data/token_file_info.hpp"
 #include "tokenize/input_jobs.hpp"
 #include "tokenize/tokenize_files.hpp"
 #include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "tokenizer/tokenizer_files.hpp"
 
 using namespace zt;
 
@@ -111,6 +114,62 @@ TEST_CASE("tokenize: documents after the separator, conversations with their mas
   for (size_t i = 0; i < got.ids.size(); ++i)
     if (got.counted[i] && i > 20) answer.push_back(got.ids[i]);
   CHECK(tokenizer.decode(answer).starts_with("<think>\n\n</think>\n\nHello!<|im_end|><think>"));
+}
+
+TEST_CASE("tokenize: JSON lines under any name are read as records; text names stay text", "[tokenizer]") {
+  TempDir dir;
+  const std::string records = R"({"messages": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Hello!"}]}
+{"text": "A record of text."}
+)";
+  run(trimmed("qwen3"), {dir.write("chat.jsonl", records)}, dir.file("jsonl.bin"));
+  const Tokens expected = read_back(dir.file("jsonl.bin"));
+  REQUIRE(std::filesystem::exists(dir.file("jsonl.mask")));
+  for (const char* name : {"chat.ndjson", "chat.arrow", "chat", "train-00000-of-00001.data"}) {
+    INFO(name);
+    CHECK(inspect_input(dir.write(name, records)).by_content == (std::string(name) != "chat.ndjson"));
+    run(trimmed("qwen3"), {dir.file(name)}, dir.file("out.bin"));
+    const Tokens got = read_back(dir.file("out.bin"));
+    CHECK(got.ids == expected.ids);
+    CHECK(got.counted == expected.counted);
+  }
+  // A .txt name keeps the file one text document (with a warning): JSON syntax and all.
+  const DataInput txt = inspect_input(dir.write("chat.txt", records));
+  CHECK(txt.kind == DataInput::Text);
+  CHECK(txt.looks_like_records);
+  run(trimmed("qwen3"), {txt.path}, dir.file("txt.bin"));
+  CHECK(read_back(dir.file("txt.bin")).ids.size() > expected.ids.size());
+  CHECK_FALSE(std::filesystem::exists(dir.file("txt.mask")));
+  // What zerotrain cannot read is refused by name, nothing written.
+  CHECK_THAT(error_of(trimmed("qwen3"), {dir.write("real.arrow", std::string("ARROW1\0\0rest", 12))},
+                      dir.file("arrow.bin")),
+             Catch::Contains("real.arrow: an Apache Arrow file") && Catch::Contains("to_json"));
+  CHECK_THAT(error_of(trimmed("qwen3"), {dir.file("jsonl.bin")}, dir.file("again.bin")),
+             Catch::Contains("already a token file"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("arrow.bin")));
+}
+
+TEST_CASE("tokenize: the token files record the tokenizer that made them", "[tokenizer]") {
+  TempDir dir;
+  run(trimmed("llama3"), {dir.write("a.txt", "Hello world")}, dir.file("a.bin"), 1, "50%");
+  for (const char* name : {"a.bin", "a.val.bin"}) {
+    INFO(name);
+    const auto data = open_dataset(dir.file(name), "llmc");
+    const auto info = read_token_file_info(dir.file(name), data->size());
+    REQUIRE(info);
+    const TokenizerIdentity& t = info->tokenizer;
+    CHECK(t.source == std::filesystem::absolute(trimmed("llama3")).lexically_normal().string());
+    CHECK(t.kind == "byte-level BPE");
+    CHECK(t.vocab_size == 128256);
+    REQUIRE(t.files.size() == 1);
+    CHECK(t.files[0].role == "tokenizer.json");
+    CHECK(t.files[0].sha256 == sha256_of_file(trimmed("llama3") + "/tokenizer.json"));
+    CHECK(same_tokenizer(t, identify_tokenizer(trimmed("llama3"))));
+    CHECK_FALSE(same_tokenizer(t, identify_tokenizer(trimmed("qwen3"))));
+  }
+  // GPT-2's pair of files, given by either of them.
+  const TokenizerIdentity gpt2 = identify_tokenizer(trimmed("gpt2") + "/merges.txt");
+  REQUIRE(gpt2.files.size() == 2);
+  CHECK(same_tokenizer(gpt2, identify_tokenizer(trimmed("gpt2"))));
 }
 
 TEST_CASE("tokenize: llm.c's separator and token size per tokenizer; no mask for text", "[tokenizer]") {

@@ -1,12 +1,18 @@
-// What a person sees start and go: the progress line's text and times, and the refusal of ranks
-// that a PyTorch-style launcher started without MPI.
-#include <catch2/catch.hpp>
+// What a person sees start and go: the progress line's text and times, the step lines of a log
+// with no progress line, and the refusal of ranks that a PyTorch-style launcher started without MPI.
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <catch2/catch.hpp>
+#include <chrono>
 #include <map>
+#include <sstream>
 #include <string>
+#include <thread>
 
 #include "comm/foreign_launcher.hpp"
 #include "metrics/progress.hpp"
+#include "metrics/step_log.hpp"
 
 using namespace zt;
 
@@ -57,4 +63,37 @@ TEST_CASE("ranks of torchrun or the deepspeed launcher are told to use MPI; MPI 
   CHECK_FALSE(foreign_launcher_problem(env_of({})));
   CHECK_FALSE(foreign_launcher_problem(env_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}})));
   CHECK_FALSE(foreign_launcher_problem(env_of({{"WORLD_SIZE", "4"}})));  // no RANK: not a launcher's rank
+}
+
+TEST_CASE("a log with no progress line gets a step line whenever the last one is quiet_seconds old") {
+  std::ostringstream out;
+  auto previous = spdlog::default_logger();
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+  sink->set_pattern("%v");
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("test", sink));
+  auto record = [](int64_t step, bool logged) {
+    StepRecord r;
+    r.step = step;
+    r.loss = 2.5;
+    r.logged = logged;
+    return r;
+  };
+  StepLog log(100, 0.2);
+  log.step(record(1, true));   // logged: a line
+  log.step(record(2, false));  // right after it: nothing
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  log.step(record(3, false));  // quiet for longer than 0.2 s: a line
+  log.step(record(4, false));  // right after it again: nothing
+  StepLog plain(100);          // quiet_seconds 0 (a progress line shows): only the logged steps
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  plain.step(record(5, false));
+  spdlog::set_default_logger(previous);
+  const std::string lines = out.str();
+  INFO(lines);
+  CHECK(lines.find("step     1/100 | loss 2.5000") != std::string::npos);
+  CHECK(lines.find("step     2/100") == std::string::npos);
+  CHECK(lines.find("step     3/100 | loss 2.5000") != std::string::npos);
+  CHECK(lines.find("step     4/100") == std::string::npos);
+  CHECK(lines.find("step     5/100") == std::string::npos);
+  CHECK(kQuietLogSeconds == 30.0);
 }

@@ -81,12 +81,22 @@ TEST_CASE("a directory output may not hold an input under a name it writes", "[o
   // init_from as the directory holding model.safetensors.
   CHECK(collision(resolve({{"save_final", s.path("w/")}, {"init_from", s.path("w")}})).rfind(
             "training.save_final '" + s.path("w/") + "' names the same path as training.init_from", 0) == 0);
-  // Beside it, or below it under another name: fine.
+  // Beside it: fine. Below it under another name: the output directory holds the input, which a
+  // run never writes near, unless training.overwrite says the user means it.
   CHECK(collision(resolve({{"save_final", s.path("out")}, {"init_from", weights}})) == "");
-  CHECK(collision(resolve({{"save_final", s.path("w")}, {"init_from", s.file("w/old/model.safetensors")}})) == "");
-  // log_dir writes rank<r>.log for the ranks there are (2).
-  CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank1.log")}}}})) != "");
-  CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank2.log")}}}})) == "");
+  const std::string old = s.file("w/old/model.safetensors");
+  CHECK(collision(resolve({{"save_final", s.path("w")}, {"init_from", old}})) ==
+        "training.save_final '" + s.path("w") + "' holds training.init_from '" + old +
+            "': a run writes nowhere near what it reads; choose another path for training.save_final (or --overwrite "
+            "if you mean to write there)");
+  CHECK(collision(resolve({{"save_final", s.path("w")}, {"init_from", old}, {"overwrite", true}})) == "");
+  // log_dir writes rank<r>.log for the ranks there are (2); it may not hold an input either.
+  CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank1.log")}}}}))
+            .find("would write '" + s.path("d/rank1.log") + "', which is data.val") != std::string::npos);
+  CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank2.log")}}}}))
+            .find("holds data.val") != std::string::npos);
+  CHECK(collision(resolve({{"log_dir", s.path("d")}, {"overwrite", true}}, {{"data", {{"val", s.file("d/rank2.log")}}}})) ==
+        "");
   // A LoRA run's adapter directory (lora.init_from) is an input; save_final may write its files.
   const std::string adapter = s.file("adapter/adapter_model.safetensors");
   CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"lora", {{"init_from", s.path("adapter")}}}}))
@@ -94,6 +104,12 @@ TEST_CASE("a directory output may not hold an input under a name it writes", "[o
   CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"data", {{"val", adapter}}}}))
             .rfind("training.save_final '" + s.path("adapter") + "' would write '" + adapter + "'", 0) == 0);
   CHECK(collision(resolve({{"save_final", s.path("out")}}, {{"lora", {{"init_from", s.path("adapter")}}}})) == "");
+  // ... and replaced whole with --overwrite, as a model directory is.
+  CHECK(collision(resolve({{"save_final", s.path("adapter")}, {"overwrite", true}},
+                          {{"lora", {{"init_from", s.path("adapter")}}}})) == "");
+  // A file output may not be one of the adapter directory's files.
+  CHECK(collision(resolve({{"metrics", adapter}}, {{"lora", {{"init_from", s.path("adapter")}}}}))
+            .find("is lora.init_from's '" + adapter + "'") != std::string::npos);
   // The config file is an input too.
   const std::string config_file = s.file("ds.json", "{}");
   config::Config c = resolve({{"metrics", config_file}});

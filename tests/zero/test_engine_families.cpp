@@ -1,6 +1,8 @@
 // Multi-rank (run under mpirun): the llama family under every ZeRO stage, as GPT-2 in
 // test_engine_parity and test_engine_accounting: stages 0-3 bit-identical, model-state memory per
-// rank equal to the ZeRO table, and a 151,936-token vocabulary (Qwen's) through every stage.
+// rank equal to the ZeRO table, and a 151,936-token vocabulary (Qwen's) through every stage;
+// packed rows (several samples per row, docs/architecture.md "Packed rows") bit-identical at every
+// stage too, GPT-2's learned positions and the llama family's rotary ones.
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -48,9 +50,23 @@ struct Run {
   std::vector<float> params;  // consolidated fp32 master weights after the run
 };
 
+// Where this step's samples start in each row: 0, then up to three random cuts.
+void random_samples_per_row(RowSegments& segments, Rng& rng) {
+  for (int b = 0; b < segments.batch(); ++b) {
+    std::vector<int32_t> starts{0};
+    for (int cut = 0; cut < 3; ++cut) {
+      const int32_t next = starts.back() + 1 + int32_t(rng.below(uint64_t(segments.seq() / 2)));
+      if (next >= segments.seq()) break;
+      starts.push_back(next);
+    }
+    segments.set_row(b, starts);
+  }
+}
+
 // Steps of micro-batches of random tokens over the whole vocabulary (this rank's own), through
-// the engine of `stage` with buckets of `bucket` elements.
-Run train(const GptShape& shape, int stage, const std::string& dtype, Communicator& comm, int steps, int64_t bucket) {
+// the engine of `stage` with buckets of `bucket` elements; packed: each row cut into random samples.
+Run train(const GptShape& shape, int stage, const std::string& dtype, Communicator& comm, int steps, int64_t bucket,
+          bool packed = false) {
   const int B = 2, T = 16;
   RunSpec spec{stage, dtype, comm.world_size()};
   spec.bucket = bucket;
@@ -63,14 +79,16 @@ Run train(const GptShape& shape, int stage, const std::string& dtype, Communicat
                 [&](float* d, size_t begin, size_t n) { model.init_params(d, begin, n, 7); });
   Rng rng(1000 + uint64_t(comm.rank()));
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());
+  RowSegments segments(cpu_device(), MemSpace::Host, B, T);
   Run r;
   for (int s = 0; s < steps; ++s) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       inputs[i] = int32_t(rng.below(uint64_t(shape.vocab_size)));
       targets[i] = int32_t(rng.below(uint64_t(shape.vocab_size)));
     }
+    if (packed) random_samples_per_row(segments, rng);
     engine.begin_micro_batch();
-    r.losses.push_back(model.forward(inputs.data(), targets.data(), B, T, engine));
+    r.losses.push_back(model.forward(inputs.data(), targets.data(), B, T, engine, packed ? &segments : nullptr));
     model.backward(engine, engine.backward_scale());
     engine.step(3e-3, 0.9, 0.95);
   }
@@ -80,11 +98,12 @@ Run train(const GptShape& shape, int stage, const std::string& dtype, Communicat
 }
 
 void require_same_bits_at_every_stage(const GptShape& shape, const std::string& dtype, Communicator& comm, int steps,
-                                      int64_t bucket = 1000) {
+                                      int64_t bucket = 1000, bool packed = false) {
   Run reference;
   for (int stage = 0; stage <= 3; ++stage) {
-    INFO(describe(shape) << ", " << dtype << ", stage " << stage << ", world " << comm.world_size());
-    Run r = train(shape, stage, dtype, comm, steps, bucket);
+    INFO(describe(shape) << ", " << dtype << ", stage " << stage << ", world " << comm.world_size()
+                         << (packed ? ", packed rows" : ""));
+    Run r = train(shape, stage, dtype, comm, steps, bucket, packed);
     if (stage == 0) {
       REQUIRE(std::isfinite(r.losses.back()));
       reference = std::move(r);
@@ -104,6 +123,16 @@ TEST_CASE("llama-family models: stages 0-3 give bit-identical losses and paramet
   for (const GptShape& shape : family_shapes()) {
     REQUIRE(make_gpt_layout(shape).total % size_t(comm.world_size()) != 0);  // shards of unequal use
     for (std::string dtype : {"fp32", "bf16"}) require_same_bits_at_every_stage(shape, dtype, comm, 2);
+  }
+}
+
+TEST_CASE("packed rows: stages 0-3 give bit-identical losses and parameters", "[engine][parity][packed]") {
+  auto& comm = world();
+  const GptShape gpt2(2, 5, 25, 256, 17);  // learned positions
+  for (const GptShape& shape : {gpt2, family_shapes()[0]}) {
+    require_same_bits_at_every_stage(shape, "fp32", comm, 2, 1000, true);
+    // The samples change what trains: the losses differ from whole rows'.
+    CHECK(train(shape, 3, "fp32", comm, 1, 1000, true).losses != train(shape, 3, "fp32", comm, 1, 1000).losses);
   }
 }
 

@@ -13,53 +13,129 @@ namespace zt::cpu {
 
 namespace {
 
-// Softmax over row[0, len), zeros over row[len, T). Weights below exp(-70) relative to the
-// largest are written as 0 (they would only turn into subnormal numbers downstream).
-ZT_KERNEL_CLONES void causal_softmax_row(float* row, int len, int T) {
-  const size_t n = size_t(len);
+// Negligible weights: below exp(-70) relative to the row's largest they are written as 0 (they
+// would only turn into subnormal numbers downstream).
+constexpr float kNegligible = -70.0f;
+
+// Softmax over row[begin, end), zeros over the rest of row[0, width); returns the row's
+// log-sum-exp.
+ZT_KERNEL_CLONES float softmax_row(float* row, int begin, int end, int width) {
+  float* x = row + begin;
+  const size_t n = size_t(end - begin);
   f32x16 m = splat(-FLT_MAX);
   size_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) m = vmax(m, load(row + j));
-  if (j < n) m = vmax(m, load_partial(row + j, n - j, -FLT_MAX));
-  const f32x16 mx = splat(hmax(m)), zero = splat(0.0f), negligible = splat(-70.0f);
+  for (; j + kLanes <= n; j += kLanes) m = vmax(m, load(x + j));
+  if (j < n) m = vmax(m, load_partial(x + j, n - j, -FLT_MAX));
+  const float max_value = hmax(m);
+  const f32x16 mx = splat(max_value), zero = splat(0.0f), negligible = splat(kNegligible);
   f32x16 sum = zero;
   for (j = 0; j + kLanes <= n; j += kLanes) {
-    const f32x16 a = load(row + j) - mx;
+    const f32x16 a = load(x + j) - mx;
     const f32x16 e = a < negligible ? zero : exp_fast(a);
-    store(row + j, e);
+    store(x + j, e);
     sum += e;
   }
   if (j < n) {
-    const f32x16 a = load_partial(row + j, n - j, -FLT_MAX) - mx;
+    const f32x16 a = load_partial(x + j, n - j, -FLT_MAX) - mx;
     const f32x16 e = a < negligible ? zero : exp_fast(a);
-    store_partial(row + j, e, n - j);
+    store_partial(x + j, e, n - j);
     sum += e;
   }
-  const f32x16 inv = splat(1.0f / hsum(sum));
-  for (j = 0; j + kLanes <= n; j += kLanes) store(row + j, load(row + j) * inv);
-  if (j < n) store_partial(row + j, load_partial(row + j, n - j, 0.0f) * inv, n - j);
-  for (size_t k = n; k < size_t(T); k++) row[k] = 0.0f;
+  const float total = hsum(sum);
+  const f32x16 inv = splat(1.0f / total);
+  for (j = 0; j + kLanes <= n; j += kLanes) store(x + j, load(x + j) * inv);
+  if (j < n) store_partial(x + j, load_partial(x + j, n - j, 0.0f) * inv, n - j);
+  std::fill(row, row + begin, 0.0f);
+  std::fill(row + end, row + width, 0.0f);
+  return max_value + std::log(total);
+}
+
+// The probabilities of a row from its scores and log-sum-exp: exp(score - lse) over
+// row[begin, end), 0 elsewhere in row[0, width).
+ZT_KERNEL_CLONES void probabilities_row(float* row, int begin, int end, int width, float lse) {
+  float* x = row + begin;
+  const size_t n = size_t(end - begin);
+  const f32x16 l = splat(lse), zero = splat(0.0f), negligible = splat(kNegligible);
+  size_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    const f32x16 a = load(x + j) - l;
+    store(x + j, a < negligible ? zero : exp_fast(a));
+  }
+  if (j < n) {
+    const f32x16 a = load_partial(x + j, n - j, 0.0f) - l;
+    store_partial(x + j, a < negligible ? zero : exp_fast(a), n - j);
+  }
+  std::fill(row, row + begin, 0.0f);
+  std::fill(row + end, row + width, 0.0f);
+}
+
+// ds = p · (dp - D) in place over dp, D = dout_t · out_t (Σ_j p·dp, as FlashAttention computes it).
+ZT_KERNEL_CLONES void score_gradient_row(float* dp, const float* p, int width, const float* dy, const float* y,
+                                         int hd) {
+  float dot = 0.0f;
+  for (int i = 0; i < hd; i++) dot += dy[i] * y[i];
+  const f32x16 d = splat(dot);
+  int j = 0;
+  for (; j + kLanes <= width; j += kLanes) store(dp + j, load(p + j) * (load(dp + j) - d));
+  if (j < width) {
+    const size_t n = size_t(width - j);
+    store_partial(dp + j, load_partial(p + j, n, 0.0f) * (load_partial(dp + j, n, 0.0f) - d), n);
+  }
+}
+
+// The query rows [t0, t1) of a block and the keys any of them attends to. A block ends where its
+// first row's sample does, so its keys are its own sample's (row: the row's segments, or null).
+struct Block {
+  int t0, rows;  // query rows [t0, t0 + rows)
+  int k0, keys;  // keys [k0, k0 + keys)
+};
+Block block_of(const TokenSegment* row, int t0, int T) {
+  const int t1 = std::min(row ? row[t0].end : T, t0 + kAttentionRows);
+  const int k0 = key_range(row, t0).begin;
+  return {t0, t1 - t0, k0, key_range(row, t1 - 1).end - k0};
+}
+
+// One (batch, head)'s rows: q, k, v heads (rows ld apart), out and dout heads (rows ldo apart).
+struct Head {
+  const float *q, *k, *v;
+  int ld, ldo;
+};
+Head head_of(const float* qkv, int b, int h, int T, int NH, int NKV, int hd) {
+  const int ld = (NH + 2 * NKV) * hd, group = NH / NKV;
+  const float* rows = qkv + size_t(b) * T * ld;
+  return {rows + size_t(h) * hd, rows + size_t(NH + h / group) * hd, rows + size_t(NH + NKV + h / group) * hd, ld,
+          NH * hd};
 }
 
 }  // namespace
 
-void gqa_attention_forward(float* out, float* att, const float* qkv, int B, int T, int NH, int NKV, int hd) {
+void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
+                           int hd, const TokenSegment* segments) {
   KernelTimer timer(KernelKind::AttentionForward);
-  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, group = NH / NKV;
   const float scale = 1.0f / std::sqrt(float(hd));
+  const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
     for (int h = 0; h < NH; h++) {
-      const float* row0 = qkv + size_t(b) * T * ld;
-      const float* q = row0 + size_t(h) * hd;
-      const float* k = row0 + size_t(NH + h / group) * hd;
-      const float* v = row0 + size_t(NH + NKV + h / group) * hd;
-      float* a = att + (size_t(b) * NH + h) * T * T;
-      // scores[t, j] = q_t · k_j / sqrt(hd); the whole square is computed, the upper half masked.
-      gemm(Trans::No, Trans::Yes, T, T, hd, scale, q, ld, k, ld, 0.0f, a, T);
-      for (int t = 0; t < T; t++) causal_softmax_row(a + size_t(t) * T, t + 1, T);
-      // out_t = Σ_j att[t, j] · v_j
-      gemm(Trans::No, Trans::No, T, hd, T, 1.0f, a, T, v, ld, 0.0f, out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+      const Head x = head_of(qkv, b, h, T, NH, NKV, hd);
+      float* p = scratch + (size_t(b) * NH + h) * block_floats;
+      float* row_lse = lse + (size_t(b) * NH + h) * T;
+      float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
+      const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
+      for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
+        const Block blk = block_of(row, t0, T);
+        // scores[t, j] = q_t · k_j / sqrt(hd), then each row's softmax over its keys
+        gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, x.q + size_t(t0) * x.ld, x.ld,
+             x.k + size_t(blk.k0) * x.ld, x.ld, 0.0f, p, blk.keys);
+        for (int r = 0; r < blk.rows; r++) {
+          const KeyRange keys = key_range(row, t0 + r);
+          row_lse[t0 + r] =
+              softmax_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys);
+        }
+        // out_t = Σ_j p[t, j] · v_j
+        gemm(Trans::No, Trans::No, blk.rows, hd, blk.keys, 1.0f, p, blk.keys, x.v + size_t(blk.k0) * x.ld, x.ld, 0.0f,
+             y + size_t(t0) * x.ldo, x.ldo);
+      }
     }
   }
 }
@@ -86,7 +162,10 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
         const float* k = k_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
         const float* v = v_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
         gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
-        for (int t = 0; t < T; t++) causal_softmax_row(att.data() + size_t(t) * L, pos + t + 1, L);
+        for (int t = 0; t < T; t++) {
+          const KeyRange keys = key_range(nullptr, pos + t);
+          softmax_row(att.data() + size_t(t) * L, keys.begin, keys.end, L);
+        }
         gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
              out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
       }
@@ -94,43 +173,54 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
   }
 }
 
-void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
-                            int T, int NH, int NKV, int hd) {
+void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
+                            const float* lse, int B, int T, int NH, int NKV, int hd, const TokenSegment* segments) {
   KernelTimer timer(KernelKind::AttentionBackward);
-  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, group = NH / NKV;
+  const int group = NH / NKV;
   const float scale = 1.0f / std::sqrt(float(hd));
+  const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
   // One (batch, key/value head) per task: its q heads add to the same dk and dv in order.
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
     for (int kv = 0; kv < NKV; kv++) {
-      const size_t row0 = size_t(b) * T * ld;
-      const float* k = qkv + row0 + size_t(NH + kv) * hd;
-      const float* v = qkv + row0 + size_t(NH + NKV + kv) * hd;
-      float* dk = dqkv + row0 + size_t(NH + kv) * hd;
-      float* dv = dqkv + row0 + size_t(NH + NKV + kv) * hd;
+      float* p = scratch + (size_t(b) * NKV + kv) * 2 * block_floats;
+      float* ds = p + block_floats;
       for (int h = kv * group; h < (kv + 1) * group; h++) {
-        const float* q = qkv + row0 + size_t(h) * hd;
-        float* dq = dqkv + row0 + size_t(h) * hd;
-        const float* dy = dout + size_t(b) * T * ldo + size_t(h) * hd;
-        const float* a = att + (size_t(b) * NH + h) * T * T;
-        float* da = scratch + (size_t(b) * NH + h) * T * T;
-        // datt = dout · vᵀ;  dv += attᵀ · dout
-        gemm(Trans::No, Trans::Yes, T, T, hd, 1.0f, dy, ldo, v, ld, 0.0f, da, T);
-        gemm(Trans::Yes, Trans::No, T, hd, T, 1.0f, a, T, dy, ldo, 1.0f, dv, ld);
-        // softmax backward, row by row: dscore[t, j] = att[t, j] · (datt[t, j] - Σ_i att[t, i] · datt[t, i])
-        for (int t = 0; t < T; t++) {
-          const float* arow = a + size_t(t) * T;
-          float* drow = da + size_t(t) * T;
-          float dot = 0.0f;
-#pragma omp simd reduction(+ : dot)
-          for (int j = 0; j <= t; j++) dot += arow[j] * drow[j];
-#pragma omp simd
-          for (int j = 0; j <= t; j++) drow[j] = arow[j] * (drow[j] - dot);
-          for (int j = t + 1; j < T; j++) drow[j] = 0.0f;
+        const Head x = head_of(qkv, b, h, T, NH, NKV, hd);
+        float* dq = dqkv + (x.q - qkv);
+        float* dk = dqkv + (x.k - qkv);
+        float* dv = dqkv + (x.v - qkv);
+        const float* dy = dout + size_t(b) * T * x.ldo + size_t(h) * hd;
+        const float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
+        const float* row_lse = lse + (size_t(b) * NH + h) * T;
+        const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
+        for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
+          const Block blk = block_of(row, t0, T);
+          const float* q0 = x.q + size_t(t0) * x.ld;
+          const float* k0 = x.k + size_t(blk.k0) * x.ld;
+          const float* v0 = x.v + size_t(blk.k0) * x.ld;
+          const float* dy0 = dy + size_t(t0) * x.ldo;
+          // The forward's probabilities, from the scores and the saved log-sum-exp.
+          gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, q0, x.ld, k0, x.ld, 0.0f, p, blk.keys);
+          for (int r = 0; r < blk.rows; r++) {
+            const KeyRange keys = key_range(row, t0 + r);
+            probabilities_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys,
+                              row_lse[t0 + r]);
+          }
+          // dp = dout · vᵀ;  dv += pᵀ · dout
+          gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, 1.0f, dy0, x.ldo, v0, x.ld, 0.0f, ds, blk.keys);
+          gemm(Trans::Yes, Trans::No, blk.keys, hd, blk.rows, 1.0f, p, blk.keys, dy0, x.ldo, 1.0f,
+               dv + size_t(blk.k0) * x.ld, x.ld);
+          // softmax backward: ds = p · (dp - D)
+          for (int r = 0; r < blk.rows; r++)
+            score_gradient_row(ds + size_t(r) * blk.keys, p + size_t(r) * blk.keys, blk.keys,
+                               dy0 + size_t(r) * x.ldo, y + size_t(t0 + r) * x.ldo, hd);
+          // scores = scale · q · kᵀ:  dq += scale · ds · k;  dk += scale · dsᵀ · q
+          gemm(Trans::No, Trans::No, blk.rows, hd, blk.keys, scale, ds, blk.keys, k0, x.ld, 1.0f,
+               dq + size_t(t0) * x.ld, x.ld);
+          gemm(Trans::Yes, Trans::No, blk.keys, hd, blk.rows, scale, ds, blk.keys, q0, x.ld, 1.0f,
+               dk + size_t(blk.k0) * x.ld, x.ld);
         }
-        // scores = scale · q · kᵀ:  dq += scale · dscore · k;  dk += scale · dscoreᵀ · q
-        gemm(Trans::No, Trans::No, T, hd, T, scale, da, T, k, ld, 1.0f, dq, ld);
-        gemm(Trans::Yes, Trans::No, T, hd, T, scale, da, T, q, ld, 1.0f, dk, ld);
       }
     }
   }

@@ -1,38 +1,60 @@
 #pragma once
-// Causal self-attention over a packed projection, grouped-query in general:
+// Causal self-attention over a packed projection, grouped-query in general, flash-attention style:
 //   qkv [B, T, (NH + 2·NKV)·hd]: per token the NH q heads, then the NKV k heads, then the NKV v
 //        heads, hd channels each; q head h attends with k and v head h / (NH / NKV). GPT-2's
 //        multi-head attention is NKV = NH, hd = C / NH (qkv [B, T, 3C]).
 //   out [B, T, NH·hd]: per token the heads' outputs side by side (the input of the output projection).
-//   att [B, NH, T, T]: softmax probabilities, row t attends to 0..t (entries past t are 0); the
-//   only T x T tensor backward needs.
-// Scores are computed per (batch, head) as GEMMs through oneDNN; OpenMP spreads the pairs.
+//   lse [B, NH, T]: log Σ_j exp(score) of each query row, all that backward keeps besides qkv and
+//   out: it recomputes the probabilities, so no T x T matrix outlives a block of query rows.
+//   segments [B, T]: the sample of each token (core/token_segment.hpp): a query attends to the keys
+//   of its own sample only; null: every row is one sample.
+// Query rows go in blocks of kAttentionRows, cut where a sample ends: a block's scores against the
+// keys its rows attend to are GEMMs through oneDNN into the scratch, then the softmax row by row.
+// OpenMP spreads the (batch, head) pairs, each with its own part of the scratch.
+#include <algorithm>
 #include <cstddef>
+
+#include "core/token_segment.hpp"
 
 namespace zt::cpu {
 
-void gqa_attention_forward(float* out, float* att, const float* qkv, int B, int T, int NH, int NKV, int hd);
-inline void attention_forward(float* out, float* att, const float* qkv, int B, int T, int C, int NH) {
-  gqa_attention_forward(out, att, qkv, B, T, NH, NH, C / NH);
+constexpr int kAttentionRows = 64;  // query rows per block
+
+// The keys query row t attends to, [begin, end): causal inside its sample, [begin of the sample, t];
+// `row` is the row's segments, null for a row of one sample ([0, t]). Every kernel below asks here,
+// and only here; a row's range must not start or end before the previous row's.
+struct KeyRange {
+  int begin, end;
+};
+inline KeyRange key_range(const TokenSegment* row, int t) { return {row ? row[t].begin : 0, t + 1}; }
+
+// Floats of scratch the forward and the backward need: two blocks of scores per (batch, head).
+inline size_t attention_scratch_floats(int B, int T, int NH) {
+  return 2 * size_t(B) * size_t(NH) * size_t(std::min(T, kAttentionRows)) * size_t(T);
+}
+
+void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
+                           int hd, const TokenSegment* segments = nullptr);
+inline void attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int C, int NH,
+                              const TokenSegment* segments = nullptr) {
+  gqa_attention_forward(out, lse, scratch, qkv, B, T, NH, NH, C / NH, segments);
 }
 
 // Generation: the T new tokens' packed qkv at positions [pos, pos + T) against a key/value cache
 // [B, S, NKV·hd] per k and v: writes their k and v heads into rows [pos, pos + T), then attends as
-// gqa_attention_forward does (the same products and softmax, over cache rows [0, pos + t]).
+// gqa_attention_forward does (the same products and softmax, over cache rows [0, pos + t]): each
+// sequence one sample.
 void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
                                   int S, int NH, int NKV, int hd);
 
-// Elements of the scratch buffer attention_backward needs.
-inline size_t attention_backward_scratch_size(int B, int T, int NH) { return size_t(B) * NH * T * T; }
-
-// Accumulates dqkv [B, T, (NH + 2·NKV)·hd] from dout [B, T, NH·hd]; scratch holds
-// attention_backward_scratch_size floats. The gradients of a k or v head sum its q heads' in
-// head order, whatever the thread count.
-void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att, int B,
-                            int T, int NH, int NKV, int hd);
-inline void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* att,
-                               int B, int T, int C, int NH) {
-  gqa_attention_backward(dqkv, scratch, dout, qkv, att, B, T, NH, NH, C / NH);
+// Accumulates dqkv [B, T, (NH + 2·NKV)·hd] from dout [B, T, NH·hd], the forward's out and lse.
+// The gradients of a k or v head sum its q heads' in head order, whatever the thread count.
+void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
+                            const float* lse, int B, int T, int NH, int NKV, int hd,
+                            const TokenSegment* segments = nullptr);
+inline void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
+                               const float* lse, int B, int T, int C, int NH, const TokenSegment* segments = nullptr) {
+  gqa_attention_backward(dqkv, scratch, dout, qkv, out, lse, B, T, NH, NH, C / NH, segments);
 }
 
 }  // namespace zt::cpu

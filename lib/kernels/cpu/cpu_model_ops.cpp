@@ -20,14 +20,14 @@ float* into(void* p, size_t n, GradInto how) {
 }
 }  // namespace
 
-void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                                    int C) {
-  cpu::embedding_forward(f(out), tokens, f(wte), f(wpe), B, T, C);
+void CpuModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                                    const TokenSegment* segments, int B, int T, int C) {
+  cpu::embedding_forward(f(out), tokens, f(wte), f(wpe), B, T, C, segments);
 }
 
-void CpuModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                                     int C) {
-  cpu::embedding_backward(f(dwte), f(dwpe), f(dout), tokens, B, T, C);
+void CpuModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                                     const TokenSegment* segments, int B, int T, int C) {
+  cpu::embedding_backward(f(dwte), f(dwpe), f(dout), tokens, B, T, C, segments);
 }
 
 void CpuModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -53,19 +53,22 @@ void CpuModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const 
                        OC, layout);
 }
 
-// Forward keeps the softmax probabilities [B, NH, T, T]; backward needs a square of the same size.
-size_t CpuModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T * T; }
+// Forward saves the log-sum-exp of every (batch, head, query) row.
+size_t CpuModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T; }
 size_t CpuModelOps::attention_scratch_floats(int B, int T, int NH) const {
-  return attention_backward_scratch_size(B, T, NH);
+  return cpu::attention_scratch_floats(B, T, NH);
 }
 
-void CpuModelOps::attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) {
-  cpu::attention_forward(f(out), saved, f(qkv), B, T, C, NH);
+void CpuModelOps::attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                    const TokenSegment* segments, int B, int T, int C, int NH) {
+  cpu::attention_forward(f(out), saved, scratch, f(qkv), B, T, C, NH, segments);
 }
 
-void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
-                                     const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
-  cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, C, NH);
+void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
+                                     const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                                     GradInto dqkv_into) {
+  cpu::attention_backward(into(dqkv, size_t(B) * T * 3 * C, dqkv_into), scratch, f(dout), f(qkv), f(out), saved, B, T,
+                          C, NH, segments);
 }
 
 void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -90,24 +93,26 @@ void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight,
                         NKV, hd);
 }
 
-void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) {
-  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd);
+void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                               int T, int NH, int NKV, int hd) {
+  cpu::rope_forward(f(qkv), cos, sin, B, T, NH, NKV, hd, segments);
 }
 
-void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                int hd) {
-  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd);
+void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                int T, int NH, int NKV, int hd) {
+  cpu::rope_backward(f(dqkv), cos, sin, B, T, NH, NKV, hd, segments);
 }
 
-void CpuModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
-                                        int hd) {
-  cpu::gqa_attention_forward(f(out), saved, f(qkv), B, T, NH, NKV, hd);
+void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
+                                        const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
+  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments);
 }
 
-void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void*,
-                                         const float* saved, int B, int T, int NH, int NKV, int hd,
-                                         GradInto dqkv_into) {
-  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv), saved, B, T, NH, NKV, hd);
+void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
+                                         const void* out, const float* saved, const TokenSegment* segments, int B,
+                                         int T, int NH, int NKV, int hd, GradInto dqkv_into) {
+  cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv),
+                              f(out), saved, B, T, NH, NKV, hd, segments);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
@@ -140,9 +145,15 @@ void CpuModelOps::dropout(void* out, const void* inp, size_t n, float p, uint64_
   cpu::dropout(f(out), f(inp), n, p, seed, into == GradInto::Accumulate);
 }
 
-float CpuModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V,
-                                         int Vp) {
-  const float loss = cpu::cross_entropy_forward(lse, f(logits), targets, N, V, Vp);
+void CpuModelOps::cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets,
+                                        int N, int V, int Vp) {
+  cpu::cross_entropy_losses(lse, losses, f(logits), targets, N, V, Vp);
+}
+
+float CpuModelOps::cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) {
+  int rows = 0;
+  const float loss = cpu::mean_loss(losses, targets, N, &rows);
+  counted[0] = rows;
   if (!keep_losses_) return loss;
   if (kept_weight_ != 0.0) kept_ += double(loss) * kept_weight_;
   return std::numeric_limits<float>::quiet_NaN();
@@ -155,7 +166,8 @@ double CpuModelOps::take_losses() {
 }
 
 void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                         float scale, int N, int V, int Vp) {
+                                         const int32_t* counted, float dloss, int N, int V, int Vp) {
+  const float scale = counted[0] > 0 ? dloss / float(counted[0]) : 0.0f;
   cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp);
 }
 

@@ -8,10 +8,10 @@ class CpuModelOps final : public ModelOps {
 public:
   DType dtype() const override { return DType::F32; }
   size_t own_bytes(int, int, int) const override { return 0; }  // the model's buffers are all it uses
-  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                         int C) override;
-  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                          int C) override;
+  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                         const TokenSegment* segments, int B, int T, int C) override;
+  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                          const TokenSegment* segments, int B, int T, int C) override;
   void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
                          int N, int C) override;
   void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
@@ -23,9 +23,11 @@ public:
                        int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
-  void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
+  void attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                         int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                          const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
+                          const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                          GradInto dqkv_into) override;
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
   void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
                         const float* rstd, int N, int C, GradInto dinp_into) override;
@@ -34,11 +36,15 @@ public:
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
                         int hd, GradInto dqkv_into) override;
-  void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
+  void rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T, int NH,
+                    int NKV, int hd) override;
+  void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
+                     int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                             int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
+                              const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                              GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
                                 int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
@@ -49,9 +55,11 @@ public:
   void scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
                      GradInto into) override;
   void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) override;
-  float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  void cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
+                             int Vp) override;
+  float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                              float scale, int N, int V, int Vp) override;
+                              const int32_t* counted, float dloss, int N, int V, int Vp) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <vector>
 
 #include "core/ignored_target.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
@@ -54,21 +55,36 @@ ZT_KERNEL_CLONES void row_softmax_grad(float* drow, const float* row, size_t V, 
 
 }  // namespace
 
-float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp) {
+void cross_entropy_losses(float* lse, float* losses, const float* logits, const int32_t* targets, int N, int V,
+                          int Vp) {
   KernelTimer timer(KernelKind::CrossEntropyForward);
-  double total = 0.0;
-  int counted = 0;
-#pragma omp parallel for schedule(static) reduction(+ : total, counted)
+#pragma omp parallel for schedule(static)
   for (int n = 0; n < N; n++) {
     const float* row = logits + size_t(n) * Vp;
     const float maxval = row_max(row, size_t(V));
     const float log_sum = maxval + std::log(row_sum_exp(row, size_t(V), maxval));
     lse[n] = log_sum;
-    if (targets[n] == kIgnoredTarget) continue;
-    total += double(log_sum - row[targets[n]]);
-    counted++;
+    losses[n] = targets[n] == kIgnoredTarget ? std::numeric_limits<float>::quiet_NaN() : log_sum - row[targets[n]];
   }
-  return counted > 0 ? float(total / double(counted)) : std::numeric_limits<float>::quiet_NaN();
+}
+
+float mean_loss(const float* losses, const int32_t* targets, int N, int* counted) {
+  double total = 0.0;
+  int rows = 0;
+  for (int n = 0; n < N; n++) {
+    if (targets[n] == kIgnoredTarget) continue;
+    total += double(losses[n]);
+    rows++;
+  }
+  *counted = rows;
+  return rows > 0 ? float(total / double(rows)) : std::numeric_limits<float>::quiet_NaN();
+}
+
+float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp) {
+  std::vector<float> losses(static_cast<size_t>(N));
+  cross_entropy_losses(lse, losses.data(), logits, targets, N, V, Vp);
+  int counted = 0;
+  return mean_loss(losses.data(), targets, N, &counted);
 }
 
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,

@@ -5,10 +5,17 @@
 
 namespace zt::cpu {
 
-// Saves lse[N] = log Σ_{v<V} exp(logits[n, v]) and returns the mean of lse[n] - logits[n,
-// targets[n]] over the rows whose target counts: targets lie in [0, V), or are kIgnoredTarget
-// (core/ignored_target.hpp) for a row that carries no loss. NaN when no row counts (PyTorch's
-// mean over no element).
+// Saves lse[N] = log Σ_{v<V} exp(logits[n, v]) and losses[n] = lse[n] - logits[n, targets[n]]:
+// targets lie in [0, V), or are kIgnoredTarget (core/ignored_target.hpp) for a row that carries no
+// loss (NaN in losses).
+void cross_entropy_losses(float* lse, float* losses, const float* logits, const int32_t* targets, int N, int V,
+                          int Vp);
+
+// The mean of losses[N] over the rows whose target counts, summed in double in row order; their
+// number in *counted. NaN when no row counts (PyTorch's mean over no element).
+float mean_loss(const float* losses, const int32_t* targets, int N, int* counted);
+
+// Both: saves lse and returns the mean loss.
 float cross_entropy_forward(float* lse, const float* logits, const int32_t* targets, int N, int V, int Vp);
 
 // Writes dlogits[n, v] = scale · (softmax(logits[n])[v] - [v == targets[n]]) for v < V and 0 for

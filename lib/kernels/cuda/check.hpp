@@ -11,6 +11,8 @@ namespace zt::cuda {
 
 // Throws zt::Error(message).
 [[noreturn]] void throw_error(const std::string& message);
+// Logs a warning line (spdlog).
+void warn(const std::string& message);
 // Throws zt::Error "<where>: <call> failed: <CUDA error name>: <description>".
 [[noreturn]] void cuda_call_failed(cudaError_t status, const char* call, const char* where);
 

@@ -68,6 +68,14 @@ __device__ __forceinline__ bool valid_target(int target, int V) { return target 
 // An ignored target's row has no loss and a zero gradient: its scale is 0.
 __device__ __forceinline__ float row_scale(int target, float scale) { return target == kIgnoredTarget ? 0.0f : scale; }
 
+// The gradient's scale: `value` itself, or dloss = value over the count of rows that count when
+// there is one (rounded as the host's dloss / float(counted)).
+__device__ __forceinline__ float gradient_scale(const int32_t* counted, float value) {
+  if (!counted) return value;
+  const int rows = *counted;
+  return rows > 0 ? __fdiv_rn(value, float(rows)) : 0.0f;
+}
+
 template <typename T, bool kVector>
 __global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, float* losses, const T* logits,
                                                                     const int32_t* targets, int V, int Vp) {
@@ -84,12 +92,12 @@ __global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, 
 
 template <typename T, bool kVector>
 __global__ void __launch_bounds__(kBlock) classifier_backward_kernel(T* dlogits, const T* logits, const float* lse,
-                                                                     const int32_t* targets, float scale, int V,
-                                                                     int Vp) {
+                                                                     const int32_t* targets, const int32_t* counted,
+                                                                     float scale, int V, int Vp) {
   const int n = blockIdx.x;
   const int target = targets[n];
-  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target, row_scale(target, scale),
-                           V, Vp);
+  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target,
+                           row_scale(target, gradient_scale(counted, scale)), V, Vp);
 }
 
 template <typename T, bool kVector>
@@ -112,8 +120,8 @@ __global__ void __launch_bounds__(kBlock) classifier_fused_kernel(T* logits, flo
 
 // mean_loss[0] = Σ losses / rows, over the rows whose target is not ignored (NaN when there is
 // none), summed in double in a fixed order by one block.
-__global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss, const float* losses,
-                                                               const int32_t* targets, int N) {
+__global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss, int32_t* counted,
+                                                               const float* losses, const int32_t* targets, int N) {
   __shared__ double scratch[kWarpSize];
   __shared__ int count_scratch[kWarpSize];
   double s = 0.0;
@@ -125,7 +133,10 @@ __global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss,
   }
   s = block_sum(s, scratch);
   rows = block_sum(rows, count_scratch);
-  if (threadIdx.x == 0) mean_loss[0] = rows > 0 ? float(s / double(rows)) : NAN;
+  if (threadIdx.x == 0) {
+    mean_loss[0] = rows > 0 ? float(s / double(rows)) : NAN;
+    if (counted) counted[0] = rows;
+  }
 }
 
 void check_shape(int N, int V, int Vp, const char* op) {
@@ -139,14 +150,28 @@ __global__ void add_mean_loss_kernel(double* sum, const float* mean_loss, double
   sum[0] = __dadd_rn(sum[0], __dmul_rn(double(mean_loss[0]), weight));
 }
 
-void launch_mean(float* mean_loss, const float* losses, const int32_t* targets, int N, cudaStream_t stream) {
-  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, losses, targets, N);
+void launch_mean(float* mean_loss, int32_t* counted, const float* losses, const int32_t* targets, int N,
+                 cudaStream_t stream) {
+  launch(mean_loss_kernel, 1, kMeanBlock, 0, stream, "mean_loss_kernel", mean_loss, counted, losses, targets, N);
+}
+
+void launch_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                     const int32_t* counted, float scale, int N, int V, int Vp, cudaStream_t stream) {
+  check_shape(N, V, Vp, "classifier_backward");
+  if (N == 0) return;
+  const bool vector = vector_path(Vp, logits, dlogits);
+  dispatch_activation(dt, "classifier_backward", [&](auto tag) {
+    using T = decltype(tag);
+    launch(vector ? classifier_backward_kernel<T, true> : classifier_backward_kernel<T, false>, unsigned(N), kBlock,
+           0, stream, "classifier_backward_kernel", static_cast<T*>(dlogits), static_cast<const T*>(logits), lse,
+           targets, counted, scale, V, Vp);
+  });
 }
 
 }  // namespace
 
-void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, const void* logits,
-                        const int32_t* targets, int N, int V, int Vp, cudaStream_t stream) {
+void classifier_losses(DType dt, float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
+                       int Vp, cudaStream_t stream) {
   check_shape(N, V, Vp, "classifier_forward");
   if (N == 0) return;
   const bool vector = vector_path(Vp, logits, logits);
@@ -155,20 +180,31 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
     launch(vector ? classifier_forward_kernel<T, true> : classifier_forward_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_forward_kernel", lse, losses, static_cast<const T*>(logits), targets, V, Vp);
   });
-  launch_mean(mean_loss, losses, targets, N, stream);
+}
+
+void classifier_mean(float* mean_loss, int32_t* counted, const float* losses, const int32_t* targets, int N,
+                     cudaStream_t stream) {
+  require(N >= 0, "classifier_mean: bad row count ", N);
+  launch_mean(mean_loss, counted, losses, targets, N, stream);
+}
+
+void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, const void* logits,
+                        const int32_t* targets, int N, int V, int Vp, cudaStream_t stream) {
+  check_shape(N, V, Vp, "classifier_forward");
+  if (N == 0) return;
+  classifier_losses(dt, lse, losses, logits, targets, N, V, Vp, stream);
+  launch_mean(mean_loss, nullptr, losses, targets, N, stream);
 }
 
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          float scale, int N, int V, int Vp, cudaStream_t stream) {
-  check_shape(N, V, Vp, "classifier_backward");
-  if (N == 0) return;
-  const bool vector = vector_path(Vp, logits, dlogits);
-  dispatch_activation(dt, "classifier_backward", [&](auto tag) {
-    using T = decltype(tag);
-    launch(vector ? classifier_backward_kernel<T, true> : classifier_backward_kernel<T, false>, unsigned(N), kBlock,
-           0, stream, "classifier_backward_kernel", static_cast<T*>(dlogits), static_cast<const T*>(logits), lse,
-           targets, scale, V, Vp);
-  });
+  launch_backward(dt, dlogits, logits, lse, targets, nullptr, scale, N, V, Vp, stream);
+}
+
+void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream) {
+  require(counted != nullptr, "classifier_backward: counted is null");
+  launch_backward(dt, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream);
 }
 
 void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* mean_loss, const int32_t* targets,
@@ -181,7 +217,7 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
     launch(vector ? classifier_fused_kernel<T, true> : classifier_fused_kernel<T, false>, unsigned(N), kBlock, 0,
            stream, "classifier_fused_kernel", static_cast<T*>(logits), lse, losses, targets, scale, V, Vp);
   });
-  launch_mean(mean_loss, losses, targets, N, stream);
+  launch_mean(mean_loss, nullptr, losses, targets, N, stream);
 }
 
 void add_mean_loss(double* sum, const float* mean_loss, double weight, cudaStream_t stream) {

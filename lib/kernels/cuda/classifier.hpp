@@ -6,7 +6,9 @@
 // exp) over its share of the row, so the row is read once for the log-sum-exp; the fused form then
 // overwrites the logits with their gradient in place on a second read, never storing the
 // probabilities. Reductions use a fixed tree; the mean loss is summed in double by one block in a
-// fixed order: the same logits always give the same bits.
+// fixed order: the same logits always give the same bits. The model's operator table runs the
+// passes apart (CudaModelOps): the losses of each chunk of rows in forward, the mean once, the
+// gradient in backward, where the chunk's logits are computed again.
 // Vector loads need Vp % 8 == 0 and 16-byte aligned logits; otherwise a scalar path runs.
 // A target of kIgnoredTarget (core/ignored_target.hpp) carries no loss: its row's losses[n] is NaN
 // and left out of the mean, and its gradient is 0. Any other target outside [0, V) makes that row's
@@ -19,9 +21,17 @@
 
 namespace zt::cuda {
 
-// lse[n] = log Σ_{v<V} exp(logits[n, v]), losses[n] = lse[n] - logits[n, targets[n]], and
-// mean_loss[0] = the mean of the losses of the rows whose target counts, NaN when none does (all
-// fp32, in device memory).
+// lse[n] = log Σ_{v<V} exp(logits[n, v]) and losses[n] = lse[n] - logits[n, targets[n]] (fp32, in
+// device memory).
+void classifier_losses(DType dt, float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
+                       int Vp, cudaStream_t stream);
+
+// mean_loss[0] = the mean of losses[N] over the rows whose target counts, NaN when none does, and
+// counted[0] = their number (unless counted is null).
+void classifier_mean(float* mean_loss, int32_t* counted, const float* losses, const int32_t* targets, int N,
+                     cudaStream_t stream);
+
+// classifier_losses, then classifier_mean without the count.
 void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, const void* logits,
                         const int32_t* targets, int N, int V, int Vp, cudaStream_t stream);
 
@@ -31,6 +41,10 @@ void classifier_forward(DType dt, float* lse, float* losses, float* mean_loss, c
 // mean loss.
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          float scale, int N, int V, int Vp, cudaStream_t stream);
+// The same with scale = dloss / counted[0] (0 when counted[0] is 0), counted[0] read by the kernel
+// when it runs: a captured graph replays with the count of the rows it is replayed for.
+void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
+                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream);
 
 // sum[0] += double(mean_loss[0]) · weight in double: the weighted losses of several micro-batches
 // kept on the device.

@@ -36,6 +36,14 @@ struct Dims {
   int T, NH, NKV, hs;
   float scale;      // 1/√hs
   bool accumulate;  // backward adds into dqkv (else writes over it)
+  // The samples of packed rows ([B, T], null: every row one sample); a kernel points it at its own
+  // batch row first (in_row).
+  const TokenSegment* segments;
+  __host__ __device__ Dims in_row(int b) const {
+    Dims d = *this;
+    if (segments) d.segments = segments + size_t(b) * T;
+    return d;
+  }
   __host__ __device__ int group() const { return NH / NKV; }
   __host__ __device__ size_t qkv_row() const { return size_t(NH + 2 * NKV) * hs; }
   __host__ __device__ size_t out_row() const { return size_t(NH) * hs; }
@@ -43,6 +51,41 @@ struct Dims {
   __host__ __device__ size_t k_at(int h) const { return size_t(NH + h / group()) * hs; }
   __host__ __device__ size_t v_at(int h) const { return size_t(NH + NKV + h / group()) * hs; }
   __host__ __device__ size_t stats(int b, int h) const { return (size_t(b) * NH + h) * T; }  // of lse and D
+
+  // The keys query row q attends to, [key_begin(q), key_end(q)): causal inside q's sample, [begin,
+  // q] ([0, q] for a row of one sample; rows past T, which no kernel writes, take the last row's
+  // sample). Every kernel takes a row's keys, the key tiles of a query tile and the query tiles of
+  // a key tile from here alone; a row's range never starts or ends before the previous row's.
+  // Reads segments of one row (in_row).
+  __host__ __device__ int key_begin(int q) const { return segments ? segments[q < T ? q : T - 1].begin : 0; }
+  __host__ __device__ int key_end(int q) const { return q + 1 < T ? q + 1 : T; }
+  // The same pairs from a key's side: the queries [k, query_end(k)) attend to key k (those of its
+  // sample from k on; none for a key past T).
+  __host__ __device__ int query_end(int k) const {
+    if (k >= T) return 0;
+    return segments ? segments[k].end : T;
+  }
+  // A kernel asks once per row (or key) and tests each element against the bounds: no more per
+  // element than a causal mask.
+  struct Bounds {
+    int begin, end;
+    __host__ __device__ bool has(int x) const { return x >= begin && x < end; }
+  };
+  __host__ __device__ Bounds keys_of(int q) const { return {key_begin(q), key_end(q)}; }
+  __host__ __device__ Bounds queries_of(int k) const { return {k, query_end(k)}; }
+  // The key tiles [first, end) that the query rows [q0, q0 + tile) below T attend to.
+  __host__ __device__ int first_key_tile(int q0, int tile) const { return key_begin(q0) / tile; }
+  __host__ __device__ int key_tiles_end(int q0, int tile) const {
+    const int last_row = (q0 + tile < T ? q0 + tile : T) - 1;
+    return (key_end(last_row) - 1) / tile + 1;
+  }
+  // The query tiles [first, end) whose rows attend to the keys [k0, k0 + tile): causal, from the
+  // diagonal's to the one where the last key's sample ends.
+  __host__ __device__ int first_query_tile(int k0, int tile) const { return k0 / tile; }
+  __host__ __device__ int query_tiles_end(int k0, int tile) const {
+    const int last_key = (k0 + tile < T ? k0 + tile : T) - 1;
+    return (query_end(last_key) - 1) / tile + 1;
+  }
 };
 
 // dst[r, d] = the head's channel d of row (row0 + r): src[(row0 + r)·stride + d] as fp32, 0 for
@@ -124,6 +167,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
   const int T_ = dims.T, hs = dims.hs;
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows (most key tiles) start first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int q0 = qt * kTile;
   const size_t stride = dims.qkv_row();
@@ -142,9 +186,8 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
     for (int j = 0; j < kCols; j++) o[i][j] = 0.0f;
   }
 
-  const int q_end = min(T_, q0 + kTile);
-  const int key_tiles = (q_end - 1) / kTile + 1;  // keys 0 .. q_end - 1
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kTile);
+  for (int kt = dims.first_key_tile(q0, kTile); kt < key_tiles; kt++) {
     const int k0 = kt * kTile;
     __syncthreads();  // the previous tile's sK, sV, sP are no longer read
     load_tile<HS, kTile>(sK, k_src, k0, T_, stride, hs);
@@ -155,12 +198,12 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
     tile_dot<HS, R>(s, sQ, sK, ty, tx);
 #pragma unroll
     for (int i = 0; i < R; i++) {
-      const int q = q0 + ty + kSide * i;
+      const Dims::Bounds keys = dims.keys_of(q0 + ty + kSide * i);
       float tile_max = -INFINITY;
 #pragma unroll
       for (int j = 0; j < R; j++) {
         const int k = k0 + tx + kSide * j;
-        s[i][j] = k <= q && k < T_ ? s[i][j] * dims.scale : -INFINITY;
+        s[i][j] = keys.has(k) ? s[i][j] * dims.scale : -INFINITY;
         tile_max = fmaxf(tile_max, s[i][j]);
       }
       const float m_new = fmaxf(m[i], row_max16(tile_max));
@@ -228,10 +271,11 @@ __device__ __forceinline__ void probabilities_and_dscores(float (&p)[R][R], floa
   for (int i = 0; i < R; i++) {
     const int a = ty + kSide * i;
     const int q = q0 + a;
+    const Dims::Bounds keys = dims.keys_of(q);
 #pragma unroll
     for (int j = 0; j < R; j++) {
       const int k = k0 + tx + kSide * j;
-      const bool valid = q < dims.T && k <= q;
+      const bool valid = q < dims.T && keys.has(k);
       p[i][j] = valid ? expf(s[i][j] * dims.scale - sL[a]) : 0.0f;
       ds[i][j] = p[i][j] * (dp[i][j] - sD[a]);
     }
@@ -335,15 +379,17 @@ __global__ void __launch_bounds__(kThreads)
   float* sD = sL + kTile;
 
   const int kt = blockIdx.x, h0 = blockIdx.y * dims.group(), b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int k0 = kt * kTile;
   load_key_side<HS, kTile>(sK, sV, head_rows(qkv, dout, lse, D, dims, b, h0), k0, dims);
 
   // Rows k = ty + 16i of the key tile, channels tx + 16j.
   float dk[R][kCols] = {}, dv[R][kCols] = {};
-  const int tiles = (dims.T - 1) / kTile + 1 - kt;  // per query head
+  const int first = dims.first_query_tile(k0, kTile);
+  const int tiles = dims.query_tiles_end(k0, kTile) - first;  // per query head
   for (int pass = 0; pass < dims.group() * tiles; pass++) {
-    const int h = h0 + pass / tiles, q0 = (kt + pass % tiles) * kTile;
+    const int h = h0 + pass / tiles, q0 = (first + pass % tiles) * kTile;
     __syncthreads();
     load_query_side<HS, kTile>(sQ, sdO, sL, sD, head_rows(qkv, dout, lse, D, dims, b, h), q0, dims);
     __syncthreads();
@@ -395,15 +441,15 @@ __global__ void __launch_bounds__(kThreads)
 
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int q0 = qt * kTile;
   const HeadRows<T> x = head_rows(qkv, dout, lse, D, dims, b, h);
   load_query_side<HS, kTile>(sQ, sdO, sL, sD, x, q0, dims);
 
   float dq[R][kCols] = {};
-  const int q_end = min(dims.T, q0 + kTile);
-  const int key_tiles = (q_end - 1) / kTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kTile);
+  for (int kt = dims.first_key_tile(q0, kTile); kt < key_tiles; kt++) {
     const int k0 = kt * kTile;
     __syncthreads();
     load_key_side<HS, kTile>(sK, sV, x, k0, dims);
@@ -555,6 +601,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
   bf16* sV = sK + kMmaTile * G::kLd;
   const int qt = gridDim.x - 1 - blockIdx.x;  // the longest rows (most key tiles) start first
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int q0 = qt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -566,8 +613,9 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 
   float o[G::kCols8][4] = {}, m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   const int row[2] = {q0 + 16 * warp + lane / 4, q0 + 16 * warp + lane / 4 + 8};
-  const int key_tiles = (min(dims.T, q0 + kMmaTile) - 1) / kMmaTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const Dims::Bounds keys[2] = {dims.keys_of(row[0]), dims.keys_of(row[1])};
+  const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
+  for (int kt = dims.first_key_tile(q0, kMmaTile); kt < key_tiles; kt++) {
     const int k0 = kt * kMmaTile;
     __syncthreads();  // every warp is done with the previous key tile
     load_bf16_tile<HS>(sK, rows + dims.k_at(h), k0, dims.T, stride, dims.hs);
@@ -582,14 +630,16 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2;
-        s[j][e] = key <= row[r] && key < dims.T ? s[j][e] * dims.scale : -INFINITY;
+        s[j][e] = keys[r].has(key) ? s[j][e] * dims.scale : -INFINITY;
         tile_max[r] = fmaxf(tile_max[r], s[j][e]);
       }
     float alpha[2], row_sum[2] = {0.0f, 0.0f};
 #pragma unroll
     for (int r = 0; r < 2; r++) {
-      const float m_new = fmaxf(m[r], quad_max(tile_max[r]));  // finite: key 0 is in every row's first tile
-      alpha[r] = expf(m[r] - m_new);
+      // -inf while a row has seen only masked scores (the tile's first rows belong to an earlier
+      // sample than this row's): it keeps its zeros.
+      const float m_new = fmaxf(m[r], quad_max(tile_max[r]));
+      alpha[r] = m_new == -INFINITY ? 1.0f : expf(m[r] - m_new);
       m[r] = m_new;
     }
 #pragma unroll
@@ -645,6 +695,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sD = sL + kMmaTile;
   const int qt = gridDim.x - 1 - blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int q0 = qt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -659,10 +710,11 @@ __global__ void __launch_bounds__(kMmaThreads)
   a_fragments<HS>(da, sdO, warp, lane);
   const int local[2] = {16 * warp + lane / 4, 16 * warp + lane / 4 + 8};
   const float L[2] = {sL[local[0]], sL[local[1]]}, Dr[2] = {sD[local[0]], sD[local[1]]};
+  const Dims::Bounds keys[2] = {dims.keys_of(q0 + local[0]), dims.keys_of(q0 + local[1])};
 
   float dq[G::kCols8][4] = {};
-  const int key_tiles = (min(dims.T, q0 + kMmaTile) - 1) / kMmaTile + 1;
-  for (int kt = 0; kt < key_tiles; kt++) {
+  const int key_tiles = dims.key_tiles_end(q0, kMmaTile);
+  for (int kt = dims.first_key_tile(q0, kMmaTile); kt < key_tiles; kt++) {
     const int k0 = kt * kMmaTile;
     __syncthreads();
     load_bf16_tile<HS>(sK, rows + dims.k_at(h), k0, dims.T, stride, dims.hs);
@@ -676,7 +728,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2, q = q0 + local[r];
-        const float p = key <= q && q < dims.T ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
+        const float p = q < dims.T && keys[r].has(key) ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
         s[j][e] = p * (dp[j][e] - Dr[r]);  // ds
       }
     times_tile<HS>(dq, s, sK, lane);
@@ -700,6 +752,7 @@ __global__ void __launch_bounds__(kMmaThreads)
   float* sL = reinterpret_cast<float*>(sdO + kMmaTile * G::kLd);
   float* sD = sL + kMmaTile;
   const int kt = blockIdx.x, h0 = blockIdx.y * dims.group(), b = blockIdx.z;
+  dims = dims.in_row(b);
   const int warp = threadIdx.x / kWarpSize, lane = threadIdx.x % kWarpSize;
   const int k0 = kt * kMmaTile;
   const size_t stride = dims.qkv_row();
@@ -711,11 +764,13 @@ __global__ void __launch_bounds__(kMmaThreads)
   a_fragments<HS>(ka, sK, warp, lane);
   a_fragments<HS>(va, sV, warp, lane);
   const int key[2] = {k0 + 16 * warp + lane / 4, k0 + 16 * warp + lane / 4 + 8};
+  const Dims::Bounds queries[2] = {dims.queries_of(key[0]), dims.queries_of(key[1])};
 
   float dk[G::kCols8][4] = {}, dv[G::kCols8][4] = {};
-  const int tiles = (dims.T - 1) / kMmaTile + 1 - kt;  // per query head
+  const int first = dims.first_query_tile(k0, kMmaTile);
+  const int tiles = dims.query_tiles_end(k0, kMmaTile) - first;  // per query head
   for (int pass = 0; pass < dims.group() * tiles; pass++) {
-    const int h = h0 + pass / tiles, q0 = (kt + pass % tiles) * kMmaTile;
+    const int h = h0 + pass / tiles, q0 = (first + pass % tiles) * kMmaTile;
     __syncthreads();
     load_bf16_tile<HS>(sQ, rows + dims.q_at(h), q0, dims.T, stride, dims.hs);
     load_bf16_tile<HS>(sdO, dout + size_t(b) * dims.T * dims.out_row() + dims.q_at(h), q0, dims.T, dims.out_row(),
@@ -730,7 +785,7 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int c = acc_col(lane, j, e), q = q0 + c;
-        const bool valid = key[e / 2] <= q && q < dims.T;
+        const bool valid = queries[e / 2].has(q);
         st[j][e] = valid ? expf(st[j][e] * dims.scale - sL[c]) : 0.0f;  // pᵀ
         dpt[j][e] = st[j][e] * (dpt[j][e] - sD[c]);                     // dsᵀ
       }
@@ -752,14 +807,14 @@ void check_shape(const AttentionShape& s, const char* op) {
   require(size_t(s.B) * s.T * size_t(s.NH + 2 * s.NKV) * s.hs < (size_t(1) << 62), op, ": qkv too large");
 }
 
-AttentionShape multi_head(int B, int T, int C, int NH, const char* op) {
+AttentionShape multi_head(int B, int T, int C, int NH, const TokenSegment* segments, const char* op) {
   require(B >= 0 && T >= 0 && C > 0 && NH > 0, op, ": bad shape B = ", B, ", T = ", T, ", C = ", C, ", NH = ", NH);
   require(C % NH == 0, op, ": C = ", C, " is not a multiple of NH = ", NH);
-  return {B, T, NH, NH, C / NH};
+  return {B, T, NH, NH, C / NH, segments};
 }
 
 Dims dims_of(const AttentionShape& s, GradInto into = GradInto::Accumulate) {
-  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate};
+  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate, s.segments};
 }
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (above 48 KB needs the opt-in).
@@ -836,8 +891,8 @@ void attention_forward(DType dt, void* out, float* lse, const void* qkv, const A
 }
 
 void attention_forward(DType dt, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
-                       cudaStream_t stream) {
-  attention_forward(dt, out, lse, qkv, multi_head(B, T, C, NH, "attention_forward"), stream);
+                       cudaStream_t stream, const TokenSegment* segments) {
+  attention_forward(dt, out, lse, qkv, multi_head(B, T, C, NH, segments, "attention_forward"), stream);
 }
 
 size_t attention_backward_scratch_floats(int B, int T, int NH) {
@@ -894,9 +949,10 @@ void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, 
 }
 
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream, GradInto dqkv_into) {
-  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, "attention_backward"), stream,
-                     dqkv_into);
+                        const float* lse, int B, int T, int C, int NH, cudaStream_t stream, GradInto dqkv_into,
+                        const TokenSegment* segments) {
+  attention_backward(dt, dqkv, scratch, dout, qkv, out, lse, multi_head(B, T, C, NH, segments, "attention_backward"),
+                     stream, dqkv_into);
 }
 
 }  // namespace zt::cuda

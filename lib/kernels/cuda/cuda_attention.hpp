@@ -4,6 +4,8 @@
 //   heads, hs channels each; query head h reads key/value head h / (NH / NKV): grouped-query
 //   attention, multi-head when NKV = NH, GPT-2's [q | k | v] of C = NH·hs channels each),
 //   out [B, T, NH·hs], lse [B, NH, T] (fp32: per query row, log Σ_j exp(score)).
+//   segments [B, T] (device memory) or null: the sample of each token of a packed row
+//   (core/token_segment.hpp); a query attends to the keys [begin, t] of its own sample only.
 // Scores, softmax and accumulators are fp32. Head size 1..128.
 //
 // Forward: one block per (query tile, head, batch). The block keeps its query tile in shared
@@ -23,6 +25,7 @@
 #include <cstddef>
 
 #include "core/dtype.hpp"
+#include "core/token_segment.hpp"
 #include "kernels/model_ops.hpp"  // GradInto
 
 namespace zt::cuda {
@@ -31,14 +34,16 @@ constexpr int kAttentionMaxHeadSize = 128;
 
 struct AttentionShape {
   int B, T, NH, NKV, hs;  // NH query heads share NKV key/value heads (NH a multiple of NKV)
+  const TokenSegment* segments = nullptr;  // [B, T]: the samples of packed rows; null: one per row
 };
 
-// out = softmax(q·kᵀ/√hs, causal)·v per head; lse[b, h, t] = log Σ_{j<=t} exp(q_t·k_j/√hs).
+// out = softmax(q·kᵀ/√hs, causal)·v per head; lse[b, h, t] = log Σ_{begin<=j<=t} exp(q_t·k_j/√hs),
+// begin that of t's sample (0 without segments).
 void attention_forward(DType dt, void* out, float* lse, const void* qkv, const AttentionShape& shape,
                        cudaStream_t stream);
 // Multi-head attention over GPT-2's [q | k | v] rows of 3C channels: NKV = NH, hs = C / NH.
 void attention_forward(DType dt, void* out, float* lse, const void* qkv, int B, int T, int C, int NH,
-                       cudaStream_t stream);
+                       cudaStream_t stream, const TokenSegment* segments = nullptr);
 
 // Floats of device scratch attention_backward needs (Σ_d dout·out per query row).
 size_t attention_backward_scratch_floats(int B, int T, int NH);
@@ -49,6 +54,6 @@ void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, 
                         GradInto dqkv_into = GradInto::Accumulate);
 void attention_backward(DType dt, void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                         const float* lse, int B, int T, int C, int NH, cudaStream_t stream,
-                        GradInto dqkv_into = GradInto::Accumulate);
+                        GradInto dqkv_into = GradInto::Accumulate, const TokenSegment* segments = nullptr);
 
 }  // namespace zt::cuda

@@ -11,8 +11,8 @@ constexpr int kBlock = 256;
 constexpr int kRunBlock = 128;  // threads per run of equal tokens (8 channels each)
 
 template <typename T, bool kVector>
-__global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T* wte, const T* wpe, int N, int T_,
-                                         int C, int V) {
+__global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T* wte, const T* wpe,
+                                         const TokenSegment* segments, int N, int T_, int C, int V) {
   const int groups = (C + kVec - 1) / kVec;
   const size_t idx = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= size_t(N) * groups) return;
@@ -24,7 +24,8 @@ __global__ void embedding_forward_kernel(T* out, const int32_t* tokens, const T*
     load_floats<kVector>(x, wte + size_t(token) * C, size_t(c), size_t(C));
     if (wpe) {  // learned positions (GPT-2); the llama family has none
       float p[kVec];
-      load_floats<kVector>(p, wpe + size_t(bt % T_) * C, size_t(c), size_t(C));
+      const int position = bt % T_ - (segments ? segments[bt].begin : 0);
+      load_floats<kVector>(p, wpe + size_t(position) * C, size_t(c), size_t(C));
 #pragma unroll
       for (int k = 0; k < kVec; k++) x[k] += p[k];
     }
@@ -65,22 +66,29 @@ __global__ void dwte_kernel(T* dwte, const T* dout, const uint32_t* tokens_sorte
   }
 }
 
+// Position p's gradient: the rows of dout at position p, in order (b, then the samples of a packed
+// row, each long enough to reach p; one sample per row without segments).
 template <typename T, bool kVector>
-__global__ void dwpe_kernel(T* dwpe, const T* dout, int B, int T_, int C) {
+__global__ void dwpe_kernel(T* dwpe, const T* dout, const TokenSegment* segments, int B, int T_, int C) {
   const int groups = (C + kVec - 1) / kVec;
   const size_t idx = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (idx >= size_t(T_) * groups) return;
-  const int t = int(idx / groups);
+  const int p = int(idx / groups);
   const int c = int(idx % groups) * kVec;
   float acc[kVec];
-  load_floats<kVector>(acc, dwpe + size_t(t) * C, size_t(c), size_t(C));
+  load_floats<kVector>(acc, dwpe + size_t(p) * C, size_t(c), size_t(C));
   for (int b = 0; b < B; b++) {
-    float g[kVec];
-    load_floats<kVector>(g, dout + (size_t(b) * T_ + t) * C, size_t(c), size_t(C));
+    const TokenSegment* row = segments ? segments + size_t(b) * T_ : nullptr;
+    for (int begin = 0; begin < T_; begin = row ? row[begin].end : T_) {
+      const int end = row ? row[begin].end : T_;
+      if (begin + p >= end) continue;
+      float g[kVec];
+      load_floats<kVector>(g, dout + (size_t(b) * T_ + begin + p) * C, size_t(c), size_t(C));
 #pragma unroll
-    for (int k = 0; k < kVec; k++) acc[k] += g[k];
+      for (int k = 0; k < kVec; k++) acc[k] += g[k];
+    }
   }
-  store_floats<kVector>(dwpe + size_t(t) * C, acc, size_t(c), size_t(C));
+  store_floats<kVector>(dwpe + size_t(p) * C, acc, size_t(c), size_t(C));
 }
 
 constexpr size_t kAlign = 256;
@@ -118,7 +126,7 @@ Workspace layout(void* base, int N) {
 }  // namespace
 
 void embedding_forward(DType dt, void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                       int C, int V, cudaStream_t stream) {
+                       int C, int V, cudaStream_t stream, const TokenSegment* segments) {
   check_shape(B, T, C, V, "embedding_forward");
   const int N = B * T;
   if (N == 0) return;
@@ -129,7 +137,7 @@ void embedding_forward(DType dt, void* out, const int32_t* tokens, const void* w
     using E = decltype(tag);
     launch(vector ? embedding_forward_kernel<E, true> : embedding_forward_kernel<E, false>, grid, kBlock, 0, stream,
            "embedding_forward_kernel", static_cast<E*>(out), tokens, static_cast<const E*>(wte),
-           static_cast<const E*>(wpe), N, T, C, V);
+           static_cast<const E*>(wpe), segments, N, T, C, V);
   });
 }
 
@@ -140,7 +148,8 @@ size_t embedding_backward_workspace_bytes(int B, int T) {
 }
 
 void embedding_backward(DType dt, void* dwte, void* dwpe, void* workspace, size_t workspace_bytes, const void* dout,
-                        const int32_t* tokens, int B, int T, int C, int V, cudaStream_t stream) {
+                        const int32_t* tokens, int B, int T, int C, int V, cudaStream_t stream,
+                        const TokenSegment* segments) {
   check_shape(B, T, C, V, "embedding_backward");
   const int N = B * T;
   if (N == 0) return;
@@ -165,7 +174,7 @@ void embedding_backward(DType dt, void* dwte, void* dwpe, void* workspace, size_
       const size_t threads = size_t(T) * ceil_div(size_t(C), kVec);
       const bool vector = C % kVec == 0 && aligned16(dwpe) && aligned16(dout);
       launch(vector ? dwpe_kernel<E, true> : dwpe_kernel<E, false>, grid_size(threads, kBlock, "embedding_backward"),
-             kBlock, 0, stream, "dwpe_kernel", static_cast<E*>(dwpe), dy, B, T, C);
+             kBlock, 0, stream, "dwpe_kernel", static_cast<E*>(dwpe), dy, segments, B, T, C);
     }
   });
 }

@@ -3,8 +3,11 @@
 #include <cublasLt.h>
 
 #include <array>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include "kernels/cuda/column_sums.cuh"
 #include "kernels/cuda/common.cuh"
@@ -92,6 +95,7 @@ struct GemmPlan {
 
 struct MatmulContext::Impl {
   int device = -1;
+  bool fused_epilogues = true;
   cublasLtHandle_t handle = nullptr;
   void* workspace = nullptr;
   size_t workspace_bytes = 0;
@@ -99,8 +103,17 @@ struct MatmulContext::Impl {
   std::map<GemmKey, std::unique_ptr<GemmPlan>> plans;
 };
 
-MatmulContext::MatmulContext(size_t workspace_bytes) : impl_(std::make_unique<Impl>()) {
+bool fused_epilogues_from_environment() {
+  const char* value = std::getenv("ZT_CUBLASLT_EPILOGUES");
+  if (value == nullptr || std::strcmp(value, "1") == 0) return true;
+  require(std::strcmp(value, "0") == 0, "ZT_CUBLASLT_EPILOGUES=", value,
+          ": expected 1 (fuse the bias and GELU into cuBLASLt's epilogues, the default) or 0 (plain GEMMs)");
+  return false;
+}
+
+MatmulContext::MatmulContext(size_t workspace_bytes, bool fused_epilogues) : impl_(std::make_unique<Impl>()) {
   Impl& s = *impl_;
+  s.fused_epilogues = fused_epilogues;
   ZT_CUDA_CHECK(cudaGetDevice(&s.device));
   ZT_CUBLAS_CHECK(cublasLtCreate(&s.handle));
   s.workspace_bytes = workspace_bytes;
@@ -136,6 +149,25 @@ uint32_t alignment_of(const void* p) {
 }
 
 cudaDataType_t cuda_type(DType dt) { return dt == DType::F32 ? CUDA_R_32F : CUDA_R_16BF; }
+
+const char* epilogue_name(cublasLtEpilogue_t epilogue) {
+  switch (epilogue) {
+    case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
+    case CUBLASLT_EPILOGUE_GELU_AUX: return "GELU_AUX";
+    case CUBLASLT_EPILOGUE_GELU_AUX_BIAS: return "GELU_AUX_BIAS";
+    case CUBLASLT_EPILOGUE_DGELU: return "DGELU";
+    default: return "DEFAULT";
+  }
+}
+
+// Said once per shape: its plan keeps the refusal, and later calls take the plain path at once.
+void warn_fallback(DType dt, const Gemm& g, const char* why) {
+  std::ostringstream message;
+  message << "cuBLASLt " << why << " the " << epilogue_name(g.epilogue) << " epilogue for m = " << g.m << ", n = " << g.n
+          << ", k = " << g.k << " in " << dtype_name(dt)
+          << ": a plain GEMM and separate kernels compute it (ZT_CUBLASLT_EPILOGUES=0 does so everywhere)";
+  warn(message.str());
+}
 
 template <typename V>
 void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const V& value) {
@@ -192,12 +224,13 @@ GemmPlan& plan_for(MatmulContext::Impl& ctx, DType dt, const Gemm& g) {
   const bool plain = g.epilogue == CUBLASLT_EPILOGUE_DEFAULT;
   if (!s->found && plain && status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED)
     ZT_CUBLAS_CHECK(status);
+  if (!s->found && !plain) warn_fallback(dt, g, "has no algorithm for");
   slot = std::move(s);
   return *slot;
 }
 
-// Runs g; false when cuBLASLt has no algorithm for it (the caller may fall back to a plainer
-// epilogue), any other failure throws.
+// Runs g; false when cuBLASLt has no algorithm for it, or refuses its epilogue when called (the
+// caller falls back to a plainer call), any other failure throws.
 bool run_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t stream) {
   GemmPlan& s = plan_for(ctx, dt, g);
   if (!s.found) return false;
@@ -205,8 +238,15 @@ bool run_gemm(MatmulContext::Impl& ctx, DType dt, const Gemm& g, cudaStream_t st
   if (g.bias) set_desc(s.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, g.bias);
   if (g.aux) set_desc(s.op, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, g.aux);
   const float alpha = 1.0f;
-  ZT_CUBLAS_CHECK(cublasLtMatmul(ctx.handle, s.op, &alpha, g.A, s.a, g.B, s.b, &g.beta, g.D, s.d, g.D, s.d,
-                                 &s.heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream));
+  const cublasStatus_t status = cublasLtMatmul(ctx.handle, s.op, &alpha, g.A, s.a, g.B, s.b, &g.beta, g.D, s.d, g.D,
+                                               s.d, &s.heuristic.algo, ctx.workspace, ctx.workspace_bytes, stream);
+  // NOT_SUPPORTED comes before anything is queued: the plainer call computes the same product.
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED && g.epilogue != CUBLASLT_EPILOGUE_DEFAULT) {
+    s.found = false;
+    warn_fallback(dt, g, "refused");
+    return false;
+  }
+  ZT_CUBLAS_CHECK(status);
   return true;
 }
 
@@ -257,7 +297,7 @@ bool epilogue_takes_bias(const void* bias) { return bias == nullptr || aligned16
 // out = gemm + bias, through the epilogue when cuBLASLt takes it, else a separate kernel.
 void gemm_with_bias(MatmulContext::Impl& ctx, DType dt, Gemm g, const void* bias, int N, int OC,
                     cudaStream_t stream) {
-  if (bias && epilogue_takes_bias(bias)) {
+  if (bias && ctx.fused_epilogues && epilogue_takes_bias(bias)) {
     g.epilogue = CUBLASLT_EPILOGUE_BIAS;
     g.bias = bias;
     if (run_gemm(ctx, dt, g, stream)) return;
@@ -288,7 +328,7 @@ void matmul_forward(MatmulContext& ctx, DType dt, void* out, const void* inp, co
   if (!pre_gelu) return gemm_with_bias(s, dt, g, bias, N, OC, stream);
   // GELU fused into the epilogue in bf16 (its GELU is not the CPU's to fp32 rounding); the GELU
   // input's leading dimension must be a multiple of 8, and the aux matrix 16-byte aligned.
-  if (dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu) && epilogue_takes_bias(bias)) {
+  if (s.fused_epilogues && dt == DType::BF16 && OC % 8 == 0 && aligned16(pre_gelu) && epilogue_takes_bias(bias)) {
     g.epilogue = bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
     g.bias = bias;
     g.aux = pre_gelu;
@@ -334,7 +374,8 @@ void matmul_backward_gelu(MatmulContext& ctx, DType dt, void* dpre, void* dgelu,
   matmul_backward(ctx, dt, nullptr, dweight, dbias, dout, gelu_out, weight, N, C, OC, layout, stream);
   // bf16: the GELU gradient in the product's epilogue, from its fp32 result (the aux matrix, pre,
   // needs a leading dimension that is a multiple of 8 and 16-byte alignment).
-  if (dt == DType::BF16 && dpre_into == GradInto::Overwrite && C % 8 == 0 && aligned16(pre)) {
+  if (ctx.impl().fused_epilogues && dt == DType::BF16 && dpre_into == GradInto::Overwrite && C % 8 == 0 &&
+      aligned16(pre)) {
     Gemm g = row_major_gemm(dpre, dout, false, weight, layout == WeightLayout::InputMajor, N, OC, C, false);
     g.epilogue = CUBLASLT_EPILOGUE_DGELU;
     g.aux = const_cast<void*>(pre);  // read, not written, by this epilogue

@@ -7,7 +7,10 @@
 // call on the buffers as they lie, the layout choosing only whether W is transposed. The bias rides
 // in the GEMM's epilogue; in bf16, so does GELU (the epilogue writes both the GELU input, kept for
 // backward, and its output, saving a pass over the activations). fp32 runs the GELU as its own
-// kernel, the CPU's formula, to keep fp32 parity with the CPU. The bias gradient is a
+// kernel, the CPU's formula, to keep fp32 parity with the CPU. An epilogue that cuBLASLt has no
+// algorithm for, or refuses when called (CUBLAS_STATUS_NOT_SUPPORTED), falls back to a plain GEMM
+// and the matmul's own kernels, once per shape with a warning; ZT_CUBLASLT_EPILOGUES=0 keeps every
+// product a plain GEMM from the start (the way to rule the epilogues out). The bias gradient is a
 // deterministic column sum (column_sums.cuh), not cuBLASLt's BGRAD epilogue, whose summation order
 // is not specified.
 // One MatmulContext per stream: it owns the cuBLASLt handle and the workspace, allocated once, and
@@ -28,14 +31,19 @@ namespace zt::cuda {
 
 using cpu::WeightLayout;
 
+// Whether products fuse their bias and GELU into cuBLASLt's epilogues: ZT_CUBLASLT_EPILOGUES unset
+// or 1, yes; 0, no. Throws zt::Error for any other value.
+bool fused_epilogues_from_environment();
+
 class MatmulContext {
 public:
   static constexpr size_t kDefaultWorkspaceBytes = size_t(32) << 20;  // cuBLAS's advice for Hopper
   static constexpr size_t kBiasPartialFloats = size_t(2) << 20;       // bias-gradient partial sums
 
   // On the current device; calls must run on that device, on one stream at a time (they share
-  // the workspace).
-  explicit MatmulContext(size_t workspace_bytes = kDefaultWorkspaceBytes);
+  // the workspace). Without fused_epilogues, the bias and the GELU run as kernels of their own.
+  explicit MatmulContext(size_t workspace_bytes = kDefaultWorkspaceBytes,
+                         bool fused_epilogues = fused_epilogues_from_environment());
   ~MatmulContext();
   MatmulContext(const MatmulContext&) = delete;
   MatmulContext& operator=(const MatmulContext&) = delete;

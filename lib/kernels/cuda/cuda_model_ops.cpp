@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cmath>
 #include <limits>
 
 #include "core/error.hpp"
@@ -42,12 +41,12 @@ CudaModelOps::~CudaModelOps() {
 // What the constructor and scratch() allocate for B x T tokens: the matmul context, the mean loss and
 // the kept losses' sum (device and pinned), the norms' column partials (LayerNorm's 2·C per chunk of
 // rows bound RMSNorm's C and the q/k norms' 2·hd, heads being no wider than the model), the
-// embedding backward's workspace, per-row losses.
+// embedding backward's workspace.
 size_t CudaModelOps::own_bytes(int B, int T, int C) const {
   const size_t N = size_t(B) * size_t(T);
   return kMatmulContextBytes + 2 * sizeof(float) + 2 * sizeof(double) +
          std::max<size_t>(1, layernorm_backward_scratch_floats(int(N), C)) * sizeof(float) +
-         embedding_backward_workspace_bytes(B, T) + std::max<size_t>(1, N) * sizeof(float);
+         embedding_backward_workspace_bytes(B, T);
 }
 
 float* CudaModelOps::norm_scratch(size_t floats) {
@@ -62,16 +61,17 @@ void* CudaModelOps::scratch(Buffer<uint8_t>& buffer, size_t bytes) {
   return buffer.data();
 }
 
-void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                                     int C) {
-  cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream());
+void CudaModelOps::embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                                     const TokenSegment* segments, int B, int T, int C) {
+  cuda::embedding_forward(dtype_, out, tokens, wte, wpe, B, T, C, kTokenBound, stream(), segments);
 }
 
-void CudaModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                                      int C) {
+void CudaModelOps::embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                                      const TokenSegment* segments, int B, int T, int C) {
   const size_t bytes = dwte ? embedding_backward_workspace_bytes(B, T) : 0;
   void* workspace = bytes ? scratch(embedding_workspace_, bytes) : nullptr;
-  cuda::embedding_backward(dtype_, dwte, dwpe, workspace, bytes, dout, tokens, B, T, C, kTokenBound, stream());
+  cuda::embedding_backward(dtype_, dwte, dwpe, workspace, bytes, dout, tokens, B, T, C, kTokenBound, stream(),
+                           segments);
 }
 
 void CudaModelOps::layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight,
@@ -122,13 +122,15 @@ size_t CudaModelOps::attention_scratch_floats(int B, int T, int NH) const {
   return attention_backward_scratch_floats(B, T, NH);
 }
 
-void CudaModelOps::attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) {
-  cuda::attention_forward(dtype_, out, saved, qkv, B, T, C, NH, stream());
+void CudaModelOps::attention_forward(void* out, float* saved, float*, const void* qkv, const TokenSegment* segments,
+                                     int B, int T, int C, int NH) {
+  cuda::attention_forward(dtype_, out, saved, qkv, B, T, C, NH, stream(), segments);
 }
 
 void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                                      const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into);
+                                      const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                                      GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into, segments);
 }
 
 void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
@@ -160,26 +162,26 @@ void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight
                          NKV, hd, stream(), dqkv_into);
 }
 
-void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                int hd) {
-  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream());
+void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                int T, int NH, int NKV, int hd) {
+  cuda::rope_forward(dtype_, qkv, cos, sin, B, T, NH, NKV, hd, stream(), segments);
 }
 
-void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV,
-                                 int hd) {
-  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream());
+void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
+                                 int T, int NH, int NKV, int hd) {
+  cuda::rope_backward(dtype_, dqkv, cos, sin, B, T, NH, NKV, hd, stream(), segments);
 }
 
-void CudaModelOps::gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV,
-                                         int hd) {
-  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd}, stream());
+void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv,
+                                         const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments}, stream());
 }
 
 void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
-                                          const void* out, const float* saved, int B, int T, int NH, int NKV, int hd,
-                                          GradInto dqkv_into) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd}, stream(),
-                           dqkv_into);
+                                          const void* out, const float* saved, const TokenSegment* segments, int B,
+                                          int T, int NH, int NKV, int hd, GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd, segments},
+                           stream(), dqkv_into);
 }
 
 void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
@@ -215,12 +217,13 @@ void CudaModelOps::dropout(void* out, const void* inp, size_t n, float p, uint64
   cuda::dropout(dtype_, out, inp, n, p, seed, into, stream());
 }
 
-// The fused classifier: one pass over the logits gives the loss and writes the gradient over them.
-float CudaModelOps::cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) {
-  auto* losses = static_cast<float*>(scratch(losses_, std::max<size_t>(1, size_t(N)) * sizeof(float)));
-  classifier_fused(dtype_, logits, lse, losses, mean_loss_.data(), targets, fused_dloss_ / float(N), N, V, Vp,
-                   stream());
-  fused_logits_ = logits;
+void CudaModelOps::cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets,
+                                         int N, int V, int Vp) {
+  classifier_losses(dtype_, lse, losses, logits, targets, N, V, Vp, stream());
+}
+
+float CudaModelOps::cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) {
+  classifier_mean(mean_loss_.data(), counted, losses, targets, N, stream());
   if (keep_losses_) {
     if (kept_weight_ != 0.0) add_mean_loss(loss_sum_.data(), mean_loss_.data(), kept_weight_, stream());
     return std::numeric_limits<float>::quiet_NaN();
@@ -243,18 +246,9 @@ void CudaModelOps::take_losses_into(double* host) {
 }
 
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
-                                          const int32_t* targets, float scale, int N, int V, int Vp) {
-  if (!fused_logits_) return classifier_backward(dtype_, dlogits, logits, lse, targets, scale, N, V, Vp, stream());
-  if (logits != fused_logits_ || dlogits != logits)
-    fail("CudaModelOps::cross_entropy_backward: the forward replaced the logits by their gradient; backward must "
-         "finish them in place");
-  fused_logits_ = nullptr;
-  const float dloss = scale * float(N);
-  if (dloss == fused_dloss_) return;  // the forward wrote exactly this gradient
-  // Another dloss than the forward assumed: rescale (one more rounding) and, unless it is 0 or not
-  // finite (nothing to rescale from), assume it next time.
-  cuda::scale(dtype_, dlogits, dloss / fused_dloss_, size_t(N) * size_t(Vp), stream());
-  if (dloss != 0.0f && std::isfinite(dloss)) fused_dloss_ = dloss;
+                                          const int32_t* targets, const int32_t* counted, float dloss, int N, int V,
+                                          int Vp) {
+  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream());
 }
 
 }  // namespace zt::cuda

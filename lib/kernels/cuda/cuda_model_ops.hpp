@@ -2,12 +2,11 @@
 // The model's operator table (kernels/model_ops.hpp) on one GPU: the launchers of kernels/cuda on
 // the device's compute stream, in fp32 or bf16 (the training dtype; the kernels have no fp16
 // activations). Differences from the CPU table that the interface was made for:
-// - attention saves the log-sum-exp of each query row (B·NH·T floats) instead of the T×T
-//   probabilities, and its backward recomputes them from q, k and the forward's output;
-// - cross_entropy_forward computes the loss and its gradient in one pass over the logits (the fused
-//   classifier), replacing the logits by their gradient for the dloss of the last backward, so
-//   cross_entropy_backward has nothing left to do (or rescales, for another dloss); it copies the
-//   mean loss to the host and waits for the stream, unless the losses are kept on the device;
+// - attention is one fused kernel per pass (kernels/cuda/cuda_attention.hpp): forward needs no
+//   scratch, backward only one float per query row;
+// - cross_entropy_loss copies the mean loss to the host and waits for the stream, unless the losses
+//   are kept on the device; cross_entropy_backward's kernel reads the count of rows that count
+//   from device memory, so a replayed graph scales by its own micro-batch's count;
 // - the MLP's GELU runs in the input projection's epilogue in bf16, its gradient in the output
 //   projection's backward epilogue, and a block's second residual in its norm's pass (LayerNorm or
 //   RMSNorm); input gradients are written over (GradInto) with cuBLASLt's beta = 0 or kernels that
@@ -16,8 +15,8 @@
 //   key/value head h / (NH / NKV) in place: nothing is repeated in memory); RoPE and the q/k norms
 //   are passes of their own over the q and k heads (kernels/cuda/cuda_rope.hpp says why).
 // The operators' own scratch (cuBLASLt workspace, the norms' column partials, the embedding
-// backward's sort workspace, per-row losses) is allocated once for the largest shape seen, so only
-// the first step allocates; it counts as activations in the memory ledger.
+// backward's sort workspace) is allocated once for the largest shape seen, so only the first step
+// allocates; it counts as activations in the memory ledger.
 #include <memory>
 
 #include "core/buffer.hpp"
@@ -35,10 +34,10 @@ public:
 
   DType dtype() const override { return dtype_; }
   size_t own_bytes(int B, int T, int C) const override;
-  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe, int B, int T,
-                         int C) override;
-  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens, int B, int T,
-                          int C) override;
+  void embedding_forward(void* out, const int32_t* tokens, const void* wte, const void* wpe,
+                         const TokenSegment* segments, int B, int T, int C) override;
+  void embedding_backward(void* dwte, void* dwpe, const void* dout, const int32_t* tokens,
+                          const TokenSegment* segments, int B, int T, int C) override;
   void layernorm_forward(void* out, float* mean, float* rstd, const void* inp, const void* weight, const void* bias,
                          int N, int C) override;
   void layernorm_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
@@ -57,9 +56,11 @@ public:
                             GradInto dpre_into) override;
   size_t attention_saved_floats(int B, int T, int NH) const override;
   size_t attention_scratch_floats(int B, int T, int NH) const override;
-  void attention_forward(void* out, float* saved, const void* qkv, int B, int T, int C, int NH) override;
+  void attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                         int B, int T, int C, int NH) override;
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                          const float* saved, int B, int T, int C, int NH, GradInto dqkv_into) override;
+                          const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
+                          GradInto dqkv_into) override;
   void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
   void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
                                 const void* weight, int N, int C, float eps) override;
@@ -70,11 +71,15 @@ public:
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
                         int hd, GradInto dqkv_into) override;
-  void rope_forward(void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void rope_backward(void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd) override;
-  void gqa_attention_forward(void* out, float* saved, const void* qkv, int B, int T, int NH, int NKV, int hd) override;
+  void rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T, int NH,
+                    int NKV, int hd) override;
+  void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
+                     int NH, int NKV, int hd) override;
+  void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
+                             int B, int T, int NH, int NKV, int hd) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
-                              const float* saved, int B, int T, int NH, int NKV, int hd, GradInto dqkv_into) override;
+                              const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                              GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
                                 int NH, int NKV, int hd) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
@@ -85,9 +90,11 @@ public:
   void scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
                      GradInto into) override;
   void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) override;
-  float cross_entropy_forward(float* lse, void* logits, const int32_t* targets, int N, int V, int Vp) override;
+  void cross_entropy_forward(float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
+                             int Vp) override;
+  float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                              float scale, int N, int V, int Vp) override;
+                              const int32_t* counted, float dloss, int N, int V, int Vp) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;
@@ -103,15 +110,11 @@ private:
   CudaDevice& device_;
   DType dtype_;
   std::unique_ptr<MatmulContext> matmul_;
-  Buffer<uint8_t> norm_scratch_, embedding_workspace_, losses_;
+  Buffer<uint8_t> norm_scratch_, embedding_workspace_;
   Buffer<float> mean_loss_, mean_loss_host_;  // one float on the device, one in pinned memory
   bool keep_losses_ = false;
   double kept_weight_ = 1.0;
   Buffer<double> loss_sum_, loss_sum_host_;    // the kept losses' sum, on the device and pinned
-  // The logits cross_entropy_forward replaced by their gradient for dloss fused_dloss_ (the last
-  // backward's; 1 at first), until cross_entropy_backward finishes them.
-  const void* fused_logits_ = nullptr;
-  float fused_dloss_ = 1.0f;
 };
 
 }  // namespace zt::cuda

@@ -8,8 +8,8 @@ namespace {
 
 // Thread item = ((bt · (NH + NKV)) + head) · groups + group: 8 pairs (i, i + half) of one q or k head.
 template <typename T, bool kVector>
-__global__ void rope_kernel(T* qkv, const float* cos, const float* sin, int N, int T_, int heads, int width,
-                            int half, float sign) {
+__global__ void rope_kernel(T* qkv, const float* cos, const float* sin, const TokenSegment* segments, int N, int T_,
+                            int heads, int width, int half, float sign) {
   const int groups = (half + kVec - 1) / kVec;
   const size_t item = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (item >= size_t(N) * heads * groups) return;
@@ -19,7 +19,7 @@ __global__ void rope_kernel(T* qkv, const float* cos, const float* sin, int N, i
   const size_t bt = head_row / size_t(heads);
   T* x1 = qkv + bt * size_t(width) + size_t(h) * 2 * half;
   T* x2 = x1 + half;
-  const size_t t = bt % size_t(T_);
+  const size_t t = bt % size_t(T_) - size_t(segments ? segments[bt].begin : 0);  // the position in its sample
   float a[kVec], b[kVec], c[kVec], s[kVec];
   load_floats<kVector>(a, x1, size_t(i), size_t(half));
   load_floats<kVector>(b, x2, size_t(i), size_t(half));
@@ -36,8 +36,8 @@ __global__ void rope_kernel(T* qkv, const float* cos, const float* sin, int N, i
   store_floats<kVector>(x2, b, size_t(i), size_t(half));
 }
 
-void rotate(DType dt, void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd, float sign,
-            cudaStream_t stream, const char* op) {
+void rotate(DType dt, void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T, int NH,
+            int NKV, int hd, float sign, cudaStream_t stream, const char* op) {
   require(B >= 0 && T >= 0 && NH > 0 && NKV > 0 && hd > 0, op, ": bad shape B = ", B, ", T = ", T, ", NH = ", NH,
           ", NKV = ", NKV, ", hd = ", hd);
   require(hd % 2 == 0, op, ": head size ", hd, " is odd (the rotation pairs the two halves of a head)");
@@ -51,21 +51,21 @@ void rotate(DType dt, void* qkv, const float* cos, const float* sin, int B, int 
   dispatch_activation(dt, op, [&](auto tag) {
     using E = decltype(tag);
     launch(vector ? rope_kernel<E, true> : rope_kernel<E, false>, grid_size(threads, kElementwiseBlock, op),
-           kElementwiseBlock, 0, stream, "rope_kernel", static_cast<E*>(qkv), cos, sin, int(N), T, heads, width, half,
-           sign);
+           kElementwiseBlock, 0, stream, "rope_kernel", static_cast<E*>(qkv), cos, sin, segments, int(N), T, heads,
+           width, half, sign);
   });
 }
 
 }  // namespace
 
 void rope_forward(DType dt, void* qkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd,
-                  cudaStream_t stream) {
-  rotate(dt, qkv, cos, sin, B, T, NH, NKV, hd, 1.0f, stream, "rope_forward");
+                  cudaStream_t stream, const TokenSegment* segments) {
+  rotate(dt, qkv, cos, sin, segments, B, T, NH, NKV, hd, 1.0f, stream, "rope_forward");
 }
 
 void rope_backward(DType dt, void* dqkv, const float* cos, const float* sin, int B, int T, int NH, int NKV, int hd,
-                   cudaStream_t stream) {
-  rotate(dt, dqkv, cos, sin, B, T, NH, NKV, hd, -1.0f, stream, "rope_backward");
+                   cudaStream_t stream, const TokenSegment* segments) {
+  rotate(dt, dqkv, cos, sin, segments, B, T, NH, NKV, hd, -1.0f, stream, "rope_backward");
 }
 
 }  // namespace zt::cuda

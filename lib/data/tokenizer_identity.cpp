@@ -1,0 +1,99 @@
+#include "data/tokenizer_identity.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/sha256.hpp"
+
+namespace zt {
+
+namespace {
+
+const TokenizerFile* file_of_role(const TokenizerIdentity& t, const std::string& role) {
+  for (const TokenizerFile& f : t.files)
+    if (f.role == role) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+bool same_tokenizer(const TokenizerIdentity& a, const TokenizerIdentity& b) {
+  if (a.files.empty() || a.files.size() != b.files.size()) return false;
+  return std::all_of(a.files.begin(), a.files.end(), [&](const TokenizerFile& f) {
+    const TokenizerFile* other = file_of_role(b, f.role);
+    return other && other->sha256 == f.sha256;
+  });
+}
+
+std::string describe(const TokenizerIdentity& t) {
+  const std::string about = describe_files(t);
+  return about.empty() ? t.source : fmt::format("{} ({})", t.source, about);
+}
+
+std::string describe_files(const TokenizerIdentity& t) {
+  std::string about;
+  if (!t.kind.empty()) about += t.kind;
+  if (t.vocab_size > 0) about += fmt::format("{}{} ids", about.empty() ? "" : ", ", t.vocab_size);
+  std::string hashes;
+  for (const TokenizerFile& f : t.files)
+    hashes += fmt::format("{}{} sha256 {}", hashes.empty() ? "" : ", ", f.role, f.sha256.substr(0, 12));
+  if (!hashes.empty()) about += (about.empty() ? "" : "; ") + hashes;
+  return about;
+}
+
+std::string tokenizer_directory(const TokenizerIdentity& t) {
+  return t.files.empty() ? "" : std::filesystem::path(t.files.front().path).parent_path().string();
+}
+
+bool tokenizer_files_unchanged(const TokenizerIdentity& t) {
+  if (t.files.empty()) return false;
+  for (const TokenizerFile& f : t.files) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f.path, ec)) return false;
+    try {
+      if (sha256_of_file(f.path) != f.sha256) return false;
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  return true;
+}
+
+nlohmann::json to_json(const TokenizerIdentity& t) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const TokenizerFile& f : t.files) files.push_back({{"role", f.role}, {"path", f.path}, {"sha256", f.sha256}});
+  return {{"source", t.source}, {"kind", t.kind}, {"vocab_size", t.vocab_size}, {"files", files}};
+}
+
+TokenizerIdentity tokenizer_identity_from_json(const nlohmann::json& j, const std::string& where) {
+  auto string_at = [&](const nlohmann::json& o, const char* key, const std::string& at) {
+    if (!o.is_object() || !o.contains(key) || !o.at(key).is_string())
+      fail("{}: {}.{}: expected a string", where, at, key);
+    return o.at(key).get<std::string>();
+  };
+  TokenizerIdentity t;
+  t.source = string_at(j, "source", "tokenizer");
+  t.kind = string_at(j, "kind", "tokenizer");
+  if (!j.contains("vocab_size") || !j.at("vocab_size").is_number_integer())
+    fail("{}: tokenizer.vocab_size: expected an integer", where);
+  t.vocab_size = j.at("vocab_size").get<int64_t>();
+  if (!j.contains("files") || !j.at("files").is_array() || j.at("files").empty())
+    fail("{}: tokenizer.files: expected a list of the tokenizer's files", where);
+  for (size_t i = 0; i < j.at("files").size(); ++i) {
+    const std::string at = fmt::format("tokenizer.files[{}]", i);
+    const nlohmann::json& f = j.at("files")[i];
+    t.files.push_back({string_at(f, "role", at), string_at(f, "path", at), string_at(f, "sha256", at)});
+  }
+  return t;
+}
+
+TokenizerMismatch tokenizer_mismatch_from_name(const std::string& name, const std::string& key) {
+  if (name == "error") return TokenizerMismatch::Error;
+  if (name == "warn") return TokenizerMismatch::Warn;
+  fail("{}: unknown value \"{}\" (expected error or warn)", key, name);
+}
+
+}  // namespace zt

@@ -1,0 +1,100 @@
+#include "train/run_data.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "ckpt/checkpoint_format.hpp"
+#include "hf/hf_dir.hpp"
+#include "inference/model_tokenizer.hpp"
+#include "train/data_warnings.hpp"
+
+namespace zt {
+
+namespace {
+
+TokenizerJudgement judgement_of(const config::Config& c, const std::string& key, int rank) {
+  const TokenizerMismatch policy = tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch");
+  return {key, "--set data.tokenizer_mismatch=warn", policy, rank == 0};
+}
+
+// data.val's records against the model's tokenizer and against data.train's.
+void judge_val(const RunData& d, const config::Config& c, int rank) {
+  const TokenizerJudgement judgement = judgement_of(c, "data.val", rank);
+  const DataTokenizer val = read_data_tokenizer(*d.val, judgement);
+  if (d.model_tokenizer) judge_data_tokenizer(val, *d.model_tokenizer, judgement);
+  if (val.identity && d.tokenizer.identity)
+    judge_data_tokenizer(val, {*d.tokenizer.identity, "the tokenizer of data.train " + d.tokenizer.recorded_by},
+                         judgement);
+}
+
+std::string text_tokenizer_of(const config::Config& c, const RunData& d, const std::string& model_dir) {
+  if (!c.training.sample_tokenizer.empty()) return c.training.sample_tokenizer;
+  if (!model_dir.empty()) return model_dir;
+  return d.tokenizer.identity ? usable_tokenizer_source(*d.tokenizer.identity) : "";
+}
+
+std::string tokenizer_line(const RunData& d) {
+  const DataTokenizer& t = d.tokenizer;
+  std::string line = t.identity ? describe(*t.identity) : "none recorded";
+  if (!t.unrecorded.empty() && t.identity) line += fmt::format(" ({} file(s) record none)", t.unrecorded.size());
+  if (!d.model_tokenizer) return line + "; the model has no tokenizer to compare it with";
+  if (!t.identity)
+    return line + fmt::format("; the model's: {} ({})", d.model_tokenizer->where,
+                              describe_files(d.model_tokenizer->identity));
+  const bool same = same_tokenizer(*t.identity, d.model_tokenizer->identity);
+  return line + fmt::format("; {} {}", same ? "the same as" : "NOT", d.model_tokenizer->where);
+}
+
+void log_dataset(const char* key, const TokenDataset& data, const BatchSampler& sampler, const config::Config& c) {
+  spdlog::info("{}: {} ({}, {} tokens, the largest id {} < model.vocab_size {}{}); {} windows of {} x {} + 1 tokens",
+               key, data.path(), token_format_name(data.format()), data.size(), data.vocab_size() - 1,
+               c.model.shape.vocab_size, data.has_loss_mask() ? ", a loss mask beside it" : "", sampler.num_windows(),
+               sampler.batch(), sampler.seq_len());
+}
+
+}  // namespace
+
+RunData open_run_data(const config::Config& c, int world_size, int rank) {
+  const auto& d = c.data;
+  const std::string model_dir = model_tokenizer_directory(c.model.path, c.training.init_from);
+  const int vocab = c.model.shape.vocab_size;
+  RunData r;
+  r.train = open_dataset(d.train, d.format, c.training.seed, model_dir);
+  if (!d.val.empty()) r.val = open_dataset(d.val, d.format, c.training.seed + 1, model_dir);
+  if (!model_dir.empty()) r.model_tokenizer = tokenizer_of_model_directory(model_dir).reference;
+  const TokenizerJudgement judgement = judgement_of(c, "data.train", rank);
+  r.tokenizer = read_data_tokenizer(*r.train, judgement);
+  if (r.model_tokenizer) judge_data_tokenizer(r.tokenizer, *r.model_tokenizer, judgement);
+  if (r.val) judge_val(r, c, rank);
+  for (auto* data : {r.train.get(), r.val.get()})  // after the tokenizers: another one's ids say more than a range
+    if (data) data->check_vocab(vocab);
+  if (rank == 0) {
+    warn_about_text_data(*r.train, "data.train", vocab, model_dir, /*coverage=*/true);
+    if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);
+  }
+  const int B = int(c.train_micro_batch_size_per_gpu), T = d.seq_len, GA = int(c.gradient_accumulation_steps);
+  r.train_sampler = std::make_unique<BatchSampler>(*r.train, B, T, world_size, rank, GA, d.shuffle, c.training.seed);
+  if (r.val) r.val_sampler = std::make_unique<BatchSampler>(*r.val, B, T, world_size, rank, 1, false, c.training.seed);
+  r.text_tokenizer = text_tokenizer_of(c, r, model_dir);
+  return r;
+}
+
+void judge_against_checkpoint(const DataTokenizer& data, const CheckpointMeta& meta, const std::string& checkpoint_dir,
+                              const config::Config& c, int rank) {
+  const std::optional<TokenizerIdentity> recorded = recorded_data_tokenizer(meta, checkpoint_dir);
+  if (!recorded) return;  // an older checkpoint: the model directory's tokenizer, if any, was judged
+  const TokenizerReference reference{*recorded, "the tokenizer checkpoint " + checkpoint_dir + "'s data was made with"};
+  judge_data_tokenizer(data, reference, judgement_of(c, "data.train", rank));
+}
+
+void log_data_plan(const config::Config& c, const RunData& d) {
+  log_dataset("data.train", *d.train, *d.train_sampler, c);
+  const int64_t per_step = d.train_sampler->windows_per_step();
+  spdlog::info("data.train: {} window{} per step (accumulation {} x world {}): {} steps = {:.3g} epochs", per_step,
+               per_step == 1 ? "" : "s", c.gradient_accumulation_steps, c.world_size, c.training.steps,
+               double(c.training.steps) * double(per_step) / double(d.train_sampler->num_windows()));
+  spdlog::info("data.train: tokenizer {}", tokenizer_line(d));
+  if (d.val) log_dataset("data.val", *d.val, *d.val_sampler, c);
+  else spdlog::info("data.val: none (nothing is evaluated)");
+}
+
+}  // namespace zt
