@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
@@ -47,6 +48,44 @@ std::vector<int32_t> TextCodec::prompt(std::string_view text) const {
   if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   for (int32_t& id : ids)
     if (id < 0) fail("the prompt: {} has no id for part of it", tokenizer_->source());
+  return ids;
+}
+
+namespace {
+
+ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) {
+  if (!name.empty()) {
+    const auto format = chat_format_from_name(name);
+    if (!format) fail("--chat-format {}: expected one of {}", name, chat_format_names());
+    check_chat_format(*format, tokenizer);
+    return *format;
+  }
+  std::string how;
+  const auto format = chat_format_of(tokenizer, &how);
+  if (!format)
+    fail("--chat: the tokenizer ({}) has {} zerotrain renders: name its format with --chat-format ({})",
+         tokenizer.source(), how == "its chat template" ? "a chat template none of the formats" : "no chat template or chat tokens",
+         chat_format_names());
+  return *format;
+}
+
+}  // namespace
+
+std::vector<int32_t> TextCodec::chat_prompt(std::string_view text, const std::optional<std::string>& system,
+                                            const std::string& format) const {
+  if (!tokenizer_) fail("--chat: a model that reads bytes has no chat format; give --tokenizer");
+  Conversation chat;
+  if (system) chat.messages.push_back({"system", *system});
+  chat.messages.push_back({"user", std::string(text)});
+  const std::string bos = tokenizer_->config_string("bos_token");
+  const auto segments = render_chat(chat_format_for(*tokenizer_, format), chat,
+                                    {.bos_token = bos.empty() ? "<|begin_of_text|>" : bos, .generation_prompt = true});
+  std::vector<TextSegment> views;
+  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;
+  tokenizer_->encode(views, ids, counted);
+  if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   return ids;
 }
 
