@@ -22,8 +22,9 @@ struct GenerateOptions {
 };
 
 // Writes the prompt and its continuation to `out` as the tokens come, then a line break (with
-// `chat`, the answer only, which ends at the end of its turn); what ran and how fast on stderr. Bad input (a model path, a tokenizer, an empty prompt, an option) throws
-// zt::Error saying what is wrong, before anything is written to `out`.
+// `chat`, the answer only, which ends at the end of its turn); what ran and how fast on stderr. Bad
+// input (a model path, a tokenizer, an empty prompt, an option) throws zt::Error saying what is
+// wrong, before anything is written to `out`.
 void run_generate(const GenerateOptions& options, std::FILE* out);
 
 }  // namespace zt

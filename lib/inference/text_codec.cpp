@@ -62,11 +62,12 @@ ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) 
   }
   std::string how;
   const auto format = chat_format_of(tokenizer, &how);
-  if (!format)
-    fail("--chat: the tokenizer ({}) has {} zerotrain renders: name its format with --chat-format ({})",
-         tokenizer.source(), how == "its chat template" ? "a chat template none of the formats" : "no chat template or chat tokens",
-         chat_format_names());
-  return *format;
+  if (format) return *format;
+  if (how == "its chat template")
+    fail("--chat: the tokenizer's chat template ({}) is none of the formats zerotrain renders: name one with "
+         "--chat-format ({})", tokenizer.source(), chat_format_names());
+  fail("--chat: the tokenizer ({}) has no chat template or chat tokens to tell its format by: name one with "
+       "--chat-format ({})", tokenizer.source(), chat_format_names());
 }
 
 }  // namespace
@@ -77,14 +78,11 @@ std::vector<int32_t> TextCodec::chat_prompt(std::string_view text, const std::op
   Conversation chat;
   if (system) chat.messages.push_back({"system", *system});
   chat.messages.push_back({"user", std::string(text)});
-  const std::string bos = tokenizer_->config_string("bos_token");
   const auto segments = render_chat(chat_format_for(*tokenizer_, format), chat,
-                                    {.bos_token = bos.empty() ? "<|begin_of_text|>" : bos, .generation_prompt = true});
-  std::vector<TextSegment> views;
-  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+                                    {.bos_token = chat_bos_token(*tokenizer_), .generation_prompt = true});
   std::vector<int32_t> ids;
   std::vector<uint8_t> counted;
-  tokenizer_->encode(views, ids, counted);
+  tokenizer_->encode(text_segments(segments), ids, counted);
   if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   return ids;
 }

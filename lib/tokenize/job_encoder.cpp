@@ -48,9 +48,7 @@ Piece segments_piece(const JobContext& c, const std::vector<TextSegment>& segmen
 
 Piece chat_piece(const JobContext& c, const Conversation& conversation) {
   const auto segments = render_chat(*c.chat_format, conversation, {.bos_token = c.bos_token});
-  std::vector<TextSegment> views;
-  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
-  return segments_piece(c, views);
+  return segments_piece(c, text_segments(segments));
 }
 
 // TRL's standard prompt-completion: the two texts as one, the end-of-text token after the

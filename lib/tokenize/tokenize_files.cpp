@@ -146,7 +146,7 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
   JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
-  context.bos_token = tokenizer.config_string("bos_token").empty() ? "<|begin_of_text|>" : tokenizer.config_string("bos_token");
+  context.bos_token = chat_bos_token(tokenizer);
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
   const auto train_on = train_on_from_name(o.train_on);

@@ -141,4 +141,15 @@ std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conv
   return r.segments;
 }
 
+std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments) {
+  std::vector<TextSegment> views;
+  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+  return views;
+}
+
+std::string chat_bos_token(const Tokenizer& tokenizer) {
+  const std::string bos = tokenizer.config_string("bos_token");
+  return bos.empty() ? "<|begin_of_text|>" : bos;
+}
+
 }  // namespace zt

@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-namespace zt {
+#include "tokenizer/tokenizer.hpp"
 
-class Tokenizer;
+namespace zt {
 
 enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31 };
 
@@ -81,5 +81,9 @@ struct ChatSegment {
 // Fails (zt::Error) on what the format does not render: a role, tools or tool calls where it has
 // none, more tool calls in a turn than it writes; messages[i] names the message.
 std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conversation, const ChatOptions& options);
+// The segments as Tokenizer::encode takes them: views of `segments`, which must outlive them.
+std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments);
+// What the templates' bos_token writes: tokenizer_config.json's, else Llama 3's <|begin_of_text|>.
+std::string chat_bos_token(const Tokenizer& tokenizer);
 
 }  // namespace zt

@@ -65,7 +65,7 @@ check_refused "error: generate: --system: a system message and a chat format are
 check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1" \
   --model run --chat --chat-format vicuna --prompt "Hi"
 # GPT-2's tokenizer (with a warning: not the model's) has no chat format.
-check_refused "name its format with --chat-format" \
+check_refused "has no chat template or chat tokens to tell its format by: name one with --chat-format" \
   --model run --chat --prompt "Hi" --tokenizer "$fixtures/trimmed/gpt2" --tokenizer-mismatch warn
 
 finish

@@ -5,6 +5,8 @@
 // end-of-turn token stops generation; what has no chat format is refused.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "../tokenizer/fixtures.hpp"
@@ -66,7 +68,7 @@ TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inferenc
 TEST_CASE("a chat prompt without a chat format is refused, saying what to give", "[inference][chat]") {
   const TextCodec gpt2 = TextCodec::tokenizer(test::fixture_path("trimmed/gpt2"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, ""),
-                    Catch::Contains("has no chat template or chat tokens zerotrain renders: name its format with "
+                    Catch::Contains("has no chat template or chat tokens to tell its format by: name one with "
                                     "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1)"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"), Catch::Contains("has no <|start_header_id|> token"));
   const TextCodec qwen = TextCodec::tokenizer(test::fixture_path("trimmed/qwen2.5"));
@@ -76,6 +78,19 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   const std::vector<int32_t> chatml = qwen.chat_prompt("Say hello.", std::nullopt, "chatml");
   const auto fixture = test::read_fixture("chat.json");
   CHECK(chatml == expected_prompt(fixture["formats"]["qwen3"], 0, chatml.front()));
+  // A chat template that is none of the formats: named, and --chat-format asked for.
+  const auto dir = std::filesystem::temp_directory_path() / "zt_test_chat_prompt_template";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(test::fixture_path("trimmed/qwen2.5/tokenizer.json"), dir / "tokenizer.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "tokenizer_config.json")
+      << R"({"chat_template": "{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}"})";
+  CHECK_THROWS_WITH(TextCodec::tokenizer(dir.string()).chat_prompt("Hi", std::nullopt, ""),
+                    Catch::StartsWith("--chat: the tokenizer's chat template (") &&
+                        Catch::EndsWith(") is none of the formats zerotrain renders: name one with --chat-format "
+                                        "(chatml, qwen2.5, qwen3, llama3, llama3.1)"));
+  CHECK(TextCodec::tokenizer(dir.string()).chat_prompt("Say hello.", std::nullopt, "chatml") == chatml);
+  std::filesystem::remove_all(dir);
   CHECK_THROWS_WITH(TextCodec::bytes().chat_prompt("Hi", std::nullopt, ""),
                     "--chat: a model that reads bytes has no chat format; give --tokenizer");
 }
