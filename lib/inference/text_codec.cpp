@@ -21,8 +21,8 @@ TextCodec TextCodec::tokenizer(const std::string& path) {
   c.separator_ = document_separator(*t, separator_name);
   c.stops_.push_back(c.separator_);
   for (const std::string& end : {t->config_string("eos_token"), std::string("<|endoftext|>"),
-                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|im_end|>"),
-                                 std::string("</s>")})
+                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
+                                 std::string("<|im_end|>"), std::string("</s>")})
     if (const AddedToken* token = end.empty() ? nullptr : t->added_tokens().by_content(end))
       c.stops_.push_back(token->id);
   c.name_ = t->source();

@@ -63,6 +63,9 @@ TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inferenc
     CHECK(codec.ends_text(*tokenizer.token_id(end_of_turn)));
     CHECK_FALSE(codec.ends_text(*tokenizer.token_id(name.starts_with("llama") ? "<|start_header_id|>" : "<|im_start|>")));
   }
+  // Llama 3.1's turn that awaits a tool's result.
+  const std::string llama31 = test::fixture_path("trimmed/llama3.1");
+  CHECK(TextCodec::tokenizer(llama31).ends_text(*Tokenizer::load(llama31).token_id("<|eom_id|>")));
 }
 
 TEST_CASE("a chat prompt without a chat format is refused, saying what to give", "[inference][chat]") {
