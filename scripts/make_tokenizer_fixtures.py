@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reference fixtures for the tokenizer tests (tests/tokenizer), from Hugging Face's own libraries.
 
-    python3 scripts/make_tokenizer_fixtures.py [--corpus] [--tokenizers DIR]
+    python3 scripts/make_tokenizer_fixtures.py [--corpus] [--chat-only] [--tokenizers DIR]
 
 DIR (default ../shared/tokenizers) holds gpt2/ (vocab.json + merges.txt), llama3/, qwen3/ and
 llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transformers`, `tiktoken` and
@@ -20,13 +20,14 @@ llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transforme
                 offsets in bytes) from the `regex` module, for the scanners of lib/tokenizer.
   nfc.json      strings and their NFC by Hugging Face's NFC normalizer (Qwen's), which differs from
                 unicodedata's on the marks added to Unicode since its tables were made.
-  chat.json     conversations as transformers' apply_chat_template renders them with llama3's and
-                qwen3's tokenizer_config.json, their ids, and which ids are the assistant's answers.
+  chat.json     conversations (tool calls among them) as transformers' apply_chat_template renders
+                them with the templates of Llama 3, Llama 3.1, Qwen2.5 and Qwen3, their ids, and which
+                ids are the assistants' answers; generation prompts (scripts/chat_fixtures.py).
   variants.json pipelines none of the four files has, on the trimmed vocabularies: Metaspace
                 pre-tokenizers (Mistral's newer files), ByteLevel with a prefix space, Digits, the
                 Mistral-Nemo (Tekken) Split regex, added tokens that strip spaces or stand alone: the tokenizer.json of each (the pieces that
                 replace the base file's) and the ids tokenizers gives on the written samples.
-  trimmed/      the four tokenizers cut down to the vocabulary and merges that encoding the "CI
+  trimmed/      the four tokenizers, and chat_fixtures.py's Qwen2.5 and Llama 3.1, cut down to the vocabulary and merges that encoding the "CI
                 part" of the corpus (in_ci_part) and the chat conversations uses, ids unchanged:
                 a merge that never fires on a text cannot change its ids, so these give the real
                 files' ids on that text (checked here with tokenizers), and the tests run on any
@@ -44,6 +45,8 @@ import struct
 import sys
 import sysconfig
 import unicodedata
+
+import chat_fixtures
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), ".."))
 OUT = os.path.join(ROOT, "tests", "fixtures", "tokenizer")
@@ -375,68 +378,6 @@ def make_nfc(corpus):
     return {"unicode": unicodedata.unidata_version, "input": text, "expected": nfc.normalize_str(text)}
 
 
-CONVERSATIONS = [
-    [{"role": "user", "content": "What is 2 + 2?"}, {"role": "assistant", "content": "2 + 2 = 4."}],
-    [{"role": "system", "content": "You are a terse assistant."},
-     {"role": "user", "content": "Name three colours."},
-     {"role": "assistant", "content": "Red, green, blue."},
-     {"role": "user", "content": "And two more?"},
-     {"role": "assistant", "content": "Yellow and purple."}],
-    [{"role": "user", "content": "  Spaces around  \n"}, {"role": "assistant", "content": "\n\nLeading newlines and trailing spaces  "}],
-    [{"role": "user", "content": "Écris en français, s'il te plaît : « déjà vu »."},
-     {"role": "assistant", "content": "Bien sûr ! Voici : déjà vu — 既視感 😀."}],
-    [{"role": "user", "content": "Think first."},
-     {"role": "assistant", "content": "<think>\nThe user wants thought.\n</think>\n\nDone thinking."},
-     {"role": "user", "content": "Again, with code:\n```py\nprint('hi')\n```"},
-     {"role": "assistant", "content": "```python\nprint(\"hi\")\n```\n"}],
-    [{"role": "system", "content": "Answer in JSON."},
-     {"role": "user", "content": "{\"q\": \"x\"}"},
-     {"role": "assistant", "content": "{\"a\": [1, 2, 3]}"}],
-]
-
-# Where an assistant's answer starts and ends in each format: after the header, through the end of
-# the turn token.
-ANSWER_MARKS = {
-    "llama3": ("<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>"),
-    "qwen3": ("<|im_start|>assistant\n", "<|im_end|>"),
-}
-# Llama 3's template here writes the generation prompt after the conversation even when it is
-# not asked for; a training text ends with the last answer.
-TRAILING_PROMPT = {"llama3": "<|start_header_id|>assistant<|end_header_id|>\n\n", "qwen3": ""}
-
-
-def make_chat(directory):
-    from transformers import AutoTokenizer
-    out = {"conversations": CONVERSATIONS, "tokenizers": {}}
-    for name in ["llama3", "qwen3"]:
-        tok = AutoTokenizer.from_pretrained(os.path.join(directory, name))
-        fast = tok.backend_tokenizer
-        fast.encode_special_tokens = False
-        rendered_all, ids_all, counted_all = [], [], []
-        for messages in CONVERSATIONS:
-            text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=False)
-            trailing = TRAILING_PROMPT[name]
-            if trailing and text.endswith(trailing):
-                text = text[: -len(trailing)]
-            enc = fast.encode(text, add_special_tokens=False)
-            start, end = ANSWER_MARKS[name]
-            spans, at = [], 0
-            while True:
-                b = text.find(start, at)
-                if b < 0:
-                    break
-                b += len(start)
-                e = text.index(end, b) + len(end)
-                spans.append((b, e))
-                at = e
-            counted = [int(any(b <= o[0] < e for b, e in spans)) for o in enc.offsets]
-            rendered_all.append(text)
-            ids_all.append(enc.ids)
-            counted_all.append(counted)
-        out["tokenizers"][name] = {"rendered": rendered_all, "ids": ids_all, "counted": counted_all}
-    return out
-
-
 def in_ci_part(index, sample):
     """The samples the trimmed tokenizers cover (the test uses the same rule)."""
     return index % 3 == 0 or sample["source"] in ("written", "random")
@@ -512,17 +453,18 @@ def trim_vocab(vocab, merges, ranks, used):
     return ({t: i for t, i in vocab.items() if i in keep_ids}, [merges[r] for r in sorted(ranks)])
 
 
-def make_trimmed(directory, corpus, chat):
+def make_trimmed(sources, corpus, chat):
+    """The tokenizers of `sources` (name -> directory) trimmed to what the texts use."""
     from tokenizers import Tokenizer
     texts = [s["text"] for i, s in enumerate(corpus) if in_ci_part(i, s)]
-    texts += [t for entry in chat["tokenizers"].values() for t in entry["rendered"]] + SPECIAL_STRINGS
+    texts += chat_fixtures.chat_texts(chat) + SPECIAL_STRINGS
     out_dir = os.path.join(OUT, "trimmed")
-    for name in ["gpt2", "llama3", "qwen3", "llama2"]:
+    for name, directory in sources.items():
         os.makedirs(os.path.join(out_dir, name), exist_ok=True)
         if name == "gpt2":
-            tok, _ = gpt2_references(os.path.join(directory, name))
-            vocab = json.load(open(os.path.join(directory, name, "vocab.json"), encoding="utf-8"))
-            lines = open(os.path.join(directory, name, "merges.txt"), encoding="utf-8").read().split("\n")
+            tok, _ = gpt2_references(directory)
+            vocab = json.load(open(os.path.join(directory, "vocab.json"), encoding="utf-8"))
+            lines = open(os.path.join(directory, "merges.txt"), encoding="utf-8").read().split("\n")
             merges = [tuple(line.split(" ")) for line in lines[1:] if line]
             ranks, used = fired(tok, vocab, merges, False, texts, [])
             ranks2, used2 = fired(tok, vocab, merges, False, texts, ["<|endoftext|>"])
@@ -534,7 +476,7 @@ def make_trimmed(directory, corpus, chat):
                 f.write("#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in small_merges))
             small, _ = gpt2_references(os.path.join(out_dir, name))
         else:
-            path = os.path.join(directory, name, "tokenizer.json")
+            path = os.path.join(directory, "tokenizer.json")
             j = json.load(open(path, encoding="utf-8"))
             tok = Tokenizer.from_file(path)
             model = j["model"]
@@ -550,7 +492,7 @@ def make_trimmed(directory, corpus, chat):
             small_path = os.path.join(out_dir, name, "tokenizer.json")
             with open(small_path, "w", encoding="utf-8") as f:
                 json.dump(j, f, ensure_ascii=False, separators=(",", ":"))
-            config_path = os.path.join(directory, name, "tokenizer_config.json")
+            config_path = os.path.join(directory, "tokenizer_config.json")
             config = json.load(open(config_path, encoding="utf-8"))
             with open(os.path.join(out_dir, name, "tokenizer_config.json"), "w", encoding="utf-8") as f:
                 json.dump({k: config[k] for k in ("bos_token", "eos_token", "chat_template") if k in config}, f,
@@ -632,6 +574,8 @@ def make_variants():
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", action="store_true", help="rebuild corpus.jsonl from this machine's files")
+    parser.add_argument("--chat-only", action="store_true",
+                        help="remake chat.json, the trimmed tokenizers and variants.json only (the others as committed)")
     parser.add_argument("--tokenizers", default=os.path.join(ROOT, "..", "..", "shared", "tokenizers"))
     args = parser.parse_args()
     os.makedirs(OUT, exist_ok=True)
@@ -639,21 +583,24 @@ def main():
         build_corpus()
     corpus = load_corpus()
     print(f"corpus: {len(corpus)} samples, {sum(len(s['text'].encode()) for s in corpus)} bytes", file=sys.stderr)
-    tokenizers, tk_gpt2 = load_tokenizers(args.tokenizers)
 
     def write(name, value):
         with open(os.path.join(OUT, name), "w", encoding="utf-8") as f:
             json.dump(value, f, ensure_ascii=False, separators=(",", ":"))
             f.write("\n")
 
-    write("ids.json", make_ids(tokenizers, tk_gpt2, corpus))
-    write("specials.json", make_specials(tokenizers))
-    write("splits.json", make_splits(corpus))
-    write("nfc.json", make_nfc(corpus))
-    chat = make_chat(args.tokenizers)
+    if not args.chat_only:
+        tokenizers, tk_gpt2 = load_tokenizers(args.tokenizers)
+        write("ids.json", make_ids(tokenizers, tk_gpt2, corpus))
+        write("specials.json", make_specials(tokenizers))
+        write("splits.json", make_splits(corpus))
+        write("nfc.json", make_nfc(corpus))
+    chat, chat_sources = chat_fixtures.make_chat(args.tokenizers)
     write("chat.json", chat)
-    make_trimmed(args.tokenizers, corpus, chat)
-    write("variants.json", make_variants())
+    sources = {name: os.path.join(args.tokenizers, name) for name in ["gpt2", "llama3", "qwen3", "llama2"]}
+    sources.update({name: chat_sources[name] for name in ["qwen2.5", "llama3.1"]})
+    make_trimmed(sources, corpus, chat)
+    write("variants.json", make_variants())  # on the trimmed vocabularies
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 #include "cli_options.hpp"
 #include "inference/generate_text.hpp"
+#include "tokenizer/chat_format.hpp"
 #include "subcommand.hpp"
 
 namespace zt::cli {
@@ -19,11 +20,14 @@ or the run's model directory's; a model of 256 tokens reads bytes); another toke
 the model's ids are known to mean is refused unless --tokenizer-mismatch warn.
 The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
 generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
-positions are used up. Temperature 0 is greedy decoding.
+positions are used up. Temperature 0 is greedy decoding. With --chat the prompt is a user's turn in
+the model's chat format (its tokenizer's chat template, as apply_chat_template with
+add_generation_prompt writes it; --system before it), and what is printed is the answer.
 
 Examples:
   zerotrain generate --model checkpoints --prompt "And God said"
   zerotrain generate --model hf_model --prompt "Once upon a time" --temperature 0.8 --top-k 40
+  zerotrain generate --model Qwen2.5-0.5B-Instruct --chat --system "Answer in French." --prompt "Hello!"
 )";
 
 }  // namespace
@@ -35,7 +39,11 @@ Subcommand generate_subcommand(CLI::App& app) {
   cmd->add_option("--tokenizer", o->tokenizer,
                   "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files");
   add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
-  cmd->add_option("--prompt", o->prompt, "the text to continue")->required();
+  cmd->add_option("--prompt", o->prompt, "the text to continue (with --chat: the user's message)")->required();
+  cmd->add_flag("--chat", o->chat, "the prompt is a user's turn in the model's chat format; print the answer");
+  cmd->add_option("--system", o->system, "with --chat: the system message (it replaces a template's default one)");
+  cmd->add_option("--chat-format", o->chat_format,
+                  "with --chat: " + chat_format_names() + " (default: told by the tokenizer's chat template)");
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate at most")->capture_default_str();
   cmd->add_option("--temperature", o->sampling.temperature, "softmax temperature; 0: greedy")->capture_default_str();
   cmd->add_option("--top-k", o->sampling.top_k, "draw among the K most likely tokens; 0: all")->capture_default_str();

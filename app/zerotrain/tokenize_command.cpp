@@ -1,4 +1,5 @@
-// `zerotrain tokenize --tokenizer DIR|FILE INPUT... -o OUT.bin [--val N%] [--chat-format F]`
+// `zerotrain tokenize --tokenizer DIR|FILE INPUT... -o OUT.bin [--val N%] [--chat-format F] [--system TEXT]
+// [--train-on all|last] [--skip-invalid]`
 // (lib/tokenize/tokenize_files.hpp does the work).
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -8,19 +9,24 @@
 #include "cli_options.hpp"
 #include "subcommand.hpp"
 #include "tokenize/tokenize_files.hpp"
+#include "tokenizer/chat_format.hpp"
 
 namespace zt::cli {
 
 Subcommand tokenize_subcommand(CLI::App& app) {
   auto [command, options] = add_command<TokenizeOptions>(
       app, "tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)", R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
-{"text": ...} is text; {"messages": [{"role", "content"}...]}, {"conversations": [{"from", "value"}...]}
-(ShareGPT) and {"instruction", "input", "output"} (Alpaca) are conversations, rendered in the model's
-chat format with the loss on the answers only (OUT.mask beside OUT.bin).
+{"text": ...} is text; {"messages": [{"role", "content"}...]} (tool calls and results included),
+{"conversations": [{"from", "value"}...]} (ShareGPT) and {"instruction", "input", "output"} (Alpaca)
+are conversations, rendered in the model's chat format (its chat template's) with the loss on the
+answers only (OUT.mask beside OUT.bin); {"prompt", "completion"} trains on the completion;
+{"input_ids", "labels"} are tokens already made (labels -100: not counted).
 
 Examples:
   zerotrain tokenize --tokenizer gpt2/ corpus.txt -o corpus.bin --val 5%
   zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin
+  zerotrain tokenize --tokenizer Qwen2.5-0.5B-Instruct/ chats.jsonl -o chats.bin --system "You are terse." \
+      --train-on last --skip-invalid
 )");
   command->add_option("--tokenizer", options->tokenizer,
                       "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files")
@@ -29,7 +35,15 @@ Examples:
   command->add_option("-o,--output", options->output, "the token file to write (OUT.bin)")->required();
   command->add_option("--val", options->val, "N%: the last N% of the tokens go to OUT.val.bin");
   command->add_option("--chat-format", options->chat_format,
-                      "chatml, qwen3 or llama3 (default: told by the tokenizer's special tokens)");
+                      chat_format_names() + " (default: told by the tokenizer's chat template, else its special tokens)");
+  command->add_option("--system", options->system,
+                      "the system message of the conversations that have none (it replaces a template's default one)");
+  command->add_option("--train-on", options->train_on,
+                      "which assistant answers count where a message's \"loss\" flag does not say: all or last")
+      ->capture_default_str();
+  command->add_flag("--skip-invalid", options->skip_invalid,
+                    "leave out records that cannot be read or rendered, and count them (default: refuse with the file "
+                    "and line)");
   command->add_option("--threads", options->threads, "worker threads (default: one per core)");
   command->add_flag("--quiet", options->quiet, "no progress, no summary");
   return {command, [o = options](int, char**) { return exit_status("tokenize", [&] { run_tokenize(*o); }); }};

@@ -18,13 +18,29 @@ namespace zt {
 
 namespace {
 
-std::string how_it_ended(const Generated& g, int positions) {
+std::string how_it_ended(const Generated& g, int positions, bool chat) {
   switch (g.end) {
-    case GenerationEnd::StopToken: return "ended by the text's end token";
+    case GenerationEnd::StopToken: return chat ? "ended at the end of its turn" : "ended by the text's end token";
     case GenerationEnd::ContextFull: return fmt::format("stopped at the model's {} positions", positions);
     case GenerationEnd::MaxTokens: break;
   }
   return "stopped at --max-new-tokens";
+}
+
+// The prompt's ids: the text, or with --chat a user's turn in the chat format; each within the
+// model's vocabulary and positions.
+std::vector<int32_t> prompt_ids(const GenerateOptions& o, const TextCodec& codec, const GptShape& shape) {
+  if (!o.chat && (o.system || !o.chat_format.empty()))
+    fail("{}: a system message and a chat format are for a chat: add --chat", o.system ? "--system" : "--chat-format");
+  const std::vector<int32_t> prompt = o.chat ? codec.chat_prompt(o.prompt, o.system, o.chat_format) : codec.prompt(o.prompt);
+  for (int32_t id : prompt)
+    if (id >= shape.vocab_size)
+      fail("{} gives the prompt the id {}, outside the model's vocabulary of {}: is it the tokenizer the model was "
+           "trained with?",
+           codec.name(), id, shape.vocab_size);
+  if (int(prompt.size()) >= shape.max_seq_len)
+    fail("--prompt: its {} tokens leave no room in the model's {} positions", prompt.size(), shape.max_seq_len);
+  return prompt;
 }
 
 }  // namespace
@@ -41,14 +57,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
     judge_given_tokenizer(identify_tokenizer(o.tokenizer), *loaded.tokenizer_reference, judgement);
   const TextCodec codec = TextCodec::for_model(o.tokenizer.empty() ? loaded.tokenizer : o.tokenizer,
                                                shape.vocab_size, "--tokenizer");
-  const std::vector<int32_t> prompt = codec.prompt(o.prompt);
-  for (int32_t id : prompt)
-    if (id >= shape.vocab_size)
-      fail("{} gives the prompt the id {}, outside the model's vocabulary of {}: is it the tokenizer the model was "
-           "trained with?",
-           codec.name(), id, shape.vocab_size);
-  if (int(prompt.size()) >= shape.max_seq_len)
-    fail("--prompt: its {} tokens leave no room in the model's {} positions", prompt.size(), shape.max_seq_len);
+  const std::vector<int32_t> prompt = prompt_ids(o, codec, shape);
 
   const DType dtype = inference_dtype(o.dtype, loaded);
   Backend& backend = select_backend(o.device, 0, 1, compute_dtype(dtype));
@@ -59,7 +68,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   std::fprintf(stderr, "generate: %s, %s; text: %s; on %s\n", loaded.what.c_str(), describe(shape).c_str(),
                codec.name().c_str(), backend.device.name().c_str());
 
-  std::fputs(o.prompt.c_str(), out);
+  if (!o.chat) std::fputs(o.prompt.c_str(), out);
   std::fflush(out);
   TextStream stream([&](std::span<const int32_t> ids) { return codec.decode(ids); }, prompt);
   GenerationLimits limits;
@@ -78,7 +87,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::fprintf(stderr, "generate: %zu tokens after a prompt of %zu in %.2f s (%.1f tokens/s), %s\n", g.tokens.size(),
                prompt.size(), seconds, double(g.tokens.size()) / std::max(seconds, 1e-9),
-               how_it_ended(g, model.max_seq()).c_str());
+               how_it_ended(g, model.max_seq(), o.chat).c_str());
 }
 
 }  // namespace zt

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
@@ -20,8 +21,8 @@ TextCodec TextCodec::tokenizer(const std::string& path) {
   c.separator_ = document_separator(*t, separator_name);
   c.stops_.push_back(c.separator_);
   for (const std::string& end : {t->config_string("eos_token"), std::string("<|endoftext|>"),
-                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|im_end|>"),
-                                 std::string("</s>")})
+                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
+                                 std::string("<|im_end|>"), std::string("</s>")})
     if (const AddedToken* token = end.empty() ? nullptr : t->added_tokens().by_content(end))
       c.stops_.push_back(token->id);
   c.name_ = t->source();
@@ -47,6 +48,42 @@ std::vector<int32_t> TextCodec::prompt(std::string_view text) const {
   if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   for (int32_t& id : ids)
     if (id < 0) fail("the prompt: {} has no id for part of it", tokenizer_->source());
+  return ids;
+}
+
+namespace {
+
+ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) {
+  if (!name.empty()) {
+    const auto format = chat_format_from_name(name);
+    if (!format) fail("--chat-format {}: expected one of {}", name, chat_format_names());
+    check_chat_format(*format, tokenizer);
+    return *format;
+  }
+  std::string how;
+  const auto format = chat_format_of(tokenizer, &how);
+  if (format) return *format;
+  if (how == "its chat template")
+    fail("--chat: the tokenizer's chat template ({}) is none of the formats zerotrain renders: name one with "
+         "--chat-format ({})", tokenizer.source(), chat_format_names());
+  fail("--chat: the tokenizer ({}) has no chat template or chat tokens to tell its format by: name one with "
+       "--chat-format ({})", tokenizer.source(), chat_format_names());
+}
+
+}  // namespace
+
+std::vector<int32_t> TextCodec::chat_prompt(std::string_view text, const std::optional<std::string>& system,
+                                            const std::string& format) const {
+  if (!tokenizer_) fail("--chat: a model that reads bytes has no chat format; give --tokenizer");
+  Conversation chat;
+  if (system) chat.messages.push_back({"system", *system});
+  chat.messages.push_back({"user", std::string(text)});
+  const auto segments = render_chat(chat_format_for(*tokenizer_, format), chat,
+                                    {.bos_token = chat_bos_token(*tokenizer_), .generation_prompt = true});
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;
+  tokenizer_->encode(text_segments(segments), ids, counted);
+  if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   return ids;
 }
 

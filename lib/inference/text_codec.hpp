@@ -4,6 +4,7 @@
 // text, the shipped corpus).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,12 @@ public:
   // `zerotrain tokenize` puts before every document) unless the text already begins with it, then
   // the text's ids, special tokens written in it included. Bytes: the bytes.
   std::vector<int32_t> prompt(std::string_view text) const;
+  // The ids of a chat's prompt: the user's `text` (after a `system` message when there is one) in
+  // the tokenizer's chat format (`format` when not empty: a chat_format_names() name), ending with
+  // the assistant's header to answer after (apply_chat_template's add_generation_prompt), after
+  // the separator as `zerotrain tokenize` starts a conversation. Fails (zt::Error) without a format.
+  std::vector<int32_t> chat_prompt(std::string_view text, const std::optional<std::string>& system,
+                                   const std::string& format) const;
   // The ids of an empty document's start: the separator, or a line break for bytes.
   std::vector<int32_t> document_start() const;
   std::string decode(std::span<const int32_t> ids) const;

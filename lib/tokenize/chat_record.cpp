@@ -3,67 +3,29 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "tokenize/chat_messages.hpp"
+#include "tokenize/token_record.hpp"
 
 namespace zt {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
-std::string string_field(const json& object, const char* key, const std::string& where) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_string())
-    fail("{}.{}: {}", where, key, it == object.end() ? "missing" : "expected a string, got " + std::string(it->type_name()));
-  return it->get<std::string>();
-}
+constexpr MessageKeys kOpenAi{"role", "content"};
+constexpr MessageKeys kShareGpt{"from", "value"};
 
-// A list of message objects, each with `fields`, made into messages by message_of(object, where).
-template <class MessageOf>
-std::vector<ChatMessage> each_message(const json& list, const char* name, const char* fields, MessageOf message_of) {
-  if (!list.is_array()) fail("{}: expected an array, got {}", name, list.type_name());
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const std::string where = fmt::format("{}[{}]", name, i);
-    if (!list[i].is_object()) fail("{}: expected an object with {}", where, fields);
-    out.push_back(message_of(list[i], where));
-  }
-  return out;
-}
-
-std::vector<ChatMessage> openai_messages(const json& list) {
-  return each_message(list, "messages", "role and content", [](const json& object, const std::string& where) {
-    ChatMessage m{string_field(object, "role", where), string_field(object, "content", where), std::nullopt};
-    if (auto r = object.find("reasoning_content"); r != object.end() && !r->is_null()) {
-      if (!r->is_string()) fail("{}.reasoning_content: expected a string", where);
-      m.reasoning = r->get<std::string>();
-    }
-    return m;
-  });
-}
-
-std::vector<ChatMessage> sharegpt_messages(const json& list) {
-  return each_message(list, "conversations", "from and value", [](const json& object, const std::string& where) {
-    const std::string from = string_field(object, "from", where);
-    std::string role = from == "human" || from == "user" ? "user"
-                       : from == "gpt" || from == "assistant" ? "assistant"
-                       : from == "system" ? "system"
-                                          : "";
-    if (role.empty()) fail("{}.from: \"{}\" is none of human, user, gpt, assistant, system", where, from);
-    return ChatMessage{role, string_field(object, "value", where), std::nullopt};
-  });
-}
+bool has(const json& record, const char* key) { return record.contains(key); }
 
 std::vector<ChatMessage> alpaca_messages(const json& record) {
   std::vector<ChatMessage> out;
-  if (auto s = record.find("system"); s != record.end() && !s->is_null())
-    out.push_back({"system", string_field(record, "system", "record"), std::nullopt});
   if (auto h = record.find("history"); h != record.end() && !h->is_null()) {
     if (!h->is_array()) fail("history: expected an array of [question, answer] pairs");
     for (size_t i = 0; i < h->size(); ++i) {
       const json& turn = (*h)[i];
       if (!turn.is_array() || turn.size() != 2 || !turn[0].is_string() || !turn[1].is_string())
         fail("history[{}]: expected [question, answer]", i);
-      out.push_back({"user", turn[0].get<std::string>(), std::nullopt});
-      out.push_back({"assistant", turn[1].get<std::string>(), std::nullopt});
+      out.push_back({"user", turn[0].get<std::string>()});
+      out.push_back({"assistant", turn[1].get<std::string>()});
     }
   }
   std::string question = string_field(record, "instruction", "record");
@@ -71,14 +33,92 @@ std::vector<ChatMessage> alpaca_messages(const json& record) {
     const std::string input = string_field(record, "input", "record");
     if (!input.empty()) question += "\n" + input;
   }
-  out.push_back({"user", question, std::nullopt});
-  out.push_back({"assistant", string_field(record, "output", "record"), std::nullopt});
+  out.push_back({"user", question});
+  out.push_back({"assistant", string_field(record, "output", "record")});
   return out;
+}
+
+// A record's own "system" field (ShareGPT's and Alpaca's) as the first message.
+void add_system_field(const json& record, std::vector<ChatMessage>& messages) {
+  if (auto s = record.find("system"); s != record.end() && !s->is_null())
+    messages.insert(messages.begin(), ChatMessage{"system", string_field(record, "system", "record")});
+}
+
+// TRL's prompt-completion: two texts, or two lists of messages of which the prompt's never count.
+Document prompt_completion(const json& record) {
+  const json& prompt = record.at("prompt");
+  const json& completion = record.at("completion");
+  Document d;
+  if (prompt.is_string() && completion.is_string()) {
+    d.kind = Document::PromptCompletion;
+    d.prompt = prompt.get<std::string>();
+    d.completion = completion.get<std::string>();
+    return d;
+  }
+  if (!prompt.is_array() || !completion.is_array())
+    fail("prompt and completion: expected two strings or two lists of messages, got {} and {}", prompt.type_name(),
+         completion.type_name());
+  d.kind = Document::Chat;
+  d.conversation.messages = read_messages(prompt, "prompt", kOpenAi);
+  for (ChatMessage& m : d.conversation.messages) m.loss = false;
+  for (ChatMessage& m : read_messages(completion, "completion", kOpenAi)) d.conversation.messages.push_back(std::move(m));
+  return d;
+}
+
+Document conversation_of(const json& record) {
+  Document d;
+  d.kind = Document::Chat;
+  std::vector<ChatMessage>& messages = d.conversation.messages;
+  if (auto m = record.find("messages"); m != record.end()) {
+    messages = read_messages(*m, "messages", kOpenAi);
+  } else if (auto c = record.find("conversations"); c != record.end()) {
+    messages = read_messages(*c, "conversations", kShareGpt);
+    add_system_field(record, messages);
+  } else if (has(record, "prompt") || has(record, "completion")) {
+    if (!has(record, "prompt") || !has(record, "completion"))
+      fail("{}: missing (a prompt-completion record has both)", has(record, "prompt") ? "completion" : "prompt");
+    d = prompt_completion(record);
+  } else if (has(record, "instruction") || has(record, "output")) {
+    messages = alpaca_messages(record);
+    add_system_field(record, messages);
+  } else {
+    fail("no \"text\", \"messages\", \"conversations\", \"prompt\"/\"completion\", \"instruction\"/\"output\" or "
+         "\"input_ids\" field");
+  }
+  if (d.kind == Document::Chat) d.conversation.tools = read_tools(record);
+  return d;
+}
+
+// --system where the conversation has no system message; which answers count (--train-on, unless a
+// message's loss flag says); at least one must.
+void apply_options(Conversation& c, const RecordOptions& o) {
+  if (o.system && (c.messages.empty() || c.messages.front().role != "system"))
+    c.messages.insert(c.messages.begin(), ChatMessage{"system", *o.system});
+  size_t last = c.messages.size();
+  for (size_t i = 0; i < c.messages.size(); ++i)
+    if (c.messages[i].role == "assistant") last = i;
+  if (last == c.messages.size()) fail("the conversation has no assistant message: nothing to train on");
+  bool any = false;
+  for (size_t i = 0; i < c.messages.size(); ++i) {
+    ChatMessage& m = c.messages[i];
+    if (m.role != "assistant") continue;
+    m.loss = m.loss.value_or(o.train_on == TrainOn::All || i == last);
+    any |= *m.loss;
+  }
+  if (!any)
+    fail("no assistant message counts ({}): nothing to train on",
+         o.train_on == TrainOn::Last ? "the last one has \"loss\": false" : "each has \"loss\": false");
 }
 
 }  // namespace
 
-Document document_of_record(const json& record) {
+std::optional<TrainOn> train_on_from_name(std::string_view name) {
+  if (name == "all") return TrainOn::All;
+  if (name == "last") return TrainOn::Last;
+  return std::nullopt;
+}
+
+Document document_of_record(const json& record, const RecordOptions& options) {
   if (!record.is_object()) fail("expected a JSON object, got {}", record.type_name());
   Document d;
   if (auto t = record.find("text"); t != record.end()) {
@@ -86,18 +126,15 @@ Document document_of_record(const json& record) {
     d.text = t->get<std::string>();
     return d;
   }
-  d.chat = true;
-  if (auto m = record.find("messages"); m != record.end())
-    d.messages = openai_messages(*m);
-  else if (auto c = record.find("conversations"); c != record.end())
-    d.messages = sharegpt_messages(*c);
-  else if (record.contains("instruction") || record.contains("output"))
-    d.messages = alpaca_messages(record);
-  else
-    fail("no \"text\", \"messages\", \"conversations\" or \"instruction\"/\"output\" field");
-  bool answered = false;
-  for (const ChatMessage& m : d.messages) answered |= m.role == "assistant";
-  if (!answered) fail("the conversation has no assistant message: nothing to train on");
+  if (has(record, "input_ids")) {
+    TokenRecord tokens = token_record_of(record);
+    d.kind = Document::Tokens;
+    d.ids = std::move(tokens.ids);
+    d.counted = std::move(tokens.counted);
+    return d;
+  }
+  d = conversation_of(record);
+  if (d.kind == Document::Chat) apply_options(d.conversation, options);
   return d;
 }
 

@@ -42,17 +42,17 @@ size_t read_some(int fd, const std::string& path, std::string& out, size_t n) {
 }
 
 // The whole file, parsed; `bytes_read` counts its bytes.
-std::shared_ptr<const nlohmann::json> read_json_array(const std::string& path, uint64_t& bytes_read) {
+std::shared_ptr<const nlohmann::ordered_json> read_json_array(const std::string& path, uint64_t& bytes_read) {
   uint64_t size = 0;
   const int fd = open_input(path, &size);
   std::string text;
   while (read_some(fd, path, text, size_t(1) << 24) > 0) {}
   ::close(fd);
   bytes_read += text.size();
-  std::shared_ptr<const nlohmann::json> array;
+  std::shared_ptr<const nlohmann::ordered_json> array;
   try {
-    array = std::make_shared<const nlohmann::json>(nlohmann::json::parse(text));
-  } catch (const nlohmann::json::parse_error& e) {
+    array = std::make_shared<const nlohmann::ordered_json>(nlohmann::ordered_json::parse(text));
+  } catch (const nlohmann::ordered_json::parse_error& e) {
     fail("{}: not valid JSON: {}", path, e.what());
   }
   if (!array->is_array()) fail("{}: expected a JSON array of records", path);

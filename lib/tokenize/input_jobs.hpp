@@ -37,7 +37,7 @@ struct InputJob {
   uint64_t offset = 0;         // Text: where the piece starts in the file
   bool continuation = false;   // Text: not the start of the document
   uint64_t first_line = 0;     // JsonLines: the number of the first line (from 1)
-  std::shared_ptr<const nlohmann::json> array;  // JsonArray: the file, parsed
+  std::shared_ptr<const nlohmann::ordered_json> array;  // JsonArray: the file, parsed (keys in order)
   size_t first_element = 0, end_element = 0;    // JsonArray: the elements of this job
 };
 
@@ -68,7 +68,7 @@ private:
   uint64_t buffer_offset_ = 0;   // where buffer_ starts in the file
   uint64_t line_ = 1;            // JsonLines: the line buffer_ starts at
   bool started_ = false;         // the current file has given a job
-  std::shared_ptr<const nlohmann::json> array_;
+  std::shared_ptr<const nlohmann::ordered_json> array_;
   size_t element_ = 0;
   uint64_t bytes_read_ = 0;
 };

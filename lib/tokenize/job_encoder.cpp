@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
-#include "tokenize/chat_record.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/unicode.hpp"
 
@@ -11,45 +10,114 @@ namespace zt {
 
 namespace {
 
-void add_document(Encoded& out, const JobContext& c, const Document& d, bool continuation) {
-  ++out.documents;
-  if (!d.chat) {
-    if (!continuation) out.tokens.push_back(c.separator);
-    c.tokenizer.encode(d.text, out.tokens, {.special_tokens = false, .continuation = continuation});
+// One document's tokens; counted empty when every one counts.
+struct Piece {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;
+};
+
+void append(Encoded& out, Piece piece) {
+  if (piece.counted.empty()) {
+    out.tokens.insert(out.tokens.end(), piece.ids.begin(), piece.ids.end());
     if (!out.counted.empty()) out.counted.resize(out.tokens.size(), 1);
     return;
   }
-  if (!c.chat_format) fail("{}", c.chat_format_problem);
-  ++out.chats;
   if (out.counted.empty()) out.counted.assign(out.tokens.size(), 1);
-  const auto segments = render_chat(*c.chat_format, d.messages, c.bos_token);
-  std::vector<TextSegment> views;
-  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
-  std::vector<int32_t> ids;
-  std::vector<uint8_t> counted;
-  c.tokenizer.encode(views, ids, counted);
-  if (ids.empty() || ids[0] != c.separator) {  // a template that starts with the separator (Llama 3's) has it
-    out.tokens.push_back(c.separator);
-    out.counted.push_back(0);
-  }
-  out.tokens.insert(out.tokens.end(), ids.begin(), ids.end());
-  out.counted.insert(out.counted.end(), counted.begin(), counted.end());
+  out.tokens.insert(out.tokens.end(), piece.ids.begin(), piece.ids.end());
+  out.counted.insert(out.counted.end(), piece.counted.begin(), piece.counted.end());
 }
 
-void add_record(Encoded& out, const JobContext& c, const nlohmann::json& record, const std::string& where) {
-  Document d;
-  try {
-    d = document_of_record(record);
-    if (d.chat) {
-      add_document(out, c, d, false);
-      return;
-    }
-  } catch (const Error& e) {
-    fail("{}: {}", where, e.what());
+Piece text_piece(const JobContext& c, const std::string& text, bool continuation) {
+  Piece p;
+  if (!continuation) p.ids.push_back(c.separator);
+  c.tokenizer.encode(text, p.ids, {.special_tokens = false, .continuation = continuation});
+  return p;
+}
+
+// Segments encoded as one text after the separator, unless they start with it (Llama 3's
+// templates start with the begin-of-text token, which is the separator).
+Piece segments_piece(const JobContext& c, const std::vector<TextSegment>& segments) {
+  Piece p;
+  c.tokenizer.encode(segments, p.ids, p.counted);
+  if (p.ids.empty() || p.ids[0] != c.separator) {
+    p.ids.insert(p.ids.begin(), c.separator);
+    p.counted.insert(p.counted.begin(), 0);
   }
-  if (size_t bad = unicode::invalid_utf8_offset(d.text); bad != std::string::npos)
-    fail("{}: text: not UTF-8 at byte {}", where, bad);
-  add_document(out, c, d, false);
+  return p;
+}
+
+Piece chat_piece(const JobContext& c, const Conversation& conversation) {
+  const auto segments = render_chat(*c.chat_format, conversation, {.bos_token = c.bos_token});
+  return segments_piece(c, text_segments(segments));
+}
+
+// TRL's standard prompt-completion: the two texts as one, the end-of-text token after the
+// completion, which counts with it.
+Piece prompt_completion_piece(const JobContext& c, const Document& d) {
+  Piece p = segments_piece(c, {{d.prompt, false, false}, {d.completion, false, true}});
+  p.ids.push_back(c.end_of_text);
+  p.counted.push_back(1);
+  return p;
+}
+
+Piece tokens_piece(const JobContext& c, const Document& d) {
+  for (size_t i = 0; i < d.ids.size(); ++i)
+    if (d.ids[i] >= c.tokenizer.vocab_size())
+      fail("input_ids: the id {} is outside the tokenizer's {} ids ({})", d.ids[i], c.tokenizer.vocab_size(),
+           c.tokenizer.source());
+  return {d.ids, d.counted};
+}
+
+Piece piece_of(const JobContext& c, const Document& d) {
+  switch (d.kind) {
+    case Document::Text:
+      if (size_t bad = unicode::invalid_utf8_offset(d.text); bad != std::string::npos)
+        fail("text: not UTF-8 at byte {}", bad);
+      return text_piece(c, d.text, false);
+    case Document::Chat: return chat_piece(c, d.conversation);
+    case Document::PromptCompletion: return prompt_completion_piece(c, d);
+    case Document::Tokens: return tokens_piece(c, d);
+  }
+  return {};
+}
+
+void skip_or_fail(Encoded& out, const JobContext& c, const std::string& where, const std::string& what) {
+  if (!c.skip_invalid) fail("{}: {}", where, what);
+  if (out.skipped++ == 0) out.first_skipped = where + ": " + what;
+}
+
+// A record's document, added whole or, when it is bad, not at all. A conversation without a chat
+// format to render it in is no record's fault: that fails whatever skip_invalid says.
+void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, const std::string& where) {
+  Document d;
+  Piece piece;
+  try {
+    d = document_of_record(record, c.record_options);
+  } catch (const Error& e) {
+    skip_or_fail(out, c, where, e.what());
+    return;
+  }
+  if (d.kind == Document::Chat && !c.chat_format) fail("{}: {}", where, c.chat_format_problem);
+  try {
+    piece = piece_of(c, d);
+  } catch (const Error& e) {
+    skip_or_fail(out, c, where, e.what());
+    return;
+  }
+  ++out.documents;
+  out.chats += d.kind == Document::Chat;
+  append(out, std::move(piece));
+}
+
+void add_line(Encoded& out, const JobContext& c, std::string_view text, const std::string& where) {
+  nlohmann::ordered_json record;
+  try {
+    record = nlohmann::ordered_json::parse(text);
+  } catch (const nlohmann::ordered_json::parse_error& e) {
+    skip_or_fail(out, c, where, fmt::format("not valid JSON: {}", e.what()));
+    return;
+  }
+  add_record(out, c, record, where);
 }
 
 }  // namespace
@@ -61,10 +129,8 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
     case DataInput::Text: {
       if (size_t bad = unicode::invalid_utf8_offset(job.bytes); bad != std::string::npos)
         fail("{}: not UTF-8 at byte offset {}", path, job.offset + bad);
-      Document d;
-      d.text = job.bytes;
-      add_document(out, c, d, job.continuation);
-      if (job.continuation) out.documents = 0;  // counted with its first piece
+      append(out, text_piece(c, job.bytes, job.continuation));
+      out.documents = job.continuation ? 0 : 1;  // a document cut in pieces counts with its first
       break;
     }
     case DataInput::JsonLines: {
@@ -75,14 +141,7 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
         const std::string_view text(job.bytes.data() + begin, end - begin);
         begin = end + 1;
         if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // blank lines
-        const std::string where = fmt::format("{}:{}", path, line);
-        nlohmann::json record;
-        try {
-          record = nlohmann::json::parse(text);
-        } catch (const nlohmann::json::parse_error& e) {
-          fail("{}: not valid JSON: {}", where, e.what());
-        }
-        add_record(out, c, record, where);
+        add_line(out, c, text, fmt::format("{}:{}", path, line));
       }
       break;
     }

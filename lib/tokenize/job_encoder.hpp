@@ -1,11 +1,13 @@
 #pragma once
 // One job of `zerotrain tokenize` (input_jobs.hpp) to tokens: each document after the separator,
-// text encoded as text, conversations rendered in the chat format with the targets that count.
+// text encoded as text, conversations rendered in the chat format with the targets that count, a
+// prompt and its completion with the completion's, tokens already made as they are.
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "tokenize/chat_record.hpp"
 #include "tokenize/input_jobs.hpp"
 #include "tokenizer/chat_format.hpp"
 
@@ -17,9 +19,12 @@ struct JobContext {
   const Tokenizer& tokenizer;
   const std::vector<DataInput>& inputs;
   int32_t separator;
-  std::optional<ChatFormat> chat_format;
-  std::string chat_format_problem;  // why there is none, for the message when a conversation comes
-  std::string bos_token;            // Llama 3's template starts with it
+  std::optional<ChatFormat> chat_format = {};
+  std::string chat_format_problem = {};  // why there is none, for the message when a conversation comes
+  std::string bos_token = {};            // Llama 3's template starts with it
+  int32_t end_of_text = -1;         // ends a completion (the tokenizer's eos_token, else the separator)
+  RecordOptions record_options = {};  // --system, --train-on
+  bool skip_invalid = false;        // a bad record is counted and left out instead of failing
 };
 
 // What a job became.
@@ -27,9 +32,12 @@ struct Encoded {
   std::vector<int32_t> tokens;
   std::vector<uint8_t> counted;  // empty while every token counts
   int64_t documents = 0, chats = 0;
+  int64_t skipped = 0;        // bad records left out (skip_invalid)
+  std::string first_skipped;  // where the first was and what was wrong with it
 };
 
-// Fails (zt::Error) naming the file and line (or array element) and what is wrong.
+// Fails (zt::Error) naming the file and line (or array element) and what is wrong; with
+// skip_invalid, a record that cannot be read or rendered is counted instead.
 Encoded encode_job(const InputJob& job, const JobContext& context);
 
 }  // namespace zt

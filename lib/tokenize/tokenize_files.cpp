@@ -121,22 +121,39 @@ std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, boo
   return inputs;
 }
 
-// The separator and the chat format: the one named, else the one the tokenizer's special tokens
-// tell (none is an error only once a conversation comes).
-JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const std::string& chat_format,
-                       std::string& separator_name) {
-  JobContext context{tokenizer, inputs, document_separator(tokenizer, separator_name), std::nullopt, "", ""};
-  context.bos_token = tokenizer.config_string("bos_token").empty() ? "<|begin_of_text|>" : tokenizer.config_string("bos_token");
+// The chat format: the one named, else the tokenizer's (none is an error only once a conversation
+// comes); `told` gets how it was told.
+void choose_chat_format(JobContext& context, const std::string& chat_format, std::string& told) {
+  const Tokenizer& tokenizer = context.tokenizer;
   if (!chat_format.empty()) {
     context.chat_format = chat_format_from_name(chat_format);
-    if (!context.chat_format) fail("--chat-format {}: expected chatml, qwen3 or llama3", chat_format);
+    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, chat_format_names());
     check_chat_format(*context.chat_format, tokenizer);
-  } else {
-    context.chat_format = chat_format_of(tokenizer);
-    context.chat_format_problem = fmt::format(
-        "a conversation, but the tokenizer ({}) has no chat tokens to tell its format by: name one with --chat-format "
-        "(chatml, qwen3, llama3)", tokenizer.source());
+    told = "--chat-format";
+    return;
   }
+  context.chat_format = chat_format_of(tokenizer, &told);
+  context.chat_format_problem =
+      told == "its chat template"
+          ? fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain "
+                        "renders: name one with --chat-format ({})", tokenizer.source(), chat_format_names())
+          : fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format "
+                        "by: name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+  told = "told by " + told;
+}
+
+// The separator, the end of a completion, the chat format and what the options say of records.
+JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
+                       std::string& separator_name, std::string& format_told) {
+  JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
+  context.bos_token = chat_bos_token(tokenizer);
+  const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
+  context.end_of_text = eos ? eos->id : context.separator;
+  const auto train_on = train_on_from_name(o.train_on);
+  if (!train_on) fail("--train-on {}: expected all or last", o.train_on);
+  context.record_options = {o.system, *train_on};
+  context.skip_invalid = o.skip_invalid;
+  choose_chat_format(context, o.chat_format, format_told);
   return context;
 }
 
@@ -158,6 +175,8 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
         writer.append(e.tokens, e.counted);
         summary.documents += e.documents;
         summary.chats += e.chats;
+        if (summary.skipped == 0) summary.first_skipped = e.first_skipped;
+        summary.skipped += e.skipped;
         summary.counted += counted_tokens(e);
       });
   progress.done();
@@ -173,17 +192,21 @@ int64_t val_tokens_of(int64_t tokens, double val_percent, const std::string& val
 
 std::string plural(int64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
-void print_encoding(const TokenizeSummary& summary, size_t files, const JobContext& context, int threads,
-                    double load_s, double encode_s) {
+void print_encoding(const TokenizeSummary& summary, size_t files, const JobContext& context,
+                    const std::string& format_told, int threads, double load_s, double encode_s) {
   std::string chats;
   if (summary.chats > 0)
-    chats = fmt::format(" ({}, {} format)", plural(summary.chats, "chat"), chat_format_name(*context.chat_format));
+    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
+                        format_told);
   std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s), each after "
               "%s (%d)\n",
               plural(int64_t(files), "file").c_str(), plural(summary.documents, "document").c_str(), chats.c_str(),
               human_bytes(double(summary.bytes)).c_str(), encode_s,
               human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
               load_s, summary.separator.c_str(), context.separator);
+  if (summary.skipped > 0)
+    std::printf("tokenize: skipped %s (--skip-invalid); the first: %s\n", plural(summary.skipped, "invalid record").c_str(),
+                summary.first_skipped.c_str());
 }
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
@@ -217,7 +240,8 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   const std::vector<DataInput> inputs = inspect_inputs(o.inputs, o.quiet, summary.bytes);
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   const auto loaded = Clock::now();
-  const JobContext context = job_context(tokenizer, inputs, o.chat_format, summary.separator);
+  std::string format_told;
+  const JobContext context = job_context(tokenizer, inputs, o, summary.separator, format_told);
 
   TokenFileWriter writer(o.output, tokenizer.vocab_size());
   const TokenizerIdentity identity = identify_tokenizer(o.tokenizer, &tokenizer);
@@ -231,7 +255,8 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   if (val_percent > 0) summary.val_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
   const auto files = writer.finish(val_path, summary.val_tokens);
   if (!o.quiet) {
-    print_encoding(summary, inputs.size(), context, threads, seconds(start, loaded), seconds(loaded, Clock::now()));
+    print_encoding(summary, inputs.size(), context, format_told, threads, seconds(start, loaded),
+                   seconds(loaded, Clock::now()));
     print_files(files, writer, identity, summary);
   }
   return summary;

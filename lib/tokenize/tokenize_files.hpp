@@ -6,10 +6,12 @@
 // record (chat_record.hpp). Every document is preceded by the tokenizer's separator (its begin-of-
 // text token, else its end-of-text token), as llm.c's data scripts write them; a conversation is
 // rendered in the chat format (tokenizer/chat_format.hpp) and only its answers count as targets:
-// with any conversation in the input, OUT.mask says which tokens count. Worker threads encode jobs
+// with any conversation (or prompt and completion, or tokens already made) in the input, OUT.mask
+// says which tokens count. Worker threads encode jobs
 // of about a megabyte; the output is the same for any number of threads.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +22,10 @@ struct TokenizeOptions {
   std::vector<std::string> inputs;
   std::string output;
   std::string val;          // "N%": the last N% of the tokens go to OUT.val.bin
-  std::string chat_format;  // chatml, qwen3, llama3; empty: from the tokenizer's special tokens
+  std::string chat_format;  // chat_format_names(); empty: the tokenizer's (its chat template, else its special tokens)
+  std::optional<std::string> system;  // the system message of conversations without one
+  std::string train_on = "all";       // which answers count where the messages do not say: all | last
+  bool skip_invalid = false;          // bad records are counted and left out instead of failing
   int threads = 0;          // 0: one per core
   bool quiet = false;       // no progress and no summary
   size_t job_bytes = size_t(1) << 20;  // input per job (whole lines, or a text cut where it may be)
@@ -28,6 +33,8 @@ struct TokenizeOptions {
 
 struct TokenizeSummary {
   int64_t documents = 0, chats = 0, tokens = 0, counted = 0, val_tokens = 0;
+  int64_t skipped = 0;        // bad records left out (--skip-invalid)
+  std::string first_skipped;  // the first of them: where, and what was wrong
   uint64_t bytes = 0;
   std::string separator;
 };

@@ -1,12 +1,50 @@
 #include "tokenizer/chat_format.hpp"
 
 #include "core/error.hpp"
+#include "tokenizer/chat_format_render.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
 namespace {
 
-// Python's str.strip() without arguments, as Jinja's trim: Unicode whitespace at both ends.
+struct FormatName {
+  ChatFormat format;
+  std::string_view name;
+};
+constexpr FormatName kFormats[] = {{ChatFormat::ChatMl, "chatml"},
+                                   {ChatFormat::Qwen25, "qwen2.5"},
+                                   {ChatFormat::Qwen3, "qwen3"},
+                                   {ChatFormat::Llama3, "llama3"},
+                                   {ChatFormat::Llama31, "llama3.1"}};
+
+bool is_llama(ChatFormat f) { return f == ChatFormat::Llama3 || f == ChatFormat::Llama31; }
+
+void check_message(ChatFormat format, const ChatMessage& m, size_t index) {
+  const bool tools = chat_format_has_tools(format);
+  const bool known = m.role == "system" || m.role == "user" || m.role == "assistant" || (tools && m.role == "tool");
+  if (!known)
+    fail("messages[{}].role: \"{}\" is not rendered by the {} format ({})", index, m.role, chat_format_name(format),
+         tools ? "system, user, assistant or tool" : "system, user or assistant: it has no tools");
+  if (m.tool_calls.empty()) return;
+  if (m.role != "assistant") fail("messages[{}].tool_calls: only an assistant calls tools, not a {}", index, m.role);
+  if (!tools)
+    fail("messages[{}].tool_calls: the {} format has no tool calls (qwen2.5, qwen3 and llama3.1 have)", index,
+         chat_format_name(format));
+  if (format == ChatFormat::Llama31 && m.tool_calls.size() > 1)
+    fail("messages[{}].tool_calls: {} calls in one turn, but Llama 3.1's template writes one call a turn", index,
+         m.tool_calls.size());
+}
+
+void check_conversation(ChatFormat format, const Conversation& c) {
+  if (!c.tools.empty() && !chat_format_has_tools(format))
+    fail("tools: the {} format has no tools (qwen2.5, qwen3 and llama3.1 have)", chat_format_name(format));
+  for (size_t i = 0; i < c.messages.size(); ++i) check_message(format, c.messages[i], i);
+}
+
+}  // namespace
+
+namespace chat {
+
 std::string trim(std::string_view s) {
   static const char* const spaces[] = {"\t", "\n", "\v", "\f", "\r", "\x1c", "\x1d", "\x1e", "\x1f", " ",
                                        "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
@@ -34,84 +72,44 @@ std::string strip_newlines(std::string_view s, bool front, bool back) {
   return std::string(s);
 }
 
-class Render {
-public:
-  void text(std::string s, bool counted = false) { add(std::move(s), true, counted); }
-  void content(std::string s, bool counted) { add(std::move(s), false, counted); }
-  std::vector<ChatSegment> segments;
-
-private:
-  void add(std::string s, bool template_text, bool counted) {
-    if (!s.empty()) segments.push_back({std::move(s), template_text, counted});
-  }
-};
-
-void check_role(const ChatMessage& m, size_t index) {
-  if (m.role != "system" && m.role != "user" && m.role != "assistant")
-    fail("messages[{}].role: \"{}\" is not rendered (system, user or assistant)", index, m.role);
-}
-
-// Qwen3's template: thinking blocks on the answers after the last question.
-void render_qwen3(Render& r, const std::vector<ChatMessage>& messages) {
-  size_t last_query = messages.size() - 1;
-  for (size_t i = messages.size(); i-- > 0;) {
-    const std::string& c = messages[i].content;
-    if (messages[i].role == "user" && !(c.starts_with("<tool_response>") && c.ends_with("</tool_response>"))) {
-      last_query = i;
-      break;
-    }
-  }
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const ChatMessage& m = messages[i];
-    if (m.role != "assistant") {
-      r.text("<|im_start|>" + m.role + "\n");
-      r.content(m.content, false);
-      r.text("<|im_end|>\n");
-      continue;
-    }
-    std::string content = m.content, reasoning;
-    if (m.reasoning) {
-      reasoning = *m.reasoning;
-    } else if (const size_t end = content.rfind("</think>"); end != std::string::npos) {
-      const std::string before = strip_newlines(content.substr(0, content.find("</think>")), false, true);
-      const size_t open = before.rfind("<think>");
-      reasoning = strip_newlines(open == std::string::npos ? before : before.substr(open + 7), true, false);
-      content = strip_newlines(content.substr(end + 8), true, false);
-    }
-    r.text("<|im_start|>assistant\n");
-    if (i > last_query) {
-      if (i + 1 == messages.size() || !reasoning.empty()) {
-        r.text("<think>\n", true);
-        r.content(strip_newlines(reasoning, true, true), true);
-        r.text("\n</think>\n\n", true);
-        content = strip_newlines(content, true, false);
-      }
-    }
-    r.content(content, true);
-    r.text("<|im_end|>", true);
-    r.text("\n");
-  }
-}
-
-}  // namespace
+}  // namespace chat
 
 std::optional<ChatFormat> chat_format_from_name(std::string_view name) {
-  if (name == "chatml") return ChatFormat::ChatMl;
-  if (name == "qwen3") return ChatFormat::Qwen3;
-  if (name == "llama3") return ChatFormat::Llama3;
+  for (const FormatName& f : kFormats)
+    if (f.name == name) return f.format;
   return std::nullopt;
 }
 
 std::string_view chat_format_name(ChatFormat format) {
-  switch (format) {
-    case ChatFormat::ChatMl: return "chatml";
-    case ChatFormat::Qwen3: return "qwen3";
-    case ChatFormat::Llama3: return "llama3";
-  }
+  for (const FormatName& f : kFormats)
+    if (f.format == format) return f.name;
   return "?";
 }
 
-std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer) {
+std::string chat_format_names() {
+  std::string out;
+  for (const FormatName& f : kFormats) out += (out.empty() ? "" : ", ") + std::string(f.name);
+  return out;
+}
+
+bool chat_format_has_tools(ChatFormat format) {
+  return format == ChatFormat::Qwen25 || format == ChatFormat::Qwen3 || format == ChatFormat::Llama31;
+}
+
+std::optional<ChatFormat> chat_format_of_template(std::string_view t) {
+  auto has = [&](std::string_view s) { return t.find(s) != std::string_view::npos; };
+  if (has("<|start_header_id|>")) return has("Cutting Knowledge Date") ? ChatFormat::Llama31 : ChatFormat::Llama3;
+  if (!has("<|im_start|>")) return std::nullopt;
+  if (has("You are Qwen, created by Alibaba Cloud")) return ChatFormat::Qwen25;
+  return has("<think>") ? ChatFormat::Qwen3 : ChatFormat::ChatMl;
+}
+
+std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer, std::string* how) {
+  if (const std::string& t = tokenizer.config_string("chat_template"); !t.empty()) {
+    if (how) *how = "its chat template";
+    return chat_format_of_template(t);
+  }
+  if (how) *how = "its special tokens";
   auto has = [&](std::string_view t) { return tokenizer.added_tokens().by_content(t) != nullptr; };
   if (has("<|start_header_id|>") && has("<|eot_id|>")) return ChatFormat::Llama3;
   if (has("<|im_start|>") && has("<|im_end|>")) return has("<think>") ? ChatFormat::Qwen3 : ChatFormat::ChatMl;
@@ -120,7 +118,7 @@ std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer) {
 
 void check_chat_format(ChatFormat format, const Tokenizer& tokenizer) {
   std::vector<std::string> needed;
-  if (format == ChatFormat::Llama3)
+  if (is_llama(format))
     needed = {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
   else
     needed = {"<|im_start|>", "<|im_end|>"};
@@ -129,33 +127,29 @@ void check_chat_format(ChatFormat format, const Tokenizer& tokenizer) {
       fail("chat format {}: the tokenizer ({}) has no {} token", chat_format_name(format), tokenizer.source(), t);
 }
 
-std::vector<ChatSegment> render_chat(ChatFormat format, const std::vector<ChatMessage>& messages,
-                                     const std::string& bos_token) {
-  for (size_t i = 0; i < messages.size(); ++i) check_role(messages[i], i);
-  Render r;
-  if (messages.empty()) return r.segments;
+std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conversation, const ChatOptions& options) {
+  check_conversation(format, conversation);
+  chat::Render r;
+  if (conversation.messages.empty()) return r.segments;
   switch (format) {
-    case ChatFormat::ChatMl:
-      for (const ChatMessage& m : messages) {
-        const bool answer = m.role == "assistant";
-        r.text("<|im_start|>" + m.role + "\n");
-        r.content(m.content, answer);
-        r.text("<|im_end|>", answer);
-        r.text("\n");
-      }
-      break;
-    case ChatFormat::Qwen3: render_qwen3(r, messages); break;
-    case ChatFormat::Llama3:
-      r.text(bos_token);
-      for (const ChatMessage& m : messages) {
-        const bool answer = m.role == "assistant";
-        r.text("<|start_header_id|>" + m.role + "<|end_header_id|>\n\n");
-        r.content(trim(m.content), answer);
-        r.text("<|eot_id|>", answer);
-      }
-      break;
+    case ChatFormat::ChatMl: chat::render_chatml(r, conversation, options); break;
+    case ChatFormat::Qwen25: chat::render_qwen25(r, conversation, options); break;
+    case ChatFormat::Qwen3: chat::render_qwen3(r, conversation, options); break;
+    case ChatFormat::Llama3: chat::render_llama3(r, conversation, options); break;
+    case ChatFormat::Llama31: chat::render_llama31(r, conversation, options); break;
   }
   return r.segments;
+}
+
+std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments) {
+  std::vector<TextSegment> views;
+  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+  return views;
+}
+
+std::string chat_bos_token(const Tokenizer& tokenizer) {
+  const std::string bos = tokenizer.config_string("bos_token");
+  return bos.empty() ? "<|begin_of_text|>" : bos;
 }
 
 }  // namespace zt

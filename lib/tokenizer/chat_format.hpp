@@ -4,37 +4,72 @@
 // text is the template's (its special tokens count as such) and which tokens are the assistant's
 // answers (the targets that count in the loss: the answer and its end-of-turn token).
 //
-//   chatml  <|im_start|>ROLE\nCONTENT<|im_end|>\n for each message (Qwen2/2.5 without their default
-//           system message)
-//   qwen3   ChatML with Qwen3's thinking blocks: the answers after the last question get
-//           <think>\nREASONING\n</think>\n\n (empty for the last one without reasoning); reasoning
-//           comes from "reasoning_content" or from <think>...</think> in the content, and is
-//           dropped from the earlier answers
-//   llama3  <|begin_of_text|> then <|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>
-//           with CONTENT trimmed of whitespace (Llama 3's template)
+//   chatml    <|im_start|>ROLE\nCONTENT<|im_end|>\n for each message (no default system message)
+//   qwen2.5   ChatML with Qwen2.5-Instruct's default system message ("You are Qwen, created by
+//             Alibaba Cloud. You are a helpful assistant.") when the conversation has none; tools
+//   qwen3     ChatML with Qwen3's thinking blocks: the answers after the last question get
+//             <think>\nREASONING\n</think>\n\n (empty for the last one without reasoning); reasoning
+//             comes from "reasoning_content" or from <think>...</think> in the content, and is
+//             dropped from the earlier answers; tools
+//   llama3    <|begin_of_text|> then <|start_header_id|>ROLE<|end_header_id|>\n\nCONTENT<|eot_id|>
+//             with CONTENT trimmed of whitespace (Llama 3's template)
+//   llama3.1  Llama 3 with Llama 3.1's system header, always there: "Cutting Knowledge Date:
+//             December 2023\nToday Date: 26 Jul 2024\n\n" before the system message (Llama 3.1,
+//             3.2 and 3.3 Instruct; 3.2's template writes today's date where transformers runs
+//             it, this writes the date the template writes without one); tools, one call a turn
+//
+// Tools (the formats that have them): the conversation's function signatures in the system
+// message (Qwen) or the first user message (Llama 3.1), assistant messages with tool calls, and
+// tool messages with the calls' results, each written as the template writes it.
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/tokenizer.hpp"
+
 namespace zt {
 
-class Tokenizer;
-
-enum class ChatFormat { ChatMl, Qwen3, Llama3 };
+enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31 };
 
 std::optional<ChatFormat> chat_format_from_name(std::string_view name);
 std::string_view chat_format_name(ChatFormat format);
-// The format the tokenizer's special tokens call for (<|start_header_id|>: llama3; <|im_start|>:
-// qwen3 with <think>, else chatml), or nothing.
-std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer);
+// "chatml, qwen2.5, qwen3, llama3, llama3.1": for messages.
+std::string chat_format_names();
+bool chat_format_has_tools(ChatFormat format);
+
+// The format a chat template (tokenizer_config.json's chat_template) is, by the text only that
+// template writes: nothing for a template that is none of them.
+std::optional<ChatFormat> chat_format_of_template(std::string_view chat_template);
+// The tokenizer's format: its chat template's when it has one, else the one its special tokens call
+// for (<|start_header_id|>: llama3; <|im_start|>: qwen3 with <think>, else chatml), or nothing.
+// `how` (when given) gets what told it: "its chat template" or "its special tokens".
+std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer, std::string* how = nullptr);
 // Fails (zt::Error) when the tokenizer lacks a token the format writes.
 void check_chat_format(ChatFormat format, const Tokenizer& tokenizer);
 
+struct ToolCall {
+  std::string name;
+  nlohmann::ordered_json arguments;  // an object as a rule; a string is written as each template writes one
+};
+
 struct ChatMessage {
-  std::string role;  // system, user or assistant
+  std::string role;  // system, user, assistant or tool
   std::string content;
-  std::optional<std::string> reasoning;  // qwen3: reasoning_content
+  std::optional<std::string> reasoning = {};  // qwen3: reasoning_content
+  std::vector<ToolCall> tool_calls = {};      // an assistant's
+  std::optional<bool> loss = {};              // whether an assistant's answer counts (unset: it does)
+};
+
+struct Conversation {
+  std::vector<ChatMessage> messages;
+  std::vector<nlohmann::ordered_json> tools;  // the function signatures offered
+};
+
+struct ChatOptions {
+  std::string bos_token = {};      // what Llama 3's templates start with
+  bool generation_prompt = false;  // end with the assistant's header (apply_chat_template's add_generation_prompt)
 };
 
 struct ChatSegment {
@@ -43,8 +78,12 @@ struct ChatSegment {
   bool counted;        // part of an assistant's answer
 };
 
-// Fails (zt::Error) on a role the format does not render.
-std::vector<ChatSegment> render_chat(ChatFormat format, const std::vector<ChatMessage>& messages,
-                                     const std::string& bos_token);
+// Fails (zt::Error) on what the format does not render: a role, tools or tool calls where it has
+// none, more tool calls in a turn than it writes; messages[i] names the message.
+std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conversation, const ChatOptions& options);
+// The segments as Tokenizer::encode takes them: views of `segments`, which must outlive them.
+std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments);
+// What the templates' bos_token writes: tokenizer_config.json's, else Llama 3's <|begin_of_text|>.
+std::string chat_bos_token(const Tokenizer& tokenizer);
 
 }  // namespace zt

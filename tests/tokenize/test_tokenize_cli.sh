@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `zerotrain tokenize` through the binary: text to an llm.c file that zerotrain trains on; chat data
-# gets its loss mask, which training takes (the loss on the answers only); bad input: one message
-# naming file and line, exit status 1; a bad command line: exit status 2.
+# gets its loss mask, which training takes (the loss on the answers only); --system, --train-on and
+# --skip-invalid; bad input: one message naming file and line, exit status 1; a bad command line:
+# exit status 2.
 #   test_tokenize_cli.sh ZEROTRAIN SOURCE_DIR
 set -u
 zerotrain=$1
@@ -35,7 +36,7 @@ read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/chat.bin")"
 [ "$magic" = 20240801 ] && [ "$version" = 7 ] || fail "chat header: $magic $version $count"
 read -r magic version mcount <<<"$(od -A n -t d4 -N 12 "$tmp/chat.mask")"
 [ "$magic" = 20240523 ] && [ "$mcount" = "$count" ] || fail "mask header: $magic $version $mcount"
-grep -q "2 documents (2 chats, qwen3 format)" "$tmp/out" || fail "chat summary: $(cat "$tmp/out")"
+grep -q "2 documents (2 chats, qwen3 format, told by its chat template)" "$tmp/out" || fail "chat summary: $(cat "$tmp/out")"
 solo "$zerotrain" --config zero1 --model gpt2-tiny --steps 1 --data "$tmp/chat.bin" \
   --set data.val= --set model.vocab_size=151669 --set data.seq_len=8 --set train_micro_batch_size_per_gpu=1 \
   >"$tmp/run.log" 2>&1 || fail "training on a mask exited $?: $(tail -3 "$tmp/run.log")"
@@ -53,5 +54,37 @@ grep -q "error: tokenize: $tmp/bad.jsonl:2: not valid JSON" "$tmp/out" || fail "
 "$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$tmp/bad.jsonl" >"$tmp/out" 2>&1
 code=$?
 [ $code -eq 2 ] && grep -q "output" "$tmp/out" || fail "no -o: exit $code: $(cat "$tmp/out")"
+
+# 5. --system is the system message of the conversations without one: the same tokens as a file that
+# writes it; --train-on last counts what "loss": false on the earlier answers counts; --skip-invalid
+# leaves the bad line out, counts it and names it, and gives the tokens of the file without it.
+qa='{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"'
+qb='{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}'
+printf '%s\n' "{\"messages\": [$qa}, $qb]}" >"$tmp/plain.jsonl"
+printf '%s\n' "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, $qa, \"loss\": false}, $qb]}" >"$tmp/written.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/plain.jsonl" -o "$tmp/plain.bin" --system "Be brief." \
+  --train-on last >"$tmp/out" 2>&1 || fail "--system --train-on last exited $?: $(cat "$tmp/out")"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/written.jsonl" -o "$tmp/written.bin" >/dev/null 2>&1 ||
+  fail "the written system message and loss flag: exit $?"
+cmp -s "$tmp/plain.bin" "$tmp/written.bin" || fail "--system gave other tokens than the system message written"
+cmp -s "$tmp/plain.mask" "$tmp/written.mask" || fail "--train-on last counted other tokens than the loss flag"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/plain.jsonl" -o "$tmp/all.bin" >/dev/null 2>&1
+cmp -s "$tmp/all.mask" "$tmp/written.mask" && fail "--train-on all (the default) counted only the last answer"
+cmp -s "$tmp/all.bin" "$tmp/written.bin" && fail "without --system, the tokens of the system message"
+{ cat "$tmp/plain.jsonl"; echo '{"messages": [{"role": "user", "content": "x"}]}'; cat "$tmp/plain.jsonl"; } >"$tmp/some_bad.jsonl"
+cat "$tmp/plain.jsonl" "$tmp/plain.jsonl" >"$tmp/good.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/some_bad.jsonl" -o "$tmp/skip.bin" >"$tmp/out" 2>&1
+code=$?
+[ $code -eq 1 ] && grep -q "error: tokenize: $tmp/some_bad.jsonl:2: the conversation has no assistant message" "$tmp/out" ||
+  fail "an invalid record without --skip-invalid: exit $code: $(cat "$tmp/out")"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/some_bad.jsonl" -o "$tmp/skip.bin" --skip-invalid >"$tmp/out" 2>&1 ||
+  fail "--skip-invalid exited $?: $(cat "$tmp/out")"
+grep -q "tokenize: skipped 1 invalid record (--skip-invalid); the first: $tmp/some_bad.jsonl:2: the conversation has no assistant" \
+  "$tmp/out" || fail "--skip-invalid's count: $(cat "$tmp/out")"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/good.jsonl" -o "$tmp/good.bin" >/dev/null 2>&1
+cmp -s "$tmp/skip.bin" "$tmp/good.bin" && cmp -s "$tmp/skip.mask" "$tmp/good.mask" ||
+  fail "--skip-invalid gave other tokens than the file without the bad record"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/plain.jsonl" -o "$tmp/x.bin" --train-on first >"$tmp/out" 2>&1
+[ $? -eq 1 ] && grep -q "error: tokenize: --train-on first: expected all or last" "$tmp/out" || fail "--train-on first: $(cat "$tmp/out")"
 
 finish

@@ -51,7 +51,8 @@ TokenizeSummary run(const std::string& tokenizer, std::vector<std::string> input
 
 std::string error_of(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
                      const std::string& val = "", const std::string& chat_format = "") {
-  TokenizeOptions o{tokenizer, std::move(inputs), output, val, chat_format, 1, true, size_t(1) << 20};
+  TokenizeOptions o{.tokenizer = tokenizer, .inputs = std::move(inputs), .output = output, .val = val,
+                    .chat_format = chat_format, .system = {}, .threads = 1, .quiet = true};
   try {
     run_tokenize(o);
   } catch (const Error& e) {
@@ -96,15 +97,15 @@ TEST_CASE("tokenize: documents after the separator, conversations with their mas
     expected.ids.push_back(separator);
     expected.counted.push_back(0);
     std::vector<TextSegment> views;
-    const auto segments = render_chat(ChatFormat::Qwen3, messages, "");
+    const auto segments = render_chat(ChatFormat::Qwen3, {messages, {}}, {});
     for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
     tokenizer.encode(views, expected.ids, expected.counted);
   };
   add_text("First document.\nIts second line.\n");
   add_text("A record of text.");
-  add_chat({{"user", "Hi?", std::nullopt}, {"assistant", "Hello!", std::nullopt}});
-  add_chat({{"user", "2+2?", std::nullopt}, {"assistant", "4", std::nullopt}});
-  add_chat({{"user", "Say yes", std::nullopt}, {"assistant", "yes", std::nullopt}});
+  add_chat({{"user", "Hi?"}, {"assistant", "Hello!"}});
+  add_chat({{"user", "2+2?"}, {"assistant", "4"}});
+  add_chat({{"user", "Say yes"}, {"assistant", "yes"}});
   const Tokens got = read_back(dir.file("out.bin"));
   CHECK(got.ids == expected.ids);
   CHECK(got.counted == expected.counted);
@@ -256,7 +257,7 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
   CHECK(error_of(qwen, {bad_utf8}, out) == bad_utf8 + ": not UTF-8 at byte offset 3");
   CHECK_THAT(error_of(trimmed("gpt2"), {chat}, out),
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
-  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected chatml, qwen3 or llama3");
+  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1");
   CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
   CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the tokens above 0 and below 100, such as 5%");
   CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the tokens above 0 and below 100, such as 5%");
@@ -267,4 +268,98 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
         "-o " + dir.file("no/dir/out.bin") + ": the directory " + dir.file("no/dir") + " does not exist");
   for (const auto& e : std::filesystem::directory_iterator(dir.path))
     CHECK_THAT(e.path().string(), !Catch::Contains("out."));  // no output, no temporary
+}
+
+namespace {
+
+TokenizeOptions options_for(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output) {
+  TokenizeOptions o;
+  o.tokenizer = tokenizer;
+  o.inputs = std::move(inputs);
+  o.output = output;
+  o.threads = 2;
+  o.quiet = true;
+  return o;
+}
+
+// What a record of each kind writes: its tokens and which count, the separator before it but for
+// tokens already made.
+Tokens expected_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c) {
+  Tokens t{{*tokenizer.token_id("<|endoftext|>")}, {0}};
+  std::vector<TextSegment> views;
+  const auto segments = render_chat(format, c, {});
+  for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
+  tokenizer.encode(views, t.ids, t.counted);
+  return t;
+}
+
+void add(Tokens& to, const Tokens& piece) {
+  to.ids.insert(to.ids.end(), piece.ids.begin(), piece.ids.end());
+  to.counted.insert(to.counted.end(), piece.counted.begin(), piece.counted.end());
+}
+
+}  // namespace
+
+TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --train-on", "[tokenizer]") {
+  TempDir dir;
+  const std::string records = dir.write("mixed.jsonl", R"({"prompt": "The capital of France is", "completion": " Paris."}
+{"input_ids": [9707, 11, 1879, 0, 0], "labels": [-100, 11, 1879, -100, -100], "attention_mask": [1, 1, 1, 0, 0]}
+{"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "2"}, {"role": "assistant", "content": "b"}]}
+{"messages": [{"role": "system", "content": "Own."}, {"role": "user", "content": "3"}, {"role": "assistant", "content": "c", "loss": true}, {"role": "user", "content": "4"}, {"role": "assistant", "content": "d"}]}
+)");
+  TokenizeOptions o = options_for(trimmed("qwen2.5"), {records}, dir.file("out.bin"));
+  o.system = "Be terse.";
+  o.train_on = "last";
+  const TokenizeSummary summary = run_tokenize(o);
+  CHECK(summary.documents == 4);
+  CHECK(summary.chats == 2);
+
+  const Tokenizer tokenizer = Tokenizer::load(trimmed("qwen2.5"));
+  Tokens expected{{*tokenizer.token_id("<|endoftext|>")}, {0}};
+  // The prompt and the completion as one text, the end-of-text token (eos_token: <|im_end|>) after it.
+  const std::vector<TextSegment> text = {{"The capital of France is", false, false}, {" Paris.", false, true}};
+  tokenizer.encode(text, expected.ids, expected.counted);
+  add(expected, {{*tokenizer.token_id("<|im_end|>")}, {1}});
+  add(expected, {{9707, 11, 1879}, {0, 1, 1}});  // as given, less the padding; the first never counts
+  add(expected, expected_chat(tokenizer, ChatFormat::Qwen25,
+                              {{{"system", "Be terse."}, {"user", "1"}, {"assistant", "a", {}, {}, false},
+                                {"user", "2"}, {"assistant", "b"}}, {}}));
+  add(expected, expected_chat(tokenizer, ChatFormat::Qwen25,
+                              {{{"system", "Own."}, {"user", "3"}, {"assistant", "c"}, {"user", "4"}, {"assistant", "d"}}, {}}));
+  const Tokens got = read_back(dir.file("out.bin"));
+  CHECK(got.ids == expected.ids);
+  CHECK(got.counted == expected.counted);
+  CHECK(tokenizer.decode(std::vector<int32_t>(got.ids.begin(), got.ids.begin() + 12)).find(" Paris.<|im_end|>") !=
+        std::string::npos);
+}
+
+TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; without it, the first is refused",
+          "[tokenizer]") {
+  TempDir dir;
+  const std::string good_chat = R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})";
+  const std::string lines = dir.write("some_bad.jsonl", good_chat + "\n" +
+      "{\"text\": oops}\n" +
+      R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": "assistant", "content": "A"}]})" "\n" +
+      R"({"input_ids": [1, 999999]})" "\n" +
+      R"({"text": "fine"})" "\n");
+  const std::string only_good = dir.write("good.jsonl", good_chat + "\n" + R"({"text": "fine"})" "\n");
+  const std::string llama = trimmed("llama3");
+  CHECK_THAT(error_of(llama, {lines}, dir.file("out.bin")), Catch::StartsWith(lines + ":2: not valid JSON: "));
+  TokenizeOptions o = options_for(llama, {lines}, dir.file("out.bin"));
+  o.skip_invalid = true;
+  const TokenizeSummary summary = run_tokenize(o);
+  CHECK(summary.skipped == 3);
+  CHECK_THAT(summary.first_skipped, Catch::StartsWith(lines + ":2: not valid JSON: "));
+  CHECK(summary.documents == 2);
+  run(llama, {only_good}, dir.file("good.bin"));
+  const Tokens got = read_back(dir.file("out.bin")), expected = read_back(dir.file("good.bin"));
+  CHECK(got.ids == expected.ids);
+  CHECK(got.counted == expected.counted);
+  // Each bad line alone names itself.
+  o.skip_invalid = false;
+  o.inputs = {dir.write("tool.jsonl", std::string(R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": "assistant", "content": "A"}]})"))};
+  CHECK_THROWS_WITH(run_tokenize(o), o.inputs[0] + ":1: messages[1].role: \"tool\" is not rendered by the llama3 format "
+                                                   "(system, user or assistant: it has no tools)");
+  o.inputs = {dir.write("ids.jsonl", std::string(R"({"input_ids": [1, 999999]})"))};
+  CHECK_THROWS_WITH(run_tokenize(o), Catch::StartsWith(o.inputs[0] + ":1: input_ids: the id 999999 is outside the tokenizer's"));
 }

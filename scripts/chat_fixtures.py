@@ -1,0 +1,242 @@
+"""The chat part of the tokenizer fixtures (scripts/make_tokenizer_fixtures.py writes them):
+conversations as transformers' apply_chat_template renders them with each model's own template.
+
+Formats and where their files come from (DIR: the real tokenizers, ../shared/tokenizers):
+
+  llama3    DIR/llama3: Llama 3's tokenizer and its (base) template
+  qwen3     DIR/qwen3: Qwen3's tokenizer and its template (thinking blocks, tools)
+  qwen2.5   Qwen2.5-Instruct's template (tests/fixtures/tokenizer/templates/qwen2.5.jinja) over
+            Qwen3's tokenizer.json less the four tokens Qwen3 added (<tool_response>,
+            </tool_response>, <think>, </think>): the vocabulary and merges are the same
+  llama3.1  Llama 3.1-Instruct's template (templates/llama3.1.jinja) over Llama 3's tokenizer.json
+            with the added tokens Llama 3.1 renamed (<|finetune_right_pad_id|>, <|eom_id|>,
+            <|python_tag|>, the reserved ones renumbered); end of text <|eot_id|> as in its config
+
+The templates are the files llama.cpp keeps in models/templates (as downloaded from the models'
+Hugging Face repositories: Qwen-Qwen2.5-7B-Instruct.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja,
+meta-llama-Llama-3.2-3B-Instruct.jinja), taken from the llama-cpp-python 0.3.36 source package on
+PyPI (vendor/llama.cpp/models/templates).
+
+chat.json holds
+  conversations  {"messages": [...], "tools": [...]} records as users write them (OpenAI / Hugging
+                 Face messages: role, content, tool_calls, reasoning_content)
+  prompts        conversations rendered with add_generation_prompt=True (what generate --chat feeds)
+  formats        per format: the tokenizer directory under trimmed/, and per conversation the
+                 rendered text, its ids, which ids count (the assistants' answers, from after the
+                 assistant header through the end-of-turn token), which count when only the last
+                 answer does, or null where the format has no tools for the conversation or the
+                 template refuses it (raise_exception); per prompt, the text and ids.
+"""
+import copy
+import json
+import os
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TEMPLATES = os.path.join(HERE, "..", "tests", "fixtures", "tokenizer", "templates")
+
+BASIC = [
+    [{"role": "user", "content": "What is 2 + 2?"}, {"role": "assistant", "content": "2 + 2 = 4."}],
+    [{"role": "system", "content": "You are a terse assistant."},
+     {"role": "user", "content": "Name three colours."},
+     {"role": "assistant", "content": "Red, green, blue."},
+     {"role": "user", "content": "And two more?"},
+     {"role": "assistant", "content": "Yellow and purple."}],
+    [{"role": "user", "content": "  Spaces around  \n"}, {"role": "assistant", "content": "\n\nLeading newlines and trailing spaces  "}],
+    [{"role": "user", "content": "Écris en français, s'il te plaît : « déjà vu »."},
+     {"role": "assistant", "content": "Bien sûr ! Voici : déjà vu — 既視感 😀."}],
+    [{"role": "user", "content": "Think first."},
+     {"role": "assistant", "content": "<think>\nThe user wants thought.\n</think>\n\nDone thinking."},
+     {"role": "user", "content": "Again, with code:\n```py\nprint('hi')\n```"},
+     {"role": "assistant", "content": "```python\nprint(\"hi\")\n```\n"}],
+    [{"role": "system", "content": "Answer in JSON."},
+     {"role": "user", "content": "{\"q\": \"x\"}"},
+     {"role": "assistant", "content": "{\"a\": [1, 2, 3]}"}],
+    [{"role": "user", "content": "Hello."},
+     {"role": "assistant", "content": "Hello! How can I help?"},
+     {"role": "system", "content": "From now on, answer in French."},
+     {"role": "user", "content": "What is the capital of Italy?"},
+     {"role": "assistant", "content": "La capitale de l'Italie est Rome."}],
+]
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "The current weather in a city.",
+    "parameters": {"type": "object", "properties": {
+        "city": {"type": "string", "description": "The city's name, such as \"Paris\"."},
+        "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+        "required": ["city"]}}}
+SEARCH_TOOL = {"type": "function", "function": {
+    "name": "search", "description": "Searches the web.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+                   "required": ["query"]}}}
+
+
+def call(name, arguments):
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+TOOLS = [
+    {"tools": [WEATHER_TOOL],
+     "messages": [
+         {"role": "system", "content": "You help with travel."},
+         {"role": "user", "content": "What's the weather in Paris?"},
+         {"role": "assistant", "content": "", "tool_calls": [call("get_weather", {"city": "Paris", "unit": "celsius"})]},
+         {"role": "tool", "content": "{\"temperature\": 21, \"sky\": \"clear\"}"},
+         {"role": "assistant", "content": "It is 21 °C and clear in Paris."}]},
+    {"messages": [
+        {"role": "user", "content": "Compare Oslo and Rome, then search for flights."},
+        {"role": "assistant", "content": "Let me look both up.",
+         "tool_calls": [call("get_weather", {"city": "Oslo", "days": [1, 2], "threshold": 0.5, "tiny": 1e-07,
+                                             "big": 100, "exact": True, "note": None, "name": "café \"Le Nord\"\nline"}),
+                        call("get_weather", {"unit": "fahrenheit", "city": "Rome"})]},
+        {"role": "tool", "content": "Oslo: 4 °C, snow."},
+        {"role": "tool", "content": "Rome: 61 °F, sun."},
+        {"role": "assistant", "content": "Rome is warmer.", "tool_calls": [call("search", {"query": "flights to Rome"})]},
+        {"role": "tool", "content": "3 results"},
+        {"role": "assistant", "content": "I found three flights."}]},
+    {"tools": [WEATHER_TOOL, SEARCH_TOOL],
+     "messages": [
+         {"role": "user", "content": "Search for \"zerotrain\", 5 results."},
+         {"role": "assistant", "content": "", "tool_calls": [call("search", "{\"query\": \"zerotrain\", \"limit\": 5}")]},
+         {"role": "tool", "content": "No results for \"zerotrain\".\nTry again?"},
+         {"role": "assistant", "content": "Nothing was found."}]},
+    {"messages": [
+        {"role": "user", "content": "Is it raining in Lyon?"},
+        {"role": "assistant", "content": "<think>\nI should check the weather.\n</think>\n\n",
+         "tool_calls": [call("get_weather", {"city": "Lyon"})]},
+        {"role": "tool", "content": "rain"},
+        {"role": "assistant", "content": "Yes, it is raining in Lyon.", "reasoning_content": "The tool said rain."}]},
+]
+
+PROMPTS = [
+    [{"role": "user", "content": "Say hello."}],
+    [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}],
+]
+
+# Where an assistant's answer starts and ends in each format: after the header, through the end of
+# the turn token.
+CHATML_MARKS = ("<|im_start|>assistant\n", "<|im_end|>")
+LLAMA_MARKS = ("<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>")
+FORMATS = {"llama3": LLAMA_MARKS, "qwen3": CHATML_MARKS, "qwen2.5": CHATML_MARKS, "llama3.1": LLAMA_MARKS}
+WITH_TOOLS = {"qwen3", "qwen2.5", "llama3.1"}
+# Llama 3's template writes the generation prompt after the conversation even when it is not asked
+# for; a training text ends with the last answer.
+TRAILING_PROMPT = {"llama3": LLAMA_MARKS[0]}
+
+
+def read_template(name):
+    with open(os.path.join(TEMPLATES, name + ".jinja"), encoding="utf-8") as f:
+        return f.read()
+
+
+def llama31_name(token_id, name):
+    renamed = {128004: "<|finetune_right_pad_id|>", 128005: "<|reserved_special_token_2|>", 128008: "<|eom_id|>",
+               128010: "<|python_tag|>"}
+    if token_id in renamed:
+        return renamed[token_id]
+    if token_id >= 128011:
+        return f"<|reserved_special_token_{token_id - 128008}|>"
+    return name
+
+
+def derived_tokenizers(directory, out):
+    """qwen2.5/ and llama3.1/ under `out`, made from the real Qwen3 and Llama 3 files."""
+    qwen = json.load(open(os.path.join(directory, "qwen3", "tokenizer.json"), encoding="utf-8"))
+    qwen["added_tokens"] = [a for a in qwen["added_tokens"] if a["id"] < 151665]
+    qwen_config = json.load(open(os.path.join(directory, "qwen3", "tokenizer_config.json"), encoding="utf-8"))
+    qwen_config["added_tokens_decoder"] = {k: v for k, v in qwen_config["added_tokens_decoder"].items() if int(k) < 151665}
+    qwen_config["chat_template"] = read_template("qwen2.5")
+    llama = json.load(open(os.path.join(directory, "llama3", "tokenizer.json"), encoding="utf-8"))
+    for a in llama["added_tokens"]:
+        a["content"] = llama31_name(a["id"], a["content"])
+    llama_config = json.load(open(os.path.join(directory, "llama3", "tokenizer_config.json"), encoding="utf-8"))
+    for k, v in llama_config.get("added_tokens_decoder", {}).items():
+        v["content"] = llama31_name(int(k), v["content"])
+    llama_config["chat_template"] = read_template("llama3.1")
+    llama_config["eos_token"] = "<|eot_id|>"
+    for name, tok, config in [("qwen2.5", qwen, qwen_config), ("llama3.1", llama, llama_config)]:
+        os.makedirs(os.path.join(out, name), exist_ok=True)
+        with open(os.path.join(out, name, "tokenizer.json"), "w", encoding="utf-8") as f:
+            json.dump(tok, f, ensure_ascii=False)
+        with open(os.path.join(out, name, "tokenizer_config.json"), "w", encoding="utf-8") as f:
+            json.dump(config, f, ensure_ascii=False)
+
+
+def answer_spans(text, marks):
+    start, end = marks
+    spans, at = [], 0
+    while True:
+        b = text.find(start, at)
+        if b < 0:
+            return spans
+        b += len(start)
+        e = text.index(end, b) + len(end)
+        spans.append((b, e))
+        at = e
+
+
+def encode_rendered(tok, text, marks):
+    fast = tok.backend_tokenizer
+    fast.encode_special_tokens = False
+    enc = fast.encode(text, add_special_tokens=False)
+    spans = answer_spans(text, marks)
+    counted = [int(any(b <= o[0] < e for b, e in spans)) for o in enc.offsets]
+    last = [int(spans[-1][0] <= o[0] < spans[-1][1]) for o in enc.offsets]
+    return enc.ids, counted, last
+
+
+def render(tok, conversation, generation_prompt):
+    kwargs = {"tools": conversation["tools"]} if "tools" in conversation else {}
+    return tok.apply_chat_template(copy.deepcopy(conversation["messages"]), tokenize=False,
+                                   add_generation_prompt=generation_prompt, **kwargs)
+
+
+def format_entry(tok, name, conversations):
+    entry = {"rendered": [], "ids": [], "counted": [], "counted_last": [], "prompts": [], "prompt_ids": []}
+    for conversation in conversations:
+        uses_tools = "tools" in conversation or any(m["role"] == "tool" for m in conversation["messages"])
+        text = None
+        if not uses_tools or name in WITH_TOOLS:
+            try:
+                text = render(tok, conversation, False)
+            except Exception as e:  # the template's raise_exception
+                print(f"chat: {name} refuses a conversation: {e}")
+        if text is None:
+            for key in ("rendered", "ids", "counted", "counted_last"):
+                entry[key].append(None)
+            continue
+        trailing = TRAILING_PROMPT.get(name)
+        if trailing and text.endswith(trailing):
+            text = text[: -len(trailing)]
+        ids, counted, last = encode_rendered(tok, text, FORMATS[name])
+        for key, value in zip(("rendered", "ids", "counted", "counted_last"), (text, ids, counted, last)):
+            entry[key].append(value)
+    for messages in PROMPTS:
+        text = render(tok, {"messages": messages}, True)
+        entry["prompts"].append(text)
+        tok.backend_tokenizer.encode_special_tokens = False
+        entry["prompt_ids"].append(tok.backend_tokenizer.encode(text, add_special_tokens=False).ids)
+    return entry
+
+
+def make_chat(directory):
+    """chat.json's content, and the tokenizer directories it was made with (for trimming)."""
+    from transformers import AutoTokenizer
+    conversations = [{"messages": m} for m in BASIC] + TOOLS
+    derived = tempfile.mkdtemp(prefix="chat-tokenizers-")
+    derived_tokenizers(directory, derived)
+    sources = {"llama3": os.path.join(directory, "llama3"), "qwen3": os.path.join(directory, "qwen3"),
+               "qwen2.5": os.path.join(derived, "qwen2.5"), "llama3.1": os.path.join(derived, "llama3.1")}
+    out = {"conversations": conversations, "prompts": PROMPTS, "formats": {}}
+    for name in FORMATS:
+        tok = AutoTokenizer.from_pretrained(sources[name])
+        out["formats"][name] = dict(tokenizer="trimmed/" + name, **format_entry(tok, name, conversations))
+    return out, sources
+
+
+def chat_texts(chat):
+    """Every text the trimmed tokenizers must encode as the full ones do."""
+    texts = []
+    for entry in chat["formats"].values():
+        texts += [t for t in entry["rendered"] if t is not None] + entry["prompts"]
+    return texts

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `zerotrain generate --chat` through the binary (docs/data.md): a small Qwen2.5-shaped model trained
+# on one conversation (tokenized with --system, Qwen2.5's tokenizer and chat template) answers the
+# same user's turn with the trained answer and stops at the end of its turn; the prompt is the
+# fixture's apply_chat_template(add_generation_prompt=True) length, --system in place of the
+# template's default system message; what has no chat gets one line and exit 1.
+#   test_chat_generate.sh ZEROTRAIN SOURCE_DIR
+set -u
+zerotrain=$1
+src=$2
+source "$(dirname "$0")/../shell_checks.sh"
+fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
+solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
+cd "$tmp" || exit 1
+
+# A Qwen2.5 model directory: config.json and the tokenizer's files (its chat template among them).
+mkdir qwen && cp "$fixtures/trimmed/qwen2.5/"* qwen/
+cat >qwen/config.json <<'EOF'
+{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 32, "intermediate_size": 64,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
+ "max_position_embeddings": 128, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+ "tie_word_embeddings": true, "torch_dtype": "float32"}
+EOF
+answer="Hello! How can I help?"
+for _ in $(seq 20); do
+  echo '{"messages": [{"role": "user", "content": "Say hello."}, {"role": "assistant", "content": "'"$answer"'"}]}'
+done >chat.jsonl
+"$zerotrain" tokenize --tokenizer qwen chat.jsonl -o chat.bin --system "You are terse." >tok.out 2>&1 ||
+  fail "tokenize exited $?: $(cat tok.out)"
+solo "$zerotrain" --model qwen --data chat.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
+  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
+  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=run >train.log 2>&1 ||
+  fail "training exited $?: $(tail -3 train.log)"
+
+# The lengths of the fixture's prompts (chat.json's prompt_ids: transformers' ids, which
+# test_inference compares id by id), and the separator zerotrain starts a conversation with: Qwen2.5's
+# [system "You are terse.", user "Say hello."] 20 ids, [user "Say hello."] 32 with its default system
+# message; ChatML's (Qwen3's without thinking) [user "Say hello."] 11.
+with_system=21 default_system=33 chatml=12
+solo "$zerotrain" generate --model run --chat --system "You are terse." --prompt "Say hello." --temperature 0 \
+  --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat exited $?: $(cat gen.err)"
+[ "$(cat gen.out)" = "$answer" ] || fail "the answer: '$(cat gen.out)', expected '$answer' ($(cat gen.err))"
+grep -q "generate: [0-9]* tokens after a prompt of $with_system in .*, ended at the end of its turn" gen.err ||
+  fail "not the fixture's prompt of $with_system tokens, or not ended at the end of the turn: $(cat gen.err)"
+# Without --system, Qwen2.5's default system message (its longer prompt); a format named instead.
+solo "$zerotrain" generate --model run --chat --prompt "Say hello." --temperature 0 --max-new-tokens 2 >/dev/null 2>gen.err ||
+  fail "generate --chat without --system exited $?: $(cat gen.err)"
+grep -q "after a prompt of $default_system in" gen.err || fail "not the default system message's prompt: $(cat gen.err)"
+solo "$zerotrain" generate --model run --chat --chat-format chatml --prompt "Say hello." --temperature 0 --max-new-tokens 2 \
+  >/dev/null 2>gen.err || fail "--chat-format chatml exited $?: $(cat gen.err)"
+grep -q "after a prompt of $chatml in" gen.err ||
+  fail "chatml has no default system message: $(cat gen.err)"
+
+# Bad input: one error line, exit 1.
+check_refused() {
+  local expected=$1
+  shift
+  solo "$zerotrain" generate "$@" >bad.out 2>&1
+  local code=$?
+  [ $code -eq 1 ] && grep -qF "$expected" bad.out && [ "$(grep -c error bad.out)" -eq 1 ] ||
+    fail "generate $*: exit $code: $(cat bad.out)"
+}
+check_refused "error: generate: --system: a system message and a chat format are for a chat: add --chat" \
+  --model run --prompt "Hi" --system "You are terse."
+check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1" \
+  --model run --chat --chat-format vicuna --prompt "Hi"
+# GPT-2's tokenizer (with a warning: not the model's) has no chat format.
+check_refused "has no chat template or chat tokens to tell its format by: name one with --chat-format" \
+  --model run --chat --prompt "Hi" --tokenizer "$fixtures/trimmed/gpt2" --tokenizer-mismatch warn
+
+finish
