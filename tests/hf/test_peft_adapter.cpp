@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "../data/temp_dir.hpp"
 #include "core/json_file.hpp"
@@ -104,4 +105,30 @@ TEST_CASE("lora.init_from's adapter_config.json must be the lora block's", "[hf]
   CHECK_THAT(error({{"rank_pattern", {{"q_proj", 8}}}}), Catch::Contains("rank_pattern"));
   CHECK_THROWS_WITH(check_peft_adapter(dir.file("nothing"), shape, s),
                     Catch::Contains("nothing/adapter_config.json: missing (expected a PEFT adapter directory"));
+}
+
+TEST_CASE("an adapter directory is written beside its place and swapped in", "[hf][peft]") {
+  TempDir dir;
+  const GptShape shape = llama();
+  const LoraSpec s = spec({"q_proj"});
+  const ParamLayout layout = make_training_layout(shape, {s, {}});
+  const std::vector<float> values(layout.total, 0.25f);
+  const std::string out = dir.file("adapter");
+  {  // abandoned before commit: nothing is left, not even the directory
+    PeftAdapterWriter writer(out, layout, shape, s, HfOutput(DType::F32));
+    for (const ParamGroup& g : layout.groups) writer.write_group(g, values.data() + g.offset);
+  }
+  CHECK_FALSE(std::filesystem::exists(out));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path), std::filesystem::directory_iterator()) == 0);
+  // Over an existing directory: its other files stay, the adapter's are replaced whole.
+  std::filesystem::create_directories(out);
+  dir.write("adapter/README.md", "kept");
+  dir.write("adapter/adapter_config.json", "{}");
+  PeftAdapterWriter writer(out, layout, shape, s, HfOutput(DType::F32));
+  for (const ParamGroup& g : layout.groups) writer.write_group(g, values.data() + g.offset);
+  CHECK(read_text_file(out + "/adapter_config.json") == "{}");  // unchanged until commit
+  writer.commit();
+  CHECK(read_text_file(out + "/README.md") == "kept");
+  CHECK_NOTHROW(check_peft_adapter(out, shape, s));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path), std::filesystem::directory_iterator()) == 1);
 }

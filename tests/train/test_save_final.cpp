@@ -8,6 +8,8 @@
 #include <string>
 
 #include "hf/hf_weights.hpp"
+#include "inference/initial_weights.hpp"
+#include "model/gpt_layout.hpp"
 #include "train/model_export.hpp"
 #include "ckpt/safetensors.hpp"
 #include "config/config.hpp"
@@ -54,4 +56,14 @@ TEST_CASE("save_final writes the trained weights, holding one group at a time", 
   CHECK(held < layout.total * sizeof(float));
   CHECK(MemoryLedger::instance().stats().cur(MemCategory::Buffers) == before);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the weights a checkpoint's run started from: \"random\" is the seeded initialisation", "[trainer]") {
+  const ParamLayout layout = make_gpt_layout(*gpt_preset("toy"));
+  const nlohmann::json random = {{"training", {{"init_from", "random"}, {"seed", uint64_t(7)}}}};
+  const WeightSources seeded = recorded_weight_sources(random, layout);
+  CHECK(seeded.init_from.empty());
+  CHECK(seeded.seed == 7);
+  const nlohmann::json model = {{"training", {{"init_from", "models/base"}, {"seed", 7}}}};
+  CHECK(recorded_weight_sources(model, layout).init_from == "models/base");
 }
