@@ -13,6 +13,7 @@ namespace {
 
 void add_document(Encoded& out, const JobContext& c, const Document& d, bool continuation) {
   ++out.documents;
+  if (!continuation) out.starts.push_back(int64_t(out.tokens.size()));
   if (!d.chat) {
     if (!continuation) out.tokens.push_back(c.separator);
     c.tokenizer.encode(d.text, out.tokens, {.special_tokens = false, .continuation = continuation});

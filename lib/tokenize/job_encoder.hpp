@@ -26,6 +26,7 @@ struct JobContext {
 struct Encoded {
   std::vector<int32_t> tokens;
   std::vector<uint8_t> counted;  // empty while every token counts
+  std::vector<int64_t> starts;   // where each document starts in `tokens` (a continued one: nowhere)
   int64_t documents = 0, chats = 0;
 };
 

@@ -17,7 +17,7 @@
 
 namespace zt {
 
-MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
+MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, bool samples) {
   const GptShape& shape = c.model.shape;
   // The groups the model holds at once at most: the embedding matrix (an untied head is as large) and one block.
   const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params();
@@ -26,9 +26,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   p.num_params = shape.num_params();
   const bool recompute = c.recompute_activations();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
-  p.host_activations = Trainer::staging_bytes(c) + p.step_values_host;
+  p.host_activations = Trainer::staging_bytes(c, samples) + p.step_values_host;
   p.activations = GptActivations::bytes(shape, B, T, recompute ? 1 : shape.n_layer, ops) +
-                  ops.own_bytes(B, T, shape.d_model) + Trainer::staging_bytes(c) + p.step_values;
+                  ops.own_bytes(B, T, shape.d_model) + Trainer::staging_bytes(c, samples) + p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(shape.flat_size(), world, 0));
   p.buffers_bound += p.checkpoint_staging;
@@ -80,8 +80,8 @@ void warn_if_too_big(const MemoryPlan& p, int local_ranks, const Device& device)
 
 }  // namespace
 
-void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend) {
-  MemoryPlan p = plan_memory(c, world, backend.model);
+void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend, bool samples) {
+  MemoryPlan p = plan_memory(c, world, backend.model, samples);
   const bool gpu = backend.device.kind() == DeviceKind::Cuda;
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
