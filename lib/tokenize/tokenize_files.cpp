@@ -220,7 +220,7 @@ void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFil
     std::printf("wrote %s: %lld tokens (%s)%s%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
                 writer.token_bytes() == 2 ? "uint16" : "uint32",
                 f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(),
-                f.index_path.empty() ? "" : fmt::format(", {} samples {}", f.samples, f.index_path).c_str());
+                f.index_path.empty() ? "" : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path).c_str());
   if (files.size() > 1 && summary.val_documents > 0)
     std::printf("validation: %s of %lld (--val %s, seed %llu), whole, in %s\n",
                 plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
