@@ -101,8 +101,13 @@ std::string explain_logging(const Config& c, const ValueSources& s) {
 }  // namespace
 
 Provenance explain_provenance(const Config& c, const ValueSources& s) {
-  return {explain_lr(c, s), explain_schedule(c, s), explain_batch(c, s), explain_precision(c, s), "",
-          explain_logging(c, s)};
+  return {.lr = explain_lr(c, s),
+          .schedule = explain_schedule(c, s),
+          .batch = explain_batch(c, s),
+          .precision = explain_precision(c, s),
+          .length = "",
+          .weights = "",
+          .logging = explain_logging(c, s)};
 }
 
 void log_provenance(const Config& c) {

@@ -167,15 +167,17 @@ std::string SampleSampler::layout() const {
 }
 
 SamplerState SampleSampler::state(int64_t next_step) const {
-  return {.seed = seed_,
-          .shuffle = shuffle_,
-          .next_step = next_step,
-          .unit = "rows",
-          .num_rows = rows_.rows(),
-          .rows_per_step = rows_per_step(),
-          .next_row = first_row_of_step(next_step),
-          .layout = layout(),
-          .files = data_.files()};
+  SamplerState s;
+  s.seed = seed_;
+  s.shuffle = shuffle_;
+  s.next_step = next_step;
+  s.unit = "rows";
+  s.num_rows = rows_.rows();
+  s.rows_per_step = rows_per_step();
+  s.next_row = first_row_of_step(next_step);
+  s.layout = layout();
+  s.files = data_.files();
+  return s;
 }
 
 int64_t SampleSampler::restore(const SamplerState& state) {
