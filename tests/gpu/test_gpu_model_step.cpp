@@ -248,7 +248,7 @@ TEST_CASE("packed and padded rows of record data on the GPU give each sample its
   const GptShape shape = *gpt_preset("qwen3-tiny");
   constexpr int kSeq = 72, kBatch = 3;
   TempDir dir;
-  const auto data = write_record_data(dir.file("chat.bin"), {9, 30, 1, 25, 64, 3, 80, 17}, shape.vocab_size, 3);
+  const auto data = write_record_data(dir.file("chat.bin"), {9, 30, 1, 64, 80, 17}, shape.vocab_size, 3);
   Gpt model(shape, kBatch, kSeq, false, backend);
   DeviceParams params(model, backend.device);
   const ForwardLoss forward = [&](const int32_t* inputs, const int32_t* targets, int B, int T,
