@@ -9,16 +9,11 @@ set -u
 zerotrain=$1
 src=$2
 source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
 solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 cd "$tmp" || exit 1
-mkdir qwen3 && cp "$fixtures/qwen3/"* qwen3/
-cat >qwen3/config.json <<'EOF'
-{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 32, "intermediate_size": 64,
- "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
- "max_position_embeddings": 64, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
- "tie_word_embeddings": true, "torch_dtype": "float32"}
-EOF
+qwen3_model_dir qwen3 64 "$fixtures" || fail "no model directory"
 # 20 conversations of growing length: the last ones longer than seq_len 48.
 words="the cat sat on the mat and the dog ran far away from home"
 for i in $(seq 1 20); do
