@@ -20,7 +20,9 @@ Subcommand tokenize_subcommand(CLI::App& app) {
 {"conversations": [{"from", "value"}...]} (ShareGPT) and {"instruction", "input", "output"} (Alpaca)
 are conversations, rendered in the model's chat format (its chat template's) with the loss on the
 answers only (OUT.mask beside OUT.bin); {"prompt", "completion"} trains on the completion;
-{"input_ids", "labels"} are tokens already made (labels -100: not counted).
+{"input_ids", "labels"} are tokens already made (labels -100: not counted). Records train as samples
+(OUT.idx: where each starts). --val N% moves a seeded sample of N% of the documents, whole, to
+OUT.val.bin (one text file, with no documents to sample: its last N% of tokens).
 
 Examples:
   zerotrain tokenize --tokenizer gpt2/ corpus.txt -o corpus.bin --val 5%
@@ -33,7 +35,8 @@ Examples:
       ->required();
   command->add_option("INPUT", options->inputs, "text, .jsonl or .json files")->required();
   command->add_option("-o,--output", options->output, "the token file to write (OUT.bin)")->required();
-  command->add_option("--val", options->val, "N%: the last N% of the tokens go to OUT.val.bin");
+  command->add_option("--val", options->val, "N%: a seeded sample of N% of the documents (records) go to OUT.val.bin");
+  command->add_option("--seed", options->seed, "which documents --val takes")->capture_default_str();
   command->add_option("--chat-format", options->chat_format,
                       chat_format_names() + " (default: told by the tokenizer's chat template, else its special tokens)");
   command->add_option("--system", options->system,

@@ -139,13 +139,18 @@ struct DataConfig {
   bool shuffle = true;
   // A token file made by another tokenizer than the model's (docs/data.md): error | warn.
   std::string tokenizer_mismatch = "error";
+  // Record data (samples, docs/data.md): one per row (none), several whole samples to a row (pack),
+  // or the token stream's windows as for text (windows).
+  std::string packing = "none";
+  std::string padding = "longest";      // a micro-batch's rows: to its longest row | max_length (seq_len)
+  std::string truncation = "truncate";  // a sample longer than seq_len: truncate (its first seq_len tokens) | drop
 };
 
 inline constexpr const char* kRandomInit = "random";  // training.init_from: random values of the architecture
 
 struct TrainingConfig {
   int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
-  double epochs = 0;    // passes over data.train's windows that give the steps; 0: not given
+  double epochs = 0;    // passes over data.train (its windows, or the rows of its samples) that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   // The Hugging Face Trainer's defaults (TrainingArguments), what "auto" takes.

@@ -1,5 +1,5 @@
-// The data block: token files, their format, the sequence length, shuffling, and what a token file
-// of another tokenizer than the model's gets.
+// The data block: token files, their format, the sequence length, shuffling, what a token file
+// of another tokenizer than the model's gets, and how samples of record data fill rows.
 #include <fmt/format.h>
 
 #include "config/blocks.hpp"
@@ -74,6 +74,9 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
   d.tokenizer_mismatch = b.choice("tokenizer_mismatch", d.tokenizer_mismatch, {"error", "warn"});
+  d.packing = b.choice("packing", d.packing, {"none", "pack", "windows"});
+  d.padding = b.choice("padding", d.padding, {"longest", "max_length"});
+  d.truncation = b.choice("truncation", d.truncation, {"truncate", "drop"});
   b.finish();
   return d;
 }

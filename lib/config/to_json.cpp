@@ -225,7 +225,10 @@ nlohmann::json to_json(const Config& c) {
         {"format", d.format},
         {"seq_len", d.seq_len},
         {"shuffle", d.shuffle},
-        {"tokenizer_mismatch", d.tokenizer_mismatch}}},
+        {"tokenizer_mismatch", d.tokenizer_mismatch},
+        {"packing", d.packing},
+        {"padding", d.padding},
+        {"truncation", d.truncation}}},
       {"training", training_json(c.training)},
       {"lora", lora_json(c.lora)},
   };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <optional>
 
+#include "config/row_options.hpp"
 #include "core/error.hpp"
 #include "data/data_files.hpp"
 #include "hf/hf_dir.hpp"
@@ -25,26 +26,44 @@ std::optional<int64_t> scheduler_total(const ValueSources& s) {
 }
 
 struct FromEpochs {
-  int64_t steps, windows, windows_per_step;
+  int64_t steps, units, units_per_step;
+  std::string unit, per_step;  // "windows of B x T tokens" and "windows", or rows of samples
+  int64_t tokens = 0;          // of data.train, for windows
 };
 
-FromEpochs steps_from_epochs(const Config& c, const Diagnostics& diag) {
-  const int64_t window_tokens = c.train_micro_batch_size_per_gpu * c.data.seq_len;
-  int64_t tokens = 0;
-  try {
-    tokens = count_tokens(c.data.train, token_format_from_name(c.data.format),
-                          model_tokenizer_directory(c.model.path, c.training.init_from));
-  } catch (const Error& e) {
-    diag.fail("training.epochs", fmt::format("the windows of data.train cannot be counted: {}", e.what()));
+// An epoch in the units the run reads: the windows of the token stream, or the rows of its samples
+// (data/sample_rows.hpp) when the files are record data. Throws zt::Error when the files cannot be
+// read.
+FromEpochs epoch_of(const Config& c) {
+  const TokenFormat format = token_format_from_name(c.data.format);
+  const std::string tokenizer = model_tokenizer_directory(c.model.path, c.training.init_from);
+  const int64_t B = c.train_micro_batch_size_per_gpu, per_step = c.gradient_accumulation_steps * c.world_size;
+  const RowOptions options = row_options(c.data);
+  if (options.packing != Packing::Windows) {
+    const std::vector<int64_t> offsets = read_sample_offsets(c.data.train, format, tokenizer);
+    if (!offsets.empty())
+      return {0, plan_rows(offsets, options, "data.train").rows(), B * per_step,
+              fmt::format("rows of samples ({} a micro-batch)", B), "rows"};
   }
-  const int64_t windows = (tokens - 1) / window_tokens;
-  if (windows < 1)
+  const int64_t tokens = count_tokens(c.data.train, format, tokenizer);
+  return {0, (tokens - 1) / (B * c.data.seq_len), per_step, fmt::format("windows of {} x {} tokens", B, c.data.seq_len),
+          "windows", tokens};
+}
+
+FromEpochs steps_from_epochs(const Config& c, const Diagnostics& diag) {
+  FromEpochs e;
+  try {
+    e = epoch_of(c);
+  } catch (const Error& error) {
+    diag.fail("training.epochs", fmt::format("the epochs of data.train cannot be counted: {}", error.what()));
+  }
+  if (e.units < 1)
     diag.fail("training.epochs", fmt::format("data.train holds {} tokens, too few for one window of {} x {} + 1",
-                                             tokens, c.train_micro_batch_size_per_gpu, c.data.seq_len));
-  const int64_t per_step = c.gradient_accumulation_steps * c.world_size;
-  const double steps = std::ceil(c.training.epochs * double(windows) / double(per_step));
+                                             e.tokens, c.train_micro_batch_size_per_gpu, c.data.seq_len));
+  const double steps = std::ceil(c.training.epochs * double(e.units) / double(e.units_per_step));
   if (steps > 9e18) diag.fail("training.epochs", fmt::format("{:g} epochs is beyond any run", c.training.epochs));
-  return {std::max<int64_t>(1, int64_t(steps)), windows, per_step};
+  e.steps = std::max<int64_t>(1, int64_t(steps));
+  return e;
 }
 
 }  // namespace
@@ -64,10 +83,10 @@ std::string resolve_training_length(Config& c, const ValueSources& s, const Diag
   } else if (from_epochs) {
     t.steps = from_epochs->steps;
     winner = "training.epochs";
-    how = fmt::format("from {} {:g}: {:g} x {} windows of {} x {} tokens / {} windows per step ({} x {} rank{}), "
-                      "rounded up",
-                      s.described("training.epochs"), t.epochs, t.epochs, from_epochs->windows,
-                      c.train_micro_batch_size_per_gpu, c.data.seq_len, from_epochs->windows_per_step,
+    how = fmt::format("from {} {:g}: {:g} x {} {} / {} {} per step ({}{} x {} rank{}), rounded up",
+                      s.described("training.epochs"), t.epochs, t.epochs, from_epochs->units, from_epochs->unit,
+                      from_epochs->units_per_step, from_epochs->per_step,
+                      from_epochs->per_step == "rows" ? fmt::format("{} x ", c.train_micro_batch_size_per_gpu) : "",
                       c.gradient_accumulation_steps, c.world_size, c.world_size == 1 ? "" : "s");
   } else if (total) {
     t.steps = *total;

@@ -3,9 +3,12 @@
 #include <glob.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "data/file_token_dataset.hpp"
+#include "data/llmc_format.hpp"
+#include "data/sample_index.hpp"
 #include "data/synthetic_dataset.hpp"
 
 namespace zt {
@@ -50,6 +53,27 @@ int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format
   int64_t total = 0;
   for (const std::string& source : sources) total += count_tokens(source, format, tokenizer);
   return total;
+}
+
+std::vector<int64_t> read_sample_offsets(const std::vector<std::string>& sources, TokenFormat format,
+                                         std::string_view tokenizer) {
+  std::vector<int64_t> offsets;
+  for (size_t k = 0; k < sources.size(); ++k) {
+    const std::string& source = sources[k];
+    const TokenFormat f = format == TokenFormat::Auto ? detect_token_format(source, tokenizer) : format;
+    std::error_code ec;
+    const std::string index = llmc::index_path_of(source);
+    const bool has = f == TokenFormat::LlmC && std::filesystem::exists(index, ec);
+    if (k > 0 && has != !offsets.empty())
+      fail("{} has {} sample index and {} has {}: the files of one stream are all record data (samples) or none is",
+           source, has ? "a" : "no", sources.front(), has ? "none" : "one");
+    if (!has) continue;
+    const std::vector<int64_t> own = read_sample_index(index, source, FileTokenDataset::count_tokens(source, f));
+    const int64_t at = offsets.empty() ? 0 : offsets.back();
+    if (!offsets.empty()) offsets.pop_back();
+    for (int64_t o : own) offsets.push_back(at + o);
+  }
+  return offsets;
 }
 
 }  // namespace zt

@@ -18,5 +18,9 @@ std::vector<std::string> expand_data_files(const std::vector<std::string>& entri
 int64_t count_tokens(const std::string& source, TokenFormat format, std::string_view tokenizer = {});
 // The sum over the files of a stream.
 int64_t count_tokens(const std::vector<std::string>& sources, TokenFormat format, std::string_view tokenizer = {});
+// Where the stream's samples start (data/sample_index.hpp, the files' indexes one after the other),
+// read from the indexes alone; empty when the files have none (text: windows).
+std::vector<int64_t> read_sample_offsets(const std::vector<std::string>& sources, TokenFormat format,
+                                         std::string_view tokenizer = {});
 
 }  // namespace zt

@@ -3,7 +3,8 @@
 //   llmc      llm.c .bin shard: 256 int32 header (magic 20240520 version 1: uint16 tokens; magic
 //             20240801 version 7: uint32 tokens; the token count at [2]), then the tokens; the file
 //             size must be exactly 1024 + count * token size. A loss mask may lie beside it
-//             (llmc_format.hpp): which tokens count as targets.
+//             (llmc_format.hpp): which tokens count as targets; and a sample index (sample_index.hpp):
+//             where the samples of record data start.
 //   uint16    raw little-endian uint16 tokens, no header (even file size).
 //   text      any file read as bytes: token = byte value, vocabulary 256.
 //   synthetic tokens of a seeded order-1 Markov chain made on the fly (synthetic_dataset.hpp);
@@ -14,6 +15,7 @@
 //             such file exists, else an error.
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,6 +52,11 @@ public:
   // Copies, for tokens [begin, begin + count), 1 where the token counts as a target and 0 where it
   // does not. Without a loss mask every token counts.
   virtual void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const;
+  // Where the samples of record data start (data/sample_index.hpp: S + 1 offsets, the last the
+  // token count), or empty for data without samples (text, llm.c's own files): windows.
+  virtual std::span<const int64_t> sample_offsets() const { return {}; }
+  bool has_samples() const { return !sample_offsets().empty(); }
+  int64_t samples() const { return has_samples() ? int64_t(sample_offsets().size()) - 1 : 0; }
   // The files read, in stream order (data/token_stream.hpp); one for a single file.
   virtual std::vector<DataFile> files() const { return {{path(), size()}}; }
 };

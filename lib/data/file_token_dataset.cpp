@@ -8,6 +8,8 @@
 
 #include "core/error.hpp"
 #include "data/llmc_format.hpp"
+#include "data/sample_index.hpp"
+#include "data/token_file_info.hpp"
 
 namespace zt {
 
@@ -105,6 +107,7 @@ std::unique_ptr<FileTokenDataset> FileTokenDataset::open_llmc(const std::string&
   std::unique_ptr<FileTokenDataset> d(
       new FileTokenDataset(std::move(file), TokenFormat::LlmC, llmc::kHeaderBytes, header.token_bytes));
   d->open_loss_mask(llmc::mask_path_of(path));
+  d->open_sample_index(path);
   return d;
 }
 
@@ -151,6 +154,21 @@ void FileTokenDataset::open_loss_mask(const std::string& path) {
              llmc::kHeaderBytes + uint64_t(first + i));
   }
   mask_ = std::move(file);
+}
+
+void FileTokenDataset::open_sample_index(const std::string& token_path) {
+  const std::string path = llmc::index_path_of(token_path);
+  std::error_code ec;
+  const bool present = std::filesystem::exists(path, ec);
+  const std::optional<TokenFileInfo> info = read_token_file_info(token_path, count_);
+  if (info && !info->sample_index.empty() && !present)
+    fail("{} names the sample index {}, which is missing beside {}: tokenize again", llmc::info_path_of(token_path),
+         info->sample_index, token_path);
+  if (!present) return;
+  sample_offsets_ = read_sample_index(path, token_path, count_);
+  if (info && !info->sample_index.empty() && info->samples != samples())
+    fail("{}: {} samples, but {} records {}: they belong to different files; tokenize again", path, samples(),
+         llmc::info_path_of(token_path), info->samples);
 }
 
 std::unique_ptr<FileTokenDataset> FileTokenDataset::open_uint16(const std::string& path) {

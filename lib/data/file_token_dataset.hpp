@@ -1,9 +1,11 @@
 #pragma once
 // Token files read by position: llm.c shards, raw uint16 files and text read as bytes share one
 // representation (a header to skip, then tokens of 1, 2 or 4 bytes); only validation differs. An
-// llm.c shard with a loss mask beside it (llmc_format.hpp) reads that too.
+// llm.c shard with a loss mask or a sample index beside it (llmc_format.hpp, sample_index.hpp)
+// reads those too.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "data/dataset.hpp"
 #include "data/read_only_file.hpp"
@@ -28,6 +30,7 @@ public:
   void check_vocab(int model_vocab) const override;
   bool has_loss_mask() const override { return mask_.has_value(); }
   void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
+  std::span<const int64_t> sample_offsets() const override { return sample_offsets_; }
 
   int token_bytes() const { return token_bytes_; }
   // Byte offset of token `index` in the file (for messages).
@@ -36,6 +39,8 @@ public:
 private:
   FileTokenDataset(ReadOnlyFile file, TokenFormat format, size_t header_bytes, int token_bytes);
   void open_loss_mask(const std::string& path);
+  // X.idx when it lies beside the file, checked against it and against what X.meta.json records.
+  void open_sample_index(const std::string& token_path);
   // Calls f(first_index, tokens, count) over the whole file, a chunk at a time.
   template <typename F>
   void scan(F&& f) const;
@@ -47,6 +52,7 @@ private:
   int64_t count_;
   int vocab_size_ = 0;
   std::optional<ReadOnlyFile> mask_;
+  std::vector<int64_t> sample_offsets_;
 };
 
 }  // namespace zt

@@ -16,4 +16,6 @@ std::string mask_path_of(const std::string& token_path) { return beside(token_pa
 
 std::string info_path_of(const std::string& token_path) { return beside(token_path, ".meta.json"); }
 
+std::string index_path_of(const std::string& token_path) { return beside(token_path, ".idx"); }
+
 }  // namespace zt::llmc

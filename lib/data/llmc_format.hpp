@@ -9,6 +9,7 @@
 // for X.bin (NAME.mask for a NAME without .bin): the same header with magic 20240523, version 1
 // and the token count, then one byte per token: 1 where the token counts as a target, 0 where it
 // does not (prompts, separators).
+// Record data (conversations) keeps where each sample starts in X.idx (data/sample_index.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -34,5 +35,8 @@ std::string mask_path_of(const std::string& token_path);
 // What zerotrain records of a token file beside it (data/token_file_info.hpp): X.bin ->
 // X.meta.json, anything else -> NAME.meta.json.
 std::string info_path_of(const std::string& token_path);
+// The sample index of a token file of record data (data/sample_index.hpp): X.bin -> X.idx,
+// anything else -> NAME.idx.
+std::string index_path_of(const std::string& token_path);
 
 }  // namespace zt::llmc

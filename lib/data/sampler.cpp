@@ -3,49 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
+#include <cmath>
 #include <vector>
 
 #include "core/error.hpp"
 #include "data/index_permutation.hpp"
 
 namespace zt {
-
-nlohmann::json sampler_state_to_json(const SamplerState& s) {
-  nlohmann::json files = nlohmann::json::array();
-  for (const DataFile& f : s.files) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
-  return {{"seed", s.seed},
-          {"shuffle", s.shuffle},
-          {"next_step", s.next_step},
-          {"window_tokens", s.window_tokens},
-          {"num_windows", s.num_windows},
-          {"windows_per_step", s.windows_per_step},
-          {"next_window", s.next_window},
-          {"files", files}};
-}
-
-SamplerState sampler_state_from_json(const nlohmann::json& j) {
-  auto get = [&](const char* key) -> const nlohmann::json& {
-    if (!j.is_object() || !j.contains(key)) fail("data sampler state: missing key \"{}\"", key);
-    return j.at(key);
-  };
-  SamplerState s;
-  try {
-    s.seed = get("seed").get<uint64_t>();
-    s.shuffle = get("shuffle").get<bool>();
-    s.next_step = get("next_step").get<int64_t>();
-    s.window_tokens = get("window_tokens").get<int64_t>();
-    s.num_windows = get("num_windows").get<int64_t>();
-    s.windows_per_step = get("windows_per_step").get<int64_t>();
-    // Checkpoints from before the position was saved: the step's first window in their order.
-    s.next_window = j.contains("next_window") ? j.at("next_window").get<int64_t>() : s.next_step * s.windows_per_step;
-    if (j.contains("files"))
-      for (const auto& f : j.at("files")) s.files.push_back({f.at("path").get<std::string>(), f.at("tokens").get<int64_t>()});
-  } catch (const nlohmann::json::exception& e) {
-    fail("data sampler state: {}", e.what());
-  }
-  return s;
-}
 
 BatchSampler::BatchSampler(const TokenDataset& data, int batch, int seq_len, int world_size, int rank,
                            int grad_accum, bool shuffle, uint64_t seed)
@@ -138,40 +102,52 @@ bool BatchSampler::fill_eval(int64_t round, int64_t windows, int32_t* inputs, in
   return false;
 }
 
+BatchShape BatchSampler::fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
+                                          RowSegments*) const {
+  fill(step, micro, inputs, targets);
+  return {batch_, seq_len_};
+}
+
+StepTokens BatchSampler::step_tokens(int64_t step) const {
+  const int64_t tokens = windows_per_step() * window_tokens_;
+  return {counted_targets_in_step(step), tokens, tokens, tokens * seq_len_};
+}
+
+BatchShape BatchSampler::fill_eval_batch(int64_t round, int64_t batches, int32_t* inputs, int32_t* targets,
+                                         RowSegments*) const {
+  const bool has = fill_eval(round, batches, inputs, targets);
+  return {batch_, seq_len_, !has};
+}
+
+std::string BatchSampler::describe() const {
+  return fmt::format("{} windows of {} x {} + 1 tokens", num_windows_, batch_, seq_len_);
+}
+
 SamplerState BatchSampler::state(int64_t next_step) const {
-  return SamplerState{seed_,           shuffle_, next_step, window_tokens_, num_windows_, windows_per_step(),
-                      first_window_of_step(next_step), data_.files()};
+  SamplerState s;
+  s.seed = seed_;
+  s.shuffle = shuffle_;
+  s.next_step = next_step;
+  s.window_tokens = window_tokens_;
+  s.num_windows = num_windows_;
+  s.windows_per_step = windows_per_step();
+  s.next_window = first_window_of_step(next_step);
+  s.files = data_.files();
+  return s;
 }
-
-namespace {
-
-// "a.bin (100 tokens), b.bin (50 tokens)"
-std::string describe(const std::vector<DataFile>& files) {
-  std::string text;
-  for (const DataFile& f : files) text += fmt::format("{}{} ({} tokens)", text.empty() ? "" : ", ", f.path, f.tokens);
-  return text;
-}
-
-// The same files in the same order, wherever they lie now (a checkpoint may move between machines).
-bool same_files(const std::vector<DataFile>& a, const std::vector<DataFile>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].tokens != b[i].tokens ||
-        std::filesystem::path(a[i].path).filename() != std::filesystem::path(b[i].path).filename())
-      return false;
-  return true;
-}
-
-}  // namespace
 
 int64_t BatchSampler::restore(const SamplerState& state) {
   seed_ = state.seed;
   resumed_step_ = state.next_step;
+  if (state.unit != "windows") {
+    resumed_window_ = std::llround(state.epochs() * double(num_windows_));
+    spdlog::warn("the checkpoint read rows of samples ({}), this run reads windows of {} tokens: training continues "
+                 "at window {}, as far into the data ({:.3g} epochs)",
+                 state.layout, window_tokens_, resumed_window_, state.epochs());
+    return state.next_step;
+  }
   resumed_window_ = state.next_window;
-  const std::vector<DataFile> files = data_.files();
-  if (!state.files.empty() && !same_files(state.files, files))
-    spdlog::warn("data files changed since the checkpoint ({} -> {}): training continues at window {} of the new "
-                 "stream", describe(state.files), describe(files), state.next_window);
+  warn_if_files_changed(state, data_.files(), fmt::format("window {}", state.next_window));
   if (state.shuffle != shuffle_ || state.window_tokens != window_tokens_ || state.num_windows != num_windows_)
     spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, window {} -> {} tokens, "
                  "{} -> {} windows): training continues at step {} in the new order",

@@ -22,11 +22,13 @@
 // Evaluation reads the first n windows in order without shuffling (n: a count for the whole
 // world, whatever its size), shared by the ranks: round b of rank r reads window b*W + r, so round
 // b of all ranks reads windows [b*W, b*W + W); in the last round some ranks may have none.
+// Record data (samples) is read by rows instead: sample_sampler.hpp.
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "core/ignored_target.hpp"
+#include "data/data_sampler.hpp"
 #include "data/dataset.hpp"
 
 namespace zt {
@@ -34,20 +36,7 @@ namespace zt {
 // The number of targets of targets[0, n) that count (are not kIgnoredTarget).
 int64_t count_targets(const int32_t* targets, int64_t n);
 
-struct SamplerState {
-  uint64_t seed = 0;
-  bool shuffle = false;
-  int64_t next_step = 0;          // the first step (counting from 0) not yet trained
-  int64_t window_tokens = 0;      // B*T when saved
-  int64_t num_windows = 0;        // K when saved
-  int64_t windows_per_step = 0;   // GA*W when saved
-  int64_t next_window = 0;        // the global index of the first window not yet read
-  std::vector<DataFile> files;    // the files of the stream when saved (empty in older checkpoints)
-};
-nlohmann::json sampler_state_to_json(const SamplerState& state);
-SamplerState sampler_state_from_json(const nlohmann::json& j);  // errors name the missing key
-
-class BatchSampler {
+class BatchSampler final : public DataSampler {
 public:
   // Fails (zt::Error naming the dataset) when it holds fewer than B*T+1 tokens.
   BatchSampler(const TokenDataset& data, int batch, int seq_len, int world_size, int rank,
@@ -66,11 +55,24 @@ public:
   // the round gets false and every target kIgnoredTarget (its forward pass counts for nothing, and
   // keeps the ranks' collectives in step).
   int64_t eval_windows(int64_t requested) const;
-  int64_t eval_rounds(int64_t windows) const { return (windows + world_size_ - 1) / world_size_; }
   bool fill_eval(int64_t round, int64_t windows, int32_t* inputs, int32_t* targets) const;
 
-  int batch() const { return batch_; }
-  int seq_len() const { return seq_len_; }
+  // DataSampler: the windows as micro-batches of B rows of T tokens, every row one sample.
+  bool has_samples() const override { return false; }
+  int64_t epoch_units() const override { return num_windows_; }
+  int64_t units_per_step() const override { return windows_per_step(); }
+  const char* unit_name() const override { return "windows"; }
+  BatchShape fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
+                              RowSegments* segments) const override;
+  StepTokens step_tokens(int64_t step) const override;
+  int64_t eval_batches(int64_t requested) const override { return eval_windows(requested); }
+  int64_t eval_rounds(int64_t batches) const override { return (batches + world_size_ - 1) / world_size_; }
+  BatchShape fill_eval_batch(int64_t round, int64_t batches, int32_t* inputs, int32_t* targets,
+                             RowSegments* segments) const override;
+  std::string describe() const override;
+
+  int batch() const override { return batch_; }
+  int seq_len() const override { return seq_len_; }
   int64_t window_tokens() const { return window_tokens_; }
   int64_t num_windows() const { return num_windows_; }
   int64_t windows_per_step() const { return int64_t(grad_accum_) * world_size_; }
@@ -80,11 +82,12 @@ public:
   int64_t window_of(int64_t global_index) const;
   uint64_t seed() const { return seed_; }
 
-  SamplerState state(int64_t next_step) const;
+  SamplerState state(int64_t next_step) const override;
   // Adopts the saved seed and position (the saved step starts at the saved window) and returns the
   // step to continue from. A state saved with another window size, other files or shuffle setting
   // cannot continue the same order: that is logged as a warning and the saved position still holds.
-  int64_t restore(const SamplerState& state);
+  // A state of rows of samples goes on at the same fraction of an epoch, with a warning.
+  int64_t restore(const SamplerState& state) override;
 
 private:
   int64_t first_window_of_step(int64_t step) const;

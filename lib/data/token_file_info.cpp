@@ -32,12 +32,13 @@ nlohmann::json parse_info(const std::string& path) {
 
 std::string token_file_info_json(const TokenFileInfo& info) {
   const nlohmann::json mask = info.loss_mask.empty() ? nlohmann::json(nullptr) : nlohmann::json(info.loss_mask);
-  const nlohmann::json j = {{"format", kFormat},
-                            {"version", kVersion},
-                            {"tokens", info.tokens},
-                            {"token_bytes", info.token_bytes},
-                            {"loss_mask", mask},
-                            {"tokenizer", to_json(info.tokenizer)}};
+  nlohmann::json j = {{"format", kFormat},
+                      {"version", kVersion},
+                      {"tokens", info.tokens},
+                      {"token_bytes", info.token_bytes},
+                      {"loss_mask", mask},
+                      {"tokenizer", to_json(info.tokenizer)}};
+  if (!info.sample_index.empty()) j["samples"] = {{"index", info.sample_index}, {"count", info.samples}};
   return j.dump(2) + "\n";
 }
 
@@ -60,6 +61,14 @@ std::optional<TokenFileInfo> read_token_file_info(const std::string& token_path,
          path, info.tokens, token_path, tokens);
   info.token_bytes = j.value("token_bytes", 0);
   if (j.contains("loss_mask") && j.at("loss_mask").is_string()) info.loss_mask = j.at("loss_mask").get<std::string>();
+  if (j.contains("samples")) {
+    const nlohmann::json& samples = j.at("samples");
+    if (!samples.is_object() || !samples.contains("index") || !samples.at("index").is_string() ||
+        !samples.contains("count") || !samples.at("count").is_number_integer())
+      fail("{}: samples: expected {{\"index\": NAME, \"count\": N}}", path);
+    info.sample_index = samples.at("index").get<std::string>();
+    info.samples = samples.at("count").get<int64_t>();
+  }
   if (!j.contains("tokenizer")) fail("{}: records no tokenizer", path);
   info.tokenizer = tokenizer_identity_from_json(j.at("tokenizer"), path);
   return info;

@@ -6,10 +6,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <filesystem>
 
 #include "core/error.hpp"
 #include "data/llmc_format.hpp"
+#include "data/sample_index.hpp"
 #include "data/token_file_info.hpp"
 
 namespace zt {
@@ -18,6 +20,15 @@ struct TokenFileWriter::Output {
   std::string temp, final_path;
   int fd = -1;
   int64_t bytes = 0;  // written after the header
+};
+
+// One file finish() writes: the ranges of the appended tokens it takes, in order.
+struct TokenFileWriter::Part {
+  std::string path;
+  std::vector<std::pair<int64_t, int64_t>> ranges;  // [begin, end) of the appended tokens
+  std::vector<int64_t> offsets;  // where its samples start, then its token count
+  bool in_place = false;         // PATH itself: its ranges move down inside the temporary file
+  int64_t tokens() const { return offsets.empty() ? 0 : offsets.back(); }
 };
 
 namespace {
@@ -80,6 +91,25 @@ void place_beside(const std::string& token_path, const std::string& path, bool w
   }
 }
 
+// n bytes from `from` at src to `to` at dst (after the headers), a chunk at a time; within one
+// file only downwards (dst <= src), where each chunk is read before anything after it is written.
+void copy_bytes(int from_fd, const std::string& from, int to_fd, const std::string& to, uint64_t src, uint64_t dst,
+                uint64_t n) {
+  if (from_fd == to_fd && src == dst) return;
+  std::vector<uint8_t> chunk(size_t(std::min<uint64_t>(n, uint64_t(1) << 22)));
+  for (uint64_t done = 0; done < n;) {
+    const size_t c = size_t(std::min<uint64_t>(chunk.size(), n - done));
+    read_at(from_fd, from, chunk.data(), c, off_t(llmc::kHeaderBytes + src + done));
+    write_at(to_fd, to, chunk.data(), c, off_t(llmc::kHeaderBytes + dst + done));
+    done += c;
+  }
+}
+
+void flush_and_close(int fd, const std::string& path) {
+  if (::fsync(fd) != 0) fail_io(path, "flush");
+  if (::close(fd) != 0) fail_io(path, "close");
+}
+
 }  // namespace
 
 TokenFileWriter::TokenFileWriter(std::string path, int64_t vocab_size)
@@ -99,15 +129,26 @@ TokenFileWriter::~TokenFileWriter() {
   for (const std::string& temp : temporaries_) std::remove(temp.c_str());
 }
 
+int64_t TokenFileWriter::documents() const { return int64_t(document_starts_.size()); }
+
 void TokenFileWriter::write_all(Output& out, const void* data, size_t bytes) {
   write_at(out.fd, out.temp, data, bytes, off_t(llmc::kHeaderBytes + size_t(out.bytes)));
   out.bytes += int64_t(bytes);
 }
 
-void TokenFileWriter::append(std::span<const int32_t> tokens, std::span<const uint8_t> counted) {
+void TokenFileWriter::append(std::span<const int32_t> tokens, std::span<const uint8_t> counted,
+                             std::span<const int64_t> document_starts) {
   if (count_ + int64_t(tokens.size()) > llmc::kMaxTokens)
     fail("{}: more than {} tokens, the most an llm.c header counts: split the input into several outputs", path_,
          llmc::kMaxTokens);
+  if (count_ == 0 && !tokens.empty() && (document_starts.empty() || document_starts.front() != 0))
+    document_starts_.push_back(0);
+  for (int64_t start : document_starts) {
+    const int64_t at = count_ + start;
+    if (start < 0 || start >= int64_t(tokens.size()) || (!document_starts_.empty() && at < document_starts_.back()))
+      fail("{}: a document start at {} of {} appended tokens is out of order", path_, start, tokens.size());
+    if (document_starts_.empty() || at > document_starts_.back()) document_starts_.push_back(at);
+  }
   buffer_.resize(tokens.size() * size_t(token_bytes_));
   for (size_t i = 0; i < tokens.size(); ++i) {
     const uint32_t t = uint32_t(tokens[i]);
@@ -129,75 +170,125 @@ void TokenFileWriter::append(std::span<const int32_t> tokens, std::span<const ui
   count_ += int64_t(tokens.size());
 }
 
+int TokenFileWriter::create_temporary(const std::string& path) {
+  const std::string temp = path + ".tmp";
+  const int fd = create(temp);
+  temporaries_.push_back(temp);
+  return fd;
+}
+
 void TokenFileWriter::write_info(const File& file) {
   TokenFileInfo info;
   info.tokens = file.tokens;
   info.token_bytes = token_bytes_;
   if (!file.mask_path.empty()) info.loss_mask = std::filesystem::path(file.mask_path).filename().string();
+  if (!file.index_path.empty()) info.sample_index = std::filesystem::path(file.index_path).filename().string();
+  info.samples = file.samples;
   info.tokenizer = *tokenizer_;
-  const std::string temp = file.info_path + ".tmp";
-  const int fd = create(temp);
-  temporaries_.push_back(temp);
+  const int fd = create_temporary(file.info_path);
   const std::string text = token_file_info_json(info);
-  write_at(fd, temp, text.data(), text.size(), 0);
-  if (::fsync(fd) != 0) fail_io(temp, "flush");
-  if (::close(fd) != 0) fail_io(temp, "close");
+  write_at(fd, file.info_path + ".tmp", text.data(), text.size(), 0);
+  flush_and_close(fd, file.info_path + ".tmp");
 }
 
-std::vector<TokenFileWriter::File> TokenFileWriter::finish(const std::string& tail_path, int64_t tail_tokens) {
-  namespace fs = std::filesystem;
-  tail_tokens = tail_path.empty() ? 0 : std::min(tail_tokens, count_);
-  const int64_t head_tokens = count_ - tail_tokens;
+void TokenFileWriter::write_index(const File& file, const std::vector<int64_t>& offsets) {
+  const std::string temp = file.index_path + ".tmp";
+  const int fd = create_temporary(file.index_path);
+  const auto header = sample_index_header(int64_t(offsets.size()) - 1, file.tokens);
+  write_at(fd, temp, header.data(), sizeof(header), 0);
+  write_at(fd, temp, offsets.data(), offsets.size() * sizeof(int64_t), off_t(llmc::kHeaderBytes));
+  flush_and_close(fd, temp);
+}
+
+std::vector<TokenFileWriter::Part> TokenFileWriter::plan_parts(const Outputs& o) const {
+  std::vector<Part> parts(o.val_path.empty() ? 1 : 2);
+  parts[0].path = path_;
+  parts[0].in_place = true;
+  if (!o.val_path.empty()) parts[1].path = o.val_path;
+  auto add = [](Part& p, int64_t begin, int64_t end) {
+    if (begin == end) return;
+    if (!p.ranges.empty() && p.ranges.back().second == begin) p.ranges.back().second = end;
+    else p.ranges.emplace_back(begin, end);
+  };
+  if (o.val_path.empty()) {
+    add(parts[0], 0, count_);
+  } else if (o.val_documents) {
+    for (size_t k = 0; k < document_starts_.size(); ++k) {
+      const int64_t end = k + 1 < document_starts_.size() ? document_starts_[k + 1] : count_;
+      add(parts[o.val_documents(int64_t(k)) ? 1 : 0], document_starts_[k], end);
+    }
+  } else {
+    const int64_t cut = count_ - std::clamp<int64_t>(o.val_tail_tokens, 0, count_);
+    add(parts[0], 0, cut);
+    add(parts[1], cut, count_);
+  }
+  // A part's samples start where its ranges do and where a document starts inside one.
+  for (Part& p : parts) {
+    int64_t at = 0;
+    for (auto [begin, end] : p.ranges) {
+      p.offsets.push_back(at);
+      auto s = std::upper_bound(document_starts_.begin(), document_starts_.end(), begin);
+      for (; s != document_starts_.end() && *s < end; ++s) p.offsets.push_back(at + (*s - begin));
+      at += end - begin;
+    }
+    p.offsets.push_back(at);
+  }
+  return parts;
+}
+
+void TokenFileWriter::write_part(const Part& part) {
   const int32_t magic = token_bytes_ == 2 ? llmc::kMagic16 : llmc::kMagic32;
   const int32_t version = token_bytes_ == 2 ? llmc::kVersion16 : llmc::kVersion32;
-  std::vector<File> files;
-  auto finish_part = [&](const std::string& path, int64_t first, int64_t count, bool is_tail) {
-    const std::string mask_path = llmc::mask_path_of(path);
-    for (int k = 0; k < 2; ++k) {
-      Output& src = outputs_[size_t(k)];
-      const size_t unit = k == 0 ? size_t(token_bytes_) : 1;
-      if (k == 1 && !masked_) continue;
-      std::string temp = src.temp;
-      int fd = src.fd;
-      if (is_tail) {  // copy the tail out of the head's file
-        temp = (k == 0 ? path : mask_path) + ".tmp";
-        fd = create(temp);
-        temporaries_.push_back(temp);
-        std::vector<uint8_t> chunk(size_t(1) << 22);
-        for (int64_t done = 0; done < count * int64_t(unit);) {
-          const size_t n = size_t(std::min<int64_t>(int64_t(chunk.size()), count * int64_t(unit) - done));
-          read_at(src.fd, src.temp, chunk.data(), n, off_t(llmc::kHeaderBytes) + off_t(first) * off_t(unit) + done);
-          write_at(fd, temp, chunk.data(), n, off_t(llmc::kHeaderBytes) + done);
-          done += int64_t(n);
-        }
-      }
-      write_header(fd, temp, k == 0 ? magic : llmc::kMaskMagic, k == 0 ? version : llmc::kMaskVersion, count);
-      if (!is_tail && ::ftruncate(fd, off_t(llmc::kHeaderBytes) + off_t(count) * off_t(unit)) != 0)
-        fail_io(temp, "truncate");
-      if (::fsync(fd) != 0) fail_io(temp, "flush");
-      if (is_tail) ::close(fd);
+  for (int k = 0; k < 2; ++k) {
+    if (k == 1 && !masked_) continue;
+    const Output& src = outputs_[size_t(k)];
+    const uint64_t unit = k == 0 ? uint64_t(token_bytes_) : 1;
+    const std::string path = k == 0 ? part.path : llmc::mask_path_of(part.path);
+    const int fd = part.in_place ? src.fd : create_temporary(path);
+    const std::string temp = part.in_place ? src.temp : temporaries_.back();
+    uint64_t at = 0;
+    for (auto [begin, end] : part.ranges) {
+      copy_bytes(src.fd, src.temp, fd, temp, uint64_t(begin) * unit, at, uint64_t(end - begin) * unit);
+      at += uint64_t(end - begin) * unit;
     }
-    files.push_back({path, masked_ ? mask_path : "", tokenizer_ ? llmc::info_path_of(path) : "", count});
-    if (tokenizer_) write_info(files.back());
-  };
-  if (tail_tokens > 0) finish_part(tail_path, head_tokens, tail_tokens, true);
-  finish_part(path_, 0, head_tokens, false);
+    write_header(fd, temp, k == 0 ? magic : llmc::kMaskMagic, k == 0 ? version : llmc::kMaskVersion, part.tokens());
+    if (::ftruncate(fd, off_t(llmc::kHeaderBytes + at)) != 0) fail_io(temp, "truncate");
+    if (part.in_place) {
+      if (::fsync(fd) != 0) fail_io(temp, "flush");
+    } else {
+      flush_and_close(fd, temp);
+    }
+  }
+}
+
+std::vector<TokenFileWriter::File> TokenFileWriter::finish(const Outputs& o) {
+  namespace fs = std::filesystem;
+  std::vector<Part> parts = plan_parts(o);
+  std::vector<File> files;
+  // The split first: it copies from the temporary file that PATH's part then rewrites in place.
+  for (auto part = parts.rbegin(); part != parts.rend(); ++part) {
+    write_part(*part);
+    File f{part->path, masked_ ? llmc::mask_path_of(part->path) : "", tokenizer_ ? llmc::info_path_of(part->path) : "",
+           o.samples ? llmc::index_path_of(part->path) : "", part->tokens(), int64_t(part->offsets.size()) - 1};
+    if (o.samples) write_index(f, part->offsets);
+    if (tokenizer_) write_info(f);
+    files.insert(files.begin(), f);
+  }
   for (Output& out : outputs_) {
     if (::close(out.fd) != 0) fail_io(out.temp, "close");
     out.fd = -1;
   }
-  // Into place: the tail first, then the head; masks beside them or, without a mask, none left.
-  std::error_code ec;
-  for (auto it = files.begin(); it != files.end(); ++it) {
-    const File& f = *it;
-    fs::rename(f.path + ".tmp", f.path, ec);
-    if (ec) fail("cannot rename '{}.tmp' to '{}': {}", f.path, f.path, ec.message());
-    place_beside(f.path, llmc::mask_path_of(f.path), masked_, "loss mask");
-    place_beside(f.path, llmc::info_path_of(f.path), tokenizer_.has_value(), "record");
+  // Into place: the split first, then PATH; each with its mask, index and record, or none left.
+  for (auto f = files.rbegin(); f != files.rend(); ++f) {
+    std::error_code ec;
+    fs::rename(f->path + ".tmp", f->path, ec);
+    if (ec) fail("cannot rename '{}.tmp' to '{}': {}", f->path, f->path, ec.message());
+    place_beside(f->path, llmc::mask_path_of(f->path), masked_, "loss mask");
+    place_beside(f->path, llmc::index_path_of(f->path), o.samples, "sample index");
+    place_beside(f->path, llmc::info_path_of(f->path), tokenizer_.has_value(), "record");
   }
   for (const std::string& temp : temporaries_) std::remove(temp.c_str());
   temporaries_.clear();
-  if (tail_tokens > 0) std::swap(files[0], files[1]);  // the head first
   return files;
 }
 

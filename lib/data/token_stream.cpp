@@ -32,6 +32,15 @@ TokenStream::TokenStream(std::vector<std::unique_ptr<TokenDataset>> files) : fil
     vocab_size_ = std::max(vocab_size_, f->vocab_size());
     has_loss_mask_ = has_loss_mask_ || f->has_loss_mask();
   }
+  for (const auto& f : files_) {
+    if (f->has_samples() != first.has_samples())
+      fail("{} has {} sample index and {} has {}: the files of one stream are all record data (samples) or none is",
+           f->path(), f->has_samples() ? "a" : "no", first.path(), f->has_samples() ? "none" : "one");
+    if (!f->has_samples()) continue;
+    const int64_t at = sample_offsets_.empty() ? 0 : sample_offsets_.back();
+    if (!sample_offsets_.empty()) sample_offsets_.pop_back();
+    for (int64_t o : f->sample_offsets()) sample_offsets_.push_back(at + o);
+  }
   description_ = fmt::format("{} ... {} ({} files)", first.path(), files_.back()->path(), files_.size());
 }
 

@@ -3,7 +3,8 @@
 // is token i - offset of the file it falls in, so the windows of the sampler run across the files'
 // boundaries exactly as over one file holding them all. Every file has the same format (for llm.c
 // files the same header magic, the same token width); a loss mask beside some files and not others
-// is the mask where there is one, every token counting elsewhere.
+// is the mask where there is one, every token counting elsewhere. The files' samples (record data)
+// are the stream's, in order: every file has a sample index or none has.
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ public:
   bool has_loss_mask() const override { return has_loss_mask_; }
   void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
   std::vector<DataFile> files() const override;
+  std::span<const int64_t> sample_offsets() const override { return sample_offsets_; }
 
 private:
   // Calls f(file, first token in that file, count, offset in the output) for each piece of [begin, begin + count).
@@ -38,6 +40,7 @@ private:
   std::string description_;
   int vocab_size_ = 0;
   bool has_loss_mask_ = false;
+  std::vector<int64_t> sample_offsets_;
 };
 
 }  // namespace zt

@@ -24,6 +24,7 @@ int sequence_length(const EvalOptions& o, const GptShape& shape, const TokenData
   if (o.seq_len > shape.max_seq_len)
     fail("--seq-len {} exceeds the model's {} positions", o.seq_len, shape.max_seq_len);
   if (o.seq_len > 0) return o.seq_len;
+  if (data.has_samples() && o.packing != "windows") return std::min(shape.max_seq_len, kDefaultMaxSeqLen);
   const int64_t fits = (data.size() - 1) / o.batch_size;  // a window of B·T + 1 tokens
   if (fits < 1) fail("{}: {} tokens hold no window of {} sequences", data.path(), data.size(), o.batch_size);
   return int(std::min<int64_t>({shape.max_seq_len, kDefaultMaxSeqLen, fits}));
@@ -31,19 +32,20 @@ int sequence_length(const EvalOptions& o, const GptShape& shape, const TokenData
 
 }  // namespace
 
-LossSums evaluate_windows(Gpt& model, ParamHooks& weights, const BatchSampler& sampler, int64_t windows,
-                          int32_t* inputs, int32_t* targets, const std::function<void()>& before_forward) {
+LossSums evaluate_batches(Gpt& model, ParamHooks& weights, const DataSampler& sampler, int64_t batches,
+                          const MicroBatchBuffers& b, const std::function<void()>& before_forward) {
   LossSums sums;
-  const int64_t tokens = sampler.window_tokens();
-  for (int64_t round = 0; round < sampler.eval_rounds(windows); ++round) {
-    sampler.fill_eval(round, windows, inputs, targets);
-    const int64_t counted = count_targets(targets, tokens);
+  RowSegments* segments = sampler.has_samples() ? b.segments : nullptr;
+  for (int64_t round = 0; round < sampler.eval_rounds(batches); ++round) {
+    const BatchShape shape = sampler.fill_eval_batch(round, batches, b.inputs, b.targets, segments);
+    const int64_t counted = count_targets(b.targets, shape.tokens());
     if (before_forward) before_forward();
-    const float loss = model.forward(inputs, targets, sampler.batch(), sampler.seq_len(), weights);
+    const float loss = model.forward(b.inputs, b.targets, shape.batch, shape.seq, weights, segments);
     if (counted > 0) {
       sums.loss += double(loss) * double(counted);
       sums.counted += double(counted);
     }
+    if (!shape.stand_in) sums.positions += double(shape.tokens());
   }
   return sums;
 }
@@ -52,7 +54,7 @@ namespace {
 
 // This rank's share: the sums over its windows, and where it computed them.
 struct Share {
-  double sums[2] = {0, 0};  // token losses, targets that count
+  double sums[3] = {0, 0, 0};  // token losses, targets that count, positions read
   EvalResult result;        // everything but the loss and the counts
   Backend* backend = nullptr;
 };
@@ -70,8 +72,9 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   if (loaded.tokenizer_reference) judge_data_tokenizer(data_tokenizer, *loaded.tokenizer_reference, judgement);
   data->check_vocab(shape.vocab_size);
   const int T = sequence_length(o, shape, *data), B = o.batch_size;
-  const BatchSampler sampler(*data, B, T, W, R, 1, /*shuffle=*/false, 0);
-  const int64_t windows = sampler.eval_windows(std::max<int64_t>(0, o.max_windows));
+  const RowOptions rows{packing_from_name(o.packing), Padding::Longest, truncation_from_name(o.truncation), T};
+  const std::unique_ptr<DataSampler> sampler = make_sampler(*data, rows, B, W, R, 1, /*shuffle=*/false, 0);
+  const int64_t windows = sampler->eval_batches(std::max<int64_t>(0, o.max_windows));
 
   Share share;
   const DType dtype = inference_dtype(o.dtype, loaded);
@@ -81,11 +84,14 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   loaded.weights.reset();
 
   std::vector<int32_t> inputs(size_t(B) * T), targets(inputs.size());
-  const LossSums sums = evaluate_windows(model, weights, sampler, windows, inputs.data(), targets.data());
+  RowSegments segments(share.backend->device, MemSpace::Host, B, T);
+  const LossSums sums =
+      evaluate_batches(model, weights, *sampler, windows, {inputs.data(), targets.data(), &segments});
   share.sums[0] = sums.loss;
   share.sums[1] = sums.counted;
+  share.sums[2] = sums.positions;
   share.result.windows = windows;
-  share.result.targets = windows * B * T;
+  if (sampler->has_samples()) share.result.samples = sampler->describe();
   share.result.seq_len = T;
   share.result.batch_size = B;
   return share;
@@ -105,9 +111,10 @@ EvalResult evaluate_file(const EvalOptions& o, const World& world) {
   const int first = world.first_failure(!error.empty());
   if (first >= 0) throw Error(first == world.rank() ? error : "");
   std::unique_ptr<Communicator> comm = world.communicator(share.backend->device, 600.0);
-  comm->control().all_reduce_sum(share.sums, 2);
+  comm->control().all_reduce_sum(share.sums, 3);
   EvalResult r = share.result;
   r.counted = int64_t(share.sums[1]);
+  r.targets = int64_t(share.sums[2]);
   r.loss = r.counted > 0 ? share.sums[0] / share.sums[1] : NAN;
   return r;
 }

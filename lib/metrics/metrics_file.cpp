@@ -50,10 +50,12 @@ void MetricsWriter::step(const StepRecord& r) {
   }
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{},\"grad_norm\":{},\"loss_scale\":{},"
-      "\"skipped\":{},\"tokens\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
+      "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
       "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
       r.step, format_float(r.loss), format_float(r.lr), format_float(r.grad_norm), format_float(r.loss_scale),
-      r.skipped ? "true" : "false", r.tokens, format_float(r.step_ms), format_float(r.tokens_per_s),
+      r.skipped ? "true" : "false", r.tokens,
+      format_float(r.row_tokens > 0 ? 1.0 - double(r.tokens) / double(r.row_tokens) : 0.0), format_float(r.step_ms),
+      format_float(r.tokens_per_s),
       format_float(r.mfu), r.comm.bytes(CommOp::AllReduce), r.comm.bytes(CommOp::ReduceScatter),
       r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast), time));
 }
@@ -77,10 +79,11 @@ void MetricsWriter::summary(const SummaryRecord& r) {
                         format_float(r.comm.seconds[i]));
   }
   write(fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
-                    "\"tokens_per_s\":{},\"mfu\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"
+                    "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"
                     "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
                     r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
-                    format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.loss), format_float(r.val_loss),
+                    format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.packing_efficiency()),
+                    format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss),
                     memory, comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
 }
 

@@ -30,7 +30,9 @@ struct StepRecord {
   int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, loss_scale = 1;
   bool skipped = false;
-  int64_t tokens = 0;
+  int64_t tokens = 0;      // the samples' tokens, all ranks (windows: every token)
+  int64_t row_tokens = 0;  // the rows' tokens, padding included
+  double flops = 0;        // model FLOPs of the step, all ranks (MFU's numerator)
   double step_ms = 0, tokens_per_s = 0, mfu = 0;
   CommStats comm;      // bytes rank 0 sent in this step
   StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
@@ -66,7 +68,11 @@ struct SummaryRecord {
   int64_t steps = 0;  // optimizer steps taken (step records written)
   bool interrupted = false;  // stopped early by a stop signal
   int64_t tokens = 0;  // trained on, all ranks: the sum of the step records' tokens
+  int64_t row_tokens = 0;  // the rows' tokens, padding included
+  bool samples = false;    // rows of samples (record data), not windows
   double wall_s = 0, tokens_per_s = 0, mfu = 0;
+  // tokens / row_tokens, and the rest: the share of padding
+  double packing_efficiency() const { return row_tokens > 0 ? double(tokens) / double(row_tokens) : 1.0; }
   double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
   std::vector<RankPeakMemory> memory_peak;
   CommStats comm;  // rank 0's collectives over the training steps

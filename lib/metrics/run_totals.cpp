@@ -51,20 +51,23 @@ std::vector<RankPeakMemory> gather_memory_peaks(Communicator& comm) {
 void RunTotals::add_step(const StepRecord& step) {
   ++steps_;
   tokens_ += step.tokens;
+  row_tokens_ += step.row_tokens;
+  flops_ += step.flops;
   loss_ = step.loss;
   comm_ += step.comm;
   waited_s_ += step.time.reduce_wait + step.time.gather_wait;
 }
 
-SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double wall_s, double flops_per_token,
+SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double wall_s,
                                    double peak_flops_per_rank) const {
   SummaryRecord s;
   s.steps = steps_;
   s.interrupted = interrupted;
   s.tokens = tokens_;
+  s.row_tokens = row_tokens_;
   s.wall_s = wall_s;
   s.tokens_per_s = wall_s > 0 ? double(tokens_) / wall_s : NAN;
-  s.mfu = flops_per_token * s.tokens_per_s / (peak_flops_per_rank * comm.world_size());
+  s.mfu = wall_s > 0 ? flops_ / wall_s / (peak_flops_per_rank * comm.world_size()) : NAN;
   s.loss = loss_;
   s.val_loss = val_loss_;
   s.memory_peak = gather_memory_peaks(comm);

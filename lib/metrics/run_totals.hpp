@@ -20,12 +20,13 @@ public:
   void add_step(const StepRecord& step);
   void add_eval(double val_loss) { val_loss_ = val_loss; }
 
-  // The summary of the steps added so far; gathers the memory peaks (every rank calls it).
-  SummaryRecord summarize(Communicator& comm, bool interrupted, double wall_s, double flops_per_token,
-                          double peak_flops_per_rank) const;
+  // The summary of the steps added so far; gathers the memory peaks (every rank calls it). MFU: the
+  // steps' FLOPs over the wall time and the world's peak.
+  SummaryRecord summarize(Communicator& comm, bool interrupted, double wall_s, double peak_flops_per_rank) const;
 
 private:
-  int64_t steps_ = 0, tokens_ = 0;
+  int64_t steps_ = 0, tokens_ = 0, row_tokens_ = 0;
+  double flops_ = 0;
   double loss_ = NAN, val_loss_ = NAN;
   CommStats comm_;
   double waited_s_ = 0;

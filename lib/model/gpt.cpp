@@ -93,8 +93,8 @@ void Gpt::fill_rope_tables() {
   device_.synchronize(device_.compute());  // the host tables go out of scope
 }
 
-size_t Gpt::flops_per_token() const {
-  const size_t C = size_t(shape_.d_model), attention = size_t(shape_.q_width()) * size_t(max_seq_);
+size_t Gpt::flops_per_token(int keys) const {
+  const size_t C = size_t(shape_.d_model), attention = size_t(shape_.q_width()) * size_t(keys);
   if (!layout_.has_frozen()) {
     const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * C;
     return 6 * (num_params() - lookup) + 12 * size_t(shape_.n_layer) * attention;

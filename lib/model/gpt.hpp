@@ -124,12 +124,14 @@ public:
   size_t num_params() const { return shape_.num_params(); }
   // Training FLOPs per token for MFU, the PaLM / nanoGPT estimate: 6·N for the matmuls of forward
   // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing)
-  // plus 12·n_layer·n_head·head_dim·T for the attention scores and their weighted sums
-  // (T = max_seq()). Grouped-query attention, SwiGLU's three projections and an untied head enter
-  // through N. With frozen parameters (LoRA's base, training.freeze) backward computes less: a
-  // frozen weight costs 4 FLOPs where backward reaches it and 2 below the lowest block that trains,
-  // and LoRA's adapters count as parameters.
-  size_t flops_per_token() const;
+  // plus 12·n_layer·n_head·head_dim·keys for the attention scores and their weighted sums over
+  // `keys` keys per query (max_seq() by default, as nanoGPT counts a window; the length of a
+  // token's own sample in rows of samples). Grouped-query attention, SwiGLU's three projections and
+  // an untied head enter through N. With frozen parameters (LoRA's base, training.freeze) backward
+  // computes less: a frozen weight costs 4 FLOPs where backward reaches it and 2 below the lowest
+  // block that trains, and LoRA's adapters count as parameters.
+  size_t flops_per_token() const { return flops_per_token(max_seq_); }
+  size_t flops_per_token(int keys) const;
 
 private:
   // Embeddings, blocks, final norm and LM head over [B, T] inputs (and the cache's keys and values

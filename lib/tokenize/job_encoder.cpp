@@ -16,7 +16,9 @@ struct Piece {
   std::vector<uint8_t> counted;
 };
 
-void append(Encoded& out, Piece piece) {
+// A piece that continues a text cut into jobs starts no document.
+void append(Encoded& out, Piece piece, bool starts_document = true) {
+  if (starts_document) out.starts.push_back(int64_t(out.tokens.size()));
   if (piece.counted.empty()) {
     out.tokens.insert(out.tokens.end(), piece.ids.begin(), piece.ids.end());
     if (!out.counted.empty()) out.counted.resize(out.tokens.size(), 1);
@@ -106,6 +108,7 @@ void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json&
   }
   ++out.documents;
   out.chats += d.kind == Document::Chat;
+  out.sample_records += d.kind != Document::Text;
   append(out, std::move(piece));
 }
 
@@ -129,7 +132,7 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
     case DataInput::Text: {
       if (size_t bad = unicode::invalid_utf8_offset(job.bytes); bad != std::string::npos)
         fail("{}: not UTF-8 at byte offset {}", path, job.offset + bad);
-      append(out, text_piece(c, job.bytes, job.continuation));
+      append(out, text_piece(c, job.bytes, job.continuation), !job.continuation);
       out.documents = job.continuation ? 0 : 1;  // a document cut in pieces counts with its first
       break;
     }

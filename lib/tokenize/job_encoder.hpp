@@ -31,7 +31,9 @@ struct JobContext {
 struct Encoded {
   std::vector<int32_t> tokens;
   std::vector<uint8_t> counted;  // empty while every token counts
+  std::vector<int64_t> starts;   // where each document starts in `tokens` (a continued one: nowhere)
   int64_t documents = 0, chats = 0;
+  int64_t sample_records = 0;  // records that train as samples: conversations, prompt-completions, tokens
   int64_t skipped = 0;        // bad records left out (skip_invalid)
   std::string first_skipped;  // where the first was and what was wrong with it
 };

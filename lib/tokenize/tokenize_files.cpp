@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "data/index_permutation.hpp"
 #include "data/llmc_format.hpp"
 #include "data/token_file_writer.hpp"
 #include "tokenize/input_jobs.hpp"
@@ -27,7 +28,7 @@ double parse_val_percent(const std::string& val) {
   char* end = nullptr;
   const double p = std::strtod(val.c_str(), &end);
   if (end == val.c_str() || std::string(end) != "%" || !(p > 0 && p < 100))
-    fail("--val {}: expected a percentage of the tokens above 0 and below 100, such as 5%", val);
+    fail("--val {}: expected a percentage of the documents above 0 and below 100, such as 5%", val);
   return p;
 }
 
@@ -37,11 +38,13 @@ std::string val_path_of(const std::string& output) {
   return output + ".val";
 }
 
-// OUT.bin, its mask and its record, then the validation file's when there is one.
+// OUT.bin, its mask, index and record, then the validation file's when there is one.
 std::vector<std::string> output_paths(const std::string& output, const std::string& val_path) {
   std::vector<std::string> outputs;
   for (const std::string& path : {output, val_path})
-    if (!path.empty()) outputs.insert(outputs.end(), {path, llmc::mask_path_of(path), llmc::info_path_of(path)});
+    if (!path.empty())
+      outputs.insert(outputs.end(),
+                     {path, llmc::mask_path_of(path), llmc::index_path_of(path), llmc::info_path_of(path)});
   return outputs;
 }
 
@@ -172,9 +175,10 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
       },
       [&](const InputJob& job) { return encode_job(job, context); },
       [&](Encoded e) {
-        writer.append(e.tokens, e.counted);
+        writer.append(e.tokens, e.counted, e.starts);
         summary.documents += e.documents;
         summary.chats += e.chats;
+        summary.sample_records += e.sample_records;
         if (summary.skipped == 0) summary.first_skipped = e.first_skipped;
         summary.skipped += e.skipped;
         summary.counted += counted_tokens(e);
@@ -188,6 +192,32 @@ int64_t val_tokens_of(int64_t tokens, double val_percent, const std::string& val
     fail("--val {}: {} tokens in all leave {} for validation and {} for training: both need some", val, tokens,
          val_tokens, tokens - val_tokens);
   return val_tokens;
+}
+
+// What finish() writes: the files of samples when records came (conversations, prompt-completions,
+// tokens already made), and the validation split: a seeded sample of whole documents, or with too
+// few documents for one (a text file) the last tokens. Record data (samples) is never cut inside a
+// record.
+TokenFileWriter::Outputs outputs_of(const TokenizeOptions& o, double val_percent, const std::string& val_path,
+                                    const TokenFileWriter& writer, TokenizeSummary& summary) {
+  TokenFileWriter::Outputs out;
+  out.samples = summary.samples = summary.sample_records > 0;
+  if (val_percent <= 0) return out;
+  out.val_path = val_path;
+  const int64_t documents = writer.documents();
+  const int64_t val_documents = std::llround(double(documents) * val_percent / 100.0);
+  if (val_documents >= 1 && val_documents < documents) {
+    const IndexPermutation order(uint64_t(documents), o.seed);
+    out.val_documents = [order, val_documents](int64_t d) { return int64_t(order(uint64_t(d))) < val_documents; };
+    summary.val_documents = val_documents;
+  } else if (out.samples) {
+    fail("--val {}: {} records in all leave {} for validation and {} for training: both need some, and a record is "
+         "never split",
+         o.val, documents, val_documents, documents - val_documents);
+  } else {
+    out.val_tail_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
+  }
+  return out;
 }
 
 std::string plural(int64_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
@@ -210,11 +240,20 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
 }
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
-                 const TokenizerIdentity& tokenizer, const TokenizeSummary& summary) {
+                 const TokenizerIdentity& tokenizer, const TokenizeSummary& summary, const TokenizeOptions& o) {
   for (const auto& f : files)
-    std::printf("wrote %s: %lld tokens (%s)%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
+    std::printf("wrote %s: %lld tokens (%s)%s%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
                 writer.token_bytes() == 2 ? "uint16" : "uint32",
-                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str());
+                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(),
+                f.index_path.empty() ? "" : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path).c_str());
+  if (files.size() > 1 && summary.val_documents > 0)
+    std::printf("validation: %s of %lld (--val %s, seed %llu), whole, in %s\n",
+                plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
+                static_cast<long long>(summary.documents), o.val.c_str(), static_cast<unsigned long long>(o.seed),
+                files[1].path.c_str());
+  else if (files.size() > 1)
+    std::printf("validation: the last %s of the tokens (--val; %s: no documents to sample), in %s\n", o.val.c_str(),
+                plural(summary.documents, "document").c_str(), files[1].path.c_str());
   std::string records;
   for (const auto& f : files) records += (records.empty() ? "" : ", ") + f.info_path;
   std::printf("the tokenizer, recorded in %s: %s\n", records.c_str(), describe(tokenizer).c_str());
@@ -252,12 +291,12 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   encode_in_order(reader, context, threads, progress, writer, summary);
 
   summary.tokens = writer.tokens();
-  if (val_percent > 0) summary.val_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
-  const auto files = writer.finish(val_path, summary.val_tokens);
+  const auto files = writer.finish(outputs_of(o, val_percent, val_path, writer, summary));
+  if (files.size() > 1) summary.val_tokens = files[1].tokens;
   if (!o.quiet) {
     print_encoding(summary, inputs.size(), context, format_told, threads, seconds(start, loaded),
                    seconds(loaded, Clock::now()));
-    print_files(files, writer, identity, summary);
+    print_files(files, writer, identity, summary, o);
   }
   return summary;
 }

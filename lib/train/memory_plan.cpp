@@ -18,7 +18,7 @@
 
 namespace zt {
 
-MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) {
+MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, bool samples) {
   const GptShape& shape = c.model.shape;
   const TrainedParts parts = config::trained_parts(c);
   const ParamLayout layout = make_training_layout(shape, parts);
@@ -33,9 +33,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops) 
   const bool recompute = c.recompute_activations();
   const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
-  p.host_activations = Trainer::staging_bytes(c) + p.step_values_host;
+  p.host_activations = Trainer::staging_bytes(c, samples) + p.step_values_host;
   p.activations = GptActivations::bytes(shape, B, T, slots, ops) + ops.own_bytes(B, T, shape.d_model) +
-                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c) +
+                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
                   p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(layout.trainable_numel(), world, 0));
@@ -88,8 +88,8 @@ void warn_if_too_big(const MemoryPlan& p, int local_ranks, const Device& device)
 
 }  // namespace
 
-void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend) {
-  MemoryPlan p = plan_memory(c, world, backend.model);
+void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend, bool samples) {
+  MemoryPlan p = plan_memory(c, world, backend.model, samples);
   const bool gpu = backend.device.kind() == DeviceKind::Cuda;
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",

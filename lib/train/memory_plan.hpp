@@ -24,8 +24,10 @@ struct MemoryPlan : EnginePlan {
 };
 
 // `ops`: the model operators the run computes with; their dtype, their attention's saved floats and
-// scratch, and their own buffers size the activations.
-MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model);
+// scratch, and their own buffers size the activations. `samples`: the data has samples, whose
+// micro-batches carry their RowSegments (train/run_data.hpp, has_samples).
+MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model,
+                       bool samples = false);
 // Bytes of memory one rank holds at most: model states, transient buffers and activations (not
 // what offload keeps in files).
 size_t plan_total(const MemoryPlan& plan);
@@ -38,6 +40,7 @@ size_t plan_offload_in_memory(const MemoryPlan& plan);
 // records per rank), and warns on stderr when a rank's plan exceeds what it will have: on the CPU
 // its share of this machine's memory (MemTotal divided among the `local_ranks` ranks on it), on a
 // GPU the GPU's memory for what lives there and the host share for what offload moves out.
-void print_memory_plan(const config::Config& config, int world_size, int local_ranks, const Backend& backend);
+void print_memory_plan(const config::Config& config, int world_size, int local_ranks, const Backend& backend,
+                       bool samples = false);
 
 }  // namespace zt

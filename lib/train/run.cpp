@@ -42,7 +42,7 @@ int dry_run(const World& world, const config::Config& config, const Backend& bac
   if (world.rank() == 0) {
     config::log_provenance(config);
     log_data_plan(config, *data);
-    print_memory_plan(config, config.world_size, world.info().local_size, backend);
+    print_memory_plan(config, config.world_size, world.info().local_size, backend, has_samples(*data));
   }
   return 0;
 }

@@ -25,7 +25,7 @@ size_t RunCheckpoints::staging_bytes(const config::Config& config, const Partiti
 }
 
 RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,
-                               const Gpt& model, const BatchSampler& sampler, const std::string& resumed_from,
+                               const Gpt& model, const DataSampler& sampler, const std::string& resumed_from,
                                std::optional<TokenizerIdentity> data_tokenizer)
     : config_(config), engine_(engine), model_(model), sampler_(sampler), data_tokenizer_(std::move(data_tokenizer)) {
   const std::string& root = config.training.checkpoint_dir;

@@ -8,7 +8,7 @@
 
 #include "ckpt/checkpoint_writer.hpp"
 #include "config/config.hpp"
-#include "data/sampler.hpp"
+#include "data/data_sampler.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "model/gpt.hpp"
 #include "zero/engine.hpp"
@@ -26,7 +26,7 @@ public:
   // find it there). Without a checkpoint_dir nothing is ever written. The staging buffer lives in
   // `device`'s pinned memory.
   RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, const Gpt& model,
-                 const BatchSampler& sampler, const std::string& resumed_from,
+                 const DataSampler& sampler, const std::string& resumed_from,
                  std::optional<TokenizerIdentity> data_tokenizer = std::nullopt);
   // Bytes of pinned host memory the checkpoints of `config` stage in on the rank that writes the
   // most of `partition`; 0 without a checkpoint_dir.
@@ -47,7 +47,7 @@ private:
   const config::Config& config_;
   Engine& engine_;
   const Gpt& model_;
-  const BatchSampler& sampler_;
+  const DataSampler& sampler_;
   std::optional<TokenizerIdentity> data_tokenizer_;
   std::unique_ptr<CheckpointWriter> writer_;
   int64_t last_saved_ = -1;  // the step of the last save started, or found in checkpoint_dir

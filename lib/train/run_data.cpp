@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ckpt/checkpoint_format.hpp"
+#include "config/row_options.hpp"
 #include "hf/hf_dir.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "train/data_warnings.hpp"
@@ -44,11 +45,10 @@ std::string tokenizer_line(const RunData& d) {
   return line + fmt::format("; {} {}", same ? "the same as" : "NOT", d.model_tokenizer->where);
 }
 
-void log_dataset(const char* key, const TokenDataset& data, const BatchSampler& sampler, const config::Config& c) {
-  spdlog::info("{}: {} ({}, {} tokens, the largest id {} < model.vocab_size {}{}); {} windows of {} x {} + 1 tokens",
-               key, data.path(), token_format_name(data.format()), data.size(), data.vocab_size() - 1,
-               c.model.shape.vocab_size, data.has_loss_mask() ? ", a loss mask beside it" : "", sampler.num_windows(),
-               sampler.batch(), sampler.seq_len());
+void log_dataset(const char* key, const TokenDataset& data, const DataSampler& sampler, const config::Config& c) {
+  spdlog::info("{}: {} ({}, {} tokens, the largest id {} < model.vocab_size {}{}); {}", key, data.path(),
+               token_format_name(data.format()), data.size(), data.vocab_size() - 1, c.model.shape.vocab_size,
+               data.has_loss_mask() ? ", a loss mask beside it" : "", sampler.describe());
 }
 
 }  // namespace
@@ -71,9 +71,10 @@ RunData open_run_data(const config::Config& c, int world_size, int rank) {
     warn_about_text_data(*r.train, "data.train", vocab, model_dir, /*coverage=*/true);
     if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);
   }
-  const int B = int(c.train_micro_batch_size_per_gpu), T = d.seq_len, GA = int(c.gradient_accumulation_steps);
-  r.train_sampler = std::make_unique<BatchSampler>(*r.train, B, T, world_size, rank, GA, d.shuffle, c.training.seed);
-  if (r.val) r.val_sampler = std::make_unique<BatchSampler>(*r.val, B, T, world_size, rank, 1, false, c.training.seed);
+  const int B = int(c.train_micro_batch_size_per_gpu), GA = int(c.gradient_accumulation_steps);
+  const RowOptions rows = config::row_options(d);
+  r.train_sampler = make_sampler(*r.train, rows, B, world_size, rank, GA, d.shuffle, c.training.seed);
+  if (r.val) r.val_sampler = make_sampler(*r.val, rows, B, world_size, rank, 1, false, c.training.seed);
   r.text_tokenizer = text_tokenizer_of(c, r, model_dir);
   return r;
 }
@@ -86,12 +87,22 @@ void judge_against_checkpoint(const DataTokenizer& data, const CheckpointMeta& m
   judge_data_tokenizer(data, reference, judgement_of(c, "data.train", rank));
 }
 
+bool has_samples(const RunData& d) {
+  return d.train_sampler->has_samples() || (d.val_sampler && d.val_sampler->has_samples());
+}
+
 void log_data_plan(const config::Config& c, const RunData& d) {
-  log_dataset("data.train", *d.train, *d.train_sampler, c);
-  const int64_t per_step = d.train_sampler->windows_per_step();
-  spdlog::info("data.train: {} window{} per step (accumulation {} x world {}): {} steps = {:.3g} epochs", per_step,
-               per_step == 1 ? "" : "s", c.gradient_accumulation_steps, c.world_size, c.training.steps,
-               double(c.training.steps) * double(per_step) / double(d.train_sampler->num_windows()));
+  const DataSampler& s = *d.train_sampler;
+  log_dataset("data.train", *d.train, s, c);
+  if (!s.has_samples() && d.train->has_samples())
+    spdlog::info("data.train: its samples are read as windows of the token stream (data.packing windows)");
+  const int64_t per_step = s.units_per_step();
+  std::string unit = s.unit_name();
+  if (per_step == 1) unit.pop_back();  // "1 window"
+  spdlog::info("data.train: {} {} per step ({}accumulation {} x world {}): {} steps = {:.3g} epochs", per_step, unit,
+               s.has_samples() ? fmt::format("micro {} x ", s.batch()) : "",
+               c.gradient_accumulation_steps, c.world_size, c.training.steps,
+               double(c.training.steps) * double(per_step) / double(s.epoch_units()));
   spdlog::info("data.train: tokenizer {}", tokenizer_line(d));
   if (d.val) log_dataset("data.val", *d.val, *d.val_sampler, c);
   else spdlog::info("data.val: none (nothing is evaluated)");

@@ -3,7 +3,8 @@
 // --dry-run, with the same code, so that a dry run refuses what the run would refuse. data.train and
 // data.val in their format (auto: by content, docs/data.md), every token against model.vocab_size,
 // the tokenizer their records name against the model directory's (data.tokenizer_mismatch), the
-// windows of the batch sampler; warnings for data that trains but not as meant.
+// sampler (windows of a token stream, or rows of the samples of record data: data.packing);
+// warnings for data that trains but not as meant.
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,7 +12,7 @@
 #include "config/config.hpp"
 #include "data/data_tokenizer.hpp"
 #include "data/dataset.hpp"
-#include "data/sampler.hpp"
+#include "data/data_sampler.hpp"
 
 namespace zt {
 
@@ -19,7 +20,7 @@ struct CheckpointMeta;
 
 struct RunData {
   std::unique_ptr<TokenDataset> train, val;
-  std::unique_ptr<BatchSampler> train_sampler, val_sampler;
+  std::unique_ptr<DataSampler> train_sampler, val_sampler;
   DataTokenizer tokenizer;  // what data.train's files record
   std::optional<TokenizerReference> model_tokenizer;  // the model directory's, when it has one
   // The tokenizer the model's text is read and written with (training samples):
@@ -37,8 +38,11 @@ void judge_against_checkpoint(const DataTokenizer& data, const CheckpointMeta& m
                               const config::Config& config, int rank);
 
 // --dry-run: per data key, the files, their format and tokens, the range of their ids against the
-// vocabulary, the tokenizer they record beside the model's, the windows, and the epochs the steps
-// make.
+// vocabulary, the tokenizer they record beside the model's, the windows or the samples and their
+// rows (truncation, packing efficiency), and the epochs the steps make.
 void log_data_plan(const config::Config& config, const RunData& data);
+
+// Whether a micro-batch of this data needs its RowSegments (data.train or data.val has samples).
+bool has_samples(const RunData& data);
 
 }  // namespace zt

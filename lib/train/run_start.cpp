@@ -119,7 +119,7 @@ void RunStart::read_into(Engine& engine, int rank, int world_size) const {
   load_state(*checkpoint_, engine, weights_only_, rank, world_size);
 }
 
-int64_t RunStart::apply(Engine& engine, BatchSampler& sampler) const {
+int64_t RunStart::apply(Engine& engine, DataSampler& sampler) const {
   if (!checkpoint_) return 0;
   engine.publish_written_state();
   if (weights_only_) return 0;

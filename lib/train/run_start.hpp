@@ -11,7 +11,7 @@
 #include "hf/hf_weights.hpp"
 #include "config/config.hpp"
 #include "core/param_layout.hpp"
-#include "data/sampler.hpp"
+#include "data/data_sampler.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -41,7 +41,7 @@ public:
   // Collective: the weights read become the parameters everywhere; a resume also restores the
   // counters (optimizer steps, loss scaler) and the data position. Returns the last step done
   // (0 when the run starts fresh).
-  int64_t apply(Engine& engine, BatchSampler& sampler) const;
+  int64_t apply(Engine& engine, DataSampler& sampler) const;
 
 private:
   // The step directory to resume from, or "" (training.resume none, or auto with no checkpoint).

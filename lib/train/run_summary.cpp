@@ -23,9 +23,13 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
   const std::string val = std::isfinite(s.val_loss) ? fmt::format(", val loss {:.4f}", s.val_loss) : "";
   out.push_back(fmt::format("done: {} steps in {:.1f} s, final loss {}{}, {:.0f} tokens/s", s.steps, s.wall_s,
                             show_loss(s.loss), val, s.tokens_per_s));
-  out.push_back(fmt::format("summary: {} | {} steps | {} tokens | {:.1f} s | {:.0f} tokens/s | MFU {:.1f}%",
+  const double efficiency = s.packing_efficiency();
+  const std::string packing = s.samples ? fmt::format(" | packing efficiency {:.1f}% ({:.1f}% padding)",
+                                                      100.0 * efficiency, 100.0 * (1.0 - efficiency))
+                                        : "";
+  out.push_back(fmt::format("summary: {} | {} steps | {} tokens | {:.1f} s | {:.0f} tokens/s | MFU {:.1f}%{}",
                             s.interrupted ? "interrupted (stop requested)" : "complete", s.steps, s.tokens, s.wall_s,
-                            s.tokens_per_s, 100.0 * s.mfu));
+                            s.tokens_per_s, 100.0 * s.mfu, packing));
   out.push_back(fmt::format("  final loss {} (train, last step), {} (val, last evaluation)", show_loss(s.loss),
                             show_loss(s.val_loss)));
 

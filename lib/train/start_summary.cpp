@@ -23,15 +23,29 @@ std::string schedule(const config::Config& c) {
   return s.type;
 }
 
-void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const TokenDataset* val) {
+// The data line: windows (tokens per step), or the samples of record data and their rows.
+void log_data(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
+              const TokenDataset* val) {
+  const std::string mask = train.has_loss_mask() ? ", the loss on the targets its mask keeps" : "";
+  const std::string rest = fmt::format("{}; sequence {}{}", val ? fmt::format(", val {}", val->path()) : ", no validation data",
+                                       c.data.seq_len, c.data.shuffle ? ", shuffled" : "");
+  if (sampler.has_samples()) {
+    const double epochs =
+        double(c.training.steps) * double(sampler.units_per_step()) / double(sampler.epoch_units());
+    spdlog::info("data: {} ({}, {} tokens{}: {}; {:.3g} epochs in {} steps of {} rows){}", train.path(),
+                 token_format_name(train.format()), train.size(), mask, sampler.describe(), epochs, c.training.steps,
+                 sampler.units_per_step(), rest);
+    return;
+  }
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
-  spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}; sequence {}{}", train.path(),
-               token_format_name(train.format()), train.size(),
-               train.has_loss_mask() ? ", the loss on the targets its mask keeps" : "", epochs, c.training.steps,
-               tokens_per_step,
-               val ? fmt::format(", val {}", val->path()) : ", no validation data", c.data.seq_len,
-               c.data.shuffle ? ", shuffled" : "");
+  spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}", train.path(),
+               token_format_name(train.format()), train.size(), mask, epochs, c.training.steps, tokens_per_step, rest);
+}
+
+void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
+                            const TokenDataset* val) {
+  log_data(c, train, sampler, val);
   const auto& o = c.optimizer;
   const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
@@ -42,15 +56,22 @@ void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, 
 }  // namespace
 
 void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt& model, const PeakFlops& peak,
-                   const MemoryPlan& plan, const TokenDataset& train, const TokenDataset* val) {
+                   const MemoryPlan& plan, const TokenDataset& train, const DataSampler& sampler,
+                   const TokenDataset* val) {
   const int W = setup.world_size;
   spdlog::info("model: {}, seq {} = {} parameters", describe(model.shape()), c.data.seq_len, model.num_params());
   spdlog::info("ZeRO stage {} on {} rank{}, {} (communication {}), batch {} = micro {} x accumulation {} x world {}",
                c.zero.stage, W, W == 1 ? "" : "s", c.dtype(), c.communication_data_type, c.train_batch_size,
                c.train_micro_batch_size_per_gpu, c.gradient_accumulation_steps, W);
-  log_data_and_optimizer(c, train, val);
-  spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
-               model.flops_per_token(), peak.flops / 1e9, peak.explanation);
+  log_data_and_optimizer(c, train, sampler, val);
+  if (sampler.has_samples())  // attention as computed: each sample's own keys, not the whole row's
+    spdlog::info("MFU = ({} FLOP/token x tokens + {} FLOP x the sum of squared sample lengths) / s / (ranks x peak); "
+                 "peak per rank {:.1f} GFLOP/s = {}",
+                 model.flops_per_token(0), model.flops_per_token(1) - model.flops_per_token(0), peak.flops / 1e9,
+                 peak.explanation);
+  else
+    spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
+                 model.flops_per_token(), peak.flops / 1e9, peak.explanation);
   // Measured model-state bytes per rank beside what the ZeRO formula predicts for this config.
   auto mib = [](uint64_t b) { return double(b) / 1048576.0; };
   for (auto& r : setup.memory)

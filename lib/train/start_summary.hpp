@@ -1,8 +1,10 @@
 #pragma once
 // What rank 0 says at the start of a run: the model, the ZeRO stage and batch, the data it reads
-// and how it optimizes, MFU's formula, and each rank's memory beside the ZeRO formula, one line
+// (for record data: its samples, their truncation and rows, the packing efficiency and padding) and
+// how it optimizes, MFU's formula, and each rank's memory beside the ZeRO formula, one line
 // each.
 #include "config/config.hpp"
+#include "data/data_sampler.hpp"
 #include "data/dataset.hpp"
 #include "metrics/peak_flops.hpp"
 #include "metrics/records.hpp"
@@ -12,6 +14,7 @@
 namespace zt {
 
 void log_run_start(const config::Config& config, const SetupRecord& setup, const Gpt& model, const PeakFlops& peak,
-                   const MemoryPlan& plan, const TokenDataset& train, const TokenDataset* val);
+                   const MemoryPlan& plan, const TokenDataset& train, const DataSampler& sampler,
+                   const TokenDataset* val);
 
 }  // namespace zt

@@ -6,6 +6,7 @@
 #include "comm/control_channel.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "data/sampler.hpp"
 #include "inference/evaluation.hpp"
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
@@ -55,7 +56,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
     sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
-                            plan_memory(config, comm.world_size(), backend.model));
+                            plan_memory(config, comm.world_size(), backend.model, !segments_.empty()));
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -104,26 +105,37 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
 
 std::string Trainer::open_data() {
   RunData data = open_run_data(config_, comm_.world_size(), comm_.rank());
+  const bool samples = has_samples(data);
   train_data_ = std::move(data.train);
   val_data_ = std::move(data.val);
   train_sampler_ = std::move(data.train_sampler);
   val_sampler_ = std::move(data.val_sampler);
   data_tokenizer_ = std::move(data.tokenizer);
-  // One pair per micro-batch, pinned on a GPU: the copies to the device run while the host goes on,
-  // and no buffer is written again before the step's end has waited for them.
+  // One pair per micro-batch (and its samples' table), pinned on a GPU: the copies to the device
+  // run while the host goes on, and no buffer is written again before the step's end has waited
+  // for them.
   Device& dev = backend_.device;
   const MemSpace space = dev.kind() == DeviceKind::Cpu ? MemSpace::Host : MemSpace::Pinned;
   for (int micro = 0; micro < GA_; ++micro) {
     inputs_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
     targets_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
+    if (samples) segments_.emplace_back(dev, space, B_, T_);
   }
   step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
   return data.text_tokenizer;
 }
 
-size_t Trainer::staging_bytes(const config::Config& c) {
-  const size_t tokens = size_t(c.train_micro_batch_size_per_gpu) * size_t(c.data.seq_len);
-  return size_t(c.gradient_accumulation_steps) * 2 * tokens * sizeof(int32_t) + sizeof(double);
+size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
+  const int B = int(c.train_micro_batch_size_per_gpu), T = c.data.seq_len;
+  const size_t per_micro = 2 * size_t(B) * size_t(T) * sizeof(int32_t) + (samples ? RowSegments::bytes(B, T) : 0);
+  return size_t(c.gradient_accumulation_steps) * per_micro + sizeof(double);
+}
+
+RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr : &segments_[size_t(micro)]; }
+
+double Trainer::step_flops(const StepTokens& t) const {
+  const size_t per_token = model_->flops_per_token(0), per_pair = model_->flops_per_token(1) - per_token;
+  return double(per_token) * double(t.tokens) + double(per_pair) * double(t.attended);
 }
 
 void Trainer::agree_on_setup(const std::string& error) {
@@ -141,7 +153,8 @@ TrainStepResult Trainer::train_step(int64_t step) {
   StepClock& clock = engine_->clock();
   clock.restart();
   TrainStepResult out;
-  const MicroBatchWeights weights(train_sampler_->counted_targets_in_step(step - 1), GA_ * comm_.world_size());
+  out.tokens = train_sampler_->step_tokens(step - 1);
+  const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
@@ -168,12 +181,13 @@ TrainStepResult Trainer::train_step(int64_t step) {
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
 // training.cuda_graph, after the first step, a graph of them replays (captured again when the
-// weight or the loss scale it holds changes).
+// weight or the loss scale it holds changes, or the micro-batch's shape: padding to its longest row).
 void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weights) {
-  const int32_t* inputs = inputs_[size_t(micro)].data();
+  int32_t* inputs = inputs_[size_t(micro)].data();
   int32_t* targets = targets_[size_t(micro)].data();
-  train_sampler_->fill(step - 1, micro, inputs_[size_t(micro)].data(), targets);
-  const double weight = weights.of(count_targets(targets, int64_t(B_) * T_));
+  RowSegments* rows = train_sampler_->has_samples() ? segments(micro) : nullptr;
+  const BatchShape shape = train_sampler_->fill_micro_batch(step - 1, micro, inputs, targets, rows);
+  const double weight = weights.of(count_targets(targets, shape.tokens()));
   const float dloss = float(engine_->backward_scale() * weight);
   // LoRA dropout's masks: one per micro-batch of each rank, the same again when a resumed run
   // redoes the step.
@@ -183,7 +197,7 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
   auto forward = [&] {
     engine_->begin_micro_batch();
     backend_.model.kept_loss_weight(weight > 0 ? weight : 0.0);
-    model_->forward(inputs, targets, B_, T_, *engine_);
+    model_->forward(inputs, targets, shape.batch, shape.seq, *engine_, rows);
   };
   auto backward = [&] { model_->backward(*engine_, dloss); };
   StepClock& clock = engine_->clock();
@@ -194,7 +208,7 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     return;
   }
   clock.time(&StepBreakdown::forward, [&] {
-    graphs_.launch(micro, {weight, double(dloss)}, [&] {
+    graphs_.launch(micro, {weight, double(dloss), shape.batch, shape.seq}, [&] {
       forward();
       backward();
     });
@@ -205,12 +219,14 @@ bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora
 
 bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
 
-// The mean over the targets that count in training.eval_batches windows (inference/evaluation.hpp).
+// The mean over the targets that count in training.eval_batches micro-batches
+// (inference/evaluation.hpp).
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
-  const int64_t windows = val_sampler_->eval_windows(config_.training.eval_batches);
-  const LossSums share = evaluate_windows(*model_, *engine_, *val_sampler_, windows, inputs_[0].data(),
-                                          targets_[0].data(), [&] { engine_->begin_micro_batch(); });
+  const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
+  const LossSums share = evaluate_batches(*model_, *engine_, *val_sampler_, batches,
+                                          {inputs_[0].data(), targets_[0].data(), segments(0)},
+                                          [&] { engine_->begin_micro_batch(); });
   double sums[2] = {share.loss, share.counted};
   comm_.control().all_reduce_sum(sums, 2);
   return sums[1] > 0 ? sums[0] / sums[1] : NAN;
@@ -236,10 +252,12 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
   rec.grad_norm = out.result.grad_norm;
   rec.loss_scale = out.result.loss_scale;
   rec.skipped = out.result.skipped;
-  rec.tokens = int64_t(B_) * T_ * GA_ * comm_.world_size();
+  rec.tokens = out.tokens.tokens;
+  rec.row_tokens = out.tokens.row_tokens;
+  rec.flops = step_flops(out.tokens);
   rec.step_ms = seconds * 1e3;
   rec.tokens_per_s = double(rec.tokens) / seconds;
-  rec.mfu = double(model_->flops_per_token()) * rec.tokens_per_s / (peak_.flops * comm_.world_size());
+  rec.mfu = rec.flops / seconds / (peak_.flops * comm_.world_size());
   rec.comm = comm;
   rec.time = out.time;
   rec.time.comm_busy = comm.seconds[size_t(CommOp::ReduceScatter)] + comm.seconds[size_t(CommOp::AllGather)];
@@ -262,8 +280,9 @@ int Trainer::run() {
   SetupRecord setup = setup_record();
   StopSignals::end_setup();  // from here on a stop signal finishes the current step
   if (rank0)
-    log_run_start(config_, setup, *model_, peak_, plan_memory(config_, comm_.world_size(), backend_.model),
-                  *train_data_, val_data_.get());
+    log_run_start(config_, setup, *model_, peak_,
+                  plan_memory(config_, comm_.world_size(), backend_.model, !segments_.empty()), *train_data_,
+                  *train_sampler_, val_data_.get());
   sinks_.setup(setup);
 
   auto t_start = SteadyClock::now();
@@ -310,7 +329,9 @@ int Trainer::run() {
   const double wall_s = seconds_since(t_start);
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && !config_.training.save_final.empty()) save_final();
-  sinks_.summary(totals_.summarize(comm_, interrupted, wall_s, double(model_->flops_per_token()), peak_.flops));
+  SummaryRecord summary = totals_.summarize(comm_, interrupted, wall_s, peak_.flops);
+  summary.samples = train_sampler_->has_samples();
+  sinks_.summary(summary);
   const int exit_code = OutputFailure::happened() ? kExitOutputFailed : interrupted ? kExitInterrupted : 0;
   if (rank0) log_last_line(config_, done, interrupted, exit_code);
   return exit_code;

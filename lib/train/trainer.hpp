@@ -9,8 +9,8 @@
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
 #include "data/data_tokenizer.hpp"
+#include "data/data_sampler.hpp"
 #include "data/dataset.hpp"
-#include "data/sampler.hpp"
 #include "inference/training_sample.hpp"
 #include "kernels/backend.hpp"
 #include "metrics/peak_flops.hpp"
@@ -29,6 +29,7 @@ namespace zt {
 // One training step as every rank agrees on it.
 struct TrainStepResult {
   double loss = 0;  // mean over the targets that count on all ranks and micro-batches; NaN without any
+  StepTokens tokens;  // what the step read on all ranks
   UpdateResult result;
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
@@ -46,11 +47,12 @@ public:
   Trainer(const config::Config& config, Communicator& comm, const Backend& backend = cpu_backend());
   int run();
   // Bytes of the tokens the trainer stages for the device (one inputs and targets pair per
-  // micro-batch) and of the step's kept loss: activations in host or pinned memory.
-  static size_t staging_bytes(const config::Config& config);
+  // micro-batch, and with samples their RowSegments) and of the step's kept loss: activations in
+  // host or pinned memory.
+  static size_t staging_bytes(const config::Config& config, bool samples = false);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (training.eval_batches windows)
+  double evaluate();                      // mean val loss over the targets that count (training.eval_batches micro-batches)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -60,6 +62,10 @@ private:
   std::string open_data();  // returns the tokenizer the model's text is read and written with, or ""
   void agree_on_setup(const std::string& error);
   void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
+  // The micro-batch's RowSegments, or null for windows (every row one sample).
+  RowSegments* segments(int micro);
+  // The model FLOPs of a step that read `tokens`: per token, and per query-key pair of a sample.
+  double step_flops(const StepTokens& tokens) const;
   SetupRecord setup_record();
   StepRecord step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
@@ -71,7 +77,7 @@ private:
   int B_, T_, GA_;
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
-  std::unique_ptr<BatchSampler> train_sampler_, val_sampler_;
+  std::unique_ptr<DataSampler> train_sampler_, val_sampler_;
   DataTokenizer data_tokenizer_;  // what data.train's files record of the tokenizer that made them
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
@@ -80,6 +86,7 @@ private:
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
   std::unique_ptr<TrainingSample> sample_;         // training.sample_every
   std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
+  std::vector<RowSegments> segments_;              // per micro-batch, when the data has samples
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size

@@ -27,7 +27,10 @@ void write_tokens(const std::string& path, const std::optional<TokenizerIdentity
   TokenFileWriter w(path, 151669);
   if (tokenizer) w.record_tokenizer(*tokenizer);
   w.append(std::vector<int32_t>{151643, 1, 2, 3, 4, 5, 6, 7});
-  w.finish(tail > 0 ? path.substr(0, path.size() - 4) + ".val.bin" : "", tail);
+  TokenFileWriter::Outputs split;
+  if (tail > 0) split.val_path = path.substr(0, path.size() - 4) + ".val.bin";
+  split.val_tail_tokens = tail;
+  w.finish(split);
 }
 
 std::string error_of(const std::function<void()>& f) {

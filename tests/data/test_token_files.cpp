@@ -134,7 +134,10 @@ TEST_CASE("the token file writer writes llm.c files, a mask when needed, and a t
     TokenFileWriter w(dir.file("b.bin"), 151669);
     w.append(std::vector<int32_t>{151643, 1, 2, 3}, std::vector<uint8_t>{0, 0, 1, 1});
     w.append(std::vector<int32_t>{151643, 70000, 5});  // text: every token counts
-    const auto files = w.finish(dir.file("b.val.bin"), 3);
+    TokenFileWriter::Outputs split;
+    split.val_path = dir.file("b.val.bin");
+    split.val_tail_tokens = 3;
+    const auto files = w.finish(split);
     REQUIRE(files.size() == 2);
     CHECK(files[0].tokens == 4);
     CHECK(files[1].tokens == 3);

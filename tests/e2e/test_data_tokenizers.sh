@@ -9,6 +9,7 @@ set -u
 zerotrain=$1
 src=$2
 source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
 solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 cd "$tmp" || exit 1
@@ -18,13 +19,7 @@ small=(--steps 1 --set data.seq_len=16 --set train_micro_batch_size_per_gpu=1 --
   --set data.val= --set training.init_from=random)
 
 # A Qwen3 model directory as a download holds it: config.json and the tokenizer's files.
-mkdir qwen3 && cp "$fixtures/qwen3/"* qwen3/
-cat >qwen3/config.json <<'EOF'
-{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 32, "intermediate_size": 64,
- "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 1,
- "max_position_embeddings": 64, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
- "tie_word_embeddings": true, "torch_dtype": "float32"}
-EOF
+qwen3_model_dir qwen3 64 "$fixtures" || fail "no model directory"
 
 # 1. Llama 3's tokens given to the Qwen3 model: refused, naming both tokenizers (their ids are all
 # inside Qwen3's vocabulary, so nothing else stops the run); the override trains with a warning.

@@ -5,7 +5,8 @@
 // makes no cuBLASLt object after the first step; on a GPU, the kept losses equal
 // the losses returned one by one. Packed rows (samples side by side, attention inside each) train
 // as their samples one by one, wait for nothing either, and a graph replays the segments of each
-// step from their pinned table.
+// step from their pinned table; and record data made into rows by the sampler gives each sample
+// its loss alone.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,7 +20,9 @@
 #include "core/param_hooks.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "model/gpt.hpp"
+#include "data/temp_dir.hpp"
 #include "packed_rows.hpp"
+#include "sample_losses.hpp"
 
 #ifdef ZT_TEST_EMULATED
 #include "emulated_device.hpp"
@@ -234,5 +237,30 @@ TEST_CASE("packed and padded rows on the GPU train as their samples one by one",
     params.zero_grads(device);
     const LossAndGrads got = train_at_once(model, params, batch, segments, [&] { return params.grad_values(device); });
     require_same_training(model.layout(), got, want, loss_rtol, grad_rtol);
+  }
+}
+
+TEST_CASE("packed and padded rows of record data on the GPU give each sample its loss alone",
+          "[gpu][model][packed][samples]") {
+  // Record data from its file through the sampler's rows (tests/model/test_sample_losses.cpp on the
+  // CPU), here with rotary positions, grouped-query attention and q/k norms in fp32.
+  Backend& backend = cuda::backend(0, DType::F32);
+  const GptShape shape = *gpt_preset("qwen3-tiny");
+  constexpr int kSeq = 72, kBatch = 3;
+  TempDir dir;
+  const auto data = write_record_data(dir.file("chat.bin"), {9, 30, 1, 64, 80, 17}, shape.vocab_size, 3);
+  Gpt model(shape, kBatch, kSeq, false, backend);
+  DeviceParams params(model, backend.device);
+  const ForwardLoss forward = [&](const int32_t* inputs, const int32_t* targets, int B, int T,
+                                  const RowSegments* segments) {
+    return model.forward(inputs, targets, B, T, params, segments);
+  };
+  for (Packing packing : {Packing::None, Packing::Pack}) {
+    const SampleSampler sampler(*data, {packing, Padding::Longest, Truncation::Truncate, kSeq}, kBatch, 1, 0, 1,
+                                false, 1);
+    INFO(sampler.describe());
+    const SampleLosses got =
+        losses_in_micro_batches(sampler, shape.vocab_size, backend.device, MemSpace::Pinned, forward);
+    require_losses_of_samples_alone(*data, got, kSeq, 1e-6, forward);
   }
 }

@@ -37,8 +37,10 @@ read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/chat.bin")"
 read -r magic version mcount <<<"$(od -A n -t d4 -N 12 "$tmp/chat.mask")"
 [ "$magic" = 20240523 ] && [ "$mcount" = "$count" ] || fail "mask header: $magic $version $mcount"
 grep -q "2 documents (2 chats, qwen3 format, told by its chat template)" "$tmp/out" || fail "chat summary: $(cat "$tmp/out")"
+# The conversations are samples (chat.idx): a row holds a whole one, its answer included.
+[ -e "$tmp/chat.idx" ] || fail "no sample index beside chat.bin"
 solo "$zerotrain" --config zero1 --model gpt2-tiny --steps 1 --data "$tmp/chat.bin" \
-  --set data.val= --set model.vocab_size=151669 --set data.seq_len=8 --set train_micro_batch_size_per_gpu=1 \
+  --set data.val= --set model.vocab_size=151669 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=1 \
   >"$tmp/run.log" 2>&1 || fail "training on a mask exited $?: $(tail -3 "$tmp/run.log")"
 grep -q "data: $tmp/chat.bin (llmc, $count tokens, the loss on the targets its mask keeps" "$tmp/run.log" ||
   fail "mask not named: $(grep data: "$tmp/run.log")"

@@ -1,6 +1,6 @@
 // `zerotrain tokenize`: documents separated as llm.c's scripts separate them, conversations
-// rendered with their loss mask, the same file for any number of threads, a validation split, and
-// bad input named by file and line with nothing written.
+// rendered with their loss mask and sample index, the same file for any number of threads, a
+// validation split of whole records, and bad input named by file and line with nothing written.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -34,6 +34,23 @@ Tokens read_back(const std::string& path) {
   d->read(0, d->size(), t.ids.data());
   d->read_loss_mask(0, d->size(), t.counted.data());
   return t;
+}
+
+TokenizeOptions run_options(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
+                            const std::string& val) {
+  TokenizeOptions o;
+  o.tokenizer = tokenizer;
+  o.inputs = std::move(inputs);
+  o.output = output;
+  o.val = val;
+  o.quiet = true;
+  return o;
+}
+
+// Where the samples of a token file start (its X.idx), read through the dataset.
+std::vector<int64_t> sample_offsets_of(const std::string& path) {
+  const auto d = open_dataset(path, "llmc");
+  return {d->sample_offsets().begin(), d->sample_offsets().end()};
 }
 
 TokenizeSummary run(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output,
@@ -213,7 +230,8 @@ TEST_CASE("tokenize: a big document is cut where the tokenizer allows, with the 
   }
 }
 
-TEST_CASE("tokenize: the same files for any number of threads; --val takes the last tokens", "[tokenizer]") {
+TEST_CASE("tokenize: the same files for any number of threads; --val takes a seeded sample of whole records",
+          "[tokenizer]") {
   TempDir dir;
   const std::string big = dir.write("big.txt", corpus_text() + corpus_text());
   std::string records;
@@ -230,16 +248,65 @@ TEST_CASE("tokenize: the same files for any number of threads; --val takes the l
   CHECK(one.ids == three.ids);
   CHECK(one.counted == three.counted);
   CHECK(int64_t(one.ids.size()) == summary.tokens);
+  // Conversations came: every document is a sample, each starting with the separator.
+  const std::vector<int64_t> starts = sample_offsets_of(dir.file("one.bin"));
+  REQUIRE(starts.size() == 4001 + 1);
+  CHECK(sample_offsets_of(dir.file("three.bin")) == starts);
+  for (size_t d = 0; d + 1 < starts.size(); ++d) REQUIRE(one.ids[size_t(starts[d])] == 128000);  // <|begin_of_text|>
 
+  // 10% of the 4001 documents, whole, in their order; the rest, in theirs, stay.
   const auto split = run(trimmed("llama3"), {big, chats}, dir.file("split.bin"), 2, "10%");
-  CHECK(split.val_tokens == std::llround(double(split.tokens) / 10));
+  CHECK(split.val_documents == 400);
   const Tokens train = read_back(dir.file("split.bin")), val = read_back(dir.file("split.val.bin"));
   CHECK(int64_t(val.ids.size()) == split.val_tokens);
-  std::vector<int32_t> joined = train.ids;
-  joined.insert(joined.end(), val.ids.begin(), val.ids.end());
-  CHECK(joined == one.ids);
+  const std::vector<int64_t> val_starts = sample_offsets_of(dir.file("split.val.bin"));
+  const std::vector<int64_t> train_starts = sample_offsets_of(dir.file("split.bin"));
+  REQUIRE(val_starts.size() == 400 + 1);
+  REQUIRE(train_starts.size() == 3601 + 1);
+  // Each document of one.bin is found whole, once, in one of the two, in the same order.
+  const auto document = [](const Tokens& t, const std::vector<int64_t>& at, size_t d) {
+    return std::vector<int32_t>(t.ids.begin() + at[d], t.ids.begin() + at[d + 1]);
+  };
+  size_t in_train = 0, in_val = 0;
+  std::vector<size_t> moved;
+  for (size_t d = 0; d + 1 < starts.size(); ++d) {
+    const std::vector<int32_t> doc = document(one, starts, d);
+    if (in_val < 400 && doc == document(val, val_starts, in_val)) {
+      moved.push_back(d);
+      ++in_val;
+    } else {
+      REQUIRE(doc == document(train, train_starts, in_train));
+      ++in_train;
+    }
+  }
+  CHECK(in_val == 400);
+  CHECK(in_train == 3601);
+  // A sample from all over the file, not its tail, and another for another seed.
+  CHECK(moved.front() < 1000);
+  CHECK(moved.back() > 3000);
   CHECK(std::filesystem::exists(dir.file("split.val.mask")));
-  CHECK(val.counted.back() == 1);  // the answer's <|eot_id|>
+  CHECK(val.counted.back() == 1);  // a text's last token, or an answer's <|eot_id|>
+  auto reseeded = run_options(trimmed("llama3"), {big, chats}, dir.file("other.bin"), "10%");
+  reseeded.seed = 7;
+  run_tokenize(reseeded);
+  CHECK(sample_offsets_of(dir.file("other.val.bin")) != val_starts);
+  run_tokenize(run_options(trimmed("llama3"), {big, chats}, dir.file("again.bin"), "10%"));
+  CHECK(read_back(dir.file("again.val.bin")).ids == val.ids);
+}
+
+TEST_CASE("tokenize: text alone has no samples; one text file's --val takes its last tokens", "[tokenizer]") {
+  TempDir dir;
+  const std::string text = dir.write("a.txt", corpus_text());
+  const auto split = run(trimmed("llama3"), {text}, dir.file("t.bin"), 2, "10%");
+  CHECK(split.val_documents == 0);
+  CHECK(split.val_tokens == std::llround(double(split.tokens) / 10));
+  CHECK(!std::filesystem::exists(dir.file("t.idx")));
+  CHECK(!std::filesystem::exists(dir.file("t.val.idx")));
+  run(trimmed("llama3"), {text}, dir.file("whole.bin"));
+  std::vector<int32_t> joined = read_back(dir.file("t.bin")).ids;
+  const std::vector<int32_t> val = read_back(dir.file("t.val.bin")).ids;
+  joined.insert(joined.end(), val.begin(), val.end());
+  CHECK(joined == read_back(dir.file("whole.bin")).ids);
 }
 
 TEST_CASE("tokenize: bad input is named by file and line, and nothing is written", "[tokenizer]") {
@@ -259,8 +326,8 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
   CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1");
   CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
-  CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the tokens above 0 and below 100, such as 5%");
-  CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the tokens above 0 and below 100, such as 5%");
+  CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the documents above 0 and below 100, such as 5%");
+  CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the documents above 0 and below 100, such as 5%");
   CHECK_THAT(error_of(qwen, {good}, out, "1%"), Catch::Contains("leave 0 for validation"));
   CHECK(error_of(qwen, {good}, good) == "-o " + good + ": " + good + " would overwrite the input " + good);
   CHECK(error_of(qwen, {dir.file("none.txt")}, out) == dir.file("none.txt") + ": cannot read: No such file or directory");

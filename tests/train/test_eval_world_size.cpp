@@ -11,6 +11,7 @@
 
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
+#include "core/ignored_target.hpp"
 #include "config/config.hpp"
 #include "config/model_block.hpp"
 #include "data/dataset.hpp"

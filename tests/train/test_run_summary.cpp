@@ -69,6 +69,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
     rec.step = s;
     rec.loss = 5.0 - 0.5 * double(s);
     rec.tokens = 1024;
+    rec.row_tokens = 1280;  // rows of samples: a fifth of them padding
+    rec.flops = 1024 * 1e6;
     rec.comm.bytes_sent[size_t(CommOp::ReduceScatter)] = 1000 * uint64_t(s);
     rec.comm.calls[size_t(CommOp::ReduceScatter)] = 2;
     rec.comm.seconds[size_t(CommOp::ReduceScatter)] = 0.25;
@@ -83,12 +85,15 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   }
   totals.add_eval(4.25);
   totals.add_eval(3.75);
-  const SummaryRecord s = totals.summarize(comm, true, 2.0, 1e6, 1e9);
+  SummaryRecord s = totals.summarize(comm, true, 2.0, 1e9);
+  s.samples = true;
   CHECK(s.steps == 3);
   CHECK(s.interrupted);
   CHECK(s.tokens == 3072);
   CHECK(s.tokens_per_s == 1536.0);
   CHECK(s.mfu == Approx(1536.0 * 1e6 / (1e9 * comm.world_size())));
+  CHECK(s.row_tokens == 3840);
+  CHECK(s.packing_efficiency() == Approx(0.8));
   CHECK(s.loss == 3.5);
   CHECK(s.val_loss == 3.75);
   CHECK(s.comm.bytes(CommOp::ReduceScatter) == 6000);
@@ -115,6 +120,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   CHECK(j["tokens"] == 3072);
   CHECK(j["wall_s"] == 2.0);
   CHECK(j["tokens_per_s"] == 1536.0);
+  CHECK(j["packing_efficiency"].get<double>() == Approx(0.8));
+  CHECK(j["padding"].get<double>() == Approx(0.2));
   CHECK(j["loss"] == 3.5);
   CHECK(j["val_loss"] == 3.75);
   REQUIRE(j["memory_peak"].size() == size_t(comm.world_size()));
@@ -135,6 +142,7 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   INFO(all);
   CHECK(all.find("summary: interrupted (stop requested) | 3 steps | 3072 tokens | 2.0 s | 1536 tokens/s") !=
         std::string::npos);
+  CHECK(all.find("| packing efficiency 80.0% (20.0% padding)") != std::string::npos);
   CHECK(all.find("final loss 3.5000 (train, last step), 3.7500 (val, last evaluation)") != std::string::npos);
   CHECK(all.find("plan, ZeRO-2: 2Ψ + 14Ψ/N") != std::string::npos);
   for (int k = 0; k < comm.world_size(); ++k)
