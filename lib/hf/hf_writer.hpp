@@ -54,6 +54,9 @@ struct HfOutput {
   std::string source_dir;
   // Its config.json as the run read it (null: none): its other keys carry over.
   nlohmann::ordered_json source_config;
+  // The model directory the run started from, as a PEFT adapter's config names its base model
+  // (source_dir may have become the directory of the tokenizer that ships instead).
+  std::string base_model_dir;
 };
 
 // "5GB", "500MB", "2GiB", "1048576": bytes (kB, MB, GB, TB by 1000, KiB, MiB, GiB, TiB by 1024, as

@@ -178,7 +178,7 @@ void PeftAdapterWriter::commit() {
         write_file_durably(hf_file(staged_->staging(), name), read_text_file(from.string()));
     }
   write_file_durably(hf_file(staged_->staging(), kPeftConfigFile),
-                     peft_config_json(shape_, spec_, output_.source_dir).dump(2) + "\n");
+                     peft_config_json(shape_, spec_, output_.base_model_dir).dump(2) + "\n");
   // The other files of an existing directory stay, as a model directory's do.
   staged_->install([](const std::string&) { return true; }, std::string(kPeftConfigFile));
 }

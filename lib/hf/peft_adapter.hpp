@@ -52,7 +52,8 @@ class StagedDirectory;
 class PeftAdapterWriter {
 public:
   // Stages out_dir beside it (ckpt/staged_directory.hpp) with the weights file open. output: the dtype of the weights, and
-  // the base model's directory (its tokenizer files are copied, its path named in the config).
+  // where the tokenizer files are copied from (source_dir) and the base model named in the config
+  // (base_model_dir).
   PeftAdapterWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, const LoraSpec& spec,
                     HfOutput output);
   ~PeftAdapterWriter();

@@ -31,6 +31,7 @@ namespace {
 void set_source(HfOutput& out, const std::string& model_path, const nlohmann::ordered_json& model_path_config,
                 const std::string& init_from) {
   out.source_dir = hf_source_directory(model_path, init_from);
+  out.base_model_dir = out.source_dir;
   if (out.source_dir.empty()) return;
   if (out.source_dir == model_path && !model_path_config.is_null())
     out.source_config = model_path_config;

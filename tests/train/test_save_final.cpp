@@ -8,6 +8,10 @@
 #include <string>
 
 #include "hf/hf_weights.hpp"
+#include "ckpt/synced_file.hpp"
+#include "core/json_file.hpp"
+#include "core/sha256.hpp"
+#include "hf/peft_adapter.hpp"
 #include "inference/initial_weights.hpp"
 #include "model/gpt_layout.hpp"
 #include "train/model_export.hpp"
@@ -66,4 +70,35 @@ TEST_CASE("the weights a checkpoint's run started from: \"random\" is the seeded
   CHECK(seeded.seed == 7);
   const nlohmann::json model = {{"training", {{"init_from", "models/base"}, {"seed", 7}}}};
   CHECK(recorded_weight_sources(model, layout).init_from == "models/base");
+}
+
+TEST_CASE("a LoRA adapter names its base model, not the data's tokenizer that ships beside it", "[trainer][lora]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("zt_test_adapter_base_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "tokenizer");
+  const std::string tokenizer_json = (dir / "tokenizer" / "tokenizer.json").string();
+  write_file_durably(tokenizer_json, "{\"model\": {}}");
+  const TokenizerIdentity data_tokenizer{(dir / "tokenizer").string(),
+                                         "byte-level BPE",
+                                         300,
+                                         {{"tokenizer.json", tokenizer_json, sha256_of_file(tokenizer_json)}}};
+  config::ResolveOptions options;
+  options.world_size = 1;
+  const nlohmann::json raw = {{"train_micro_batch_size_per_gpu", 1}, {"model", {{"preset", "toy"}}}};
+  const config::Config config = config::resolve_config(raw, options, "test.json");
+  // No model directory: the data's tokenizer ships, and there is no base model to name.
+  const HfOutput output = final_weights_output(config, data_tokenizer);
+  CHECK(output.source_dir == (dir / "tokenizer").string());
+  CHECK(output.base_model_dir.empty());
+  const LoraSpec spec{2, 4.0, 0.0, false, {"c_attn"}};
+  const ParamLayout layout = make_training_layout(config.model.shape, {spec, {}});
+  const std::vector<float> values(layout.total, 0.5f);
+  PeftAdapterWriter writer((dir / "adapter").string(), layout, config.model.shape, spec, output);
+  for (const ParamGroup& g : layout.groups) writer.write_group(g, values.data() + g.offset);
+  writer.commit();
+  const nlohmann::json adapter_config =
+      nlohmann::json::parse(read_text_file((dir / "adapter/adapter_config.json").string()));
+  CHECK(adapter_config["base_model_name_or_path"].is_null());  // PEFT writes null without a base path
+  CHECK(read_text_file((dir / "adapter/tokenizer.json").string()) == "{\"model\": {}}");
+  std::filesystem::remove_all(dir);
 }
