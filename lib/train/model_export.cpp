@@ -220,7 +220,12 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   std::unique_ptr<InitialWeights> initial;
   if (model.layout.has_frozen())
     initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout, sources);
-  check_output_against(model_directory_output("-o", out_dir), export_inputs(checkpoint, output, sources), overwrite);
+  // Every input the run recorded is guarded, read here or not (trained adapters come from the
+  // checkpoint, yet the directory they started from is the user's).
+  WeightSources guarded = sources;
+  guarded.init_from = init_from;
+  guarded.lora_init_from = recorded_string(meta.config, "/lora/init_from");
+  check_output_against(model_directory_output("-o", out_dir), export_inputs(checkpoint, output, guarded), overwrite);
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   GroupValues values(model.layout, [&](Range r, float* to) { ckpt.read(StateTensor::Master, r, to); },

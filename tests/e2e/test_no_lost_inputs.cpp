@@ -127,3 +127,33 @@ TEST_CASE("every output aimed at every input is refused, and every input keeps i
   CHECK(fs::exists(dir + "/model/model.safetensors"));
   for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().filename().string().rfind(".model", 0) != 0);
 }
+
+TEST_CASE("export of a LoRA run leaves its base model and the adapters it started from alone", "[e2e][user-files]") {
+  const std::string dir = fresh_dir("no-lost-adapters"), logs = fresh_dir("no-lost-adapters-logs");
+  const std::string data = dir + "/train.txt";
+  fs::copy_file(std::string(ZT_SOURCE_DIR) + "/data/tinytext/val.txt", data);
+  const std::string small = " --set data.seq_len=32 --set train_micro_batch_size_per_gpu=1 --steps 1 --data " + data;
+  // A base model, an adapter directory trained on it, and a checkpoint of a run that started from both.
+  REQUIRE(run_command(kZt + " --model llama-tiny" + small + " --set training.save_final=" + dir + "/model",
+                      logs + "/made.log") == 0);
+  const std::string lora = " --model " + dir + "/model --set lora.enabled=true" + small;
+  REQUIRE(run_command(kZt + lora + " --set training.save_final=" + dir + "/adapter", logs + "/made.log") == 0);
+  REQUIRE(fs::exists(dir + "/adapter/adapter_model.safetensors"));
+  REQUIRE(run_command(kZt + lora + " --set lora.init_from=" + dir + "/adapter --set training.checkpoint_dir=" + dir +
+                          "/ck",
+                      logs + "/made.log") == 0);
+
+  const auto before = contents(dir);
+  for (const std::string& args : {" -o " + dir + "/adapter", " --merge -o " + dir + "/adapter",
+                                  " --merge -o " + dir + "/model", " -o " + dir + "/model", " -o " + dir + "/ck"}) {
+    const int code = run_command(kZt + " export " + dir + "/ck" + args, logs + "/out.log");
+    const std::string log = read_file(logs + "/out.log");
+    INFO("export" << args << "\n" << log);
+    CHECK(code != 0);
+    CHECK(log.find("error") != std::string::npos);
+    REQUIRE(contents(dir) == before);
+  }
+  // Elsewhere, the merged model is written.
+  REQUIRE(run_command(kZt + " export " + dir + "/ck --merge -o " + dir + "/merged", logs + "/merged.log") == 0);
+  CHECK(fs::exists(dir + "/merged/model.safetensors"));
+}
