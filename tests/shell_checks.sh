@@ -13,5 +13,7 @@ documented_commands() {
     found && /^```$/ {if (inside) exit; inside = 1; next}
     inside {print}' "$1" | sed -e ':a' -e '/\\$/N; s/\\\n */ /; ta'
 }
+# A command run as one process outside any launcher's world, on one OpenMP thread: solo CMD ARGS...
+solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -10,7 +10,6 @@ zerotrain=$1
 src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
-solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 cd "$tmp" || exit 1
 
 # A Qwen2.5 model directory: config.json and the tokenizer's files (its chat template among them).

@@ -11,7 +11,6 @@ src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
-solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 cd "$tmp" || exit 1
 head -c 4000 "$src/data/tinytext/train.txt" >text.txt
 # The model directories here hold no weights: the runs start from random values of their architecture.

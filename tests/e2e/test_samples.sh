@@ -11,7 +11,6 @@ src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
-solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE OMP_NUM_THREADS=1 "$@"; }
 cd "$tmp" || exit 1
 qwen3_model_dir qwen3 64 "$fixtures" || fail "no model directory"
 # 20 conversations of growing length: the last ones longer than seq_len 48.

@@ -9,7 +9,6 @@ zerotrain=$1
 src=$2
 source "$(dirname "$0")/../shell_checks.sh"
 fixtures=$src/tests/fixtures/tokenizer/trimmed
-solo() { env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE "$@"; }
 
 # 1. Text with GPT-2's tokenizer: llm.c's header (magic, version 1, count), uint16 tokens.
 "$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$src/data/tinytext/val.txt" -o "$tmp/val.bin" >"$tmp/out" 2>&1 ||
