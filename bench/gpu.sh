@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # zerotrain on one NVIDIA GPU, in phases: each runs under a time limit of its own and appends its
 # summary to one results file, copied to $OUT the moment the phase ends, so that a call cut off at
-# its limit still brings back what it did. The GPU run is two calls of the device tool, each within
-# 5 minutes (DEVELOPERS.md, "The GPU run"):
+# its limit still brings back what it did. The GPU run is two commands on the GPU machine, each
+# within 5 minutes (DEVELOPERS.md, "The GPU run"):
 #
 #   bench/gpu.sh call1          # unpack versions check test bench
 #   bench/gpu.sh call2          # unpack check sanitize kernels llama compile
@@ -27,7 +27,7 @@
 #   compile   PyTorch's GPT-2 124M with torch.compile, at the bench phase's micro-batch
 #
 # Time: a phase may take CAP_<phase> seconds (defaults in phase_cap), cut to what is left of
-# CALL_SECONDS (call1 and call2 from a bundle: 285, for a call of timeout_s 300; else unlimited); a
+# CALL_SECONDS (call1 and call2 from a bundle: 285, for a command limited to 300 s; else unlimited); a
 # phase that would get under 15 s is skipped, saying so. A phase past its limit is killed and
 # reported.
 #
@@ -388,7 +388,7 @@ name=phases
 call_seconds=${CALL_SECONDS:-0}
 bundled() { [ -f "$ROOT/.gpu/root.txt" ] && [ ! -f "$BUILD/CMakeCache.txt" ]; }
 first=build call_default=0
-# A bundle: the device tool's call, whose limit the phases share.
+# A bundle: one command on the GPU machine, whose limit the phases share.
 bundled && first=unpack call_default=285
 case ${1:-} in
   call1) name=call1 phases=("$first" versions check test bench) call_seconds=${CALL_SECONDS:-$call_default} ;;

@@ -18,7 +18,7 @@ for exe in test_gpu_generate zerotrain bench_kernels gpu_versions test_backend_c
   grep -qx "$exe" <<<"$targets" || fail "$exe is not among the targets: $targets"
 done
 
-# Killed inside its second phase, as the device tool kills a call at its limit.
+# Killed inside its second phase, as a command is killed at its time limit.
 export GPU_OUT_DIR=$tmp/out BUILD_DIR=$build
 ZT_GPU_SH_STALL=kernels CAP_kernels=3 OUT=$tmp/cut setsid bash "$src/bench/gpu.sh" versions kernels >"$tmp/cut.log" 2>&1 &
 for _ in $(seq 300); do [ -e "$tmp/out/phases/stalled-kernels" ] && break; sleep 0.1; done
