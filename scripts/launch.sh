@@ -91,7 +91,10 @@ step to stop after, save a checkpoint of it when training.checkpoint_dir is set,
 exit code; mpirun's report of ranks that exited non-zero is not shown then: a stop is not a crash.
 A second Ctrl-C kills the job (SIGTERM to mpirun, which ends the ranks) and the launcher exits
 non-zero. mpirun runs in a process group of its own, with stdin from /dev/null, so the terminal's
-signal reaches only the launcher.
+signal reaches only the launcher. A closed terminal (SIGHUP) stops the job as SIGTERM does, once.
+The launcher's output may be gone meanwhile (`| head`, a `| tee` that the Ctrl-C ended, a closed
+terminal): what cannot be written is dropped, and the launcher still waits for every rank and
+returns the job's exit code (75 after a stop). `| tee -i run.log` keeps the stop's lines in the log.
 Under srun, Ctrl-C is srun's own (once: the state of the tasks; twice within a second: SIGINT to
 the tasks, then Slurm ends them). Slurm's SIGTERM at the time limit, or
 `scancel --signal=USR1 JOB`, gives zerotrain's clean stop.
@@ -114,11 +117,15 @@ Examples:
 EOF
 }
 
+# The launcher's own messages. Its stderr may be gone (a `| tee` ended by Ctrl-C, `| head` that has
+# read enough, a closed terminal): a failed write is dropped, never the launcher's end, so that it
+# still hands the stop to the job and waits for every rank (SIGPIPE is ignored below).
+note() { printf 'launch.sh: %s\n' "$*" >&2 2>/dev/null || true; }
 die() {
-  echo "launch.sh: $*" >&2
+  note "$*"
   exit 2
 }
-note() { echo "launch.sh: $*" >&2; }
+trap '' PIPE
 
 # The command as a shell would need it typed back (--dry-run). printf %q escapes every comma,
 # which a shell does not need: "--host a:4,b:2" reads better.
@@ -332,7 +339,7 @@ fi
 # Reads the tagged stderr of the ranks; rank 0's "<zt-progress> TEXT" lines become one line kept
 # in place with carriage returns, cleared before any other line and drawn again below it.
 render_progress() (
-  trap '' INT TERM
+  trap '' INT TERM HUP
   shown=""
   while IFS= read -r line || [ -n "$line" ]; do
     case $line in
@@ -353,12 +360,18 @@ render_progress() (
   [ -z "$shown" ] || printf '\r\033[K'
 )
 
+# Copies its input to its output; once the output is gone (a closed pipe or terminal), reads on and
+# drops the rest, so that the job never writes into a dead pipe and is never ended by one.
+pass_on() {
+  cat 2>/dev/null || exec cat >/dev/null
+}
+
 # Output lines are tagged by the launcher ("[1,3]<stdout>:" from mpirun --tag-output, "3: "
 # from srun --label); rewrite both as "[3] ", then apply the sed expressions given. The filter
 # ignores Ctrl-C and SIGTERM: it ends when the job's output does, so the lines the ranks write
 # while they stop are not lost.
 tag_lines() (
-  trap '' INT TERM
+  trap '' INT TERM HUP
   expressions=()
   for e in "$@"; do expressions+=(-e "$e"); done
   exec sed -u -E -e 's/^\[[0-9]+,([0-9]+)\]<std(out|err)>: ?/[\1] /' "${expressions[@]}"
@@ -388,18 +401,18 @@ run_tagged() {
   local err_fd err_pid codes captures
   mapfile -t captures < <(marker_capture)
   if [ "$render" -eq 1 ]; then
-    exec {err_fd}> >(trap '' INT TERM; tag_lines "$label_rewrite" "${captures[@]}" | render_progress >&2)
+    exec {err_fd}> >(trap '' INT TERM HUP; tag_lines "$label_rewrite" "${captures[@]}" | render_progress | pass_on >&2)
   else
-    exec {err_fd}> >(tag_lines "$label_rewrite" "${captures[@]}" >&2)
+    exec {err_fd}> >(trap '' INT TERM HUP; tag_lines "$label_rewrite" "${captures[@]}" | pass_on >&2)
   fi
   err_pid=$!
   # srun takes the terminal's Ctrl-C itself; the launcher only notes it (no restart after it).
-  trap 'interrupts=$((interrupts + 1))' INT TERM
+  trap 'interrupts=$((interrupts + 1))' INT TERM HUP
   set +e
-  "$@" 2>&"$err_fd" | tag_lines "$label_rewrite"
+  (trap - PIPE; exec "$@") 2>&"$err_fd" | (trap '' INT TERM HUP; tag_lines "$label_rewrite" | pass_on)
   codes=("${PIPESTATUS[@]}")
   set -e
-  trap - INT TERM
+  trap - INT TERM HUP
   exec {err_fd}>&-
   wait "$err_pid" 2>/dev/null || true
   return "${codes[0]}"
@@ -425,20 +438,22 @@ run_interruptible() {
   local out_fd err_fd out_pid err_pid watcher captures
   # The output filters start with Ctrl-C and SIGTERM ignored (inherited, not set once they run):
   # one that a Ctrl-C ended while starting would leave mpirun writing into a closed pipe.
-  trap '' INT TERM
-  exec {out_fd}> >(tag_lines)
+  trap '' INT TERM HUP
+  exec {out_fd}> >(tag_lines | pass_on)
   out_pid=$!
   mapfile -t captures < <(marker_capture)
   # mpirun says so on every forwarded signal; the launcher has said it once. Its other lines
   # (never a rank's: those are tagged) wait in mpirun.err until the job has ended. A rank that
-  # aborts the job says so at level critical (zerotrain's abort_job): noted in failures.
+  # aborts the job says so at level critical (zerotrain's abort_job): noted in failures. A rank's
+  # error line (zerotrain's "error: ..." of a refused start, or a logged error) is noted in errors.
   local expressions=('/^mpirun: Forwarding signal [0-9]+ to job$/d' "${captures[@]}"
     "\\#^\\[[0-9]+\\] .*\\] critical: #w $state_dir/failures"
+    "\\#^\\[[0-9]+\\] (error: |.*\\] (error|critical): )#w $state_dir/errors"
     "\\#^\\[[0-9]+\\] #!{w $state_dir/mpirun.err" 'd;}')
   if [ "$render" -eq 1 ]; then
-    exec {err_fd}> >(trap '' INT TERM; tag_lines "${expressions[@]}" | render_progress >&2)
+    exec {err_fd}> >(trap '' INT TERM HUP; tag_lines "${expressions[@]}" | render_progress | pass_on >&2)
   else
-    exec {err_fd}> >(tag_lines "${expressions[@]}" >&2)
+    exec {err_fd}> >(tag_lines "${expressions[@]}" | pass_on >&2)
   fi
   err_pid=$!
   interrupts=0
@@ -446,11 +461,13 @@ run_interruptible() {
   repeater=""
   trap 'on_interrupt INT' INT
   trap 'on_interrupt TERM' TERM
+  trap 'on_interrupt HUP' HUP
   # mpirun starts with the relayed signals ignored: it installs its forwarding handler during
   # start-up and restores the ignore when it shuts down, so one before or after never kills it.
   set -m
   (
     trap '' USR1 "$relay_int" "$relay_term"
+    trap - PIPE
     exec "$@"
   ) </dev/null >&"$out_fd" 2>&"$err_fd" &
   job=$!
@@ -466,7 +483,7 @@ run_interruptible() {
   # (bash's notice of a job ended by a signal is left out: the launcher says what happened.)
   while kill -0 "$job" 2>/dev/null; do wait "$job" 2>/dev/null || true; done
   wait "$job" 2>/dev/null || code=$?
-  trap - INT TERM
+  trap - INT TERM HUP
   stop_repeater
   wait "$out_pid" "$err_pid" "$watcher" 2>/dev/null || true
   if [ -r "$state_dir/ended" ]; then code=$(head -n 1 "$state_dir/ended"); fi  # ended by watch_failed_job
@@ -476,20 +493,22 @@ run_interruptible() {
 }
 
 on_interrupt() {  # SIGNAL_NAME
+  # A closed terminal asks for the clean stop, once; it never kills a job that is stopping.
+  if [ "$1" = HUP ] && [ "$interrupts" -gt 0 ]; then return; fi
   interrupts=$((interrupts + 1))
   if [ -z "$job" ]; then
     return
   elif [ "$interrupts" -eq 1 ]; then
     local relay=$relay_int
     [ "$1" = INT ] || relay=$relay_term
-    echo "launch.sh: interrupted by SIG$1: the ranks stop after their current step (Ctrl-C again to kill them)" >&2
+    note "interrupted by SIG$1: the ranks stop after their current step (Ctrl-C again to kill them)"
     (
-      trap '' INT
+      trap '' INT HUP
       while kill "-$relay" "$job" 2>/dev/null; do sleep 1; done
     ) </dev/null >/dev/null 2>&1 &
     repeater=$!
   else
-    echo "launch.sh: interrupted again: killing the job" >&2
+    note "interrupted again: killing the job"
     stop_repeater
     kill -TERM "$job" 2>/dev/null || true
   fi
@@ -504,26 +523,32 @@ stop_repeater() {
 }
 
 # mpirun's own messages, held back while the job ran. After a stop (75) its report of the ranks
-# that exited non-zero is left out: a stop is not a crash. When the launcher ended mpirun, what it
-# said while being ended (a stack trace) is left out too.
+# that exited non-zero is left out: a stop is not a crash; so is its report of the failed or
+# aborting rank after a rank has said its error itself (a refused start is its one line). When the
+# launcher ended mpirun, what it said while being ended (a stack trace) is left out too.
 show_mpirun_messages() {  # EXIT_CODE
-  local held=$state_dir/mpirun.err
+  local held=$state_dir/mpirun.err left_out=""
   [ -s "$held" ] || return 0
+  if [ "$1" -eq 75 ]; then
+    left_out='non-zero'
+  elif [ "$1" -ne 0 ] && [ -s "$state_dir/errors" ]; then
+    left_out='non-zero|MPI_ABORT was invoked'
+  fi
   if [ -r "$state_dir/ended" ]; then
-    head -c "$(sed -n 2p "$state_dir/ended")" "$held" >&2
-  elif [ "$1" -eq 75 ]; then
-    awk '/^----------+$/ {
+    head -c "$(sed -n 2p "$state_dir/ended")" "$held" >&2 2>/dev/null || true
+  elif [ -n "$left_out" ]; then
+    awk -v left_out="$left_out" '/^----------+$/ {
            block = block $0 "\n"
-           if (open && block !~ /non-zero/) printf "%s", block
+           if (open && block !~ left_out) printf "%s", block
            if (open) block = ""
            open = !open
            next
          }
          open { block = block $0 "\n"; next }
          { print }
-         END { if (open) printf "%s", block }' "$held" >&2
+         END { if (open) printf "%s", block }' "$held" >&2 2>/dev/null || true
   else
-    cat "$held" >&2
+    cat "$held" >&2 2>/dev/null || true
   fi
   : >"$held"
 }
@@ -599,7 +624,7 @@ end_process_tree() {  # PID
 # answer, ends mpirun and what it started, and leaves in state_dir/ended the failed rank's exit
 # code and how much mpirun had said.
 watch_failed_job() (  # MPIRUN_PID
-  trap '' INT TERM
+  trap '' INT TERM HUP
   job=$1
   failed_at=""
   grace=0
@@ -625,12 +650,12 @@ watch_failed_job() (  # MPIRUN_PID
 # Sleeps SECONDS; fails when Ctrl-C or SIGTERM comes meanwhile.
 pause() {
   local cancelled=0 sleeper
-  trap 'cancelled=1' INT TERM
+  trap 'cancelled=1' INT TERM HUP
   sleep "$1" &
   sleeper=$!
   wait "$sleeper" 2>/dev/null || true
   kill "$sleeper" 2>/dev/null || true
-  trap - INT TERM
+  trap - INT TERM HUP
   [ "$cancelled" -eq 0 ]
 }
 
