@@ -11,12 +11,15 @@
 #include "comm/world.hpp"
 #include "config/config.hpp"
 #include "config/local_rank_argument.hpp"
+#include "core/directories.hpp"
 #include "core/error.hpp"
 #include "subcommand.hpp"
 #include "trainer_options.hpp"
 #include "train/output_locks.hpp"
 #include "train/output_paths.hpp"
+#include "train/previous_run.hpp"
 #include "train/resolved_config_file.hpp"
+#include "train/resume_schedule.hpp"
 #include "train/run.hpp"
 #include "train/stop_signals.hpp"
 
@@ -52,7 +55,7 @@ During set-up (before the first step) a stop signal ends the process at once wit
 
 The Hugging Face Trainer's arguments (--learning_rate, --num_train_epochs, --per_device_train_batch_size,
 --output_dir, --bf16, ...) set the config keys they stand for, as --set does; others it takes that change
-nothing here (--do_train, --report_to, --overwrite_output_dir, ...) are accepted with a warning saying why.
+nothing here (--do_train, --report_to, --run_name, ...) are accepted with a warning saying why.
 
 Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
 the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.
@@ -91,8 +94,9 @@ void add_train_options(CLI::App& app, TrainArgs& t) {
                  "override one key, KEY=VALUE (VALUE is JSON when it parses, else a string); repeatable")
       ->allow_extra_args(false);
   app.add_flag("--overwrite", t.overwrite,
-               "write outputs where inputs lie (training.overwrite): an output directory may hold inputs, and "
-               "save_final may replace the model directory it started from (written beside it, then swapped in)");
+               "start afresh over an earlier run where this one writes, removing its checkpoints, and write outputs "
+               "where inputs lie (training.overwrite): an output directory may hold inputs, and save_final may "
+               "replace the model directory it started from (written beside it, then swapped in)");
   app.add_flag("--print-config,--print_config", t.print_config, "print the resolved config as JSON on stdout and exit");
   app.add_flag("--dry-run,--dry_run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
   t.world_opt = app.add_option("--world-size,--world_size", t.world_size,
@@ -116,6 +120,7 @@ config::Config resolve(const TrainArgs& a, int world_size) {
   config::ResolveOptions o;
   o.world_size = world_size;
   o.overrides = a.overrides;
+  o.resumed_position = resumed_position;  // a length in epochs counts from where a resume starts
   if (a.overwrite) o.overrides.insert(o.overrides.begin(), "training.overwrite=true");
   if (*a.model_opt) o.model = a.model;
   if (a.trainer->model_given()) {
@@ -158,6 +163,14 @@ int train(const TrainArgs& a, int argc, char** argv) {
   // Every rank resolves the same config; the ranks agree on failure so none is left waiting.
   config::Config config;
   std::optional<OutputLocks> locks;  // checkpoint_dir and nvme_path, held until the run ends
+  std::vector<std::filesystem::path> made;  // the output directories this rank made
+  // A run that does not start leaves none of the directories it made, once the locks in them are
+  // gone (on every rank: the barrier).
+  auto unmake = [&] {
+    locks.reset();
+    world.first_failure(false);
+    for (const auto& dir : made) remove_empty_directories(dir);
+  };
   std::string error;
   try {
     init_logging(log_options(rank, a.log_level));
@@ -166,7 +179,8 @@ int train(const TrainArgs& a, int argc, char** argv) {
     const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
     config = resolve(a, planned);
     check_output_paths(config, planned);  // before anything is opened for writing
-    if (!a.dry_run) prepare_outputs(config, rank, world.size());
+    check_previous_run(config);
+    if (!a.dry_run) made = prepare_outputs(config, rank, world.size());
     if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
     init_logging(log_options(rank, a.log_level, config.training.log_dir));
   } catch (const std::exception& e) {
@@ -175,6 +189,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   const int first_failure = world.first_failure(!error.empty());
   if (first_failure >= 0) {
     if (rank == first_failure) usage_error(error);
+    unmake();
     return kExitUsage;
   }
   if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
@@ -182,7 +197,10 @@ int train(const TrainArgs& a, int argc, char** argv) {
   if (rank == 0) log_resolved_config(config);
 
   try {
-    return run_training(world, config, {a.dry_run});
+    bool started = false;
+    const int status = run_training(world, config, {a.dry_run, [&] { started = true; }});
+    if (!started && !a.dry_run) unmake();
+    return status;
   } catch (const std::exception& e) {
     // The other ranks may be inside a collective: end them all now.
     abort_job(1, fmt::format("rank {}: {}", rank, e.what()));

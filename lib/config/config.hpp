@@ -2,6 +2,7 @@
 // The resolved zerotrain configuration: DeepSpeed's JSON (0.19 semantics, docs/config.md) plus the
 // model, data and training blocks. Every default filled in, every "auto" resolved.
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -259,6 +260,12 @@ struct Config {
 };
 
 // Everything the command line contributes to resolution.
+// Where a resumed run stands: its last saved step and how far through the data it had read.
+struct ResumedPosition {
+  int64_t step = 0;
+  double epochs = 0;
+};
+
 struct ResolveOptions {
   int world_size = 1;
   std::vector<std::string> overrides;  // "KEY=VALUE" from --set, applied in order
@@ -269,6 +276,10 @@ struct ResolveOptions {
   std::vector<TrainerArgumentValue> trainer_arguments;  // --learning_rate 2e-5, ... (config/trainer_arguments.hpp)
   bool gpu_supports_bf16 = false;      // CUDA device with compute capability >= 8.0
   bool cpu_backend = true;             // the CPU backend stores bf16 (auto picks bf16 there)
+  // The position of the checkpoint training.resume names, when there is one (read by the caller,
+  // which knows checkpoints): a length in epochs then counts the epochs left from there at this
+  // run's batch, so that a resume with another batch still covers the epochs asked.
+  std::function<std::optional<ResumedPosition>(const TrainingConfig&)> resumed_position = {};
 };
 
 // Finds FILE, or configs/NAME.json for a preset name (the path as given, then the source tree's

@@ -141,7 +141,9 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   std::string length, weights;
   readers.run("weights", {"training", "model"}, [&] { weights = resolve_initial_weights(c, sources); });
   readers.run("length", {"training", "data", "batch"}, [&] {
-    length = resolve_training_length(c, sources, diag);
+    const std::optional<ResumedPosition> resumed =
+        options.resumed_position ? options.resumed_position(c.training) : std::nullopt;
+    length = resolve_training_length(c, sources, diag, resumed);
     av = auto_values(c.training, c.model, options);  // "auto" total and warmup steps follow the length
   });
   readers.run("precision", {}, [&] { read_precision(top, av, c); });

@@ -82,6 +82,9 @@ const std::vector<TrainerArgument>& trainer_arguments() {
        "a checkpoint to resume from (training.resume); alone or true: the latest (--resume is short for it)",
        {},
        "resume"},
+      {"overwrite_output_dir", "training.overwrite", V::Switch,
+       "start afresh over an earlier run in the output directory, removing its checkpoints (training.overwrite); "
+       "without it, or --resume_from_checkpoint, a run that finds one is refused"},
   };
   return table;
 }
@@ -95,7 +98,6 @@ const std::vector<IgnoredTrainerArgument>& ignored_trainer_arguments() {
                     "tensorboard when their blocks are enabled"},
       {"logging_dir", "the metrics go to training.metrics; tensorboard's to tensorboard.output_path"},
       {"run_name", "a run is known by its metrics file and tensorboard.job_name"},
-      {"overwrite_output_dir", "a run starts afresh unless --resume_from_checkpoint is given"},
       {"per_device_eval_batch_size", "evaluation reads windows of per_device_train_batch_size sequences, and the val "
                                      "loss, the mean over every token, does not depend on it"},
       {"eval_strategy", kSteps},

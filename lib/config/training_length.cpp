@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -68,7 +69,8 @@ FromEpochs steps_from_epochs(const Config& c, const Diagnostics& diag) {
 
 }  // namespace
 
-std::string resolve_training_length(Config& c, const ValueSources& s, const Diagnostics& diag) {
+std::string resolve_training_length(Config& c, const ValueSources& s, const Diagnostics& diag,
+                                    const std::optional<ResumedPosition>& resumed) {
   TrainingConfig& t = c.training;
   const bool steps_given = s.given("training.steps");
   const bool epochs_given = t.epochs > 0;
@@ -83,11 +85,22 @@ std::string resolve_training_length(Config& c, const ValueSources& s, const Diag
   } else if (from_epochs) {
     t.steps = from_epochs->steps;
     winner = "training.epochs";
-    how = fmt::format("from {} {:g}: {:g} x {} {} / {} {} per step ({}{} x {} rank{}), rounded up",
-                      s.described("training.epochs"), t.epochs, t.epochs, from_epochs->units, from_epochs->unit,
-                      from_epochs->units_per_step, from_epochs->per_step,
-                      from_epochs->per_step == "rows" ? fmt::format("{} x ", c.train_micro_batch_size_per_gpu) : "",
-                      c.gradient_accumulation_steps, c.world_size, c.world_size == 1 ? "" : "s");
+    const std::string per_step =
+        fmt::format("{} {} per step ({}{} x {} rank{}), rounded up", from_epochs->units_per_step, from_epochs->per_step,
+                    from_epochs->per_step == "rows" ? fmt::format("{} x ", c.train_micro_batch_size_per_gpu) : "",
+                    c.gradient_accumulation_steps, c.world_size, c.world_size == 1 ? "" : "s");
+    how = fmt::format("from {} {:g}: {:g} x {} {} / {}", s.described("training.epochs"), t.epochs, t.epochs,
+                      from_epochs->units, from_epochs->unit, per_step);
+    if (resumed && resumed->step > 0) {
+      // The steps already taken read what they read, at whatever batch; the rest follows this one.
+      const double left = std::max(0.0, t.epochs - resumed->epochs);
+      t.steps = std::max<int64_t>(
+          1, resumed->step + int64_t(std::ceil(left * double(from_epochs->units) / double(from_epochs->units_per_step) -
+                                               1e-9)));
+      how = fmt::format("from {} {:g}, resumed at step {} after {:.2f} epochs: {} + {:.2f} x {} {} / {}",
+                        s.described("training.epochs"), t.epochs, resumed->step, resumed->epochs, resumed->step, left,
+                        from_epochs->units, from_epochs->unit, per_step);
+    }
   } else if (total) {
     t.steps = *total;
     winner = kTotalKey;

@@ -15,7 +15,9 @@ namespace zt::config {
 // line's explanation of it. training.epochs counts the windows of data.train (its files' sizes,
 // not their tokens): steps = ceil(epochs * windows / (accumulation * world size)); for record data
 // (samples, docs/data.md) the rows of its samples: steps = ceil(epochs * rows / (micro-batch *
-// accumulation * world size)).
-std::string resolve_training_length(Config& c, const ValueSources& sources, const Diagnostics& diag);
+// accumulation * world size)). Resuming from `resumed`, the epochs left from its position at this
+// run's batch: steps = resumed step + ceil((epochs - epochs read) * units / units per step).
+std::string resolve_training_length(Config& c, const ValueSources& sources, const Diagnostics& diag,
+                                    const std::optional<ResumedPosition>& resumed = std::nullopt);
 
 }  // namespace zt::config

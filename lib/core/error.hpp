@@ -21,6 +21,19 @@ template <typename... Args>
   throw Error(printable(fmt::format(f, std::forward<Args>(args)...)));
 }
 
+// Input that does not fit the run (token files of another tokenizer than the model's, ...): a
+// training run refuses it with exit status 2, as it does a config error; a damaged or unreadable
+// file gives 1.
+class BadInput : public Error {
+public:
+  using Error::Error;
+};
+
+template <typename... Args>
+[[noreturn]] void refuse(fmt::format_string<Args...> f, Args&&... args) {
+  throw BadInput(printable(fmt::format(f, std::forward<Args>(args)...)));
+}
+
 // Runs `what`, prefixing the message of a zt::Error it throws with `key` (the config key its input
 // came from: "training.init_from: DIR: ...").
 template <typename F>

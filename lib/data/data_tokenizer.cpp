@@ -12,7 +12,7 @@ namespace {
 // Refuses or warns as the judgement says.
 void mismatch(const TokenizerJudgement& j, const std::string& message) {
   if (j.policy == TokenizerMismatch::Error)
-    fail("{}; if you know that the ids agree, go on with {} (docs/data.md)", message, j.override);
+    refuse("{}; if you know that the ids agree, go on with {} (docs/data.md)", message, j.override);
   if (j.speak) spdlog::warn("{}; going on as told ({})", message, j.override);
 }
 

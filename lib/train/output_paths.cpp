@@ -92,7 +92,8 @@ bool names_overlap(const OutputLocation& a, const OutputLocation& b) {
 const char* const kLoseInput = "writing it would destroy the input; choose another path for";
 const char* const kTwoOutputs = "the two outputs would overwrite each other; choose different paths";
 
-// `inner` is `outer` or lies below it.
+}  // namespace
+
 bool lies_in(const fs::path& inner, const fs::path& outer) {
   const fs::path i = resolved(inner), o = resolved(outer);
   if (same_file(i, o)) return true;
@@ -102,6 +103,8 @@ bool lies_in(const fs::path& inner, const fs::path& outer) {
   }
   return false;
 }
+
+namespace {
 
 // The output is the input, writes a file that is the input, or is a file the input directory reads.
 void check_names(const OutputLocation& out, const InputFile& in, bool overwrite) {
@@ -279,17 +282,22 @@ void check_output_paths(const config::Config& config, int world_size) {
     for (size_t j = i + 1; j < outputs.size(); ++j) check_pair(outputs[i], outputs[j]);
 }
 
-void prepare_outputs(const config::Config& config, int rank, int world_size) {
+std::vector<fs::path> prepare_outputs(const config::Config& config, int rank, int world_size) {
+  std::vector<fs::path> made;
+  auto make = [&](const std::string& key, const fs::path& dir) {
+    if (fs::path first = make_directories(key, dir); !first.empty()) made.push_back(first);
+  };
   for (const auto& out : output_locations(config, world_size)) {
     if (!out.every_rank && rank != 0) continue;
     if (out.directory) {
-      make_directories(out.key, out.path);
+      make(out.key, out.path);
       probe_directory(out.key, out.path);
     } else {
-      if (out.path.has_parent_path()) make_directories(out.key, out.path.parent_path());
+      if (out.path.has_parent_path()) make(out.key, out.path.parent_path());
       probe_file(out.key, out.path);
     }
   }
+  return made;
 }
 
 }  // namespace zt

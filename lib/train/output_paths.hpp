@@ -46,6 +46,9 @@ struct InputFile {
 std::vector<OutputLocation> output_locations(const config::Config& config, int world_size);
 std::vector<InputFile> input_files(const config::Config& config);
 
+// `inner` is `outer` or lies below it, symbolic links and ".." resolved.
+bool lies_in(const std::filesystem::path& inner, const std::filesystem::path& outer);
+
 // Throws zt::Error naming both keys when an output names or holds an input, or names another output.
 void check_output_paths(const config::Config& config, int world_size);
 // The same for one output and the inputs it must leave alone (`zerotrain export -o`).
@@ -57,7 +60,8 @@ OutputLocation model_directory_output(const std::string& key, const std::string&
 
 // Creates the output locations this rank writes and probes each for writing; throws zt::Error
 // naming the key and the reason ("training.save_final: cannot create directory 'a/final': 'a' is
-// not a directory").
-void prepare_outputs(const config::Config& config, int rank, int world_size);
+// not a directory"). Returns the directories it made (the first of each path), which a run that
+// then fails to start removes again (remove_empty_directories).
+std::vector<std::filesystem::path> prepare_outputs(const config::Config& config, int rank, int world_size);
 
 }  // namespace zt

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "config/provenance.hpp"
+#include "core/error.hpp"
 #include "core/ledger.hpp"
 #include "core/threads.hpp"
 #include "kernels/backend.hpp"
@@ -18,18 +19,23 @@ namespace zt {
 
 namespace {
 
-// Runs `work` on every rank; whether it failed on some rank, agreed by all: the lowest failing rank
-// logs its error, every rank learns of it.
-bool failed_somewhere(const World& world, const std::function<void()>& work) {
+// Runs `work` on every rank; the exit status of its failure on some rank, agreed by all (0: none):
+// the lowest failing rank logs its error, and its kind gives every rank's status (2 for input that
+// does not fit, zt::BadInput; else 1).
+int failed_somewhere(const World& world, const std::function<void()>& work) {
   std::string error;
+  bool bad_input = false;
   try {
     work();
   } catch (const std::exception& e) {
     error = e.what();
+    bad_input = dynamic_cast<const BadInput*>(&e) != nullptr;
   }
   const int failed = world.first_failure(!error.empty());
+  const int failed_on_input = world.first_failure(bad_input);
+  if (failed < 0) return 0;
   if (failed == world.rank()) spdlog::error("{}", error);
-  return failed >= 0;
+  return failed_on_input == failed ? kExitConfigRefused : 1;
 }
 
 // --dry-run: the data opened and judged as the run opens it (train/run_data.hpp), then the plan
@@ -38,7 +44,8 @@ bool failed_somewhere(const World& world, const std::function<void()>& work) {
 int dry_run(const World& world, const config::Config& config, const Backend& backend) {
   std::optional<RunData> data;
   const int rank = world.rank() % config.world_size;  // --world-size N plans for N ranks on fewer
-  if (failed_somewhere(world, [&] { data = open_run_data(config, config.world_size, rank); })) return 1;
+  if (const int status = failed_somewhere(world, [&] { data = open_run_data(config, config.world_size, rank); }))
+    return status;
   if (world.rank() == 0) {
     config::log_provenance(config);
     log_data_plan(config, *data);
@@ -57,14 +64,14 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
   // A dry run chooses as the run would, so that its plan is the run's.
   Backend* backend = nullptr;
-  if (failed_somewhere(world, [&] {
+  if (const int status = failed_somewhere(world, [&] {
         backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
                                   dtype_from_name(config.dtype()));
         if (config.training.device_memory_limit > 0)
           MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
                                              "training.device_memory_limit");
       }))
-    return 1;
+    return status;
   if (options.dry_run) return dry_run(world, config, *backend);
   const CpuMask cpus = process_affinity();
   const ThreadChoice threads = use_compute_threads(cpus, world.local_cpu_masks(cpus));  // collective
@@ -77,10 +84,11 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   auto comm = world.communicator(backend->device, config.training.comm_timeout);
   try {
     Trainer trainer(config, *comm, *backend);
+    if (options.set_up) options.set_up();
     if (world.rank() == 0) write_launcher_markers(config);  // set up: from here a failed job can resume
     return trainer.run();
-  } catch (const SetupFailed&) {
-    return 1;  // bad input, reported once by the rank that found it; no rank is mid-collective
+  } catch (const SetupFailed& e) {
+    return e.status;  // reported once by the rank that found it; no rank is mid-collective
   } catch (const CheckpointFailed&) {
     return 1;  // a failed write, reported once; every rank agreed on it; the previous checkpoint stands
   }

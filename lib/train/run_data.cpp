@@ -4,6 +4,7 @@
 
 #include "ckpt/checkpoint_format.hpp"
 #include "config/row_options.hpp"
+#include "core/error.hpp"
 #include "hf/hf_dir.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "train/data_warnings.hpp"
@@ -51,9 +52,7 @@ void log_dataset(const char* key, const TokenDataset& data, const DataSampler& s
                data.has_loss_mask() ? ", a loss mask beside it" : "", sampler.describe());
 }
 
-}  // namespace
-
-RunData open_run_data(const config::Config& c, int world_size, int rank) {
+RunData open_and_judge(const config::Config& c, int world_size, int rank) {
   const auto& d = c.data;
   const std::string model_dir = model_tokenizer_directory(c.model.path, c.training.init_from);
   const int vocab = c.model.shape.vocab_size;
@@ -77,6 +76,18 @@ RunData open_run_data(const config::Config& c, int world_size, int rank) {
   if (r.val) r.val_sampler = make_sampler(*r.val, rows, B, world_size, rank, 1, false, c.training.seed);
   r.text_tokenizer = text_tokenizer_of(c, r, model_dir);
   return r;
+}
+
+}  // namespace
+
+RunData open_run_data(const config::Config& c, int world_size, int rank) {
+  try {
+    return open_and_judge(c, world_size, rank);
+  } catch (const BadInput&) {
+    throw;
+  } catch (const Error& e) {  // data the run cannot train on, named by the message: bad input
+    throw BadInput(e.what());
+  }
 }
 
 void judge_against_checkpoint(const DataTokenizer& data, const CheckpointMeta& meta, const std::string& checkpoint_dir,

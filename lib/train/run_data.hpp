@@ -29,7 +29,8 @@ struct RunData {
   std::string text_tokenizer;
 };
 
-// Throws zt::Error naming the key and the file at the first problem; warns on rank 0 (`rank`).
+// Throws zt::BadInput naming the key and the file at the first problem (data a run cannot train
+// on: exit status 2); warns on rank 0 (`rank`).
 RunData open_run_data(const config::Config& config, int world_size, int rank);
 
 // A run that resumes or starts from a checkpoint: its data must be the tokenizer's the

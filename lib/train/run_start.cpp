@@ -108,6 +108,8 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
   const ScheduleChange change = resume_schedule_change(m.config, m.next_lr, m.optimizer_steps, m.step, config);
   if (change.kind == ScheduleChange::Kind::Schedule) spdlog::warn("{}", change.message);
   if (change.kind == ScheduleChange::Kind::Length) spdlog::info("{}", change.message);
+  if (const std::string batch = resume_batch_change(m.config, m.world_size, m.data, m.step, config); !batch.empty())
+    spdlog::warn("{}", batch);
   if (!same_dtype_)
     spdlog::warn("{} was saved by a {} run and this one trains in {}: the fp32 master weights and Adam's moments carry "
                  "over{}",

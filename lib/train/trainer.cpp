@@ -1,7 +1,9 @@
 #include "train/trainer.hpp"
 
-#include <cmath>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+
+#include <cmath>
 
 #include "comm/control_channel.hpp"
 #include "core/clock.hpp"
@@ -13,9 +15,11 @@
 #include "train/engine_config.hpp"
 #include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
+#include "train/launcher_markers.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "train/memory_plan.hpp"
 #include "train/model_export.hpp"
+#include "train/previous_run.hpp"
 #include "train/run_data.hpp"
 #include "train/run_sinks.hpp"
 #include "train/start_summary.hpp"
@@ -45,6 +49,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
+  int status = 1;
   try {
     model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config));
@@ -59,8 +64,9 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
                             plan_memory(config, comm.world_size(), backend.model, !segments_.empty()));
   } catch (const std::exception& e) {
     error = e.what();
+    if (dynamic_cast<const BadInput*>(&e)) status = kExitConfigRefused;
   }
-  agree_on_setup(error);
+  agree_on_setup(error, status);
 
   // The initial weights (a model's, an adapter's, the seeded ones) are read range by range as the
   // engine fills the parameters this rank holds. A failed read leaves zeros and is agreed on
@@ -93,6 +99,15 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   agree_on_setup(load_error.empty() ? error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); })
                                     : load_error);
   start_step_ = start_->apply(*engine_, *train_sampler_);
+  // Set up, so starting afresh as asked: an earlier run's checkpoints go before this run saves any.
+  agree_on_setup(error_of([&] {
+    const std::string& root = config.training.checkpoint_dir;
+    if (comm.rank() != 0 || !config.training.overwrite || !start_->resumed_from().empty() || root.empty()) return;
+    const std::vector<std::string> removed = remove_previous_checkpoints(root);
+    if (!removed.empty())
+      spdlog::info("training.overwrite: starting afresh; removed the earlier run's checkpoints in {}: {}", root,
+                   fmt::join(removed, ", "));
+  }));
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
@@ -138,11 +153,12 @@ double Trainer::step_flops(const StepTokens& t) const {
   return double(per_token) * double(t.tokens) + double(per_pair) * double(t.attended);
 }
 
-void Trainer::agree_on_setup(const std::string& error) {
+void Trainer::agree_on_setup(const std::string& error, int status) {
   const int first = comm_.control().first_failure(!error.empty());
   if (first < 0) return;
   if (first == comm_.rank()) spdlog::error("{}", error);  // the lowest failing rank speaks for all
-  throw SetupFailed();
+  comm_.control().broadcast(&status, sizeof status, first);  // and its exit status is every rank's
+  throw SetupFailed(status);
 }
 
 // The whole training step (docs/architecture.md, "One training step"): micro-batches of forward

@@ -37,8 +37,11 @@ struct TrainStepResult {
   StepBreakdown time;  // where the step's time went, in seconds
 };
 
-// Set-up failed on some rank; the error was logged once. Every rank throws it.
+// Set-up failed on some rank; the error was logged once. Every rank throws it, with the exit
+// status of the rank that logged it: 2 for input that does not fit (zt::BadInput), else 1.
 struct SetupFailed : std::exception {
+  int status = 1;
+  explicit SetupFailed(int status = 1) : status(status) {}
   const char* what() const noexcept override { return "set-up failed"; }
 };
 
@@ -60,7 +63,7 @@ public:
 
 private:
   std::string open_data();  // returns the tokenizer the model's text is read and written with, or ""
-  void agree_on_setup(const std::string& error);
+  void agree_on_setup(const std::string& error, int status = 1);
   void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   // The micro-batch's RowSegments, or null for windows (every row one sample).
   RowSegments* segments(int micro);

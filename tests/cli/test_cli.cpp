@@ -350,17 +350,24 @@ TEST_CASE("a near miss of any option gets the option it most likely meant") {
 }
 
 TEST_CASE("the Trainer's arguments that change nothing here are accepted with a warning saying why") {
-  auto r = zerotrain("--config zero2 --print-config --do_train --report_to wandb --overwrite_output_dir "
+  auto r = zerotrain("--config zero2 --print-config --do_train --report_to wandb "
                      "--per_device_eval_batch_size 8 --logging_dir=runs");
   CHECK(r.code == 0);
   CHECK(r.out == zerotrain("--config zero2 --print-config").out);
   CHECK(contains(r.err, "warning: --do_train is ignored: zerotrain always trains\n"));
   CHECK(contains(r.err, "warning: --report_to wandb is ignored: the metrics go to training.metrics"));
-  CHECK(contains(r.err, "warning: --overwrite_output_dir is ignored: a run starts afresh unless "
-                        "--resume_from_checkpoint is given\n"));
   CHECK(contains(r.err, "warning: --per_device_eval_batch_size 8 is ignored: evaluation reads windows of "
                         "per_device_train_batch_size sequences"));
   CHECK(contains(r.err, "warning: --logging_dir runs is ignored"));
+}
+
+TEST_CASE("--overwrite_output_dir is training.overwrite: a run starts afresh over an earlier one") {
+  auto r = zerotrain("--config zero2 --print-config --overwrite_output_dir");
+  CHECK(r.code == 0);
+  CHECK(contains(r.out, "\"overwrite\": true"));
+  CHECK(zerotrain("--config zero2 --print-config --overwrite_output_dir false").out ==
+        zerotrain("--config zero2 --print-config").out);
+  CHECK_FALSE(contains(r.err, "ignored"));
 }
 
 TEST_CASE("estimate prints the table; GPT-2 1.5B on 8 ranks is 23.21 GiB at stage 0") {

@@ -133,3 +133,31 @@ TEST_CASE("data.train as a list of files or a glob pattern, expanded in order") 
   CHECK(error_of(with({{"data", text_data(json::array({a, 3}))}})) ==
         "test.json: data.train: 3 in the list is not a path (expected a path, a glob pattern or a list of them)");
 }
+
+TEST_CASE("a resume with another batch: a length in epochs counts the epochs left at this run's batch") {
+  TextFiles files;
+  // 62 windows of 2 x 8 tokens; the checkpoint of 2 ranks x 3 accumulation saved at step 10 had
+  // read 60 of them. On 1 rank a step reads 3: the 2 epochs end at step 10 + ceil((124 - 60) / 3).
+  const json raw = {{"train_micro_batch_size_per_gpu", 2},
+                    {"gradient_accumulation_steps", 3},
+                    {"data", text_data(files.write("train.txt", 1001))},
+                    {"training", {{"epochs", 2}}}};
+  ResolveOptions o = world(1);
+  o.resumed_position = [](const TrainingConfig&) { return std::optional<ResumedPosition>({10, 60.0 / 62.0}); };
+  const Config c = resolve(raw, o);
+  CHECK(c.training.steps == 32);
+  CHECK(c.provenance.length == "length 32 steps from training.epochs (config) 2, resumed at step 10 after 0.97 "
+                               "epochs: 10 + 1.03 x 62 windows of 2 x 8 tokens / 3 windows per step (3 x 1 rank), "
+                               "rounded up");
+  // The same batch as the saved run: the length it had.
+  CHECK(resolve(raw, [&] {
+          ResolveOptions same = world(2);
+          same.resumed_position = o.resumed_position;
+          return same;
+        }()).training.steps == 21);
+  // A length in steps stays as given.
+  json steps = raw;
+  steps["training"]["steps"] = 40;
+  steps["training"].erase("epochs");
+  CHECK(resolve(steps, o).training.steps == 40);
+}

@@ -28,11 +28,11 @@ grep -q "the tokenizer, recorded in llama.meta.json: $fixtures/llama3 (byte-leve
   fail "tokenize does not say what it recorded: $(cat tok.out)"
 solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" >refused.log 2>&1
 code=$?
-[ $code -eq 1 ] || fail "item 2: a Llama 3 token file trained a Qwen3 model directory (exit $code)"
+[ $code -eq 2 ] || fail "item 2: a Llama 3 token file trained a Qwen3 model directory (exit $code)"
 grep -q "error: data.train: llama.bin was tokenized with $fixtures/llama3 .*model directory qwen3 (tokenizer.json sha256" refused.log ||
   fail "item 2: the refusal does not name both tokenizers: $(grep -i error refused.log)"
 solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" --dry-run >dry.log 2>&1
-[ $? -eq 1 ] && grep -q "error: data.train: llama.bin was tokenized with" dry.log || fail "item 7: --dry-run passed it: $(tail -2 dry.log)"
+[ $? -eq 2 ] && grep -q "error: data.train: llama.bin was tokenized with" dry.log || fail "item 7: --dry-run passed it: $(tail -2 dry.log)"
 solo "$zerotrain" --model qwen3 --data llama.bin "${small[@]}" --set data.tokenizer_mismatch=warn \
   --set training.checkpoint_dir=run_w --set training.save_final=final_w >warned.log 2>&1 ||
   fail "data.tokenizer_mismatch=warn exited $?: $(tail -2 warned.log)"
@@ -75,7 +75,7 @@ solo "$zerotrain" generate --model run_q --tokenizer "$fixtures/llama3" --prompt
 # the tokenizer of the checkpoint's data.
 mkdir qwen3_config && cp qwen3/config.json qwen3_config/
 solo "$zerotrain" --model qwen3_config --data llama.bin "${small[@]}" --set training.init_from=run_q >from_ckpt.log 2>&1
-[ $? -eq 1 ] && grep -q "error: data.train: llama.bin was tokenized with .*the tokenizer checkpoint run_q/step_00000001's data was made with" from_ckpt.log ||
+[ $? -eq 2 ] && grep -q "error: data.train: llama.bin was tokenized with .*the tokenizer checkpoint run_q/step_00000001's data was made with" from_ckpt.log ||
   fail "item 2: a run from a Qwen3 checkpoint took Llama 3 data: $(grep -i error from_ckpt.log)"
 
 # 4. No model directory: samples, save_final and export take the data's tokenizer (GPT-2's).
@@ -105,7 +105,7 @@ done
 for dry in "" --dry-run; do
   solo "$zerotrain" --model qwen3 --data chat.jsonl "${small[@]}" $dry >jsonl.log 2>&1
   code=$?
-  [ $code -eq 1 ] || fail "item 6/7: --data chat.jsonl $dry exited $code"
+  [ $code -eq 2 ] || fail "item 6/7: --data chat.jsonl $dry exited $code"
   grep -q 'error: chat.jsonl holds JSON lines, not tokens: .*`zerotrain tokenize --tokenizer qwen3 chat.jsonl -o chat.bin`' jsonl.log ||
     fail "item 6: no tokenize command for chat.jsonl $dry: $(grep error jsonl.log)"
   grep -q "data.format" jsonl.log && fail "item 6: chat.jsonl $dry is told about data.format: $(grep error jsonl.log)"
@@ -127,7 +127,7 @@ for list in mixed records; do
   for dry in "" --dry-run; do
     solo "$zerotrain" --model qwen3 --data "$list/*.bin" "${small[@]}" $dry >list.log 2>&1
     code=$?
-    [ $code -eq 1 ] && grep -q "error: .*$list/part2.bin" list.log || fail "item 7: the list $list/*.bin $dry exited $code: $(tail -1 list.log)"
+    [ $code -eq 2 ] && grep -q "error: .*$list/part2.bin" list.log || fail "item 7: the list $list/*.bin $dry exited $code: $(tail -1 list.log)"
     grep "error:" list.log >>"list_$list.errors"
   done
   [ "$(cut -d']' -f3- "list_$list.errors" | sort -u | wc -l)" -eq 1 ] ||
