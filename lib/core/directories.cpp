@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <vector>
-
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/file_type.hpp"

@@ -225,7 +225,8 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   WeightSources guarded = sources;
   guarded.init_from = init_from;
   guarded.lora_init_from = recorded_string(meta.config, "/lora/init_from");
-  check_output_against(model_directory_output("-o", out_dir), export_inputs(checkpoint, output, guarded), overwrite);
+  check_output_against(model_directory_output("-o", out_dir, form == SavedForm::Adapter),
+                       export_inputs(checkpoint, output, guarded), overwrite);
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   GroupValues values(model.layout, [&](Range r, float* to) { ckpt.read(StateTensor::Master, r, to); },

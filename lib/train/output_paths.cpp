@@ -16,6 +16,7 @@
 #include "hf/peft_adapter.hpp"
 #include "metrics/csv_monitor.hpp"
 #include "metrics/tensorboard_monitor.hpp"
+#include "train/model_export.hpp"
 
 namespace fs = std::filesystem;
 
@@ -23,13 +24,16 @@ namespace zt {
 
 namespace {
 
-// What save_final and export may write: a model directory's files, or a LoRA run's adapter directory's.
-std::vector<std::string> saved_directory_files() {
+// What save_final and export write: a model directory's files, or a LoRA run's adapter directory's
+// (the adapter and the tokenizer's files).
+std::vector<std::string> saved_directory_files(bool adapter) {
   std::vector<std::string> names = hf_directory_files();
-  for (std::string_view file : {kPeftConfigFile, kPeftWeightsFile}) {
-    names.emplace_back(file);
-    names.push_back(std::string(file) + ".tmp");
-  }
+  if (!adapter) return names;
+  names.clear();
+  for (const std::string& file : hf_tokenizer_files()) names.push_back(file);
+  for (std::string_view file : {kPeftConfigFile, kPeftWeightsFile}) names.emplace_back(file);
+  const size_t n = names.size();
+  for (size_t i = 0; i < n; ++i) names.push_back(names[i] + ".tmp");
   return names;
 }
 
@@ -106,13 +110,25 @@ bool lies_in(const fs::path& inner, const fs::path& outer) {
 
 namespace {
 
+// " (training.save_final is where the run writes the LoRA adapter: ...)", for an adapter directory.
+std::string what_it_writes(const OutputLocation& out) {
+  return out.writes.empty() ? "" : fmt::format(" ({} is where the run writes {})", out.key, out.writes);
+}
+
 // The output is the input, writes a file that is the input, or is a file the input directory reads.
 void check_names(const OutputLocation& out, const InputFile& in, bool overwrite) {
   if (overwrite && out.replaced_whole) return;
-  if (same_file(out.path, in.path))
-    fail("{} '{}' names the same {} as {} '{}': {} {}{}", out.key, out.path.string(), out.directory ? "path" : "file",
+  // A directory output in an input directory, writing none of the files there, destroys nothing:
+  // that it writes where the run reads is check_holds' to say.
+  const bool destroys = !out.directory || in.files.empty() ||
+                        std::any_of(in.files.begin(), in.files.end(), [&](const std::string& f) {
+                          std::error_code ec;
+                          return writes_name(out, f) && fs::exists(in.path / f, ec);
+                        });
+  if (same_file(out.path, in.path) && destroys)
+    fail("{} '{}' names the same {} as {} '{}': {} {}{}{}", out.key, out.path.string(), out.directory ? "path" : "file",
          in.key, in.path.string(), kLoseInput, out.key,
-         out.replaced_whole ? " (or --overwrite if you mean to replace it)" : "");
+         out.replaced_whole ? " (or --overwrite if you mean to replace it)" : "", what_it_writes(out));
   if (!out.directory) {
     for (const auto& name : in.files)
       if (same_file(out.path, in.path / name))
@@ -121,16 +137,16 @@ void check_names(const OutputLocation& out, const InputFile& in, bool overwrite)
     return;
   }
   if (auto file = written_as(out, in.path))
-    fail("{} '{}' would write '{}', which is {} '{}': {} {}", out.key, out.path.string(), file->string(), in.key,
-         in.path.string(), kLoseInput, out.key);
+    fail("{} '{}' would write '{}', which is {} '{}': {} {}{}", out.key, out.path.string(), file->string(), in.key,
+         in.path.string(), kLoseInput, out.key, what_it_writes(out));
 }
 
 // An output directory holds the input.
 void check_holds(const OutputLocation& out, const InputFile& in, bool overwrite) {
   if (!out.directory || overwrite || !lies_in(in.path, out.path)) return;
   fail("{} '{}' holds {} '{}': a run writes nowhere near what it reads; choose another path for {} (or --overwrite "
-       "if you mean to write there)",
-       out.key, out.path.string(), in.key, in.path.string(), out.key);
+       "if you mean to write there){}",
+       out.key, out.path.string(), in.key, in.path.string(), out.key, what_it_writes(out));
 }
 
 void check_pair(const OutputLocation& a, const OutputLocation& b) {
@@ -198,7 +214,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
                    .path = TensorboardMonitor::directory(c.tensorboard),
                    .directory = true,
                    .file_prefixes = {"events.out.tfevents."}});
-  if (!t.save_final.empty()) out.push_back(model_directory_output("training.save_final", t.save_final));
+  if (!t.save_final.empty())
+    out.push_back(model_directory_output("training.save_final", t.save_final, final_form(c) == SavedForm::Adapter));
   // A directory per step and `latest` (docs/architecture.md, "Checkpoints"): nothing else writes there.
   if (!t.checkpoint_dir.empty())
     out.push_back({.key = "training.checkpoint_dir",
@@ -233,13 +250,17 @@ InputFile model_directory_input(const std::string& key, const std::string& dir) 
   return in;
 }
 
-OutputLocation model_directory_output(const std::string& key, const std::string& dir) {
+OutputLocation model_directory_output(const std::string& key, const std::string& dir, bool adapter) {
   return {.key = key,
           .path = dir,
           .directory = true,
-          .files = saved_directory_files(),
-          .file_prefixes = {std::string(kHfShardPrefix)},
-          .replaced_whole = true};
+          .files = saved_directory_files(adapter),
+          .file_prefixes = adapter ? std::vector<std::string>{} : std::vector<std::string>{std::string(kHfShardPrefix)},
+          .replaced_whole = true,
+          // A model directory's message names the file it writes; an adapter's names what it is.
+          .writes = adapter ? fmt::format("the LoRA adapter: {}, {} and the tokenizer's files", kPeftConfigFile,
+                                          kPeftWeightsFile)
+                            : ""};
 }
 
 std::vector<InputFile> input_files(const config::Config& c) {

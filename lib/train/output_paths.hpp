@@ -35,6 +35,7 @@ struct OutputLocation {
   bool exclusive = false;
   bool every_rank = false;  // written by every rank (log_dir, checkpoint_dir, nvme_path); else rank 0
   bool replaced_whole = false;  // a model directory written beside its place and swapped in
+  std::string writes{};  // what an adapter directory output holds, for messages: "the LoRA adapter: ..."
 };
 
 struct InputFile {
@@ -55,8 +56,8 @@ void check_output_paths(const config::Config& config, int world_size);
 void check_output_against(const OutputLocation& output, const std::vector<InputFile>& inputs, bool overwrite);
 // A model directory read as an input: its config.json, weights and tokenizer files.
 InputFile model_directory_input(const std::string& key, const std::string& dir);
-// save_final's and export's output.
-OutputLocation model_directory_output(const std::string& key, const std::string& dir);
+// save_final's and export's output: a model directory, or a LoRA run's adapter directory.
+OutputLocation model_directory_output(const std::string& key, const std::string& dir, bool adapter);
 
 // Creates the output locations this rank writes and probes each for writing; throws zt::Error
 // naming the key and the reason ("training.save_final: cannot create directory 'a/final': 'a' is

@@ -82,7 +82,21 @@ code=$?
 [ "$(errors bad.log)" -eq 1 ] || fail "bad data: not one error line: $(cat bad.log)"
 [ -e fresh ] && fail "bad data: the refused start left $(find fresh)"
 
-# 6. Resumed on 1 rank after 2: the batch halves, and the length in epochs follows it.
+# 6. A LoRA run given the model's own directory as its output: refused naming what it writes there,
+#    its adapter, never a model's config.json it does not write.
+solo "$zerotrain" --model qwen3-tiny --set model.d_model=32 --set model.head_dim=16 --set model.d_ff=64 \
+  --data text.txt --set data.val= --set data.seq_len=8 --set train_micro_batch_size_per_gpu=1 --steps 1 \
+  --set training.save_final=base >base.log 2>&1 || fail "making a model directory exited $?: $(tail -2 base.log)"
+solo "$zerotrain" --model_name_or_path base --data text.txt --set data.val= --set data.seq_len=8 \
+  --set 'lora={"r": 4, "alpha": 8, "target_modules": "all-linear"}' --steps 1 --output_dir base >lora.log 2>&1
+code=$?
+[ $code -eq 2 ] || fail "LoRA output over its model: exit status $code: $(tail -2 lora.log)"
+grep -qF "training.save_final is where the run writes the LoRA adapter: adapter_config.json, adapter_model.safetensors" lora.log ||
+  fail "LoRA output over its model: the message does not name the adapter: $(grep error lora.log)"
+grep "error:" lora.log | grep -q "would write '[^']*config.json'" &&
+  fail "LoRA output over its model: says it would write a config.json: $(grep error lora.log)"
+
+# 7. Resumed on 1 rank after 2: the batch halves, and the length in epochs follows it.
 "$src/scripts/launch.sh" -n 2 -- "$zerotrain" "${small[@]}" --num_train_epochs 1 --output_dir ep \
   --set training.save_final= >ep2.log 2>&1 || fail "2 ranks exited $?: $(tail -3 ep2.log)"
 saved=$(sed 's/step_0*//' ep/checkpoints/latest)

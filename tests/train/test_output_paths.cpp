@@ -101,8 +101,12 @@ TEST_CASE("a directory output may not hold an input under a name it writes", "[o
   const std::string adapter = s.file("adapter/adapter_model.safetensors");
   CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"lora", {{"init_from", s.path("adapter")}}}}))
             .rfind("training.save_final '" + s.path("adapter") + "' names the same path as lora.init_from", 0) == 0);
-  CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"data", {{"val", adapter}}}}))
+  CHECK(collision(resolve({{"save_final", s.path("adapter")}},
+                          {{"lora", nlohmann::json::object()}, {"data", {{"val", adapter}}}}))
             .rfind("training.save_final '" + s.path("adapter") + "' would write '" + adapter + "'", 0) == 0);
+  // A run without adapters writes none: its save_final there holds the input, destroying nothing.
+  CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"data", {{"val", adapter}}}}))
+            .rfind("training.save_final '" + s.path("adapter") + "' holds data.val", 0) == 0);
   CHECK(collision(resolve({{"save_final", s.path("out")}}, {{"lora", {{"init_from", s.path("adapter")}}}})) == "");
   // ... and replaced whole with --overwrite, as a model directory is.
   CHECK(collision(resolve({{"save_final", s.path("adapter")}, {"overwrite", true}},
