@@ -13,8 +13,9 @@ source "$(dirname "$0")/../shell_checks.sh"
 cd "$tmp" || exit 1
 
 head -c 1000 "$src/data/tinytext/train.txt" >text.txt
-small=(--config zero2 --data text.txt --set data.val= --set data.seq_len=16 --set train_micro_batch_size_per_gpu=1
+shape=(--config zero2 --set data.val= --set data.seq_len=16 --set train_micro_batch_size_per_gpu=1
   --set gradient_accumulation_steps=1)
+small=("${shape[@]}" --data text.txt)
 zt() { solo "$zerotrain" "${small[@]}" "$@"; }
 sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 errors() { grep -c "error:" "$1"; }
@@ -76,7 +77,7 @@ zt --steps 1 --set training.save_final=final >f2.log 2>&1
 # 5. A start refused in set-up (data that is not tokens) exits 2, with one line, and leaves no
 #    directory it made.
 printf '%s\n' '{"text": "In the beginning"}' >chat.jsonl
-zt --steps 1 --data chat.jsonl --output_dir fresh/run >bad.log 2>&1
+solo "$zerotrain" "${shape[@]}" --data chat.jsonl --steps 1 --output_dir fresh/run >bad.log 2>&1
 code=$?
 [ $code -eq 2 ] || fail "bad data: exit status $code, expected 2: $(tail -2 bad.log)"
 [ "$(errors bad.log)" -eq 1 ] || fail "bad data: not one error line: $(cat bad.log)"
