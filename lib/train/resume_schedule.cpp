@@ -88,7 +88,8 @@ std::string resume_batch_change(const nlohmann::json& saved_config, int saved_wo
       rows_before, rows_now, micro, accumulation, saved_world_size, c.train_micro_batch_size_per_gpu,
       c.gradient_accumulation_steps, c.world_size, saved.epochs(), step, c.training.steps, covered_now, saved_steps,
       covered_before);
-  if (std::fabs(covered_now - covered_before) >= 0.005)
+  const bool covers_epochs_asked = c.training.epochs > 0 && std::fabs(covered_now - c.training.epochs) < 0.005;
+  if (!covers_epochs_asked && std::fabs(covered_now - covered_before) >= 0.005)
     text += "; give the length in epochs (--num_train_epochs) for the steps to follow the batch, or keep the batch "
             "(per_device_train_batch_size x gradient_accumulation_steps x ranks)";
   return text;

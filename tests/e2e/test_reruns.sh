@@ -105,6 +105,7 @@ zt --num_train_epochs 2 --output_dir ep --set training.save_final= --resume_from
   fail "the resume on 1 rank exited $?: $(tail -3 ep1.log)"
 grep -qF "warning: resuming with another batch than the checkpoint's run: 2 -> 1 rows a step (per_device_train_batch_size x gradient_accumulation_steps x ranks: 1 x 1 x 2 -> 1 x 1 x 1); after 1.00 epochs at step $saved, the run ends at step $((saved * 3)) and covers 2.00 epochs" ep1.log ||
   fail "no warning naming the batch and the epochs: $(grep -i 'warn\|length' ep1.log)"
+grep -q "give the length in epochs" ep1.log && fail "a length in epochs is told to give one: $(grep 'warning: resuming' ep1.log)"
 [ "$(cat ep/checkpoints/latest)" = "$(printf 'step_%08d' $((saved * 3)))" ] ||
   fail "2 epochs at half the batch: ended at $(cat ep/checkpoints/latest), expected step $((saved * 3))"
 
