@@ -126,10 +126,11 @@ TEST_CASE("--dry-run's figures are what the run allocates, at every stage", "[e2
     INFO(preset);
     const std::string common = launch(3) + " --config " + preset + " --set model.vocab_size=300";
     REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
-    REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + dir + "/m.jsonl", dir + "/run.log") == 0);
+    const std::string metrics = dir + "/" + preset + ".jsonl";  // a run of its own: a file of its own
+    REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + metrics, dir + "/run.log") == 0);
     const std::string plan = read_file(dir + "/plan.log");
     INFO(plan);
-    Metrics m = read_metrics(dir + "/m.jsonl");
+    Metrics m = read_metrics(metrics);
     REQUIRE(m.setup["memory"].size() == 3);
     for (const std::string category : {"params", "grads", "optimizer", "offload"}) {
       std::smatch planned;
@@ -162,11 +163,13 @@ TEST_CASE("a run's peaks stay within --dry-run's plan with checkpoints and with 
       {"nvme optimizer and parameters", " --config zero3_offload --set zero_optimization.offload_optimizer.device=nvme" +
                                             std::string(" --set zero_optimization.offload_param.device=nvme") +
                                             in_nvme}};
-  for (const auto& [name, options] : runs) {
+  for (const auto& run : runs) {
+    const auto& [name, options] = run;
     INFO(name);
     const std::string common = launch(2) + options + " --set zero_optimization.sub_group_size=8192";
     REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
-    REQUIRE(run_command(common + " --steps 4 --set training.metrics=" + dir + "/m.jsonl", dir + "/run.log") == 0);
+    const std::string metrics = dir + "/m" + std::to_string(&run - runs.data()) + ".jsonl";  // a file per run
+    REQUIRE(run_command(common + " --steps 4 --set training.metrics=" + metrics, dir + "/run.log") == 0);
     const std::string plan = read_file(dir + "/plan.log");
     INFO(plan << read_file(dir + "/run.log"));
     std::smatch buffers, offload;
@@ -175,7 +178,7 @@ TEST_CASE("a run's peaks stay within --dry-run's plan with checkpoints and with 
     const bool offloads = std::regex_search(
         plan, offload, std::regex(R"(offload +\d+\.\d\d MiB \((\d+) bytes: (\d+) in host memory, (\d+) in files\))"));
     CHECK(offloads == (name != "checkpoints"));
-    Metrics m = read_metrics(dir + "/m.jsonl");
+    Metrics m = read_metrics(metrics);
     REQUIRE(m.summary["memory_peak"].size() == 2);
     const double psi = m.setup["num_params"].get<double>();
     for (const auto& rank : m.summary["memory_peak"]) {
