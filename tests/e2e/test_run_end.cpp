@@ -223,7 +223,8 @@ TEST_CASE("a quiet start: the resolved config only at debug level, and beside th
   auto written = nlohmann::json::parse(read_file(dir + "/metrics.jsonl.config.json"));
   CHECK(written == nlohmann::json::parse(read_file(dir + "/printed.json")));
 
-  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + args + " --log-level debug", dir + "/debug.log") == 0);
+  // The same run again, afresh over the first one's metrics.
+  REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + args + " --overwrite --log-level debug", dir + "/debug.log") == 0);
   CHECK(read_file(dir + "/debug.log").find("\"zero_optimization\"") != std::string::npos);
 }
 
