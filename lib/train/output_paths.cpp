@@ -308,15 +308,20 @@ std::vector<fs::path> prepare_outputs(const config::Config& config, int rank, in
   auto make = [&](const std::string& key, const fs::path& dir) {
     if (fs::path first = make_directories(key, dir); !first.empty()) made.push_back(first);
   };
-  for (const auto& out : output_locations(config, world_size)) {
-    if (!out.every_rank && rank != 0) continue;
-    if (out.directory) {
-      make(out.key, out.path);
-      probe_directory(out.key, out.path);
-    } else {
-      if (out.path.has_parent_path()) make(out.key, out.path.parent_path());
-      probe_file(out.key, out.path);
+  try {
+    for (const auto& out : output_locations(config, world_size)) {
+      if (!out.every_rank && rank != 0) continue;
+      if (out.directory) {
+        make(out.key, out.path);
+        probe_directory(out.key, out.path);
+      } else {
+        if (out.path.has_parent_path()) make(out.key, out.path.parent_path());
+        probe_file(out.key, out.path);
+      }
     }
+  } catch (const Error&) {  // one output cannot be written: the others' directories go again
+    for (const auto& dir : made) remove_empty_directories(dir);
+    throw;
   }
   return made;
 }

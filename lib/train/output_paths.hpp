@@ -61,8 +61,8 @@ OutputLocation model_directory_output(const std::string& key, const std::string&
 
 // Creates the output locations this rank writes and probes each for writing; throws zt::Error
 // naming the key and the reason ("training.save_final: cannot create directory 'a/final': 'a' is
-// not a directory"). Returns the directories it made (the first of each path), which a run that
-// then fails to start removes again (remove_empty_directories).
+// not a directory"), having removed the directories it made. Returns the directories it made (the
+// first of each path), which a run that then fails to start removes again (remove_empty_directories).
 std::vector<std::filesystem::path> prepare_outputs(const config::Config& config, int rank, int world_size);
 
 }  // namespace zt

@@ -82,6 +82,12 @@ code=$?
 [ $code -eq 2 ] || fail "bad data: exit status $code, expected 2: $(tail -2 bad.log)"
 [ "$(errors bad.log)" -eq 1 ] || fail "bad data: not one error line: $(cat bad.log)"
 [ -e fresh ] && fail "bad data: the refused start left $(find fresh)"
+# An output that cannot be made (a file in its way): the others made before it go again.
+zt --steps 1 --output_dir fresh/run --set training.log_dir=text.txt/logs >blocked.log 2>&1
+code=$?
+[ $code -eq 2 ] && grep -q "training.log_dir: cannot create directory 'text.txt/logs'" blocked.log ||
+  fail "blocked log_dir: exit status $code: $(tail -2 blocked.log)"
+[ -e fresh ] && fail "blocked log_dir: the refused start left $(find fresh)"
 
 # 6. A LoRA run given the model's own directory as its output: refused naming what it writes there,
 #    its adapter, never a model's config.json it does not write.
