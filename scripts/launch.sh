@@ -101,7 +101,8 @@ the tasks, then Slurm ends them). Slurm's SIGTERM at the time limit, or
 
 Exit code: 0 when every rank succeeded, otherwise the failing rank's exit code (mpirun reports
 the first rank that failed; a rank killed by signal S gives 128+S). When one rank fails, mpirun
-ends the others. mpirun's own messages are shown once the job has ended, and after a failure the
+ends the others. mpirun's own messages are shown once the job has ended (its report of the failed
+rank left out when a rank said its error itself: a refused start is one line), and after a failure the
 launcher says which step the job can resume from (rank 0 tells it training.checkpoint_dir; it
 reads `latest` there). When a host stops answering (a cut network, a dead machine), mpirun waits
 forever on its daemon there: once mpirun has reported a failed rank, the launcher gives the other
