@@ -149,7 +149,7 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
   JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
-  context.bos_token = chat_bos_token(tokenizer);
+  context.chat_options = {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer)};
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
   const auto train_on = train_on_from_name(o.train_on);
@@ -179,7 +179,8 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
         summary.documents += e.documents;
         summary.chats += e.chats;
         summary.sample_records += e.sample_records;
-        if (summary.skipped == 0) summary.first_skipped = e.first_skipped;
+        for (std::string& s : e.skipped_first)
+          if (summary.skipped_first.size() < kSkippedListed) summary.skipped_first.push_back(std::move(s));
         summary.skipped += e.skipped;
         summary.counted += counted_tokens(e);
       });
@@ -234,9 +235,11 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
               human_bytes(double(summary.bytes)).c_str(), encode_s,
               human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
               load_s, summary.separator.c_str(), context.separator);
-  if (summary.skipped > 0)
-    std::printf("tokenize: skipped %s (--skip-invalid); the first: %s\n", plural(summary.skipped, "invalid record").c_str(),
-                summary.first_skipped.c_str());
+  if (summary.skipped == 0) return;
+  std::printf("tokenize: skipped %s (--skip-invalid):\n", plural(summary.skipped, "invalid record").c_str());
+  for (const std::string& s : summary.skipped_first) std::printf("  %s\n", s.c_str());
+  if (const int64_t rest = summary.skipped - int64_t(summary.skipped_first.size()); rest > 0)
+    std::printf("  and %lld more\n", static_cast<long long>(rest));
 }
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
