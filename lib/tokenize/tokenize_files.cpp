@@ -229,12 +229,16 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
   if (summary.chats > 0)
     chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
                         format_told);
-  std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s), each after "
-              "%s (%d)\n",
+  // The separator goes before text only: records are samples without it.
+  std::string separator;
+  if (summary.documents > summary.sample_records)
+    separator = fmt::format(", each {}after {} ({})", summary.sample_records > 0 ? "text " : "", summary.separator,
+                            context.separator);
+  std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s)%s\n",
               plural(int64_t(files), "file").c_str(), plural(summary.documents, "document").c_str(), chats.c_str(),
               human_bytes(double(summary.bytes)).c_str(), encode_s,
               human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
-              load_s, summary.separator.c_str(), context.separator);
+              load_s, separator.c_str());
   if (summary.skipped == 0) return;
   std::printf("tokenize: skipped %s (--skip-invalid):\n", plural(summary.skipped, "invalid record").c_str());
   for (const std::string& s : summary.skipped_first) std::printf("  %s\n", s.c_str());
