@@ -36,31 +36,30 @@ Piece text_piece(const JobContext& c, const std::string& text, bool continuation
   return p;
 }
 
-// A record is a sample: its ids are what the chat template writes (Llama 3's templates write
+// A conversation is a sample: its ids are what the chat template writes (Llama 3's templates write
 // <|begin_of_text|> themselves), as apply_chat_template gives them, with no separator before them
 // (the separator belongs to streams of text). Nothing predicts a sample's first token: it never counts.
-Piece sample_piece(const JobContext& c, const std::vector<TextSegment>& segments, std::vector<int32_t> ids = {}) {
-  Piece p{std::move(ids), {}};
-  p.counted.assign(p.ids.size(), 0);
-  c.tokenizer.encode(segments, p.ids, p.counted);
+Piece chat_piece(const JobContext& c, const Conversation& conversation) {
+  const auto segments = render_chat(*c.chat_format, conversation, c.chat_options);
+  Piece p;
+  c.tokenizer.encode(text_segments(segments), p.ids, p.counted);
   if (!p.counted.empty()) p.counted[0] = 0;
   return p;
 }
 
-Piece chat_piece(const JobContext& c, const Conversation& conversation) {
-  const auto segments = render_chat(*c.chat_format, conversation, c.chat_options);
-  return sample_piece(c, text_segments(segments));
-}
-
-// TRL's standard prompt-completion: the prompt and the completion encoded as one text, as the
-// tokenizer encodes a text (after the begin-of-text token its post-processor adds: Llama 2's <s>),
-// then the end-of-text token, which counts with the completion.
+// TRL's standard prompt-completion, as its SFTTrainer tokenizes it: the prompt and the completion
+// encoded as one text, as the tokenizer encodes a text (after the begin-of-text token its
+// post-processor adds: Llama 2's <s>), then the end-of-text token; the ids from where the prompt's
+// own ids end count (its completion mask), that token included.
 Piece prompt_completion_piece(const JobContext& c, const Document& d) {
   std::vector<int32_t> bos;
   if (auto id = c.tokenizer.post_processor_bos()) bos.push_back(*id);
-  Piece p = sample_piece(c, {{d.prompt, false, false}, {d.completion, false, true}}, std::move(bos));
+  std::vector<int32_t> prompt = bos;
+  c.tokenizer.encode(d.prompt, prompt);
+  Piece p{std::move(bos), {}};
+  c.tokenizer.encode(d.prompt + d.completion, p.ids);
   p.ids.push_back(c.end_of_text);
-  p.counted.push_back(1);
+  for (size_t i = 0; i < p.ids.size(); ++i) p.counted.push_back(i > 0 && i >= prompt.size() ? 1 : 0);
   return p;
 }
 
