@@ -136,12 +136,18 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
     return;
   }
   context.chat_format = chat_format_of(tokenizer, &told);
-  context.chat_format_problem =
-      told == "its chat template"
-          ? fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain "
-                        "renders: name one with --chat-format ({})", tokenizer.source(), chat_format_names())
-          : fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format "
-                        "by: name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+  const std::string unrendered = unrendered_chat_template(tokenizer.config_string("chat_template"));
+  if (!unrendered.empty())
+    context.chat_format_problem = fmt::format("a conversation, but the tokenizer's chat template ({}) is {}",
+                                              tokenizer.source(), unrendered);
+  else if (told == "its chat template")
+    context.chat_format_problem =
+        fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain renders: "
+                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+  else
+    context.chat_format_problem =
+        fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format by: "
+                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
   told = "told by " + told;
 }
 

@@ -473,14 +473,16 @@ std::vector<Tokens> samples_of(const std::string& path) {
 }
 
 // A tokenizer directory of the trimmed tokenizer `name` whose tokenizer_config.json holds the chat
-// template file `template_file` (Llama-2-chat's and Mistral's come with Llama 2's vocabulary).
+// template file `template_file` (a fixture's, or a path); Llama-2-chat's and Mistral's templates
+// come with Llama 2's vocabulary.
 std::string with_template(const TempDir& dir, const std::string& name, const std::string& template_file) {
   namespace fs = std::filesystem;
-  const fs::path to = fs::path(dir.path) / ("tokenizer-" + template_file.substr(template_file.find('/') + 1));
+  const fs::path to = fs::path(dir.path) / ("tokenizer-" + fs::path(template_file).filename().string());
   fs::create_directories(to);
   fs::copy_file(trimmed(name) + "/tokenizer.json", to / "tokenizer.json", fs::copy_options::overwrite_existing);
   ordered config = ordered::parse(test::read_file(trimmed(name) + "/tokenizer_config.json"));
-  config["chat_template"] = test::read_file(test::fixture_path(template_file));
+  config["chat_template"] = test::read_file(fs::path(template_file).is_absolute() ? template_file
+                                                                                 : test::fixture_path(template_file));
   std::ofstream(to / "tokenizer_config.json") << config.dump();
   return to.string();
 }
@@ -510,6 +512,30 @@ TEST_CASE("tokenize: each conversation's sample is apply_chat_template's ids, in
       CHECK(samples[k].counted == expected["counted"][rendered[k]].get<std::vector<uint8_t>>());
     }
   }
+}
+
+TEST_CASE("tokenize: a Llama 2 or Mistral template is told by its text; another [INST] template is refused, saying "
+          "which", "[tokenizer]") {
+  const ordered fixture = ordered::parse(test::read_file(test::fixture_path("chat.json")));
+  TempDir dir;
+  const std::string chat = dir.write("chat.jsonl", fixture["conversations"][1].dump() + "\n");
+  for (const char* name : {"llama2", "mistral"}) {
+    INFO(name);
+    const std::string tokenizer = with_template(dir, "llama2", fmt::format("templates/{}.jinja", name));
+    run(tokenizer, {chat}, dir.file("out.bin"));
+    CHECK(read_back(dir.file("out.bin")).ids == fixture["formats"][name]["ids"][1].get<std::vector<int32_t>>());
+  }
+  // Mistral's first template: "[INST] " without the space before it, no system message.
+  dir.write("first.jinja",
+            "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+            "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + "
+            "eos_token}}{% endif %}{% endfor %}");
+  const std::string first = with_template(dir, "llama2", dir.file("first.jinja"));
+  CHECK_THAT(error_of(first, {chat}, dir.file("first.bin")),
+             Catch::StartsWith(chat + ":1: a conversation, but the tokenizer's chat template (") &&
+                 Catch::Contains("an [INST] template other than Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's "
+                                 "(mistral)"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("first.bin")));
 }
 
 TEST_CASE("tokenize: a prompt and its completion are the ids TRL's SFTTrainer gives them", "[tokenizer]") {
