@@ -15,7 +15,12 @@ Formats and where their files come from (DIR: the real tokenizers, ../shared/tok
             tokenizer_config.json) over DIR/llama2's 32,000-id SentencePiece tokenizer (whose
             vocabulary is Mistral 7B's: the ids are those of the template's text in it)
   mistral   Mistral-7B-Instruct-v0.2's template (templates/mistral.jinja: mistral-common's "v1"
-            template, with a system message) over the same tokenizer
+            template, with a system message) over the same tokenizer in the layout of Mistral's
+            newer tokenizer.json files (MISTRAL_PIPELINE: a Metaspace pre-tokenizer that prepends
+            "▁" to the first piece only, no normalizer; variants.json's llama2-metaspace-first), on
+            which transformers 5 and tokenizers agree: the legacy layout (Prepend normalizer) makes
+            tokenizers write "▁" before each " [INST]" after <s> and </s>, which transformers 5,
+            rebuilding Llama tokenizers, does not
 
 The templates are the files llama.cpp keeps in models/templates (as downloaded from the models'
 Hugging Face repositories: Qwen-Qwen2.5-7B-Instruct.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja,
@@ -34,8 +39,9 @@ chat.json holds
                  assistant header through the end-of-turn token), which count when only the last
                  answer does, or null where the format has no tools for the conversation or the
                  template refuses it (raise_exception); per prompt, the text and ids. The ids are
-                 apply_chat_template(tokenize=True)'s (the script checks it), less the generation
-                 prompt Llama 3's template writes after a training text.
+                 apply_chat_template(tokenize=True)'s and tokenizers' on the tokenizer.json (the
+                 script checks both), less the generation prompt Llama 3's template writes after a
+                 training text. "pipeline" names the variants.json patch of the tokenizer.json.
   prompt_completion  TRL's standard prompt-completion records ({"prompt", "completion"}: text, no
                  template) as SFTTrainer tokenizes them: the tokenizer's ids of prompt + completion
                  + eos_token (added unless the completion ends with it), with its special tokens
@@ -45,6 +51,7 @@ chat.json holds
 import copy
 import json
 import os
+import shutil
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -153,6 +160,12 @@ FORMATS = {"llama3": LLAMA_MARKS, "qwen3": CHATML_MARKS, "qwen2.5": CHATML_MARKS
            "llama2": INST_MARKS, "mistral": INST_MARKS}
 # The formats whose tokenizer (DIR/llama2) has no template of its own: the template file given.
 TEMPLATE_FILES = {"llama2": "llama2", "mistral": "mistral"}
+# Mistral's newer tokenizer.json files: Metaspace, "▁" before the first piece only.
+MISTRAL_PIPELINE = {
+    "normalizer": None,
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}}
+PIPELINES = {"mistral": ("llama2-metaspace-first", MISTRAL_PIPELINE)}
 WITH_TOOLS = {"qwen3", "qwen2.5", "llama3.1"}
 # Llama 3's template writes the generation prompt after the conversation even when it is not asked
 # for; a training text ends with the last answer.
@@ -226,6 +239,14 @@ def render(tok, conversation, generation_prompt):
                                    add_generation_prompt=generation_prompt, **kwargs)
 
 
+def tokenizers_ids(tok, text):
+    """The ids the tokenizer.json itself gives (tokenizers), special tokens as tokens."""
+    from tokenizers import Tokenizer
+    fast = Tokenizer.from_file(os.path.join(tok.name_or_path, "tokenizer.json"))
+    fast.encode_special_tokens = False
+    return fast.encode(text, add_special_tokens=False).ids
+
+
 def token_ids(encoding):
     return encoding["input_ids"] if isinstance(encoding, dict) or hasattr(encoding, "keys") else encoding
 
@@ -252,6 +273,8 @@ def format_entry(tok, name, conversations):
         template_ids = token_ids(tok.apply_chat_template(copy.deepcopy(conversation["messages"]), tokenize=True, **kwargs))
         if list(template_ids[: len(ids)]) != ids or (not trailing and len(template_ids) != len(ids)):
             raise SystemExit(f"chat: {name}: the ids are not apply_chat_template's")
+        if tokenizers_ids(tok, text) != ids:
+            raise SystemExit(f"chat: {name}: tokenizers gives other ids than transformers")
         for key, value in zip(("rendered", "ids", "counted", "counted_last"), (text, ids, counted, last)):
             entry[key].append(value)
     for messages in PROMPTS:
@@ -285,11 +308,19 @@ def make_chat(directory):
     derived_tokenizers(directory, derived)
     sources = {"llama3": os.path.join(directory, "llama3"), "qwen3": os.path.join(directory, "qwen3"),
                "qwen2.5": os.path.join(derived, "qwen2.5"), "llama3.1": os.path.join(derived, "llama3.1"),
-               "llama2": os.path.join(directory, "llama2"), "mistral": os.path.join(directory, "llama2")}
+               "llama2": os.path.join(directory, "llama2"), "mistral": os.path.join(derived, "mistral")}
+    mistral = json.load(open(os.path.join(directory, "llama2", "tokenizer.json"), encoding="utf-8"))
+    mistral.update(MISTRAL_PIPELINE)
+    os.makedirs(sources["mistral"])
+    with open(os.path.join(sources["mistral"], "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(mistral, f, ensure_ascii=False)
+    shutil.copy(os.path.join(directory, "llama2", "tokenizer_config.json"), sources["mistral"])
     out = {"conversations": conversations, "prompts": PROMPTS, "formats": {}}
     for name in FORMATS:
         tok = AutoTokenizer.from_pretrained(sources[name])
-        entry = {"tokenizer": "trimmed/" + os.path.basename(sources[name])}
+        entry = {"tokenizer": "trimmed/" + ("llama2" if name in TEMPLATE_FILES else os.path.basename(sources[name]))}
+        if name in PIPELINES:
+            entry["pipeline"] = PIPELINES[name][0]
         if name in TEMPLATE_FILES:
             tok.chat_template = read_template(TEMPLATE_FILES[name])
             entry["template"] = f"templates/{TEMPLATE_FILES[name]}.jinja"

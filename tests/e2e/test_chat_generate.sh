@@ -13,14 +13,18 @@ source "$(dirname "$0")/../shell_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
 cd "$tmp" || exit 1
 
-# A Qwen2.5 model directory: config.json and the tokenizer's files (its chat template among them).
-mkdir qwen && cp "$fixtures/trimmed/qwen2.5/"* qwen/
-cat >qwen/config.json <<'EOF'
-{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 32, "intermediate_size": 64,
+# A one-layer model directory DIR: config.json of ARCHITECTURE (MODEL_TYPE) over VOCAB ids, and the
+# files of the trimmed tokenizer TOKENIZER (its chat template among them, when it has one).
+tiny_model() {  # tiny_model DIR ARCHITECTURE MODEL_TYPE VOCAB TOKENIZER
+  mkdir "$1" && cp "$fixtures/trimmed/$5/"* "$1/"
+  cat >"$1/config.json" <<EOF
+{"architectures": ["$2"], "model_type": "$3", "hidden_size": 32, "intermediate_size": 64,
  "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
- "max_position_embeddings": 128, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+ "max_position_embeddings": 128, "vocab_size": $4, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
  "tie_word_embeddings": true, "torch_dtype": "float32"}
 EOF
+}
+tiny_model qwen Qwen2ForCausalLM qwen2 151936 qwen2.5
 answer="Hello! How can I help?"
 for _ in $(seq 20); do
   echo '{"messages": [{"role": "user", "content": "Say hello."}, {"role": "assistant", "content": "'"$answer"'"}]}'
@@ -53,13 +57,7 @@ grep -q "after a prompt of $chatml in" gen.err ||
 
 # Llama 2's format, named (Llama 2's tokenizer has no template): <s>[INST] <<SYS>>...<</SYS>> QUESTION
 # [/INST] ANSWER </s>; the answer ends at </s>; the prompt is the fixture's 29 ids.
-mkdir llama && cp "$fixtures/trimmed/llama2/"* llama/
-cat >llama/config.json <<'EOF'
-{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 32, "intermediate_size": 64,
- "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
- "max_position_embeddings": 128, "vocab_size": 32000, "rms_norm_eps": 1e-6, "rope_theta": 10000.0,
- "tie_word_embeddings": true, "torch_dtype": "float32"}
-EOF
+tiny_model llama LlamaForCausalLM llama 32000 llama2
 "$zerotrain" tokenize --tokenizer llama --chat-format llama2 chat.jsonl -o llama.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize --chat-format llama2 exited $?: $(cat tok.out)"
 grep -q "20 chats, llama2 format, --chat-format" tok.out || fail "not the llama2 format: $(cat tok.out)"

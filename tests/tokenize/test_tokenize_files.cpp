@@ -472,21 +472,6 @@ std::vector<Tokens> samples_of(const std::string& path) {
   return out;
 }
 
-// A tokenizer directory of the trimmed tokenizer `name` whose tokenizer_config.json holds the chat
-// template file `template_file` (a fixture's, or a path); Llama-2-chat's and Mistral's templates
-// come with Llama 2's vocabulary.
-std::string with_template(const TempDir& dir, const std::string& name, const std::string& template_file) {
-  namespace fs = std::filesystem;
-  const fs::path to = fs::path(dir.path) / ("tokenizer-" + fs::path(template_file).filename().string());
-  fs::create_directories(to);
-  fs::copy_file(trimmed(name) + "/tokenizer.json", to / "tokenizer.json", fs::copy_options::overwrite_existing);
-  ordered config = ordered::parse(test::read_file(trimmed(name) + "/tokenizer_config.json"));
-  config["chat_template"] = test::read_file(fs::path(template_file).is_absolute() ? template_file
-                                                                                 : test::fixture_path(template_file));
-  std::ofstream(to / "tokenizer_config.json") << config.dump();
-  return to.string();
-}
-
 }  // namespace
 
 TEST_CASE("tokenize: each conversation's sample is apply_chat_template's ids, in every format", "[tokenizer]") {
@@ -499,11 +484,8 @@ TEST_CASE("tokenize: each conversation's sample is apply_chat_template's ids, in
     std::vector<size_t> rendered;
     for (size_t c = 0; c < fixture["conversations"].size(); ++c)
       if (!expected["ids"][c].is_null()) records += fixture["conversations"][c].dump() + "\n", rendered.push_back(c);
-    const std::string tokenizer_file = expected["tokenizer"].get<std::string>();
-    const std::string tokenizer = expected.contains("template")
-                                      ? with_template(dir, tokenizer_file.substr(8), expected["template"].get<std::string>())
-                                      : test::fixture_path(tokenizer_file);
-    run(tokenizer, {dir.write("chats.jsonl", records)}, dir.file("out.bin"));
+    run(test::chat_tokenizer(nlohmann::json::parse(expected.dump()), dir.path), {dir.write("chats.jsonl", records)},
+        dir.file("out.bin"));
     const std::vector<Tokens> samples = samples_of(dir.file("out.bin"));
     REQUIRE(samples.size() == rendered.size());
     for (size_t k = 0; k < rendered.size(); ++k) {
@@ -521,8 +503,8 @@ TEST_CASE("tokenize: a Llama 2 or Mistral template is told by its text; another 
   const std::string chat = dir.write("chat.jsonl", fixture["conversations"][1].dump() + "\n");
   for (const char* name : {"llama2", "mistral"}) {
     INFO(name);
-    const std::string tokenizer = with_template(dir, "llama2", fmt::format("templates/{}.jinja", name));
-    run(tokenizer, {chat}, dir.file("out.bin"));
+    run(test::chat_tokenizer(nlohmann::json::parse(fixture["formats"][name].dump()), dir.path), {chat},
+        dir.file("out.bin"));
     CHECK(read_back(dir.file("out.bin")).ids == fixture["formats"][name]["ids"][1].get<std::vector<int32_t>>());
   }
   // Mistral's first template: "[INST] " without the space before it, no system message.
@@ -530,7 +512,8 @@ TEST_CASE("tokenize: a Llama 2 or Mistral template is told by its text; another 
             "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
             "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + "
             "eos_token}}{% endif %}{% endfor %}");
-  const std::string first = with_template(dir, "llama2", dir.file("first.jinja"));
+  const std::string first =
+      test::chat_tokenizer({{"tokenizer", "trimmed/llama2"}, {"template", dir.file("first.jinja")}}, dir.path);
   CHECK_THAT(error_of(first, {chat}, dir.file("first.bin")),
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer's chat template (") &&
                  Catch::Contains("an [INST] template other than Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's "

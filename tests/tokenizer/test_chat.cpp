@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "../data/temp_dir.hpp"
 #include "fixtures.hpp"
 #include "tokenize/chat_record.hpp"
 #include "tokenizer/chat_format.hpp"
@@ -55,14 +56,6 @@ Conversation prompt_of(const ordered& messages) {
 
 const char* const kFormats[] = {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral"};
 
-// The format the fixture's tokenizer tells by its chat template: its own, or the template file
-// given for a tokenizer that has none (Llama 2's and Mistral's share one).
-std::optional<ChatFormat> told_format(const ordered& expected, const Tokenizer& tokenizer, std::string& how) {
-  if (!expected.contains("template")) return chat_format_of(tokenizer, &how);
-  how = "its chat template";
-  return chat_format_of_template(test::read_file(test::fixture_path(expected["template"].get<std::string>())));
-}
-
 }  // namespace
 
 TEST_CASE("chat renders as apply_chat_template, and only answers count", "[tokenizer]") {
@@ -70,9 +63,10 @@ TEST_CASE("chat renders as apply_chat_template, and only answers count", "[token
   for (const char* name : kFormats) {
     SECTION(name) {
       const auto& expected = fixture["formats"][name];
-      const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+      const TempDir dir;
+      const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
       std::string how;
-      const auto format = told_format(expected, tokenizer, how);
+      const auto format = chat_format_of(tokenizer, &how);
       REQUIRE(format.has_value());
       CHECK(chat_format_name(*format) == name);
       CHECK(how == "its chat template");
@@ -98,7 +92,8 @@ TEST_CASE("generation prompts are apply_chat_template's with add_generation_prom
   const auto fixture = chat_fixture();
   for (const char* name : kFormats) {
     const auto& expected = fixture["formats"][name];
-    const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+    const TempDir dir;
+    const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     for (size_t p = 0; p < fixture["prompts"].size(); ++p) {
       INFO(name << " prompt " << p);
       const Encoding e = encode_chat(tokenizer, *chat_format_from_name(name), prompt_of(fixture["prompts"][p]), true);
@@ -120,7 +115,8 @@ TEST_CASE("--system gives conversations without one the system message", "[token
   for (const char* name : kFormats) {
     INFO(name);
     const auto& expected = fixture["formats"][name];
-    const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+    const TempDir dir;
+    const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     const ChatFormat format = *chat_format_from_name(name);
     CHECK(encode_chat(tokenizer, format, with_system.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
     CHECK(encode_chat(tokenizer, format, kept.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
