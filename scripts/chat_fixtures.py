@@ -144,6 +144,7 @@ PROMPT_COMPLETIONS = [
     {"prompt": "Translate to French: cat\n", "completion": "chat"},
     {"prompt": "Q: What is 2 + 2?\nA: ", "completion": "4"},
     {"prompt": "Écris « déjà vu »", "completion": " : déjà vu — 既視感 😀\n"},
+    {"prompt": "Say done.", "completion": " Done.<|im_end|>"},  # Qwen's eos_token written: not added again
 ]
 
 PROMPTS = [

@@ -49,15 +49,19 @@ Piece chat_piece(const JobContext& c, const Conversation& conversation) {
 
 // TRL's standard prompt-completion, as its SFTTrainer tokenizes it: the prompt and the completion
 // encoded as one text, as the tokenizer encodes a text (after the begin-of-text token its
-// post-processor adds: Llama 2's <s>), then the end-of-text token; the ids from where the prompt's
-// own ids end count (its completion mask), that token included.
+// post-processor adds: Llama 2's <s>), then the end-of-text token (once: a completion that ends with
+// its text ends with it); the ids from where the prompt's own ids end count (its completion mask),
+// that token included.
 Piece prompt_completion_piece(const JobContext& c, const Document& d) {
   std::vector<int32_t> bos;
   if (auto id = c.tokenizer.post_processor_bos()) bos.push_back(*id);
   std::vector<int32_t> prompt = bos;
   c.tokenizer.encode(d.prompt, prompt);
+  std::string_view completion = d.completion;
+  if (const std::string eos = c.tokenizer.decode(std::vector<int32_t>{c.end_of_text}); completion.ends_with(eos))
+    completion.remove_suffix(eos.size());
   Piece p{std::move(bos), {}};
-  c.tokenizer.encode(d.prompt + d.completion, p.ids);
+  c.tokenizer.encode(d.prompt + std::string(completion), p.ids);
   p.ids.push_back(c.end_of_text);
   for (size_t i = 0; i < p.ids.size(); ++i) p.counted.push_back(i > 0 && i >= prompt.size() ? 1 : 0);
   return p;
