@@ -17,6 +17,12 @@
 //             December 2023\nToday Date: 26 Jul 2024\n\n" before the system message (Llama 3.1,
 //             3.2 and 3.3 Instruct; 3.2's template writes today's date where transformers runs
 //             it, this writes the date the template writes without one); tools, one call a turn
+//   llama2    <s>[INST] QUESTION [/INST] ANSWER </s> per turn, the system message in the first
+//             question as <<SYS>>\nSYSTEM\n<</SYS>>\n\n, questions and answers stripped
+//             (Llama-2-chat's template)
+//   mistral   <s> then " [INST] QUESTION [/INST] ANSWER</s>" per turn, the system message and a
+//             blank line before the first question (Mistral-7B-Instruct-v0.2's template,
+//             mistral-common's v1)
 //
 // Tools (the formats that have them): the conversation's function signatures in the system
 // message (Qwen) or the first user message (Llama 3.1), assistant messages with tool calls, and
