@@ -29,7 +29,8 @@ struct HfConfigKey {
 const std::vector<HfConfigKey>& hf_config_keys();
 
 // The architecture keys of zerotrain's model block for a shape: model_type and the sizes; the
-// llama family every key, rope_scaling null without scaling.
+// llama family every key, rope_scaling null without scaling, layer_types only where some layer does not
+// slide.
 nlohmann::json model_keys(const GptShape& shape);
 
 struct HfConfig {
