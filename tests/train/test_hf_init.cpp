@@ -118,7 +118,10 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
         const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-sliding" /
                              (std::string(name) + "-stage" + std::to_string(stage) + "-np" +
                               std::to_string(world().world_size()));
-        if (world().rank() == 0) fs::remove_all(out);
+        if (world().rank() == 0) {
+          fs::remove_all(out);
+          fs::create_directories(out);
+        }
         world().control().barrier();
         const nlohmann::json training = {{"steps", want.size()},
                                          {"save_final", (out / "final").string()},
