@@ -1,8 +1,10 @@
 // The CPU's attention (kernels/cpu/attention), forward then backward, of a sliding-window layer
-// beside a full one at T = 4W: the sliding layer's time grows with W·T (its 64-row blocks start at
-// their band's first key), the full layer's with T². Prints per window W the median time of each
-// and the time per query-key pair each computes (W·T, and T²/2 causal).
-//   OMP_NUM_THREADS=2 build/bench/attention/bench_attention [--windows 128,256,512,1024] [--reps 5]
+// beside a full one: the sliding layer's time grows with W·T (its 64-row blocks start at their
+// band's first key), the full layer's with T². Prints the median time of each and the time per
+// query-key pair each attends to (W·T, and T²/2 causal): at T = 4W for each window W, then for one
+// window at growing T.
+//   OMP_NUM_THREADS=2 build/bench/attention/bench_attention [--windows 128,256,512,1024]
+//       [--window 256 --lengths 1024,2048,4096,8192] [--reps 5]
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -39,13 +41,22 @@ double median_seconds(const Shape& s, int window, int reps) {
   return times[times.size() / 2];
 }
 
+void print_row(const Shape& s, int W, int reps) {
+  const double sliding = median_seconds(s, W, reps), full = median_seconds(s, 0, reps);
+  const double band = double(W) * s.T, causal = double(s.T) * s.T / 2;
+  std::printf("| %d | %d | %.2f | %.2f | %.2f | %.1f | %.1f |\n", W, s.T, sliding * 1e3, full * 1e3, full / sliding,
+              sliding * 1e9 / band, full * 1e9 / causal);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"CPU attention time of sliding-window layers beside full ones at T = 4W"};
-  std::vector<int> windows{128, 256, 512, 1024};
-  int reps = 5, heads = 8, kv_heads = 2, head_dim = 64;
+  std::vector<int> windows{128, 256, 512, 1024}, lengths{1024, 2048, 4096, 8192};
+  int window = 256, reps = 5, heads = 8, kv_heads = 2, head_dim = 64;
   app.add_option("--windows", windows, "the windows W (T = 4W each)")->delimiter(',');
+  app.add_option("--window", window, "the window of the second table");
+  app.add_option("--lengths", lengths, "the sequence lengths T of the second table")->delimiter(',');
   app.add_option("--reps", reps, "timed repetitions (the median is printed)");
   app.add_option("--heads", heads, "query heads");
   app.add_option("--kv-heads", kv_heads, "key/value heads");
@@ -54,14 +65,12 @@ int main(int argc, char** argv) {
 
   std::printf("B 1, %d query heads over %d key/value heads of %d, forward + backward, median of %d\n", heads, kv_heads,
               head_dim, reps);
-  std::printf("| W | T | sliding ms | full ms | full/sliding | sliding ns per W·T | full ns per T²/2 |\n");
-  std::printf("|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (int W : windows) {
-    const Shape s{1, 4 * W, heads, kv_heads, head_dim};
-    const double sliding = median_seconds(s, W, reps), full = median_seconds(s, 0, reps);
-    const double band = double(W) * s.T, causal = double(s.T) * s.T / 2;
-    std::printf("| %d | %d | %.2f | %.2f | %.2f | %.3f | %.3f |\n", W, s.T, sliding * 1e3, full * 1e3, full / sliding,
-                sliding * 1e9 / band, full * 1e9 / causal);
-  }
+  const char* header =
+      "| W | T | sliding ms | full ms | full/sliding | sliding ns per W·T | full ns per T²/2 |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|\n";
+  std::printf("T = 4W:\n%s", header);
+  for (int W : windows) print_row({1, 4 * W, heads, kv_heads, head_dim}, W, reps);
+  std::printf("\nW = %d:\n%s", window, header);
+  for (int T : lengths) print_row({1, T, heads, kv_heads, head_dim}, window, reps);
   return 0;
 }
