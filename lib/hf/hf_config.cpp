@@ -240,8 +240,9 @@ nlohmann::json model_keys(const GptShape& shape) {
             {"attention_bias", s.attention_bias},
             {"mlp_bias", s.mlp_bias},
             {"tie_word_embeddings", s.tied_head},
-            {"sliding_window", s.sliding_window}});
-  if (!s.layer_types.empty()) {  // absent otherwise, as in the model blocks checkpoints recorded before it
+            {"sliding_window", s.sliding_window},
+            {"layer_types", nullptr}});
+  if (!s.layer_types.empty()) {
     nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
     for (LayerAttention a : s.layer_types) types.push_back(layer_attention_name(a));
   }

@@ -463,4 +463,17 @@ TEST_CASE("a checkpoint of another architecture is refused; init_from may change
   longer["max_seq_len"] = 256;
   CHECK(error_of([&] { check_checkpoint_architecture("ck", saved, config::model_json(model_of(longer)), false); })
             .empty());
+  // A checkpoint recorded before a key existed resumes where this run leaves it null (layer_types),
+  // and not where it sets it.
+  CheckpointMeta older = saved;
+  older.model.erase("layer_types");
+  CHECK(error_of([&] { check_checkpoint_architecture("ck", older, saved.model, false); }).empty());
+  json qwen = qwen2_block();
+  qwen.update({{"sliding_window", 16}, {"layer_types", {"full_attention", "sliding_attention"}}});
+  CheckpointMeta older_qwen;
+  older_qwen.model = config::model_json(model_of(qwen));
+  older_qwen.model.erase("layer_types");
+  CHECK(error_of([&] { check_checkpoint_architecture("ck", older_qwen, config::model_json(model_of(qwen)), false); })
+            .find("ck: saved by a run with model.layer_types (absent) and this run has [\"full_attention\"") !=
+        std::string::npos);
 }
