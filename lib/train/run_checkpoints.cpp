@@ -40,11 +40,18 @@ RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm,
 
 RunCheckpoints::~RunCheckpoints() = default;
 
-void RunCheckpoints::after_step(int64_t step) {
-  if (!writer_) return;
+bool RunCheckpoints::after_step(int64_t step, bool new_best) {
+  if (!writer_) return false;
   writer_->poll();
-  const int64_t every = config_.training.save_interval;
-  if (every > 0 && step % every == 0) save(step);
+  const config::TrainingConfig& t = config_.training;
+  const bool due = t.save_strategy == "best" ? new_best
+                                             : t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0;
+  if (due) save(step);
+  return due;
+}
+
+void RunCheckpoints::keep_best(int64_t step) {
+  if (writer_) writer_->keep_best(step);
 }
 
 void RunCheckpoints::finish(int64_t step) {

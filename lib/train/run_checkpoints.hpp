@@ -33,9 +33,13 @@ public:
   static size_t staging_bytes(const config::Config& config, const Partition& partition);
   ~RunCheckpoints();
 
-  // After training step `step` (collective): starts a save every save_interval steps, and
-  // completes the save in flight once every rank has written its file.
-  void after_step(int64_t step);
+  // After training step `step` (collective): starts a save every save_interval steps
+  // (training.save_strategy steps), or when `new_best` (save_strategy best), and completes the
+  // save in flight once every rank has written its file.
+  // Returns whether a save of `step` started.
+  bool after_step(int64_t step, bool new_best = false);
+  // The best checkpoint's step, which keep_last never removes.
+  void keep_best(int64_t step);
   // At the end of the run (collective): the checkpoint of `step`, complete and named by `latest`.
   void finish(int64_t step);
   bool enabled() const { return writer_ != nullptr; }

@@ -82,6 +82,17 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
   if (c.training.eval_interval > 0 && !val)
     spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
                  c.training.eval_interval);
+  const config::TrainingConfig& t = c.training;
+  if (t.tracks_best())
+    spdlog::info("best model: by {} ({} is better){}{}{}{}", t.metric_for_best_model,
+                 t.greater_is_better ? "greater" : "lower",
+                 t.save_strategy == "best" ? "; a checkpoint at each new best (training.save_strategy best)" : "",
+                 t.keep_last > 0 ? fmt::format("; training.keep_last {} never removes the best", t.keep_last) : "",
+                 t.load_best_model_at_end ? "; the final model is the best checkpoint's (load_best_model_at_end)" : "",
+                 t.early_stopping_patience > 0
+                     ? fmt::format("; early stopping after {} evaluations without an improvement > {:g}",
+                                   t.early_stopping_patience, t.early_stopping_threshold)
+                     : "");
 }
 
 }  // namespace zt
