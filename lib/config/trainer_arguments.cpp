@@ -229,30 +229,31 @@ const TrainerArgumentValue* given_argument(const std::vector<TrainerArgumentValu
 
 std::string origin_of(const TrainerArgumentValue& g) { return g.value ? "--" + g.name + " " + *g.value : "--" + g.name; }
 
-// --report_to tensorboard: the monitor's directory <output_path>/<job_name> is logging_dir.
+// The tensorboard monitor writing into `logging_dir`: its <output_path>/<job_name>.
+void add_tensorboard_directory(const std::string& logging_dir, const std::string& origin,
+                               std::vector<CommandLineSetting>& out) {
+  const std::filesystem::path dir = std::filesystem::path(logging_dir).lexically_normal();
+  const std::string parent = dir.parent_path().string();
+  out.push_back({"tensorboard.output_path", parent.empty() ? "." : parent, origin});
+  out.push_back({"tensorboard.job_name", dir.filename().string(), origin});
+}
+
+// --report_to tensorboard: the events in logging_dir; --logging_dir alone moves a config's
+// tensorboard block there.
 void add_tensorboard(const std::vector<TrainerArgumentValue>& given, std::vector<CommandLineSetting>& out) {
   const TrainerArgumentValue* report_to = given_argument(given, "report_to");
   const TrainerArgumentValue* logging_dir = given_argument(given, "logging_dir");
   if (logging_dir && (!logging_dir->value || logging_dir->value->empty())) fail("--logging_dir: needs a directory");
   if (!report_to || !reports_to_tensorboard(*report_to)) {
-    if (logging_dir) {  // where a tensorboard block of the config writes
-      const std::filesystem::path dir = std::filesystem::path(*logging_dir->value).lexically_normal();
-      const std::string parent = dir.parent_path().string();
-      out.push_back({"tensorboard.output_path", parent.empty() ? "." : parent, origin_of(*logging_dir)});
-      out.push_back({"tensorboard.job_name", dir.filename().string(), origin_of(*logging_dir)});
-    }
+    if (logging_dir) add_tensorboard_directory(*logging_dir->value, origin_of(*logging_dir), out);
     return;
   }
   const TrainerArgumentValue* output_dir = given_argument(given, "output_dir");
   const std::string origin = origin_of(*report_to) + (logging_dir ? " " + origin_of(*logging_dir) : "");
-  const std::filesystem::path dir =
-      std::filesystem::path(logging_dir ? *logging_dir->value
-                                        : default_logging_dir(output_dir ? output_dir->value.value_or("") : ""))
-          .lexically_normal();
-  const std::string parent = dir.parent_path().string();
   out.push_back({"tensorboard.enabled", true, origin});
-  out.push_back({"tensorboard.output_path", parent.empty() ? "." : parent, origin});
-  out.push_back({"tensorboard.job_name", dir.filename().string(), origin});
+  add_tensorboard_directory(
+      logging_dir ? *logging_dir->value : default_logging_dir(output_dir ? output_dir->value.value_or("") : ""), origin,
+      out);
 }
 
 bool is_true(const TrainerArgumentValue* g) { return g && (!g->value || switch_value("--" + g->name, *g->value)); }

@@ -118,6 +118,9 @@ TrainingConfig read_training(Block& b) {
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
   t.eval_strategy = b.choice("eval_strategy", t.eval_strategy, {"auto", "steps", "no"});
+  // The Trainer's eval_strategy steps without eval_steps evaluates every logging_steps.
+  if (t.eval_strategy == "steps" && !b.present("eval_interval") && t.logging_steps > 0)
+    t.eval_interval = t.logging_steps;
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(0));
   t.sample_every = b.integer("sample_every", t.sample_every, IntRange::at_least(0));
   t.sample_tokens = b.integer("sample_tokens", t.sample_tokens, IntRange::between(1, INT32_MAX));

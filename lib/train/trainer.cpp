@@ -348,7 +348,7 @@ int Trainer::run() {
       const double val_loss = evaluate();
       totals_.add_eval(val_loss);
       sinks_.eval(step, val_loss);
-      stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best);
+      stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best) && !last;
     }
     if (sample_->due(step, steps)) {
       const auto sample = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });

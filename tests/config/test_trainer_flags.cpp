@@ -145,6 +145,9 @@ TEST_CASE("evaluation asked for without validation data is an error naming the f
         "--eval_strategy steps: training.eval_strategy: " + expected_fix);
   CHECK(error_of(with({{"data", {{"format", "synthetic"}}}, {"training", {{"early_stopping_patience", 2}}}})) ==
         "test.json: training.early_stopping_patience: " + expected_fix);
+  // --eval_strategy steps without --eval_steps evaluates every logging_steps, as the Trainer.
+  CHECK(resolve(with({}), trainer({{"eval_strategy", "steps"}, {"logging_steps", "5"}})).training.eval_interval == 5);
+  CHECK(resolve(with({}), trainer({{"eval_strategy", "steps"}, {"eval_steps", "7"}})).training.eval_interval == 7);
   // Without anything asking, no validation data evaluates nothing, as before.
   CHECK(resolve(synthetic).data.val.empty());
   CHECK(resolve(synthetic, trainer({{"eval_steps", "10"}, {"eval_strategy", "no"}})).training.eval_strategy == "no");
