@@ -232,7 +232,8 @@ std::string origin_of(const TrainerArgumentValue& g) { return g.value ? "--" + g
 // The tensorboard monitor writing into `logging_dir`: its <output_path>/<job_name>.
 void add_tensorboard_directory(const std::string& logging_dir, const std::string& origin,
                                std::vector<CommandLineSetting>& out) {
-  const std::filesystem::path dir = std::filesystem::path(logging_dir).lexically_normal();
+  std::filesystem::path dir = std::filesystem::path(logging_dir).lexically_normal();
+  if (!dir.has_filename()) dir = dir.parent_path();  // "tb/run1/"
   const std::string parent = dir.parent_path().string();
   out.push_back({"tensorboard.output_path", parent.empty() ? "." : parent, origin});
   out.push_back({"tensorboard.job_name", dir.filename().string(), origin});

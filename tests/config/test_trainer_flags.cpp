@@ -36,9 +36,10 @@ void touch(const std::string& path) { std::ofstream(path) << "x"; }
 
 TEST_CASE("--warmup_steps: an integer is steps, a float in [0, 1) the ratio of the steps (transformers 5)") {
   const Config ratio = resolve(with({}), trainer({{"warmup_steps", "0.1"}, {"max_steps", "45"}}));
-  CHECK(ratio.training.warmup_ratio == 0.1);
-  CHECK(ratio.training.warmup_steps == 0);
   CHECK(ratio.scheduler.warmup_num_steps == 5);  // math.ceil(45 * 0.1), as TrainingArguments.get_warmup_steps
+  CHECK(ratio.training.warmup_steps == 5);       // printed as the warmup the run uses
+  CHECK(ratio.provenance.schedule.find("warmup 5 steps from training.warmup_steps (--warmup_steps 0.1)") !=
+        std::string::npos);
   CHECK(resolve(with({}), trainer({{"warmup_steps", "3"}})).scheduler.warmup_num_steps == 3);
   CHECK(resolve(with({}), trainer({{"warmup_steps", "0.0"}})).scheduler.warmup_num_steps == 0);
   CHECK(resolve(with({}), trainer({{"warmup_ratio", "0.2"}, {"max_steps", "10"}})).scheduler.warmup_num_steps == 2);
