@@ -34,7 +34,8 @@ TrainerOptions::TrainerOptions(CLI::App& app, CLI::Option* steps, CLI::Option* m
     auto value = std::make_shared<std::string>();
     CLI::Option* o = app.add_option(names, *value, a.help)->group(group_of(a.family));
     if (a.value == config::TrainerValue::Switch || a.value == config::TrainerValue::OptionalPath) o->expected(0, 1);
-    if (a.value == config::TrainerValue::List) o->expected(1, CLI::detail::expected_max_vector_size)->join(',');
+    if (a.value == config::TrainerValue::List)
+      o->expected(1, CLI::detail::expected_max_vector_size)->allow_extra_args()->join(',');
     o->type_name(a.value == config::TrainerValue::Switch         ? "[BOOL]"
                  : a.value == config::TrainerValue::OptionalPath ? "[PATH]"
                  : a.value == config::TrainerValue::List         ? "VALUE..."
