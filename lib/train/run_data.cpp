@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "data/data_files.hpp"
-
 #include "ckpt/checkpoint_format.hpp"
 #include "config/row_options.hpp"
 #include "hf/hf_dir.hpp"
@@ -108,11 +106,6 @@ void log_data_plan(const config::Config& c, const RunData& d) {
   spdlog::info("data.train: tokenizer {}", tokenizer_line(d));
   if (d.val) log_dataset("data.val", *d.val, *d.val_sampler, c);
   else spdlog::info("data.val: none (nothing is evaluated)");
-  const auto& files = c.data;
-  if (d.val && files.train.size() == 1 && files.val == std::vector<std::string>{val_file_of(files.train[0])})
-    spdlog::info("data.val: {}, the validation file beside data.train (zerotrain tokenize --val writes it; "
-                 "--set data.val= evaluates nothing)",
-                 files.val[0]);
 }
 
 }  // namespace zt

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/provenance.hpp"
+#include "data/data_files.hpp"
 #include "optim/trainer_schedules.hpp"
 
 namespace zt {
@@ -46,6 +47,11 @@ void log_data(const config::Config& c, const TokenDataset& train, const DataSamp
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
                             const TokenDataset* val) {
   log_data(c, train, sampler, val);
+  const auto& d = c.data;
+  if (val && d.train.size() == 1 && d.val == std::vector<std::string>{val_file_of(d.train[0])})
+    spdlog::info("data.val: {}, the validation file beside data.train (zerotrain tokenize --val writes it; "
+                 "--set data.val= evaluates nothing)",
+                 d.val[0]);
   const auto& o = c.optimizer;
   const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,

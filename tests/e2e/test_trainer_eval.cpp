@@ -102,15 +102,15 @@ TEST_CASE("the validation file beside the training data is evaluated; asked-for 
 
 TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and early stopping as the Trainer's",
           "[e2e][trainer][eval]") {
-  // Validation tokens of another pattern than the training tokens: the validation loss falls, then
-  // rises as the model learns the training pattern.
+  // Validation tokens of another pattern than the training tokens, and a learning rate high enough
+  // that the validation loss goes up and down: new bests, evaluations without one, and an end.
   const std::string dir = fresh_dir("trainer-eval-best");
   write_token_file(dir + "/train.bin", 8192, 256);
   write_token_file(dir + "/train.val.bin", 1024, 256, 101);
-  const int64_t patience = 2;
+  const int64_t patience = 4;
   const std::string out = dir + "/out";
-  const std::string run = std::string(ZT_ZEROTRAIN) + " --data " + dir + "/train.bin --max_steps 60 " +
-                          "--learning_rate 3e-3 --eval_steps 2 --save_strategy best --save_total_limit 1 " +
+  const std::string run = std::string(ZT_ZEROTRAIN) + " --data " + dir + "/train.bin --max_steps 80 " +
+                          "--learning_rate 3e-2 --eval_steps 2 --save_strategy best --save_total_limit 1 " +
                           "--load_best_model_at_end --early_stopping_patience " + std::to_string(patience) +
                           " --logging_steps 1 --output_dir " + out;
   const int code = run_command(run, dir + "/run.log");
@@ -127,9 +127,9 @@ TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and earl
   // Early stopping ended the run after the evaluation the Trainer stops at, and the last line says so.
   CHECK(m.steps.size() == size_t(stop));
   CHECK(m.evals.back()["step"] == stop);
-  CHECK(has(log, "early stopping at step " + std::to_string(stop) + ": eval_loss did not improve by more than 0 for 2 "
-                 "evaluations (training.early_stopping_patience 2)"));
-  CHECK(has(log, "info: stopped early at step " + std::to_string(stop) + " of 60: eval_loss did not improve"));
+  CHECK(has(log, "early stopping at step " + std::to_string(stop) + ": eval_loss did not improve by more than 0 for 4 "
+                 "evaluations (training.early_stopping_patience 4)"));
+  CHECK(has(log, "info: stopped early at step " + std::to_string(stop) + " of 80: eval_loss did not improve"));
   CHECK(has(log, "; best eval_loss "));
   CHECK(has(log, " at step " + std::to_string(best) + "; checkpoint at "));
   // A line for each new best; a checkpoint at each, and at the end the best and the newest are left
