@@ -53,8 +53,10 @@ During set-up (before the first step) a stop signal ends the process at once wit
 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 
 The Hugging Face Trainer's arguments (--learning_rate, --num_train_epochs, --per_device_train_batch_size,
---output_dir, --bf16, ...) set the config keys they stand for, as --set does; others it takes that change
-nothing here (--do_train, --report_to, --overwrite_output_dir, ...) are accepted with a warning saying why.
+--output_dir, --bf16, --report_to tensorboard, --load_best_model_at_end, ...) and TRL's and LLaMA-Factory's
+LoRA flags (--use_peft, --lora_r, --lora_rank, --lora_target, --packing, --max_length, --cutoff_len, ...) set
+the config keys they stand for, as --set does; others the Trainer takes that change nothing here (--do_train,
+--run_name, ...) are accepted with a warning saying why.
 
 Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
 the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.

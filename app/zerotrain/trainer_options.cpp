@@ -38,7 +38,6 @@ TrainerOptions::TrainerOptions(CLI::App& app, CLI::Option* steps, CLI::Option* m
       o->expected(1, CLI::detail::expected_max_vector_size)->allow_extra_args()->join(',');
     o->type_name(a.value == config::TrainerValue::Switch         ? "[BOOL]"
                  : a.value == config::TrainerValue::OptionalPath ? "[PATH]"
-                 : a.value == config::TrainerValue::List         ? "VALUE..."
                                                                  : "VALUE");
     if (std::string(a.key) == "model") {
       model_ = o;

@@ -56,7 +56,8 @@ const std::vector<TrainerArgument>& trainer_arguments() {
        "sequences per rank and micro-batch (training.micro_batch_size)", {"batch_size", "micro_batch_size"}},
       {"gradient_accumulation_steps", "training.gradient_accumulation_steps", V::Value,
        "micro-batches per step (training.gradient_accumulation_steps)", {"grad_accum"}},
-      {"warmup_steps", "training.warmup_steps", V::Value, "warmup steps (training.warmup_steps)"},
+      {"warmup_steps", "training.warmup_steps", V::Value,
+       "warmup steps, or a float in [0, 1): that ratio of the steps, as transformers 5 (training.warmup_steps)"},
       {"warmup_ratio", "training.warmup_ratio", V::Value, "warmup as a fraction of the steps (training.warmup_ratio)"},
       {"lr_scheduler_type", "training.lr_scheduler_type", V::Value,
        "linear, cosine, cosine_with_restarts, polynomial, constant, constant_with_warmup, inverse_sqrt or "
