@@ -99,14 +99,6 @@ const std::vector<TrainerArgument>& trainer_arguments() {
        "the improvement that counts: more than this (training.early_stopping_threshold)"},
       {"seed", "training.seed", V::Value, "seed of the weights and the data order (training.seed)"},
       {"ddp_timeout", "training.comm_timeout", V::Value, "seconds a collective may take (training.comm_timeout)"},
-      {"bf16", "bf16.enabled", V::Switch, "train in bf16 (bf16.enabled); --bf16 false turns it off"},
-      {"fp16", "fp16.enabled", V::Switch, "train in fp16 (fp16.enabled)"},
-      {"gradient_checkpointing", "training.gradient_checkpointing", V::Switch,
-       "recompute each block in backward (training.gradient_checkpointing)"},
-      {"resume_from_checkpoint", "training.resume", V::OptionalPath,
-       "a checkpoint to resume from (training.resume); alone or true: the latest (--resume is short for it)",
-       {},
-       "resume"},
       {"report_to", "", V::List,
        "tensorboard (or all): TensorBoard events in --logging_dir; none: only training.metrics. Other "
        "integrations are not available here"},
@@ -135,6 +127,14 @@ const std::vector<TrainerArgument>& trainer_arguments() {
        "modules with adapters, comma-separated, or all (lora.target_modules all-linear)", {}, "",
        ArgumentFamily::LlamaFactory},
       {"cutoff_len", "data.seq_len", V::Value, "tokens of a row (data.seq_len)", {}, "", ArgumentFamily::LlamaFactory},
+      {"bf16", "bf16.enabled", V::Switch, "train in bf16 (bf16.enabled); --bf16 false turns it off"},
+      {"fp16", "fp16.enabled", V::Switch, "train in fp16 (fp16.enabled)"},
+      {"gradient_checkpointing", "training.gradient_checkpointing", V::Switch,
+       "recompute each block in backward (training.gradient_checkpointing)"},
+      {"resume_from_checkpoint", "training.resume", V::OptionalPath,
+       "a checkpoint to resume from (training.resume); alone or true: the latest (--resume is short for it)",
+       {},
+       "resume"},
   };
   return table;
 }
