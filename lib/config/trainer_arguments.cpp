@@ -371,6 +371,13 @@ std::vector<CommandLineSetting> trainer_argument_settings(const TrainerArgumentV
 
 std::vector<CommandLineSetting> command_line_settings(const std::vector<TrainerArgumentValue>& given,
                                                       bool config_has_lora) {
+  // Two tools' names of one setting (--lora_r and --lora_rank, --max_length and --cutoff_len).
+  for (auto a = given.begin(); a != given.end(); ++a)
+    for (auto b = a + 1; b != given.end(); ++b) {
+      const TrainerArgument *x = find_argument(a->name), *y = find_argument(b->name);
+      if (x && y && *x->key && std::string(x->key) == y->key)
+        fail("--{} and --{} both give {} (expected one of them)", a->name, b->name, x->key);
+    }
   std::vector<CommandLineSetting> out;
   for (const TrainerArgumentValue& g : given)
     for (CommandLineSetting& s : trainer_argument_settings(g)) out.push_back(std::move(s));

@@ -106,6 +106,9 @@ TEST_CASE("LLaMA-Factory's --finetuning_type, --lora_rank, --lora_target and --c
   CHECK(error_of(with({}), trainer({{"finetuning_type", "freeze"}})) ==
         "--finetuning_type freeze: LLaMA-Factory's freeze tuning (its last layers train) is not available here "
         "(expected lora or full; training.freeze names the parameters that do not train, docs/models.md)");
+  // Two tools' names of one setting: one of them.
+  CHECK(error_of(with({}), trainer({{"max_length", "64"}, {"cutoff_len", "32"}})) ==
+        "--max_length and --cutoff_len both give data.seq_len (expected one of them)");
   CHECK(describe_trainer_arguments({{"lora_rank", "4"}}) ==
         "--lora_rank 4 = lora.r 4; --lora_rank 4 (LLaMA-Factory's default) = lora.enabled true unless given, "
         "lora.alpha 8 unless given, lora.dropout 0.0 unless given, lora.target_modules [\"all-linear\"] unless given");
