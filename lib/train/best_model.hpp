@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config/config.hpp"
 
@@ -22,6 +24,11 @@ public:
   };
   // The evaluation of `step` gave `metric` (NaN is never a best and never an improvement).
   Verdict evaluated(int64_t step, double metric);
+
+  // A resumed run's best so far, as the Trainer reads it back from its trainer_state.json: the
+  // evaluation of `step` counts for the best, and the early-stopping count starts afresh (the
+  // Trainer restores its callbacks' state only when asked).
+  void restore(int64_t step, double metric);
 
   bool enabled() const { return enabled_; }
   std::optional<int64_t> best_step() const { return best_step_; }
@@ -45,5 +52,10 @@ private:
   double best_metric_ = 0;
   int64_t without_improvement_ = 0;
 };
+
+// The evaluations up to `up_to` that a metrics file (training.metrics) records, by step, the last
+// record of each step (a resumed run's file holds the steps it redid once more); none for a file
+// that cannot be read. Lines that are no eval record are passed over.
+std::vector<std::pair<int64_t, double>> recorded_evaluations(const std::string& metrics_path, int64_t up_to);
 
 }  // namespace zt

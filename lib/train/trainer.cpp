@@ -99,6 +99,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   start_step_ = start_->apply(*engine_, *train_sampler_);
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
+  if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
@@ -297,6 +298,33 @@ bool Trainer::judge_evaluation(int64_t step, double val_loss, bool ends_here, bo
     spdlog::info("new best: {}{}", best_.describe_best(),
                  saved ? "; its checkpoint is kept" : checkpoints_->enabled() ? " (no checkpoint at this step)" : "");
   return v.stop;
+}
+
+void Trainer::restore_best() {
+  const config::TrainingConfig& t = config_.training;
+  double best[3] = {-1, 0, 0};  // step, metric, whether its checkpoint is there
+  if (comm_.rank() == 0 && !t.metrics.empty()) {
+    BestModel restored(t);
+    for (const auto& [step, metric] : recorded_evaluations(t.metrics, start_step_)) restored.restore(step, metric);
+    if (const auto step = restored.best_step()) {
+      std::error_code ec;
+      best[0] = double(*step);
+      best[1] = restored.best_metric();
+      best[2] = !t.checkpoint_dir.empty() &&
+                std::filesystem::is_directory(std::filesystem::path(t.checkpoint_dir) / step_dir_name(*step), ec);
+    }
+  }
+  comm_.control().broadcast(best, sizeof best, 0);  // every rank judges the evaluations to come alike
+  if (best[0] < 0) return;
+  const int64_t step = int64_t(best[0]);
+  best_.restore(step, best[1]);
+  if (best[2] != 0) {
+    best_checkpoint_ = step;
+    checkpoints_->keep_best(step);
+  }
+  if (comm_.rank() == 0)
+    spdlog::info("best so far: {} (from {}){}", best_.describe_best(), printable(t.metrics),
+                 best[2] != 0 ? "; its checkpoint is kept" : "");
 }
 
 void Trainer::load_best_checkpoint(int64_t step) {

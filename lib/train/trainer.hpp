@@ -73,6 +73,8 @@ private:
   void save_final();
   // load_best_model_at_end: the best checkpoint's weights become the parameters (collective).
   void load_best_checkpoint(int64_t step);
+  // A resumed run's best so far, from its metrics file (rank 0 reads it; collective).
+  void restore_best();
   // After the evaluation of `step`: the best so far and early stopping (train/best_model.hpp).
   // ends_here: the run ends at this step, whose checkpoint the end saves. Returns whether early
   // stopping ends the run.

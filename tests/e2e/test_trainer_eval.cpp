@@ -151,6 +151,40 @@ TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and earl
   CHECK(final_weights != read_file(dir + "/last/model.safetensors"));
 }
 
+TEST_CASE("a resumed run keeps the best of its evaluations before the resume, as the Trainer's state does",
+          "[e2e][trainer][eval]") {
+  // A constant schedule: the same steps whatever the length, so that the second run continues the
+  // first's evaluations, whose best is before the end of the first.
+  const std::string dir = fresh_dir("trainer-eval-resume");
+  write_token_file(dir + "/train.bin", 8192, 256);
+  write_token_file(dir + "/train.val.bin", 1024, 256, 101);
+  const std::string out = dir + "/out";
+  const std::string run = std::string(ZT_ZEROTRAIN) + " --data " + dir + "/train.bin --learning_rate 3e-2 " +
+                          "--lr_scheduler_type constant --eval_steps 2 --save_strategy best --save_total_limit 1 " +
+                          "--load_best_model_at_end --output_dir " + out;
+  REQUIRE(run_command(run + " --max_steps 32", dir + "/first.log") == 0);
+  const Metrics first = read_metrics(out + "/metrics.jsonl");
+  const TrainerVerdict before = trainer_verdict(first.evals, 1000, 0.0);
+  REQUIRE(!before.new_bests.empty());
+  const int64_t best = before.new_bests.back();
+  REQUIRE(best < 32);
+
+  const int code = run_command(run + " --max_steps 36 --resume", dir + "/second.log");
+  const std::string log = read_file(dir + "/second.log");
+  INFO(log);
+  REQUIRE(code == 0);
+  const Metrics all = read_metrics(out + "/metrics.jsonl");
+  REQUIRE(trainer_verdict(all.evals, 1000, 0.0).new_bests.back() == best);  // none after the resume beats it
+  CHECK(has(log, "info: best so far: eval_loss "));
+  CHECK(has(log, " at step " + std::to_string(best) + " (from "));
+  CHECK_FALSE(has(log, "info: new best:"));
+  // Kept through the second run's saves, and the final model is still its weights.
+  CHECK(checkpoint_steps(out + "/checkpoints") == std::set<int64_t>{best, 36});
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(best));
+  CHECK(has(log, "load_best_model_at_end: the final model is the best checkpoint's, " + out + "/checkpoints/" + name));
+}
+
 TEST_CASE("--report_to tensorboard writes the events in the Trainer's logging_dir, and says where",
           "[e2e][trainer][monitor]") {
   const std::string dir = fresh_dir("trainer-report-to");
