@@ -122,7 +122,8 @@ void note_tensorboard(const config::Config& c, const std::vector<config::Trainer
   };
   const auto logging_dir = given_as("logging_dir");
   if (c.tensorboard.enabled && (given_as("report_to") != given.end() || logging_dir != given.end()))
-    spdlog::info("TensorBoard: events in {} (the Trainer's logging_dir)", TensorboardMonitor::directory(c.tensorboard).string());
+    spdlog::info("TensorBoard: events in {} (the Trainer's logging_dir)",
+                 TensorboardMonitor::directory(c.tensorboard).string());
   else if (logging_dir != given.end())
     spdlog::warn("--logging_dir {}: nothing is written there without --report_to tensorboard (or a tensorboard block)",
                  logging_dir->value.value_or(""));
@@ -146,8 +147,9 @@ config::Config resolve(const TrainArgs& a, int world_size) {
   for (const std::string& note : config::trainer_argument_warnings(o.trainer_arguments)) spdlog::warn("{}", note);
   const std::string set_by_trainer_arguments = config::describe_trainer_arguments(o.trainer_arguments);
   if (!set_by_trainer_arguments.empty()) spdlog::info("Hugging Face Trainer arguments: {}", set_by_trainer_arguments);
-  config::Config c = a.config.empty() ? config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config")
-                                      : config::load_config(a.config, o);
+  config::Config c = a.config.empty()
+                         ? config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config")
+                         : config::load_config(a.config, o);
   note_tensorboard(c, o.trainer_arguments);
   return c;
 }
