@@ -93,6 +93,19 @@ std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep
   return removed;
 }
 
+std::vector<std::string> keep_only_checkpoint(const std::string& root, int64_t step) {
+  publish_latest(root, step_dir_name(step));  // first: `latest` never names a removed checkpoint
+  std::vector<std::string> removed;
+  for (const StepDir& d : list_checkpoints(root)) {
+    if (d.step == step) continue;
+    std::error_code ec;
+    fs::remove_all(d.path, ec);
+    if (ec) fail("{}: cannot remove a checkpoint other than the best: {}", d.path, ec.message());
+    removed.push_back(d.path);
+  }
+  return removed;
+}
+
 void remove_incomplete_saves(const std::string& root) {
   std::error_code ec;
   for (auto& entry : fs::directory_iterator(root, ec)) {

@@ -415,6 +415,7 @@ int Trainer::run() {
     }
   }
   if (!interrupted && !config_.training.save_final.empty()) save_final();
+  if (!interrupted && !OutputFailure::happened() && best_checkpoint_) checkpoints_->keep_only_best(*best_checkpoint_);
   SummaryRecord summary = totals_.summarize(comm_, interrupted, wall_s, peak_.flops);
   summary.samples = train_sampler_->has_samples();
   sinks_.summary(summary);

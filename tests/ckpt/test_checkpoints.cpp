@@ -537,3 +537,16 @@ TEST_CASE("keep_last keeps the newest and never the best, as the Trainer's save_
   // A best without a checkpoint protects nothing.
   CHECK(left_after_prune(5, 2, 7) == std::vector<int64_t>{4, 5});
 }
+
+TEST_CASE("keep_last 1 at the end of a run leaves the best alone, named by latest", "[ckpt][keep_last]") {
+  TempDir dir;
+  const std::string root = dir.path.string();
+  for (int step : {2, 5}) {
+    fs::create_directories(fs::path(root) / step_dir_name(step));
+    std::ofstream(fs::path(root) / step_dir_name(step) / std::string(kMetaFile)) << "{}";
+  }
+  publish_latest(root, step_dir_name(5));
+  CHECK(keep_only_checkpoint(root, 2) == std::vector<std::string>{(fs::path(root) / step_dir_name(5)).string()});
+  CHECK(list_checkpoints(root).size() == 1);
+  CHECK(slurp(root + "/latest") == step_dir_name(2) + "\n");
+}

@@ -110,7 +110,7 @@ TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and earl
   const int64_t patience = 4;
   const std::string out = dir + "/out";
   const std::string run = std::string(ZT_ZEROTRAIN) + " --data " + dir + "/train.bin --max_steps 80 " +
-                          "--learning_rate 3e-2 --eval_steps 2 --save_strategy best --save_total_limit 1 " +
+                          "--learning_rate 3e-2 --eval_steps 2 --save_strategy best --save_total_limit 2 " +
                           "--load_best_model_at_end --early_stopping_patience " + std::to_string(patience) +
                           " --logging_steps 1 --output_dir " + out;
   const int code = run_command(run, dir + "/run.log");
@@ -133,10 +133,10 @@ TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and earl
   CHECK(has(log, "; best eval_loss "));
   CHECK(has(log, " at step " + std::to_string(best) + "; checkpoint at "));
   // A line for each new best; a checkpoint at each, and at the end the best and the newest are left
-  // (save_total_limit 1 keeps the newest beside the best), each deletion logged.
+  // (the best takes the place of the newest but one), each deletion logged.
   CHECK(count_of(log, "info: new best: eval_loss ") == expected.new_bests.size());
   CHECK(checkpoint_steps(out + "/checkpoints") == std::set<int64_t>{best, stop});
-  CHECK(count_of(log, " deleted: training.keep_last 1 keeps the newest") == expected.new_bests.size() - 1);
+  CHECK(count_of(log, " deleted: training.keep_last 2 keeps the newest") == expected.new_bests.size() - 1);
   // The final model is the best checkpoint's: the same bytes as exporting it, not the last step's.
   CHECK(has(log, "load_best_model_at_end: the final model is the best checkpoint's"));
   char name[32];
@@ -153,8 +153,8 @@ TEST_CASE("save_strategy best, save_total_limit, load_best_model_at_end and earl
 
 TEST_CASE("a resumed run keeps the best of its evaluations before the resume, as the Trainer's state does",
           "[e2e][trainer][eval]") {
-  // A constant schedule: the same steps whatever the length, so that the second run continues the
-  // first's evaluations, whose best is before the end of the first.
+  // A constant schedule: the same steps whatever the length, so that the second run, resumed from
+  // the best (all save_total_limit 1 leaves), redoes the first's evaluations after it.
   const std::string dir = fresh_dir("trainer-eval-resume");
   write_token_file(dir + "/train.bin", 8192, 256);
   write_token_file(dir + "/train.val.bin", 1024, 256, 101);
@@ -168,6 +168,13 @@ TEST_CASE("a resumed run keeps the best of its evaluations before the resume, as
   REQUIRE(!before.new_bests.empty());
   const int64_t best = before.new_bests.back();
   REQUIRE(best < 32);
+  char name[32];
+  std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(best));
+  // save_total_limit 1 at the end of a run: the best alone, and `latest` names it.
+  CHECK(checkpoint_steps(out + "/checkpoints") == std::set<int64_t>{best});
+  CHECK(read_file(out + "/checkpoints/latest") == std::string(name) + "\n");
+  CHECK(has(read_file(dir + "/first.log"), "step_00000032 deleted: training.keep_last 1 keeps only the best (" +
+                                               std::string(name) + ") at the end of a run"));
 
   const int code = run_command(run + " --max_steps 36 --resume", dir + "/second.log");
   const std::string log = read_file(dir + "/second.log");
@@ -179,9 +186,7 @@ TEST_CASE("a resumed run keeps the best of its evaluations before the resume, as
   CHECK(has(log, " at step " + std::to_string(best) + " (from "));
   CHECK_FALSE(has(log, "info: new best:"));
   // Kept through the second run's saves, and the final model is still its weights.
-  CHECK(checkpoint_steps(out + "/checkpoints") == std::set<int64_t>{best, 36});
-  char name[32];
-  std::snprintf(name, sizeof name, "step_%08lld", static_cast<long long>(best));
+  CHECK(checkpoint_steps(out + "/checkpoints") == std::set<int64_t>{best});
   CHECK(has(log, "load_best_model_at_end: the final model is the best checkpoint's, " + out + "/checkpoints/" + name));
 }
 
