@@ -150,9 +150,9 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     const std::string asked_by = c.training.evaluation_asked_by();
     if (!asked_by.empty() && c.data.val.empty())
       diag.fail("training." + asked_by,
-                "asks for evaluation, and there is no validation data: data.val is not given, and no validation file "
-                "lies beside data.train (expected --set data.val=FILE, or a token file from zerotrain tokenize --val "
-                "N%, whose X.val.bin beside X.bin is read)");
+                "asks for evaluation, and there is no validation data: data.val is empty, and no X.val.bin lies "
+                "beside data.train X.bin (expected --set data.val=FILE, or a token file X.bin from zerotrain "
+                "tokenize --val N%, which writes X.val.bin beside it)");
   });
   const ValueSources sources(raw, *origins);
   AutoValues av = auto_values(c.training, c.model, options);

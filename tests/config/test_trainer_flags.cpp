@@ -139,9 +139,9 @@ TEST_CASE("--report_to tensorboard writes where the Trainer's logging_dir is: DI
 
 TEST_CASE("evaluation asked for without validation data is an error naming the fix") {
   const std::string expected_fix =
-      "asks for evaluation, and there is no validation data: data.val is not given, and no validation file lies "
-      "beside data.train (expected --set data.val=FILE, or a token file from zerotrain tokenize --val N%, whose "
-      "X.val.bin beside X.bin is read)";
+      "asks for evaluation, and there is no validation data: data.val is empty, and no X.val.bin lies beside "
+      "data.train X.bin (expected --set data.val=FILE, or a token file X.bin from zerotrain tokenize --val N%, which "
+      "writes X.val.bin beside it)";
   const json synthetic = with({{"data", {{"format", "synthetic"}}}});
   CHECK(error_of(synthetic, trainer({{"eval_steps", "10"}})) ==
         "--eval_steps 10: training.eval_strategy: " + expected_fix);

@@ -84,7 +84,8 @@ TEST_CASE("the validation file beside the training data is evaluated; asked-for 
   CHECK(code == 2);
   CHECK(has(log, "error: --eval_steps 2: training.eval_strategy: asks for evaluation, and there is no validation "
                  "data"));
-  CHECK(has(log, "zerotrain tokenize --val N%, whose X.val.bin beside X.bin is read"));
+  CHECK(has(log, "(expected --set data.val=FILE, or a token file X.bin from zerotrain tokenize --val N%, which writes "
+                 "X.val.bin beside it)"));
   CHECK_FALSE(fs::exists(dir + "/out"));
 
   // tokenize --val's file beside it: evaluated, and the start says where it came from.
