@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "config/local_rank_argument.hpp"
 #include "core/directories.hpp"
 #include "core/error.hpp"
+#include "metrics/tensorboard_monitor.hpp"
 #include "subcommand.hpp"
 #include "trainer_options.hpp"
 #include "train/output_locks.hpp"
@@ -54,8 +56,10 @@ During set-up (before the first step) a stop signal ends the process at once wit
 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1).
 
 The Hugging Face Trainer's arguments (--learning_rate, --num_train_epochs, --per_device_train_batch_size,
---output_dir, --bf16, ...) set the config keys they stand for, as --set does; others it takes that change
-nothing here (--do_train, --report_to, --run_name, ...) are accepted with a warning saying why.
+--output_dir, --bf16, --report_to tensorboard, --load_best_model_at_end, ...) and TRL's and LLaMA-Factory's
+LoRA flags (--use_peft, --lora_r, --lora_rank, --lora_target, --packing, --max_length, --cutoff_len, ...) set
+the config keys they stand for, as --set does; others the Trainer takes that change nothing here (--do_train,
+--run_name, ...) are accepted with a warning saying why.
 
 Every config key with its default: docs/config.md; data formats: docs/data.md; the metrics file and
 the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launching.md.
@@ -115,6 +119,20 @@ void check_local_rank(const TrainArgs& a) {
   if (*a.local_rank_opt) spdlog::info("{}", config::check_local_rank_argument(a.local_rank));
 }
 
+// Where TensorBoard's events go, as the Trainer's --report_to tensorboard and --logging_dir ask.
+void note_tensorboard(const config::Config& c, const std::vector<config::TrainerArgumentValue>& given) {
+  auto given_as = [&](const char* name) {
+    return std::find_if(given.begin(), given.end(), [&](const auto& g) { return g.name == name; });
+  };
+  const auto logging_dir = given_as("logging_dir");
+  if (c.tensorboard.enabled && (given_as("report_to") != given.end() || logging_dir != given.end()))
+    spdlog::info("TensorBoard: events in {} (the Trainer's logging_dir)",
+                 TensorboardMonitor::directory(c.tensorboard).string());
+  else if (logging_dir != given.end())
+    spdlog::warn("--logging_dir {}: nothing is written there without --report_to tensorboard (or a tensorboard block)",
+                 logging_dir->value.value_or(""));
+}
+
 config::Config resolve(const TrainArgs& a, int world_size) {
   a.trainer->check_not_doubled();
   config::ResolveOptions o;
@@ -131,10 +149,14 @@ config::Config resolve(const TrainArgs& a, int world_size) {
   if (*a.steps_opt) o.steps = a.steps;
   o.trainer_arguments = a.trainer->mapped();
   for (const std::string& note : a.trainer->ignored_notes()) spdlog::warn("{}", note);
+  for (const std::string& note : config::trainer_argument_warnings(o.trainer_arguments)) spdlog::warn("{}", note);
   const std::string set_by_trainer_arguments = config::describe_trainer_arguments(o.trainer_arguments);
   if (!set_by_trainer_arguments.empty()) spdlog::info("Hugging Face Trainer arguments: {}", set_by_trainer_arguments);
-  if (a.config.empty()) return config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config");
-  return config::load_config(a.config, o);
+  config::Config c = a.config.empty()
+                         ? config::resolve_config(nlohmann::json::parse(kDefaultConfig), o, "default config")
+                         : config::load_config(a.config, o);
+  note_tensorboard(c, o.trainer_arguments);
+  return c;
 }
 
 int print_config(const TrainArgs& a, int argc, char** argv) {

@@ -8,6 +8,15 @@ namespace {
 
 const char* const kGroup = "Hugging Face Trainer arguments";
 
+const char* group_of(config::ArgumentFamily family) {
+  switch (family) {
+    case config::ArgumentFamily::Trl: return "TRL's arguments (LoRA and SFT)";
+    case config::ArgumentFamily::LlamaFactory: return "LLaMA-Factory's arguments";
+    case config::ArgumentFamily::Trainer: break;
+  }
+  return kGroup;
+}
+
 }  // namespace
 
 std::string trainer_option_names(const std::string& name) {
@@ -23,8 +32,10 @@ TrainerOptions::TrainerOptions(CLI::App& app, CLI::Option* steps, CLI::Option* m
     std::string names = trainer_option_names(a.name);
     if (*a.short_name) names += ",--" + std::string(a.short_name);
     auto value = std::make_shared<std::string>();
-    CLI::Option* o = app.add_option(names, *value, a.help)->group(kGroup);
-    if (a.value != config::TrainerValue::Value) o->expected(0, 1);
+    CLI::Option* o = app.add_option(names, *value, a.help)->group(group_of(a.family));
+    if (a.value == config::TrainerValue::Switch || a.value == config::TrainerValue::OptionalPath) o->expected(0, 1);
+    if (a.value == config::TrainerValue::List)
+      o->expected(1, CLI::detail::expected_max_vector_size)->allow_extra_args()->join(',');
     o->type_name(a.value == config::TrainerValue::Switch         ? "[BOOL]"
                  : a.value == config::TrainerValue::OptionalPath ? "[PATH]"
                                                                  : "VALUE");

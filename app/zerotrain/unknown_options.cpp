@@ -34,6 +34,21 @@ std::optional<std::string> from_hints(const std::string& word, const std::vector
   return std::nullopt;
 }
 
+// The first word of a name: lora of lora_rank.
+std::string first_word(const std::string& name) {
+  const std::string n = normal(name);
+  return n.substr(0, n.find('_'));
+}
+
+// The candidate config::closest_match finds for `word`, compared lower-case with '-' as '_'.
+std::optional<std::string> closest(const std::string& word, const std::vector<std::string>& candidates) {
+  std::vector<std::string> normals;
+  for (const auto& c : candidates) normals.push_back(normal(c));
+  auto near = config::closest_match(normal(word), normals);
+  if (!near) return std::nullopt;
+  return candidates[size_t(std::find(normals.begin(), normals.end(), *near) - normals.begin())];
+}
+
 // The chosen subcommand's parser, or `app` itself.
 const CLI::App& parsed_command(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands())
@@ -55,10 +70,14 @@ std::optional<std::string> suggest_option(const std::string& word, const std::ve
   const std::string bare = without_separators(word);
   for (const auto& c : candidates)
     if (without_separators(c) == bare) return c;
-  std::vector<std::string> normals;
-  for (const auto& c : candidates) normals.push_back(normal(c));
-  if (auto near = config::closest_match(normal(word), normals))
-    return candidates[size_t(std::find(normals.begin(), normals.end(), *near) - normals.begin())];
+  // A near miss within a family of names (lora_rnk: the lora_ options) is one of that family
+  // before it is a name of another that happens to be as near (local_rank).
+  const std::string family = first_word(word);
+  std::vector<std::string> kin;
+  for (const auto& c : candidates)
+    if (family.size() >= 3 && first_word(c) == family && c.size() > family.size()) kin.push_back(c);
+  if (auto near = closest(word, kin)) return near;
+  if (auto near = closest(word, candidates)) return near;
   // Cut short, as argparse (the Trainer's parser) would take a unique prefix.
   std::optional<std::string> longest_prefix;
   for (const auto& c : candidates)

@@ -70,11 +70,17 @@ std::vector<StepDir> list_checkpoints(const std::string& root) {
   return found;
 }
 
-std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep) {
+std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep, std::optional<int64_t> best_step) {
   std::vector<std::string> removed;
   if (keep <= 0) return removed;
   const std::optional<std::string> latest = latest_checkpoint(root);
   std::vector<StepDir> all = list_checkpoints(root);
+  if (int64_t(all.size()) <= keep) return removed;
+  auto best = std::find_if(all.begin(), all.end(), [&](const StepDir& d) { return best_step && d.step == *best_step; });
+  if (best != all.end()) {
+    if (keep == 1 && best + 1 != all.end()) keep = 2;  // the newest stays, to resume from
+    for (; best + 2 < all.end(); ++best) std::iter_swap(best, best + 1);  // to the newest but one
+  }
   if (int64_t(all.size()) <= keep) return removed;
   all.resize(all.size() - size_t(keep));  // the oldest ones
   for (auto& old : all) {
@@ -83,6 +89,19 @@ std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep
     fs::remove_all(old.path, ec);
     if (ec) fail("{}: cannot remove an old checkpoint (training.keep_last {}): {}", old.path, keep, ec.message());
     removed.push_back(old.path);
+  }
+  return removed;
+}
+
+std::vector<std::string> keep_only_checkpoint(const std::string& root, int64_t step) {
+  publish_latest(root, step_dir_name(step));  // first: `latest` never names a removed checkpoint
+  std::vector<std::string> removed;
+  for (const StepDir& d : list_checkpoints(root)) {
+    if (d.step == step) continue;
+    std::error_code ec;
+    fs::remove_all(d.path, ec);
+    if (ec) fail("{}: cannot remove a checkpoint other than the best: {}", d.path, ec.message());
+    removed.push_back(d.path);
   }
   return removed;
 }

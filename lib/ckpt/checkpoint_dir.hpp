@@ -27,9 +27,14 @@ struct StepDir {
 };
 // The complete step directories under root, by step.
 std::vector<StepDir> list_checkpoints(const std::string& root);
-// Removes all but the newest `keep` (0: keeps all), never the one `latest` names. Returns what
-// it removed.
-std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep);
+// Removes all but the newest `keep` (0: keeps all), never the one `latest` names, and never the
+// best one (`best_step`) as the Hugging Face Trainer's save_total_limit: the best takes the place
+// of the newest but one, and with keep 1 the newest stays beside it. Returns what it removed.
+std::vector<std::string> prune_checkpoints(const std::string& root, int64_t keep,
+                                           std::optional<int64_t> best_step = std::nullopt);
+// Keeps only the checkpoint of `step`, which `latest` then names (the Trainer's save_total_limit 1 at
+// the end of a run: the best alone). Returns what it removed.
+std::vector<std::string> keep_only_checkpoint(const std::string& root, int64_t step);
 // Removes the leftovers of saves that did not complete (step_*.tmp, latest.tmp).
 void remove_incomplete_saves(const std::string& root);
 

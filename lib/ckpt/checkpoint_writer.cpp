@@ -173,7 +173,7 @@ void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& 
   publish_latest(root_, name);
   std::vector<std::string> removed;
   try {
-    removed = prune_checkpoints(root_, keep_last_);
+    removed = prune_checkpoints(root_, keep_last_, best_step_);
   } catch (const std::exception& e) {  // the new checkpoint is complete and named: training goes on
     spdlog::warn("{}", e.what());
   }
@@ -182,6 +182,9 @@ void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& 
                final_dir, all.size(), all.size() == 1 ? "" : "s", double(bytes) / 1e6, seconds,
                seconds > 0 ? double(bytes) / 1e9 / seconds : 0.0, job.copy_seconds,
                removed.empty() ? "" : fmt::format("; removed {} older (training.keep_last {})", removed.size(), keep_last_));
+  for (const std::string& old : removed)
+    spdlog::info("checkpoint {} deleted: training.keep_last {} keeps the newest{}", old, keep_last_,
+                 best_step_ ? fmt::format(" and the best ({})", step_dir_name(*best_step_)) : "");
 }
 
 }  // namespace zt

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -51,6 +52,8 @@ public:
   // Waits for the save in flight, if any, and completes it (collective).
   void finish() { advance(true); }
 
+  // The best checkpoint's step: keep_last never removes it.
+  void keep_best(int64_t step) { best_step_ = step; }
   bool in_flight() const { return job_ != nullptr; }
   int64_t last_complete_step() const { return last_complete_; }  // -1 before the first
 
@@ -69,6 +72,7 @@ private:
   Buffer<float> staging_;  // master, m, v of shard_, one after the other
   std::unique_ptr<Job> job_;
   int64_t last_complete_ = -1;
+  std::optional<int64_t> best_step_;
 };
 
 }  // namespace zt

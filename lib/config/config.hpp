@@ -167,13 +167,24 @@ struct TrainingConfig {
   int64_t logging_steps = 10;   // a step line every N steps (and the first and the last); 0: only those
   bool gradient_checkpointing = false;  // recompute each block in backward
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
+  // auto: evaluate when there is validation data; steps: evaluation asked for (validation data
+  // required); no: never
+  std::string eval_strategy = "auto";
   int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
   int64_t sample_tokens = 64;   // tokens of a sample
   std::string sample_prompt;    // the text a sample continues; "": the start of a document
   std::string sample_tokenizer;  // the tokenizer of the data; "": bytes (a vocabulary of 256)
   int64_t save_interval = 0;  // 0: no periodic checkpoints
-  int64_t keep_last = 0;      // 0: keep all
+  int64_t keep_last = 0;      // 0: keep all (the best checkpoint is always kept)
+  // The Hugging Face Trainer's choices of what to keep (docs/config.md): steps (every
+  // save_interval), best (at each new best of metric_for_best_model), no (only the last step's).
+  std::string save_strategy = "steps";
+  std::string metric_for_best_model;  // eval_loss when anything asks for the best; "" otherwise
+  bool greater_is_better = false;
+  bool load_best_model_at_end = false;  // save_final writes the best checkpoint's model
+  int64_t early_stopping_patience = 0;  // evaluations without improvement that end the run; 0: never
+  double early_stopping_threshold = 0.0;  // the improvement that counts: more than this
   std::string checkpoint_dir;
   std::string resume = "none";  // latest | auto | a step directory | none
   // A Hugging Face model directory, a safetensors file or a checkpoint, or "random"; resolved from
@@ -195,6 +206,10 @@ struct TrainingConfig {
   // The warmup in steps, as the Hugging Face Trainer counts it: warmup_steps, else
   // ceil(steps * warmup_ratio).
   int64_t warmup_step_count() const;
+  bool tracks_best() const { return !metric_for_best_model.empty(); }
+  // Evaluation was asked for (eval_strategy steps, save_strategy best, load_best_model_at_end,
+  // early stopping): without validation data the run refuses to start. The key that asked, or "".
+  std::string evaluation_asked_by() const;
 };
 
 // LoRA adapters (docs/models.md), with PEFT's LoraConfig keys.

@@ -2,6 +2,8 @@
 // of another tokenizer than the model's gets, and how samples of record data fill rows.
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "config/blocks.hpp"
 #include "config/config_search.hpp"
 #include "core/error.hpp"
@@ -53,6 +55,9 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   const bool train_given = b.present("train");
   d.train = read_files(b, "train");
   d.val = read_files(b, "val");
+  // Without data.val: the validation file `zerotrain tokenize --val` wrote beside the training data.
+  if (train_given && !b.present("val") && d.train.size() == 1 && std::filesystem::is_regular_file(val_file_of(d.train[0])))
+    d.val = {val_file_of(d.train[0])};
   if (!train_given) {
     if (d.format == "llmc" || d.format == "uint16")
       b.fail("train", fmt::format("missing (expected a token file for format {})", d.format));

@@ -3,6 +3,7 @@
 // on training keys that their DeepSpeed keys overrule; every error found on the way, reported together.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -23,6 +24,13 @@
 namespace zt::config {
 
 namespace {
+
+// The dotted `key` ("lora.r") has a value in `raw`.
+bool has_key(const nlohmann::json& raw, const std::string& key) {
+  std::string pointer = "/" + key;
+  std::replace(pointer.begin(), pointer.end(), '.', '/');
+  return raw.contains(nlohmann::json::json_pointer(pointer));
+}
 
 // --model, --data, --steps and the Hugging Face Trainer's arguments (--learning_rate, ...) become
 // the keys they stand for; --set is applied after them, in order.
@@ -47,9 +55,11 @@ nlohmann::ordered_json apply_command_line(nlohmann::json& raw, const ResolveOpti
     block("training")["steps"] = *o.steps;
     origins.set("training.steps", fmt::format("--steps {}", *o.steps));
   }
-  for (const auto& argument : o.trainer_arguments)
-    for (const CommandLineSetting& s : trainer_argument_settings(argument))
-      set_value(raw, s.key, s.value, s.origin, &origins);
+  const auto settings = command_line_settings(o.trainer_arguments, raw.contains("lora"));
+  for (const CommandLineSetting& s : settings)
+    if (!s.unless_given) set_value(raw, s.key, s.value, s.origin, &origins);
+  for (const CommandLineSetting& s : settings)
+    if (s.unless_given && !has_key(raw, s.key)) set_value(raw, s.key, s.value, s.origin, &origins);
   for (const auto& assignment : o.overrides) apply_override(raw, assignment, &origins);
   // model.path: config.json gives the keys that neither the config nor the command line set.
   return raw.contains("model") ? expand_model_path(raw["model"], &origins) : nullptr;
@@ -134,6 +144,15 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     } catch (const TrainedPartsError& e) {
       diag.fail(e.key, e.reason);
     }
+  });
+  // Evaluation asked for needs something to evaluate.
+  readers.run("evaluation", {"training", "data"}, [&] {
+    const std::string asked_by = c.training.evaluation_asked_by();
+    if (!asked_by.empty() && c.data.val.empty())
+      diag.fail("training." + asked_by,
+                "asks for evaluation, and there is no validation data: data.val is empty, and no X.val.bin lies "
+                "beside data.train X.bin (expected --set data.val=FILE, or a token file X.bin from zerotrain "
+                "tokenize --val N%, which writes X.val.bin beside it)");
   });
   const ValueSources sources(raw, *origins);
   AutoValues av = auto_values(c.training, c.model, options);

@@ -40,8 +40,10 @@ void check_warmup(const Config& c, const ValueSources& s, const Diagnostics& dia
   const bool steps_given = s.given("training.warmup_steps");
   if (!steps_given && !(s.given("training.warmup_ratio") && c.training.warmup_ratio > 0)) return;
   const std::string shorthand = steps_given ? "training.warmup_steps" : "training.warmup_ratio";
-  const std::string value = shorthand == "training.warmup_steps" ? std::to_string(c.training.warmup_steps)
-                                                                  : fmt::format("{:g}", c.training.warmup_ratio);
+  const bool steps_as_ratio = c.training.warmup_steps == 0 && c.training.warmup_ratio > 0;  // warmup_steps 0.1
+  const std::string value = shorthand == "training.warmup_steps" && !steps_as_ratio
+                                ? std::to_string(c.training.warmup_steps)
+                                : fmt::format("{:g}", c.training.warmup_ratio);
   const int64_t wanted = c.training.warmup_step_count();
   const auto& sc = c.scheduler;
   if (is_trainer_schedule(sc.type)) return;  // the schedule of no scheduler block takes it

@@ -43,6 +43,12 @@ std::vector<std::string> expand_data_files(const std::vector<std::string>& entri
   return files;
 }
 
+std::string val_file_of(const std::string& token_file) {
+  if (token_file.size() > 4 && token_file.compare(token_file.size() - 4, 4, ".bin") == 0)
+    return token_file.substr(0, token_file.size() - 4) + ".val.bin";
+  return token_file + ".val";
+}
+
 int64_t count_tokens(const std::string& source, TokenFormat format, std::string_view tokenizer) {
   if (format == TokenFormat::Auto) format = detect_token_format(source, tokenizer);
   if (format == TokenFormat::Synthetic) return parse_synthetic_spec(source).tokens;

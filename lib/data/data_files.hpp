@@ -13,6 +13,10 @@ namespace zt {
 // in order); a pattern that matches nothing is an error naming it. Other entries stay as given.
 std::vector<std::string> expand_data_files(const std::vector<std::string>& entries);
 
+// The validation file of a token file: OUT.val.bin beside OUT.bin (OUT.val beside another name), as
+// `zerotrain tokenize --val` writes it and the data block finds it when data.val is not given.
+std::string val_file_of(const std::string& token_file);
+
 // The number of tokens of one source, from its size or header alone (the tokens are not read).
 // Errors name the file, as opening it would (`tokenizer` as for detect_token_format).
 int64_t count_tokens(const std::string& source, TokenFormat format, std::string_view tokenizer = {});

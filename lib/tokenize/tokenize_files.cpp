@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "data/data_files.hpp"
 #include "data/index_permutation.hpp"
 #include "data/llmc_format.hpp"
 #include "data/token_file_writer.hpp"
@@ -30,12 +31,6 @@ double parse_val_percent(const std::string& val) {
   if (end == val.c_str() || std::string(end) != "%" || !(p > 0 && p < 100))
     fail("--val {}: expected a percentage of the documents above 0 and below 100, such as 5%", val);
   return p;
-}
-
-std::string val_path_of(const std::string& output) {
-  if (output.size() > 4 && output.compare(output.size() - 4, 4, ".bin") == 0)
-    return output.substr(0, output.size() - 4) + ".val.bin";
-  return output + ".val";
 }
 
 // OUT.bin, its mask, index and record, then the validation file's when there is one.
@@ -285,7 +280,7 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   const auto start = Clock::now();
   if (o.inputs.empty()) fail("tokenize: no input files");
   const double val_percent = parse_val_percent(o.val);
-  const std::string val_path = val_percent > 0 ? val_path_of(o.output) : "";
+  const std::string val_path = val_percent > 0 ? val_file_of(o.output) : "";
   check_outputs(o, output_paths(o.output, val_path));
 
   TokenizeSummary summary;

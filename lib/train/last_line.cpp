@@ -17,17 +17,21 @@ std::string last_line(const RunEnding& e) {
   else if (e.interrupted)
     what = fmt::format("stopped at step {} of {}: interrupted by {}", e.step, e.steps,
                        e.stop_signal.empty() ? "a stop signal to another rank" : e.stop_signal);
+  else if (!e.early_stop.empty())
+    what = fmt::format("stopped early at step {} of {}: {}", e.step, e.steps, e.early_stop);
   else
     what = fmt::format("finished at step {} of {}", e.step, e.steps);
+  if (!e.best.empty()) what += "; best " + e.best;
+  const bool cut_short = e.step < e.steps && e.early_stop.empty();
   std::string saved;
   if (!e.checkpoint.empty())
     saved = "; checkpoint at " + e.checkpoint;
   else if (e.checkpoints)
     saved = "; no checkpoint saved";
-  else if (e.step < e.steps)
+  else if (cut_short)
     saved = "; no checkpoint (training.checkpoint_dir is not set)";
   std::string next;
-  if (e.step < e.steps) {
+  if (cut_short) {
     if (e.checkpoint.empty())
       next = "; a rerun starts again from step 1";
     else if (e.resume == "auto" || e.resume == "latest")
@@ -38,7 +42,8 @@ std::string last_line(const RunEnding& e) {
   return fmt::format("{}{}{} (exit status {})", what, saved, next, e.exit_code);
 }
 
-void log_last_line(const config::Config& config, int64_t step, bool interrupted, int exit_code) {
+void log_last_line(const config::Config& config, int64_t step, bool interrupted, int exit_code,
+                   const std::string& early_stop, const std::string& best) {
   RunEnding e;
   e.step = step;
   e.steps = config.training.steps;
@@ -54,6 +59,8 @@ void log_last_line(const config::Config& config, int64_t step, bool interrupted,
     }
   }
   e.resume = config.training.resume;
+  e.early_stop = early_stop;
+  e.best = best;
   e.exit_code = exit_code;
   const std::string line = last_line(e);
   if (exit_code == 0)

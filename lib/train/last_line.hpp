@@ -19,6 +19,8 @@ struct RunEnding {
   std::string checkpoint;       // the step directory `latest` names after the run, "" when none
   bool checkpoints = false;     // training.checkpoint_dir is set
   std::string resume;           // training.resume
+  std::string early_stop;       // why early stopping ended the run, "" when it did not
+  std::string best;             // the best evaluation ("eval_loss 2.3 at step 20"), "" when none is kept
   int exit_code = 0;
 };
 
@@ -26,6 +28,7 @@ std::string last_line(const RunEnding& end);
 
 // Logs last_line for this process's run: reads the stop signal, the output failure and the
 // checkpoint directory's `latest`. Call on rank 0 once the last checkpoint is complete.
-void log_last_line(const config::Config& config, int64_t step, bool interrupted, int exit_code);
+void log_last_line(const config::Config& config, int64_t step, bool interrupted, int exit_code,
+                   const std::string& early_stop = "", const std::string& best = "");
 
 }  // namespace zt

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
 #include "ckpt/checkpoint_dir.hpp"
+#include "core/printable.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "optim/lr_schedule.hpp"
 
@@ -30,6 +33,7 @@ RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm,
     : config_(config), engine_(engine), model_(model), sampler_(sampler), data_tokenizer_(std::move(data_tokenizer)) {
   const std::string& root = config.training.checkpoint_dir;
   if (root.empty()) return;
+  rank_ = comm.rank();
   const Range mine = checkpoint_pieces(engine.train_partition())[size_t(comm.rank())];
   writer_ = std::make_unique<CheckpointWriter>(root, config.training.keep_last, comm.control(), device, mine);
   // Resumed from a checkpoint of this directory: that step is saved already.
@@ -40,11 +44,29 @@ RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm,
 
 RunCheckpoints::~RunCheckpoints() = default;
 
-void RunCheckpoints::after_step(int64_t step) {
-  if (!writer_) return;
+bool RunCheckpoints::after_step(int64_t step, bool new_best) {
+  if (!writer_) return false;
   writer_->poll();
-  const int64_t every = config_.training.save_interval;
-  if (every > 0 && step % every == 0) save(step);
+  const config::TrainingConfig& t = config_.training;
+  const bool due = t.save_strategy == "best" ? new_best
+                                             : t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0;
+  if (due) save(step);
+  return due;
+}
+
+void RunCheckpoints::keep_only_best(int64_t best_step) {
+  if (!writer_ || config_.training.keep_last != 1 || rank_ != 0) return;
+  try {
+    for (const std::string& old : keep_only_checkpoint(config_.training.checkpoint_dir, best_step))
+      spdlog::info("checkpoint {} deleted: training.keep_last 1 keeps only the best ({}) at the end of a run",
+                   printable(old), step_dir_name(best_step));
+  } catch (const std::exception& e) {  // the best is complete and named: the run's outputs stand
+    spdlog::warn("{}", e.what());
+  }
+}
+
+void RunCheckpoints::keep_best(int64_t step) {
+  if (writer_) writer_->keep_best(step);
 }
 
 void RunCheckpoints::finish(int64_t step) {

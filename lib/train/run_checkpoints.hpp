@@ -33,11 +33,18 @@ public:
   static size_t staging_bytes(const config::Config& config, const Partition& partition);
   ~RunCheckpoints();
 
-  // After training step `step` (collective): starts a save every save_interval steps, and
-  // completes the save in flight once every rank has written its file.
-  void after_step(int64_t step);
+  // After training step `step` (collective): starts a save every save_interval steps
+  // (training.save_strategy steps), or when `new_best` (save_strategy best), and completes the
+  // save in flight once every rank has written its file.
+  // Returns whether a save of `step` started.
+  bool after_step(int64_t step, bool new_best = false);
+  // The best checkpoint's step, which keep_last never removes.
+  void keep_best(int64_t step);
   // At the end of the run (collective): the checkpoint of `step`, complete and named by `latest`.
   void finish(int64_t step);
+  // After finish, at the end of a run that finished (rank 0): with keep_last 1, only the best
+  // checkpoint is left, and `latest` names it, as the Trainer's save_total_limit 1 leaves it.
+  void keep_only_best(int64_t best_step);
   bool enabled() const { return writer_ != nullptr; }
 
 private:
@@ -50,6 +57,7 @@ private:
   const DataSampler& sampler_;
   std::optional<TokenizerIdentity> data_tokenizer_;
   std::unique_ptr<CheckpointWriter> writer_;
+  int rank_ = 0;
   int64_t last_saved_ = -1;  // the step of the last save started, or found in checkpoint_dir
 };
 

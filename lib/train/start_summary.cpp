@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "config/provenance.hpp"
+#include "data/data_files.hpp"
 #include "optim/trainer_schedules.hpp"
 
 namespace zt {
@@ -46,6 +47,11 @@ void log_data(const config::Config& c, const TokenDataset& train, const DataSamp
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
                             const TokenDataset* val) {
   log_data(c, train, sampler, val);
+  const auto& d = c.data;
+  if (val && d.train.size() == 1 && d.val == std::vector<std::string>{val_file_of(d.train[0])})
+    spdlog::info("data.val: {}, the validation file beside data.train (zerotrain tokenize --val writes it; "
+                 "--set data.val= evaluates nothing)",
+                 d.val[0]);
   const auto& o = c.optimizer;
   const std::string clipping = c.gradient_clipping > 0 ? fmt::format("{:g}", c.gradient_clipping) : "off";
   spdlog::info("optimizer: {} lr {:g}, betas {:g}/{:g}, weight decay {:g}, clipping {}; lr schedule {}", o.type, o.lr,
@@ -87,6 +93,17 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
   if (c.training.eval_interval > 0 && !val)
     spdlog::info("no validation data (data.val is empty): training.eval_interval {} has nothing to evaluate",
                  c.training.eval_interval);
+  const config::TrainingConfig& t = c.training;
+  if (t.tracks_best())
+    spdlog::info("best model: by {} ({} is better){}{}{}{}", t.metric_for_best_model,
+                 t.greater_is_better ? "greater" : "lower",
+                 t.save_strategy == "best" ? "; a checkpoint at each new best (training.save_strategy best)" : "",
+                 t.keep_last > 0 ? fmt::format("; training.keep_last {} never removes the best", t.keep_last) : "",
+                 t.load_best_model_at_end ? "; the final model is the best checkpoint's (load_best_model_at_end)" : "",
+                 t.early_stopping_patience > 0
+                     ? fmt::format("; early stopping after {} evaluations without an improvement > {:g}",
+                                   t.early_stopping_patience, t.early_stopping_threshold)
+                     : "");
 }
 
 }  // namespace zt

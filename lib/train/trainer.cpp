@@ -4,10 +4,14 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <filesystem>
 
+#include "ckpt/checkpoint_format.hpp"
+#include "ckpt/checkpoint_reader.hpp"
 #include "comm/control_channel.hpp"
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/printable.hpp"
 #include "data/sampler.hpp"
 #include "inference/evaluation.hpp"
 #include "metrics/output_failure.hpp"
@@ -45,7 +49,7 @@ std::string error_of(F&& f) {
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
     : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
-      GA_(int(config.gradient_accumulation_steps)) {
+      GA_(int(config.gradient_accumulation_steps)), best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
@@ -110,6 +114,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   }));
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
+  if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
@@ -234,7 +239,9 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
 
 bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora.dropout > 0; }
 
-bool Trainer::evaluates() const { return val_sampler_ && config_.training.eval_interval > 0; }
+bool Trainer::evaluates() const {
+  return val_sampler_ && config_.training.eval_interval > 0 && config_.training.eval_strategy != "no";
+}
 
 // The mean over the targets that count in training.eval_batches micro-batches
 // (inference/evaluation.hpp).
@@ -291,6 +298,64 @@ void Trainer::save_final() {
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
+bool Trainer::judge_evaluation(int64_t step, double val_loss, bool ends_here, bool& new_best) {
+  const BestModel::Verdict v = best_.evaluated(step, val_loss);
+  new_best = v.new_best;
+  // The end saves the checkpoint of the step the run ends at.
+  const bool ends = ends_here || v.stop;
+  if (new_best && ends && checkpoints_->enabled()) {
+    best_checkpoint_ = step;
+    checkpoints_->keep_best(step);
+  }
+  const config::TrainingConfig& t = config_.training;
+  const bool saved = checkpoints_->enabled() &&
+                     (ends || t.save_strategy == "best" ||
+                      (t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0));
+  if (comm_.rank() == 0 && new_best)
+    spdlog::info("new best: {}{}", best_.describe_best(),
+                 saved ? "; its checkpoint is kept" : checkpoints_->enabled() ? " (no checkpoint at this step)" : "");
+  return v.stop;
+}
+
+void Trainer::restore_best() {
+  const config::TrainingConfig& t = config_.training;
+  double best[3] = {-1, 0, 0};  // step, metric, whether its checkpoint is there
+  if (comm_.rank() == 0 && !t.metrics.empty()) {
+    BestModel restored(t);
+    for (const auto& [step, metric] : recorded_evaluations(t.metrics, start_step_)) restored.restore(step, metric);
+    if (const auto step = restored.best_step()) {
+      std::error_code ec;
+      best[0] = double(*step);
+      best[1] = restored.best_metric();
+      best[2] = !t.checkpoint_dir.empty() &&
+                std::filesystem::is_directory(std::filesystem::path(t.checkpoint_dir) / step_dir_name(*step), ec);
+    }
+  }
+  comm_.control().broadcast(best, sizeof best, 0);  // every rank judges the evaluations to come alike
+  if (best[0] < 0) return;
+  const int64_t step = int64_t(best[0]);
+  best_.restore(step, best[1]);
+  if (best[2] != 0) {
+    best_checkpoint_ = step;
+    checkpoints_->keep_best(step);
+  }
+  if (comm_.rank() == 0)
+    spdlog::info("best so far: {} (from {}){}", best_.describe_best(), printable(t.metrics),
+                 best[2] != 0 ? "; its checkpoint is kept" : "");
+}
+
+void Trainer::load_best_checkpoint(int64_t step) {
+  const std::string dir = (std::filesystem::path(config_.training.checkpoint_dir) / step_dir_name(step)).string();
+  agree_on_setup(error_of([&] {
+    const CheckpointReader best(dir);
+    load_state(best, *engine_, /*weights_only=*/true, comm_.rank(), comm_.world_size());
+  }));
+  engine_->publish_written_state();
+  if (comm_.rank() == 0)
+    spdlog::info("load_best_model_at_end: the final model is the best checkpoint's, {} ({})", printable(dir),
+                 best_.describe_best());
+}
+
 int Trainer::run() {
   const int64_t steps = config_.training.steps;
   const bool rank0 = comm_.rank() == 0;
@@ -305,6 +370,7 @@ int Trainer::run() {
   auto t_start = SteadyClock::now();
   int64_t done = start_step_;
   bool interrupted = false;
+  std::string early_stop;  // why early stopping ended the run, "" when it did not
   for (int64_t step = start_step_ + 1; step <= steps; ++step) {
     CommStats before = comm_.stats();
     auto t0 = SteadyClock::now();
@@ -322,10 +388,12 @@ int Trainer::run() {
     totals_.add_step(rec);
     sinks_.step(rec);
 
+    bool new_best = false, stopped_early = false;
     if (evaluates() && (step % config_.training.eval_interval == 0 || last)) {
       const double val_loss = evaluate();
       totals_.add_eval(val_loss);
       sinks_.eval(step, val_loss);
+      stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best) && !last;
     }
     if (sample_->due(step, steps)) {
       const auto sample = sample_->generate(*model_, *engine_, step, [&] { engine_->begin_micro_batch(); });
@@ -340,17 +408,36 @@ int Trainer::run() {
       if (rank0) log_interrupted(step, out.stop_requests, comm_.world_size());
       break;
     }
-    checkpoints_->after_step(step);
+    if (checkpoints_->after_step(step, new_best) && new_best) {
+      best_checkpoint_ = step;
+      checkpoints_->keep_best(step);
+    }
+    if (stopped_early) {
+      early_stop = best_.early_stop_reason();
+      if (rank0) spdlog::info("early stopping at step {}: {}", step, early_stop);
+      break;
+    }
   }
 
   const double wall_s = seconds_since(t_start);
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
+  if (!interrupted && config_.training.load_best_model_at_end) {
+    if (!best_checkpoint_) {
+      if (rank0) spdlog::warn("load_best_model_at_end: no checkpoint holds a best evaluation; the final model is step {}'s",
+                              done);
+    } else if (*best_checkpoint_ != done) {
+      load_best_checkpoint(*best_checkpoint_);
+    } else if (rank0) {
+      spdlog::info("load_best_model_at_end: the last step is the best ({})", best_.describe_best());
+    }
+  }
   if (!interrupted && !config_.training.save_final.empty()) save_final();
+  if (!interrupted && !OutputFailure::happened() && best_checkpoint_) checkpoints_->keep_only_best(*best_checkpoint_);
   SummaryRecord summary = totals_.summarize(comm_, interrupted, wall_s, peak_.flops);
   summary.samples = train_sampler_->has_samples();
   sinks_.summary(summary);
   const int exit_code = OutputFailure::happened() ? kExitOutputFailed : interrupted ? kExitInterrupted : 0;
-  if (rank0) log_last_line(config_, done, interrupted, exit_code);
+  if (rank0) log_last_line(config_, done, interrupted, exit_code, early_stop, best_.describe_best());
   return exit_code;
 }
 

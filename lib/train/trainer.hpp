@@ -4,6 +4,7 @@
 // its metrics sinks (train/run_sinks.hpp).
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "comm/communicator.hpp"
@@ -20,6 +21,7 @@
 #include "train/micro_batch_graphs.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "inference/initial_weights.hpp"
+#include "train/best_model.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
 #include "zero/engine.hpp"
@@ -72,6 +74,14 @@ private:
   SetupRecord setup_record();
   StepRecord step_record(int64_t step, const TrainStepResult& out, double seconds, const CommStats& comm) const;
   void save_final();
+  // load_best_model_at_end: the best checkpoint's weights become the parameters (collective).
+  void load_best_checkpoint(int64_t step);
+  // A resumed run's best so far, from its metrics file (rank 0 reads it; collective).
+  void restore_best();
+  // After the evaluation of `step`: the best so far and early stopping (train/best_model.hpp).
+  // ends_here: the run ends at this step, whose checkpoint the end saves. Returns whether early
+  // stopping ends the run.
+  bool judge_evaluation(int64_t step, double val_loss, bool ends_here, bool& new_best);
   bool lora_dropout() const;  // adapters with dropout train this run
 
   const config::Config& config_;
@@ -87,6 +97,8 @@ private:
   std::unique_ptr<InitialWeights> initial_;       // where the parameters start (frozen ones stay there)
   int64_t start_step_ = 0;
   std::unique_ptr<RunCheckpoints> checkpoints_;  // training.checkpoint_dir
+  BestModel best_;                                // training.metric_for_best_model, early stopping
+  std::optional<int64_t> best_checkpoint_;        // the step of the best checkpoint saved
   std::unique_ptr<TrainingSample> sample_;         // training.sample_every
   std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
   std::vector<RowSegments> segments_;              // per micro-batch, when the data has samples

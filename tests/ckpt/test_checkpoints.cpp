@@ -504,3 +504,49 @@ TEST_CASE("a layout with frozen tensors: meta.json marks them, the shards hold t
   CHECK_THROWS_WITH(meta_from_json(nlohmann::json::parse(meta_file_text(meta)), "meta.json"),
                     Catch::Contains("the layout's trainable tensors hold " + std::to_string(T) + " elements"));
 }
+
+namespace {
+
+// Step directories 1..n under a fresh root (a meta.json each), `latest` naming the newest; what
+// prune_checkpoints(keep, best) leaves.
+std::vector<int64_t> left_after_prune(int n, int64_t keep, std::optional<int64_t> best) {
+  TempDir dir;
+  const std::string root = dir.path.string();
+  for (int step = 1; step <= n; ++step) {
+    fs::create_directories(fs::path(root) / step_dir_name(step));
+    std::ofstream(fs::path(root) / step_dir_name(step) / std::string(kMetaFile)) << "{}";
+  }
+  publish_latest(root, step_dir_name(n));
+  prune_checkpoints(root, keep, best);
+  std::vector<int64_t> steps;
+  for (auto& d : list_checkpoints(root)) steps.push_back(d.step);
+  return steps;
+}
+
+}  // namespace
+
+TEST_CASE("keep_last keeps the newest and never the best, as the Trainer's save_total_limit", "[ckpt][keep_last]") {
+  CHECK(left_after_prune(5, 2, std::nullopt) == std::vector<int64_t>{4, 5});
+  // The best takes the place of the newest but one.
+  CHECK(left_after_prune(5, 2, 2) == std::vector<int64_t>{2, 5});
+  CHECK(left_after_prune(5, 3, 1) == std::vector<int64_t>{1, 4, 5});
+  CHECK(left_after_prune(5, 3, 4) == std::vector<int64_t>{3, 4, 5});
+  // With 1 the newest stays beside the best (a run resumes from the newest).
+  CHECK(left_after_prune(5, 1, 2) == std::vector<int64_t>{2, 5});
+  CHECK(left_after_prune(5, 1, 5) == std::vector<int64_t>{5});
+  // A best without a checkpoint protects nothing.
+  CHECK(left_after_prune(5, 2, 7) == std::vector<int64_t>{4, 5});
+}
+
+TEST_CASE("keep_last 1 at the end of a run leaves the best alone, named by latest", "[ckpt][keep_last]") {
+  TempDir dir;
+  const std::string root = dir.path.string();
+  for (int step : {2, 5}) {
+    fs::create_directories(fs::path(root) / step_dir_name(step));
+    std::ofstream(fs::path(root) / step_dir_name(step) / std::string(kMetaFile)) << "{}";
+  }
+  publish_latest(root, step_dir_name(5));
+  CHECK(keep_only_checkpoint(root, 2) == std::vector<std::string>{(fs::path(root) / step_dir_name(5)).string()});
+  CHECK(list_checkpoints(root).size() == 1);
+  CHECK(slurp(root + "/latest") == step_dir_name(2) + "\n");
+}

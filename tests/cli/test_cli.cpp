@@ -306,7 +306,8 @@ TEST_CASE("the Hugging Face Trainer's arguments set the keys they stand for, --n
                            "--set training.adam_beta1=0.85 --set training.adam_beta2=0.98 "
                            "--set training.adam_epsilon=1e-6 --set training.max_grad_norm=0.5 "
                            "--set training.logging_steps=5 --set training.save_interval=50 --set training.keep_last=2 "
-                           "--set training.eval_interval=25 --set training.seed=42 --set bf16.enabled=false "
+                           "--set training.eval_interval=25 --set training.eval_strategy=steps --set training.seed=42 "
+                           "--set bf16.enabled=false "
                            "--set fp16.enabled=true --set training.checkpoint_dir=out/checkpoints "
                            "--set training.metrics=out/metrics.jsonl --set training.save_final=out "
                            "--set training.gradient_checkpointing=true --set training.comm_timeout=900 --print-config";
@@ -350,15 +351,51 @@ TEST_CASE("a near miss of any option gets the option it most likely meant") {
 }
 
 TEST_CASE("the Trainer's arguments that change nothing here are accepted with a warning saying why") {
-  auto r = zerotrain("--config zero2 --print-config --do_train --report_to wandb "
-                     "--per_device_eval_batch_size 8 --logging_dir=runs");
+  auto r = zerotrain("--config zero2 --print-config --do_train "
+                     "--per_device_eval_batch_size 8");
   CHECK(r.code == 0);
   CHECK(r.out == zerotrain("--config zero2 --print-config").out);
   CHECK(contains(r.err, "warning: --do_train is ignored: zerotrain always trains\n"));
-  CHECK(contains(r.err, "warning: --report_to wandb is ignored: the metrics go to training.metrics"));
   CHECK(contains(r.err, "warning: --per_device_eval_batch_size 8 is ignored: evaluation reads windows of "
                         "per_device_train_batch_size sequences"));
-  CHECK(contains(r.err, "warning: --logging_dir runs is ignored"));
+}
+
+TEST_CASE("TRL's and LLaMA-Factory's flags set the lora and data keys; --report_to and --logging_dir TensorBoard's") {
+  const std::string model = "--config zero2 --model llama-tiny --print-config ";
+  auto trl = zerotrain(model + "--use_peft --lora_r 4 --lora_dropout=0.1 --lora_target_modules q_proj v_proj "
+                               "--packing --max_length 64");
+  INFO(trl.err);
+  REQUIRE(trl.code == 0);
+  CHECK(trl.out == zerotrain(model + "--set lora.enabled=true --set lora.r=4 --set lora.alpha=32 --set lora.dropout=0.1 "
+                                     "--set 'lora.target_modules=[\"q_proj\",\"v_proj\"]' --set data.packing=pack "
+                                     "--set data.seq_len=64").out);
+  auto llama_factory = zerotrain(model + "--finetuning_type lora --lora_rank 16 --lora_target all --cutoff_len 32");
+  REQUIRE(llama_factory.code == 0);
+  CHECK(llama_factory.out == zerotrain(model + "--set lora.r=16 --set lora.alpha=32 --set lora.dropout=0 "
+                                               "--set 'lora.target_modules=[\"all-linear\"]' --set data.seq_len=32")
+                                 .out);
+  auto trl_alone = zerotrain(model + "--lora_r 16");
+  CHECK(trl_alone.code == 2);
+  CHECK(contains(trl_alone.err, "--lora_r 16: LoRA settings without LoRA (TRL trains the whole model unless --use_peft"));
+  // --lora_rank is known now, and a near miss of the lora_ family is told that family.
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--lora_rnk 8", "--lora_rnk: unknown option; did you mean --lora_rank?"},
+           {"--lora_dropuot 0.1", "--lora_dropuot: unknown option; did you mean --lora_dropout?"},
+           {"--local_rnk 0", "--local_rnk: unknown option; did you mean --local_rank?"}}) {
+    auto r = zerotrain(args);
+    CHECK(r.err == "error: " + expected + " (run with --help for usage)\n");
+  }
+  auto tb = zerotrain("--config zero2 --print-config --report_to tensorboard wandb --logging_dir out/tb");
+  REQUIRE(tb.code == 0);
+  const auto j = nlohmann::json::parse(tb.out);
+  CHECK(j["tensorboard"]["enabled"] == true);
+  CHECK(j["tensorboard"]["output_path"] == "out");
+  CHECK(j["tensorboard"]["job_name"] == "tb");
+  CHECK(contains(tb.err, "warning: --report_to tensorboard,wandb: wandb is not available here"));
+  CHECK(contains(tb.err, "TensorBoard: events in out/tb (the Trainer's logging_dir)"));
+  CHECK(zerotrain("--config zero2 --print-config --report_to mlflowx").code == 2);
+  CHECK(contains(zerotrain("--config zero2 --print-config --logging_dir runs").err,
+                 "warning: --logging_dir runs: nothing is written there without --report_to tensorboard"));
 }
 
 TEST_CASE("--overwrite_output_dir is training.overwrite: a run starts afresh over an earlier one") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -52,6 +53,20 @@ inline std::string fresh_dir(const std::string& name) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
+}
+
+// An llm.c token file (header of 256 int32: magic 20240520, version 1, count; uint16 tokens) of
+// `count` tokens below `vocab`: token i is (i * 7 + i / 13 + offset) % vocab.
+inline void write_token_file(const std::string& path, int count, int vocab, int offset = 0) {
+  std::vector<int32_t> header(256, 0);
+  header[0] = 20240520;
+  header[1] = 1;
+  header[2] = count;
+  std::vector<uint16_t> tokens(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) tokens[size_t(i)] = uint16_t((i * 7 + i / 13 + offset) % vocab);
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size() * 4));
+  out.write(reinterpret_cast<const char*>(tokens.data()), std::streamsize(tokens.size() * 2));
 }
 
 inline std::string launch(int ranks) {

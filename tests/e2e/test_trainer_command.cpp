@@ -28,20 +28,6 @@ std::string documented_command() {
   return std::regex_replace(std::regex_replace(block, std::regex(R"(\\\n\s*)"), ""), std::regex("\n$"), "");
 }
 
-// An llm.c token file (header of 256 int32: magic 20240520, version 1, count; uint16 tokens) of
-// `count` tokens below `vocab`.
-void write_token_file(const std::string& path, int count, int vocab) {
-  std::vector<int32_t> header(256, 0);
-  header[0] = 20240520;
-  header[1] = 1;
-  header[2] = count;
-  std::vector<uint16_t> tokens(static_cast<size_t>(count));
-  for (int i = 0; i < count; ++i) tokens[size_t(i)] = uint16_t((i * 7 + i / 13) % vocab);
-  std::ofstream out(path, std::ios::binary);
-  out.write(reinterpret_cast<const char*>(header.data()), std::streamsize(header.size() * 4));
-  out.write(reinterpret_cast<const char*>(tokens.data()), std::streamsize(tokens.size() * 2));
-}
-
 }  // namespace
 
 TEST_CASE("the documented Hugging Face Trainer command runs as written", "[e2e][trainer]") {

@@ -60,3 +60,17 @@ TEST_CASE("a failed write and a finished run end with their own last line", "[la
   done.checkpoint = "";
   CHECK(last_line(done) == "finished at step 100 of 100 (exit status 0)");
 }
+
+TEST_CASE("early stopping ends a run as finished, naming why and the best", "[last_line]") {
+  RunEnding e;
+  e.step = 30;
+  e.steps = 100;
+  e.checkpoints = true;
+  e.checkpoint = "/runs/ckpt/step_00000030";
+  e.early_stop = "eval_loss did not improve by more than 0 for 2 evaluations (training.early_stopping_patience 2)";
+  e.best = "eval_loss 2.3125 at step 10";
+  CHECK(last_line(e) ==
+        "stopped early at step 30 of 100: eval_loss did not improve by more than 0 for 2 evaluations "
+        "(training.early_stopping_patience 2); best eval_loss 2.3125 at step 10; checkpoint at "
+        "/runs/ckpt/step_00000030 (exit status 0)");
+}
