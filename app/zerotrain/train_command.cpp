@@ -175,7 +175,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   const int first_failure = world.first_failure(!error.empty());
   if (first_failure >= 0) {
     if (rank == first_failure) usage_error(error);
-    return kExitUsage;
+    return kExitBadInput;
   }
   if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
     spdlog::warn("MPI does not provide MPI_THREAD_MULTIPLE; communication overlap may serialize");

@@ -52,7 +52,7 @@ int dry_run(const World& world, const config::Config& config, const Backend& bac
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (auto problem = restart_problem(config)) {  // every rank resolved the same config
     if (world.rank() == 0) spdlog::error("{}", *problem);
-    return kExitConfigRefused;
+    return kExitBadInput;
   }
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
   // A dry run chooses as the run would, so that its plan is the run's.
