@@ -18,6 +18,7 @@
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "hf/hf_config.hpp"
+#include "hf/hf_dir.hpp"
 #include "hf/hf_writer.hpp"
 #include "hf_directory.hpp"
 #include "train/model_export.hpp"
