@@ -99,7 +99,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&
-      config.zero.offload_optimizer.device == "none" && !lora_dropout())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
