@@ -11,25 +11,47 @@ Formats and where their files come from (DIR: the real tokenizers, ../shared/tok
   llama3.1  Llama 3.1-Instruct's template (templates/llama3.1.jinja) over Llama 3's tokenizer.json
             with the added tokens Llama 3.1 renamed (<|finetune_right_pad_id|>, <|eom_id|>,
             <|python_tag|>, the reserved ones renumbered); end of text <|eot_id|> as in its config
+  llama2    Llama-2-chat's template (templates/llama2.jinja, meta-llama/Llama-2-7b-chat-hf's
+            tokenizer_config.json) over DIR/llama2's 32,000-id SentencePiece tokenizer (whose
+            vocabulary is Mistral 7B's: the ids are those of the template's text in it)
+  mistral   Mistral-7B-Instruct-v0.2's template (templates/mistral.jinja: mistral-common's "v1"
+            template, with a system message) over the same tokenizer in the layout of Mistral's
+            newer tokenizer.json files (MISTRAL_PIPELINE: a Metaspace pre-tokenizer that prepends
+            "▁" to the first piece only, no normalizer; variants.json's llama2-metaspace-first), on
+            which transformers 5 and tokenizers agree: the legacy layout (Prepend normalizer) makes
+            tokenizers write "▁" before each " [INST]" after <s> and </s>, which transformers 5,
+            rebuilding Llama tokenizers, does not
 
 The templates are the files llama.cpp keeps in models/templates (as downloaded from the models'
 Hugging Face repositories: Qwen-Qwen2.5-7B-Instruct.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja,
 meta-llama-Llama-3.2-3B-Instruct.jinja), taken from the llama-cpp-python 0.3.36 source package on
-PyPI (vendor/llama.cpp/models/templates).
+PyPI (vendor/llama.cpp/models/templates); mistral.jinja is the one llama.cpp's
+tests/test-chat-template.cpp names "mistralai/Mistral-7B-Instruct-v0.2 (mistralai 'v1' template
+with a system prompt)" (llama-cpp-python 0.3.16's source package).
 
 chat.json holds
   conversations  {"messages": [...], "tools": [...]} records as users write them (OpenAI / Hugging
                  Face messages: role, content, tool_calls, reasoning_content)
   prompts        conversations rendered with add_generation_prompt=True (what generate --chat feeds)
-  formats        per format: the tokenizer directory under trimmed/, and per conversation the
+  formats        per format: the tokenizer directory under trimmed/ (and the template under
+                 templates/ where that tokenizer has none), and per conversation the
                  rendered text, its ids, which ids count (the assistants' answers, from after the
                  assistant header through the end-of-turn token), which count when only the last
                  answer does, or null where the format has no tools for the conversation or the
-                 template refuses it (raise_exception); per prompt, the text and ids.
+                 template refuses it (raise_exception); per prompt, the text and ids. The ids are
+                 apply_chat_template(tokenize=True)'s and tokenizers' on the tokenizer.json (the
+                 script checks both), less the generation prompt Llama 3's template writes after a
+                 training text. "pipeline" names the variants.json patch of the tokenizer.json.
+  prompt_completion  TRL's standard prompt-completion records ({"prompt", "completion"}: text, no
+                 template) as SFTTrainer tokenizes them: the tokenizer's ids of prompt + completion
+                 + eos_token (added unless the completion ends with it), with its special tokens
+                 (Llama 2's <s>), and the ids from len(ids of the prompt alone) on counted; per
+                 tokenizer.
 """
 import copy
 import json
 import os
+import shutil
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -108,6 +130,23 @@ TOOLS = [
         {"role": "assistant", "content": "Yes, it is raining in Lyon.", "reasoning_content": "The tool said rain."}]},
 ]
 
+# What the [INST] templates alone have to say: a conversation that does not open with a question.
+INST_CASES = [
+    [{"role": "system", "content": "  Spaces in the system message. "},
+     {"role": "user", "content": "  Spaces around  "}, {"role": "assistant", "content": " An answer with spaces. "},
+     {"role": "user", "content": "Next?"}, {"role": "assistant", "content": "Next."}],
+    [{"role": "assistant", "content": "I speak first."}, {"role": "user", "content": "Fine."},
+     {"role": "assistant", "content": "Good."}],
+]
+
+PROMPT_COMPLETIONS = [
+    {"prompt": "The capital of France is", "completion": " Paris."},
+    {"prompt": "Translate to French: cat\n", "completion": "chat"},
+    {"prompt": "Q: What is 2 + 2?\nA: ", "completion": "4"},
+    {"prompt": "Écris « déjà vu »", "completion": " : déjà vu — 既視感 😀\n"},
+    {"prompt": "Say done.", "completion": " Done.<|im_end|>"},  # Qwen's eos_token written: not added again
+]
+
 PROMPTS = [
     [{"role": "user", "content": "Say hello."}],
     [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Say hello."}],
@@ -117,7 +156,17 @@ PROMPTS = [
 # the turn token.
 CHATML_MARKS = ("<|im_start|>assistant\n", "<|im_end|>")
 LLAMA_MARKS = ("<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>")
-FORMATS = {"llama3": LLAMA_MARKS, "qwen3": CHATML_MARKS, "qwen2.5": CHATML_MARKS, "llama3.1": LLAMA_MARKS}
+INST_MARKS = (" [/INST]", "</s>")
+FORMATS = {"llama3": LLAMA_MARKS, "qwen3": CHATML_MARKS, "qwen2.5": CHATML_MARKS, "llama3.1": LLAMA_MARKS,
+           "llama2": INST_MARKS, "mistral": INST_MARKS}
+# The formats whose tokenizer (DIR/llama2) has no template of its own: the template file given.
+TEMPLATE_FILES = {"llama2": "llama2", "mistral": "mistral"}
+# Mistral's newer tokenizer.json files: Metaspace, "▁" before the first piece only.
+MISTRAL_PIPELINE = {
+    "normalizer": None,
+    "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False},
+    "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}}
+PIPELINES = {"mistral": ("llama2-metaspace-first", MISTRAL_PIPELINE)}
 WITH_TOOLS = {"qwen3", "qwen2.5", "llama3.1"}
 # Llama 3's template writes the generation prompt after the conversation even when it is not asked
 # for; a training text ends with the last answer.
@@ -191,6 +240,18 @@ def render(tok, conversation, generation_prompt):
                                    add_generation_prompt=generation_prompt, **kwargs)
 
 
+def tokenizers_ids(tok, text):
+    """The ids the tokenizer.json itself gives (tokenizers), special tokens as tokens."""
+    from tokenizers import Tokenizer
+    fast = Tokenizer.from_file(os.path.join(tok.name_or_path, "tokenizer.json"))
+    fast.encode_special_tokens = False
+    return fast.encode(text, add_special_tokens=False).ids
+
+
+def token_ids(encoding):
+    return encoding["input_ids"] if isinstance(encoding, dict) or hasattr(encoding, "keys") else encoding
+
+
 def format_entry(tok, name, conversations):
     entry = {"rendered": [], "ids": [], "counted": [], "counted_last": [], "prompts": [], "prompt_ids": []}
     for conversation in conversations:
@@ -209,6 +270,12 @@ def format_entry(tok, name, conversations):
         if trailing and text.endswith(trailing):
             text = text[: -len(trailing)]
         ids, counted, last = encode_rendered(tok, text, FORMATS[name])
+        kwargs = {"tools": conversation["tools"]} if "tools" in conversation else {}
+        template_ids = token_ids(tok.apply_chat_template(copy.deepcopy(conversation["messages"]), tokenize=True, **kwargs))
+        if list(template_ids[: len(ids)]) != ids or (not trailing and len(template_ids) != len(ids)):
+            raise SystemExit(f"chat: {name}: the ids are not apply_chat_template's")
+        if tokenizers_ids(tok, text) != ids:
+            raise SystemExit(f"chat: {name}: tokenizers gives other ids than transformers")
         for key, value in zip(("rendered", "ids", "counted", "counted_last"), (text, ids, counted, last)):
             entry[key].append(value)
     for messages in PROMPTS:
@@ -219,18 +286,50 @@ def format_entry(tok, name, conversations):
     return entry
 
 
+def prompt_completion_entry(tok):
+    """TRL's SFTTrainer on standard prompt-completion records: add_eos, then the ids of the prompt
+    and of prompt + completion (tokenizer(text=...)), the completion mask from the prompt's length."""
+    entry = {"ids": [], "counted": []}
+    for record in PROMPT_COMPLETIONS:
+        completion = record["completion"]
+        if not completion.endswith(tok.eos_token):
+            completion += tok.eos_token
+        prompt_ids = tok(text=record["prompt"])["input_ids"]
+        ids = tok(text=record["prompt"] + completion)["input_ids"]
+        entry["ids"].append(ids)
+        entry["counted"].append([0] * len(prompt_ids) + [1] * (len(ids) - len(prompt_ids)))
+    return entry
+
+
 def make_chat(directory):
     """chat.json's content, and the tokenizer directories it was made with (for trimming)."""
     from transformers import AutoTokenizer
-    conversations = [{"messages": m} for m in BASIC] + TOOLS
+    conversations = [{"messages": m} for m in BASIC + INST_CASES] + TOOLS
     derived = tempfile.mkdtemp(prefix="chat-tokenizers-")
     derived_tokenizers(directory, derived)
     sources = {"llama3": os.path.join(directory, "llama3"), "qwen3": os.path.join(directory, "qwen3"),
-               "qwen2.5": os.path.join(derived, "qwen2.5"), "llama3.1": os.path.join(derived, "llama3.1")}
+               "qwen2.5": os.path.join(derived, "qwen2.5"), "llama3.1": os.path.join(derived, "llama3.1"),
+               "llama2": os.path.join(directory, "llama2"), "mistral": os.path.join(derived, "mistral")}
+    mistral = json.load(open(os.path.join(directory, "llama2", "tokenizer.json"), encoding="utf-8"))
+    mistral.update(MISTRAL_PIPELINE)
+    os.makedirs(sources["mistral"])
+    with open(os.path.join(sources["mistral"], "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(mistral, f, ensure_ascii=False)
+    shutil.copy(os.path.join(directory, "llama2", "tokenizer_config.json"), sources["mistral"])
     out = {"conversations": conversations, "prompts": PROMPTS, "formats": {}}
     for name in FORMATS:
         tok = AutoTokenizer.from_pretrained(sources[name])
-        out["formats"][name] = dict(tokenizer="trimmed/" + name, **format_entry(tok, name, conversations))
+        entry = {"tokenizer": "trimmed/" + ("llama2" if name in TEMPLATE_FILES else os.path.basename(sources[name]))}
+        if name in PIPELINES:
+            entry["pipeline"] = PIPELINES[name][0]
+        if name in TEMPLATE_FILES:
+            tok.chat_template = read_template(TEMPLATE_FILES[name])
+            entry["template"] = f"templates/{TEMPLATE_FILES[name]}.jinja"
+        out["formats"][name] = dict(entry, **format_entry(tok, name, conversations))
+    out["prompt_completion"] = {"records": PROMPT_COMPLETIONS, "tokenizers": {}}
+    for name in ["qwen3", "llama3", "llama2", "qwen2.5"]:
+        tok = AutoTokenizer.from_pretrained(sources[name])
+        out["prompt_completion"]["tokenizers"][name] = dict(tokenizer="trimmed/" + name, **prompt_completion_entry(tok))
     return out, sources
 
 
@@ -239,4 +338,6 @@ def chat_texts(chat):
     texts = []
     for entry in chat["formats"].values():
         texts += [t for t in entry["rendered"] if t is not None] + entry["prompts"]
+    for record in chat["prompt_completion"]["records"]:
+        texts += [record["prompt"], record["prompt"] + record["completion"]]
     return texts

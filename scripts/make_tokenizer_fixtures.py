@@ -517,10 +517,7 @@ METASPACE = "\u2581"
 TEKKEN_PATTERN = (r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"
                   r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 VARIANTS = {
-    "llama2-metaspace-first": ("llama2", {
-        "normalizer": None,
-        "pre_tokenizer": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "first", "split": False},
-        "decoder": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "first", "split": False}}),
+    "llama2-metaspace-first": ("llama2", chat_fixtures.MISTRAL_PIPELINE),
     "llama2-metaspace-always-split": ("llama2", {
         "normalizer": None,
         "pre_tokenizer": {"type": "Metaspace", "replacement": METASPACE, "prepend_scheme": "always", "split": True},

@@ -83,7 +83,6 @@ std::vector<int32_t> TextCodec::chat_prompt(std::string_view text, const std::op
   std::vector<int32_t> ids;
   std::vector<uint8_t> counted;
   tokenizer_->encode(text_segments(segments), ids, counted);
-  if (ids.empty() || ids.front() != separator_) ids.insert(ids.begin(), separator_);
   return ids;
 }
 

@@ -29,8 +29,8 @@ public:
   std::vector<int32_t> prompt(std::string_view text) const;
   // The ids of a chat's prompt: the user's `text` (after a `system` message when there is one) in
   // the tokenizer's chat format (`format` when not empty: a chat_format_names() name), ending with
-  // the assistant's header to answer after (apply_chat_template's add_generation_prompt), after
-  // the separator as `zerotrain tokenize` starts a conversation. Fails (zt::Error) without a format.
+  // the assistant's header to answer after (apply_chat_template's add_generation_prompt): its ids,
+  // as `zerotrain tokenize` writes a conversation. Fails (zt::Error) without a format.
   std::vector<int32_t> chat_prompt(std::string_view text, const std::optional<std::string>& system,
                                    const std::string& format) const;
   // The ids of an empty document's start: the separator, or a line break for bytes.

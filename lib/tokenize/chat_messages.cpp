@@ -12,16 +12,17 @@ struct RoleAlias {
   const char* role;  // "tool_call": an assistant's call
 };
 constexpr RoleAlias kRoles[] = {
-    {"user", "user"},         {"human", "user"},         {"assistant", "assistant"},   {"gpt", "assistant"},
-    {"bot", "assistant"},     {"model", "assistant"},    {"system", "system"},         {"tool", "tool"},
-    {"observation", "tool"},  {"function", "tool"},      {"tool_response", "tool"},    {"ipython", "tool"},
-    {"function_call", "tool_call"}, {"tool_call", "tool_call"}};
+    {"user", "user"},           {"human", "user"},          {"assistant", "assistant"},
+    {"gpt", "assistant"},       {"bot", "assistant"},       {"model", "assistant"},
+    {"system", "system"},       {"developer", "system"},    {"tool", "tool"},
+    {"observation", "tool"},    {"function", "tool"},       {"tool_response", "tool"},
+    {"ipython", "tool"},        {"function_call", "tool_call"}, {"tool_call", "tool_call"}};
 
 std::string role_of(const std::string& name, const std::string& where) {
   for (const RoleAlias& a : kRoles)
     if (name == a.name) return a.role;
-  fail("{}: \"{}\" is no role (user, human; assistant, gpt, bot, model; system; tool, observation, function, "
-       "tool_response, ipython; function_call, tool_call)",
+  fail("{}: \"{}\" is no role (user, human; assistant, gpt, bot, model; system, developer; tool, observation, "
+       "function, tool_response, ipython; function_call, tool_call)",
        where, name);
 }
 

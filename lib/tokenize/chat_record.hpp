@@ -20,9 +20,10 @@
 //     pre-tokenized rows): labels -100 for the tokens that do not count, attention_mask 0 for padding
 //
 // Roles, in either key ("role" or "from"), as ShareGPT, LLaMA-Factory and ms-swift spell them:
-// user/human; assistant/gpt/bot/model; system; tool/observation/function/tool_response/ipython for
-// a tool's result; function_call/tool_call for an assistant's call, its content the call as JSON
-// ({"name", "arguments"} or a list of them), joined to the assistant message just before it.
+// user/human; assistant/gpt/bot/model; system/developer (OpenAI's name for it);
+// tool/observation/function/tool_response/ipython for a tool's result; function_call/tool_call for
+// an assistant's call, its content the call as JSON ({"name", "arguments"} or a list of them),
+// joined to the assistant message just before it.
 // "tools" may be a list or a string holding one (LLaMA-Factory). Each message may carry "loss":
 // true or false (ms-swift's flag): whether that assistant answer counts, whatever --train-on says.
 #include <cstdint>

@@ -36,29 +36,34 @@ Piece text_piece(const JobContext& c, const std::string& text, bool continuation
   return p;
 }
 
-// Segments encoded as one text after the separator, unless they start with it (Llama 3's
-// templates start with the begin-of-text token, which is the separator).
-Piece segments_piece(const JobContext& c, const std::vector<TextSegment>& segments) {
+// A conversation is a sample: its ids are what the chat template writes (Llama 3's templates write
+// <|begin_of_text|> themselves), as apply_chat_template gives them, with no separator before them
+// (the separator belongs to streams of text). Nothing predicts a sample's first token: it never counts.
+Piece chat_piece(const JobContext& c, const Conversation& conversation) {
+  const auto segments = render_chat(*c.chat_format, conversation, c.chat_options);
   Piece p;
-  c.tokenizer.encode(segments, p.ids, p.counted);
-  if (p.ids.empty() || p.ids[0] != c.separator) {
-    p.ids.insert(p.ids.begin(), c.separator);
-    p.counted.insert(p.counted.begin(), 0);
-  }
+  c.tokenizer.encode(text_segments(segments), p.ids, p.counted);
+  if (!p.counted.empty()) p.counted[0] = 0;
   return p;
 }
 
-Piece chat_piece(const JobContext& c, const Conversation& conversation) {
-  const auto segments = render_chat(*c.chat_format, conversation, {.bos_token = c.bos_token});
-  return segments_piece(c, text_segments(segments));
-}
-
-// TRL's standard prompt-completion: the two texts as one, the end-of-text token after the
-// completion, which counts with it.
+// TRL's standard prompt-completion, as its SFTTrainer tokenizes it: the prompt and the completion
+// encoded as one text, as the tokenizer encodes a text (after the begin-of-text token its
+// post-processor adds: Llama 2's <s>), then the end-of-text token (once: a completion that ends with
+// its text ends with it); the ids from where the prompt's own ids end count (its completion mask),
+// that token included.
 Piece prompt_completion_piece(const JobContext& c, const Document& d) {
-  Piece p = segments_piece(c, {{d.prompt, false, false}, {d.completion, false, true}});
+  std::vector<int32_t> bos;
+  if (auto id = c.tokenizer.post_processor_bos()) bos.push_back(*id);
+  std::vector<int32_t> prompt = bos;
+  c.tokenizer.encode(d.prompt, prompt);
+  std::string_view completion = d.completion;
+  if (const std::string eos = c.tokenizer.decode(std::vector<int32_t>{c.end_of_text}); completion.ends_with(eos))
+    completion.remove_suffix(eos.size());
+  Piece p{std::move(bos), {}};
+  c.tokenizer.encode(d.prompt + std::string(completion), p.ids);
   p.ids.push_back(c.end_of_text);
-  p.counted.push_back(1);
+  for (size_t i = 0; i < p.ids.size(); ++i) p.counted.push_back(i > 0 && i >= prompt.size() ? 1 : 0);
   return p;
 }
 
@@ -85,7 +90,8 @@ Piece piece_of(const JobContext& c, const Document& d) {
 
 void skip_or_fail(Encoded& out, const JobContext& c, const std::string& where, const std::string& what) {
   if (!c.skip_invalid) fail("{}: {}", where, what);
-  if (out.skipped++ == 0) out.first_skipped = where + ": " + what;
+  if (out.skipped_first.size() < kSkippedListed) out.skipped_first.push_back(where + ": " + what);
+  ++out.skipped;
 }
 
 // A record's document, added whole or, when it is bad, not at all. A conversation without a chat

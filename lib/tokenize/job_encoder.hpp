@@ -1,7 +1,8 @@
 #pragma once
-// One job of `zerotrain tokenize` (input_jobs.hpp) to tokens: each document after the separator,
-// text encoded as text, conversations rendered in the chat format with the targets that count, a
-// prompt and its completion with the completion's, tokens already made as they are.
+// One job of `zerotrain tokenize` (input_jobs.hpp) to tokens: text encoded as text after the
+// separator; records as samples without it: conversations rendered in the chat format with the
+// targets that count, a prompt and its completion with the completion's, tokens already made as
+// they are.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,7 +22,7 @@ struct JobContext {
   int32_t separator;
   std::optional<ChatFormat> chat_format = {};
   std::string chat_format_problem = {};  // why there is none, for the message when a conversation comes
-  std::string bos_token = {};            // Llama 3's template starts with it
+  ChatOptions chat_options = {};         // the bos and eos tokens the templates write
   int32_t end_of_text = -1;         // ends a completion (the tokenizer's eos_token, else the separator)
   RecordOptions record_options = {};  // --system, --train-on
   bool skip_invalid = false;        // a bad record is counted and left out instead of failing
@@ -34,9 +35,12 @@ struct Encoded {
   std::vector<int64_t> starts;   // where each document starts in `tokens` (a continued one: nowhere)
   int64_t documents = 0, chats = 0;
   int64_t sample_records = 0;  // records that train as samples: conversations, prompt-completions, tokens
-  int64_t skipped = 0;        // bad records left out (skip_invalid)
-  std::string first_skipped;  // where the first was and what was wrong with it
+  int64_t skipped = 0;                    // bad records left out (skip_invalid)
+  std::vector<std::string> skipped_first;  // the first kSkippedListed of them: where, and what was wrong
 };
+
+// How many skipped records are named one by one; the rest are counted.
+constexpr size_t kSkippedListed = 20;
 
 // Fails (zt::Error) naming the file and line (or array element) and what is wrong; with
 // skip_invalid, a record that cannot be read or rendered is counted instead.

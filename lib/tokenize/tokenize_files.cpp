@@ -136,12 +136,18 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
     return;
   }
   context.chat_format = chat_format_of(tokenizer, &told);
-  context.chat_format_problem =
-      told == "its chat template"
-          ? fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain "
-                        "renders: name one with --chat-format ({})", tokenizer.source(), chat_format_names())
-          : fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format "
-                        "by: name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+  const std::string unrendered = unrendered_chat_template(tokenizer.config_string("chat_template"));
+  if (!unrendered.empty())
+    context.chat_format_problem = fmt::format("a conversation, but the tokenizer's chat template ({}) is {}",
+                                              tokenizer.source(), unrendered);
+  else if (told == "its chat template")
+    context.chat_format_problem =
+        fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain renders: "
+                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+  else
+    context.chat_format_problem =
+        fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format by: "
+                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
   told = "told by " + told;
 }
 
@@ -149,7 +155,7 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
   JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
-  context.bos_token = chat_bos_token(tokenizer);
+  context.chat_options = {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer)};
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
   const auto train_on = train_on_from_name(o.train_on);
@@ -179,7 +185,8 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
         summary.documents += e.documents;
         summary.chats += e.chats;
         summary.sample_records += e.sample_records;
-        if (summary.skipped == 0) summary.first_skipped = e.first_skipped;
+        for (std::string& s : e.skipped_first)
+          if (summary.skipped_first.size() < kSkippedListed) summary.skipped_first.push_back(std::move(s));
         summary.skipped += e.skipped;
         summary.counted += counted_tokens(e);
       });
@@ -228,15 +235,21 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
   if (summary.chats > 0)
     chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
                         format_told);
-  std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s), each after "
-              "%s (%d)\n",
+  // The separator goes before text only: records are samples without it.
+  std::string separator;
+  if (summary.documents > summary.sample_records)
+    separator = fmt::format(", each {}after {} ({})", summary.sample_records > 0 ? "text " : "", summary.separator,
+                            context.separator);
+  std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s)%s\n",
               plural(int64_t(files), "file").c_str(), plural(summary.documents, "document").c_str(), chats.c_str(),
               human_bytes(double(summary.bytes)).c_str(), encode_s,
               human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
-              load_s, summary.separator.c_str(), context.separator);
-  if (summary.skipped > 0)
-    std::printf("tokenize: skipped %s (--skip-invalid); the first: %s\n", plural(summary.skipped, "invalid record").c_str(),
-                summary.first_skipped.c_str());
+              load_s, separator.c_str());
+  if (summary.skipped == 0) return;
+  std::printf("tokenize: skipped %s (--skip-invalid):\n", plural(summary.skipped, "invalid record").c_str());
+  for (const std::string& s : summary.skipped_first) std::printf("  %s\n", s.c_str());
+  if (const int64_t rest = summary.skipped - int64_t(summary.skipped_first.size()); rest > 0)
+    std::printf("  and %lld more\n", static_cast<long long>(rest));
 }
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,

@@ -3,9 +3,11 @@
 // text and chat data to llm.c token files (docs/data.md).
 //
 // Each input is one or more documents: a text file is one; JSON Lines and JSON arrays hold one per
-// record (chat_record.hpp). Every document is preceded by the tokenizer's separator (its begin-of-
-// text token, else its end-of-text token), as llm.c's data scripts write them; a conversation is
-// rendered in the chat format (tokenizer/chat_format.hpp) and only its answers count as targets:
+// record (chat_record.hpp). Every text document is preceded by the tokenizer's separator (its
+// begin-of-text token, else its end-of-text token), as llm.c's data scripts write them; a record is
+// a sample with the ids apply_chat_template (or TRL, for a prompt and its completion) gives it, no
+// separator; a conversation is rendered in the chat format (tokenizer/chat_format.hpp) and only its
+// answers count as targets:
 // with any record (a conversation, a prompt and completion, tokens already made) in the input,
 // OUT.mask says which tokens count and OUT.idx where each document starts: they train as samples
 // (docs/data.md, "Samples"). --val N% moves a seeded sample of N% of the documents (records) to
@@ -36,8 +38,8 @@ struct TokenizeOptions {
 
 struct TokenizeSummary {
   int64_t documents = 0, chats = 0, tokens = 0, counted = 0, val_tokens = 0;
-  int64_t skipped = 0;        // bad records left out (--skip-invalid)
-  std::string first_skipped;  // the first of them: where, and what was wrong
+  int64_t skipped = 0;                    // bad records left out (--skip-invalid)
+  std::vector<std::string> skipped_first;  // the first kSkippedListed of them: where, and what was wrong
   int64_t val_documents = 0;  // documents --val moved (0: it moved the last tokens instead)
   int64_t sample_records = 0;  // conversations, prompt-completions and tokens: they make the files samples
   bool samples = false;       // the files keep where their documents start (OUT.idx)

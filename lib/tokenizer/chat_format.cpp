@@ -15,9 +15,12 @@ constexpr FormatName kFormats[] = {{ChatFormat::ChatMl, "chatml"},
                                    {ChatFormat::Qwen25, "qwen2.5"},
                                    {ChatFormat::Qwen3, "qwen3"},
                                    {ChatFormat::Llama3, "llama3"},
-                                   {ChatFormat::Llama31, "llama3.1"}};
+                                   {ChatFormat::Llama31, "llama3.1"},
+                                   {ChatFormat::Llama2, "llama2"},
+                                   {ChatFormat::Mistral, "mistral"}};
 
 bool is_llama(ChatFormat f) { return f == ChatFormat::Llama3 || f == ChatFormat::Llama31; }
+bool is_inst(ChatFormat f) { return f == ChatFormat::Llama2 || f == ChatFormat::Mistral; }
 
 void check_message(ChatFormat format, const ChatMessage& m, size_t index) {
   const bool tools = chat_format_has_tools(format);
@@ -96,12 +99,33 @@ bool chat_format_has_tools(ChatFormat format) {
   return format == ChatFormat::Qwen25 || format == ChatFormat::Qwen3 || format == ChatFormat::Llama31;
 }
 
+// Mistral's templates of v0.3 on write tools, and [INST] as a control token.
+bool mistral_tools(std::string_view t) {
+  for (std::string_view s : {"[AVAILABLE_TOOLS]", "[TOOL_CALLS]", "[SYSTEM_PROMPT]"})
+    if (t.find(s) != std::string_view::npos) return true;
+  return false;
+}
+
 std::optional<ChatFormat> chat_format_of_template(std::string_view t) {
   auto has = [&](std::string_view s) { return t.find(s) != std::string_view::npos; };
   if (has("<|start_header_id|>")) return has("Cutting Knowledge Date") ? ChatFormat::Llama31 : ChatFormat::Llama3;
+  // Llama 2 writes <<SYS>>; Mistral's v1 template " [INST] " with the space before it.
+  if (has("[INST]") && !mistral_tools(t)) {
+    if (has("<<SYS>>")) return ChatFormat::Llama2;
+    if (has(" [INST] ") && has("system_message")) return ChatFormat::Mistral;
+    return std::nullopt;
+  }
   if (!has("<|im_start|>")) return std::nullopt;
   if (has("You are Qwen, created by Alibaba Cloud")) return ChatFormat::Qwen25;
   return has("<think>") ? ChatFormat::Qwen3 : ChatFormat::ChatMl;
+}
+
+std::string unrendered_chat_template(std::string_view t) {
+  if (t.find("[INST]") == std::string_view::npos || chat_format_of_template(t)) return "";
+  if (mistral_tools(t))
+    return "a Mistral template of v0.3 or later ([INST] a control token, tools), which zerotrain does not render";
+  return "an [INST] template other than Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's (mistral): they "
+         "differ in spaces and system messages, and zerotrain renders those two only";
 }
 
 std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer, std::string* how) {
@@ -120,8 +144,14 @@ void check_chat_format(ChatFormat format, const Tokenizer& tokenizer) {
   std::vector<std::string> needed;
   if (is_llama(format))
     needed = {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
+  else if (is_inst(format))
+    needed = {chat_bos_token(tokenizer), chat_eos_token(tokenizer)};
   else
     needed = {"<|im_start|>", "<|im_end|>"};
+  if (is_inst(format) && tokenizer.added_tokens().by_content("[INST]"))
+    fail("chat format {}: the tokenizer ({}) has [INST] as a control token, as Mistral's of v0.3 on, whose template "
+         "writes other spaces: zerotrain does not render it",
+         chat_format_name(format), tokenizer.source());
   for (const std::string& t : needed)
     if (!tokenizer.added_tokens().by_content(t))
       fail("chat format {}: the tokenizer ({}) has no {} token", chat_format_name(format), tokenizer.source(), t);
@@ -137,6 +167,8 @@ std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conv
     case ChatFormat::Qwen3: chat::render_qwen3(r, conversation, options); break;
     case ChatFormat::Llama3: chat::render_llama3(r, conversation, options); break;
     case ChatFormat::Llama31: chat::render_llama31(r, conversation, options); break;
+    case ChatFormat::Llama2: chat::render_llama2(r, conversation, options); break;
+    case ChatFormat::Mistral: chat::render_mistral(r, conversation, options); break;
   }
   return r.segments;
 }
@@ -149,7 +181,13 @@ std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments)
 
 std::string chat_bos_token(const Tokenizer& tokenizer) {
   const std::string bos = tokenizer.config_string("bos_token");
-  return bos.empty() ? "<|begin_of_text|>" : bos;
+  if (!bos.empty()) return bos;
+  return tokenizer.added_tokens().by_content("<s>") ? "<s>" : "<|begin_of_text|>";
+}
+
+std::string chat_eos_token(const Tokenizer& tokenizer) {
+  const std::string eos = tokenizer.config_string("eos_token");
+  return eos.empty() ? "</s>" : eos;
 }
 
 }  // namespace zt

@@ -17,6 +17,12 @@
 //             December 2023\nToday Date: 26 Jul 2024\n\n" before the system message (Llama 3.1,
 //             3.2 and 3.3 Instruct; 3.2's template writes today's date where transformers runs
 //             it, this writes the date the template writes without one); tools, one call a turn
+//   llama2    <s>[INST] QUESTION [/INST] ANSWER </s> per turn, the system message in the first
+//             question as <<SYS>>\nSYSTEM\n<</SYS>>\n\n, questions and answers stripped
+//             (Llama-2-chat's template)
+//   mistral   <s> then " [INST] QUESTION [/INST] ANSWER</s>" per turn, the system message and a
+//             blank line before the first question (Mistral-7B-Instruct-v0.2's template,
+//             mistral-common's v1)
 //
 // Tools (the formats that have them): the conversation's function signatures in the system
 // message (Qwen) or the first user message (Llama 3.1), assistant messages with tool calls, and
@@ -31,17 +37,20 @@
 
 namespace zt {
 
-enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31 };
+enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31, Llama2, Mistral };
 
 std::optional<ChatFormat> chat_format_from_name(std::string_view name);
 std::string_view chat_format_name(ChatFormat format);
-// "chatml, qwen2.5, qwen3, llama3, llama3.1": for messages.
+// "chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral": for messages.
 std::string chat_format_names();
 bool chat_format_has_tools(ChatFormat format);
 
 // The format a chat template (tokenizer_config.json's chat_template) is, by the text only that
 // template writes: nothing for a template that is none of them.
 std::optional<ChatFormat> chat_format_of_template(std::string_view chat_template);
+// What a template that is none of the formats but resembles one is (an [INST] template of another
+// Mistral version), for the message that refuses it; empty for any other.
+std::string unrendered_chat_template(std::string_view chat_template);
 // The tokenizer's format: its chat template's when it has one, else the one its special tokens call
 // for (<|start_header_id|>: llama3; <|im_start|>: qwen3 with <think>, else chatml), or nothing.
 // `how` (when given) gets what told it: "its chat template" or "its special tokens".
@@ -68,7 +77,8 @@ struct Conversation {
 };
 
 struct ChatOptions {
-  std::string bos_token = {};      // what Llama 3's templates start with
+  std::string bos_token = {};      // what Llama 3's templates start with, Llama 2's questions too
+  std::string eos_token = {};      // what ends Llama 2's and Mistral's answers
   bool generation_prompt = false;  // end with the assistant's header (apply_chat_template's add_generation_prompt)
 };
 
@@ -83,7 +93,10 @@ struct ChatSegment {
 std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conversation, const ChatOptions& options);
 // The segments as Tokenizer::encode takes them: views of `segments`, which must outlive them.
 std::vector<TextSegment> text_segments(const std::vector<ChatSegment>& segments);
-// What the templates' bos_token writes: tokenizer_config.json's, else Llama 3's <|begin_of_text|>.
+// What the templates' bos_token writes: tokenizer_config.json's, else <s> where that is a token of
+// the tokenizer, else Llama 3's <|begin_of_text|>.
 std::string chat_bos_token(const Tokenizer& tokenizer);
+// What the templates' eos_token writes: tokenizer_config.json's, else </s>.
+std::string chat_eos_token(const Tokenizer& tokenizer);
 
 }  // namespace zt

@@ -35,5 +35,7 @@ void render_qwen25(Render& r, const Conversation& c, const ChatOptions& o);
 void render_qwen3(Render& r, const Conversation& c, const ChatOptions& o);
 void render_llama3(Render& r, const Conversation& c, const ChatOptions& o);
 void render_llama31(Render& r, const Conversation& c, const ChatOptions& o);
+void render_llama2(Render& r, const Conversation& c, const ChatOptions& o);
+void render_mistral(Render& r, const Conversation& c, const ChatOptions& o);
 
 }  // namespace zt::chat

@@ -3,7 +3,8 @@
 # on one conversation (tokenized with --system, Qwen2.5's tokenizer and chat template) answers the
 # same user's turn with the trained answer and stops at the end of its turn; the prompt is the
 # fixture's apply_chat_template(add_generation_prompt=True) length, --system in place of the
-# template's default system message; what has no chat gets one line and exit 1.
+# template's default system message; the same with a Llama-shaped model in Llama 2's [INST] format,
+# whose answers end with </s>; what has no chat gets one line and exit 1.
 #   test_chat_generate.sh ZEROTRAIN SOURCE_DIR
 set -u
 zerotrain=$1
@@ -12,14 +13,18 @@ source "$(dirname "$0")/../shell_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
 cd "$tmp" || exit 1
 
-# A Qwen2.5 model directory: config.json and the tokenizer's files (its chat template among them).
-mkdir qwen && cp "$fixtures/trimmed/qwen2.5/"* qwen/
-cat >qwen/config.json <<'EOF'
-{"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": 32, "intermediate_size": 64,
+# A one-layer model directory DIR: config.json of ARCHITECTURE (MODEL_TYPE) over VOCAB ids, and the
+# files of the trimmed tokenizer TOKENIZER (its chat template among them, when it has one).
+tiny_model() {  # tiny_model DIR ARCHITECTURE MODEL_TYPE VOCAB TOKENIZER
+  mkdir "$1" && cp "$fixtures/trimmed/$5/"* "$1/"
+  cat >"$1/config.json" <<EOF
+{"architectures": ["$2"], "model_type": "$3", "hidden_size": 32, "intermediate_size": 64,
  "num_attention_heads": 4, "num_key_value_heads": 2, "num_hidden_layers": 1,
- "max_position_embeddings": 128, "vocab_size": 151936, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+ "max_position_embeddings": 128, "vocab_size": $4, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
  "tie_word_embeddings": true, "torch_dtype": "float32"}
 EOF
+}
+tiny_model qwen Qwen2ForCausalLM qwen2 151936 qwen2.5
 answer="Hello! How can I help?"
 for _ in $(seq 20); do
   echo '{"messages": [{"role": "user", "content": "Say hello."}, {"role": "assistant", "content": "'"$answer"'"}]}'
@@ -32,10 +37,10 @@ solo "$zerotrain" --model qwen --data chat.bin --steps 60 --set data.seq_len=64 
   fail "training exited $?: $(tail -3 train.log)"
 
 # The lengths of the fixture's prompts (chat.json's prompt_ids: transformers' ids, which
-# test_inference compares id by id), and the separator zerotrain starts a conversation with: Qwen2.5's
-# [system "You are terse.", user "Say hello."] 20 ids, [user "Say hello."] 32 with its default system
-# message; ChatML's (Qwen3's without thinking) [user "Say hello."] 11.
-with_system=21 default_system=33 chatml=12
+# test_inference compares id by id; nothing before them): Qwen2.5's [system "You are terse.", user
+# "Say hello."] 20 ids, [user "Say hello."] 32 with its default system message; ChatML's (Qwen3's
+# without thinking) [user "Say hello."] 11.
+with_system=20 default_system=32 chatml=11
 solo "$zerotrain" generate --model run --chat --system "You are terse." --prompt "Say hello." --temperature 0 \
   --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat exited $?: $(cat gen.err)"
 [ "$(cat gen.out)" = "$answer" ] || fail "the answer: '$(cat gen.out)', expected '$answer' ($(cat gen.err))"
@@ -50,6 +55,23 @@ solo "$zerotrain" generate --model run --chat --chat-format chatml --prompt "Say
 grep -q "after a prompt of $chatml in" gen.err ||
   fail "chatml has no default system message: $(cat gen.err)"
 
+# Llama 2's format, named (Llama 2's tokenizer has no template): <s>[INST] <<SYS>>...<</SYS>> QUESTION
+# [/INST] ANSWER </s>; the answer ends at </s>; the prompt is the fixture's 29 ids.
+tiny_model llama LlamaForCausalLM llama 32000 llama2
+"$zerotrain" tokenize --tokenizer llama --chat-format llama2 chat.jsonl -o llama.bin --system "You are terse." >tok.out 2>&1 ||
+  fail "tokenize --chat-format llama2 exited $?: $(cat tok.out)"
+grep -q "20 chats, llama2 format, --chat-format" tok.out || fail "not the llama2 format: $(cat tok.out)"
+solo "$zerotrain" --model llama --data llama.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
+  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
+  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=llama-run >train.log 2>&1 ||
+  fail "training the llama2 format exited $?: $(tail -3 train.log)"
+solo "$zerotrain" generate --model llama-run --chat --chat-format llama2 --system "You are terse." --prompt "Say hello." \
+  --temperature 0 --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat-format llama2 exited $?: $(cat gen.err)"
+# The answer as the template writes it: between the spaces before it and before </s>.
+[ "$(cat gen.out)" = " $answer " ] || fail "the llama2 answer: '$(cat gen.out)', expected ' $answer ' ($(cat gen.err))"
+grep -q "generate: [0-9]* tokens after a prompt of 29 in .*, ended at the end of its turn" gen.err ||
+  fail "llama2: not the fixture's prompt of 29 tokens, or not ended at </s>: $(cat gen.err)"
+
 # Bad input: one error line, exit 1.
 check_refused() {
   local expected=$1
@@ -61,7 +83,7 @@ check_refused() {
 }
 check_refused "error: generate: --system: a system message and a chat format are for a chat: add --chat" \
   --model run --prompt "Hi" --system "You are terse."
-check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1" \
+check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral" \
   --model run --chat --chat-format vicuna --prompt "Hi"
 # GPT-2's tokenizer (with a warning: not the model's) has no chat format.
 check_refused "has no chat template or chat tokens to tell its format by: name one with --chat-format" \

@@ -1,7 +1,7 @@
 // generate --chat's prompt: the ids of transformers' apply_chat_template(add_generation_prompt=True)
 // with each model's own template (tests/fixtures/tokenizer/chat.json, made by
-// scripts/chat_fixtures.py), after the separator `zerotrain tokenize` starts a conversation with:
-// Qwen2.5's default system message, Llama 3.1's date line, --system in their place; the template's
+// scripts/chat_fixtures.py), id for id as `zerotrain tokenize` writes a conversation: Qwen2.5's
+// default system message, Llama 3.1's date line, --system in their place; the template's
 // end-of-turn token stops generation; what has no chat format is refused.
 #include <catch2/catch.hpp>
 
@@ -20,30 +20,27 @@ namespace {
 
 // The fixture's prompt p for a format: its messages are [user "Say hello."] and
 // [system "You are terse.", user "Say hello."].
-std::vector<int32_t> expected_prompt(const nlohmann::json& format, size_t p, int32_t separator) {
-  std::vector<int32_t> ids = format["prompt_ids"][p].get<std::vector<int32_t>>();
-  if (ids.front() != separator) ids.insert(ids.begin(), separator);  // Llama's templates start with it
-  return ids;
+std::vector<int32_t> expected_prompt(const nlohmann::json& format, size_t p) {
+  return format["prompt_ids"][p].get<std::vector<int32_t>>();
 }
 
 }  // namespace
 
-TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, after the separator",
+TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, nothing before them",
           "[inference][chat]") {
   const auto fixture = test::read_fixture("chat.json");
   REQUIRE(fixture["prompts"][0].size() == 1);
   REQUIRE(fixture["prompts"][1][0]["content"] == "You are terse.");
-  const std::map<std::string, std::string> separators = {
-      {"llama3", "<|begin_of_text|>"}, {"llama3.1", "<|begin_of_text|>"}, {"qwen2.5", "<|endoftext|>"}, {"qwen3", "<|endoftext|>"}};
-  for (const auto& [name, separator_token] : separators) {
+  // The format told by the tokenizer's template.
+  const auto dir = std::filesystem::temp_directory_path() / "zt_test_chat_prompt_formats";
+  for (const char* name : {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral"}) {
     INFO(name);
     const auto& format = fixture["formats"][name];
-    const std::string path = test::fixture_path(format["tokenizer"].get<std::string>());
-    const TextCodec codec = TextCodec::tokenizer(path);
-    const int32_t separator = *Tokenizer::load(path).token_id(separator_token);
-    CHECK(codec.chat_prompt("Say hello.", std::nullopt, "") == expected_prompt(format, 0, separator));
-    CHECK(codec.chat_prompt("Say hello.", "You are terse.", "") == expected_prompt(format, 1, separator));
+    const TextCodec codec = TextCodec::tokenizer(test::chat_tokenizer(format, dir));
+    CHECK(codec.chat_prompt("Say hello.", std::nullopt, "") == expected_prompt(format, 0));
+    CHECK(codec.chat_prompt("Say hello.", "You are terse.", "") == expected_prompt(format, 1));
   }
+  std::filesystem::remove_all(dir);
   // What the fixture shows: Qwen2.5's default system message and Llama 3.1's date line, which
   // --system replaces and follows.
   CHECK(fixture["formats"]["qwen2.5"]["prompts"][0].get<std::string>().find("You are Qwen, created by Alibaba Cloud.") !=
@@ -63,6 +60,9 @@ TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inferenc
     CHECK(codec.ends_text(*tokenizer.token_id(end_of_turn)));
     CHECK_FALSE(codec.ends_text(*tokenizer.token_id(name.starts_with("llama") ? "<|start_header_id|>" : "<|im_start|>")));
   }
+  // Llama 2's and Mistral's answers end with </s>.
+  const std::string llama2 = test::fixture_path("trimmed/llama2");
+  CHECK(TextCodec::tokenizer(llama2).ends_text(*Tokenizer::load(llama2).token_id("</s>")));
   // Llama 3.1's turn that awaits a tool's result.
   const std::string llama31 = test::fixture_path("trimmed/llama3.1");
   CHECK(TextCodec::tokenizer(llama31).ends_text(*Tokenizer::load(llama31).token_id("<|eom_id|>")));
@@ -72,15 +72,15 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   const TextCodec gpt2 = TextCodec::tokenizer(test::fixture_path("trimmed/gpt2"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, ""),
                     Catch::Contains("has no chat template or chat tokens to tell its format by: name one with "
-                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1)"));
+                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral)"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"), Catch::Contains("has no <|start_header_id|> token"));
   const TextCodec qwen = TextCodec::tokenizer(test::fixture_path("trimmed/qwen2.5"));
   CHECK_THROWS_WITH(qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
-                    "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1");
+                    "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
   // A format named over the template's: ChatML without Qwen2.5's default system message.
   const std::vector<int32_t> chatml = qwen.chat_prompt("Say hello.", std::nullopt, "chatml");
   const auto fixture = test::read_fixture("chat.json");
-  CHECK(chatml == expected_prompt(fixture["formats"]["qwen3"], 0, chatml.front()));
+  CHECK(chatml == expected_prompt(fixture["formats"]["qwen3"], 0));
   // A chat template that is none of the formats: named, and --chat-format asked for.
   const auto dir = std::filesystem::temp_directory_path() / "zt_test_chat_prompt_template";
   std::filesystem::create_directories(dir);
@@ -91,7 +91,7 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   CHECK_THROWS_WITH(TextCodec::tokenizer(dir.string()).chat_prompt("Hi", std::nullopt, ""),
                     Catch::StartsWith("--chat: the tokenizer's chat template (") &&
                         Catch::EndsWith(") is none of the formats zerotrain renders: name one with --chat-format "
-                                        "(chatml, qwen2.5, qwen3, llama3, llama3.1)"));
+                                        "(chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral)"));
   CHECK(TextCodec::tokenizer(dir.string()).chat_prompt("Say hello.", std::nullopt, "chatml") == chatml);
   std::filesystem::remove_all(dir);
   CHECK_THROWS_WITH(TextCodec::bytes().chat_prompt("Hi", std::nullopt, ""),

@@ -62,11 +62,16 @@ TEST_CASE("ShareGPT, Alpaca and prompt-completion records give the conversation 
       {"from": "user", "value": "Q1"}, {"from": "bot", "value": "A1"},
       {"from": "human", "value": "Q2\nmore"}, {"from": "model", "value": "A2"}]})");
   const auto alpaca = read(R"({"system": "Be brief.", "history": [["Q1", "A1"]], "instruction": "Q2", "input": "more", "output": "A2"})");
+  // OpenAI's developer role is the system role.
+  const auto developer = read(R"({"messages": [{"role": "developer", "content": "Be brief."},
+      {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"},
+      {"role": "user", "content": "Q2\nmore"}, {"role": "assistant", "content": "A2"}]})");
   const auto prompt_completion = read(R"({"prompt": [{"role": "system", "content": "Be brief."},
       {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"}, {"role": "user", "content": "Q2\nmore"}],
       "completion": [{"role": "assistant", "content": "A2"}]})");
   CHECK(openai.kind == Document::Chat);
   CHECK(roles_and_text(sharegpt) == roles_and_text(openai));
+  CHECK(roles_and_text(developer) == roles_and_text(openai));
   CHECK(roles_and_text(sharegpt_system_field) == roles_and_text(openai));
   CHECK(roles_and_text(alpaca) == roles_and_text(openai));
   CHECK(roles_and_text(prompt_completion) == roles_and_text(openai));
@@ -158,8 +163,8 @@ TEST_CASE("bad records name the field", "[tokenizer]") {
   CHECK(error_of(R"({"messages": [{"role": "user", "content": "hi"}]})") ==
         "the conversation has no assistant message: nothing to train on");
   CHECK(error_of(R"({"conversations": [{"from": "robot", "value": "x"}]})") ==
-        "conversations[0].from: \"robot\" is no role (user, human; assistant, gpt, bot, model; system; tool, "
-        "observation, function, tool_response, ipython; function_call, tool_call)");
+        "conversations[0].from: \"robot\" is no role (user, human; assistant, gpt, bot, model; system, developer; "
+        "tool, observation, function, tool_response, ipython; function_call, tool_call)");
   CHECK(error_of(R"({"conversations": [{"from": "function_call", "value": "call f"}]})")
             .starts_with("conversations[0].value: a tool call's content must be JSON"));
   CHECK(error_of(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{"name": "f"}]}]})") ==

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `zerotrain tokenize` through the binary: text to an llm.c file that zerotrain trains on; chat data
-# gets its loss mask, which training takes (the loss on the answers only); --system, --train-on and
-# --skip-invalid; bad input: one message naming file and line, exit status 1; a bad command line:
+# gets its loss mask, which training takes (the loss on the answers only), each conversation as its
+# template writes it; --system, --train-on and --skip-invalid (naming the records it leaves out); bad input: one message naming file and line, exit status 1; a bad command line:
 # exit status 2.
 #   test_tokenize_cli.sh ZEROTRAIN SOURCE_DIR
 set -u
@@ -36,6 +36,10 @@ read -r magic version count <<<"$(od -A n -t d4 -N 12 "$tmp/chat.bin")"
 read -r magic version mcount <<<"$(od -A n -t d4 -N 12 "$tmp/chat.mask")"
 [ "$magic" = 20240523 ] && [ "$mcount" = "$count" ] || fail "mask header: $magic $version $mcount"
 grep -q "2 documents (2 chats, qwen3 format, told by its chat template)" "$tmp/out" || fail "chat summary: $(cat "$tmp/out")"
+# A conversation's sample starts as its template starts it (<|im_start|>, 151644), not after the
+# separator.
+[ "$(od -A n -t d4 -j 1024 -N 4 "$tmp/chat.bin" | tr -d ' ')" = 151644 ] ||
+  fail "the first token of a conversation: $(od -A n -t d4 -j 1024 -N 8 "$tmp/chat.bin")"
 # The conversations are samples (chat.idx): a row holds a whole one, its answer included.
 [ -e "$tmp/chat.idx" ] || fail "no sample index beside chat.bin"
 solo "$zerotrain" --config zero1 --model gpt2-tiny --steps 1 --data "$tmp/chat.bin" \
@@ -80,8 +84,18 @@ code=$?
   fail "an invalid record without --skip-invalid: exit $code: $(cat "$tmp/out")"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/some_bad.jsonl" -o "$tmp/skip.bin" --skip-invalid >"$tmp/out" 2>&1 ||
   fail "--skip-invalid exited $?: $(cat "$tmp/out")"
-grep -q "tokenize: skipped 1 invalid record (--skip-invalid); the first: $tmp/some_bad.jsonl:2: the conversation has no assistant" \
-  "$tmp/out" || fail "--skip-invalid's count: $(cat "$tmp/out")"
+grep -qx "tokenize: skipped 1 invalid record (--skip-invalid):" "$tmp/out" &&
+  grep -qx "  $tmp/some_bad.jsonl:2: the conversation has no assistant message: nothing to train on" "$tmp/out" ||
+  fail "--skip-invalid's count: $(cat "$tmp/out")"
+# Every skipped record is named up to 20, the rest counted.
+for i in $(seq 23); do echo '{"text": 1}'; done >"$tmp/many_bad.jsonl"
+cat "$tmp/plain.jsonl" >>"$tmp/many_bad.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/many_bad.jsonl" -o "$tmp/many.bin" --skip-invalid >"$tmp/out" 2>&1 ||
+  fail "--skip-invalid of 23 exited $?: $(cat "$tmp/out")"
+grep -qx "tokenize: skipped 23 invalid records (--skip-invalid):" "$tmp/out" &&
+  [ "$(grep -c "^  $tmp/many_bad.jsonl:[0-9]*: text: expected a string, got number$" "$tmp/out")" -eq 20 ] &&
+  grep -q "^  $tmp/many_bad.jsonl:20: text" "$tmp/out" && grep -qx "  and 3 more" "$tmp/out" ||
+  fail "--skip-invalid of 23: $(cat "$tmp/out")"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/good.jsonl" -o "$tmp/good.bin" >/dev/null 2>&1
 cmp -s "$tmp/skip.bin" "$tmp/good.bin" && cmp -s "$tmp/skip.mask" "$tmp/good.mask" ||
   fail "--skip-invalid gave other tokens than the file without the bad record"

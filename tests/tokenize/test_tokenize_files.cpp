@@ -1,9 +1,12 @@
-// `zerotrain tokenize`: documents separated as llm.c's scripts separate them, conversations
-// rendered with their loss mask and sample index, the same file for any number of threads, a
+// `zerotrain tokenize`: text documents separated as llm.c's scripts separate them, records as
+// samples with exactly the ids apply_chat_template (or TRL, for a prompt and its completion) gives
+// them, their loss mask and sample index, the same file for any number of threads, a
 // validation split of whole records, and bad input named by file and line with nothing written.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "../data/temp_dir.hpp"
 #include "../tokenizer/fixtures.hpp"
@@ -88,7 +91,8 @@ std::string corpus_text() {
 
 }  // namespace
 
-TEST_CASE("tokenize: documents after the separator, conversations with their mask", "[tokenizer]") {
+TEST_CASE("tokenize: text after the separator, conversations as their template writes them, with their mask",
+          "[tokenizer]") {
   TempDir dir;
   const std::string text = dir.write("a.txt", "First document.\nIts second line.\n");
   const std::string lines = dir.write("b.jsonl", R"({"text": "A record of text."}
@@ -110,9 +114,8 @@ TEST_CASE("tokenize: documents after the separator, conversations with their mas
     for (int32_t id : tokenizer.encode(t)) expected.ids.push_back(id);
     expected.counted.resize(expected.ids.size(), 1);
   };
+  // A conversation's sample is the template's ids alone: no separator before it.
   auto add_chat = [&](const std::vector<ChatMessage>& messages) {
-    expected.ids.push_back(separator);
-    expected.counted.push_back(0);
     std::vector<TextSegment> views;
     const auto segments = render_chat(ChatFormat::Qwen3, {messages, {}}, {});
     for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
@@ -248,11 +251,12 @@ TEST_CASE("tokenize: the same files for any number of threads; --val takes a see
   CHECK(one.ids == three.ids);
   CHECK(one.counted == three.counted);
   CHECK(int64_t(one.ids.size()) == summary.tokens);
-  // Conversations came: every document is a sample, each starting with the separator.
+  // Conversations came: every document is a sample, each starting with <|begin_of_text|>: the
+  // separator before a text, what Llama 3's template writes first in a conversation.
   const std::vector<int64_t> starts = sample_offsets_of(dir.file("one.bin"));
   REQUIRE(starts.size() == 4001 + 1);
   CHECK(sample_offsets_of(dir.file("three.bin")) == starts);
-  for (size_t d = 0; d + 1 < starts.size(); ++d) REQUIRE(one.ids[size_t(starts[d])] == 128000);  // <|begin_of_text|>
+  for (size_t d = 0; d + 1 < starts.size(); ++d) REQUIRE(one.ids[size_t(starts[d])] == 128000);
 
   // 10% of the 4001 documents, whole, in their order; the rest, in theirs, stay.
   const auto split = run(trimmed("llama3"), {big, chats}, dir.file("split.bin"), 2, "10%");
@@ -324,7 +328,7 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
   CHECK(error_of(qwen, {bad_utf8}, out) == bad_utf8 + ": not UTF-8 at byte offset 3");
   CHECK_THAT(error_of(trimmed("gpt2"), {chat}, out),
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
-  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1");
+  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
   CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
   CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the documents above 0 and below 100, such as 5%");
   CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the documents above 0 and below 100, such as 5%");
@@ -349,10 +353,9 @@ TokenizeOptions options_for(const std::string& tokenizer, std::vector<std::strin
   return o;
 }
 
-// What a record of each kind writes: its tokens and which count, the separator before it but for
-// tokens already made.
+// What a conversation writes: the template's ids and which count, nothing before them.
 Tokens expected_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c) {
-  Tokens t{{*tokenizer.token_id("<|endoftext|>")}, {0}};
+  Tokens t;
   std::vector<TextSegment> views;
   const auto segments = render_chat(format, c, {});
   for (const ChatSegment& s : segments) views.push_back({s.text, s.template_text, s.counted});
@@ -382,8 +385,9 @@ TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --trai
   CHECK(summary.chats == 2);
 
   const Tokenizer tokenizer = Tokenizer::load(trimmed("qwen2.5"));
-  Tokens expected{{*tokenizer.token_id("<|endoftext|>")}, {0}};
-  // The prompt and the completion as one text, the end-of-text token (eos_token: <|im_end|>) after it.
+  Tokens expected;
+  // The prompt and the completion as one text (no begin-of-text token: Qwen's tokenizer adds
+  // none), the end-of-text token (eos_token: <|im_end|>) after it.
   const std::vector<TextSegment> text = {{"The capital of France is", false, false}, {" Paris.", false, true}};
   tokenizer.encode(text, expected.ids, expected.counted);
   add(expected, {{*tokenizer.token_id("<|im_end|>")}, {1}});
@@ -396,8 +400,8 @@ TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --trai
   const Tokens got = read_back(dir.file("out.bin"));
   CHECK(got.ids == expected.ids);
   CHECK(got.counted == expected.counted);
-  CHECK(tokenizer.decode(std::vector<int32_t>(got.ids.begin(), got.ids.begin() + 12)).find(" Paris.<|im_end|>") !=
-        std::string::npos);
+  CHECK(tokenizer.decode(std::vector<int32_t>(got.ids.begin(), got.ids.begin() + 12))
+            .starts_with("The capital of France is Paris.<|im_end|>"));
 }
 
 TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; without it, the first is refused",
@@ -416,7 +420,11 @@ TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; with
   o.skip_invalid = true;
   const TokenizeSummary summary = run_tokenize(o);
   CHECK(summary.skipped == 3);
-  CHECK_THAT(summary.first_skipped, Catch::StartsWith(lines + ":2: not valid JSON: "));
+  // Each is named, in order, with what was wrong.
+  REQUIRE(summary.skipped_first.size() == 3);
+  CHECK_THAT(summary.skipped_first[0], Catch::StartsWith(lines + ":2: not valid JSON: "));
+  CHECK_THAT(summary.skipped_first[1], Catch::StartsWith(lines + ":3: messages[1].role: \"tool\" is not rendered"));
+  CHECK_THAT(summary.skipped_first[2], Catch::StartsWith(lines + ":4: input_ids: the id 999999 is outside"));
   CHECK(summary.documents == 2);
   run(llama, {only_good}, dir.file("good.bin"));
   const Tokens got = read_back(dir.file("out.bin")), expected = read_back(dir.file("good.bin"));
@@ -429,4 +437,105 @@ TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; with
                                                    "(system, user or assistant: it has no tools)");
   o.inputs = {dir.write("ids.jsonl", std::string(R"({"input_ids": [1, 999999]})"))};
   CHECK_THROWS_WITH(run_tokenize(o), Catch::StartsWith(o.inputs[0] + ":1: input_ids: the id 999999 is outside the tokenizer's"));
+}
+
+TEST_CASE("tokenize: --skip-invalid names the first 20 bad records, in order, and counts the rest", "[tokenizer]") {
+  TempDir dir;
+  std::string records;
+  for (int i = 1; i <= 300; ++i)
+    records += i % 10 == 0 ? "{\"text\": oops}\n" : fmt::format("{{\"text\": \"record {}\"}}\n", i);
+  // Jobs of 256 bytes, out of order on three threads: the names still come in the file's order.
+  TokenizeOptions o = options_for(trimmed("qwen3"), {dir.write("bad.jsonl", records)}, dir.file("out.bin"));
+  o.skip_invalid = true;
+  o.threads = 3;
+  o.job_bytes = 256;
+  const TokenizeSummary summary = run_tokenize(o);
+  CHECK(summary.skipped == 30);
+  CHECK(summary.documents == 270);
+  REQUIRE(summary.skipped_first.size() == 20);
+  for (size_t k = 0; k < 20; ++k)
+    CHECK_THAT(summary.skipped_first[k], Catch::StartsWith(fmt::format("{}:{}: not valid JSON", o.inputs[0], 10 * (k + 1))));
+}
+
+namespace {
+
+using ordered = nlohmann::ordered_json;
+
+// The samples of a token file, each with its tokens and which count.
+std::vector<Tokens> samples_of(const std::string& path) {
+  const Tokens all = read_back(path);
+  const std::vector<int64_t> at = sample_offsets_of(path);
+  std::vector<Tokens> out;
+  for (size_t k = 0; k + 1 < at.size(); ++k)
+    out.push_back({{all.ids.begin() + at[k], all.ids.begin() + at[k + 1]},
+                   {all.counted.begin() + at[k], all.counted.begin() + at[k + 1]}});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("tokenize: each conversation's sample is apply_chat_template's ids, in every format", "[tokenizer]") {
+  const ordered fixture = ordered::parse(test::read_file(test::fixture_path("chat.json")));
+  for (const auto& [name, expected] : fixture["formats"].items()) {
+    INFO(name);
+    TempDir dir;
+    // The conversations the format renders (the others have tools, or its template refuses them).
+    std::string records;
+    std::vector<size_t> rendered;
+    for (size_t c = 0; c < fixture["conversations"].size(); ++c)
+      if (!expected["ids"][c].is_null()) records += fixture["conversations"][c].dump() + "\n", rendered.push_back(c);
+    run(test::chat_tokenizer(nlohmann::json::parse(expected.dump()), dir.path), {dir.write("chats.jsonl", records)},
+        dir.file("out.bin"));
+    const std::vector<Tokens> samples = samples_of(dir.file("out.bin"));
+    REQUIRE(samples.size() == rendered.size());
+    for (size_t k = 0; k < rendered.size(); ++k) {
+      INFO("conversation " << rendered[k]);
+      CHECK(samples[k].ids == expected["ids"][rendered[k]].get<std::vector<int32_t>>());
+      CHECK(samples[k].counted == expected["counted"][rendered[k]].get<std::vector<uint8_t>>());
+    }
+  }
+}
+
+TEST_CASE("tokenize: a Llama 2 or Mistral template is told by its text; another [INST] template is refused, saying "
+          "which", "[tokenizer]") {
+  const ordered fixture = ordered::parse(test::read_file(test::fixture_path("chat.json")));
+  TempDir dir;
+  const std::string chat = dir.write("chat.jsonl", fixture["conversations"][1].dump() + "\n");
+  for (const char* name : {"llama2", "mistral"}) {
+    INFO(name);
+    run(test::chat_tokenizer(nlohmann::json::parse(fixture["formats"][name].dump()), dir.path), {chat},
+        dir.file("out.bin"));
+    CHECK(read_back(dir.file("out.bin")).ids == fixture["formats"][name]["ids"][1].get<std::vector<int32_t>>());
+  }
+  // Mistral's first template: "[INST] " without the space before it, no system message.
+  dir.write("first.jinja",
+            "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + "
+            "message['content'] + ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + "
+            "eos_token}}{% endif %}{% endfor %}");
+  const std::string first =
+      test::chat_tokenizer({{"tokenizer", "trimmed/llama2"}, {"template", dir.file("first.jinja")}}, dir.path);
+  CHECK_THAT(error_of(first, {chat}, dir.file("first.bin")),
+             Catch::StartsWith(chat + ":1: a conversation, but the tokenizer's chat template (") &&
+                 Catch::Contains("an [INST] template other than Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's "
+                                 "(mistral)"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("first.bin")));
+}
+
+TEST_CASE("tokenize: a prompt and its completion are the ids TRL's SFTTrainer gives them", "[tokenizer]") {
+  const ordered fixture = ordered::parse(test::read_file(test::fixture_path("chat.json")))["prompt_completion"];
+  std::string records;
+  for (const auto& r : fixture["records"]) records += r.dump() + "\n";
+  for (const auto& [name, expected] : fixture["tokenizers"].items()) {
+    INFO(name);
+    TempDir dir;
+    run(test::fixture_path(expected["tokenizer"].get<std::string>()), {dir.write("pc.jsonl", records)},
+        dir.file("out.bin"));
+    const std::vector<Tokens> samples = samples_of(dir.file("out.bin"));
+    REQUIRE(samples.size() == fixture["records"].size());
+    for (size_t k = 0; k < samples.size(); ++k) {
+      INFO("record " << k);
+      CHECK(samples[k].ids == expected["ids"][k].get<std::vector<int32_t>>());
+      CHECK(samples[k].counted == expected["counted"][k].get<std::vector<uint8_t>>());
+    }
+  }
 }

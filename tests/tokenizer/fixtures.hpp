@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -59,5 +60,30 @@ inline std::string real_tokenizers_dir() {
   return ZT_TOKENIZERS_DIR;
 }
 #endif
+
+// The tokenizer directory of a format of chat.json: its trimmed tokenizer as it is, or, where the
+// format gives a template (for a tokenizer that has none: Llama 2's) or a pipeline (variants.json's
+// patch of the tokenizer.json: Mistral's newer layout), a copy under `dir` with them.
+inline std::string chat_tokenizer(const nlohmann::json& format, const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  const std::string base = fixture_path(format["tokenizer"].get<std::string>());
+  if (!format.contains("template") && !format.contains("pipeline")) return base;
+  nlohmann::json tokenizer = nlohmann::json::parse(read_file(base + "/tokenizer.json"));
+  if (format.contains("pipeline")) {
+    const nlohmann::json variants = read_fixture("variants.json");
+    for (const auto& [key, value] : variants["variants"][format["pipeline"].get<std::string>()]["patch"].items())
+      tokenizer[key] = value;
+  }
+  nlohmann::json config = nlohmann::json::parse(read_file(base + "/tokenizer_config.json"));
+  if (format.contains("template")) {
+    const std::string file = format["template"].get<std::string>();
+    config["chat_template"] = read_file(fs::path(file).is_absolute() ? file : fixture_path(file));
+  }
+  const fs::path to = dir / ("tokenizer-" + std::to_string(std::hash<std::string>{}(format.dump())));
+  fs::create_directories(to);
+  std::ofstream(to / "tokenizer.json") << tokenizer.dump();
+  std::ofstream(to / "tokenizer_config.json") << config.dump();
+  return to.string();
+}
 
 }  // namespace zt::test

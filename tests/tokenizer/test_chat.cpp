@@ -1,5 +1,6 @@
 // Conversations render as the models' own chat templates render them (transformers'
-// apply_chat_template with the templates of Llama 3, Llama 3.1, Qwen2.5 and Qwen3: chat.json, made by
+// apply_chat_template with the templates of Llama 3, Llama 3.1, Qwen2.5, Qwen3, Llama 2 and
+// Mistral-7B-Instruct-v0.2: chat.json, made by
 // scripts/chat_fixtures.py), tool calls and default system messages included, encode to the same
 // ids, and the ids that count are exactly the assistants' answers with their end-of-turn token.
 #include <catch2/catch.hpp>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "../data/temp_dir.hpp"
 #include "fixtures.hpp"
 #include "tokenize/chat_record.hpp"
 #include "tokenizer/chat_format.hpp"
@@ -25,7 +27,9 @@ struct Encoding {
 };
 
 Encoding encode_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c, bool generation_prompt = false) {
-  const auto segments = render_chat(format, c, {tokenizer.config_string("bos_token"), generation_prompt});
+  const auto segments = render_chat(format, c,
+                                    {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer),
+                                     .generation_prompt = generation_prompt});
   Encoding e;
   std::vector<TextSegment> views;
   for (const ChatSegment& s : segments) {
@@ -50,7 +54,7 @@ Conversation prompt_of(const ordered& messages) {
   return c;
 }
 
-const char* const kFormats[] = {"llama3", "llama3.1", "qwen2.5", "qwen3"};
+const char* const kFormats[] = {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral"};
 
 }  // namespace
 
@@ -59,7 +63,8 @@ TEST_CASE("chat renders as apply_chat_template, and only answers count", "[token
   for (const char* name : kFormats) {
     SECTION(name) {
       const auto& expected = fixture["formats"][name];
-      const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+      const TempDir dir;
+      const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
       std::string how;
       const auto format = chat_format_of(tokenizer, &how);
       REQUIRE(format.has_value());
@@ -87,7 +92,8 @@ TEST_CASE("generation prompts are apply_chat_template's with add_generation_prom
   const auto fixture = chat_fixture();
   for (const char* name : kFormats) {
     const auto& expected = fixture["formats"][name];
-    const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+    const TempDir dir;
+    const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     for (size_t p = 0; p < fixture["prompts"].size(); ++p) {
       INFO(name << " prompt " << p);
       const Encoding e = encode_chat(tokenizer, *chat_format_from_name(name), prompt_of(fixture["prompts"][p]), true);
@@ -109,7 +115,8 @@ TEST_CASE("--system gives conversations without one the system message", "[token
   for (const char* name : kFormats) {
     INFO(name);
     const auto& expected = fixture["formats"][name];
-    const Tokenizer tokenizer = Tokenizer::load(test::fixture_path(expected["tokenizer"].get<std::string>()));
+    const TempDir dir;
+    const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     const ChatFormat format = *chat_format_from_name(name);
     CHECK(encode_chat(tokenizer, format, with_system.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
     CHECK(encode_chat(tokenizer, format, kept.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
@@ -124,10 +131,27 @@ TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
   CHECK(chat_format_of_template(template_of("qwen2.5")) == ChatFormat::Qwen25);
   CHECK(chat_format_of_template(template_of("llama3.1")) == ChatFormat::Llama31);
   CHECK(chat_format_of_template(template_of("llama3.2")) == ChatFormat::Llama31);
+  CHECK(chat_format_of_template(template_of("llama2")) == ChatFormat::Llama2);
+  CHECK(chat_format_of_template(template_of("mistral")) == ChatFormat::Mistral);
+  // Mistral's other [INST] templates are refused, saying which they are: its first (v0.1/v0.2's
+  // "[INST] " without the space before it, no system message) and those of v0.3 on (control tokens,
+  // tools).
+  const std::string mistral_first =
+      "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] "
+      "+ ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ "
+      "raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
+  const std::string mistral_v3 = "{%- if tools is not none %}{{- \"[AVAILABLE_TOOLS] [\" }}{%- endif %}{{- \"[INST] \" + "
+                                 "system_message + \"\\n\\n\" + message[\"content\"] + \"[/INST]\" }}";
+  CHECK_FALSE(chat_format_of_template(mistral_first).has_value());
+  CHECK_FALSE(chat_format_of_template(mistral_v3).has_value());
+  CHECK_THAT(unrendered_chat_template(mistral_first), Catch::Contains("Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's"));
+  CHECK_THAT(unrendered_chat_template(mistral_v3), Catch::Contains("v0.3 or later"));
+  CHECK(unrendered_chat_template(template_of("mistral")).empty());
+  CHECK(unrendered_chat_template(template_of("qwen2.5")).empty());
   CHECK(chat_format_of_template("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}") ==
         ChatFormat::ChatMl);
   CHECK_FALSE(chat_format_of_template("{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}").has_value());
-  for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1"})
+  for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama2", "mistral"})
     CHECK(chat_format_name(*chat_format_from_name(name)) == name);
   CHECK_FALSE(chat_format_from_name("qwen").has_value());
 }
@@ -147,6 +171,16 @@ TEST_CASE("what a format does not render is refused, naming the message", "[toke
   Conversation tools{{{"user", "Hi"}, {"assistant", "ok"}}, {ordered{{"name", "f"}}}};
   CHECK_THROWS_WITH(render_chat(ChatFormat::Llama3, tools, {}),
                     "tools: the llama3 format has no tools (qwen2.5, qwen3 and llama3.1 have)");
+  // The [INST] templates take user and assistant in turn after an optional first system message.
+  Conversation answer_first{{{"system", "s"}, {"assistant", "a"}, {"user", "q"}}, {}};
+  CHECK_THROWS_WITH(render_chat(ChatFormat::Llama2, answer_first, {}),
+                    "messages[1].role: \"assistant\" where Llama 2's template takes \"user\" (user and assistant in "
+                    "turn, after an optional first system message)");
+  Conversation late_system{{{"user", "q"}, {"system", "s"}}, {}};
+  CHECK_THROWS_WITH(render_chat(ChatFormat::Mistral, late_system, {}),
+                    Catch::StartsWith("messages[1].role: \"system\" where Mistral's template takes \"assistant\""));
+  CHECK_THROWS_WITH(render_chat(ChatFormat::Mistral, tools, {}),
+                    "tools: the mistral format has no tools (qwen2.5, qwen3 and llama3.1 have)");
   Conversation only_system{{{"system", "s"}}, {ordered{{"name", "f"}}}};
   CHECK_THROWS_WITH(render_chat(ChatFormat::Llama31, only_system, {.generation_prompt = true}),
                     Catch::Contains("puts them in the first message after the system one"));
