@@ -88,10 +88,14 @@ def hf_config(m):
         return transformers.LlamaConfig(**kw)
     if t == "mistral":
         return transformers.MistralConfig(sliding_window=m["sliding_window"], **kw)
+    # qwen2, qwen3: a sliding_window switches use_sliding_window on, from layer max_window_layers
+    window = m.get("sliding_window")
+    qwen = dict(use_sliding_window=window is not None, sliding_window=window,
+                max_window_layers=m.get("max_window_layers", m["n_layer"]))
     if t == "qwen2":
-        return transformers.Qwen2Config(use_sliding_window=False, **kw)
+        return transformers.Qwen2Config(**qwen, **kw)
     if t == "qwen3":
-        return transformers.Qwen3Config(attention_bias=m["attention_bias"], use_sliding_window=False, **kw)
+        return transformers.Qwen3Config(attention_bias=m["attention_bias"], **qwen, **kw)
     raise ValueError(t)
 
 

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "core/ignored_target.hpp"
@@ -17,6 +18,7 @@
 #include "core/param_layout.hpp"
 #include "core/rng.hpp"
 #include "core/row_segments.hpp"
+#include "model/gpt_shape.hpp"
 
 namespace zt::test {
 
@@ -121,6 +123,19 @@ inline PackedBatch pack_samples(const std::vector<TokenSample>& samples, int T,
     out.rows.starts.push_back(starts);
   }
   return out;
+}
+
+// A preset's shape, or "qwen3-tiny+window": qwen3-tiny whose second layer attends to the last 7
+// keys only (a window shorter than most samples, as a sliding layer of transformers' layer_types)
+// and whose first to every earlier key of its sample.
+inline GptShape model_test_shape(const std::string& name) {
+  const std::string windowed = "+window";
+  if (name.size() <= windowed.size() || name.compare(name.size() - windowed.size(), windowed.size(), windowed) != 0)
+    return gpt_preset(name).value();
+  GptShape s = gpt_preset(name.substr(0, name.size() - windowed.size())).value();
+  s.sliding_window = 7;
+  s.layer_types = {LayerAttention::Full, LayerAttention::Sliding};
+  return s;
 }
 
 // The model tests' samples: ones that cross attention's 64-row blocks and tiles, one of a single

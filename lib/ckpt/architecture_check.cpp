@@ -34,7 +34,8 @@ void check_checkpoint_architecture(const std::string& step_dir, const Checkpoint
     for (auto& [key, value] : block->items()) keys[key] = true;
   for (auto& [key, unused] : keys.items()) {
     if (key == "preset" || key == "max_seq_len") continue;
-    const bool same = was.contains(key) && model_block.contains(key) && was.at(key) == model_block.at(key);
+    // A key a checkpoint saved before it existed (absent) is one left at null.
+    const bool same = was.value(key, nlohmann::json()) == model_block.value(key, nlohmann::json());
     if (same) continue;
     if (!weights_only)
       fail("{}: saved by a run with model.{} {} and this run has {}: resuming continues the same model (a run "

@@ -67,10 +67,6 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   if (seq_len > model.shape.max_seq_len)
     b.fail("seq_len", fmt::format("{} exceeds model.max_seq_len {} (expected <= {})", seq_len, model.shape.max_seq_len,
                                   model.shape.max_seq_len));
-  if (model.shape.sliding_window > 0 && seq_len > model.shape.sliding_window)
-    b.fail("seq_len", fmt::format("{} exceeds model.sliding_window {} (sliding-window attention is not implemented, "
-                                  "so a sequence must fit in the window; expected <= {})",
-                                  seq_len, model.shape.sliding_window, model.shape.sliding_window));
   d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
   d.tokenizer_mismatch = b.choice("tokenizer_mismatch", d.tokenizer_mismatch, {"error", "warn"});

@@ -40,6 +40,22 @@ void reset_to_family_defaults(GptShape& s, ModelType type) {
   s.attention_bias = s.mlp_bias = false;
   s.tied_head = gpt2;
   s.sliding_window = 0;
+  s.layer_types.clear();
+}
+
+// layer_types: "sliding_attention" or "full_attention" per layer; absent or null: none given.
+std::vector<LayerAttention> read_layer_types(Block& model) {
+  std::vector<LayerAttention> types;
+  const std::vector<std::string> names = model.texts("layer_types");
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto type = layer_attention_from_name(names[i]);
+    if (!type)
+      model.fail("layer_types", fmt::format("entry {} \"{}\" is not implemented (expected sliding_attention or "
+                                            "full_attention)",
+                                            i, names[i]));
+    types.push_back(*type);
+  }
+  return types;
 }
 
 RopeScaling read_rope_scaling(Block& model) {
@@ -112,6 +128,7 @@ ModelConfig read_model(Block& b) {
   shape.tied_head = b.boolean("tie_word_embeddings", shape.tied_head);
   if (b.is_null("sliding_window")) shape.sliding_window = 0;  // null: none, as in a Hugging Face config
   if (auto v = b.optional_integer("sliding_window", IntRange::between(0, 1 << 30))) shape.sliding_window = int(*v);
+  if (b.present("layer_types") || b.is_null("layer_types")) shape.layer_types = read_layer_types(b);
 
   // Far beyond any machine, and below where the byte counts of the plan and the buffers overflow.
   constexpr double kMaxParams = 1e15;

@@ -1,7 +1,8 @@
 #pragma once
 // The model block: a preset of lib/model/gpt_shape.hpp, explicit sizes (n_layer, n_head, d_model,
 // vocab_size, max_seq_len) and architecture keys (model_type, n_kv_head, head_dim, d_ff, norm_eps,
-// rope_theta, rope_scaling, attention_bias, mlp_bias, tie_word_embeddings, sliding_window), a
+// rope_theta, rope_scaling, attention_bias, mlp_bias, tie_word_embeddings, sliding_window,
+// layer_types), a
 // preset with some keys overridden, or model.path (a Hugging Face model directory's config.json,
 // hf/hf_config.hpp); and `--model FILE|PRESET|DIR`.
 #include <nlohmann/json.hpp>

@@ -29,6 +29,9 @@ struct StepTokens {
   int64_t tokens = 0;      // the samples' tokens (windows: every token)
   int64_t row_tokens = 0;  // the rows' tokens, padding included
   int64_t attended = 0;    // the sum over samples of length²: the query-key pairs attention computes
+  // The same with each query's keys cut to an attention window w (sliding layers): the sum over
+  // samples of length·min(length, w); `attended` without one.
+  int64_t attended_in_window = 0;
 };
 
 // Where the data order of a run stands, as a checkpoint keeps it.
@@ -77,8 +80,9 @@ public:
   // `segments` (room as large). Returns the micro-batch's shape.
   virtual BatchShape fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
                                       RowSegments* segments) const = 0;
-  // What step `step` reads on all ranks; every rank computes the same from the data.
-  virtual StepTokens step_tokens(int64_t step) const = 0;
+  // What step `step` reads on all ranks; every rank computes the same from the data. `window`: the
+  // attention window attended_in_window counts within (0: none).
+  virtual StepTokens step_tokens(int64_t step, int window) const = 0;
 
   // Evaluation in order, never shuffled: the micro-batches it covers for `requested` (0: all of
   // them), the rounds every rank runs (rank r takes micro-batches r, r + W, ...), and round `round`

@@ -117,7 +117,7 @@ int64_t SampleSampler::counted_in_row(int64_t row) const {
   return counted;
 }
 
-StepTokens SampleSampler::step_tokens(int64_t step) const {
+StepTokens SampleSampler::step_tokens(int64_t step, int window) const {
   if (step < 0) fail("data sampler: step {} is negative", step);
   StepTokens t;
   const int64_t first = first_row_of_step(step);
@@ -131,6 +131,7 @@ StepTokens SampleSampler::step_tokens(int64_t step) const {
         const int64_t n = rows_.length[size_t(e)];
         t.tokens += n;
         t.attended += n * n;
+        t.attended_in_window += n * (window > 0 ? std::min<int64_t>(n, window) : n);
       }
     }
   }

@@ -108,9 +108,10 @@ BatchShape BatchSampler::fill_micro_batch(int64_t step, int micro, int32_t* inpu
   return {batch_, seq_len_};
 }
 
-StepTokens BatchSampler::step_tokens(int64_t step) const {
+StepTokens BatchSampler::step_tokens(int64_t step, int window) const {
   const int64_t tokens = windows_per_step() * window_tokens_;
-  return {counted_targets_in_step(step), tokens, tokens, tokens * seq_len_};
+  const int64_t keys = window > 0 ? std::min<int64_t>(seq_len_, window) : seq_len_;
+  return {counted_targets_in_step(step), tokens, tokens, tokens * seq_len_, tokens * keys};
 }
 
 BatchShape BatchSampler::fill_eval_batch(int64_t round, int64_t batches, int32_t* inputs, int32_t* targets,

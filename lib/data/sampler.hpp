@@ -64,7 +64,7 @@ public:
   const char* unit_name() const override { return "windows"; }
   BatchShape fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
                               RowSegments* segments) const override;
-  StepTokens step_tokens(int64_t step) const override;
+  StepTokens step_tokens(int64_t step, int window) const override;
   int64_t eval_batches(int64_t requested) const override { return eval_windows(requested); }
   int64_t eval_rounds(int64_t batches) const override { return (batches + world_size_ - 1) / world_size_; }
   BatchShape fill_eval_batch(int64_t round, int64_t batches, int32_t* inputs, int32_t* targets,

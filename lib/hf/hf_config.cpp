@@ -34,7 +34,7 @@ bool family_has(ModelType type, const std::string& key) {
   const FamilyOptions options = family_options(type);
   if (key == "attention_bias") return options.attention_bias;
   if (key == "mlp_bias") return options.mlp_bias;
-  if (key == "sliding_window") return options.sliding_window;
+  if (key == "sliding_window" || key == "layer_types") return options.sliding_window;
   return true;
 }
 
@@ -61,7 +61,7 @@ nlohmann::json transformers_defaults(ModelType type) {
       nlohmann::json d = {{"vocab_size", 151936},        {"hidden_size", 4096},        {"intermediate_size", 22016},
                           {"num_hidden_layers", 32},     {"num_attention_heads", 32},  {"num_key_value_heads", 32},
                           {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6}, {"tie_word_embeddings", false},
-                          {"use_sliding_window", false}, {"sliding_window", 4096}};
+                          {"use_sliding_window", false}, {"sliding_window", 4096}, {"max_window_layers", 28}};
       if (type == ModelType::Qwen3) d.update({{"head_dim", 128}, {"attention_bias", false}});
       return d;
     }
@@ -101,6 +101,30 @@ void read_rope(const nlohmann::json& hf, HfConfig& out) {
   out.from["rope_scaling"] = where;
 }
 
+// Which layers slide, as transformers' config classes decide: layer_types when config.json has it;
+// else qwen2 and qwen3 (with use_sliding_window and a sliding_window; else no layer slides) layer i slides iff
+// i >= max_window_layers; mistral every layer (MistralConfig ignores layer_types: a list that says
+// otherwise is refused by the model block rather than trained as either).
+void read_layer_types(const nlohmann::json& given, ModelType type, HfConfig& out) {
+  const nlohmann::json listed = given.value("layer_types", nlohmann::json());
+  if (!listed.is_null()) {
+    out.block["layer_types"] = listed;
+    out.from["layer_types"] = "layer_types";
+    return;
+  }
+  out.block["layer_types"] = nullptr;
+  const bool window = given.value("use_sliding_window", false) == true && !given.at("sliding_window").is_null();
+  if (type == ModelType::Mistral || !window) return;
+  const nlohmann::json first = given.at("max_window_layers");
+  const nlohmann::json layers = given.value("num_hidden_layers", nlohmann::json());
+  if (!first.is_number_integer() || !layers.is_number_integer()) return;  // the model block names the bad key
+  nlohmann::json types = nlohmann::json::array();
+  for (int64_t i = 0; i < layers.get<int64_t>(); ++i)
+    types.push_back(i >= first.get<int64_t>() ? "sliding_attention" : "full_attention");
+  out.block["layer_types"] = types;
+  out.from["layer_types"] = "max_window_layers";
+}
+
 // The activation the family computes: SiLU in the llama family's MLP, GELU's tanh form in GPT-2's.
 void check_activation(const nlohmann::json& hf, ModelType type, const std::string& file) {
   const bool gpt2 = type == ModelType::Gpt2;
@@ -129,22 +153,31 @@ void set_if_absent(ordered_json& j, const char* key, const ordered_json& value) 
   if (!j.contains(key)) j[key] = value;
 }
 
-// Mistral writes its window (null: none); Qwen2 and Qwen3 switch it with use_sliding_window, from
-// layer max_window_layers on (0: every layer, as zerotrain computes).
+// Mistral writes its window (null: none), every layer sliding; Qwen2 and Qwen3 switch it with
+// use_sliding_window, max_window_layers the full layers before the first sliding one, and with a
+// window (or a source that has it) layer_types, as transformers 5 writes it.
 void write_sliding_window(ordered_json& out, const GptShape& s) {
   const int window = s.sliding_window;
   if (s.model_type == ModelType::Mistral) {
     out["sliding_window"] = window > 0 ? ordered_json(window) : ordered_json(nullptr);
     return;
   }
+  ordered_json types = ordered_json::array();
+  int full_first = 0;
+  for (int l = 0; l < s.n_layer; ++l) {
+    const bool slides = s.layer_window(l) > 0;
+    types.push_back(layer_attention_name(slides ? LayerAttention::Sliding : LayerAttention::Full));
+    if (!slides && full_first == l) full_first = l + 1;
+  }
   out["use_sliding_window"] = window > 0;
   if (window > 0) {
     out["sliding_window"] = window;
-    out["max_window_layers"] = 0;
-    return;
+    out["max_window_layers"] = full_first;
+  } else {
+    set_if_absent(out, "sliding_window", nullptr);  // a source's unused window stays as it was
+    set_if_absent(out, "max_window_layers", s.n_layer);
   }
-  set_if_absent(out, "sliding_window", nullptr);  // a source's unused window stays as it was
-  set_if_absent(out, "max_window_layers", s.n_layer);
+  if (window > 0 || out.contains("layer_types")) out["layer_types"] = types;  // transformers 4.x derives it
 }
 
 // transformers 5: one rope_parameters object holds the theta and the scaling.
@@ -176,6 +209,7 @@ const std::vector<HfConfigKey>& hf_config_keys() {
       {"mlp_bias", "mlp_bias", nullptr},
       {"tie_word_embeddings", "tie_word_embeddings", "tie_word_embeddings"},
       {"sliding_window", "sliding_window", nullptr},
+      {"layer_types", "layer_types", nullptr},
   };
   return keys;
 }
@@ -206,7 +240,12 @@ nlohmann::json model_keys(const GptShape& shape) {
             {"attention_bias", s.attention_bias},
             {"mlp_bias", s.mlp_bias},
             {"tie_word_embeddings", s.tied_head},
-            {"sliding_window", s.sliding_window}});
+            {"sliding_window", s.sliding_window},
+            {"layer_types", nullptr}});
+  if (!s.layer_types.empty()) {
+    nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
+    for (LayerAttention a : s.layer_types) types.push_back(layer_attention_name(a));
+  }
   return j;
 }
 
@@ -232,7 +271,8 @@ HfConfig read_hf_config(const std::string& dir) {
   for (const HfConfigKey& k : hf_config_keys()) {
     const std::string key = k.key;
     const char* hf_key = gpt2 ? k.gpt2_hf : k.hf;
-    if (!hf_key || key == "model_type" || key == "rope_theta" || key == "rope_scaling" || !family_has(type, key))
+    if (!hf_key || key == "model_type" || key == "rope_theta" || key == "rope_scaling" || key == "layer_types" ||
+        !family_has(type, key))
       continue;
     nlohmann::json value = given.value(hf_key, nlohmann::json());
     if (key == "sliding_window" && type != ModelType::Mistral && given.value("use_sliding_window", false) != true)
@@ -242,6 +282,7 @@ HfConfig read_hf_config(const std::string& dir) {
     out.from[key] = hf_key;
   }
   if (!gpt2) read_rope(hf, out);
+  if (family_has(type, "layer_types")) read_layer_types(given, type, out);
   return out;
 }
 
@@ -286,6 +327,7 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
     const char* hf = gpt2 ? key.gpt2_hf : key.hf;
     const std::string name = key.key;
     if (!hf || !block.contains(key.key) || !family_has(type, name)) continue;
+    if (name == "layer_types") continue;  // with sliding_window
     if (name == "sliding_window") {
       write_sliding_window(out, s);
     } else if (name == "rope_theta" || name == "rope_scaling") {

@@ -29,7 +29,7 @@ struct HfConfigKey {
 const std::vector<HfConfigKey>& hf_config_keys();
 
 // The architecture keys of zerotrain's model block for a shape: model_type and the sizes; the
-// llama family every key, rope_scaling null without scaling.
+// llama family every key, rope_scaling and layer_types null where they say nothing.
 nlohmann::json model_keys(const GptShape& shape);
 
 struct HfConfig {

@@ -137,22 +137,25 @@ public:
 
   // Causal grouped-query attention over the packed qkv: q head h attends with k and v head
   // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
-  // NH); segments as above. NKV = NH and hd = C / NH is the attention above.
+  // NH); segments as above. NKV = NH and hd = C / NH is the attention above. window > 0: sliding-
+  // window attention, query t attends to the keys (t - window, t] of its sample only, and the work
+  // for keys outside that band is skipped.
   virtual void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
-                                     const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) = 0;
+                                     const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                                     int window) = 0;
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                       const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV,
-                                      int hd, GradInto dqkv_into) = 0;
+                                      int hd, int window, GradInto dqkv_into) = 0;
 
   // Attention of new positions against a key/value cache (generation, forward only). qkv
   // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
   // tokens per sequence at positions [pos, pos + T). Their k and v heads are written into
   // k_cache and v_cache [B, S, NKV·hd] (S positions per sequence) at rows [pos, pos + T); then
   // query t attends, as gqa_attention_forward, to cache rows [0, pos + t] (each sequence one
-  // sample). out [B, T, NH·hd].
+  // sample; with a window > 0, the last `window` of them). out [B, T, NH·hd].
   // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
   virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                        int pos, int S, int NH, int NKV, int hd) = 0;
+                                        int pos, int S, int NH, int NKV, int hd, int window) = 0;
 
   // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
   // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp (+)= its gradient.

@@ -18,10 +18,6 @@ int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   if (max_seq <= 0) fail("data.seq_len must be positive, got {}", max_seq);
   if (max_seq > shape.max_seq_len)
     fail("data.seq_len ({}) exceeds model.max_seq_len ({})", max_seq, shape.max_seq_len);
-  if (shape.sliding_window > 0 && max_seq > shape.sliding_window)
-    fail("model.sliding_window ({}) is shorter than data.seq_len ({}): sliding-window attention is not implemented "
-         "(a window at least as long as the sequence changes nothing: shorten data.seq_len to {})",
-         shape.sliding_window, max_seq, shape.sliding_window);
   return max_batch;
 }
 
@@ -93,21 +89,34 @@ void Gpt::fill_rope_tables() {
   device_.synchronize(device_.compute());  // the host tables go out of scope
 }
 
+Gpt::PairFlops Gpt::flops_per_pair() const {
+  PairFlops pair;
+  for (int l = 0; l < shape_.n_layer; ++l) {
+    // attention 4 in forward and 8 in backward, where backward reaches
+    const size_t flops = size_t(l >= lowest_trained_block_ ? 12 : 4) * size_t(shape_.q_width());
+    (shape_.layer_window(l) > 0 ? pair.sliding : pair.full) += flops;
+  }
+  return pair;
+}
+
 size_t Gpt::flops_per_token(int keys) const {
-  const size_t C = size_t(shape_.d_model), attention = size_t(shape_.q_width()) * size_t(keys);
+  const PairFlops pair = flops_per_pair();
+  const int window = shape_.sliding_window;
+  const size_t attention = pair.full * size_t(keys) + pair.sliding * size_t(window > 0 ? std::min(keys, window) : keys);
+  const size_t C = size_t(shape_.d_model);
   if (!layout_.has_frozen()) {
     const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * C;
-    return 6 * (num_params() - lookup) + 12 * size_t(shape_.n_layer) * attention;
+    return 6 * (num_params() - lookup) + attention;
   }
   // Each parameter: 2 in forward, 2 for its input's gradient where backward reaches (from the LM
-  // head down to the lowest block that trains), 2 for its own gradient when it trains; attention 4
-  // in forward and 8 in backward. The embedding lookup multiplies nothing (tied, it is the head).
+  // head down to the lowest block that trains), 2 for its own gradient when it trains. The
+  // embedding lookup multiplies nothing (tied, it is the head).
   auto block_of = [&](size_t g) {
     for (int l = 0; l < shape_.n_layer; ++l)
       if (g == size_t(gpt_block_group(l)) || (lora_.enabled() && g == size_t(lora_group(shape_, l)))) return l;
     return shape_.n_layer;  // the final norm and the head
   };
-  size_t flops = 0;
+  size_t flops = attention;
   for (size_t g = 0; g < layout_.groups.size(); ++g)
     for (const TensorSpec& t : layout_.groups[g].tensors) {
       if (g == size_t(kEmbeddingsGroup) && (!shape_.tied_head || t.name == "wpe.weight")) continue;
@@ -115,7 +124,6 @@ size_t Gpt::flops_per_token(int keys) const {
       const bool backward = g == size_t(kEmbeddingsGroup) || block_of(g) >= lowest_trained_block_;
       flops += n * (2 + (backward ? 2 : 0) + (t.trainable ? 2 : 0));
     }
-  for (int l = 0; l < shape_.n_layer; ++l) flops += (l >= lowest_trained_block_ ? 12 : 4) * attention;
   return flops;
 }
 
@@ -218,14 +226,15 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
     ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, segments_, B,
                       T, NH, NKV, hd);
+    const int window = shape_.layer_window(layer);
     if (cache)
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
-                                    cache->capacity(), NH, NKV, hd);
+                                    cache->capacity(), NH, NKV, hd, window);
     else
-      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd);
+      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd, window);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
-                                  cache->capacity(), NH, NH, C / NH);
+                                  cache->capacity(), NH, NH, C / NH, 0);
   } else {
     ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, segments_, B, T, C, NH);
   }
@@ -422,7 +431,7 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
     ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att,
-                                segments_, B, T, NH, NKV, hd, Set);
+                                segments_, B, T, NH, NKV, hd, shape_.layer_window(layer), Set);
     ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), segments_, B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,

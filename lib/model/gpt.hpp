@@ -124,14 +124,22 @@ public:
   size_t num_params() const { return shape_.num_params(); }
   // Training FLOPs per token for MFU, the PaLM / nanoGPT estimate: 6·N for the matmuls of forward
   // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing)
-  // plus 12·n_layer·n_head·head_dim·keys for the attention scores and their weighted sums over
+  // plus 12·n_head·head_dim·keys per layer for the attention scores and their weighted sums over
   // `keys` keys per query (max_seq() by default, as nanoGPT counts a window; the length of a
-  // token's own sample in rows of samples). Grouped-query attention, SwiGLU's three projections and
-  // an untied head enter through N. With frozen parameters (LoRA's base, training.freeze) backward
-  // computes less: a frozen weight costs 4 FLOPs where backward reaches it and 2 below the lowest
-  // block that trains, and LoRA's adapters count as parameters.
+  // token's own sample in rows of samples), min(keys, sliding_window) in a sliding layer.
+  // Grouped-query attention, SwiGLU's three projections and an untied head enter through N. With
+  // frozen parameters (LoRA's base, training.freeze) backward computes less: a frozen weight costs 4
+  // FLOPs where backward reaches it and 2 below the lowest block that trains, and LoRA's adapters
+  // count as parameters.
   size_t flops_per_token() const { return flops_per_token(max_seq_); }
   size_t flops_per_token(int keys) const;
+  // The attention part of the above per query-key pair, summed over the full layers and over the
+  // sliding ones: a step costs flops_per_token(0)·tokens + full·pairs + sliding·pairs in window
+  // (StepTokens::attended and attended_in_window).
+  struct PairFlops {
+    size_t full = 0, sliding = 0;
+  };
+  PairFlops flops_per_pair() const;
 
 private:
   // Embeddings, blocks, final norm and LM head over [B, T] inputs (and the cache's keys and values

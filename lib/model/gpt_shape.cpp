@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace zt {
@@ -9,6 +10,7 @@ namespace zt {
 namespace {
 
 constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
+constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
 
 }  // namespace
 
@@ -23,6 +25,14 @@ std::optional<ModelType> model_type_from_name(std::string_view name) {
 const std::vector<std::string>& model_type_names() {
   static const std::vector<std::string> names(std::begin(kModelTypeNames), std::end(kModelTypeNames));
   return names;
+}
+
+std::string_view layer_attention_name(LayerAttention a) { return kLayerAttentionNames[int(a)]; }
+
+std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
+  for (int i = 0; i < int(std::size(kLayerAttentionNames)); ++i)
+    if (kLayerAttentionNames[i] == name) return LayerAttention(i);
+  return std::nullopt;
 }
 
 FamilyOptions family_options(ModelType t) {
@@ -48,6 +58,9 @@ GptShape GptShape::resolved() const {
   s.n_kv_head = kv_heads();
   s.head_dim = head_size();
   s.d_ff = ff_width();
+  const bool all_slide = std::all_of(s.layer_types.begin(), s.layer_types.end(),
+                                     [](LayerAttention a) { return a == LayerAttention::Sliding; });
+  if (s.sliding_window == 0 || all_slide) s.layer_types.clear();
   return s;
 }
 
@@ -156,6 +169,24 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
     return ShapeProblem{"sliding_window", fmt::format("{} (expected > 0, or 0 for none)", s.sliding_window)};
   if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
+  if (!s.layer_types.empty()) {
+    if (!options.sliding_window)
+      return ShapeProblem{"layer_types", fmt::format("{} has no sliding-window attention (expected none)", type)};
+    if (int(s.layer_types.size()) != s.n_layer)
+      return ShapeProblem{"layer_types", fmt::format("{} entries for n_layer {} (expected one per layer)",
+                                                     s.layer_types.size(), s.n_layer)};
+    const auto sliding = std::find(s.layer_types.begin(), s.layer_types.end(), LayerAttention::Sliding);
+    const auto full = std::find(s.layer_types.begin(), s.layer_types.end(), LayerAttention::Full);
+    if (sliding != s.layer_types.end() && s.sliding_window == 0)
+      return ShapeProblem{"layer_types", fmt::format("layer {} is sliding_attention but sliding_window is 0 (none)",
+                                                     sliding - s.layer_types.begin())};
+    if (full != s.layer_types.end() && s.sliding_window > 0 && s.model_type == ModelType::Mistral)
+      return ShapeProblem{"layer_types",
+                          fmt::format("layer {} is full_attention, but mistral slides every layer (transformers' "
+                                      "MistralForCausalLM ignores layer_types; expected every layer "
+                                      "sliding_attention)",
+                                      full - s.layer_types.begin())};
+  }
   return std::nullopt;
 }
 
@@ -165,8 +196,14 @@ std::string describe(const GptShape& s) {
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
   constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"};
-  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}", kFamily[int(r.model_type)],
-                     r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len,
+  int sliding = 0;
+  for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
+  std::string window;
+  if (sliding > 0)
+    window = fmt::format(", sliding window {}{}", r.sliding_window,
+                         sliding < r.n_layer ? fmt::format(" in {} layers", sliding) : "");
+  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}", kFamily[int(r.model_type)],
+                     r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len, window,
                      r.tied_head ? "" : ", untied LM head");
 }
 

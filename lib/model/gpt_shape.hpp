@@ -24,6 +24,12 @@ std::string_view model_type_name(ModelType t);                 // "gpt2", "llama
 std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
 const std::vector<std::string>& model_type_names();             // every model_type, in enum order
 
+// How a layer attends (transformers' layer_types): to every earlier key of its sample, or to the
+// last sliding_window of them.
+enum class LayerAttention { Full, Sliding };
+std::string_view layer_attention_name(LayerAttention a);                     // "full_attention", "sliding_attention"
+std::optional<LayerAttention> layer_attention_from_name(std::string_view);  // exact Hugging Face spelling
+
 // rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
 // interpolation ("llama3").
 enum class RopeType { Default, Llama3 };
@@ -76,7 +82,10 @@ struct GptShape {
   bool attention_bias = false;  // llama, qwen3: q, k, v and o projections have a bias
   bool mlp_bias = false;        // llama: gate, up and down projections have a bias
   bool tied_head = true;        // the LM head is the token embedding (tie_word_embeddings)
-  int sliding_window = 0;       // attention window (mistral, qwen2, qwen3); 0: none; must cover the sequence
+  int sliding_window = 0;       // attention window of the sliding layers (mistral, qwen2, qwen3); 0: none
+  // Which layers slide, one per layer; empty: every layer (when sliding_window > 0). mistral slides
+  // every layer.
+  std::vector<LayerAttention> layer_types;
 
   bool operator==(const GptShape&) const = default;
 
@@ -85,9 +94,16 @@ struct GptShape {
   int head_size() const { return head_dim > 0 ? head_dim : (n_head > 0 ? d_model / n_head : 0); }
   int ff_width() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   int q_width() const { return n_head * head_size(); }                      // attention output, o_proj input
+  // The keys a query of layer `layer` attends to at most: sliding_window for a sliding layer, 0
+  // (every earlier key of its sample) for a full one.
+  int layer_window(int layer) const {
+    if (sliding_window <= 0) return 0;
+    return layer_types.empty() || layer_types[size_t(layer)] == LayerAttention::Sliding ? sliding_window : 0;
+  }
   int qkv_width() const { return (n_head + 2 * kv_heads()) * head_size(); }  // the packed projection
   BlockRecipe recipe() const;
-  // The same shape with every derived size (0 above) written out.
+  // The same shape with every derived size (0 above) written out, and layer_types empty where it
+  // says nothing (no window, or every layer sliding).
   GptShape resolved() const;
 
   // Elements of one block's parameters.

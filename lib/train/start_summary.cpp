@@ -64,11 +64,16 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
                c.zero.stage, W, W == 1 ? "" : "s", c.dtype(), c.communication_data_type, c.train_batch_size,
                c.train_micro_batch_size_per_gpu, c.gradient_accumulation_steps, W);
   log_data_and_optimizer(c, train, sampler, val);
-  if (sampler.has_samples())  // attention as computed: each sample's own keys, not the whole row's
-    spdlog::info("MFU = ({} FLOP/token x tokens + {} FLOP x the sum of squared sample lengths) / s / (ranks x peak); "
-                 "peak per rank {:.1f} GFLOP/s = {}",
-                 model.flops_per_token(0), model.flops_per_token(1) - model.flops_per_token(0), peak.flops / 1e9,
-                 peak.explanation);
+  const Gpt::PairFlops pair = model.flops_per_pair();
+  // attention as computed: each sample's own keys, not the whole row's; in sliding layers, the window's
+  const std::string sliding =
+      pair.sliding == 0 ? std::string()
+                        : fmt::format(" + {} FLOP x the sum of sample length x min(length, {})", pair.sliding,
+                                      model.shape().sliding_window);
+  if (sampler.has_samples())
+    spdlog::info("MFU = ({} FLOP/token x tokens + {} FLOP x the sum of squared sample lengths{}) / s / (ranks x "
+                 "peak); peak per rank {:.1f} GFLOP/s = {}",
+                 model.flops_per_token(0), pair.full, sliding, peak.flops / 1e9, peak.explanation);
   else
     spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
                  model.flops_per_token(), peak.flops / 1e9, peak.explanation);

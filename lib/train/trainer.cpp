@@ -134,8 +134,9 @@ size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
 RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr : &segments_[size_t(micro)]; }
 
 double Trainer::step_flops(const StepTokens& t) const {
-  const size_t per_token = model_->flops_per_token(0), per_pair = model_->flops_per_token(1) - per_token;
-  return double(per_token) * double(t.tokens) + double(per_pair) * double(t.attended);
+  const Gpt::PairFlops pair = model_->flops_per_pair();
+  return double(model_->flops_per_token(0)) * double(t.tokens) + double(pair.full) * double(t.attended) +
+         double(pair.sliding) * double(t.attended_in_window);
 }
 
 void Trainer::agree_on_setup(const std::string& error) {
@@ -153,7 +154,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   StepClock& clock = engine_->clock();
   clock.restart();
   TrainStepResult out;
-  out.tokens = train_sampler_->step_tokens(step - 1);
+  out.tokens = train_sampler_->step_tokens(step - 1, model_->shape().sliding_window);
   const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);

@@ -178,6 +178,54 @@ TEST_CASE("the model block's own keys and --set override config.json", "[config]
   CHECK(again.shape.head_dim == 128);
 }
 
+TEST_CASE("which layers slide, as transformers' config classes decide", "[config][hf][window]") {
+  // Qwen2: with use_sliding_window, layer i slides iff i >= max_window_layers.
+  json qwen = kQwen25;
+  qwen["use_sliding_window"] = true;
+  qwen["max_window_layers"] = 21;
+  const ModelConfig q = read_dir(model_dir("qwen25_window", qwen));
+  CHECK(q.shape.sliding_window == 32768);
+  CHECK(q.shape.layer_window(20) == 0);
+  CHECK(q.shape.layer_window(21) == 32768);
+  CHECK(q.shape.layer_window(23) == 32768);
+  // max_window_layers absent: transformers' 28, past the 24 layers: none slides.
+  qwen.erase("max_window_layers");
+  const ModelConfig none = read_dir(model_dir("qwen25_default_layers", qwen));
+  for (int l = 0; l < 24; ++l) CHECK(none.shape.layer_window(l) == 0);
+  // layer_types wins whenever present.
+  json listed = kQwen25;
+  listed["use_sliding_window"] = true;
+  listed["layer_types"] = json::array();
+  for (int l = 0; l < 24; ++l) listed["layer_types"].push_back(l % 2 ? "full_attention" : "sliding_attention");
+  const ModelConfig alternating = read_dir(model_dir("qwen25_alternating", listed));
+  CHECK(alternating.shape.layer_window(0) == 32768);
+  CHECK(alternating.shape.layer_window(1) == 0);
+  // The printed block reads back as the same layers.
+  CHECK(read_recorded_model(model_json(alternating), "printed").shape == alternating.shape);
+  // A sliding layer without a window (use_sliding_window false makes sliding_window null):
+  // transformers cannot build its mask.
+  listed["use_sliding_window"] = false;
+  const std::string no_window = model_dir("qwen25_no_window", listed);
+  CHECK_THAT(error_reading(no_window), Contains(no_window + "/config.json (layer_types): model.layer_types: layer 0 "
+                                                            "is sliding_attention but sliding_window is 0 (none)"));
+  // Mistral: every layer slides; MistralConfig ignores layer_types, so one that says otherwise is refused.
+  const std::string fixtures = std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/";
+  const ModelConfig mistral = read_dir(fixtures + "mistral_swa_fp32");
+  CHECK(mistral.shape.sliding_window == 8);
+  CHECK(mistral.shape.layer_types.empty());
+  CHECK(mistral.shape.layer_window(1) == 8);
+  json ministral = json::parse(std::ifstream(fixtures + "mistral_swa_fp32/config.json"));
+  ministral["layer_types"] = {"full_attention", "sliding_attention"};
+  CHECK_THAT(error_reading(model_dir("ministral", ministral)),
+             Contains("config.json (layer_types): model.layer_types: layer 0 is full_attention, but mistral slides "
+                      "every layer"));
+  // transformers 5's Qwen2 directory: layer_types written out.
+  const ModelConfig qwen2 = read_dir(fixtures + "qwen2_swa_fp32");
+  CHECK(qwen2.shape.layer_window(0) == 0);
+  CHECK(qwen2.shape.layer_window(1) == 8);
+  CHECK(qwen2.shape.layer_window(2) == 8);
+}
+
 TEST_CASE("what is not implemented is refused naming config.json and the key", "[config][hf]") {
   json phi = kQwen3;
   phi["model_type"] = "phi3";

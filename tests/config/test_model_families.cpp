@@ -98,12 +98,33 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
         std::string::npos);
   CHECK(error_of(llama({{"sliding_window", 64}})) ==
         "test.json: model.sliding_window: llama has no sliding-window attention (expected 0)");
-  CHECK(error_of(llama({{"model_type", "mistral"}, {"sliding_window", 64}})) ==
-        "test.json: data.seq_len: 128 exceeds model.sliding_window 64 (sliding-window attention is not implemented, "
-        "so a sequence must fit in the window; expected <= 64)");
+  // Sequences longer than the window: sliding-window attention.
   CHECK(resolve(with({{"model", {{"preset", "llama-tiny"}, {"model_type", "mistral"}, {"sliding_window", 64}}},
-                      {"data", {{"seq_len", 64}}}}))
+                      {"data", {{"seq_len", 128}}}}))
             .model.shape.sliding_window == 64);
+  // layer_types: which layers slide (qwen2, qwen3); mistral slides every layer.
+  const zt::GptShape qwen = resolve(with({{"model", {{"preset", "llama-tiny"}, {"model_type", "qwen2"},
+                                                 {"sliding_window", 16},
+                                                 {"layer_types", {"full_attention", "sliding_attention"}}}}}))
+                            .model.shape;
+  CHECK(qwen.layer_window(0) == 0);
+  CHECK(qwen.layer_window(1) == 16);
+  CHECK(resolve(with({{"model", {{"preset", "llama-tiny"}, {"model_type", "qwen2"}, {"sliding_window", 16},
+                                 {"layer_types", {"sliding_attention", "sliding_attention"}}}}}))
+            .model.shape.layer_types.empty());  // every layer: the window alone says it
+  CHECK(error_of(llama({{"model_type", "qwen2"}, {"sliding_window", 16}, {"layer_types", {"sliding_attention"}}})) ==
+        "test.json: model.layer_types: 1 entries for n_layer 2 (expected one per layer)");
+  CHECK(error_of(llama({{"model_type", "qwen2"}, {"layer_types", {"full_attention", "sliding_attention"}}})) ==
+        "test.json: model.layer_types: layer 1 is sliding_attention but sliding_window is 0 (none)");
+  CHECK(error_of(llama({{"model_type", "qwen3"}, {"sliding_window", 16},
+                        {"layer_types", {"chunked_attention", "sliding_attention"}}})) ==
+        "test.json: model.layer_types: entry 0 \"chunked_attention\" is not implemented (expected sliding_attention "
+        "or full_attention)");
+  CHECK(error_of(llama({{"model_type", "mistral"}, {"sliding_window", 16},
+                        {"layer_types", {"full_attention", "sliding_attention"}}}))
+            .find("test.json: model.layer_types: layer 0 is full_attention, but mistral slides every layer") == 0);
+  CHECK(error_of(llama({{"layer_types", {"full_attention", "full_attention"}}})) ==
+        "test.json: model.layer_types: llama has no sliding-window attention (expected none)");
   // GPT-2 keeps its fixed architecture.
   CHECK(error_of(with({{"model", {{"tie_word_embeddings", false}}}})) ==
         "test.json: model.tie_word_embeddings: false: GPT-2's LM head is its token embedding (expected true)");

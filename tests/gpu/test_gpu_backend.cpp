@@ -478,9 +478,11 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     std::vector<float> d_att(qkv.size(), 3.0f), dqkv(qkv.size(), 5.0f), dqw(size_t(hd), 0.0f), dkw = dqw;
     host.qk_norm_forward(att_in.data(), qk_rstd.data(), qkv.data(), qw.data(), kw.data(), N, NH, NKV, hd, eps);
     host.rope_forward(att_in.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
-    host.gqa_attention_forward(out.data(), saved.data(), scratch.data(), att_in.data(), nullptr, B, T, NH, NKV, hd);
+    const int window = (T + 1) / 2;  // a sliding layer's band
+    host.gqa_attention_forward(out.data(), saved.data(), scratch.data(), att_in.data(), nullptr, B, T, NH, NKV, hd,
+                               window);
     host.gqa_attention_backward(d_att.data(), scratch.data(), dy.data(), att_in.data(), out.data(), saved.data(),
-                                nullptr, B, T, NH, NKV, hd, Set);
+                                nullptr, B, T, NH, NKV, hd, window, Set);
     host.rope_backward(d_att.data(), cos.data(), sin.data(), nullptr, B, T, NH, NKV, hd);
     host.qk_norm_backward(dqkv.data(), dqw.data(), dkw.data(), d_att.data(), qkv.data(), qw.data(), kw.data(),
                           qk_rstd.data(), N, NH, NKV, hd, Set);
@@ -493,9 +495,9 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)), *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
     gpu_ops.qk_norm_forward(g_att_in, g_rstd, g_qkv, g_qw, g_kw, N, NH, NKV, hd, eps);
     gpu_ops.rope_forward(g_att_in, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
-    gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, nullptr, B, T, NH, NKV, hd);
+    gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, nullptr, B, T, NH, NKV, hd, window);
     gpu_ops.gqa_attention_backward(g_d_att, g_scratch, dev.put(dy), g_att_in, g_out, g_saved, nullptr, B, T, NH, NKV,
-                                   hd, Set);
+                                   hd, window, Set);
     gpu_ops.rope_backward(g_d_att, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
     gpu_ops.qk_norm_backward(g_dqkv, g_dqw, g_dkw, g_d_att, g_qkv, g_qw, g_kw, g_rstd, N, NH, NKV, hd, Set);
     close("q/k norms and RoPE", fetch(g_att_in, att_in.size()), att_in);

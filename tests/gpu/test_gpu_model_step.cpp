@@ -213,12 +213,15 @@ TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, s
 
 TEST_CASE("packed and padded rows on the GPU train as their samples one by one", "[gpu][model][packed]") {
   // GPT-2's learned positions and the llama family's rotary ones with grouped-query attention and
-  // q/k norms in fp32, and the tensor cores' attention in bf16.
-  const auto [preset, dt] = GENERATE(
-      table<std::string, DType>({{"toy", DType::F32}, {"qwen3-tiny", DType::F32}, {"qwen3-tiny", DType::BF16}}));
+  // q/k norms in fp32, and the tensor cores' attention in bf16; a sliding-window layer beside a full
+  // one in both.
+  const auto [preset, dt] = GENERATE(table<std::string, DType>({{"toy", DType::F32},
+                                                                {"qwen3-tiny", DType::F32},
+                                                                {"qwen3-tiny+window", DType::F32},
+                                                                {"qwen3-tiny+window", DType::BF16}}));
   INFO(preset << ", " << dtype_name(dt));
   Backend& backend = cuda::backend(0, dt);
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_test_shape(preset);
   Gpt model(shape, 6, kSampleRow, false, backend);
   DeviceParams params(model, backend.device);
   const std::vector<TokenSample> samples = model_test_samples(shape.vocab_size);
@@ -243,9 +246,10 @@ TEST_CASE("packed and padded rows on the GPU train as their samples one by one",
 TEST_CASE("packed and padded rows of record data on the GPU give each sample its loss alone",
           "[gpu][model][packed][samples]") {
   // Record data from its file through the sampler's rows (tests/model/test_sample_losses.cpp on the
-  // CPU), here with rotary positions, grouped-query attention and q/k norms in fp32.
+  // CPU), here with rotary positions, grouped-query attention and q/k norms in fp32, a full layer
+  // and a sliding-window one.
   Backend& backend = cuda::backend(0, DType::F32);
-  const GptShape shape = *gpt_preset("qwen3-tiny");
+  const GptShape shape = model_test_shape("qwen3-tiny+window");
   constexpr int kSeq = 72, kBatch = 3;
   TempDir dir;
   const auto data = write_record_data(dir.file("chat.bin"), {9, 30, 1, 64, 80, 17}, shape.vocab_size, 3);

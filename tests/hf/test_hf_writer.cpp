@@ -118,8 +118,8 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
       INFO(name << " -> " << key.hf);
       const bool has = name != "attention_bias" || m.shape.model_type == zt::ModelType::Llama || m.shape.model_type == zt::ModelType::Qwen3;
       const bool has_mlp = name != "mlp_bias" || m.shape.model_type == zt::ModelType::Llama;
-      if (name == "sliding_window") {
-        if (m.shape.model_type == zt::ModelType::Llama) CHECK_FALSE(out.contains("sliding_window"));
+      if (name == "sliding_window" || name == "layer_types") {  // below
+        if (m.shape.model_type == zt::ModelType::Llama) CHECK_FALSE(out.contains(key.hf));
         continue;
       }
       if (!has || !has_mlp) {
@@ -149,6 +149,47 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
   CHECK(gpt2.at("activation_function") == "gelu_new");
   CHECK_FALSE(gpt2.contains("num_hidden_layers"));
   CHECK_FALSE(gpt2.contains("rope_theta"));
+}
+
+TEST_CASE("config.json says which layers slide as transformers reads it, and reads back the same", "[hf][window]") {
+  // Qwen2: use_sliding_window, the full layers before the first sliding one, layer_types.
+  json qwen2 = qwen2_block();
+  qwen2.update({{"n_layer", 3}, {"sliding_window", 16},
+                {"layer_types", {"full_attention", "sliding_attention", "sliding_attention"}}});
+  const auto q = hf_config_json(model_of(qwen2).shape, DType::F32);
+  CHECK(q.at("use_sliding_window") == true);
+  CHECK(q.at("sliding_window") == 16);
+  CHECK(q.at("max_window_layers") == 1);
+  CHECK(q.at("layer_types") == json({"full_attention", "sliding_attention", "sliding_attention"}));
+  // Every layer sliding: max_window_layers 0; a pattern max_window_layers cannot say stays in layer_types.
+  qwen2.erase("layer_types");
+  CHECK(hf_config_json(model_of(qwen2).shape, DType::F32).at("max_window_layers") == 0);
+  CHECK(hf_config_json(model_of(qwen2).shape, DType::F32).at("layer_types") ==
+        json({"sliding_attention", "sliding_attention", "sliding_attention"}));
+  qwen2["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention"};
+  const auto mixed = hf_config_json(model_of(qwen2).shape, DType::F32);
+  CHECK(mixed.at("max_window_layers") == 0);
+  CHECK(mixed.at("layer_types") == qwen2.at("layer_types"));
+  // Without a window, transformers 4's keys alone (a source's layer_types rewritten: no layer slides).
+  CHECK_FALSE(hf_config_json(model_of(qwen2_block()).shape, DType::F32).contains("layer_types"));
+  const auto listed = hf_config_json(model_of(qwen2_block()).shape, DType::F32,
+                                     {{"model_type", "qwen2"}, {"layer_types", {"sliding_attention", "x"}}});
+  CHECK(listed.at("layer_types") == json({"full_attention", "full_attention"}));
+  // Mistral: the window alone (its config class ignores layer_types).
+  const auto m = hf_config_json(model_of(mistral_block()).shape, DType::F32);
+  CHECK(m.at("sliding_window") == 32);
+  CHECK_FALSE(m.contains("layer_types"));
+  CHECK_FALSE(m.contains("use_sliding_window"));
+
+  // Written, then read as a model directory: the same shape.
+  for (const json& block : {json(qwen2), mistral_block()}) {
+    INFO(block.dump());
+    TempDir tmp;
+    const config::ModelConfig model = model_of(block);
+    fs::create_directories(tmp.file("dir"));
+    std::ofstream(tmp.file("dir") + "/config.json") << hf_config_json(model.shape, DType::F32).dump(2);
+    CHECK(config::read_model_block({{"path", tmp.file("dir")}}, "test").shape == model.shape);
+  }
 }
 
 TEST_CASE("config.json keeps the source directory's other keys and its rotary layout", "[hf]") {
@@ -423,4 +464,17 @@ TEST_CASE("a checkpoint of another architecture is refused; init_from may change
   longer["max_seq_len"] = 256;
   CHECK(error_of([&] { check_checkpoint_architecture("ck", saved, config::model_json(model_of(longer)), false); })
             .empty());
+  // A checkpoint recorded before a key existed resumes where this run leaves it null (layer_types),
+  // and not where it sets it.
+  CheckpointMeta older = saved;
+  older.model.erase("layer_types");
+  CHECK(error_of([&] { check_checkpoint_architecture("ck", older, saved.model, false); }).empty());
+  json qwen = qwen2_block();
+  qwen.update({{"sliding_window", 16}, {"layer_types", {"full_attention", "sliding_attention"}}});
+  CheckpointMeta older_qwen;
+  older_qwen.model = config::model_json(model_of(qwen));
+  older_qwen.model.erase("layer_types");
+  CHECK(error_of([&] { check_checkpoint_architecture("ck", older_qwen, config::model_json(model_of(qwen)), false); })
+            .find("ck: saved by a run with model.layer_types (absent) and this run has [\"full_attention\"") !=
+        std::string::npos);
 }

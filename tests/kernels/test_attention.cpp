@@ -1,5 +1,8 @@
 #include "kernels/cpu/attention.hpp"
 
+#include <limits>
+#include <utility>
+
 #include "check.hpp"
 #include "packed_rows.hpp"
 
@@ -90,8 +93,9 @@ struct GqaShape {
 };
 
 // Grouped-query attention as transformers computes it: k and v heads repeated (repeat_kv) to NH,
-// then causal attention per head over packed qkv [B, T, (NH + 2·NKV)·hd]; out [B, T, NH·hd].
-AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
+// then causal attention per head over packed qkv [B, T, (NH + 2·NKV)·hd]; out [B, T, NH·hd]. With a
+// window, the sliding-window mask of transformers' masking_utils: key j counts iff j > t - window.
+AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s, int window = 0) {
   const int ld = (s.NH + 2 * s.NKV) * s.hd, group = s.NH / s.NKV;
   AttentionRef r{VecD(size_t(s.B) * s.T * s.NH * s.hd), VecD(size_t(s.B) * s.NH * s.T)};
   for (int b = 0; b < s.B; b++)
@@ -99,22 +103,23 @@ AttentionRef gqa_ref(const VecD& qkv, const GqaShape& s) {
       const int kv = h / group;
       auto at = [&](int t, int head) { return &qkv[(size_t(b) * s.T + t) * ld + size_t(head) * s.hd]; };
       for (int t = 0; t < s.T; t++) {
+        const int first = window > 0 ? std::max(0, t - window + 1) : 0;
         std::vector<double> score(t + 1);
         double maxval = -1e300;
-        for (int j = 0; j <= t; j++) {
+        for (int j = first; j <= t; j++) {
           double dot = 0;
           for (int i = 0; i < s.hd; i++) dot += at(t, h)[i] * at(j, s.NH + kv)[i];
           score[j] = dot / std::sqrt(double(s.hd));
           maxval = std::max(maxval, score[j]);
         }
         double sum = 0;
-        for (int j = 0; j <= t; j++) sum += std::exp(score[j] - maxval);
+        for (int j = first; j <= t; j++) sum += std::exp(score[j] - maxval);
         r.lse[(size_t(b) * s.NH + h) * s.T + t] = maxval + std::log(sum);
         std::vector<double> a(t + 1);
-        for (int j = 0; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
+        for (int j = first; j <= t; j++) a[j] = std::exp(score[j] - maxval) / sum;
         for (int i = 0; i < s.hd; i++) {
           double acc = 0;
-          for (int j = 0; j <= t; j++) acc += a[j] * at(j, s.NH + s.NKV + kv)[i];
+          for (int j = first; j <= t; j++) acc += a[j] * at(j, s.NH + s.NKV + kv)[i];
           r.out[((size_t(b) * s.T + t) * s.NH + h) * s.hd + i] = acc;
         }
       }
@@ -145,6 +150,80 @@ TEST_CASE("gqa_attention matches repeat_kv attention in double: GQA, MQA and MHA
   }
 }
 
+// Windows of one key (the query itself), shorter than a block of query rows, and across blocks.
+TEST_CASE("sliding-window attention matches band attention in double, forward and backward",
+          "[kernels][attention][window]") {
+  struct Case {
+    GqaShape s;
+    int window;
+  };
+  for (Case c : {Case{{2, 9, 4, 2, 4}, 3}, Case{{1, 6, 2, 1, 4}, 1}, Case{{1, 90, 2, 1, 4}, 20},
+                 Case{{1, 140, 2, 2, 2}, 70}}) {
+    const GqaShape& s = c.s;
+    INFO("B=" << s.B << " T=" << s.T << " NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd << " window=" << c.window);
+    Vec qkv = random_vec(s.qkv(), 191, 1.5f);
+    Vec out(size_t(s.B) * s.T * s.NH * s.hd), lse(size_t(s.B) * s.NH * s.T);
+    Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+    gqa_attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, nullptr,
+                          c.window);
+    auto ref = gqa_ref(to_double(qkv), s, c.window);
+    require_close(out, ref.out, 1e-5, 1e-6);
+    require_close(lse, ref.lse, 1e-5, 1e-6);
+
+    Vec dy = random_vec(out.size(), 192);
+    Vec dqkv0 = random_vec(qkv.size(), 193), dqkv = dqkv0;
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.NH,
+                           s.NKV, s.hd, nullptr, c.window);
+    auto g = numeric_grad([&](const VecD& v) { return gqa_ref(v, s, c.window).out; }, to_double(qkv), to_double(dy));
+    require_close(dqkv, plus(dqkv0, g), 1e-5, 2e-5);
+  }
+}
+
+TEST_CASE("a window as long as the sequence is full causal attention, bit for bit", "[kernels][attention][window]") {
+  const GqaShape s{2, 70, 4, 2, 8};
+  const Vec qkv = random_vec(s.qkv(), 195, 1.5f), dy = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 196);
+  Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+  auto run = [&](int window) {
+    Vec out(dy.size()), lse(size_t(s.B) * s.NH * s.T), dqkv(qkv.size(), 0.0f);
+    gqa_attention_forward(out.data(), lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, nullptr,
+                          window);
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), qkv.data(), out.data(), lse.data(), s.B, s.T, s.NH,
+                           s.NKV, s.hd, nullptr, window);
+    return std::vector<Vec>{out, lse, dqkv};
+  };
+  CHECK(run(s.T) == run(0));
+  CHECK(run(s.T - 1) != run(0));
+}
+
+// The work is skipped, not masked: keys far outside every window of a block of query rows hold NaN,
+// which any product with them (even by a probability of 0) would carry into the block's outputs.
+TEST_CASE("sliding-window attention never reads the keys before a block's band", "[kernels][attention][window]") {
+  const GqaShape s{1, 240, 2, 1, 4};
+  const int window = 8, poisoned = 100;  // keys [0, 100); blocks from row 128 on read keys >= 121
+  const Vec qkv = random_vec(s.qkv(), 197, 1.5f), dy = random_vec(size_t(s.B) * s.T * s.NH * s.hd, 198);
+  Vec bad = qkv;
+  const size_t ld = size_t(s.NH + 2 * s.NKV) * s.hd;
+  for (int t = 0; t < poisoned; t++)
+    for (size_t i = size_t(s.NH) * s.hd; i < ld; i++) bad[size_t(t) * ld + i] = std::numeric_limits<float>::quiet_NaN();
+  Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
+  auto run = [&](const Vec& x) {
+    Vec out(dy.size()), lse(size_t(s.B) * s.NH * s.T), dqkv(x.size(), 0.0f);
+    gqa_attention_forward(out.data(), lse.data(), scratch.data(), x.data(), s.B, s.T, s.NH, s.NKV, s.hd, nullptr,
+                          window);
+    gqa_attention_backward(dqkv.data(), scratch.data(), dy.data(), x.data(), out.data(), lse.data(), s.B, s.T, s.NH,
+                           s.NKV, s.hd, nullptr, window);
+    return std::pair{out, dqkv};
+  };
+  const auto [clean_out, clean_d] = run(qkv);
+  const auto [out, d] = run(bad);
+  const int from = poisoned + window + kAttentionRows;  // rows whose block starts past the poison's reach
+  const size_t O = size_t(s.NH) * s.hd;
+  auto rows_from = [&](const Vec& v, size_t width) { return Vec(v.begin() + ptrdiff_t(from * width), v.end()); };
+  CHECK(rows_from(out, O) == rows_from(clean_out, O));
+  CHECK(rows_from(d, ld) == rows_from(clean_d, ld));
+  CHECK(std::isnan(out[size_t(poisoned) * O]));  // a row whose window holds poisoned keys
+}
+
 TEST_CASE("multi-head attention is grouped-query attention with one q head per k/v head, bit for bit",
           "[kernels][attention][gqa]") {
   const int B = 2, T = 9, C = 24, NH = 3;
@@ -157,17 +236,18 @@ TEST_CASE("multi-head attention is grouped-query attention with one q head per k
   REQUIRE(lse_a == lse_b);
 }
 
-TEST_CASE("attention against a KV cache equals attention over the whole sequence, in any chunks",
+TEST_CASE("attention against a KV cache equals attention over the whole sequence, in any chunks, windows too",
           "[kernels][attention][kv_cache]") {
   struct Case {
-    int NH, NKV, hd;
+    int NH, NKV, hd, window;
   };
-  for (Case c : {Case{4, 2, 8}, Case{3, 3, 8}, Case{2, 1, 16}}) {
-    INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd);
+  for (Case c : {Case{4, 2, 8, 0}, Case{3, 3, 8, 0}, Case{2, 1, 16, 0}, Case{4, 2, 8, 3}, Case{2, 1, 16, 1}}) {
+    INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd << " window=" << c.window);
     const int B = 2, T = 9, S = 12, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
     const Vec qkv = random_vec(size_t(B) * T * W, 131);
     Vec full(size_t(B) * T * O), lse(size_t(B) * c.NH * T), scratch(attention_scratch_floats(B, T, c.NH));
-    gqa_attention_forward(full.data(), lse.data(), scratch.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd);
+    gqa_attention_forward(full.data(), lse.data(), scratch.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd, nullptr,
+                          c.window);
     // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
     Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
     int pos = 0;
@@ -175,7 +255,8 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
       Vec part(size_t(B) * chunk * W), out(size_t(B) * chunk * O);
       for (int b = 0; b < B; b++)
         std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W, part.begin() + ptrdiff_t(b) * chunk * W);
-      gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd);
+      gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd,
+                                   c.window);
       for (int b = 0; b < B; b++)
         for (int t = 0; t < chunk; t++)
           for (int i = 0; i < O; i++)
@@ -207,12 +288,13 @@ struct GqaRun {
 
 // Forward, then backward accumulating onto dqkv0.
 GqaRun run_gqa(const Vec& qkv, const Vec& dout, const Vec& dqkv0, const GqaShape& s,
-               const zt::TokenSegment* segments) {
+               const zt::TokenSegment* segments, int window = 0) {
   GqaRun r{Vec(size_t(s.B) * s.T * s.NH * s.hd), Vec(size_t(s.B) * s.NH * s.T), dqkv0};
   Vec scratch(attention_scratch_floats(s.B, s.T, s.NH));
-  gqa_attention_forward(r.out.data(), r.lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, segments);
+  gqa_attention_forward(r.out.data(), r.lse.data(), scratch.data(), qkv.data(), s.B, s.T, s.NH, s.NKV, s.hd, segments,
+                        window);
   gqa_attention_backward(r.dqkv.data(), scratch.data(), dout.data(), qkv.data(), r.out.data(), r.lse.data(), s.B, s.T,
-                         s.NH, s.NKV, s.hd, segments);
+                         s.NH, s.NKV, s.hd, segments, window);
   return r;
 }
 
@@ -234,30 +316,32 @@ struct PackedRun {
   Vec qkv, dout, dqkv0;
   GqaRun run;
 };
-PackedRun run_packed(const PackedGqa& c, uint64_t seed) {
+PackedRun run_packed(const PackedGqa& c, uint64_t seed, int window = 0) {
   const GqaShape& s = c.shape;
   PackedRun r{random_vec(s.qkv(), seed, 1.5f), random_vec(size_t(s.B) * s.T * c.out_width(), seed + 1),
               random_vec(s.qkv(), seed + 2), {}};
   const zt::RowSegments segments = c.rows.segments();
-  r.run = run_gqa(r.qkv, r.dout, r.dqkv0, s, segments.table());
+  r.run = run_gqa(r.qkv, r.dout, r.dqkv0, s, segments.table(), window);
   return r;
 }
 
 }  // namespace
 
+// Windows too (the band ANDed with the sample): shorter than a block of rows and across blocks.
 TEST_CASE("packed rows: attention of every sample equals the sample run alone, forward and backward",
           "[kernels][attention][packed]") {
-  for (const PackedGqa& c : packed_cases()) {
+  for (const auto& [c, window] : {std::pair{packed_cases()[0], 0}, std::pair{packed_cases()[1], 0},
+                                  std::pair{packed_cases()[0], 7}, std::pair{packed_cases()[1], 66}}) {
     const GqaShape& s = c.shape;
-    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd);
-    const PackedRun in = run_packed(c, 141);
+    INFO("NH=" << s.NH << " NKV=" << s.NKV << " hd=" << s.hd << " window=" << window);
+    const PackedRun in = run_packed(c, 141, window);
     const GqaRun& packed = in.run;
     for (PackedRows::Sample x : c.rows.samples()) {
       INFO("sample of row " << x.b << " at [" << x.begin << ", " << x.end << ")");
       const GqaShape one{1, x.length(), s.NH, s.NKV, s.hd};
       const GqaRun alone =
           run_gqa(sample_rows(in.qkv, c.rows, x, c.width()), sample_rows(in.dout, c.rows, x, c.out_width()),
-                  sample_rows(in.dqkv0, c.rows, x, c.width()), one, nullptr);
+                  sample_rows(in.dqkv0, c.rows, x, c.width()), one, nullptr, window);
       require_close(sample_rows(packed.out, c.rows, x, c.out_width()), to_double(alone.out), 1e-6, 1e-7);
       require_close(sample_stats(packed.lse, c.rows, x, s.NH), to_double(alone.lse), 1e-6, 1e-7);
       require_close(sample_rows(packed.dqkv, c.rows, x, c.width()), to_double(alone.dqkv), 1e-6, 1e-7);

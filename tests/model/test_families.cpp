@@ -165,6 +165,21 @@ TEST_CASE("FLOPs per token count grouped-query projections, SwiGLU and an untied
   CHECK(Gpt(llama, 1, 8).flops_per_token() == 6 * size_t(1235814400) + 12 * size_t(16) * 2048 * 8);
 }
 
+TEST_CASE("FLOPs per token count a sliding layer's keys within its window", "[model][families][window]") {
+  GptShape shape = qwen3_shape(true);  // 2 layers, q width 48
+  shape.sliding_window = 4;
+  shape.layer_types = {LayerAttention::Full, LayerAttention::Sliding};
+  const Gpt model(shape, 1, 16);
+  CHECK(model.flops_per_pair().full == 12 * 48);
+  CHECK(model.flops_per_pair().sliding == 12 * 48);
+  // The full layer's query counts 16 keys, the sliding one's 4.
+  CHECK(model.flops_per_token() == 6 * shape.num_params() + 12 * 48 * 16 + 12 * 48 * 4);
+  CHECK(model.flops_per_token(3) == 6 * shape.num_params() + 12 * 48 * 3 + 12 * 48 * 3);
+  shape.layer_types.clear();  // both layers slide
+  CHECK(Gpt(shape, 1, 16).flops_per_token() == 6 * shape.num_params() + 2 * 12 * 48 * 4);
+  CHECK(Gpt(shape, 1, 16).flops_per_pair().full == 0);
+}
+
 TEST_CASE("llama-family shapes and bounds that cannot run are refused, naming the field", "[model][families]") {
   GptShape bad = qwen3_shape(true);
   bad.n_kv_head = 3;
@@ -176,8 +191,10 @@ TEST_CASE("llama-family shapes and bounds that cannot run are refused, naming th
   bad.model_type = ModelType::Mistral;
   bad.attention_bias = false;
   bad.sliding_window = 8;
-  CHECK_NOTHROW(Gpt(bad, 1, 8));  // the window covers the sequence: the same attention
-  test::require_error_naming([&] { return Gpt(bad, 1, 9); }, "model.sliding_window (8) is shorter than data.seq_len (9)");
+  CHECK_NOTHROW(Gpt(bad, 1, 8));   // the window covers the sequence: the same attention
+  CHECK_NOTHROW(Gpt(bad, 1, 24));  // sliding-window attention over a longer one
+  bad.layer_types = {LayerAttention::Full, LayerAttention::Sliding};
+  test::require_error_naming([&] { return Gpt(bad, 1, 8); }, "model.layer_types: layer 0 is full_attention");
   bad = *gpt_preset("toy");
   bad.tied_head = false;
   test::require_error_naming([&] { return make_gpt_layout(bad); }, "model.tie_word_embeddings");

@@ -1,7 +1,8 @@
 // Generation's forward against a KV cache: the logits of each position, whether it comes with the
 // prompt or one token at a time after it, are those of one forward over the whole sequence
 // (GPT-2's learned positions and the llama family's rotary positions at an offset, grouped-query
-// attention, q/k norms, rope scaling); the cache's bounds are checked.
+// attention, q/k norms, rope scaling, sliding windows shorter than the sequence); the cache's bounds
+// are checked.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "core/rng.hpp"
 #include "hf_fixture.hpp"
 #include "model/gpt.hpp"
+#include "packed_rows.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -76,6 +78,27 @@ TEST_CASE("forward against a KV cache gives the full forward's logits: the llama
   for (const char* fixture : {"llama3", "qwen2"}) {  // llama3 rope scaling; multi-query attention, untied head
     INFO(fixture);
     check_cached_equals_full(hf_fixture_shape(TorchFixture(hf_fixture_path(fixture))));
+  }
+}
+
+TEST_CASE("forward against a KV cache gives the full forward's logits: sliding windows", "[model][kv_cache][window]") {
+  GptShape mistral = *gpt_preset("llama-tiny");  // every layer slides over 3 keys
+  mistral.model_type = ModelType::Mistral;
+  mistral.sliding_window = 3;
+  for (const GptShape& shape : {mistral, model_test_shape("qwen3-tiny+window")}) {
+    INFO(describe(shape) << ", window " << shape.sliding_window);
+    check_cached_equals_full(shape);
+    // The window is in force: without it the same weights give other logits.
+    GptShape full = shape;
+    full.sliding_window = 0;
+    full.layer_types.clear();
+    Gpt a(shape, 1, 12), b(full, 1, 12);
+    ResidentParams params(a.layout());
+    a.init_params(params.params.data(), 0, a.layout().total, 11);
+    std::vector<int32_t> tokens(12);
+    Rng rng(6);
+    for (auto& t : tokens) t = int32_t(rng.below(uint64_t(shape.vocab_size)));
+    CHECK(full_logits(a, params, tokens) != full_logits(b, params, tokens));
   }
 }
 

@@ -1,8 +1,8 @@
 // Packed rows (docs/architecture.md, "Packed rows"): samples side by side in a row, or one padded
 // sample per row, give the loss and gradients of the same samples run one by one (the mean over
 // the targets that count in all of them), for GPT-2 (learned positions) and the llama family
-// (rotary positions, grouped-query attention, Qwen3's q/k norms), with and without recomputed
-// blocks; and no sample's tokens reach another's loss.
+// (rotary positions, grouped-query attention, Qwen3's q/k norms, a sliding-window layer), with and
+// without recomputed blocks; and no sample's tokens reach another's loss.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -34,10 +34,10 @@ LossAndGrads at_once(Gpt& model, ResidentParams& params, const PackedBatch& batc
 }  // namespace
 
 TEST_CASE("packed and padded rows train as their samples one by one", "[model][packed]") {
-  const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny", "qwen3-tiny");
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "llama-tiny", "qwen3-tiny", "qwen3-tiny+window");
   const bool recompute = GENERATE(false, true);
   INFO(preset << (recompute ? ", blocks recomputed" : ""));
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_test_shape(preset);
   Gpt model(shape, 6, kSampleRow, recompute);
   ResidentParams params(model.layout());
   model.init_params(params.params.data(), 0, model.layout().total, 5);
@@ -52,9 +52,9 @@ TEST_CASE("packed and padded rows train as their samples one by one", "[model][p
 
 TEST_CASE("packed rows: another sample's tokens change nothing of a sample's loss and gradients",
           "[model][packed]") {
-  const std::string preset = GENERATE(as<std::string>{}, "toy", "qwen3-tiny");
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "qwen3-tiny", "qwen3-tiny+window");
   INFO(preset);
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_test_shape(preset);
   Gpt model(shape, 2, kSampleRow);
   ResidentParams params(model.layout());
   model.init_params(params.params.data(), 0, model.layout().total, 5);

@@ -9,16 +9,18 @@
 
 #include "data/temp_dir.hpp"
 #include "model/gpt.hpp"
+#include "packed_rows.hpp"
 #include "sample_losses.hpp"
 
 using namespace zt;
 using namespace zt::test;
 
 TEST_CASE("packed and padded rows of record data give each sample its loss alone", "[model][packed][samples]") {
-  // GPT-2's learned positions, and rotary positions with grouped-query attention and q/k norms.
-  const std::string preset = GENERATE(as<std::string>{}, "toy", "qwen3-tiny");
+  // GPT-2's learned positions, and rotary positions with grouped-query attention and q/k norms, a
+  // sliding-window layer too.
+  const std::string preset = GENERATE(as<std::string>{}, "toy", "qwen3-tiny", "qwen3-tiny+window");
   INFO(preset);
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_test_shape(preset);
   constexpr int kSeq = 72, kBatch = 3;
   TempDir dir;
   // Samples across attention's 64-row blocks, of one token, and one longer than seq_len (truncated).

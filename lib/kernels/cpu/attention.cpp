@@ -84,15 +84,16 @@ ZT_KERNEL_CLONES void score_gradient_row(float* dp, const float* p, int width, c
 }
 
 // The query rows [t0, t1) of a block and the keys any of them attends to. A block ends where its
-// first row's sample does, so its keys are its own sample's (row: the row's segments, or null).
+// first row's sample does, so its keys are its own sample's (row: the row's segments, or null),
+// within the window of its rows when there is one.
 struct Block {
   int t0, rows;  // query rows [t0, t0 + rows)
   int k0, keys;  // keys [k0, k0 + keys)
 };
-Block block_of(const TokenSegment* row, int t0, int T) {
+Block block_of(const TokenSegment* row, int t0, int T, int window) {
   const int t1 = std::min(row ? row[t0].end : T, t0 + kAttentionRows);
-  const int k0 = key_range(row, t0).begin;
-  return {t0, t1 - t0, k0, key_range(row, t1 - 1).end - k0};
+  const int k0 = key_range(row, t0, window).begin;
+  return {t0, t1 - t0, k0, key_range(row, t1 - 1, window).end - k0};
 }
 
 // One (batch, head)'s rows: q, k, v heads (rows ld apart), out and dout heads (rows ldo apart).
@@ -110,7 +111,7 @@ Head head_of(const float* qkv, int b, int h, int T, int NH, int NKV, int hd) {
 }  // namespace
 
 void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
-                           int hd, const TokenSegment* segments) {
+                           int hd, const TokenSegment* segments, int window) {
   KernelTimer timer(KernelKind::AttentionForward);
   const float scale = 1.0f / std::sqrt(float(hd));
   const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
@@ -122,13 +123,13 @@ void gqa_attention_forward(float* out, float* lse, float* scratch, const float* 
       float* row_lse = lse + (size_t(b) * NH + h) * T;
       float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
       const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
-      for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
-        const Block blk = block_of(row, t0, T);
+      for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T, window).rows) {
+        const Block blk = block_of(row, t0, T, window);
         // scores[t, j] = q_t · k_j / sqrt(hd), then each row's softmax over its keys
         gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, x.q + size_t(t0) * x.ld, x.ld,
              x.k + size_t(blk.k0) * x.ld, x.ld, 0.0f, p, blk.keys);
         for (int r = 0; r < blk.rows; r++) {
-          const KeyRange keys = key_range(row, t0 + r);
+          const KeyRange keys = key_range(row, t0 + r, window);
           row_lse[t0 + r] =
               softmax_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys);
         }
@@ -141,9 +142,12 @@ void gqa_attention_forward(float* out, float* lse, float* scratch, const float* 
 }
 
 void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
-                                  int S, int NH, int NKV, int hd) {
+                                  int S, int NH, int NKV, int hd, int window) {
   KernelTimer timer(KernelKind::AttentionForward);
-  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV, L = pos + T;
+  const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV;
+  // The cache rows [k0, pos + T) the new queries attend to: with a window, from the first query's
+  // first key on.
+  const int k0 = key_range(nullptr, pos, window).begin, L = pos + T - k0;
   const float scale = 1.0f / std::sqrt(float(hd));
   for (int b = 0; b < B; b++)
     for (int t = 0; t < T; t++) {
@@ -159,12 +163,13 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
     for (int b = 0; b < B; b++) {
       for (int h = 0; h < NH; h++) {
         const float* q = qkv + size_t(b) * T * ld + size_t(h) * hd;
-        const float* k = k_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
-        const float* v = v_cache + size_t(b) * S * ldc + size_t(h / group) * hd;
+        const size_t first = (size_t(b) * S + size_t(k0)) * ldc + size_t(h / group) * hd;
+        const float* k = k_cache + first;
+        const float* v = v_cache + first;
         gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
         for (int t = 0; t < T; t++) {
-          const KeyRange keys = key_range(nullptr, pos + t);
-          softmax_row(att.data() + size_t(t) * L, keys.begin, keys.end, L);
+          const KeyRange keys = key_range(nullptr, pos + t, window);
+          softmax_row(att.data() + size_t(t) * L, keys.begin - k0, keys.end - k0, L);
         }
         gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
              out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
@@ -174,7 +179,8 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
 }
 
 void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
-                            const float* lse, int B, int T, int NH, int NKV, int hd, const TokenSegment* segments) {
+                            const float* lse, int B, int T, int NH, int NKV, int hd, const TokenSegment* segments,
+                            int window) {
   KernelTimer timer(KernelKind::AttentionBackward);
   const int group = NH / NKV;
   const float scale = 1.0f / std::sqrt(float(hd));
@@ -194,8 +200,8 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
         const float* y = out + size_t(b) * T * x.ldo + size_t(h) * hd;
         const float* row_lse = lse + (size_t(b) * NH + h) * T;
         const TokenSegment* row = segments ? segments + size_t(b) * T : nullptr;
-        for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T).rows) {
-          const Block blk = block_of(row, t0, T);
+        for (int t0 = 0; t0 < T; t0 += block_of(row, t0, T, window).rows) {
+          const Block blk = block_of(row, t0, T, window);
           const float* q0 = x.q + size_t(t0) * x.ld;
           const float* k0 = x.k + size_t(blk.k0) * x.ld;
           const float* v0 = x.v + size_t(blk.k0) * x.ld;
@@ -203,7 +209,7 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
           // The forward's probabilities, from the scores and the saved log-sum-exp.
           gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, q0, x.ld, k0, x.ld, 0.0f, p, blk.keys);
           for (int r = 0; r < blk.rows; r++) {
-            const KeyRange keys = key_range(row, t0 + r);
+            const KeyRange keys = key_range(row, t0 + r, window);
             probabilities_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys,
                               row_lse[t0 + r]);
           }

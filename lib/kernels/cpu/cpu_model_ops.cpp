@@ -104,20 +104,21 @@ void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, 
 }
 
 void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
-                                        const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
-  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments);
+                                        const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                                        int window) {
+  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments, window);
 }
 
 void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
                                          const void* out, const float* saved, const TokenSegment* segments, int B,
-                                         int T, int NH, int NKV, int hd, GradInto dqkv_into) {
+                                         int T, int NH, int NKV, int hd, int window, GradInto dqkv_into) {
   cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv),
-                              f(out), saved, B, T, NH, NKV, hd, segments);
+                              f(out), saved, B, T, NH, NKV, hd, segments, window);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                           int pos, int S, int NH, int NKV, int hd) {
-  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd);
+                                           int pos, int S, int NH, int NKV, int hd, int window) {
+  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd, window);
 }
 
 void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }

@@ -41,12 +41,12 @@ public:
   void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
                      int NH, int NKV, int hd) override;
   void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
-                             int B, int T, int NH, int NKV, int hd) override;
+                             int B, int T, int NH, int NKV, int hd, int window) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                               const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
-                              GradInto dqkv_into) override;
+                              int window, GradInto dqkv_into) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
-                                int NH, int NKV, int hd) override;
+                                int NH, int NKV, int hd, int window) override;
   void swiglu_forward(void* out, const void* inp, int N, int F) override;
   void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;

@@ -39,6 +39,7 @@ struct Dims {
   // The samples of packed rows ([B, T], null: every row one sample); a kernel points it at its own
   // batch row first (in_row).
   const TokenSegment* segments;
+  int window;  // sliding-window attention: each query's last `window` keys; 0: all of them
   __host__ __device__ Dims in_row(int b) const {
     Dims d = *this;
     if (segments) d.segments = segments + size_t(b) * T;
@@ -54,16 +55,20 @@ struct Dims {
 
   // The keys query row q attends to, [key_begin(q), key_end(q)): causal inside q's sample, [begin,
   // q] ([0, q] for a row of one sample; rows past T, which no kernel writes, take the last row's
-  // sample). Every kernel takes a row's keys, the key tiles of a query tile and the query tiles of
-  // a key tile from here alone; a row's range never starts or ends before the previous row's.
-  // Reads segments of one row (in_row).
-  __host__ __device__ int key_begin(int q) const { return segments ? segments[q < T ? q : T - 1].begin : 0; }
+  // sample), the last `window` of them with a window (q - window, q]. Every kernel takes a row's
+  // keys, the key tiles of a query tile and the query tiles of a key tile from here alone; a row's
+  // range never starts or ends before the previous row's. Reads segments of one row (in_row).
+  __host__ __device__ int key_begin(int q) const {
+    const int sample = segments ? segments[q < T ? q : T - 1].begin : 0;
+    return window > 0 && q - window + 1 > sample ? q - window + 1 : sample;
+  }
   __host__ __device__ int key_end(int q) const { return q + 1 < T ? q + 1 : T; }
   // The same pairs from a key's side: the queries [k, query_end(k)) attend to key k (those of its
-  // sample from k on; none for a key past T).
+  // sample from k on, the first `window` of them with a window; none for a key past T).
   __host__ __device__ int query_end(int k) const {
     if (k >= T) return 0;
-    return segments ? segments[k].end : T;
+    const int sample = segments ? segments[k].end : T;
+    return window > 0 && k + window < sample ? k + window : sample;
   }
   // A kernel asks once per row (or key) and tests each element against the bounds: no more per
   // element than a causal mask.
@@ -80,7 +85,7 @@ struct Dims {
     return (key_end(last_row) - 1) / tile + 1;
   }
   // The query tiles [first, end) whose rows attend to the keys [k0, k0 + tile): causal, from the
-  // diagonal's to the one where the last key's sample ends.
+  // diagonal's to the one where the last key's sample (or window) ends.
   __host__ __device__ int first_query_tile(int k0, int tile) const { return k0 / tile; }
   __host__ __device__ int query_tiles_end(int k0, int tile) const {
     const int last_key = (k0 + tile < T ? k0 + tile : T) - 1;
@@ -801,6 +806,7 @@ void check_shape(const AttentionShape& s, const char* op) {
   require(s.B >= 0 && s.T >= 0 && s.NH > 0 && s.NKV > 0 && s.hs > 0, op, ": bad shape B = ", s.B, ", T = ", s.T,
           ", NH = ", s.NH, ", NKV = ", s.NKV, ", head size ", s.hs);
   require(s.NH % s.NKV == 0, op, ": NH = ", s.NH, " query heads do not share NKV = ", s.NKV, " key/value heads evenly");
+  require(s.window >= 0, op, ": window ", s.window, " is negative (0: none)");
   require(s.hs <= kAttentionMaxHeadSize, op, ": head size ", s.hs, " exceeds ", kAttentionMaxHeadSize);
   require(s.NH <= 65535 && s.B <= 65535, op, ": NH = ", s.NH, " and B = ", s.B,
           " must be at most 65535 (grid y and z)");
@@ -810,11 +816,11 @@ void check_shape(const AttentionShape& s, const char* op) {
 AttentionShape multi_head(int B, int T, int C, int NH, const TokenSegment* segments, const char* op) {
   require(B >= 0 && T >= 0 && C > 0 && NH > 0, op, ": bad shape B = ", B, ", T = ", T, ", C = ", C, ", NH = ", NH);
   require(C % NH == 0, op, ": C = ", C, " is not a multiple of NH = ", NH);
-  return {B, T, NH, NH, C / NH, segments};
+  return {B, T, NH, NH, C / NH, segments, 0};
 }
 
 Dims dims_of(const AttentionShape& s, GradInto into = GradInto::Accumulate) {
-  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate, s.segments};
+  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate, s.segments, s.window};
 }
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (above 48 KB needs the opt-in).

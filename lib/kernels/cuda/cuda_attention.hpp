@@ -6,6 +6,9 @@
 //   out [B, T, NH·hs], lse [B, NH, T] (fp32: per query row, log Σ_j exp(score)).
 //   segments [B, T] (device memory) or null: the sample of each token of a packed row
 //   (core/token_segment.hpp); a query attends to the keys [begin, t] of its own sample only.
+//   window > 0: sliding-window attention, the keys (t - window, t] only (ANDed with the sample);
+//   the key tiles a query tile walks start at its band's first key, so the work grows with
+//   T·window once T > window.
 // Scores, softmax and accumulators are fp32. Head size 1..128.
 //
 // Forward: one block per (query tile, head, batch). The block keeps its query tile in shared
@@ -35,6 +38,7 @@ constexpr int kAttentionMaxHeadSize = 128;
 struct AttentionShape {
   int B, T, NH, NKV, hs;  // NH query heads share NKV key/value heads (NH a multiple of NKV)
   const TokenSegment* segments = nullptr;  // [B, T]: the samples of packed rows; null: one per row
+  int window = 0;                          // sliding window: the last `window` keys of each query; 0: all
 };
 
 // out = softmax(q·kᵀ/√hs, causal)·v per head; lse[b, h, t] = log Σ_{begin<=j<=t} exp(q_t·k_j/√hs),

@@ -173,15 +173,16 @@ void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin,
 }
 
 void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv,
-                                         const TokenSegment* segments, int B, int T, int NH, int NKV, int hd) {
-  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments}, stream());
+                                         const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
+                                         int window) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments, window}, stream());
 }
 
 void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
                                           const void* out, const float* saved, const TokenSegment* segments, int B,
-                                          int T, int NH, int NKV, int hd, GradInto dqkv_into) {
-  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, AttentionShape{B, T, NH, NKV, hd, segments},
-                           stream(), dqkv_into);
+                                          int T, int NH, int NKV, int hd, int window, GradInto dqkv_into) {
+  cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved,
+                           AttentionShape{B, T, NH, NKV, hd, segments, window}, stream(), dqkv_into);
 }
 
 void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
@@ -192,8 +193,8 @@ void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout
   cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into);
 }
 void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                            int pos, int S, int NH, int NKV, int hd) {
-  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, stream());
+                                            int pos, int S, int NH, int NKV, int hd, int window) {
+  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, window, stream());
 }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kCopyBlock) kv_write_kernel(E* k_cache, E* v_c
 template <typename E>
 __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, const E* k_cache, const E* v_cache,
                                                                     const E* qkv, int T, int pos, int S, int NH,
-                                                                    int NKV, int hd, float scale) {
+                                                                    int NKV, int hd, int window, float scale) {
   __shared__ float q[kCachedAttentionMaxHeadSize];
   __shared__ float p[kThreads];  // the tile's unnormalised probabilities
   __shared__ float scratch[kWarpSize];
@@ -42,10 +42,11 @@ __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, cons
   const size_t head = size_t(b) * S * ldc + size_t(h / (NH / NKV)) * hd;
   const E* k = k_cache + head;
   const E* v = v_cache + head;
-  const int len = pos + t + 1;  // causal: the cache up to this query's own position
+  // causal: the cache up to this query's own position, its last `window` rows with a window
+  const int len = pos + t + 1, first = window > 0 && len > window ? len - window : 0;
 
   float m = -INFINITY, l = 0.0f, acc[kChannelsPerThread] = {};
-  for (int j0 = 0; j0 < len; j0 += kThreads) {
+  for (int j0 = first; j0 < len; j0 += kThreads) {
     const int j = j0 + threadIdx.x;
     float s = -INFINITY;
     if (j < len) {
@@ -82,12 +83,12 @@ __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, cons
 }  // namespace
 
 void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                              int pos, int S, int NH, int NKV, int hd, cudaStream_t stream) {
+                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream) {
   require(B >= 0 && T >= 0 && pos >= 0 && pos + T <= S && NH > 0 && NKV > 0 && NH % NKV == 0 && hd > 0 &&
-              hd <= kCachedAttentionMaxHeadSize,
+              hd <= kCachedAttentionMaxHeadSize && window >= 0,
           "attention_cached_forward: bad shape B = ", B, ", T = ", T, ", pos = ", pos, ", S = ", S, ", NH = ", NH,
-          ", NKV = ", NKV, ", hd = ", hd, " (need pos + T <= S, NKV dividing NH, hd in [1, ",
-          kCachedAttentionMaxHeadSize, "])");
+          ", NKV = ", NKV, ", hd = ", hd, ", window = ", window, " (need pos + T <= S, NKV dividing NH, hd in [1, ",
+          kCachedAttentionMaxHeadSize, "], window >= 0)");
   if (B == 0 || T == 0) return;
   require(T <= 65535 && NH <= 65535 && B <= 65535, "attention_cached_forward: grid of ", T, " x ", NH, " x ", B,
           " blocks exceeds 65535 in a dimension");
@@ -100,7 +101,7 @@ void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache,
            pos, S, NH, NKV, hd);
     launch(cached_attention_kernel<E>, dim3(unsigned(T), unsigned(NH), unsigned(B)), kThreads, 0, stream,
            "cached_attention_kernel", static_cast<E*>(out), static_cast<const E*>(k_cache),
-           static_cast<const E*>(v_cache), static_cast<const E*>(qkv), T, pos, S, NH, NKV, hd, scale);
+           static_cast<const E*>(v_cache), static_cast<const E*>(qkv), T, pos, S, NH, NKV, hd, window, scale);
   });
 }
 

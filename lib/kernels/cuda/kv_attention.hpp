@@ -3,7 +3,8 @@
 // ModelOps::attention_cached_forward. qkv [B, T, (NH + 2·NKV)·hd] holds the packed projection of
 // T new tokens per sequence at positions [pos, pos + T); their k and v heads are copied into
 // k_cache and v_cache [B, S, NKV·hd] at rows [pos, pos + T), then query t of head h attends to
-// rows [0, pos + t] of key/value head h / (NH / NKV); out [B, T, NH·hd]. fp32 or bf16 tensors
+// rows [0, pos + t] of key/value head h / (NH / NKV) (with a window > 0, the last `window` of
+// them: sliding-window attention); out [B, T, NH·hd]. fp32 or bf16 tensors
 // (the cache holds the model's dtype); scores, softmax and sums in fp32. hd up to 256.
 // Trick: one block per (query, head, sequence), decoding's shape (one query against a long
 // cache). The block walks the cache in tiles of one key per thread and folds each tile into a
@@ -18,6 +19,6 @@ namespace zt::cuda {
 constexpr int kCachedAttentionMaxHeadSize = 256;
 
 void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                              int pos, int S, int NH, int NKV, int hd, cudaStream_t stream);
+                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream);
 
 }  // namespace zt::cuda
