@@ -2,7 +2,7 @@
 """What two zerotrain binaries write for the same runs, compared byte for byte apart from times.
 
     bench/compare_outputs.py BEFORE AFTER [--ranks 2] [--configs zero2 zero3] [--steps 6] [--no-final]
-                             [-- --model llama-tiny --set KEY=VALUE ...]
+                             [--merge] [-- --model llama-tiny --set KEY=VALUE ...]
 
 Runs each config through each binary (mpirun with --ranks ranks, OMP_NUM_THREADS=1; the default
 toy model and data) with a metrics file, checkpoints every 2 steps and the final weights, then
@@ -10,8 +10,8 @@ compares: the metrics files with the fields that hold times or the process's res
 removed, the console logs with timestamps, timings and resident memory removed (the background
 writer's "checkpoint ... written" lines compared as a set: they come when the writer finishes),
 every checkpoint file (meta.json and shards) and the final weights with cmp; then `zerotrain export` of
-the last checkpoint (its files with cmp) and `zerotrain eval` of the export on the val file (its
-line, times removed). Both binaries write to
+the last checkpoint (its files with cmp; a LoRA run's merged with --merge, so that eval reads a model
+directory) and `zerotrain eval` of the export on the val file (its line, times removed). Both binaries write to
 the same paths and read the same data, so that the paths recorded are the same. Prints one line per compared output and exits 1 when
 any differs. A refactoring must leave every line "same".
 """
@@ -62,7 +62,7 @@ def log_lines(path):
     return ordered, sorted(background)
 
 
-def run(binary, config, ranks, steps, extra, out, final):
+def run(binary, config, ranks, steps, extra, out, final, merge):
     os.makedirs(out)
     cmd = MPIRUN + ["-np", str(ranks), binary, "--config", config, "--steps", str(steps),
                     "--set", f"data.train={ROOT}/data/tinytext/train.txt",
@@ -76,7 +76,8 @@ def run(binary, config, ranks, steps, extra, out, final):
     if rc != 0:
         sys.exit(f"{binary} --config {config} exited with {rc}: see {out}/log.txt")
     env = dict(os.environ, OMP_NUM_THREADS="1")
-    for what, cmd in (("export", [binary, "export", f"{out}/ckpt", "-o", f"{out}/export", "--dtype", "bf16"]),
+    export = [binary, "export", f"{out}/ckpt", "-o", f"{out}/export", "--dtype", "bf16"] + (["--merge"] if merge else [])
+    for what, cmd in (("export", export),
                       ("eval", [binary, "eval", "--model", f"{out}/export", "--data",
                                 f"{ROOT}/data/tinytext/val.txt", "--max-windows", "8"])):
         with open(f"{out}/{what}.txt", "w") as log:
@@ -111,6 +112,7 @@ def main():
     p.add_argument("--configs", nargs="+", default=["zero2", "zero3"])
     p.add_argument("--steps", type=int, default=6)
     p.add_argument("--no-final", action="store_true", help="no training.save_final (a model it cannot write)")
+    p.add_argument("--merge", action="store_true", help="export a LoRA run's checkpoint merged (export --merge)")
     p.add_argument("--keep", help="directory to keep the runs in (default: a temporary one, removed)")
     # Anything else (after --) goes to every run: --model llama-tiny --set training.sample_every=3
     args, extra = p.parse_known_args()
@@ -122,7 +124,8 @@ def main():
             runs = []
             for name, binary in (("before", args.before), ("after", args.after)):
                 out = os.path.join(top, config, "run")
-                run(os.path.abspath(binary), config, args.ranks, args.steps, args.extra, out, not args.no_final)
+                run(os.path.abspath(binary), config, args.ranks, args.steps, args.extra, out, not args.no_final,
+                    args.merge)
                 os.rename(out, os.path.join(top, config, name))
                 runs.append(os.path.join(top, config, name))
             for what, same in compare(*runs):

@@ -47,7 +47,10 @@ CLI::Validator byte_size() {
 }
 
 void add_model_options(CLI::App& command, std::string& model, std::string& device, std::string& dtype) {
-  command.add_option("--model", model, "a checkpoint directory, or a model directory / safetensors file")->required();
+  command
+      .add_option("--model", model,
+                  "a checkpoint directory, a model directory / safetensors file, or a PEFT adapter directory")
+      ->required();
   command.add_option("--device", device, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}))
       ->capture_default_str();
@@ -81,7 +84,7 @@ int exit_status(const char* command, const std::function<void()>& work) {
     work();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s: %s\n", command, e.what());
-    return 1;
+    return kExitFailed;
   }
   return 0;
 }
@@ -93,7 +96,7 @@ int usage_error(const std::string& message) {
     std::fprintf(stderr, "error: %.*s\n", int(end - start), message.data() + start);
     start = end + 1;
   }
-  return kExitUsage;
+  return kExitBadInput;
 }
 
 }  // namespace zt::cli

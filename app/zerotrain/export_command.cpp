@@ -7,6 +7,7 @@
 
 #include "cli_options.hpp"
 #include "core/dtype.hpp"
+#include "hf/hf_dir.hpp"
 #include "subcommand.hpp"
 #include "train/model_export.hpp"
 
@@ -32,10 +33,16 @@ adapter_model.safetensors: PeftModel.from_pretrained loads it on the base model)
 the merged model. Frozen weights (the base model of a LoRA run, training.freeze) are read again
 from the run's training.init_from: a checkpoint holds what trained.
 
+CHECKPOINT_DIR may also be a PEFT adapter directory (a LoRA run's training.save_final or
+--output_dir): on the base model its adapter_config.json names (base_model_name_or_path, which must
+still be there as the adapter was saved), it gives the adapter directory again in --dtype, or with
+--merge the merged model.
+
 Examples:
   zerotrain export checkpoints -o hf_model
   zerotrain export checkpoints/step_00001000 -o hf_model --dtype bf16 --max-shard-size 2GB
   zerotrain export lora_checkpoints -o merged_model --merge
+  zerotrain export lora_output_dir -o merged_model --merge
 )";
 
 struct ExportArgs {
@@ -53,7 +60,10 @@ void export_model(const ExportArgs& a) {
   std::optional<TokenizerMismatch> tokenizer_mismatch;
   if (!a.tokenizer_mismatch.empty())
     tokenizer_mismatch = tokenizer_mismatch_from_name(a.tokenizer_mismatch, "--tokenizer-mismatch");
-  export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.merge, tokenizer_mismatch, a.overwrite);
+  if (classify_path(a.checkpoint_dir) == PathKind::Adapter)
+    export_adapter(a.checkpoint_dir, a.out_dir, output, a.merge, a.overwrite);
+  else
+    export_checkpoint(a.checkpoint_dir, a.out_dir, output, a.merge, tokenizer_mismatch, a.overwrite);
   spdlog::info("exported {} to {} ({})", a.checkpoint_dir, a.out_dir, a.dtype);
 }
 
@@ -64,7 +74,8 @@ Subcommand export_subcommand(CLI::App& app) {
                                           "consolidate a checkpoint into a Hugging Face model directory OUT_DIR "
                                           "(config.json, safetensors, tokenizer files)",
                                           kExportExamples);
-  exp->add_option("CHECKPOINT_DIR", a->checkpoint_dir, "training.checkpoint_dir (its latest) or one step directory")
+  exp->add_option("CHECKPOINT_DIR", a->checkpoint_dir,
+                  "training.checkpoint_dir (its latest), one step directory, or a PEFT adapter directory")
       ->required();
   exp->add_option("-o,--output", a->out_dir, "output directory (OUT_DIR)")->required();
   exp->add_option("--dtype", a->dtype, "fp32 (the master weights), bf16 or fp16 (rounded to nearest even)")

@@ -14,10 +14,12 @@ namespace {
 const char* const kGenerateFooter = R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
 model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
 model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
-them). --tokenizer: the tokenizer the training data was made with (default: the one in the model
-directory, or for a checkpoint the one its data's token files recorded, training.sample_tokenizer,
-or the run's model directory's; a model of 256 tokens reads bytes); another tokenizer than the one
-the model's ids are known to mean is refused unless --tokenizer-mismatch warn.
+them), or a PEFT adapter directory (a LoRA run's training.save_final or --output_dir: its adapters
+merged into the base model its adapter_config.json names). --tokenizer: the tokenizer the training
+data was made with (default: the one in the model directory, or for a checkpoint the one its data's
+token files recorded, training.sample_tokenizer, or the run's model directory's; a model of 256
+tokens reads bytes); another tokenizer than the one the model's ids are known to mean is refused
+unless --tokenizer-mismatch warn.
 The prompt starts a document as `zerotrain tokenize` starts one (after the tokenizer's separator);
 generation ends at an end-of-text or end-of-turn token, at --max-new-tokens, or when the model's
 positions are used up. Temperature 0 is greedy decoding. With --chat the prompt is a user's turn in

@@ -7,10 +7,9 @@
 #include <functional>
 #include <string>
 
-namespace zt::cli {
+#include "core/exit_status.hpp"
 
-// Config and command-line errors, found before anything is allocated.
-constexpr int kExitUsage = 2;
+namespace zt::cli {
 
 struct Subcommand {
   CLI::App* command = nullptr;                     // its parser: chosen when command->parsed()
@@ -25,7 +24,7 @@ Subcommand tokenize_subcommand(CLI::App& app);
 Subcommand generate_subcommand(CLI::App& app);
 Subcommand eval_subcommand(CLI::App& app);
 
-// One "error: " line per line of `message` on stderr; returns kExitUsage.
+// One "error: " line per line of `message` on stderr; returns kExitBadInput.
 int usage_error(const std::string& message);
 
 }  // namespace zt::cli

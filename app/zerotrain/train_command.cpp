@@ -212,7 +212,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
   if (first_failure >= 0) {
     if (rank == first_failure) usage_error(error);
     unmake();
-    return kExitUsage;
+    return kExitBadInput;
   }
   if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
     spdlog::warn("MPI does not provide MPI_THREAD_MULTIPLE; communication overlap may serialize");

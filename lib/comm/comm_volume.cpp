@@ -1,7 +1,5 @@
 #include "comm/comm_volume.hpp"
 
-#include "comm/binomial_tree.hpp"
-
 namespace zt {
 
 std::vector<size_t> even_pieces(size_t count, int world_size) {
@@ -40,11 +38,6 @@ uint64_t all_reduce_bytes_sent(size_t count, int rank, int world_size, DType dty
   auto pieces = even_pieces(count, world_size);
   return reduce_scatter_bytes_sent(pieces, rank, dtype) +
          all_gather_bytes_sent(pieces, rank, dtype);
-}
-
-uint64_t broadcast_bytes_sent(size_t count, int rank, int root, int world_size, DType dtype) {
-  return uint64_t(count) * dtype_size(dtype) *
-         binomial_tree(rank, root, world_size).children.size();
 }
 
 }  // namespace zt

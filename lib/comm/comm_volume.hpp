@@ -32,6 +32,5 @@ inline unsigned char* bytes_at(void* base, size_t elements, DType t) {
 uint64_t reduce_scatter_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
 uint64_t all_gather_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
 uint64_t all_reduce_bytes_sent(size_t count, int rank, int world_size, DType dtype);
-uint64_t broadcast_bytes_sent(size_t count, int rank, int root, int world_size, DType dtype);
 
 }  // namespace zt

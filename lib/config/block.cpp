@@ -276,6 +276,17 @@ void Block::unimplemented(const std::string& key, const nlohmann::json& default_
                           show(default_value)));
 }
 
+void Block::removed(const std::string& key, bool off, const std::string& what) {
+  const nlohmann::json* v = find(key);
+  known_.insert(key);
+  if (!v) return;
+  if (off)
+    warn(key, fmt::format("{} asks for nothing, but DeepSpeed 0.19.8 removed this key ({}) and refuses it; ignored "
+                          "(delete it)", show(*v), what));
+  else
+    reject(key, fmt::format("removed in DeepSpeed 0.19.8, which refuses it ({}); delete it", what));
+}
+
 void Block::forbid(const std::string& key, const std::string& why) {
   known_.insert(key);
   if (object_.contains(key)) reject(key, why);

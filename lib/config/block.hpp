@@ -93,6 +93,10 @@ public:
   void unimplemented(const std::string& key, const nlohmann::json& default_value);
   // A key that is an error whenever it is given.
   void forbid(const std::string& key, const std::string& why);
+  // A key DeepSpeed 0.19.8 removed and refuses whenever it is given (`what`: the feature, and what to
+  // use instead): an error, except when `off` (the value asks for nothing, as configs written for
+  // older DeepSpeed carry it): then a warning, and the key is ignored.
+  void removed(const std::string& key, bool off, const std::string& what);
 
   // Keys never read: errors or warnings (per UnknownKeys) with a did-you-mean suggestion.
   void finish();

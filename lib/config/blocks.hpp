@@ -4,6 +4,7 @@
 #include "config/auto_values.hpp"
 #include "config/block.hpp"
 #include "config/config.hpp"
+#include "config/value_sources.hpp"
 
 namespace zt::config {
 
@@ -20,12 +21,18 @@ LoraConfig read_lora(Block& lora, const ModelConfig& model, bool given);
 // Top level: batch sizes, clipping and the other scalar keys, and the keys that have no effect.
 void read_top_level_scalars(Block& top, const AutoValues& auto_values, Config& config);
 void read_ignored_top_level_keys(Block& top);
+// The keys DeepSpeed 0.19.8 removed: refused, or warned about where they ask for nothing.
+void read_removed_top_level_keys(Block& top);
+void read_removed_zero_keys(Block& zero);
 
 void read_precision(Block& top, const AutoValues& auto_values, Config& config);  // fp16, bf16
 OptimizerConfig read_optimizer(Block& top, const AutoValues& auto_values);
 LrScheduleConfig read_scheduler(Block& top, const AutoValues& auto_values, const TrainingConfig& training,
                                 double optimizer_lr);
 ZeroConfig read_zero(Block& top, const AutoValues& auto_values);
+// zero_optimization.compute_grad_norm false: as DeepSpeed, only at stages 1 and 2 without optimizer
+// offload and without clipping asked for; the clipping that "auto" or the default gave is turned off.
+void apply_compute_grad_norm(Config& config, const ValueSources& sources, const Diagnostics& diag);
 void read_monitors(Block& top, Config& config);  // csv_monitor, tensorboard, wandb, comms_logger
 CheckpointConfig read_checkpoint(Block& top);
 AioConfig read_aio(Block& top);

@@ -49,6 +49,7 @@ struct ZeroConfig {
   bool stage3_gather_16bit_weights_on_model_save = false;
   int64_t sub_group_size = 1000000000;
   bool ignore_unused_parameters = true;
+  bool compute_grad_norm = true;  // false (stages 1-2): no clipping and no grad_norm logged
   OffloadOptimizerConfig offload_optimizer;
   OffloadParamConfig offload_param;
 };
@@ -310,8 +311,5 @@ nlohmann::json to_json(const Config& config);
 nlohmann::json model_json(const ModelConfig& model);
 // What of the model trains: the lora block and training.freeze (model/lora.hpp).
 TrainedParts trained_parts(const Config& config);
-// The same from a resolved config as to_json wrote it (a checkpoint's); a config from before
-// freezing and LoRA existed trains everything.
-TrainedParts recorded_trained_parts(const nlohmann::json& config);
 
 }  // namespace zt::config

@@ -42,15 +42,4 @@ TrainedParts trained_parts(const Config& c) {
   return parts;
 }
 
-TrainedParts recorded_trained_parts(const nlohmann::json& config) {
-  TrainedParts parts;
-  const nlohmann::json::json_pointer freeze("/training/freeze");
-  if (config.contains(freeze)) parts.freeze = config.at(freeze).get<std::vector<std::string>>();
-  if (!config.contains("lora") || !config.at("lora").value("enabled", false)) return parts;
-  const nlohmann::json& l = config.at("lora");
-  parts.lora = LoraSpec{l.at("r").get<int>(), l.at("alpha").get<double>(), l.at("dropout").get<double>(),
-                        l.at("use_rslora").get<bool>(), l.at("target_modules").get<std::vector<std::string>>()};
-  return parts;
-}
-
 }  // namespace zt::config

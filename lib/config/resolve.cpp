@@ -170,6 +170,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("scheduler", {"training", "optimizer"},
               [&] { c.scheduler = read_scheduler(top, av, c.training, c.optimizer.lr); });
   readers.run("zero", {"model"}, [&] { c.zero = read_zero(top, av); });
+  readers.run("compute_grad_norm", {"zero", "batch", "training"},
+              [&] { apply_compute_grad_norm(c, sources, diag); });
   readers.run("monitors", {}, [&] { read_monitors(top, c); });
   readers.run("checkpoint", {}, [&] { c.checkpoint = read_checkpoint(top); });
   readers.run("activation_checkpointing", {}, [&] { c.activation_checkpointing = read_activation_checkpointing(top); });

@@ -46,6 +46,29 @@ void read_top_level_scalars(Block& top, const AutoValues& av, Config& c) {
 
 namespace {
 
+// data_types: the dtypes DeepSpeed may keep apart from the training dtype, and the parameters kept in
+// fp32 under bf16. zerotrain accumulates gradients in the training dtype and keeps no parameter apart
+// ("auto" or [] is what it does).
+void read_data_types(Block& top) {
+  Block b = top.child("data_types", UnknownKeys::Warn);
+  b.unimplemented("grad_accum_dtype", nullptr);
+  b.unimplemented("param_dtype", nullptr);
+  b.unimplemented("buffer_dtype", nullptr);
+  if (b.is_auto("keep_in_fp32_modules")) {
+    b.raw("keep_in_fp32_modules");
+  } else if (b.present("keep_in_fp32_modules") && !b.raw("keep_in_fp32_modules")->is_array()) {
+    b.reject("keep_in_fp32_modules", fmt::format("{} is not a list (expected \"auto\" or a list of name patterns)",
+                                                 show(*b.raw("keep_in_fp32_modules"))));
+  } else {
+    const std::vector<std::string> patterns = b.texts("keep_in_fp32_modules");
+    if (!patterns.empty())
+      b.warn("keep_in_fp32_modules",
+             fmt::format("{} has no effect (zerotrain keeps every parameter in the training dtype); ignored",
+                         show(nlohmann::json(patterns))));
+  }
+  b.finish();
+}
+
 // A block counts as "in use" when it is enabled; blocks without an "enabled" key when non-empty.
 bool block_in_use(const nlohmann::json& v) {
   if (v.contains("enabled")) return v["enabled"] == true || v["enabled"] == "auto";
@@ -57,10 +80,8 @@ bool block_in_use(const nlohmann::json& v) {
 void read_ignored_top_level_keys(Block& top) {
   // DeepSpeed features outside ZeRO data parallelism: blocks, judged by block_in_use.
   static const char* const kBlocks[] = {
-      "amp", "flops_profiler", "data_efficiency", "curriculum_learning", "compression_training", "elasticity",
-      "pipeline", "sparse_attention", "autotuning", "nebula", "quantize_training", "eigenvalue",
-      "progressive_layer_drop", "hybrid_engine", "compile", "tensor_parallel", "weight_quantization", "timers",
-      "comet", "data_types", "torch_autocast"};
+      "flops_profiler", "data_efficiency", "pipeline", "autotuning", "hybrid_engine", "compile",
+      "tensor_parallel", "weight_quantization", "timers", "comet", "torch_autocast"};
   for (const char* key : kBlocks) {
     auto v = top.raw(key);
     if (!v) continue;
@@ -69,14 +90,16 @@ void read_ignored_top_level_keys(Block& top) {
     else if (block_in_use(*v)) top.warn(key, fmt::format("{} has no effect (not implemented in zerotrain); ignored", show(*v)));
   }
   // Scalar settings with their DeepSpeed defaults.
-  top.unimplemented("sparse_gradients", false);
   top.unimplemented("memory_breakdown", false);
   top.unimplemented("disable_allgather", false);
-  top.unimplemented("graph_harvesting", false);
   top.unimplemented("use_data_before_expert_parallelism", false);
   top.unimplemented("dataloader_drop_last", false);
   top.unimplemented("seq_parallel_communication_data_type", "fp32");
   top.unimplemented("sequence_parallel_size", 1);
+  // Python's garbage collector during training: nothing to turn off in C++.
+  top.boolean("disable_python_gc", false);
+  read_data_types(top);
+  read_removed_top_level_keys(top);
 }
 
 }  // namespace zt::config

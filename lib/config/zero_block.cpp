@@ -110,9 +110,6 @@ void read_unimplemented(Block& z) {
   z.unimplemented("zero_quantized_weights", false);
   z.unimplemented("zero_quantized_nontrainable_weights", false);
   z.unimplemented("zero_quantized_gradients", false);
-  z.unimplemented("zeropp_loco_param", nullptr);
-  z.unimplemented("mics_shard_size", -1);
-  z.unimplemented("mics_hierarchical_params_gather", false);
   z.unimplemented("memory_efficient_linear", true);
   z.unimplemented("pipeline_loading_checkpoint", false);
   z.unimplemented("override_module_apply", true);
@@ -171,9 +168,29 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   if (c.offload_optimizer.device != "none" && c.stage == 0)
     z.fail("cpu_offload", "true needs ZeRO stage 1, 2 or 3 (stage is 0)");
 
+  c.compute_grad_norm = z.boolean("compute_grad_norm", c.compute_grad_norm);
+  if (!c.compute_grad_norm && c.stage != 1 && c.stage != 2)
+    z.fail("compute_grad_norm", fmt::format("false needs ZeRO stage 1 or 2, as in DeepSpeed (stage is {})", c.stage));
+  if (!c.compute_grad_norm && c.offload_optimizer.device != "none")
+    z.fail("compute_grad_norm",
+           fmt::format("false cannot be used with offload_optimizer.device \"{}\", as in DeepSpeed",
+                       c.offload_optimizer.device));
+  // Partitions are laid out by zerotrain's own alignment; any alignment DeepSpeed would use is accepted.
+  z.integer("parameter_alignment", 1, IntRange::at_least(1));
   read_unimplemented(z);
+  read_removed_zero_keys(z);
   z.finish();
   return c;
+}
+
+void apply_compute_grad_norm(Config& c, const ValueSources& sources, const Diagnostics& diag) {
+  if (c.zero.compute_grad_norm || c.gradient_clipping == 0) return;
+  for (const char* key : {"gradient_clipping", "training.max_grad_norm"})
+    if (sources.given(key) && !sources.is_auto(key))
+      diag.fail(key, fmt::format("{:g} asks for clipping, which needs the gradient norm that "
+                                 "zero_optimization.compute_grad_norm false turns off (set it to 0)",
+                                 c.gradient_clipping));
+  c.gradient_clipping = 0;
 }
 
 }  // namespace zt::config

@@ -45,6 +45,11 @@ bool has_hf_config(const std::string& dir) {
   return fs::is_regular_file(hf_file(dir, kHfConfigFile), ec);
 }
 
+bool is_peft_adapter_dir(const std::string& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(hf_file(dir, kPeftConfigFile), ec);
+}
+
 bool has_hf_weights(const std::string& dir) {
   std::error_code ec;
   return fs::is_regular_file(hf_file(dir, kHfWeightsFile), ec) || fs::is_regular_file(hf_file(dir, kHfIndexFile), ec);
@@ -55,6 +60,7 @@ PathKind classify_path(const std::string& path) {
   if (path.empty() || !fs::exists(path, ec)) return PathKind::Missing;
   if (!fs::is_directory(path, ec)) return PathKind::File;
   if (is_checkpoint(path)) return PathKind::Checkpoint;
+  if (is_peft_adapter_dir(path) && !has_hf_weights(path)) return PathKind::Adapter;
   if (has_hf_config(path) || has_hf_weights(path)) return PathKind::ModelDir;
   return PathKind::OtherDir;
 }
@@ -64,6 +70,13 @@ bool has_tokenizer_files(const std::string& dir) {
   const fs::path d = dir;
   return !dir.empty() && (fs::is_regular_file(d / "tokenizer.json", ec) ||
                           (fs::is_regular_file(d / "vocab.json", ec) && fs::is_regular_file(d / "merges.txt", ec)));
+}
+
+std::string hf_source_directory(const std::string& model_path, const std::string& init_from) {
+  if (!model_path.empty()) return model_path;
+  std::error_code ec;
+  if (!init_from.empty() && fs::is_directory(init_from, ec) && has_hf_config(init_from)) return init_from;
+  return "";
 }
 
 std::string model_tokenizer_directory(const std::string& model_path, const std::string& init_from) {

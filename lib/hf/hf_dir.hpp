@@ -6,6 +6,9 @@
 //   DIR/model.safetensors                   the weights under Hugging Face names (hf/hf_weights.hpp)
 //   or DIR/model-00001-of-00003.safetensors ... and DIR/model.safetensors.index.json
 //   DIR/tokenizer.json, tokenizer_config.json, ..., generation_config.json
+//
+// or a PEFT LoRA adapter directory (hf/peft_adapter.hpp): adapter_config.json, which names its base
+// model, and adapter_model.safetensors.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +19,8 @@ inline constexpr std::string_view kHfConfigFile = "config.json";
 inline constexpr std::string_view kHfWeightsFile = "model.safetensors";
 inline constexpr std::string_view kHfIndexFile = "model.safetensors.index.json";
 inline constexpr std::string_view kHfShardPrefix = "model-";  // model-00001-of-00003.safetensors
+inline constexpr std::string_view kPeftConfigFile = "adapter_config.json";
+inline constexpr std::string_view kPeftWeightsFile = "adapter_model.safetensors";
 
 std::string hf_shard_file_name(int shard, int shards);  // shard counts from 1, as transformers names them
 bool is_hf_shard_file_name(const std::string& name);
@@ -34,15 +39,19 @@ enum class PathKind {
   File,        // a file: a model block's JSON, or safetensors weights
   Checkpoint,  // a zerotrain checkpoint: a step directory (meta.json) or a root (`latest`)
   ModelDir,    // a Hugging Face model directory: config.json, or weights as model*.safetensors
+  Adapter,     // a PEFT adapter directory: adapter_config.json, and no model weights
   OtherDir,    // a directory that holds none of these
 };
 PathKind classify_path(const std::string& path);
 
 bool has_hf_config(const std::string& dir);   // DIR/config.json
+bool is_peft_adapter_dir(const std::string& dir);  // DIR/adapter_config.json
 // DIR/tokenizer.json, or DIR/vocab.json with DIR/merges.txt: a tokenizer Tokenizer::load reads.
 bool has_tokenizer_files(const std::string& dir);
-// The directory of the model a run trains (model.path, else training.init_from when it is a model
-// directory: hf_source_directory) when it holds a tokenizer; "" otherwise.
+// The model directory a run started from: model.path, else training.init_from where it names a
+// directory holding a config.json; "" if none.
+std::string hf_source_directory(const std::string& model_path, const std::string& init_from);
+// That directory (hf_source_directory) when it holds a tokenizer; "" otherwise.
 std::string model_tokenizer_directory(const std::string& model_path, const std::string& init_from);
 bool has_hf_weights(const std::string& dir);  // DIR/model.safetensors or its index
 

@@ -67,13 +67,6 @@ uint64_t parse_byte_size(const std::string& text, const std::string& what) {
        text);
 }
 
-std::string hf_source_directory(const std::string& model_path, const std::string& init_from) {
-  if (!model_path.empty()) return model_path;
-  std::error_code ec;
-  if (!init_from.empty() && fs::is_directory(init_from, ec) && has_hf_config(init_from)) return init_from;
-  return "";
-}
-
 HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, HfOutput output)
     : dir_(std::move(out_dir)), shape_(shape), output_(std::move(output)) {
   tensors_ = hf_tensors(shape_);
@@ -108,10 +101,10 @@ HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, con
     file_of_.push_back(shards.size() - 1);
     shards.back().push_back(std::move(spec));
   }
-  const nlohmann::ordered_json& source = output_.source_config;
+  const nlohmann::ordered_json& source = output_.model_config;
   if (source.is_object() && source.value("model_type", std::string()) != type)
     spdlog::info("{}: describes another model_type than {}; config.json is written from the model keys alone",
-                 hf_file(output_.source_dir, kHfConfigFile), type);
+                 hf_file(output_.model_dir, kHfConfigFile), type);
   config_json_ = hf_config_json(shape_, output_.dtype, source);
 
   staged_ = std::make_unique<StagedDirectory>(dir_);
@@ -170,11 +163,11 @@ void HfModelWriter::commit() {
 }
 
 void HfModelWriter::copy_source_files() const {
-  if (output_.source_dir.empty()) return;
+  if (output_.tokenizer_dir.empty()) return;
   std::error_code ec;
-  if (fs::equivalent(output_.source_dir, dir_, ec)) return;
+  if (fs::equivalent(output_.tokenizer_dir, dir_, ec)) return;
   for (const std::string& name : hf_tokenizer_files()) {
-    const fs::path from = fs::path(output_.source_dir) / name;
+    const fs::path from = fs::path(output_.tokenizer_dir) / name;
     if (!fs::is_regular_file(from, ec)) continue;
     write_file_durably(hf_file(staged_->staging(), name), read_text_file(from.string()));
   }

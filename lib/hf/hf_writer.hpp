@@ -49,23 +49,21 @@ struct HfOutput {
   // with; F16 rounded to nearest even (a weight beyond fp16's range is an error naming it).
   DType dtype = DType::F32;
   uint64_t max_shard_bytes = kHfMaxShardBytes;
-  // The Hugging Face model directory the run started from, or "": its tokenizer files and
-  // generation_config.json are copied.
-  std::string source_dir;
+  // The Hugging Face model directory the run started from, or "": a PEFT adapter's config names it
+  // as its base model.
+  std::string model_dir;
   // Its config.json as the run read it (null: none): its other keys carry over.
-  nlohmann::ordered_json source_config;
-  // The model directory the run started from, as a PEFT adapter's config names its base model
-  // (source_dir may have become the directory of the tokenizer that ships instead).
-  std::string base_model_dir;
+  nlohmann::ordered_json model_config;
+  // The directory whose tokenizer files and generation_config.json ship with the model, or "":
+  // model_dir's, or the directory of the tokenizer the run's data was made with
+  // (train/tokenizer_shipping.hpp).
+  std::string tokenizer_dir;
 };
 
 // "5GB", "500MB", "2GiB", "1048576": bytes (kB, MB, GB, TB by 1000, KiB, MiB, GiB, TiB by 1024, as
 // transformers reads max_shard_size). Throws zt::Error naming `what`.
 uint64_t parse_byte_size(const std::string& text, const std::string& what);
 
-// The model directory a run started from: model.path, else training.init_from where it names a
-// directory holding a config.json; "" if none.
-std::string hf_source_directory(const std::string& model_path, const std::string& init_from);
 
 class HfModelWriter {
 public:

@@ -13,6 +13,7 @@
 #include "ckpt/synced_file.hpp"
 #include "core/error.hpp"
 #include "core/json_file.hpp"
+#include "core/sha256.hpp"
 #include "hf/hf_dir.hpp"
 
 namespace zt {
@@ -20,10 +21,6 @@ namespace zt {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool is_adapter_tensor(const std::string& name) {
-  return name.find(".lora_A.") != std::string::npos || name.find(".lora_B.") != std::string::npos;
-}
 
 // The module names PEFT's target_modules holds for `spec` (all-linear written out, as PEFT saves it).
 std::vector<std::string> target_names(const GptShape& shape, const LoraSpec& spec) {
@@ -36,11 +33,86 @@ std::vector<std::string> target_names(const GptShape& shape, const LoraSpec& spe
   return names;
 }
 
+// The files of a base model directory that make its weights: config.json and the weight files.
+std::vector<std::string> base_model_files(const std::string& dir) {
+  std::vector<std::string> names = {std::string(kHfConfigFile), std::string(kHfWeightsFile), std::string(kHfIndexFile)};
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec))
+    if (is_hf_shard_file_name(entry.path().filename().string())) names.push_back(entry.path().filename().string());
+  std::vector<std::string> present;
+  for (const std::string& name : names)
+    if (fs::is_regular_file(hf_file(dir, name), ec)) present.push_back(name);
+  std::sort(present.begin() + 1, present.end());
+  return present;
+}
+
+nlohmann::ordered_json base_model_record(const std::string& dir) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  for (const std::string& name : base_model_files(dir)) {
+    const std::string path = hf_file(dir, name);
+    files.push_back({{"name", name}, {"bytes", fs::file_size(path)}, {"sha256", sha256_of_file(path)}});
+  }
+  return {{"base_model", dir}, {"files", files}};
+}
+
 }  // namespace
 
-bool is_peft_adapter_dir(const std::string& dir) {
+PeftAdapterConfig read_peft_adapter_config(const std::string& dir) {
+  const std::string path = hf_file(dir, kPeftConfigFile);
+  const nlohmann::json j = read_json_file(path);
+  if (!j.is_object()) fail("{}: {} is not an object (expected PEFT's LoraConfig)", path, show(j));
+  auto value = [&](const char* key) { return j.contains(key) ? j.at(key) : nlohmann::json(nullptr); };
+  auto refuse = [&](const char* key, const char* expected) {
+    fail("{}: {} is {} (expected {})", path, key, show(value(key)), expected);
+  };
+  PeftAdapterConfig c;
+  if (value("peft_type") != "LORA") refuse("peft_type", "\"LORA\"");
+  if (!value("r").is_number_integer() || value("r").get<int64_t>() < 1) refuse("r", "an integer >= 1");
+  c.spec.r = value("r").get<int>();
+  if (!value("lora_alpha").is_number()) refuse("lora_alpha", "a number");
+  c.spec.alpha = value("lora_alpha").get<double>();
+  if (value("lora_dropout").is_number()) c.spec.dropout = value("lora_dropout").get<double>();
+  if (value("use_rslora").is_boolean()) c.spec.rslora = value("use_rslora").get<bool>();
+  const nlohmann::json targets = value("target_modules");
+  if (targets.is_string()) {
+    c.spec.targets = {targets.get<std::string>()};
+  } else if (targets.is_array()) {
+    // PEFT writes all-linear out as module names, whole or by their last part.
+    for (const auto& t : targets) {
+      if (!t.is_string()) refuse("target_modules", "a list of module names, or \"all-linear\"");
+      const std::string name = t.get<std::string>(), last = name.substr(name.rfind('.') + 1);
+      if (std::find(c.spec.targets.begin(), c.spec.targets.end(), last) == c.spec.targets.end())
+        c.spec.targets.push_back(last);
+    }
+  } else {
+    refuse("target_modules", "a list of module names, or \"all-linear\"");
+  }
+  if (!value("base_model_name_or_path").is_string() || value("base_model_name_or_path").get<std::string>().empty())
+    refuse("base_model_name_or_path", "the base model's directory, which the adapters are added to");
+  c.base_model = value("base_model_name_or_path").get<std::string>();
+  return c;
+}
+
+std::string check_adapter_base(const std::string& dir, const PeftAdapterConfig& config) {
+  const std::string& base = config.base_model;
+  const std::string named =
+      fmt::format("{}: its base model {} (adapter_config.json base_model_name_or_path)", dir, base);
   std::error_code ec;
-  return fs::is_regular_file(fs::path(dir) / kPeftConfigFile, ec);
+  if (!fs::is_directory(base, ec) || !has_hf_config(base) || !has_hf_weights(base))
+    fail("{} is gone (expected a model directory with config.json and its weights there)", named);
+  const std::string record_path = hf_file(dir, kPeftBaseRecordFile);
+  if (!fs::is_regular_file(record_path, ec)) return base;  // an adapter PEFT saved: nothing recorded to compare
+  const nlohmann::json record = read_json_file(record_path);
+  if (!record.contains("files") || !record["files"].is_array())
+    fail("{}: expected {{\"files\": [...]}} (the base model's files as the adapter was saved)", record_path);
+  for (const auto& f : record["files"]) {
+    const std::string name = f.value("name", ""), path = hf_file(base, name);
+    if (!fs::is_regular_file(path, ec))
+      fail("{} changed since the adapter was saved: {} is gone", named, name);
+    if (fs::file_size(path, ec) != f.value("bytes", uint64_t(0)) || sha256_of_file(path) != f.value("sha256", ""))
+      fail("{} changed since the adapter was saved: {} is not the file it was (size or sha256)", named, name);
+  }
+  return base;
 }
 
 std::string peft_tensor_name(const GptShape& shape, const std::string& layout_name) {
@@ -51,7 +123,7 @@ std::vector<HfTensor> peft_tensors(const GptShape& shape, const ParamLayout& lay
   std::vector<HfTensor> out;
   for (const ParamGroup& g : layout.groups)
     for (const TensorSpec& t : g.tensors)
-      if (is_adapter_tensor(t.name)) out.push_back({peft_tensor_name(shape, t.name), t.shape, t.offset, 0});
+      if (lora_part(t.name) != LoraPart::None) out.push_back({peft_tensor_name(shape, t.name), t.shape, t.offset, 0});
   return out;
 }
 
@@ -155,7 +227,7 @@ PeftAdapterWriter::~PeftAdapterWriter() = default;
 
 void PeftAdapterWriter::write_group(const ParamGroup& g, const float* values) {
   for (const TensorSpec& t : g.tensors) {
-    if (!is_adapter_tensor(t.name)) continue;
+    if (lora_part(t.name) == LoraPart::None) continue;
     const float* w = values + (t.offset - g.offset);
     const std::string name = peft_tensor_name(shape_, t.name);
     if (output_.dtype == DType::F32) {
@@ -171,16 +243,21 @@ void PeftAdapterWriter::write_group(const ParamGroup& g, const float* values) {
 void PeftAdapterWriter::commit() {
   file_->commit();
   std::error_code ec;
-  if (!output_.source_dir.empty())
+  if (!output_.tokenizer_dir.empty())
     for (const std::string& name : hf_tokenizer_files()) {
-      const fs::path from = fs::path(output_.source_dir) / name;
+      const fs::path from = fs::path(output_.tokenizer_dir) / name;
       if (name != "generation_config.json" && fs::is_regular_file(from, ec))
         write_file_durably(hf_file(staged_->staging(), name), read_text_file(from.string()));
     }
+  if (!output_.model_dir.empty() && fs::is_directory(output_.model_dir, ec))
+    write_file_durably(hf_file(staged_->staging(), kPeftBaseRecordFile),
+                       base_model_record(output_.model_dir).dump(2) + "\n");
   write_file_durably(hf_file(staged_->staging(), kPeftConfigFile),
-                     peft_config_json(shape_, spec_, output_.base_model_dir).dump(2) + "\n");
-  // The other files of an existing directory stay, as a model directory's do.
-  staged_->install([](const std::string&) { return true; }, std::string(kPeftConfigFile));
+                     peft_config_json(shape_, spec_, output_.model_dir).dump(2) + "\n");
+  // The other files of an existing directory stay, as a model directory's do; a record of another
+  // base does not.
+  staged_->install([](const std::string& name) { return name != kPeftBaseRecordFile; },
+                   std::string(kPeftConfigFile));
 }
 
 }  // namespace zt

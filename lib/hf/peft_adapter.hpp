@@ -6,10 +6,12 @@
 //                                  lora_alpha, lora_dropout, target_modules, use_rslora,
 //                                  fan_in_fan_out (true for GPT-2's Conv1D), bias "none", ...
 //   DIR/adapter_model.safetensors  base_model.model.<module>.lora_A.weight [r, in] and
-//                                  .lora_B.weight [out, r] for every adapted module (<module>:
+//                                  lora_B [out, r] for every adapted module (<module>:
 //                                  model.layers.0.self_attn.q_proj, or GPT-2's
 //                                  transformer.h.0.attn.c_attn), metadata {"format": "pt"}
 //   DIR/tokenizer.json, ...        copied from the base model's directory, as a trainer saves them
+//   DIR/zerotrain_base_model.json  zerotrain's record of the base model's files (size, sha256), so
+//                                  that a base changed since the adapter was saved is named
 //
 // The weights file is written under a temporary name and renamed when complete, adapter_config.json
 // last: a directory without it is no adapter.
@@ -20,16 +22,12 @@
 #include <vector>
 
 #include "core/param_layout.hpp"
+#include "hf/hf_dir.hpp"
 #include "hf/hf_writer.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/lora.hpp"
 
 namespace zt {
-
-inline constexpr std::string_view kPeftConfigFile = "adapter_config.json";
-inline constexpr std::string_view kPeftWeightsFile = "adapter_model.safetensors";
-
-bool is_peft_adapter_dir(const std::string& dir);  // DIR/adapter_config.json
 
 // A layout tensor's name in a PEFT file: "base_model.model." and the base model class's name
 // (GPT2LMHeadModel's modules under "transformer.").
@@ -40,6 +38,22 @@ std::vector<HfTensor> peft_tensors(const GptShape& shape, const ParamLayout& lay
 
 // adapter_config.json for adapters of `spec` on a base model named `base_model` (a path, or "").
 nlohmann::ordered_json peft_config_json(const GptShape& shape, const LoraSpec& spec, const std::string& base_model);
+
+inline constexpr std::string_view kPeftBaseRecordFile = "zerotrain_base_model.json";
+
+// What DIR/adapter_config.json says of the adapters (r, lora_alpha, lora_dropout, use_rslora,
+// target_modules as the sites' names) and of their base model (base_model_name_or_path). Errors
+// name the file and the key.
+struct PeftAdapterConfig {
+  LoraSpec spec;
+  std::string base_model;
+};
+PeftAdapterConfig read_peft_adapter_config(const std::string& dir);
+
+// The base model directory an adapter directory names, checked: there as a model directory, and,
+// where the adapter's zerotrain_base_model.json recorded them, its files as they were when the
+// adapter was saved. One-line errors name the adapter, the base and the file that is gone or changed.
+std::string check_adapter_base(const std::string& dir, const PeftAdapterConfig& config);
 
 // Checks DIR/adapter_config.json against `spec` (peft_type, r, lora_alpha, use_rslora, the target
 // modules, and none of what zerotrain's adapters cannot be: biases, DoRA, per-layer ranks), naming
@@ -52,8 +66,8 @@ class StagedDirectory;
 class PeftAdapterWriter {
 public:
   // Stages out_dir beside it (ckpt/staged_directory.hpp) with the weights file open. output: the dtype of the weights, and
-  // where the tokenizer files are copied from (source_dir) and the base model named in the config
-  // (base_model_dir).
+  // where the tokenizer files are copied from (tokenizer_dir) and the base model named in the config
+  // (model_dir).
   PeftAdapterWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, const LoraSpec& spec,
                     HfOutput output);
   ~PeftAdapterWriter();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "config/config.hpp"
 #include "core/error.hpp"
 #include "core/range.hpp"
 #include "hf/peft_adapter.hpp"
@@ -10,26 +9,12 @@
 
 namespace zt {
 
-namespace {
-
-std::string recorded_string(const nlohmann::json& config, const char* pointer) {
-  const nlohmann::json::json_pointer p(pointer);
-  return config.contains(p) && config.at(p).is_string() ? config.at(p).get<std::string>() : "";
-}
-
-}  // namespace
-
-WeightSources recorded_weight_sources(const nlohmann::json& config, const ParamLayout& layout) {
-  const nlohmann::json::json_pointer seed("/training/seed");
+WeightSources recorded_weight_sources(const config::RecordedRun& run, const ParamLayout& layout) {
   bool frozen_adapter = false;
   for (const ParamGroup& g : layout.groups)
     for (const TensorSpec& t : g.tensors)
-      frozen_adapter = frozen_adapter || (!t.trainable && t.name.find(".lora_") != std::string::npos);
-  std::string init_from = recorded_string(config, "/training/init_from");
-  if (init_from == config::kRandomInit) init_from.clear();
-  return {init_from,
-          frozen_adapter ? recorded_string(config, "/lora/init_from") : "",
-          config.contains(seed) && config.at(seed).is_number_unsigned() ? config.at(seed).get<uint64_t>() : 0};
+      frozen_adapter = frozen_adapter || (!t.trainable && lora_part(t.name) != LoraPart::None);
+  return {run.init_from, frozen_adapter ? run.lora_init_from : "", run.seed};
 }
 
 InitialWeights::InitialWeights(const GptShape& shape, const TrainedParts& parts, const ParamLayout& layout,

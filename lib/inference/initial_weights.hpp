@@ -6,9 +6,9 @@
 // here again: a checkpoint holds the trainable state alone.
 #include <cstdint>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
+#include "config/recorded_run.hpp"
 #include "core/param_layout.hpp"
 #include "hf/hf_weights.hpp"
 #include "model/lora.hpp"
@@ -21,10 +21,10 @@ struct WeightSources {
   uint64_t seed = 0;           // training.seed
 };
 
-// Where the frozen tensors of `layout` came from in the run whose resolved config (config::to_json,
-// as a checkpoint records it) is `config`: lora.init_from only when an adapter is frozen (a
-// checkpoint holds the trained ones; the directory they started from may be gone).
-WeightSources recorded_weight_sources(const nlohmann::json& config, const ParamLayout& layout);
+// Where the frozen tensors of `layout` came from in the run `run` (what a checkpoint recorded):
+// lora.init_from only when an adapter is frozen (a checkpoint holds the trained ones; the directory
+// they started from may be gone).
+WeightSources recorded_weight_sources(const config::RecordedRun& run, const ParamLayout& layout);
 
 class InitialWeights {
 public:

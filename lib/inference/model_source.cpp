@@ -11,6 +11,7 @@
 #include "core/trainable_space.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
+#include "hf/peft_adapter.hpp"
 #include "inference/initial_weights.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "model/gpt_layout.hpp"
@@ -25,22 +26,21 @@ namespace {
 // Every parameter of a run that froze some (training.freeze, LoRA's base model): the frozen ones
 // from where the run started, the trained ones from the checkpoint, LoRA's adapters merged into
 // the weights they adapt.
-void read_partly_frozen(const CheckpointReader& ckpt, const TrainedParts& parts, const ParamLayout& layout,
+void read_partly_frozen(const CheckpointReader& ckpt, const config::RecordedRun& run, const ParamLayout& layout,
                         LoadedModel& m) {
+  const TrainedParts& parts = run.parts;
   std::vector<float> all(layout.total);
-  InitialWeights(m.shape, parts, layout, recorded_weight_sources(ckpt.meta().config, layout))
+  InitialWeights(m.shape, parts, layout, recorded_weight_sources(run, layout))
       .read(all.data(), 0, all.size());
   const TrainableSpace space(layout);
   std::vector<float> trained(space.numel());
   ckpt.read(StateTensor::Master, {0, trained.size()}, trained.data());
   for (const TrainableSpace::Run& run : space.runs())
     std::copy_n(trained.data() + run.compact, run.size, all.data() + run.flat);
-  const ParamLayout base = make_gpt_layout(m.shape);
-  for (int l = 0; l < m.shape.n_layer && parts.lora.enabled(); ++l)
-    merge_lora(m.shape, parts.lora, all.data() + base.groups[size_t(gpt_block_group(l))].offset,
-               all.data() + layout.groups[size_t(lora_group(m.shape, l))].offset);
-  m.weights = Buffer<float>(MemCategory::Params, base.total, Init::Uninitialised);
-  std::copy_n(all.data(), base.total, m.weights.data());
+  merge_all_lora(m.shape, parts.lora, layout, all.data());
+  const size_t base_total = make_gpt_layout(m.shape).total;
+  m.weights = Buffer<float>(MemCategory::Params, base_total, Init::Uninitialised);
+  std::copy_n(all.data(), base_total, m.weights.data());
 }
 
 LoadedModel read_checkpoint(const std::string& path) {
@@ -49,12 +49,13 @@ LoadedModel read_checkpoint(const std::string& path) {
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
   LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
-  const TrainedParts parts = config::recorded_trained_parts(meta.config);
+  const config::RecordedRun run = config::read_recorded_run(meta.config);
+  const TrainedParts& parts = run.parts;
   const ParamLayout layout = make_training_layout(m.shape, parts);
   ckpt.check_layout(layout);
   for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
   if (layout.has_frozen()) {
-    read_partly_frozen(ckpt, parts, layout, m);
+    read_partly_frozen(ckpt, run, layout, m);
   } else {
     m.weights = Buffer<float>(MemCategory::Params, layout.total, Init::Uninitialised);
     ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
@@ -62,7 +63,7 @@ LoadedModel read_checkpoint(const std::string& path) {
   m.what = fmt::format("checkpoint {} (step {}{})", ckpt.dir(), meta.step,
                        parts.lora.enabled() ? ", LoRA adapters merged" : "");
   m.trained_dtype = dtype_from_name(meta.dtype);
-  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, ckpt.dir());
+  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, run, ckpt.dir());
   m.tokenizer = tokenizer.path;
   m.tokenizer_reference = tokenizer.reference;
   return m;
@@ -90,6 +91,36 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
 
 LoadedModel read_hf_model_dir(const std::string& dir) { return read_hf_weights(dir, dir); }
 
+AdapterOnBase read_adapter_on_base(const std::string& dir) {
+  const PeftAdapterConfig config = read_peft_adapter_config(dir);
+  AdapterOnBase a;
+  a.dir = dir;
+  a.base = check_adapter_base(dir, config);
+  a.model = read_hf_model_dir(a.base);
+  a.parts.lora = config.spec;
+  const std::string config_file = hf_file(dir, kPeftConfigFile);
+  a.layout = with_key(config_file.c_str(), [&] { return make_training_layout(a.model.shape, a.parts); });
+  const HfWeights adapters(check_peft_adapter(dir, a.model.shape, a.parts.lora), peft_tensors(a.model.shape, a.layout));
+  const size_t base_total = a.model.weights.size();
+  a.values.resize(a.layout.total);
+  std::copy_n(a.model.weights.data(), base_total, a.values.data());
+  adapters.read(a.values.data() + base_total, base_total, a.layout.total - base_total);
+  if (has_tokenizer_files(dir)) {
+    const ModelTokenizer tokenizer = tokenizer_of_model_directory(dir);
+    a.model.tokenizer = tokenizer.path;
+    a.model.tokenizer_reference = tokenizer.reference;
+  }
+  return a;
+}
+
+LoadedModel read_adapter_dir(const std::string& dir) {
+  AdapterOnBase a = read_adapter_on_base(dir);
+  merge_all_lora(a.model.shape, a.parts.lora, a.layout, a.values.data());
+  std::copy_n(a.values.data(), a.model.weights.size(), a.model.weights.data());
+  a.model.what = fmt::format("PEFT adapter {} on {} (merged)", dir, a.base);
+  return std::move(a.model);
+}
+
 DType inference_dtype(const std::string& option, const LoadedModel& model) {
   if (option == "auto") return model.trained_dtype;
   return dtype_from_name(option);
@@ -104,10 +135,12 @@ LoadedModel load_model(const std::string& path) {
     case PathKind::File: return read_hf_weights(path, fs::path(path).parent_path());
     case PathKind::Checkpoint: return read_checkpoint(path);
     case PathKind::ModelDir: return read_hf_model_dir(path);
+    case PathKind::Adapter: return read_adapter_dir(path);
     case PathKind::OtherDir: break;
   }
-  fail("{}: holds no checkpoint (meta.json or `latest`), no model.safetensors and no config.json (expected a "
-       "checkpoint directory, a model directory or a safetensors file)",
+  fail("{}: holds no checkpoint (meta.json or `latest`), no model.safetensors, no config.json and no "
+       "adapter_config.json (expected a checkpoint directory, a model directory, a PEFT adapter directory or a "
+       "safetensors file)",
        path);
 }
 

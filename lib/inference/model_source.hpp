@@ -9,7 +9,12 @@
 //                          export` write): config.json for the architecture, model.safetensors
 //                          or the shards model.safetensors.index.json lists, by Hugging Face
 //                          names (lib/hf/hf_weights.hpp); or one safetensors file of such a
-//                          directory, with its config.json beside it.
+//                          directory, with its config.json beside it;
+//   a PEFT adapter         adapter_config.json and adapter_model.safetensors (a LoRA run's
+//                          training.save_final or --output_dir): the base model its
+//                          base_model_name_or_path names (there, and unchanged since the adapter
+//                          was saved: hf/peft_adapter.hpp), the adapters merged; the adapter
+//                          directory's tokenizer files, else the base's.
 #include <optional>
 #include <string>
 
@@ -17,6 +22,7 @@
 #include "core/dtype.hpp"
 #include "data/data_tokenizer.hpp"
 #include "model/gpt_shape.hpp"
+#include "model/lora.hpp"
 
 namespace zt {
 
@@ -30,6 +36,17 @@ struct LoadedModel {
   // given for it is checked against this.
   std::optional<TokenizerReference> tokenizer_reference;
 };
+
+// A PEFT adapter directory on its base model: the values of the training layout (the base model's
+// weights, then the adapters), not merged.
+struct AdapterOnBase {
+  std::string dir, base;  // the adapter directory, the base model directory it names
+  LoadedModel model;      // the base model (its tokenizer: the adapter directory's where it has one)
+  TrainedParts parts;     // the adapters' LoRA spec, from adapter_config.json
+  ParamLayout layout;     // make_training_layout(model.shape, parts)
+  std::vector<float> values;
+};
+AdapterOnBase read_adapter_on_base(const std::string& dir);
 
 // --dtype of generate and eval: "auto" is the dtype the model was trained in (a checkpoint's run's;
 // fp32 for a model directory, whose weights are what they are), else fp32, bf16 or fp16. The

@@ -12,11 +12,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string recorded_string(const nlohmann::json& config, const char* pointer) {
-  const nlohmann::json::json_pointer p(pointer);
-  return config.contains(p) && config.at(p).is_string() ? config.at(p).get<std::string>() : "";
-}
-
 bool exists(const std::string& path) {
   std::error_code ec;
   return !path.empty() && fs::exists(path, ec);
@@ -41,9 +36,9 @@ std::string usable_tokenizer_source(const TokenizerIdentity& identity) {
   return tokenizer_files_unchanged(identity) ? identity.source : "";
 }
 
-ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const std::string& checkpoint_dir) {
-  const std::string run_dir = model_tokenizer_directory(recorded_string(meta.config, "/model/path"),
-                                                        recorded_string(meta.config, "/training/init_from"));
+ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const config::RecordedRun& run,
+                                       const std::string& checkpoint_dir) {
+  const std::string run_dir = model_tokenizer_directory(run.model_path, run.init_from);
   const ModelTokenizer run_model = run_dir.empty() ? ModelTokenizer{} : tokenizer_of_model_directory(run_dir);
   ModelTokenizer found;
   if (const auto data = recorded_data_tokenizer(meta, checkpoint_dir)) {
@@ -52,9 +47,7 @@ ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const std::st
   } else {
     found.reference = run_model.reference;
   }
-  if (const std::string sample = recorded_string(meta.config, "/training/sample_tokenizer");
-      found.path.empty() && exists(sample))
-    found.path = sample;
+  if (found.path.empty() && exists(run.sample_tokenizer)) found.path = run.sample_tokenizer;
   if (found.path.empty()) found.path = run_model.path;
   return found;
 }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "config/recorded_run.hpp"
 #include "data/data_tokenizer.hpp"
 
 namespace zt {
@@ -23,7 +24,8 @@ struct ModelTokenizer {
 inline constexpr const char* kRecordedTokenizerKey = "tokenizer";
 
 ModelTokenizer tokenizer_of_model_directory(const std::string& dir);
-ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const std::string& checkpoint_dir);
+ModelTokenizer tokenizer_of_checkpoint(const CheckpointMeta& meta, const config::RecordedRun& run,
+                                       const std::string& checkpoint_dir);
 
 // The tokenizer a checkpoint's run recorded of its data; nothing when it recorded none (an older
 // run, or data without records). Errors name meta.json.

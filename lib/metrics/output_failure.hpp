@@ -3,13 +3,13 @@
 // a full disk, a file size limit, /dev/full). The writer that fails reports it here, logs it once
 // and writes nothing more; every rank learns of it in the next step's all-reduce and the run stops
 // after that step, saves what it was asked to save (training.save_final; checkpoints when
-// checkpoint_dir is set) and exits with kExitOutputFailed: a run never exits 0 when something the
+// checkpoint_dir is set) and exits with kExitFailed (core/exit_status.hpp): a run never exits 0 when something the
 // user asked for was not written.
 #include <string>
 
-namespace zt {
+#include "core/exit_status.hpp"
 
-constexpr int kExitOutputFailed = 1;
+namespace zt {
 
 class OutputFailure {
 public:

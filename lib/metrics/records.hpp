@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,7 +29,8 @@ struct SetupRecord {
 
 struct StepRecord {
   int64_t step = 0;
-  double loss = 0, lr = 0, grad_norm = 0, loss_scale = 1;
+  double loss = 0, lr = 0, loss_scale = 1;
+  std::optional<double> grad_norm;  // none: not computed (zero_optimization.compute_grad_norm false)
   bool skipped = false;
   int64_t tokens = 0;      // the samples' tokens, all ranks (windows: every token)
   int64_t row_tokens = 0;  // the rows' tokens, padding included

@@ -33,8 +33,9 @@ bool StepLog::quiet_too_long() const {
 void StepLog::step(const StepRecord& r) {
   if (!r.logged && !quiet_too_long()) return;
   last_line_ = Clock::now();
-  spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e} | grad norm {:.3f}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
-               r.step, total_, r.loss, r.lr, r.grad_norm,
+  const std::string norm = r.grad_norm ? fmt::format(" | grad norm {:.3f}", *r.grad_norm) : "";
+  spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e}{}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
+               r.step, total_, r.loss, r.lr, norm,
                r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
                r.tokens_per_s, 100.0 * r.mfu);
   if (r.breakdown) log_breakdown(r.time, r.step_ms / 1e3);

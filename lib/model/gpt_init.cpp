@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "core/rng.hpp"
+#include "model/lora.hpp"
 
 namespace zt {
 
@@ -36,11 +37,12 @@ void init_gpt_params(const GptShape& shape, const ParamLayout& layout, float* ds
       if (t0 >= t1) continue;
       float* out = dst + (t0 - begin);
       const std::string_view name = t.name;
-      if (ends_with(name, "lora_B.weight")) {  // PEFT's init: the adapter starts as no change
+      const LoraPart adapter = lora_part(name);
+      if (adapter == LoraPart::B) {  // PEFT's init: the adapter starts as no change
         std::fill(out, out + (t1 - t0), 0.0f);
         continue;
       }
-      if (ends_with(name, "lora_A.weight")) {  // kaiming_uniform(a = sqrt(5)): bound 1 / sqrt(fan_in)
+      if (adapter == LoraPart::A) {  // kaiming_uniform(a = sqrt(5)): bound 1 / sqrt(fan_in)
         const double bound = 1.0 / std::sqrt(double(t.shape[1]));
         for (size_t i = t0; i < t1; i++) out[i - t0] = float(bound * symmetric_uniform_at(seed, i));
         continue;

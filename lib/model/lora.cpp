@@ -102,6 +102,30 @@ void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const
   }
 }
 
+void merge_all_lora(const GptShape& shape, const LoraSpec& spec, const ParamLayout& layout, float* flat) {
+  if (!spec.enabled()) return;
+  const ParamLayout base = make_gpt_layout(shape);
+  for (int l = 0; l < shape.n_layer; ++l)
+    merge_lora(shape, spec, flat + base.groups[size_t(gpt_block_group(l))].offset,
+               flat + layout.groups[size_t(lora_group(shape, l))].offset);
+}
+
+namespace {
+
+constexpr std::string_view kLoraA = ".lora_A.weight", kLoraB = ".lora_B.weight";
+
+bool name_ends_with(std::string_view name, std::string_view end) {
+  return name.size() >= end.size() && name.substr(name.size() - end.size()) == end;
+}
+
+}  // namespace
+
+LoraPart lora_part(std::string_view layout_name) {
+  if (name_ends_with(layout_name, kLoraA)) return LoraPart::A;
+  if (name_ends_with(layout_name, kLoraB)) return LoraPart::B;
+  return LoraPart::None;
+}
+
 int lora_group(const GptShape& shape, int layer) {
   const int own = 2 + shape.n_layer + (shape.tied_head ? 0 : 1);
   return own + layer;
@@ -126,8 +150,8 @@ void add_adapter_groups(const GptShape& shape, const LoraSpec& spec, ParamLayout
       group.tensors.push_back(std::move(t));
     };
     for (const LoraSite& site : sites) {
-      add(block + "." + site.module + ".lora_A.weight", {r, size_t(site.in)});
-      add(block + "." + site.module + ".lora_B.weight", {size_t(site.out), r});
+      add(block + "." + site.module + std::string(kLoraA), {r, size_t(site.in)});
+      add(block + "." + site.module + std::string(kLoraB), {size_t(site.out), r});
     }
     layout.groups.push_back(std::move(group));
   }

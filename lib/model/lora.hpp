@@ -12,6 +12,7 @@
 // projections take their slices: an adapter on q_proj adds B·A·x to the q columns of the packed
 // q/k/v output, one on up_proj to the up half of the packed gate/up output.
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -56,6 +57,15 @@ std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec);
 // packed projections take the update in their rows (nn.Linear [out, in]) or columns (GPT-2's
 // Conv1D [in, out]) of the adapted module.
 void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const float* adapters);
+// merge_lora for every block of `flat`, the fp32 values of make_training_layout's whole buffer
+// (`layout`): afterwards its base model's part [0, make_gpt_layout(shape).total) is the merged model.
+void merge_all_lora(const GptShape& shape, const LoraSpec& spec, const ParamLayout& layout, float* flat);
+
+// Which matrix of an adapter a tensor of the training layout is (its name, as make_training_layout
+// gives it: "<block>.<module>.lora_A.weight"); None for the model's own tensors. The one reader of
+// the adapters' names: PEFT's naming changes here.
+enum class LoraPart { None, A, B };
+LoraPart lora_part(std::string_view layout_name);
 
 // What of a model trains: LoRA adapters (their base weights frozen), and tensors frozen by name
 // pattern (training.freeze, model/name_pattern.hpp).

@@ -33,6 +33,7 @@ public:
     return it->get<double>();
   }
   std::string event() const { return r_.at("event").get<std::string>(); }
+  bool has(const char* key) const { return r_.contains(key); }
 
 private:
   const std::string& path_;
@@ -66,7 +67,7 @@ RunCurves read_run_curves(const std::string& path) {
       const double step = r.number("step");
       c.loss.push_back({step, r.number("loss")});
       c.lr.push_back({step, r.number("lr")});
-      c.grad_norm.push_back({step, r.number("grad_norm")});
+      if (r.has("grad_norm")) c.grad_norm.push_back({step, r.number("grad_norm")});
       c.tokens_per_s.push_back({step, r.number("tokens_per_s")});
     } else if (event == "eval") {
       c.val_loss.push_back({r.number("step"), r.number("val_loss")});

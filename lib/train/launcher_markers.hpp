@@ -14,12 +14,9 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "core/exit_status.hpp"
 
 namespace zt {
-
-// The exit status of a run refused for its config (as zerotrain's other config errors): the launcher
-// never restarts it.
-constexpr int kExitConfigRefused = 2;
 
 // Why the launcher's restarts cannot work for this config, or nullopt.
 std::optional<std::string> restart_problem(const config::Config& config);

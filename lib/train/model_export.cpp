@@ -18,6 +18,7 @@
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/peft_adapter.hpp"
+#include "inference/model_source.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "train/output_paths.hpp"
 #include "train/tokenizer_shipping.hpp"
@@ -30,18 +31,13 @@ namespace {
 // as the run read it.
 void set_source(HfOutput& out, const std::string& model_path, const nlohmann::ordered_json& model_path_config,
                 const std::string& init_from) {
-  out.source_dir = hf_source_directory(model_path, init_from);
-  out.base_model_dir = out.source_dir;
-  if (out.source_dir.empty()) return;
-  if (out.source_dir == model_path && !model_path_config.is_null())
-    out.source_config = model_path_config;
-  else if (has_hf_config(out.source_dir))
-    out.source_config = read_hf_config_json(out.source_dir);
-}
-
-std::string recorded_string(const nlohmann::json& config, const char* pointer) {
-  const nlohmann::json::json_pointer p(pointer);
-  return config.contains(p) && config.at(p).is_string() ? config.at(p).get<std::string>() : "";
+  out.model_dir = hf_source_directory(model_path, init_from);
+  out.tokenizer_dir = out.model_dir;
+  if (out.model_dir.empty()) return;
+  if (out.model_dir == model_path && !model_path_config.is_null())
+    out.model_config = model_path_config;
+  else if (has_hf_config(out.model_dir))
+    out.model_config = read_hf_config_json(out.model_dir);
 }
 
 // Reads the master weights of a range of the trainable space (collective in a running job).
@@ -144,9 +140,8 @@ size_t largest_group(const ParamLayout& layout) {
 
 // What of a model a checkpoint's run trained, from its recorded config (config::to_json's lora
 // block and training.freeze), checked against its recorded layout.
-TrainedModel recorded_model(const CheckpointMeta& meta, const std::string& meta_path) {
-  TrainedModel m{config::read_recorded_model(meta.model, meta_path).shape, config::recorded_trained_parts(meta.config),
-                 {}};
+TrainedModel recorded_model(const CheckpointMeta& meta, const config::RecordedRun& run, const std::string& meta_path) {
+  TrainedModel m{config::read_recorded_model(meta.model, meta_path).shape, run.parts, {}};
   m.layout = make_training_layout(m.shape, m.parts);
   bool same = m.layout.total == meta.layout.total;
   for (auto& g : meta.layout.groups)
@@ -165,9 +160,11 @@ TrainedModel recorded_model(const CheckpointMeta& meta, const std::string& meta_
 std::vector<InputFile> export_inputs(const std::string& checkpoint, const HfOutput& output,
                                      const WeightSources& from) {
   std::vector<InputFile> inputs = {{"the checkpoint", checkpoint}};
-  if (!output.source_dir.empty())
-    inputs.push_back(model_directory_input("the model directory it started from", output.source_dir));
-  if (!from.init_from.empty() && from.init_from != output.source_dir)
+  if (!output.model_dir.empty())
+    inputs.push_back(model_directory_input("the model directory it started from", output.model_dir));
+  if (!output.tokenizer_dir.empty() && output.tokenizer_dir != output.model_dir)
+    inputs.push_back(model_directory_input("the tokenizer that ships with it", output.tokenizer_dir));
+  if (!from.init_from.empty() && from.init_from != output.model_dir)
     inputs.push_back(std::filesystem::is_directory(from.init_from)
                          ? model_directory_input("the weights it started from", from.init_from)
                          : InputFile{"the weights it started from", from.init_from});
@@ -197,34 +194,31 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
-  const TrainedModel model = recorded_model(meta, meta_path);
+  const config::RecordedRun run = config::read_recorded_run(meta.config);
+  const TrainedModel model = recorded_model(meta, run, meta_path);
   const SavedForm form = model.parts.lora.enabled() && !merge ? SavedForm::Adapter : SavedForm::Model;
   if (merge && !model.parts.lora.enabled())
     spdlog::info("--merge: {} holds no LoRA adapters; the model is exported as it trained", ckpt.dir());
-  const std::string model_path = recorded_string(meta.config, "/model/path");
-  std::string init_from = recorded_string(meta.config, "/training/init_from");
-  if (init_from == config::kRandomInit) init_from.clear();
-  if (output.source_dir.empty()) {
+  if (output.model_dir.empty() && output.tokenizer_dir.empty()) {
     // The run's model directory, where it is still there to give its tokenizer and config.json.
-    const bool gone = !model_path.empty() && !has_hf_config(model_path);
-    set_source(output, gone ? "" : model_path, nullptr, init_from);
-    const std::string recorded = recorded_string(meta.config, "/data/tokenizer_mismatch");
+    const bool gone = !run.model_path.empty() && !has_hf_config(run.model_path);
+    set_source(output, gone ? "" : run.model_path, nullptr, run.init_from);
     const TokenizerMismatch policy = tokenizer_mismatch.value_or(
-        tokenizer_mismatch_from_name(recorded.empty() ? "error" : recorded, meta_path + " data.tokenizer_mismatch"));
+        tokenizer_mismatch_from_name(run.tokenizer_mismatch, meta_path + " data.tokenizer_mismatch"));
     choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
                              "--tokenizer-mismatch warn");
   }
   // Frozen tensors come from where the run started: opened before the output is created.
   const WeightSources sources =
-      model.layout.has_frozen() ? recorded_weight_sources(meta.config, model.layout) : WeightSources{};
+      model.layout.has_frozen() ? recorded_weight_sources(run, model.layout) : WeightSources{};
   std::unique_ptr<InitialWeights> initial;
   if (model.layout.has_frozen())
     initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout, sources);
   // Every input the run recorded is guarded, read here or not (trained adapters come from the
   // checkpoint, yet the directory they started from is the user's).
   WeightSources guarded = sources;
-  guarded.init_from = init_from;
-  guarded.lora_init_from = recorded_string(meta.config, "/lora/init_from");
+  guarded.init_from = run.init_from;
+  guarded.lora_init_from = run.lora_init_from;
   check_output_against(model_directory_output("-o", out_dir, form == SavedForm::Adapter),
                        export_inputs(checkpoint, output, guarded), overwrite);
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
@@ -235,6 +229,29 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   for (size_t g : saved_groups(form, model)) {
     values.read_trained(g);
     values.assemble(g, group);
+    out.take(g, group);
+  }
+  out.commit();
+}
+
+void export_adapter(const std::string& adapter_dir, const std::string& out_dir, HfOutput output, bool merge,
+                    bool overwrite) {
+  const AdapterOnBase a = read_adapter_on_base(adapter_dir);
+  const TrainedModel model{a.model.shape, a.parts, a.layout};
+  const SavedForm form = merge ? SavedForm::Model : SavedForm::Adapter;
+  // The tokenizer files the adapter directory ships (else the base's); the base's config.json.
+  output.tokenizer_dir = has_tokenizer_files(adapter_dir) ? adapter_dir : a.base;
+  output.model_config = read_hf_config_json(a.base);
+  output.model_dir = a.base;
+  check_output_against(model_directory_output("-o", out_dir),
+                       {{"the adapter", adapter_dir, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}},
+                        model_directory_input("its base model", a.base)},
+                       overwrite);
+  SavedModelWriter out(out_dir, form, model, output);
+  std::vector<float> group;
+  for (size_t g : saved_groups(form, model)) {
+    const ParamGroup& pg = model.layout.groups[g];
+    group.assign(a.values.begin() + ptrdiff_t(pg.offset), a.values.begin() + ptrdiff_t(pg.offset + pg.size));
     out.take(g, group);
   }
   out.commit();

@@ -62,4 +62,11 @@ void save_gathered_weights(const std::string& out_dir, SavedForm form, const Tra
 void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge = false,
                        std::optional<TokenizerMismatch> tokenizer_mismatch = std::nullopt, bool overwrite = false);
 
+// `zerotrain export ADAPTER_DIR`: a PEFT adapter directory (a LoRA run's training.save_final) on the
+// base model its adapter_config.json names (inference/model_source.hpp): the adapter directory again
+// in output.dtype, or with `merge` the merged model with the base's config.json. The output may not
+// be or hold the adapter or its base unless `overwrite`.
+void export_adapter(const std::string& adapter_dir, const std::string& out_dir, HfOutput output, bool merge,
+                    bool overwrite);
+
 }  // namespace zt

@@ -35,7 +35,7 @@ int failed_somewhere(const World& world, const std::function<void()>& work) {
   const int failed_on_input = world.first_failure(bad_input);
   if (failed < 0) return 0;
   if (failed == world.rank()) spdlog::error("{}", error);
-  return failed_on_input == failed ? kExitConfigRefused : 1;
+  return failed_on_input == failed ? kExitBadInput : kExitFailed;
 }
 
 // --dry-run: the data opened and judged as the run opens it (train/run_data.hpp), then the plan
@@ -59,7 +59,7 @@ int dry_run(const World& world, const config::Config& config, const Backend& bac
 int run_training(const World& world, const config::Config& config, const RunOptions& options) {
   if (auto problem = restart_problem(config)) {  // every rank resolved the same config
     if (world.rank() == 0) spdlog::error("{}", *problem);
-    return kExitConfigRefused;
+    return kExitBadInput;
   }
   // Where this rank computes, agreed before anything is allocated: one message, every rank exits.
   // A dry run chooses as the run would, so that its plan is the run's.

@@ -59,6 +59,9 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
          "--model DIR does by default (expected the directory with its weights; --set training.init_from=random "
          "trains the architecture from random values)",
          path);
+  if (kind == PathKind::Adapter)
+    fail("{}: a PEFT adapter directory, not a model to start from (lora.init_from starts the adapters from it)",
+         path);
   if (kind == PathKind::OtherDir || (kind == PathKind::ModelDir && !has_hf_weights(path)))
     fail("{}: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest` (expected a Hugging "
          "Face model directory, a safetensors file, or a checkpoint)",

@@ -44,7 +44,7 @@ void prepare_setup_messages() {
     const int n = std::snprintf(g_setup_message[i], sizeof g_setup_message[i],
                                 "[rank %s] error: interrupted by %s during set-up: exiting before the first step "
                                 "(exit status %d)\n",
-                                rank.c_str(), StopSignals::name(g_signals[i]), 128 + g_meaning[i]);
+                                rank.c_str(), StopSignals::name(g_signals[i]), exit_status_of_signal(g_meaning[i]));
     g_setup_message_length[i] = std::min(n, int(sizeof g_setup_message[i]) - 1);
   }
 }
@@ -65,7 +65,7 @@ extern "C" void on_stop_signal(int sig) {
   if (g_setup.load()) {
     // No step to finish yet: end now. write() and _exit() are async-signal-safe.
     (void)!::write(STDERR_FILENO, g_setup_message[i], size_t(g_setup_message_length[i]));
-    ::_exit(128 + g_meaning[i]);
+    ::_exit(exit_status_of_signal(g_meaning[i]));
   }
   if (!g_seen[i].exchange(true) || asks_only(sig)) {
     int none = 0;

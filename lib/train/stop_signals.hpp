@@ -33,11 +33,9 @@
 // process (a repeated SIGUSR1 may arrive while MPI shuts down).
 #include <csignal>
 
-namespace zt {
+#include "core/exit_status.hpp"
 
-// The exit status of a run that a stop request interrupted: EX_TEMPFAIL of sysexits.h, "try again
-// later". Running the same command with training.resume auto continues it.
-constexpr int kExitInterrupted = 75;
+namespace zt {
 
 class StopSignals {
 public:

@@ -11,7 +11,7 @@ void choose_shipped_tokenizer(HfOutput& output, const std::optional<TokenizerIde
                               TokenizerMismatch policy, const std::string& what, const std::string& override) {
   if (!data_tokenizer) return;  // data of llm.c's scripts or an older zerotrain: the model directory's, as before
   const std::optional<TokenizerReference> model =
-      output.source_dir.empty() ? std::nullopt : tokenizer_of_model_directory(output.source_dir).reference;
+      output.tokenizer_dir.empty() ? std::nullopt : tokenizer_of_model_directory(output.tokenizer_dir).reference;
   const bool model_has_one = model.has_value();
   if (model_has_one) {
     if (same_tokenizer(*data_tokenizer, model->identity)) return;
@@ -24,7 +24,7 @@ void choose_shipped_tokenizer(HfOutput& output, const std::optional<TokenizerIde
                  model_has_one ? "the model directory's ships instead" : "no tokenizer ships with the model");
     return;
   }
-  output.source_dir = tokenizer_directory(*data_tokenizer);
+  output.tokenizer_dir = tokenizer_directory(*data_tokenizer);
 }
 
 }  // namespace zt

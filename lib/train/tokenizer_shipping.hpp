@@ -12,8 +12,8 @@
 
 namespace zt {
 
-// `output.source_dir` holds the model directory the run started from ("" without one); it becomes
-// the directory whose tokenizer files are copied. `what` names the source for messages
+// `output.tokenizer_dir` holds the model directory the run started from ("" without one); it becomes
+// the directory whose tokenizer files ship. `what` names the source for messages
 // ("training.save_final", the checkpoint exported), `override` the setting that turns a refusal
 // into a warning.
 void choose_shipped_tokenizer(HfOutput& output, const std::optional<TokenizerIdentity>& data_tokenizer,

@@ -64,11 +64,11 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
       judge_against_checkpoint(data_tokenizer_, ckpt->meta(), ckpt->dir(), config, comm.rank());
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
-    sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(),
-                            plan_memory(config, comm.world_size(), backend.model, !segments_.empty()));
+    plan_ = plan_memory(config, comm.world_size(), backend.model, !segments_.empty());
+    sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(), plan_);
   } catch (const std::exception& e) {
     error = e.what();
-    if (dynamic_cast<const BadInput*>(&e)) status = kExitConfigRefused;
+    if (dynamic_cast<const BadInput*>(&e)) status = kExitBadInput;
   }
   agree_on_setup(error, status);
 
@@ -119,7 +119,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&
-      config.zero.offload_optimizer.device == "none" && !lora_dropout())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
@@ -273,7 +273,7 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
   rec.step = step;
   rec.loss = out.loss;
   rec.lr = out.lr;
-  rec.grad_norm = out.result.grad_norm;
+  if (config_.zero.compute_grad_norm) rec.grad_norm = out.result.grad_norm;
   rec.loss_scale = out.result.loss_scale;
   rec.skipped = out.result.skipped;
   rec.tokens = out.tokens.tokens;
@@ -362,9 +362,7 @@ int Trainer::run() {
   SetupRecord setup = setup_record();
   StopSignals::end_setup();  // from here on a stop signal finishes the current step
   if (rank0)
-    log_run_start(config_, setup, *model_, peak_,
-                  plan_memory(config_, comm_.world_size(), backend_.model, !segments_.empty()), *train_data_,
-                  *train_sampler_, val_data_.get());
+    log_run_start(config_, setup, *model_, peak_, plan_, *train_data_, *train_sampler_, val_data_.get());
   sinks_.setup(setup);
 
   auto t_start = SteadyClock::now();
@@ -436,7 +434,7 @@ int Trainer::run() {
   SummaryRecord summary = totals_.summarize(comm_, interrupted, wall_s, peak_.flops);
   summary.samples = train_sampler_->has_samples();
   sinks_.summary(summary);
-  const int exit_code = OutputFailure::happened() ? kExitOutputFailed : interrupted ? kExitInterrupted : 0;
+  const int exit_code = OutputFailure::happened() ? kExitFailed : interrupted ? kExitInterrupted : 0;
   if (rank0) log_last_line(config_, done, interrupted, exit_code, early_stop, best_.describe_best());
   return exit_code;
 }

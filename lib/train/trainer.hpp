@@ -19,6 +19,7 @@
 #include "metrics/sink.hpp"
 #include "model/gpt.hpp"
 #include "train/micro_batch_graphs.hpp"
+#include "train/memory_plan.hpp"
 #include "train/micro_batch_weights.hpp"
 #include "inference/initial_weights.hpp"
 #include "train/best_model.hpp"
@@ -105,6 +106,7 @@ private:
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
+  MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it
   MetricsSinks sinks_;  // rank 0's outputs (train/run_sinks.hpp)
   RunTotals totals_;    // for the summary at the end
   PeakFlops peak_;      // per rank, for MFU

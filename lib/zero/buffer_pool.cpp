@@ -40,10 +40,4 @@ void BufferPool::release(void* p) {
   fail("BufferPool: released a buffer it does not hold");
 }
 
-size_t BufferPool::held_bytes() const {
-  size_t total = 0;
-  for (const Block& b : blocks_) total += b.bytes;
-  return total;
-}
-
 }  // namespace zt

@@ -21,7 +21,6 @@ public:
   // A free buffer of exactly `bytes` (zero-filled when `zeroed`), allocated when none is free.
   void* acquire(size_t bytes, bool zeroed = false);
   void release(void* p);  // null: nothing
-  size_t held_bytes() const;
 
 private:
   struct Block {

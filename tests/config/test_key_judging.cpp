@@ -1,5 +1,7 @@
 // How keys are judged: strict blocks, unknown top-level keys, did-you-mean, keys that have no
 // effect, and the DeepSpeed keys that must never be errors.
+#include <fmt/format.h>
+
 #include "config/edit_distance.hpp"
 #include "config_test_support.hpp"
 
@@ -185,14 +187,12 @@ TEST_CASE("known but unimplemented keys: one warning when not the default, none 
       {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_weights", true}}}}, "zero_optimization.zero_quantized_weights"},
       {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_gradients", true}}}}, "zero_optimization.zero_quantized_gradients"},
       {{{"zero_optimization", {{"stage", 3}, {"zero_hpz_partition_size", 8}}}}, "zero_optimization.zero_hpz_partition_size"},
-      {{{"zero_optimization", {{"stage", 3}, {"mics_shard_size", 4}}}}, "zero_optimization.mics_shard_size"},
       {{{"zero_optimization", {{"stage", 2}, {"round_robin_gradients", true}}}}, "zero_optimization.round_robin_gradients"},
       {{{"zero_optimization", {{"stage", 3}, {"sub_group_size", 1e14}}}}, "zero_optimization.sub_group_size"},
       {{{"zero_optimization", {{"stage", 2}, {"elastic_checkpoint", true}}}}, "zero_optimization.elastic_checkpoint"},
       {{{"compile", {{"deepcompile", true}}}}, "compile"},
       {{{"tensor_parallel", {{"autotp_size", 2}}}}, "tensor_parallel"},
       {{{"flops_profiler", {{"enabled", true}}}}, "flops_profiler"},
-      {{{"sparse_gradients", true}}, "sparse_gradients"},
       {{{"fp16", {{"auto_cast", true}}}}, "fp16.auto_cast"},
       {{{"optimizer", {{"type", "AdamW"}, {"params", {{"amsgrad", true}}}}}}, "optimizer.params.amsgrad"},
   };
@@ -216,31 +216,118 @@ TEST_CASE("known but unimplemented keys are still typed, and \"auto\" is not the
   CHECK(error_of(with({{"zero_optimization", {{"round_robin_gradients", "auto"}}}})) ==
         "test.json: zero_optimization.round_robin_gradients: \"auto\" cannot be resolved for this key (expected a "
         "boolean)");
-  CHECK(error_of(with({{"sparse_gradients", "auto"}})) ==
-        "test.json: sparse_gradients: \"auto\" cannot be resolved for this key (expected a boolean)");
   CHECK(error_of(with({{"zero_optimization", {{"round_robin_gradients", 5}}}})) ==
         "test.json: zero_optimization.round_robin_gradients: 5 is not a boolean (expected a boolean such as the "
         "default false)");
-  CHECK(error_of(with({{"zero_optimization", {{"stage", 3}, {"mics_shard_size", "4"}}}})) ==
-        "test.json: zero_optimization.mics_shard_size: \"4\" is not a number (expected a number such as the default "
-        "-1)");
+  CHECK(error_of(with({{"zero_optimization", {{"stage", 3}, {"zero_hpz_partition_size", "4"}}}})) ==
+        "test.json: zero_optimization.zero_hpz_partition_size: \"4\" is not a number (expected a number such as the "
+        "default 1)");
 }
 
 TEST_CASE("top-level keys DeepSpeed knows but zerotrain ignores are never errors") {
   CapturedLog log;
   REQUIRE_NOTHROW(resolve(with({{"flops_profiler", {{"enabled", false}}},
                                 {"data_efficiency", {{"enabled", false}}},
-                                {"amp", {{"enabled", false}}},
                                 {"zero_allow_untested_optimizer", true},
                                 {"zero_force_ds_cpu_optimizer", false},
                                 {"memory_breakdown", false},
-                                {"elasticity", {{"enabled", false}}},
+                                {"disable_python_gc", true},
+                                {"data_types", {{"keep_in_fp32_modules", json::array()}}},
                                 {"aio", json::object()}})));
   CHECK(log.warnings().empty());
   auto c = resolve(with({{"zero_allow_untested_optimizer", true}, {"zero_force_ds_cpu_optimizer", false}}));
   CHECK(c.zero_allow_untested_optimizer);
   CHECK_FALSE(c.zero_force_ds_cpu_optimizer);
-  CHECK(error_of(with({{"amp", true}})) == "test.json: amp: true is not an object (expected a JSON object {...})");
+  CHECK(error_of(with({{"flops_profiler", true}})) ==
+        "test.json: flops_profiler: true is not an object (expected a JSON object {...})");
+}
+
+TEST_CASE("the keys DeepSpeed 0.19.8 removed are refused, one line each, unless they ask for nothing") {
+  const std::vector<std::pair<json, std::string>> in_use = {
+      {{{"nebula", {{"enabled", true}}}}, "nebula"},
+      {{{"compression_training", {{"weight_quantization", {{"shared_parameters", {{"enabled", true}}}}}}}},
+       "compression_training"},
+      {{{"amp", {{"enabled", true}, {"opt_level", "O1"}}}}, "amp"},
+      {{{"amp", true}}, "amp"},
+      {{{"quantize_training", {{"enabled", true}}}}, "quantize_training"},
+      {{{"sparse_gradients", true}}, "sparse_gradients"},
+      {{{"eigenvalue", {{"enabled", true}}}}, "eigenvalue"},
+      {{{"sparse_attention", {{"mode", "fixed"}}}}, "sparse_attention"},
+      {{{"elasticity", {{"enabled", true}, {"max_train_batch_size", 64}}}}, "elasticity"},
+      {{{"graph_harvesting", true}}, "graph_harvesting"},
+      {{{"curriculum_learning", {{"enabled", true}}}}, "curriculum_learning"},
+      {{{"progressive_layer_drop", {{"enabled", true}}}}, "progressive_layer_drop"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_shard_size", 4}}}}, "zero_optimization.mics_shard_size"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_hierarchical_params_gather", true}}}},
+       "zero_optimization.mics_hierarchical_params_gather"},
+      {{{"zero_optimization", {{"stage", 3}, {"zeropp_loco_param", {{"err_beta", 0.8}}}}}},
+       "zero_optimization.zeropp_loco_param"},
+  };
+  for (const auto& [extra, key] : in_use) {
+    INFO(extra.dump());
+    const std::string error = error_of(with(extra));
+    CHECK(error.rfind("test.json: " + key + ": removed in DeepSpeed 0.19.8, which refuses it (", 0) == 0);
+    CHECK(error.find('\n') == std::string::npos);
+  }
+  CHECK(error_of(with({{"amp", {{"enabled", true}}}})) ==
+        "test.json: amp: removed in DeepSpeed 0.19.8, which refuses it (NVIDIA Apex AMP; use bf16 or fp16); delete it");
+
+  // What configs written for older DeepSpeed carry switched off still loads, with one warning each.
+  CapturedLog log;
+  REQUIRE_NOTHROW(resolve(with({{"amp", {{"enabled", false}}},
+                                {"elasticity", {{"enabled", false}, {"max_train_batch_size", 64}}},
+                                {"sparse_attention", json::object()},
+                                {"sparse_gradients", false},
+                                {"graph_harvesting", false},
+                                {"zero_optimization", {{"stage", 3}, {"mics_shard_size", -1}}}})));
+  CHECK(log.count("removed this key") == 6);
+  CHECK(log.count("test.json: amp: {\"enabled\":false} asks for nothing, but DeepSpeed 0.19.8 removed this key "
+                  "(NVIDIA Apex AMP; use bf16 or fp16) and refuses it; ignored (delete it)") == 1);
+  CHECK(log.count("test.json: zero_optimization.mics_shard_size: -1 asks for nothing") == 1);
+}
+
+TEST_CASE("DeepSpeed 0.19.8's new keys: parameter_alignment, disable_python_gc, data_types.keep_in_fp32_modules") {
+  CapturedLog log;
+  REQUIRE_NOTHROW(resolve(with({{"disable_python_gc", true},
+                                {"data_types", {{"keep_in_fp32_modules", "auto"}}},
+                                {"zero_optimization", {{"stage", 2}, {"parameter_alignment", 64}}}})));
+  CHECK(log.warnings().empty());
+  resolve(with({{"data_types", {{"keep_in_fp32_modules", {"router", "*.gate"}}}}}));
+  CHECK(log.count("test.json: data_types.keep_in_fp32_modules: [\"router\",\"*.gate\"] has no effect") == 1);
+  CHECK(error_of(with({{"data_types", {{"keep_in_fp32_modules", 3}}}})) ==
+        "test.json: data_types.keep_in_fp32_modules: 3 is not a list (expected \"auto\" or a list of name patterns)");
+  CHECK(error_of(with({{"zero_optimization", {{"parameter_alignment", 0}}}})) ==
+        "test.json: zero_optimization.parameter_alignment: 0 is out of range (expected >= 1)");
+  CHECK(error_of(with({{"disable_python_gc", "yes"}})) ==
+        "test.json: disable_python_gc: \"yes\" is not a boolean (expected true or false)");
+  CHECK(error_of(with({{"zero_optimization", {{"stage", 2}, {"reduce_bucket_size", 0}}}})) ==
+        "test.json: zero_optimization.reduce_bucket_size: 0 is out of range (expected >= 1)");
+}
+
+TEST_CASE("zero_optimization.compute_grad_norm false: stages 1 and 2, no optimizer offload, no clipping asked for") {
+  CHECK(resolve(with({})).zero.compute_grad_norm);
+  for (int stage : {1, 2}) {
+    auto c = resolve(with({{"zero_optimization", {{"stage", stage}, {"compute_grad_norm", false}}}}));
+    CHECK_FALSE(c.zero.compute_grad_norm);
+    CHECK(c.gradient_clipping == 0);  // the default's clipping turned off
+    c = resolve(with(
+        {{"gradient_clipping", "auto"}, {"zero_optimization", {{"stage", stage}, {"compute_grad_norm", false}}}}));
+    CHECK(c.gradient_clipping == 0);
+  }
+  for (int stage : {0, 3})
+    CHECK(error_of(with({{"zero_optimization", {{"stage", stage}, {"compute_grad_norm", false}}}})) ==
+          fmt::format("test.json: zero_optimization.compute_grad_norm: false needs ZeRO stage 1 or 2, as in DeepSpeed "
+                      "(stage is {})", stage));
+  CHECK(error_of(with({{"zero_optimization",
+                        {{"stage", 2}, {"compute_grad_norm", false}, {"offload_optimizer", {{"device", "cpu"}}}}}})) ==
+        "test.json: zero_optimization.compute_grad_norm: false cannot be used with offload_optimizer.device \"cpu\", "
+        "as in DeepSpeed");
+  CHECK(error_of(with(
+            {{"gradient_clipping", 1.0}, {"zero_optimization", {{"stage", 2}, {"compute_grad_norm", false}}}})) ==
+        "test.json: gradient_clipping: 1 asks for clipping, which needs the gradient norm that "
+        "zero_optimization.compute_grad_norm false turns off (set it to 0)");
+  CHECK(resolve(with({{"gradient_clipping", 0}, {"zero_optimization", {{"stage", 1}, {"compute_grad_norm", false}}}}))
+            .gradient_clipping == 0);
 }
 
 TEST_CASE("wandb is accepted and warned about when enabled") {

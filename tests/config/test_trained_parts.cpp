@@ -1,6 +1,7 @@
 // The lora block (PEFT's LoraConfig keys) and training.freeze: defaults, PEFT's spellings, the
 // family's target modules, the patterns checked against the model's names, and what the resolved
 // config prints reads back the same.
+#include "config/recorded_run.hpp"
 #include "config_test_support.hpp"
 
 using namespace zt;
@@ -80,6 +81,6 @@ TEST_CASE("the resolved lora block and training.freeze read back the same") {
   const Config again = resolve(printed);
   CHECK(to_json(again) == printed);
   CHECK(trained_parts(again) == trained_parts(c));
-  CHECK(recorded_trained_parts(printed) == trained_parts(c));
-  CHECK(recorded_trained_parts(to_json(res(json::object()))) == TrainedParts{});
+  CHECK(read_recorded_run(printed).parts == trained_parts(c));
+  CHECK(read_recorded_run(to_json(res(json::object()))).parts == TrainedParts{});
 }

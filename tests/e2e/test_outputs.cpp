@@ -199,3 +199,30 @@ TEST_CASE("without a launcher zerotrain runs as one rank without MPI, with the n
   REQUIRE(mpi.steps.size() == 5);
   for (size_t s = 0; s < 5; ++s) CHECK(alone.steps[s]["loss"] == mpi.steps[s]["loss"]);
 }
+
+TEST_CASE("zero_optimization.compute_grad_norm false trains without clipping and logs no gradient norm",
+          "[e2e][logging]") {
+  auto dir = fresh_dir("no-grad-norm");
+  auto train = [&](const std::string& name, const std::string& sets) {
+    const int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 4 --set training.metrics=" +
+                                     dir + "/" + name + ".jsonl" + sets,
+                                 dir + "/" + name + ".log");
+    INFO(read_file(dir + "/" + name + ".log"));
+    REQUIRE(code == 0);
+    return read_metrics(dir + "/" + name + ".jsonl");
+  };
+  // A clipping threshold below every norm makes clipping change the losses from step 2 on.
+  Metrics clipped = train("clipped", " --set gradient_clipping=0.01");
+  Metrics unclipped = train("unclipped", " --set gradient_clipping=0");
+  Metrics off = train("off", " --set zero_optimization.compute_grad_norm=false");
+  REQUIRE(off.steps.size() == 4);
+  CHECK(clipped.steps[3]["loss"] != unclipped.steps[3]["loss"]);
+  for (size_t s = 0; s < 4; ++s) {
+    CHECK(off.steps[s]["loss"] == unclipped.steps[s]["loss"]);
+    CHECK_FALSE(off.steps[s].contains("grad_norm"));
+    CHECK(unclipped.steps[s].contains("grad_norm"));
+  }
+  const std::string log = read_file(dir + "/off.log");
+  CHECK(log.find("grad norm") == std::string::npos);
+  CHECK(log.find("| lr ") != std::string::npos);
+}

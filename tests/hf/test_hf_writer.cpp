@@ -18,6 +18,7 @@
 #include "config/model_block.hpp"
 #include "core/error.hpp"
 #include "hf/hf_config.hpp"
+#include "hf/hf_dir.hpp"
 #include "hf/hf_writer.hpp"
 #include "hf_directory.hpp"
 #include "train/model_export.hpp"
@@ -315,8 +316,8 @@ TEST_CASE("the tokenizer files and generation_config.json come from the source d
 
   const config::ModelConfig model = model_of(llama3_block());
   HfOutput output;
-  output.source_dir = source;
-  output.source_config = read_hf_config_json(source);
+  output.model_dir = output.tokenizer_dir = source;
+  output.model_config = read_hf_config_json(source);
   const std::string dir = tmp.file("out");
   write_directory(dir, model, weights_of(model.shape), output);
   CHECK(names_in(dir) == std::set<std::string>{"config.json", "model.safetensors", "tokenizer.json",

@@ -65,11 +65,11 @@ TEST_CASE("save_final writes the trained weights, holding one group at a time", 
 TEST_CASE("the weights a checkpoint's run started from: \"random\" is the seeded initialisation", "[trainer]") {
   const ParamLayout layout = make_gpt_layout(*gpt_preset("toy"));
   const nlohmann::json random = {{"training", {{"init_from", "random"}, {"seed", uint64_t(7)}}}};
-  const WeightSources seeded = recorded_weight_sources(random, layout);
+  const WeightSources seeded = recorded_weight_sources(config::read_recorded_run(random), layout);
   CHECK(seeded.init_from.empty());
   CHECK(seeded.seed == 7);
   const nlohmann::json model = {{"training", {{"init_from", "models/base"}, {"seed", 7}}}};
-  CHECK(recorded_weight_sources(model, layout).init_from == "models/base");
+  CHECK(recorded_weight_sources(config::read_recorded_run(model), layout).init_from == "models/base");
 }
 
 TEST_CASE("a LoRA adapter names its base model, not the data's tokenizer that ships beside it", "[trainer][lora]") {
@@ -88,8 +88,8 @@ TEST_CASE("a LoRA adapter names its base model, not the data's tokenizer that sh
   const config::Config config = config::resolve_config(raw, options, "test.json");
   // No model directory: the data's tokenizer ships, and there is no base model to name.
   const HfOutput output = final_weights_output(config, data_tokenizer);
-  CHECK(output.source_dir == (dir / "tokenizer").string());
-  CHECK(output.base_model_dir.empty());
+  CHECK(output.tokenizer_dir == (dir / "tokenizer").string());
+  CHECK(output.model_dir.empty());
   const LoraSpec spec{2, 4.0, 0.0, false, {"c_attn"}};
   const ParamLayout layout = make_training_layout(config.model.shape, {spec, {}});
   const std::vector<float> values(layout.total, 0.5f);

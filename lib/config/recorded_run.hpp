@@ -1,0 +1,25 @@
+#pragma once
+// What a run recorded of itself: the resolved config (to_json) a checkpoint's meta.json holds, read
+// back once into typed values for those who read a checkpoint (generate, eval, export). A key that
+// a run of an older zerotrain did not record reads as its default.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/lora.hpp"
+
+namespace zt::config {
+
+struct RecordedRun {
+  std::string model_path;        // model.path: the model directory it trained ("": a preset or block)
+  std::string init_from;         // training.init_from ("": random values of the architecture)
+  std::string lora_init_from;    // lora.init_from ("": PEFT's initialisation)
+  uint64_t seed = 0;             // training.seed
+  std::string sample_tokenizer;  // training.sample_tokenizer
+  std::string tokenizer_mismatch = "error";  // data.tokenizer_mismatch
+  TrainedParts parts;            // the lora block and training.freeze
+};
+
+RecordedRun read_recorded_run(const nlohmann::json& config);
+
+}  // namespace zt::config
