@@ -243,7 +243,7 @@ void export_adapter(const std::string& adapter_dir, const std::string& out_dir, 
   output.tokenizer_dir = has_tokenizer_files(adapter_dir) ? adapter_dir : a.base;
   output.model_config = read_hf_config_json(a.base);
   output.model_dir = a.base;
-  check_output_against(model_directory_output("-o", out_dir),
+  check_output_against(model_directory_output("-o", out_dir, form == SavedForm::Adapter),
                        {{"the adapter", adapter_dir, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}},
                         model_directory_input("its base model", a.base)},
                        overwrite);
