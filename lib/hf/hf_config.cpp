@@ -27,7 +27,15 @@ constexpr Family kFamilies[] = {{ModelType::Gpt2, "GPT2LMHeadModel"},
                                 {ModelType::Llama, "LlamaForCausalLM"},
                                 {ModelType::Mistral, "MistralForCausalLM"},
                                 {ModelType::Qwen2, "Qwen2ForCausalLM"},
-                                {ModelType::Qwen3, "Qwen3ForCausalLM"}};
+                                {ModelType::Qwen3, "Qwen3ForCausalLM"},
+                                {ModelType::Qwen3Moe, "Qwen3MoeForCausalLM"}};
+
+// The mixture-of-experts keys (model/gpt_shape.hpp's MoeShape), the same in both files.
+bool moe_key(const std::string& key) {
+  return key == "num_experts" || key == "num_experts_per_tok" || key == "moe_intermediate_size" ||
+         key == "norm_topk_prob" || key == "decoder_sparse_step" || key == "mlp_only_layers" ||
+         key == "output_router_logits" || key == "router_aux_loss_coef";
+}
 
 // Whether the family's transformers config class has the model key at all.
 bool family_has(ModelType type, const std::string& key) {
@@ -35,6 +43,7 @@ bool family_has(ModelType type, const std::string& key) {
   if (key == "attention_bias") return options.attention_bias;
   if (key == "mlp_bias") return options.mlp_bias;
   if (key == "sliding_window" || key == "layer_types") return options.sliding_window;
+  if (moe_key(key)) return options.experts;
   return true;
 }
 
@@ -65,6 +74,13 @@ nlohmann::json transformers_defaults(ModelType type) {
       if (type == ModelType::Qwen3) d.update({{"head_dim", 128}, {"attention_bias", false}});
       return d;
     }
+    case ModelType::Qwen3Moe:  // Qwen3MoeConfig; head_dim absent: hidden_size / num_attention_heads
+      return {{"vocab_size", 151936},         {"hidden_size", 2048},           {"intermediate_size", 6144},
+              {"num_hidden_layers", 24},      {"num_attention_heads", 32},     {"num_key_value_heads", 4},
+              {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},     {"tie_word_embeddings", false},
+              {"attention_bias", false},      {"decoder_sparse_step", 1},      {"moe_intermediate_size", 768},
+              {"num_experts_per_tok", 8},     {"num_experts", 128},            {"norm_topk_prob", false},
+              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001}, {"mlp_only_layers", nlohmann::json::array()}};
     case ModelType::Gpt2:
       return {{"vocab_size", 50257}, {"n_positions", 1024},          {"n_embd", 768},
               {"n_layer", 12},       {"n_head", 12},                 {"layer_norm_epsilon", 1e-5},
@@ -210,6 +226,14 @@ const std::vector<HfConfigKey>& hf_config_keys() {
       {"tie_word_embeddings", "tie_word_embeddings", "tie_word_embeddings"},
       {"sliding_window", "sliding_window", nullptr},
       {"layer_types", "layer_types", nullptr},
+      {"num_experts", "num_experts", nullptr},
+      {"num_experts_per_tok", "num_experts_per_tok", nullptr},
+      {"moe_intermediate_size", "moe_intermediate_size", nullptr},
+      {"norm_topk_prob", "norm_topk_prob", nullptr},
+      {"decoder_sparse_step", "decoder_sparse_step", nullptr},
+      {"mlp_only_layers", "mlp_only_layers", nullptr},
+      {"output_router_logits", "output_router_logits", nullptr},
+      {"router_aux_loss_coef", "router_aux_loss_coef", nullptr},
   };
   return keys;
 }
@@ -246,6 +270,17 @@ nlohmann::json model_keys(const GptShape& shape) {
     nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
     for (LayerAttention a : s.layer_types) types.push_back(layer_attention_name(a));
   }
+  if (family_options(s.model_type).experts) {
+    const MoeShape& m = s.moe;
+    j.update({{"num_experts", m.num_experts},
+              {"num_experts_per_tok", m.top_k},
+              {"moe_intermediate_size", m.d_expert},
+              {"norm_topk_prob", m.norm_topk_prob},
+              {"decoder_sparse_step", m.decoder_sparse_step},
+              {"mlp_only_layers", m.mlp_only_layers},
+              {"output_router_logits", m.output_router_logits},
+              {"router_aux_loss_coef", m.router_aux_loss_coef}});
+  }
   return j;
 }
 
@@ -265,6 +300,9 @@ HfConfig read_hf_config(const std::string& dir) {
   nlohmann::json given = transformers_defaults(type);
   for (const auto& [key, value] : hf.items())
     if (!value.is_null() || key == "sliding_window") given[key] = value;
+  // transformers 5 writes num_experts under the name its attribute map gives it
+  const bool local_experts = hf.contains("num_local_experts") && !hf.contains("num_experts");
+  if (local_experts) given["num_experts"] = hf.at("num_local_experts");
   const bool gpt2 = type == ModelType::Gpt2;
   out.block = {{"preset", "custom"}, {"model_type", hf.at("model_type")}};
   out.from["model_type"] = "model_type";
@@ -279,7 +317,7 @@ HfConfig read_hf_config(const std::string& dir) {
       value = nullptr;  // qwen2, qwen3: the window applies only with use_sliding_window
     if (value.is_null() && key != "sliding_window") continue;  // the family derives it (n_kv_head, head_dim, d_ff)
     out.block[key] = value;
-    out.from[key] = hf_key;
+    out.from[key] = key == "num_experts" && local_experts ? "num_local_experts" : hf_key;
   }
   if (!gpt2) read_rope(hf, out);
   if (family_has(type, "layer_types")) read_layer_types(given, type, out);
@@ -353,6 +391,7 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
     set_if_absent(out, "attention_dropout", 0.0);
     set_if_absent(out, "use_cache", true);
   }
+  if (out.contains("num_local_experts")) out["num_local_experts"] = s.moe.num_experts;  // transformers 5's name
   out["torch_dtype"] = torch_dtype_name(dtype);
   if (out.contains("dtype")) out["dtype"] = torch_dtype_name(dtype);  // transformers 5's name
   return out;

@@ -178,6 +178,31 @@ public:
   // passes the gradient through the same mask by calling it again with the same seed.
   virtual void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) = 0;
 
+  // Mixture of experts (model/moe_block.hpp), N tokens, E experts, the top K of them per token,
+  // R = N·K routed rows grouped by expert. A backend without them refuses the model (the defaults
+  // throw zt::Error).
+  // The router: probs [N, E] = softmax(logits [N, E]) in fp32; experts [N, K] the K most probable
+  // (int32, written in ascending expert order), weights [N, K] (fp32) their probabilities, divided
+  // by their sum when `normalize`.
+  virtual void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
+                         bool normalize);
+  // rows[r] = x[token[r]]: the tokens of each expert side by side, [R, C].
+  virtual void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C);
+  // out[n] = Σ_j weights[n, j] · y[row[n·K + j]] over j ascending (the experts in index order, as
+  // transformers' eager loop adds them); row: where token n's j-th expert wrote its output.
+  virtual void moe_combine(void* out, const void* y, const float* weights, const int32_t* row, int N, int K, int C);
+  // Its backward: dy[row[n·K + j]] = weights[n, j] · dout[n] (written over), dweights[n, j] =
+  // dout[n] · y[row[n·K + j]] (fp32, written over).
+  virtual void moe_combine_backward(void* dy, float* dweights, const void* dout, const void* y, const float* weights,
+                                    const int32_t* row, int N, int K, int C);
+  // dx[n] (+)= Σ_j drows[row[n·K + j]]: the gradient of moe_gather, token by token.
+  virtual void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into);
+  // The router's backward: dlogits [N, E] (written over) from dweights through the normalisation
+  // and the softmax, plus daux[e] (may be null) in every token's d probs[n, e] (the load-balancing
+  // loss's gradient).
+  virtual void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                                  const float* daux, int N, int E, int K, bool normalize);
+
   // The LM head's loss, a chunk of rows at a time (the model never holds the logits of every row):
   // cross_entropy_forward takes N rows of logits (rows Vp wide; softmax over the first V columns)
   // and writes lse[N] (log-sum-exp per row) and losses[N] (lse - logit of the target). A target is

@@ -49,11 +49,13 @@ void MetricsWriter::step(const StepRecord& r) {
                        format_float(1e3 * t.offload_io));
   }
   write(fmt::format(
-      "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{}{},\"loss_scale\":{},"
+      "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{}{}{}{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
       "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
       r.step, format_float(r.loss), format_float(r.lr),
-      r.grad_norm ? ",\"grad_norm\":" + format_float(*r.grad_norm) : std::string(), format_float(r.loss_scale),
+      r.grad_norm ? ",\"grad_norm\":" + format_float(*r.grad_norm) : std::string(),
+      r.aux_loss ? ",\"aux_loss\":" + format_float(*r.aux_loss) : std::string(),
+      r.expert_load ? ",\"expert_load\":" + format_float(*r.expert_load) : std::string(), format_float(r.loss_scale),
       r.skipped ? "true" : "false", r.tokens,
       format_float(r.row_tokens > 0 ? 1.0 - double(r.tokens) / double(r.row_tokens) : 0.0), format_float(r.step_ms),
       format_float(r.tokens_per_s),

@@ -31,6 +31,10 @@ struct StepRecord {
   int64_t step = 0;
   double loss = 0, lr = 0, loss_scale = 1;
   std::optional<double> grad_norm;  // none: not computed (zero_optimization.compute_grad_norm false)
+  // Models with experts: the load-balancing loss (mean over micro-batches and ranks, before its
+  // coefficient; none unless output_router_logits) and the busiest expert's tokens over the mean
+  // (the largest over layers, micro-batches and ranks).
+  std::optional<double> aux_loss, expert_load;
   bool skipped = false;
   int64_t tokens = 0;      // the samples' tokens, all ranks (windows: every token)
   int64_t row_tokens = 0;  // the rows' tokens, padding included

@@ -33,7 +33,9 @@ bool StepLog::quiet_too_long() const {
 void StepLog::step(const StepRecord& r) {
   if (!r.logged && !quiet_too_long()) return;
   last_line_ = Clock::now();
-  const std::string norm = r.grad_norm ? fmt::format(" | grad norm {:.3f}", *r.grad_norm) : "";
+  std::string norm = r.grad_norm ? fmt::format(" | grad norm {:.3f}", *r.grad_norm) : "";
+  if (r.aux_loss) norm += fmt::format(" | aux loss {:.4f}", *r.aux_loss);
+  if (r.expert_load) norm += fmt::format(" | expert load {:.2f}", *r.expert_load);
   spdlog::info("step {:>5}/{} | loss {:.4f} | lr {:.3e}{}{} | {:.1f} ms | {:.0f} tok/s | MFU {:.1f}%",
                r.step, total_, r.loss, r.lr, norm,
                r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,

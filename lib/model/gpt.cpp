@@ -52,6 +52,12 @@ int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool 
   return shape.n_layer;
 }
 
+std::vector<RoleOffsets> layer_offsets(const GptShape& shape) {
+  std::vector<RoleOffsets> offsets;
+  for (int l = 0; l < shape.n_layer; ++l) offsets.push_back(block_role_offsets(shape, l));
+  return offsets;
+}
+
 }  // namespace
 
 Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
@@ -64,12 +70,13 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       recompute_(recompute),
       layout_(make_training_layout(shape, parts)),
       recipe_(shape.recipe()),
-      block_(block_role_offsets(shape)),
+      blocks_(layer_offsets(shape)),
       lora_(shape, parts.lora, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend),
       lowest_trained_block_(lowest_trained_block(layout_, shape, lora_.enabled())),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes) {
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes),
+      moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
   if (recipe_.rotary) fill_rope_tables();
 }
 
@@ -198,8 +205,9 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
                         KvCache* cache) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
+  const RoleOffsets& roles = blocks_[size_t(layer)];
   auto w = [&](BlockRole r) {
-    const size_t o = block_[size_t(r)];
+    const size_t o = roles[size_t(r)];
     return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
   };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
@@ -246,6 +254,13 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   } else {
     ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Norm2Weight),
                                     w(Norm2Bias), N, C);
+  }
+  if (shape_.sparse(layer)) {
+    // The experts' output goes straight to proj: recomputation for backward needs their saved
+    // products too.
+    moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2, w(RouterWeight), w(ExpertWeights), N);
+    if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
+    return;
   }
   if (recipe_.swiglu) {
     ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
@@ -382,12 +397,13 @@ void Gpt::copy_logits_row(int row, float* out) {
 void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockActivations& a, int B, int T) {
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
+  const RoleOffsets& roles = blocks_[size_t(layer)];
   auto w = [&](BlockRole r) {
-    const size_t o = block_[size_t(r)];
+    const size_t o = roles[size_t(r)];
     return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
   };
   auto dw = [&](BlockRole r) {  // null for a frozen block: its weights get no gradient
-    const size_t o = block_[size_t(r)];
+    const size_t o = roles[size_t(r)];
     return o == kAbsent || !bg.params ? nullptr : static_cast<char*>(bg.params) + o * esz;
   };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
@@ -404,8 +420,11 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
     if (adapted(r)) lora_.backward(r, layer, recompute_ ? 0 : layer, dx, bg.adapters, dout, x, bp.adapters, N);
   };
 
-  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
-  if (recipe_.swiglu || adapted(FcProjWeight)) {
+  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2)))), or the experts'
+  if (shape_.sparse(layer)) {
+    moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(), dw(RouterWeight), dw(ExpertWeights), dres, a.ln2,
+                  w(RouterWeight), w(ExpertWeights), N);
+  } else if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);
     adapt(FcProjWeight, acts_.dfch_gelu.data(), dres, a.fch_gelu);
@@ -417,9 +436,11 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
     ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
                               a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
   }
-  ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
-                       weights_, Set);
-  adapt(FcWeight, acts_.dln.data(), acts_.dfch.data(), a.ln2);
+  if (!shape_.sparse(layer)) {
+    ops_.matmul_backward(acts_.dln.data(), dw(FcWeight), dw(FcBias), acts_.dfch.data(), a.ln2, w(FcWeight), N, C, fc,
+                         weights_, Set);
+    adapt(FcWeight, acts_.dln.data(), acts_.dfch.data(), a.ln2);
+  }
   norm_backward(dres, dw(Norm2Weight), dw(Norm2Bias), acts_.dln.data(), a.residual2, w(Norm2Weight), a.ln2_mean,
                 a.ln2_rstd, N, Add);
 
@@ -448,10 +469,15 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
                 a.ln1_mean, a.ln1_rstd, N, Add);
 }
 
-void Gpt::backward(ParamHooks& hooks, float dloss) {
+void Gpt::backward(ParamHooks& hooks, float dloss, float aux_dloss) {
   if (!backward_ready_)
     fail("Gpt::backward: needs a forward with targets first (and runs once per forward)");
   backward_ready_ = false;
+  const MoeShape& moe = shape_.moe;
+  if (moe_.enabled())
+    moe_.set_aux_scale(moe.output_router_logits
+                           ? float(double(std::isnan(aux_dloss) ? dloss : aux_dloss) * moe.router_aux_loss_coef)
+                           : 0.0f);
   const int B = last_B_, T = last_T_, N = B * T;
   const int C = shape_.d_model, V = shape_.vocab_size, Vp = padded_vocab(), L = shape_.n_layer;
   const size_t esz = dtype_size(ops_.dtype());

@@ -14,6 +14,7 @@
 // the backend's operator table, in the table's dtype (fp32 on the CPU).
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "model/kv_cache.hpp"
 #include "model/lora.hpp"
 #include "model/lora_adapters.hpp"
+#include "model/moe_block.hpp"
 
 namespace zt {
 
@@ -93,7 +95,16 @@ public:
   // gradient is zero (the groups still pass through the hooks). The LM head goes chunk by chunk
   // from the last (whose logits forward left in place): the logits again, their gradient over
   // them, its products into the final norm's gradient and the head's.
-  void backward(ParamHooks& hooks, float dloss);
+  // aux_dloss: what the load-balancing loss (output_router_logits) is multiplied by in the loss
+  // backward differentiates, before its coefficient; NaN: dloss.
+  void backward(ParamHooks& hooks, float dloss, float aux_dloss = std::numeric_limits<float>::quiet_NaN());
+
+  // The last forward's load-balancing loss (model/moe_block.hpp) before its coefficient: NaN for a
+  // model without experts. (forward returns the cross-entropy alone.)
+  double aux_loss() const { return moe_.aux_loss(); }
+  // Tokens routed to the busiest expert over the mean in the last forward (the largest over the
+  // sparse layers); NaN without experts.
+  double max_expert_load() const { return moe_.enabled() ? moe_.max_load() : std::numeric_limits<double>::quiet_NaN(); }
 
   // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
   // [cache.length(), cache.length() + T), attending to the positions the cache holds; their keys
@@ -191,13 +202,14 @@ private:
   bool recompute_;
   ParamLayout layout_;
   BlockRecipe recipe_;
-  RoleOffsets block_;
+  std::vector<RoleOffsets> blocks_;  // each block's (a sparse block's MLP part differs)
   LoraAdapters lora_;
   // Backward goes down to this block (n_layer: none): below it nothing trains.
   int lowest_trained_block_;
   WeightLayout weights_;  // how the projections are stored (GPT-2's Conv1D or nn.Linear)
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
+  MoeBlock moe_;
   // What backward needs to know about the last forward.
   int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)

@@ -30,7 +30,7 @@ struct BlockTensorDef {
   BlockRole role;
 };
 
-std::vector<BlockTensorDef> block_tensors(const GptShape& s) {
+std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
   using enum BlockRole;
   const size_t C = size_t(s.d_model), F = size_t(s.ff_width()), hd = size_t(s.head_size());
   const size_t Q = size_t(s.n_head) * hd, KV = size_t(s.kv_heads()) * hd;
@@ -64,6 +64,17 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s) {
   t.push_back({"self_attn.o_proj.weight", {C, Q}, OutWeight});
   if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});
   t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  if (s.sparse(layer)) {  // the router, then each expert's gate and up (one packed [2I, C]) and down
+    const size_t E = size_t(s.moe.num_experts), I = size_t(s.moe.d_expert);
+    t.push_back({"mlp.gate.weight", {E, C}, RouterWeight});
+    for (size_t e = 0; e < E; ++e) {
+      const std::string p = "mlp.experts." + std::to_string(e) + ".";
+      t.push_back({p + "gate_proj.weight", {I, C}, ExpertWeights});
+      t.push_back({p + "up_proj.weight", {I, C}, ExpertWeights});
+      t.push_back({p + "down_proj.weight", {C, I}, ExpertWeights});
+    }
+    return t;
+  }
   t.push_back({"mlp.gate_proj.weight", {F, C}, FcWeight});
   t.push_back({"mlp.up_proj.weight", {F, C}, FcWeight});
   if (r.mlp_bias) {
@@ -117,11 +128,10 @@ ParamLayout make_gpt_layout(const GptShape& shape) {
       g.add("model.embed_tokens.weight", {Vp, C});
     }
   }
-  const std::vector<BlockTensorDef> block = block_tensors(shape);
   for (int l = 0; l < shape.n_layer; l++) {
     const std::string p = (gpt2 ? "h." : "model.layers.") + std::to_string(l);
     GroupBuilder g = begin_group(p);
-    for (const BlockTensorDef& t : block) g.add(p + "." + t.suffix, t.shape);
+    for (const BlockTensorDef& t : block_tensors(shape, l)) g.add(p + "." + t.suffix, t.shape);
   }
   if (gpt2) {
     GroupBuilder g = begin_group("ln_f");
@@ -149,11 +159,11 @@ std::vector<HfTensor> hf_tensors(const GptShape& shape) {
   return out;
 }
 
-RoleOffsets block_role_offsets(const GptShape& shape) {
+RoleOffsets block_role_offsets(const GptShape& shape, int layer) {
   RoleOffsets offsets;
   offsets.fill(kAbsent);
   size_t cursor = 0;
-  for (const BlockTensorDef& t : block_tensors(shape)) {
+  for (const BlockTensorDef& t : block_tensors(shape, layer)) {
     size_t& o = offsets[size_t(t.role)];
     if (o == kAbsent) o = cursor;
     size_t n = 1;

@@ -14,6 +14,9 @@
 //       and k_norm.weight [hd] (qwen3), self_attn.o_proj.weight [C, NH·hd] (+ bias [C]),
 //       post_attention_layernorm.weight [C], mlp.{gate,up}_proj.weight [F, C] side by side (one
 //       packed [2F, C] projection; + biases [F] each), mlp.down_proj.weight [C, F] (+ bias [C])
+//       qwen3_moe's sparse blocks in place of the MLP: mlp.gate.weight [E, C] (the router), then
+//       for each expert e mlp.experts.e.{gate,up}_proj.weight [I, C] (one packed [2I, C]) and
+//       mlp.experts.e.down_proj.weight [C, I]
 //   group 1 + L "norm":             model.norm.weight [C]
 //   group 2 + L "lm_head":          lm_head.weight [Vp, C], only when the head is untied
 // Vp is the vocabulary padded to a multiple of 128; rows from vocab_size on stay zero.
@@ -59,14 +62,17 @@ enum class BlockRole : int {
   Norm2Weight, Norm2Bias,    // ln_2 | post_attention_layernorm
   FcWeight, FcBias,          // mlp.c_fc | mlp.{gate,up}_proj
   FcProjWeight, FcProjBias,  // mlp.c_proj | mlp.down_proj
+  RouterWeight,              // mlp.gate (a sparse block, in place of the MLP)
+  ExpertWeights,             // mlp.experts.E.{gate,up,down}_proj, expert after expert
   Count
 };
 constexpr int kBlockRoles = int(BlockRole::Count);
 constexpr size_t kAbsent = ~size_t(0);
-// Offset of each role's first element from the start of its block's group (the same for every
-// block); kAbsent for a role the family does not have.
+// Offset of each role's first element from the start of block `layer`'s group (the same for every
+// block but in the MLP's part: a sparse block holds its router and experts there); kAbsent for a
+// role the block does not have.
 using RoleOffsets = std::array<size_t, kBlockRoles>;
-RoleOffsets block_role_offsets(const GptShape& shape);
+RoleOffsets block_role_offsets(const GptShape& shape, int layer = 0);
 
 // Group indices.
 constexpr int kEmbeddingsGroup = 0;

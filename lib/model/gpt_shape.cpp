@@ -9,7 +9,7 @@ namespace zt {
 
 namespace {
 
-constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
+constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "qwen3_moe"};
 constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
 
 }  // namespace
@@ -36,8 +36,15 @@ std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
 }
 
 FamilyOptions family_options(ModelType t) {
-  const bool llama = t == ModelType::Llama, qwen3 = t == ModelType::Qwen3, gpt2 = t == ModelType::Gpt2;
-  return {llama || qwen3, llama, !llama && !gpt2, !gpt2};
+  const bool llama = t == ModelType::Llama, moe = t == ModelType::Qwen3Moe, gpt2 = t == ModelType::Gpt2;
+  const bool qwen3 = t == ModelType::Qwen3 || moe;
+  return {llama || qwen3, llama, !llama && !gpt2 && !moe, !gpt2, moe};
+}
+
+bool GptShape::sparse(int layer) const {
+  if (!moe.enabled() || moe.decoder_sparse_step <= 0) return false;
+  const auto& dense = moe.mlp_only_layers;
+  return std::find(dense.begin(), dense.end(), layer) == dense.end() && (layer + 1) % moe.decoder_sparse_step == 0;
 }
 
 BlockRecipe GptShape::recipe() const {
@@ -49,7 +56,7 @@ BlockRecipe GptShape::recipe() const {
   r.qkv_bias = t == ModelType::Qwen2 || (options.attention_bias && attention_bias);
   r.o_bias = options.attention_bias && attention_bias;
   r.mlp_bias = options.mlp_bias && mlp_bias;
-  r.qk_norm = t == ModelType::Qwen3;
+  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
   return r;
 }
 
@@ -69,7 +76,7 @@ namespace {
 // The parameter count in N: size_t for the count, double for judging absurd shapes without
 // overflowing.
 template <typename N>
-N block_params_in(const GptShape& s) {
+N block_params_in(const GptShape& s, int layer) {
   const BlockRecipe r = s.recipe();
   const N C = N(s.d_model), hd = N(s.head_size()), F = s.d_ff > 0 ? N(s.d_ff) : 4 * C;
   const N QKV = (N(s.n_head) + 2 * N(s.kv_heads())) * hd, Q = N(s.n_head) * hd;
@@ -77,7 +84,9 @@ N block_params_in(const GptShape& s) {
   const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
                       (r.o_bias ? C : 0);
   const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
-  return norms + attention + mlp;
+  const N E = N(s.moe.num_experts);
+  const N experts = E * C + E * 3 * C * N(s.moe.d_expert);  // the router and each expert's SwiGLU
+  return norms + attention + (s.sparse(layer) ? experts : mlp);
 }
 
 template <typename N>
@@ -86,12 +95,22 @@ N num_params_in(const GptShape& s) {
   const BlockRecipe r = s.recipe();
   const N embeddings = V * C + (r.rotary ? 0 : N(s.max_seq_len) * C);
   const N final_norm = r.rms_norm ? C : 2 * C;
-  return embeddings + N(s.n_layer) * block_params_in<N>(s) + final_norm + (s.tied_head ? 0 : V * C);
+  N blocks = 0;
+  if (s.moe.enabled())
+    for (int l = 0; l < s.n_layer; ++l) blocks += block_params_in<N>(s, l);
+  else
+    blocks = N(s.n_layer) * block_params_in<N>(s, 0);
+  return embeddings + blocks + final_norm + (s.tied_head ? 0 : V * C);
 }
 
 }  // namespace
 
-size_t GptShape::block_params() const { return block_params_in<size_t>(*this); }
+size_t GptShape::block_params(int layer) const { return block_params_in<size_t>(*this, layer); }
+size_t GptShape::max_block_params() const {
+  size_t most = 0;
+  for (int l = 0; l < std::max(n_layer, 1); ++l) most = std::max(most, block_params(l));
+  return most;
+}
 size_t GptShape::num_params() const { return num_params_in<size_t>(*this); }
 double GptShape::num_params_approx() const { return num_params_in<double>(*this); }
 
@@ -124,6 +143,31 @@ std::optional<ShapeProblem> rope_problem(const GptShape& s) {
     return ShapeProblem{"rope_scaling.original_max_position_embeddings",
                         fmt::format("{} (expected > 0: the context length the model was pretrained with)",
                                     r.original_max_position_embeddings)};
+  return std::nullopt;
+}
+
+std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& options) {
+  const MoeShape& m = s.moe;
+  const std::string type(model_type_name(s.model_type));
+  if (!options.experts) {
+    if (m.enabled())
+      return ShapeProblem{"num_experts", fmt::format("{} has no experts (expected 0; qwen3_moe has)", type)};
+    return std::nullopt;
+  }
+  if (m.num_experts < 0) return ShapeProblem{"num_experts", fmt::format("{} (expected >= 0)", m.num_experts)};
+  if (!m.enabled()) return std::nullopt;
+  if (m.top_k < 1 || m.top_k > m.num_experts)
+    return ShapeProblem{"num_experts_per_tok",
+                        fmt::format("{} (expected 1 to num_experts {})", m.top_k, m.num_experts)};
+  if (m.d_expert <= 0)
+    return ShapeProblem{"moe_intermediate_size", fmt::format("{} (expected > 0)", m.d_expert)};
+  if (m.decoder_sparse_step <= 0)
+    return ShapeProblem{"decoder_sparse_step", fmt::format("{} (expected > 0)", m.decoder_sparse_step)};
+  for (int l : m.mlp_only_layers)
+    if (l < 0 || l >= s.n_layer)
+      return ShapeProblem{"mlp_only_layers", fmt::format("layer {} is not one of the {} layers", l, s.n_layer)};
+  if (!(m.router_aux_loss_coef >= 0))
+    return ShapeProblem{"router_aux_loss_coef", fmt::format("{} (expected >= 0)", m.router_aux_loss_coef)};
   return std::nullopt;
 }
 
@@ -169,6 +213,7 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
     return ShapeProblem{"sliding_window", fmt::format("{} (expected > 0, or 0 for none)", s.sliding_window)};
   if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
+  if (auto p = moe_problem(s, options)) return p;
   if (!s.layer_types.empty()) {
     if (!options.sliding_window)
       return ShapeProblem{"layer_types", fmt::format("{} has no sliding-window attention (expected none)", type)};
@@ -195,16 +240,23 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"};
+  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Qwen3-MoE"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;
   if (sliding > 0)
     window = fmt::format(", sliding window {}{}", r.sliding_window,
                          sliding < r.n_layer ? fmt::format(" in {} layers", sliding) : "");
-  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}", kFamily[int(r.model_type)],
-                     r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len, window,
-                     r.tied_head ? "" : ", untied LM head");
+  std::string experts;
+  if (r.moe.enabled()) {
+    int sparse = 0;
+    for (int l = 0; l < r.n_layer; ++l) sparse += r.sparse(l);
+    experts = fmt::format(", {} experts (top {}) of {} in {} layers", r.moe.num_experts, r.moe.top_k, r.moe.d_expert,
+                          sparse);
+  }
+  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}{}",
+                     kFamily[int(r.model_type)], r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len,
+                     experts, window, r.tied_head ? "" : ", untied LM head");
 }
 
 namespace {

@@ -11,6 +11,8 @@
 //            attention_bias (q, k, v and o) or mlp_bias (llama only); tied or untied head
 //   qwen2:   llama + q, k and v bias (never o)
 //   qwen3:   llama + RMSNorm of each q and k head before the rotation; head_dim free of d_model
+//   qwen3_moe: qwen3 whose sparse layers (MoeShape::sparse) replace the MLP by a router over
+//            num_experts SwiGLU experts of moe_intermediate_size (model/moe_block.hpp)
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -19,7 +21,7 @@
 
 namespace zt {
 
-enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3 };
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe };
 std::string_view model_type_name(ModelType t);                 // "gpt2", "llama", ...
 std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
 const std::vector<std::string>& model_type_names();             // every model_type, in enum order
@@ -58,8 +60,24 @@ struct FamilyOptions {
   bool mlp_bias;        // llama
   bool sliding_window;  // mistral, qwen2, qwen3
   bool rotary;          // every family but gpt2 (rope_theta, rope_scaling)
+  bool experts;         // qwen3_moe: the MoeShape keys
 };
 FamilyOptions family_options(ModelType type);
+
+// The mixture-of-experts part of a shape (transformers' Qwen3MoeConfig keys). num_experts 0: every
+// layer dense.
+struct MoeShape {
+  int num_experts = 0;
+  int top_k = 0;                // num_experts_per_tok
+  int d_expert = 0;             // moe_intermediate_size: each expert's SwiGLU width
+  bool norm_topk_prob = false;  // the top-k weights divided by their sum
+  int decoder_sparse_step = 1;  // layer i is sparse iff (i + 1) % step == 0 and i is not in mlp_only_layers
+  std::vector<int> mlp_only_layers;
+  bool output_router_logits = false;  // the load-balancing loss joins the loss
+  double router_aux_loss_coef = 0.001;
+  bool operator==(const MoeShape&) const = default;
+  bool enabled() const { return num_experts > 0; }
+};
 
 struct GptShape {
   GptShape() = default;
@@ -86,8 +104,12 @@ struct GptShape {
   // Which layers slide, one per layer; empty: every layer (when sliding_window > 0). mistral slides
   // every layer.
   std::vector<LayerAttention> layer_types;
+  MoeShape moe;  // qwen3_moe only
 
   bool operator==(const GptShape&) const = default;
+
+  // Whether layer `layer`'s MLP is a mixture of experts (transformers' Qwen3MoeDecoderLayer rule).
+  bool sparse(int layer) const;
 
   int padded_vocab() const { return (vocab_size + 127) / 128 * 128; }
   int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
@@ -106,8 +128,10 @@ struct GptShape {
   // says nothing (no window, or every layer sliding).
   GptShape resolved() const;
 
-  // Elements of one block's parameters.
-  size_t block_params() const;
+  // Elements of one block's parameters (block `layer`'s: a sparse block holds its router and experts).
+  size_t block_params(int layer = 0) const;
+  // The largest block's.
+  size_t max_block_params() const;
   // Trainable parameters as exported (unpadded vocabulary; a tied head counted once).
   size_t num_params() const;
   // The same in floating point, which does not overflow for absurd sizes.

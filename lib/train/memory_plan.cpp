@@ -25,7 +25,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   // The groups the model holds at once at most: the embedding matrix (an untied head is as large),
   // and one block with its adapters.
   const size_t adapters = parts.lora.enabled() ? layout.groups[size_t(lora_group(shape, 0))].size : 0;
-  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.block_params() + adapters;
+  const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.max_block_params() + adapters;
   MemoryPlan p;
   static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), layout.total, layout.trainable_numel(), world, held);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());

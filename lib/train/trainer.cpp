@@ -178,6 +178,8 @@ TrainStepResult Trainer::train_step(int64_t step) {
   out.tokens = train_sampler_->step_tokens(step - 1, model_->shape().sliding_window);
   const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
+  aux_sum_ = 0.0;
+  max_load_ = 0.0;
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -193,9 +195,19 @@ TrainStepResult Trainer::train_step(int64_t step) {
   warmed_up_ = true;
   out.time = clock.times();
   // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
-  double sums[3] = {step_losses_[0] / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
-  comm_.control().all_reduce_sum(sums, 3);
+  // The load-balancing loss is each micro-batch's own (as transformers' model computes it per
+  // forward), averaged with equal weights as the engine averages the gradients.
+  const MoeShape& moe = model_->shape().moe;
+  const bool aux = moe.enabled() && moe.output_router_logits;
+  double sums[4] = {(step_losses_[0] + (aux ? moe.router_aux_loss_coef * aux_sum_ : 0.0)) / GA_,
+                    StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0, aux_sum_ / GA_};
+  comm_.control().all_reduce_sum(sums, 4);
   out.loss = weights.any() ? sums[0] / comm_.world_size() : NAN;
+  if (aux) out.aux_loss = sums[3] / comm_.world_size();
+  if (moe.enabled()) {
+    comm_.control().all_reduce_max(&max_load_, 1);
+    out.expert_load = max_load_;
+  }
   out.stop_requests = int(sums[1]);
   out.output_failures = int(sums[2]);
   return out;
@@ -220,8 +232,13 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     engine_->begin_micro_batch();
     backend_.model.kept_loss_weight(weight > 0 ? weight : 0.0);
     model_->forward(inputs, targets, shape.batch, shape.seq, *engine_, rows);
+    if (model_->shape().moe.enabled()) {
+      if (model_->shape().moe.output_router_logits) aux_sum_ += model_->aux_loss();
+      max_load_ = std::max(max_load_, model_->max_expert_load());
+    }
   };
-  auto backward = [&] { model_->backward(*engine_, dloss); };
+  // Every micro-batch's load-balancing loss weighs the same, whatever its targets.
+  auto backward = [&] { model_->backward(*engine_, dloss, float(engine_->backward_scale())); };
   StepClock& clock = engine_->clock();
   if (!graphs_.enabled() || !warmed_up_) {
     clock.time(&StepBreakdown::forward, forward);
@@ -274,6 +291,8 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
   rec.loss = out.loss;
   rec.lr = out.lr;
   if (config_.zero.compute_grad_norm) rec.grad_norm = out.result.grad_norm;
+  rec.aux_loss = out.aux_loss;
+  rec.expert_load = out.expert_load;
   rec.loss_scale = out.result.loss_scale;
   rec.skipped = out.result.skipped;
   rec.tokens = out.tokens.tokens;

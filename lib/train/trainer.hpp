@@ -32,6 +32,8 @@ namespace zt {
 // One training step as every rank agrees on it.
 struct TrainStepResult {
   double loss = 0;  // mean over the targets that count on all ranks and micro-batches; NaN without any
+  // (with experts and output_router_logits, plus router_aux_loss_coef times aux_loss)
+  std::optional<double> aux_loss, expert_load;  // models with experts (StepRecord's)
   StepTokens tokens;  // what the step read on all ranks
   UpdateResult result;
   double lr = 0;
@@ -104,6 +106,7 @@ private:
   std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
   std::vector<RowSegments> segments_;              // per micro-batch, when the data has samples
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
+  double aux_sum_ = 0, max_load_ = 0;  // the step's load-balancing losses and busiest expert (experts only)
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it

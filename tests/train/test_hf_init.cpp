@@ -155,3 +155,75 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
     }
   }
 }
+
+// The aux_loss of each step a run's metrics file records.
+std::vector<double> step_aux_losses(const fs::path& metrics) {
+  std::vector<double> losses;
+  std::ifstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line);
+    if (record.at("event") == "step" && record.contains("aux_loss")) losses.push_back(record.at("aux_loss"));
+  }
+  return losses;
+}
+
+TEST_CASE("mixture-of-experts directories train step by step as transformers does, and their saved weights load back",
+          "[trainer][hf][moe]") {
+  REQUIRE(2 % world().world_size() == 0);
+  for (const char* name : {"qwen3_moe_fp32", "qwen3_moe_aux_fp32"}) {
+    const std::string dir = (kFixtures / name).string();
+    const nlohmann::json ref = reference_of(name);
+    const std::vector<double> want = ref.at("adamw").at("losses");
+    const std::vector<double> want_aux = ref.value("aux_losses", std::vector<double>{});
+    const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
+    for (int stage : {0, 3}) {
+      DYNAMIC_SECTION(name << " at stage " << stage) {
+        const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+        const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-moe" /
+                             (std::string(name) + "-stage" + std::to_string(stage) + "-np" +
+                              std::to_string(world().world_size()));
+        if (world().rank() == 0) {
+          fs::remove_all(out);
+          fs::create_directories(out);
+        }
+        world().control().barrier();
+        const nlohmann::json training = {{"steps", want.size()},
+                                         {"save_final", (out / "final").string()},
+                                         {"metrics", (out / "m.jsonl").string()}};
+        REQUIRE(Trainer(make(dir, data, ref, stage, training), world()).run() == 0);
+        if (world().rank() == 0) {
+          const std::vector<double> losses = step_losses(out / "m.jsonl");
+          REQUIRE(losses.size() == want.size());
+          for (size_t k = 0; k < want.size(); ++k) {
+            INFO("step " << k + 1 << ": loss " << losses[k] << ", transformers " << want[k]);
+            CHECK(std::abs(losses[k] - want[k]) <= 1e-5 * want[k]);
+          }
+          const std::vector<double> aux = step_aux_losses(out / "m.jsonl");
+          REQUIRE(aux.size() == want_aux.size());  // recorded only with output_router_logits
+          for (size_t k = 0; k < aux.size(); ++k) {
+            INFO("step " << k + 1 << ": aux loss " << aux[k] << ", transformers " << want_aux[k]);
+            CHECK(std::abs(aux[k] - want_aux[k]) <= 1e-5 * want_aux[k]);
+          }
+          // The experts' keys as transformers reads them back.
+          const nlohmann::json saved = nlohmann::json::parse(std::ifstream(out / "final" / "config.json"));
+          CHECK(saved.at("architectures") == nlohmann::json::array({"Qwen3MoeForCausalLM"}));
+          CHECK(saved.at("num_experts") == source.at("num_local_experts"));  // transformers 5's name for it
+          CHECK(saved.at("num_local_experts") == source.at("num_local_experts"));
+          for (const char* key : {"num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob",
+                                  "decoder_sparse_step", "output_router_logits", "router_aux_loss_coef"}) {
+            INFO(key);
+            CHECK(saved.at(key) == source.at(key));
+          }
+          CHECK(saved.at("mlp_only_layers") == source.value("mlp_only_layers", nlohmann::json::array()));
+        }
+        world().control().barrier();
+        // The saved directory starts where the steps ended, its experts under their own names.
+        Trainer again(make((out / "final").string(), data, ref, stage), world());
+        const double trained = ref.at("trained_loss");
+        const TrainStepResult first = again.train_step(1);
+        INFO("loss " << first.loss << ", transformers " << trained);
+        CHECK(std::abs(first.loss - trained) <= 1e-5 * trained);
+      }
+    }
+  }
+}

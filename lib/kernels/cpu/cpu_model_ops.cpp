@@ -3,6 +3,7 @@
 
 #include "kernels/cpu/adapter_ops.hpp"
 #include "kernels/cpu/cpu_kernels.hpp"
+#include "kernels/cpu/moe.hpp"
 
 #include <cstring>
 #include <limits>
@@ -122,6 +123,35 @@ void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cac
 }
 
 void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
+
+void CpuModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
+                            bool normalize) {
+  cpu::moe_route(probs, experts, weights, f(logits), N, E, K, normalize);
+}
+
+void CpuModelOps::moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) {
+  cpu::moe_gather(f(rows), f(x), token, R, C);
+}
+
+void CpuModelOps::moe_combine(void* out, const void* y, const float* weights, const int32_t* row, int N, int K,
+                              int C) {
+  cpu::moe_combine(f(out), f(y), weights, row, N, K, C);
+}
+
+void CpuModelOps::moe_combine_backward(void* dy, float* dweights, const void* dout, const void* y,
+                                       const float* weights, const int32_t* row, int N, int K, int C) {
+  cpu::moe_combine_backward(f(dy), dweights, f(dout), f(y), weights, row, N, K, C);
+}
+
+void CpuModelOps::moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C,
+                              GradInto dx_into) {
+  cpu::moe_scatter(f(dx), f(drows), row, N, K, C, dx_into == GradInto::Accumulate);
+}
+
+void CpuModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs,
+                                     const int32_t* experts, const float* daux, int N, int E, int K, bool normalize) {
+  cpu::moe_route_backward(f(dlogits), dweights, probs, experts, daux, N, E, K, normalize);
+}
 
 void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
   cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F);

@@ -1,0 +1,117 @@
+#include "kernels/cpu/moe.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <vector>
+
+namespace zt::cpu {
+
+void moe_route(float* probs, int32_t* experts, float* weights, const float* logits, int N, int E, int K,
+               bool normalize) {
+#pragma omp parallel
+  {
+    std::vector<int> order(size_t(E), 0);
+#pragma omp for
+    for (int n = 0; n < N; ++n) {
+      const float* l = logits + size_t(n) * E;
+      float* p = probs + size_t(n) * E;
+      float most = l[0];
+      for (int e = 1; e < E; ++e) most = std::max(most, l[e]);
+      float sum = 0.0f;
+      for (int e = 0; e < E; ++e) sum += p[e] = std::exp(l[e] - most);
+      for (int e = 0; e < E; ++e) p[e] /= sum;
+      // The K most probable, ties to the lower index; then written in index order.
+      for (int e = 0; e < E; ++e) order[size_t(e)] = e;
+      std::partial_sort(order.begin(), order.begin() + K, order.end(),
+                        [&](int a, int b) { return p[a] > p[b] || (p[a] == p[b] && a < b); });
+      std::sort(order.begin(), order.begin() + K);
+      float chosen = 0.0f;
+      for (int j = 0; j < K; ++j) chosen += p[order[size_t(j)]];
+      for (int j = 0; j < K; ++j) {
+        const int e = order[size_t(j)];
+        experts[size_t(n) * K + j] = e;
+        weights[size_t(n) * K + j] = normalize ? p[e] / chosen : p[e];
+      }
+    }
+  }
+}
+
+void moe_gather(float* rows, const float* x, const int32_t* token, int R, int C) {
+#pragma omp parallel for
+  for (int r = 0; r < R; ++r) std::copy_n(x + size_t(token[r]) * C, C, rows + size_t(r) * C);
+}
+
+void moe_combine(float* out, const float* y, const float* weights, const int32_t* row, int N, int K, int C) {
+#pragma omp parallel for
+  for (int n = 0; n < N; ++n) {
+    float* o = out + size_t(n) * C;
+    std::fill_n(o, C, 0.0f);
+    for (int j = 0; j < K; ++j) {
+      const float w = weights[size_t(n) * K + j];
+      const float* yr = y + size_t(row[size_t(n) * K + j]) * C;
+      for (int c = 0; c < C; ++c) o[c] += w * yr[c];
+    }
+  }
+}
+
+void moe_combine_backward(float* dy, float* dweights, const float* dout, const float* y, const float* weights,
+                          const int32_t* row, int N, int K, int C) {
+#pragma omp parallel for
+  for (int n = 0; n < N; ++n) {
+    const float* d = dout + size_t(n) * C;
+    for (int j = 0; j < K; ++j) {
+      const size_t r = size_t(row[size_t(n) * K + j]);
+      const float w = weights[size_t(n) * K + j];
+      const float* yr = y + r * C;
+      float* dyr = dy + r * C;
+      double dot = 0.0;
+      for (int c = 0; c < C; ++c) {
+        dyr[c] = w * d[c];
+        dot += double(d[c]) * double(yr[c]);
+      }
+      dweights[size_t(n) * K + j] = float(dot);
+    }
+  }
+}
+
+void moe_scatter(float* dx, const float* drows, const int32_t* row, int N, int K, int C, bool accumulate) {
+#pragma omp parallel for
+  for (int n = 0; n < N; ++n) {
+    float* d = dx + size_t(n) * C;
+    if (!accumulate) std::fill_n(d, C, 0.0f);
+    for (int j = 0; j < K; ++j) {
+      const float* dr = drows + size_t(row[size_t(n) * K + j]) * C;
+      for (int c = 0; c < C; ++c) d[c] += dr[c];
+    }
+  }
+}
+
+void moe_route_backward(float* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                        const float* daux, int N, int E, int K, bool normalize) {
+#pragma omp parallel
+  {
+    std::vector<float> dp(size_t(E), 0.0f);
+#pragma omp for
+    for (int n = 0; n < N; ++n) {
+      const float* p = probs + size_t(n) * E;
+      const int32_t* ex = experts + size_t(n) * K;
+      const float* dw = dweights + size_t(n) * K;
+      for (int e = 0; e < E; ++e) dp[size_t(e)] = daux ? daux[e] : 0.0f;
+      if (normalize) {  // w_j = p_j / S, S the sum of the chosen: dp_j = (dw_j - Σ_i dw_i w_i) / S
+        float chosen = 0.0f, dot = 0.0f;
+        for (int j = 0; j < K; ++j) chosen += p[ex[j]];
+        for (int j = 0; j < K; ++j) dot += dw[j] * (p[ex[j]] / chosen);
+        for (int j = 0; j < K; ++j) dp[size_t(ex[j])] += (dw[j] - dot) / chosen;
+      } else {
+        for (int j = 0; j < K; ++j) dp[size_t(ex[j])] += dw[j];
+      }
+      float dot = 0.0f;
+      for (int e = 0; e < E; ++e) dot += p[e] * dp[size_t(e)];
+      float* dl = dlogits + size_t(n) * E;
+      for (int e = 0; e < E; ++e) dl[e] = p[e] * (dp[size_t(e)] - dot);
+    }
+  }
+}
+
+}  // namespace zt::cpu

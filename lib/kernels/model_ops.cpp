@@ -1,0 +1,28 @@
+#include "kernels/model_ops.hpp"
+
+#include "core/error.hpp"
+
+namespace zt {
+
+namespace {
+
+[[noreturn]] void no_experts() {
+  fail("this backend has no mixture-of-experts operators (models with experts train on training.device cpu)");
+}
+
+}  // namespace
+
+void ModelOps::moe_route(float*, int32_t*, float*, const void*, int, int, int, bool) { no_experts(); }
+void ModelOps::moe_gather(void*, const void*, const int32_t*, int, int) { no_experts(); }
+void ModelOps::moe_combine(void*, const void*, const float*, const int32_t*, int, int, int) { no_experts(); }
+void ModelOps::moe_combine_backward(void*, float*, const void*, const void*, const float*, const int32_t*, int, int,
+                                    int) {
+  no_experts();
+}
+void ModelOps::moe_scatter(void*, const void*, const int32_t*, int, int, int, GradInto) { no_experts(); }
+void ModelOps::moe_route_backward(void*, const float*, const float*, const int32_t*, const float*, int, int, int,
+                                  bool) {
+  no_experts();
+}
+
+}  // namespace zt

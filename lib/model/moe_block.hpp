@@ -1,0 +1,77 @@
+#pragma once
+// The mixture-of-experts MLP of a sparse block (GptShape::sparse; qwen3_moe): a router
+// (mlp.gate.weight [E, C]) whose softmax, in fp32, picks each token's top-k experts, their
+// probabilities as weights (divided by their sum with norm_topk_prob); the tokens grouped by
+// expert so that each expert runs its SwiGLU (gate and up [2I, C], down [C, I]) as one GEMM over
+// its own tokens, never over all of them; and each token's output the weighted sum of its
+// experts' outputs, in expert order. The routing goes through the host (the counts per expert
+// size the GEMMs). Also the load-balancing loss transformers adds with output_router_logits:
+// aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share of (token, layer) top-k
+// slots given to expert e, P_e its mean probability.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.hpp"
+#include "kernels/backend.hpp"
+#include "model/gpt_activations.hpp"
+#include "model/gpt_shape.hpp"
+
+namespace zt {
+
+class MoeBlock {
+public:
+  // slots: activation slots (n_layer, or 1 when the blocks are recomputed in backward).
+  MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend);
+  // The bytes the constructor registers as activations (0 without experts).
+  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops);
+
+  bool enabled() const { return enabled_; }
+
+  // out [N, C] (written over) = the experts' weighted sum for x [N, C], the block's second norm's
+  // output; router and experts: the block's RouterWeight and ExpertWeights (gpt_layout.hpp). Keeps
+  // what backward needs in `slot`, and the layer's counts and probabilities for aux_loss.
+  void forward(int layer, int slot, void* out, const void* x, const void* router, const void* experts, int N);
+  // dx (written over) from dout; the router's and the experts' gradients added into drouter and
+  // dexperts (null: frozen). Adds the load-balancing loss's gradient, at the scale set_aux_scale
+  // gave, when output_router_logits.
+  void backward(int slot, void* dx, void* drouter, void* dexperts, const void* dout, const void* x,
+                const void* router, const void* experts, int N);
+
+  // The load-balancing loss of the last forward of every sparse layer (NaN without experts).
+  double aux_loss() const;
+  // The gradient of the aux loss's part of the loss that backward applies: dloss · coefficient
+  // (0: none).
+  void set_aux_scale(float scale) { aux_scale_ = scale; }
+  // tokens routed to the busiest expert over the mean, the largest over the sparse layers of the
+  // last forward (1: perfectly balanced).
+  double max_load() const;
+
+private:
+  struct Slot {
+    Buffer<float> probs, weights;        // [N, E], [N, K]
+    Buffer<int32_t> experts, token, row; // [N, K]; [R] each routed row's token; [N·K] each slot's row
+    ActTensor gate_up, act, y;           // [R, 2I], [R, I], [R, C]
+    std::vector<int> count;              // tokens per expert (host)
+  };
+  void group(Slot& s, int N);  // count, token and row from experts
+  const char* expert(const void* experts, int e) const;
+  char* expert(void* experts, int e) const;
+
+  GptShape shape_;
+  Device& device_;
+  ModelOps& ops_;
+  bool enabled_;
+  int C_, E_, K_, I_;
+  std::vector<Slot> slots_;
+  ActTensor logits_, rows_, drows_, dy_, dact_, dgate_up_;  // scratch shared by every layer
+  Buffer<float> dweights_, daux_;
+  std::vector<int32_t> host_experts_, host_token_, host_row_;
+  std::vector<float> host_probs_;
+  // Per layer, from its last forward: tokens per expert, probabilities summed per expert, tokens.
+  std::vector<std::vector<double>> layer_count_, layer_prob_;
+  std::vector<int> layer_tokens_;
+  float aux_scale_ = 0.0f;
+};
+
+}  // namespace zt

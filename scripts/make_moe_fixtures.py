@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Mixture-of-experts model directories written by transformers' save_pretrained, and the losses of
+transformers' own classes training them, for zerotrain's tests (tests/train/test_moe_training.cpp).
+
+For each small random model below, writes tests/fixtures/hf/<name>/ (config.json and the
+safetensors shards, the experts under their per-expert names) and tests/fixtures/hf/<name>.reference.json:
+  B, T          the micro-batch
+  tokens        2·steps·B·T + 1 token ids: windows of zerotrain's sampler (data.shuffle false),
+                window k = tokens[k·B·T : (k+1)·B·T + 1], inputs its first B·T tokens, targets
+                the same shifted by one
+  adamw         the optimizer (lr, beta1, beta2, eps, weight_decay, clip) and `losses`: the loss of
+                each of `steps` steps of torch.optim.AdamW from the directory's weights (float64,
+                experts_implementation "eager"), step k on windows 2k and 2k + 1, each window a
+                forward of its own: its mean cross-entropy plus, with output_router_logits,
+                router_aux_loss_coef times its load-balancing loss; the step's loss (and what
+                backward differentiates) the mean of the two
+  aux_losses    with output_router_logits: each step's load-balancing loss, the mean of the two
+                windows' (before the coefficient)
+  trained_loss  step 0's loss (windows 0 and 1) of the model those steps trained
+The tests read both without torch or transformers.
+
+Dev-only: needs torch 2.x and transformers 5. Run it with the python3 of a virtual environment
+that has them: python3 scripts/make_moe_fixtures.py [--out-dir tests/fixtures/hf] [NAME ...]
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+
+import torch
+import torch.nn.functional as F
+import transformers
+
+B, T = 2, 8
+SEED = 20261129
+OPT = dict(lr=1e-3, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1, clip=1.0)
+
+COMMON = dict(vocab_size=200, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+              max_position_embeddings=64, rms_norm_eps=1e-6, tie_word_embeddings=False)
+
+MODELS = {
+    # Qwen3-MoE: 2 layers, both sparse, 4 experts top-2 renormalised, no load-balancing loss.
+    "qwen3_moe_fp32": dict(
+        model_type="qwen3_moe", steps=3, shard="40KB",
+        config=dict(COMMON, num_hidden_layers=2, intermediate_size=48, num_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=24, norm_topk_prob=True, output_router_logits=False)),
+    # Qwen3-MoE with the load-balancing loss (a coefficient large enough to matter), 3 layers of
+    # which layer 1 is dense (mlp_only_layers), top-2 of 4 not renormalised, a tied head.
+    "qwen3_moe_aux_fp32": dict(
+        model_type="qwen3_moe", steps=3, shard="40KB",
+        config=dict(COMMON, num_hidden_layers=3, intermediate_size=40, num_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=16, norm_topk_prob=False, output_router_logits=True,
+                    router_aux_loss_coef=0.1, mlp_only_layers=[1], tie_word_embeddings=True)),
+}
+
+
+def make_model(spec, gen):
+    config = transformers.AutoConfig.for_model(spec["model_type"], **spec["config"])
+    model = transformers.AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+            elif "embed_tokens" in name or name == "lm_head.weight":
+                p.copy_(0.1 * torch.randn(p.shape, generator=gen))
+            else:  # [out, in], or the fused experts [E, out, in]
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[-1]))
+    return model.float().eval()
+
+
+def window_loss(model, tokens, k, t):
+    """Window k's loss as transformers' class computes it in one forward: the mean cross-entropy,
+    plus router_aux_loss_coef times the load-balancing loss with output_router_logits."""
+    w = tokens[k * B * t:(k + 1) * B * t + 1]
+    idx, tgt = w[:-1].view(B, t), w[1:].reshape(B, t)
+    out = model(input_ids=idx)
+    loss = F.cross_entropy(out.logits.reshape(-1, out.logits.size(-1)), tgt.reshape(-1))
+    aux = out.aux_loss if model.config.output_router_logits else None
+    if aux is not None:
+        loss = loss + model.config.router_aux_loss_coef * aux
+    return loss, aux
+
+
+def step_loss(model, tokens, step, t):
+    a, b = window_loss(model, tokens, 2 * step, t), window_loss(model, tokens, 2 * step + 1, t)
+    aux = None if a[1] is None else (a[1] + b[1]) / 2
+    return (a[0] + b[0]) / 2, aux
+
+
+def adamw_losses(model, tokens, steps, t):
+    params = dict(model.named_parameters())
+    decay = [p for p in params.values() if p.dim() >= 2]
+    no_decay = [p for p in params.values() if p.dim() < 2]
+    opt = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
+    losses, auxes = [], []
+    for step in range(steps):
+        opt.zero_grad()
+        loss, aux = step_loss(model, tokens, step, t)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(list(params.values()), OPT["clip"])
+        opt.step()
+        losses.append(loss.item())
+        if aux is not None:
+            auxes.append(aux.item())
+    return losses, auxes
+
+
+def make_dir(name, spec, out_dir, seed):
+    gen = torch.Generator().manual_seed(seed)
+    model = make_model(spec, gen)
+    path = os.path.join(out_dir, name)
+    shutil.rmtree(path, ignore_errors=True)
+    model.save_pretrained(path, max_shard_size=spec["shard"])
+
+    loaded = transformers.AutoModelForCausalLM.from_pretrained(
+        path, attn_implementation="eager", experts_implementation="eager", dtype=torch.float64)
+    steps = spec["steps"]
+    tokens = torch.randint(0, spec["config"]["vocab_size"], (2 * steps * B * T + 1,), generator=gen)
+    losses, auxes = adamw_losses(loaded.train(), tokens, steps, T)
+    ref = dict(B=B, T=T, tokens=tokens.tolist(), adamw=dict(OPT, steps=steps, losses=losses))
+    if auxes:
+        ref["aux_losses"] = auxes
+    with torch.no_grad():
+        ref["trained_loss"] = step_loss(loaded.eval(), tokens, 0, T)[0].item()
+    ref.update(torch=torch.__version__, transformers=transformers.__version__)
+    with open(os.path.join(out_dir, name + ".reference.json"), "w") as f:
+        json.dump(ref, f, indent=1)
+        f.write("\n")
+    print(f"wrote {path}: {sorted(os.listdir(path))}, losses {losses}")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out-dir", default=os.path.join(here, "..", "tests", "fixtures", "hf"))
+    ap.add_argument("names", nargs="*", help="the models to write (all by default)")
+    args = ap.parse_args()
+    torch.manual_seed(SEED)
+    for i, (name, spec) in enumerate(MODELS.items()):
+        if not args.names or name in args.names:
+            make_dir(name, spec, os.path.abspath(args.out_dir), SEED + i)
+
+
+if __name__ == "__main__":
+    main()
