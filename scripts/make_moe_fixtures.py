@@ -4,12 +4,13 @@ transformers' own classes training them, for zerotrain's tests (tests/train/test
 
 For each small random model below, writes tests/fixtures/hf/<name>/ (config.json and the
 safetensors shards, the experts under their per-expert names) and tests/fixtures/hf/<name>.reference.json:
-  B, T          the micro-batch
+  B, T          the micro-batch (2 x 8 unless the model says otherwise)
   tokens        2·steps·B·T + 1 token ids: windows of zerotrain's sampler (data.shuffle false),
                 window k = tokens[k·B·T : (k+1)·B·T + 1], inputs its first B·T tokens, targets
                 the same shifted by one
   adamw         the optimizer (lr, beta1, beta2, eps, weight_decay, clip) and `losses`: the loss of
-                each of `steps` steps of torch.optim.AdamW from the directory's weights (float64,
+                each of `steps` steps (and `grad_norms`, the gradient's norm before clipping) of
+                torch.optim.AdamW from the directory's weights (float64,
                 experts_implementation "eager"), step k on windows 2k and 2k + 1, each window a
                 forward of its own: its mean cross-entropy plus, with output_router_logits,
                 router_aux_loss_coef times its load-balancing loss; the step's loss (and what
@@ -32,7 +33,7 @@ import torch
 import torch.nn.functional as F
 import transformers
 
-B, T = 2, 8
+B, T = 2, 8  # unless a model says otherwise
 SEED = 20261129
 OPT = dict(lr=1e-3, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1, clip=1.0)
 
@@ -52,6 +53,26 @@ MODELS = {
         config=dict(COMMON, num_hidden_layers=3, intermediate_size=40, num_experts=4, num_experts_per_tok=2,
                     moe_intermediate_size=16, norm_topk_prob=False, output_router_logits=True,
                     router_aux_loss_coef=0.1, mlp_only_layers=[1], tie_word_embeddings=True)),
+    # Micro-batches of 4 tokens over 8 experts, top-1: every micro-batch leaves at least 4 experts
+    # without a token (on every rank, whatever the routing).
+    "qwen3_moe_idle_fp32": dict(
+        model_type="qwen3_moe", steps=3, shard="40KB", B=1, T=4,
+        config=dict(COMMON, num_hidden_layers=2, intermediate_size=48, num_experts=8, num_experts_per_tok=1,
+                    moe_intermediate_size=16, norm_topk_prob=False, output_router_logits=True,
+                    router_aux_loss_coef=0.05)),
+    # Qwen2-MoE: q/k/v biases, 4 experts top-2 and a shared expert behind its sigmoid gate, with the
+    # load-balancing loss.
+    "qwen2_moe_fp32": dict(
+        model_type="qwen2_moe", steps=3, shard="40KB",
+        config=dict(COMMON, num_hidden_layers=2, intermediate_size=48, num_experts=4, num_experts_per_tok=2,
+                    moe_intermediate_size=16, shared_expert_intermediate_size=24, norm_topk_prob=False,
+                    output_router_logits=True, router_aux_loss_coef=0.05)),
+    # Mixtral: every layer 4 experts of intermediate_size, top-2 always renormalised, saved as
+    # block_sparse_moe.experts.E.{w1,w3,w2}; with the load-balancing loss.
+    "mixtral_fp32": dict(
+        model_type="mixtral", steps=3, shard="40KB",
+        config=dict(COMMON, num_hidden_layers=2, intermediate_size=24, num_local_experts=4, num_experts_per_tok=2,
+                    output_router_logits=True, router_aux_loss_coef=0.05, rms_norm_eps=1e-5)),
 }
 
 
@@ -69,11 +90,11 @@ def make_model(spec, gen):
     return model.float().eval()
 
 
-def window_loss(model, tokens, k, t):
+def window_loss(model, tokens, k, t, b):
     """Window k's loss as transformers' class computes it in one forward: the mean cross-entropy,
     plus router_aux_loss_coef times the load-balancing loss with output_router_logits."""
-    w = tokens[k * B * t:(k + 1) * B * t + 1]
-    idx, tgt = w[:-1].view(B, t), w[1:].reshape(B, t)
+    w = tokens[k * b * t:(k + 1) * b * t + 1]
+    idx, tgt = w[:-1].view(b, t), w[1:].reshape(b, t)
     out = model(input_ids=idx)
     loss = F.cross_entropy(out.logits.reshape(-1, out.logits.size(-1)), tgt.reshape(-1))
     aux = out.aux_loss if model.config.output_router_logits else None
@@ -82,30 +103,30 @@ def window_loss(model, tokens, k, t):
     return loss, aux
 
 
-def step_loss(model, tokens, step, t):
-    a, b = window_loss(model, tokens, 2 * step, t), window_loss(model, tokens, 2 * step + 1, t)
-    aux = None if a[1] is None else (a[1] + b[1]) / 2
-    return (a[0] + b[0]) / 2, aux
+def step_loss(model, tokens, step, t, b):
+    first, second = window_loss(model, tokens, 2 * step, t, b), window_loss(model, tokens, 2 * step + 1, t, b)
+    aux = None if first[1] is None else (first[1] + second[1]) / 2
+    return (first[0] + second[0]) / 2, aux
 
 
-def adamw_losses(model, tokens, steps, t):
+def adamw_losses(model, tokens, steps, t, b):
     params = dict(model.named_parameters())
     decay = [p for p in params.values() if p.dim() >= 2]
     no_decay = [p for p in params.values() if p.dim() < 2]
     opt = torch.optim.AdamW(
         [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
         lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
-    losses, auxes = [], []
+    losses, auxes, norms = [], [], []
     for step in range(steps):
         opt.zero_grad()
-        loss, aux = step_loss(model, tokens, step, t)
+        loss, aux = step_loss(model, tokens, step, t, b)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(params.values()), OPT["clip"])
+        norms.append(torch.nn.utils.clip_grad_norm_(list(params.values()), OPT["clip"]).item())
         opt.step()
         losses.append(loss.item())
         if aux is not None:
             auxes.append(aux.item())
-    return losses, auxes
+    return losses, auxes, norms
 
 
 def make_dir(name, spec, out_dir, seed):
@@ -117,14 +138,14 @@ def make_dir(name, spec, out_dir, seed):
 
     loaded = transformers.AutoModelForCausalLM.from_pretrained(
         path, attn_implementation="eager", experts_implementation="eager", dtype=torch.float64)
-    steps = spec["steps"]
-    tokens = torch.randint(0, spec["config"]["vocab_size"], (2 * steps * B * T + 1,), generator=gen)
-    losses, auxes = adamw_losses(loaded.train(), tokens, steps, T)
-    ref = dict(B=B, T=T, tokens=tokens.tolist(), adamw=dict(OPT, steps=steps, losses=losses))
+    steps, b, t = spec["steps"], spec.get("B", B), spec.get("T", T)
+    tokens = torch.randint(0, spec["config"]["vocab_size"], (2 * steps * b * t + 1,), generator=gen)
+    losses, auxes, norms = adamw_losses(loaded.train(), tokens, steps, t, b)
+    ref = dict(B=b, T=t, tokens=tokens.tolist(), adamw=dict(OPT, steps=steps, losses=losses, grad_norms=norms))
     if auxes:
         ref["aux_losses"] = auxes
     with torch.no_grad():
-        ref["trained_loss"] = step_loss(loaded.eval(), tokens, 0, T)[0].item()
+        ref["trained_loss"] = step_loss(loaded.eval(), tokens, 0, t, b)[0].item()
     ref.update(torch=torch.__version__, transformers=transformers.__version__)
     with open(os.path.join(out_dir, name + ".reference.json"), "w") as f:
         json.dump(ref, f, indent=1)

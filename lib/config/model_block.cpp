@@ -73,14 +73,19 @@ std::vector<int> read_layer_list(Block& model, const char* key) {
 }
 
 // The mixture-of-experts keys (families with experts only; the others refuse them as unknown keys).
-void read_moe(Block& b, MoeShape& m) {
+void read_moe(Block& b, ModelType type, MoeShape& m) {
   const IntRange count = IntRange::between(0, 1 << 20);
   if (auto v = b.optional_integer("num_experts", count)) m.num_experts = int(*v);
   if (auto v = b.optional_integer("num_experts_per_tok", count)) m.top_k = int(*v);
-  if (auto v = b.optional_integer("moe_intermediate_size", kSizeRange)) m.d_expert = int(*v);
-  m.norm_topk_prob = b.boolean("norm_topk_prob", m.norm_topk_prob);
-  if (auto v = b.optional_integer("decoder_sparse_step", kSizeRange)) m.decoder_sparse_step = int(*v);
-  if (b.present("mlp_only_layers") || b.is_null("mlp_only_layers")) m.mlp_only_layers = read_layer_list(b, "mlp_only_layers");
+  if (family_options(type).sparse_layers) {
+    if (auto v = b.optional_integer("moe_intermediate_size", kSizeRange)) m.d_expert = int(*v);
+    m.norm_topk_prob = b.boolean("norm_topk_prob", m.norm_topk_prob);
+    if (auto v = b.optional_integer("decoder_sparse_step", kSizeRange)) m.decoder_sparse_step = int(*v);
+    if (b.present("mlp_only_layers") || b.is_null("mlp_only_layers"))
+      m.mlp_only_layers = read_layer_list(b, "mlp_only_layers");
+  }
+  if (type == ModelType::Qwen2Moe)
+    if (auto v = b.optional_integer("shared_expert_intermediate_size", count)) m.d_shared = int(*v);
   m.output_router_logits = b.boolean("output_router_logits", m.output_router_logits);
   if (auto v = b.optional_number("router_aux_loss_coef", NumberRange::non_negative())) m.router_aux_loss_coef = *v;
 }
@@ -156,7 +161,7 @@ ModelConfig read_model(Block& b) {
   if (b.is_null("sliding_window")) shape.sliding_window = 0;  // null: none, as in a Hugging Face config
   if (auto v = b.optional_integer("sliding_window", IntRange::between(0, 1 << 30))) shape.sliding_window = int(*v);
   if (b.present("layer_types") || b.is_null("layer_types")) shape.layer_types = read_layer_types(b);
-  if (family_options(type).experts) read_moe(b, shape.moe);
+  if (family_options(type).experts) read_moe(b, type, shape.moe);
 
   // Far beyond any machine, and below where the byte counts of the plan and the buffers overflow.
   constexpr double kMaxParams = 1e15;

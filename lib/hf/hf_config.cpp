@@ -28,13 +28,19 @@ constexpr Family kFamilies[] = {{ModelType::Gpt2, "GPT2LMHeadModel"},
                                 {ModelType::Mistral, "MistralForCausalLM"},
                                 {ModelType::Qwen2, "Qwen2ForCausalLM"},
                                 {ModelType::Qwen3, "Qwen3ForCausalLM"},
-                                {ModelType::Qwen3Moe, "Qwen3MoeForCausalLM"}};
+                                {ModelType::Qwen3Moe, "Qwen3MoeForCausalLM"},
+                                {ModelType::Qwen2Moe, "Qwen2MoeForCausalLM"},
+                                {ModelType::Mixtral, "MixtralForCausalLM"}};
 
-// The mixture-of-experts keys (model/gpt_shape.hpp's MoeShape), the same in both files.
+// The mixture-of-experts keys (model/gpt_shape.hpp's MoeShape), the same in both files: of every
+// family with experts, and those of the families with sparse layers among dense ones.
 bool moe_key(const std::string& key) {
-  return key == "num_experts" || key == "num_experts_per_tok" || key == "moe_intermediate_size" ||
-         key == "norm_topk_prob" || key == "decoder_sparse_step" || key == "mlp_only_layers" ||
-         key == "output_router_logits" || key == "router_aux_loss_coef";
+  return key == "num_experts" || key == "num_experts_per_tok" || key == "output_router_logits" ||
+         key == "router_aux_loss_coef";
+}
+bool sparse_layers_key(const std::string& key) {
+  return key == "moe_intermediate_size" || key == "norm_topk_prob" || key == "decoder_sparse_step" ||
+         key == "mlp_only_layers";
 }
 
 // Whether the family's transformers config class has the model key at all.
@@ -44,6 +50,8 @@ bool family_has(ModelType type, const std::string& key) {
   if (key == "mlp_bias") return options.mlp_bias;
   if (key == "sliding_window" || key == "layer_types") return options.sliding_window;
   if (moe_key(key)) return options.experts;
+  if (sparse_layers_key(key)) return options.sparse_layers;
+  if (key == "shared_expert_intermediate_size") return type == ModelType::Qwen2Moe;
   return true;
 }
 
@@ -81,6 +89,19 @@ nlohmann::json transformers_defaults(ModelType type) {
               {"attention_bias", false},      {"decoder_sparse_step", 1},      {"moe_intermediate_size", 768},
               {"num_experts_per_tok", 8},     {"num_experts", 128},            {"norm_topk_prob", false},
               {"output_router_logits", false}, {"router_aux_loss_coef", 0.001}, {"mlp_only_layers", nlohmann::json::array()}};
+    case ModelType::Qwen2Moe:  // Qwen2MoeConfig
+      return {{"vocab_size", 151936},         {"hidden_size", 2048},           {"intermediate_size", 5632},
+              {"num_hidden_layers", 24},      {"num_attention_heads", 16},     {"num_key_value_heads", 16},
+              {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},     {"tie_word_embeddings", false},
+              {"decoder_sparse_step", 1},     {"moe_intermediate_size", 1408}, {"shared_expert_intermediate_size", 5632},
+              {"num_experts_per_tok", 4},     {"num_experts", 60},             {"norm_topk_prob", false},
+              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001}, {"mlp_only_layers", nlohmann::json::array()}};
+    case ModelType::Mixtral:  // MixtralConfig (num_experts is num_local_experts there)
+      return {{"vocab_size", 32000},          {"hidden_size", 4096},           {"intermediate_size", 14336},
+              {"num_hidden_layers", 32},      {"num_attention_heads", 32},     {"num_key_value_heads", 8},
+              {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},    {"tie_word_embeddings", false},
+              {"num_experts_per_tok", 2},     {"num_experts", 8},              {"output_router_logits", false},
+              {"router_aux_loss_coef", 0.001}};
     case ModelType::Gpt2:
       return {{"vocab_size", 50257}, {"n_positions", 1024},          {"n_embd", 768},
               {"n_layer", 12},       {"n_head", 12},                 {"layer_norm_epsilon", 1e-5},
@@ -150,6 +171,25 @@ void check_activation(const nlohmann::json& hf, ModelType type, const std::strin
   if (!ok)
     fail("{}: {}: {} is not implemented (expected {})", file, key, show(act),
          gpt2 ? "gelu_new or gelu_pytorch_tanh" : "silu");
+}
+
+// What the families with experts may set that zerotrain does not implement.
+void check_moe_options(const nlohmann::json& given, ModelType type, const std::string& file) {
+  auto refuse = [&](const char* key, const char* why) {
+    fail("{}: {}: {} is not implemented ({})", file, key, show(given.at(key)), why);
+  };
+  if (type == ModelType::Qwen2Moe) {
+    if (given.value("qkv_bias", true) != true) refuse("qkv_bias", "expected true: q, k and v with biases");
+    if (given.value("use_sliding_window", false) != false)
+      refuse("use_sliding_window", "expected false: qwen2_moe trains without a window");
+  }
+  if (type == ModelType::Mixtral) {
+    if (!given.value("sliding_window", nlohmann::json()).is_null())
+      refuse("sliding_window", "expected null: mixtral trains without a window");
+    const nlohmann::json jitter = given.value("router_jitter_noise", nlohmann::json(0.0));
+    if (!jitter.is_number() || jitter.get<double>() != 0.0)
+      refuse("router_jitter_noise", "expected 0: the router's input is not jittered");
+  }
 }
 
 ModelType model_type_of(const nlohmann::json& hf, const std::string& file) {
@@ -226,9 +266,10 @@ const std::vector<HfConfigKey>& hf_config_keys() {
       {"tie_word_embeddings", "tie_word_embeddings", "tie_word_embeddings"},
       {"sliding_window", "sliding_window", nullptr},
       {"layer_types", "layer_types", nullptr},
-      {"num_experts", "num_experts", nullptr},
+      {"num_experts", "num_experts", nullptr},  // mixtral: num_local_experts
       {"num_experts_per_tok", "num_experts_per_tok", nullptr},
       {"moe_intermediate_size", "moe_intermediate_size", nullptr},
+      {"shared_expert_intermediate_size", "shared_expert_intermediate_size", nullptr},
       {"norm_topk_prob", "norm_topk_prob", nullptr},
       {"decoder_sparse_step", "decoder_sparse_step", nullptr},
       {"mlp_only_layers", "mlp_only_layers", nullptr},
@@ -270,16 +311,19 @@ nlohmann::json model_keys(const GptShape& shape) {
     nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
     for (LayerAttention a : s.layer_types) types.push_back(layer_attention_name(a));
   }
-  if (family_options(s.model_type).experts) {
+  const FamilyOptions options = family_options(s.model_type);
+  if (options.experts) {
     const MoeShape& m = s.moe;
     j.update({{"num_experts", m.num_experts},
               {"num_experts_per_tok", m.top_k},
-              {"moe_intermediate_size", m.d_expert},
-              {"norm_topk_prob", m.norm_topk_prob},
-              {"decoder_sparse_step", m.decoder_sparse_step},
-              {"mlp_only_layers", m.mlp_only_layers},
               {"output_router_logits", m.output_router_logits},
               {"router_aux_loss_coef", m.router_aux_loss_coef}});
+    if (options.sparse_layers)
+      j.update({{"moe_intermediate_size", m.d_expert},
+                {"norm_topk_prob", m.norm_topk_prob},
+                {"decoder_sparse_step", m.decoder_sparse_step},
+                {"mlp_only_layers", m.mlp_only_layers}});
+    if (s.model_type == ModelType::Qwen2Moe) j["shared_expert_intermediate_size"] = m.d_shared;
   }
   return j;
 }
@@ -300,9 +344,10 @@ HfConfig read_hf_config(const std::string& dir) {
   nlohmann::json given = transformers_defaults(type);
   for (const auto& [key, value] : hf.items())
     if (!value.is_null() || key == "sliding_window") given[key] = value;
-  // transformers 5 writes num_experts under the name its attribute map gives it
+  // transformers 5 writes num_experts under the name its attribute map gives it (mixtral's own name)
   const bool local_experts = hf.contains("num_local_experts") && !hf.contains("num_experts");
   if (local_experts) given["num_experts"] = hf.at("num_local_experts");
+  check_moe_options(given, type, out.file);
   const bool gpt2 = type == ModelType::Gpt2;
   out.block = {{"preset", "custom"}, {"model_type", hf.at("model_type")}};
   out.from["model_type"] = "model_type";
@@ -391,7 +436,13 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
     set_if_absent(out, "attention_dropout", 0.0);
     set_if_absent(out, "use_cache", true);
   }
-  if (out.contains("num_local_experts")) out["num_local_experts"] = s.moe.num_experts;  // transformers 5's name
+  if (type == ModelType::Mixtral) {  // its own name for it, in transformers 4 and 5
+    out.erase("num_experts");
+    out["num_local_experts"] = s.moe.num_experts;
+  } else if (out.contains("num_local_experts")) {
+    out["num_local_experts"] = s.moe.num_experts;  // transformers 5's name
+  }
+  if (type == ModelType::Qwen2Moe) set_if_absent(out, "qkv_bias", true);
   out["torch_dtype"] = torch_dtype_name(dtype);
   if (out.contains("dtype")) out["dtype"] = torch_dtype_name(dtype);  // transformers 5's name
   return out;

@@ -25,4 +25,7 @@ void ModelOps::moe_route_backward(void*, const float*, const float*, const int32
   no_experts();
 }
 
+void ModelOps::moe_gate_add(void*, const void*, const void*, int, int) { no_experts(); }
+void ModelOps::moe_gate_add_backward(void*, void*, const void*, const void*, const void*, int, int) { no_experts(); }
+
 }  // namespace zt

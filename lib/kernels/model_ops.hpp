@@ -202,6 +202,12 @@ public:
   // loss's gradient).
   virtual void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                                   const float* daux, int N, int E, int K, bool normalize);
+  // A gated shared expert (qwen2_moe): out[n] += sigmoid(gate[n]) · y[n], gate [N] (the gate's
+  // logits, dtype()); backward writes dy[n] = sigmoid(gate[n]) · dout[n] and dgate[n] = (dout[n] ·
+  // y[n]) · sigmoid'(gate[n]) over their contents.
+  virtual void moe_gate_add(void* out, const void* y, const void* gate, int N, int C);
+  virtual void moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
+                                     int C);
 
   // The LM head's loss, a chunk of rows at a time (the model never holds the logits of every row):
   // cross_entropy_forward takes N rows of logits (rows Vp wide; softmax over the first V columns)

@@ -113,7 +113,7 @@ size_t Gpt::flops_per_token(int keys) const {
   const size_t C = size_t(shape_.d_model);
   if (!layout_.has_frozen()) {
     const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * C;
-    return 6 * (num_params() - lookup) + attention;
+    return 6 * (shape_.active_params() - lookup) + attention;
   }
   // Each parameter: 2 in forward, 2 for its input's gradient where backward reaches (from the LM
   // head down to the lowest block that trains), 2 for its own gradient when it trains. The
@@ -127,7 +127,9 @@ size_t Gpt::flops_per_token(int keys) const {
   for (size_t g = 0; g < layout_.groups.size(); ++g)
     for (const TensorSpec& t : layout_.groups[g].tensors) {
       if (g == size_t(kEmbeddingsGroup) && (!shape_.tied_head || t.name == "wpe.weight")) continue;
-      const size_t n = has_vocabulary_rows(t.name) ? size_t(shape_.vocab_size) * C : t.numel();
+      size_t n = has_vocabulary_rows(t.name) ? size_t(shape_.vocab_size) * C : t.numel();
+      if (t.name.find(".experts.") != std::string::npos)  // a token passes through top_k of them
+        n = n * size_t(shape_.moe.top_k) / size_t(shape_.moe.num_experts);
       const bool backward = g == size_t(kEmbeddingsGroup) || block_of(g) >= lowest_trained_block_;
       flops += n * (2 + (backward ? 2 : 0) + (t.trainable ? 2 : 0));
     }
@@ -258,7 +260,8 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   if (shape_.sparse(layer)) {
     // The experts' output goes straight to proj: recomputation for backward needs their saved
     // products too.
-    moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2, w(RouterWeight), w(ExpertWeights), N);
+    moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2,
+                 {w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight)}, N);
     if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
     return;
   }
@@ -422,8 +425,9 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
 
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2)))), or the experts'
   if (shape_.sparse(layer)) {
-    moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(), dw(RouterWeight), dw(ExpertWeights), dres, a.ln2,
-                  w(RouterWeight), w(ExpertWeights), N);
+    moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(),
+                  {dw(RouterWeight), dw(ExpertWeights), dw(SharedExpertWeights), dw(SharedGateWeight)}, dres, a.ln2,
+                  {w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight)}, N);
   } else if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);

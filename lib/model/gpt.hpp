@@ -134,7 +134,8 @@ public:
   // Trainable parameters as exported (unpadded vocabulary) = GptShape::num_params().
   size_t num_params() const { return shape_.num_params(); }
   // Training FLOPs per token for MFU, the PaLM / nanoGPT estimate: 6·N for the matmuls of forward
-  // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing)
+  // and backward (N = num_params(), less an untied token embedding: a lookup multiplies nothing,
+  // and less the experts a token is not routed to: GptShape::active_params)
   // plus 12·n_head·head_dim·keys per layer for the attention scores and their weighted sums over
   // `keys` keys per query (max_seq() by default, as nanoGPT counts a window; the length of a
   // token's own sample in rows of samples), min(keys, sliding_window) in a sliding layer.

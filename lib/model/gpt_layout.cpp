@@ -65,13 +65,23 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
   if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});
   t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
   if (s.sparse(layer)) {  // the router, then each expert's gate and up (one packed [2I, C]) and down
-    const size_t E = size_t(s.moe.num_experts), I = size_t(s.moe.d_expert);
-    t.push_back({"mlp.gate.weight", {E, C}, RouterWeight});
+    const size_t E = size_t(s.moe.num_experts), I = size_t(s.expert_width()), S = size_t(s.moe.d_shared);
+    const bool mixtral = s.model_type == ModelType::Mixtral;
+    const std::string mlp = mixtral ? "block_sparse_moe." : "mlp.";
+    const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
+    if (mixtral) names[0] = "w1", names[1] = "w3", names[2] = "w2";
+    t.push_back({mlp + "gate.weight", {E, C}, RouterWeight});
     for (size_t e = 0; e < E; ++e) {
-      const std::string p = "mlp.experts." + std::to_string(e) + ".";
-      t.push_back({p + "gate_proj.weight", {I, C}, ExpertWeights});
-      t.push_back({p + "up_proj.weight", {I, C}, ExpertWeights});
-      t.push_back({p + "down_proj.weight", {C, I}, ExpertWeights});
+      const std::string p = mlp + "experts." + std::to_string(e) + ".";
+      t.push_back({p + names[0] + ".weight", {I, C}, ExpertWeights});
+      t.push_back({p + names[1] + ".weight", {I, C}, ExpertWeights});
+      t.push_back({p + names[2] + ".weight", {C, I}, ExpertWeights});
+    }
+    if (S > 0) {
+      t.push_back({"mlp.shared_expert.gate_proj.weight", {S, C}, SharedExpertWeights});
+      t.push_back({"mlp.shared_expert.up_proj.weight", {S, C}, SharedExpertWeights});
+      t.push_back({"mlp.shared_expert.down_proj.weight", {C, S}, SharedExpertWeights});
+      t.push_back({"mlp.shared_expert_gate.weight", {1, C}, SharedGateWeight});
     }
     return t;
   }

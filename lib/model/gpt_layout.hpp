@@ -14,9 +14,11 @@
 //       and k_norm.weight [hd] (qwen3), self_attn.o_proj.weight [C, NH·hd] (+ bias [C]),
 //       post_attention_layernorm.weight [C], mlp.{gate,up}_proj.weight [F, C] side by side (one
 //       packed [2F, C] projection; + biases [F] each), mlp.down_proj.weight [C, F] (+ bias [C])
-//       qwen3_moe's sparse blocks in place of the MLP: mlp.gate.weight [E, C] (the router), then
-//       for each expert e mlp.experts.e.{gate,up}_proj.weight [I, C] (one packed [2I, C]) and
-//       mlp.experts.e.down_proj.weight [C, I]
+//       sparse blocks in place of the MLP: mlp.gate.weight [E, C] (the router), then for each
+//       expert e mlp.experts.e.{gate,up}_proj.weight [I, C] (one packed [2I, C]) and
+//       mlp.experts.e.down_proj.weight [C, I]; qwen2_moe then mlp.shared_expert.{gate,up}_proj
+//       [S, C], down_proj [C, S] and mlp.shared_expert_gate.weight [1, C]; mixtral's are
+//       block_sparse_moe.gate and block_sparse_moe.experts.e.{w1,w3,w2} (gate, up, down)
 //   group 1 + L "norm":             model.norm.weight [C]
 //   group 2 + L "lm_head":          lm_head.weight [Vp, C], only when the head is untied
 // Vp is the vocabulary padded to a multiple of 128; rows from vocab_size on stay zero.
@@ -62,8 +64,10 @@ enum class BlockRole : int {
   Norm2Weight, Norm2Bias,    // ln_2 | post_attention_layernorm
   FcWeight, FcBias,          // mlp.c_fc | mlp.{gate,up}_proj
   FcProjWeight, FcProjBias,  // mlp.c_proj | mlp.down_proj
-  RouterWeight,              // mlp.gate (a sparse block, in place of the MLP)
-  ExpertWeights,             // mlp.experts.E.{gate,up,down}_proj, expert after expert
+  RouterWeight,              // mlp.gate | block_sparse_moe.gate (a sparse block, in place of the MLP)
+  ExpertWeights,             // mlp.experts.E.{gate,up,down}_proj | block_sparse_moe.experts.E.{w1,w3,w2}
+  SharedExpertWeights,       // mlp.shared_expert.{gate,up,down}_proj (qwen2_moe)
+  SharedGateWeight,          // mlp.shared_expert_gate (qwen2_moe)
   Count
 };
 constexpr int kBlockRoles = int(BlockRole::Count);

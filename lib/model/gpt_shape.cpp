@@ -9,7 +9,8 @@ namespace zt {
 
 namespace {
 
-constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "qwen3_moe"};
+constexpr std::string_view kModelTypeNames[] = {"gpt2",  "llama",     "mistral",   "qwen2",
+                                                 "qwen3", "qwen3_moe", "qwen2_moe", "mixtral"};
 constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
 
 }  // namespace
@@ -36,9 +37,11 @@ std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
 }
 
 FamilyOptions family_options(ModelType t) {
-  const bool llama = t == ModelType::Llama, moe = t == ModelType::Qwen3Moe, gpt2 = t == ModelType::Gpt2;
-  const bool qwen3 = t == ModelType::Qwen3 || moe;
-  return {llama || qwen3, llama, !llama && !gpt2 && !moe, !gpt2, moe};
+  const bool llama = t == ModelType::Llama, gpt2 = t == ModelType::Gpt2;
+  const bool qwen_moe = t == ModelType::Qwen3Moe || t == ModelType::Qwen2Moe;
+  const bool moe = qwen_moe || t == ModelType::Mixtral;
+  const bool qwen3 = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
+  return {llama || qwen3, llama, !llama && !gpt2 && !moe, !gpt2, moe, qwen_moe};
 }
 
 bool GptShape::sparse(int layer) const {
@@ -53,7 +56,7 @@ BlockRecipe GptShape::recipe() const {
   BlockRecipe r{true, true, true, true, false, false, false, false};
   // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
   const FamilyOptions options = family_options(t);
-  r.qkv_bias = t == ModelType::Qwen2 || (options.attention_bias && attention_bias);
+  r.qkv_bias = t == ModelType::Qwen2 || t == ModelType::Qwen2Moe || (options.attention_bias && attention_bias);
   r.o_bias = options.attention_bias && attention_bias;
   r.mlp_bias = options.mlp_bias && mlp_bias;
   r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
@@ -84,8 +87,9 @@ N block_params_in(const GptShape& s, int layer) {
   const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
                       (r.o_bias ? C : 0);
   const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
-  const N E = N(s.moe.num_experts);
-  const N experts = E * C + E * 3 * C * N(s.moe.d_expert);  // the router and each expert's SwiGLU
+  const N E = N(s.moe.num_experts), S = N(s.moe.d_shared);
+  // the router, each expert's SwiGLU, and a shared expert with its gate
+  const N experts = E * C + E * 3 * C * N(s.expert_width()) + (S > 0 ? 3 * C * S + C : 0);
   return norms + attention + (s.sparse(layer) ? experts : mlp);
 }
 
@@ -113,6 +117,14 @@ size_t GptShape::max_block_params() const {
 }
 size_t GptShape::num_params() const { return num_params_in<size_t>(*this); }
 double GptShape::num_params_approx() const { return num_params_in<double>(*this); }
+
+size_t GptShape::active_params() const {
+  size_t idle = 0;
+  const size_t expert = 3 * size_t(d_model) * size_t(expert_width());
+  for (int l = 0; l < n_layer; ++l)
+    if (sparse(l)) idle += size_t(moe.num_experts - moe.top_k) * expert;
+  return num_params() - idle;
+}
 
 size_t GptShape::flat_size() const {
   const size_t pad_rows = size_t(padded_vocab() - vocab_size) * size_t(d_model);
@@ -151,23 +163,37 @@ std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& 
   const std::string type(model_type_name(s.model_type));
   if (!options.experts) {
     if (m.enabled())
-      return ShapeProblem{"num_experts", fmt::format("{} has no experts (expected 0; qwen3_moe has)", type)};
+      return ShapeProblem{"num_experts",
+                          fmt::format("{} has no experts (expected 0; qwen3_moe, qwen2_moe and mixtral have)", type)};
     return std::nullopt;
   }
   if (m.num_experts < 0) return ShapeProblem{"num_experts", fmt::format("{} (expected >= 0)", m.num_experts)};
   if (!m.enabled()) return std::nullopt;
+  if (!(m.router_aux_loss_coef >= 0))
+    return ShapeProblem{"router_aux_loss_coef", fmt::format("{} (expected >= 0)", m.router_aux_loss_coef)};
   if (m.top_k < 1 || m.top_k > m.num_experts)
     return ShapeProblem{"num_experts_per_tok",
                         fmt::format("{} (expected 1 to num_experts {})", m.top_k, m.num_experts)};
+  if (!options.sparse_layers) {  // mixtral
+    if (m.d_expert != 0 || m.d_shared != 0 || m.norm_topk_prob || m.decoder_sparse_step != 1 ||
+        !m.mlp_only_layers.empty())
+      return ShapeProblem{"num_experts", fmt::format("{} has experts of d_ff in every layer, always renormalised "
+                                                     "(expected no moe_intermediate_size, "
+                                                     "shared_expert_intermediate_size, norm_topk_prob, "
+                                                     "decoder_sparse_step or mlp_only_layers)",
+                                                     type)};
+    return std::nullopt;
+  }
   if (m.d_expert <= 0)
     return ShapeProblem{"moe_intermediate_size", fmt::format("{} (expected > 0)", m.d_expert)};
+  if (m.d_shared < 0 || (m.d_shared > 0 && s.model_type != ModelType::Qwen2Moe))
+    return ShapeProblem{"shared_expert_intermediate_size",
+                        fmt::format("{} (expected > 0 for qwen2_moe, 0 for none)", m.d_shared)};
   if (m.decoder_sparse_step <= 0)
     return ShapeProblem{"decoder_sparse_step", fmt::format("{} (expected > 0)", m.decoder_sparse_step)};
   for (int l : m.mlp_only_layers)
     if (l < 0 || l >= s.n_layer)
       return ShapeProblem{"mlp_only_layers", fmt::format("layer {} is not one of the {} layers", l, s.n_layer)};
-  if (!(m.router_aux_loss_coef >= 0))
-    return ShapeProblem{"router_aux_loss_coef", fmt::format("{} (expected >= 0)", m.router_aux_loss_coef)};
   return std::nullopt;
 }
 
@@ -240,7 +266,7 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Qwen3-MoE"};
+  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;
@@ -251,8 +277,9 @@ std::string describe(const GptShape& s) {
   if (r.moe.enabled()) {
     int sparse = 0;
     for (int l = 0; l < r.n_layer; ++l) sparse += r.sparse(l);
-    experts = fmt::format(", {} experts (top {}) of {} in {} layers", r.moe.num_experts, r.moe.top_k, r.moe.d_expert,
-                          sparse);
+    experts = fmt::format(", {} experts (top {}) of {} in {} layers{}", r.moe.num_experts, r.moe.top_k,
+                          r.expert_width(), sparse,
+                          r.moe.d_shared > 0 ? fmt::format(" with a shared expert of {}", r.moe.d_shared) : "");
   }
   return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}{}",
                      kFamily[int(r.model_type)], r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len,
@@ -280,6 +307,16 @@ GptShape llama_3_2_1b() {
   return s;
 }
 
+// qwen3 with experts in every layer (Qwen3MoeConfig's keys).
+GptShape qwen3_moe(int n_layer, int n_head, int n_kv_head, int head_dim, int d_model, int d_ff, int vocab_size,
+                   int max_seq_len, MoeShape moe) {
+  GptShape s = llama_family(ModelType::Qwen3Moe, n_layer, n_head, n_kv_head, head_dim, d_model, d_ff, vocab_size,
+                            max_seq_len, 1e-6, 1000000.0);
+  s.tied_head = false;
+  s.moe = std::move(moe);
+  return s;
+}
+
 }  // namespace
 
 const std::vector<GptPreset>& gpt_presets() {
@@ -298,6 +335,10 @@ const std::vector<GptPreset>& gpt_presets() {
       {"qwen3-0.6b", llama_family(ModelType::Qwen3, 28, 16, 8, 128, 1024, 3072, 151936, 40960, 1e-6, 1000000.0)},
       // Qwen/Qwen2.5-0.5B: 494,032,768 parameters.
       {"qwen2.5-0.5b", llama_family(ModelType::Qwen2, 24, 14, 2, 64, 896, 4864, 151936, 32768, 1e-6, 1000000.0)},
+      // As qwen3-tiny with 4 experts (top 2) in every layer: seconds on a CPU.
+      {"qwen3-moe-tiny", qwen3_moe(2, 4, 2, 32, 64, 192, 256, 128, {4, 2, 96, 0, true})},
+      // Qwen/Qwen3-30B-A3B: 30,532,122,624 parameters, 128 experts of 768, top 8.
+      {"qwen3-30b-a3b", qwen3_moe(48, 32, 4, 128, 2048, 6144, 151936, 40960, {128, 8, 768, 0, true})},
   };
   return presets;
 }

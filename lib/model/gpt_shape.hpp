@@ -11,8 +11,11 @@
 //            attention_bias (q, k, v and o) or mlp_bias (llama only); tied or untied head
 //   qwen2:   llama + q, k and v bias (never o)
 //   qwen3:   llama + RMSNorm of each q and k head before the rotation; head_dim free of d_model
-//   qwen3_moe: qwen3 whose sparse layers (MoeShape::sparse) replace the MLP by a router over
+//   qwen3_moe: qwen3 whose sparse layers (GptShape::sparse) replace the MLP by a router over
 //            num_experts SwiGLU experts of moe_intermediate_size (model/moe_block.hpp)
+//   qwen2_moe: qwen2 (no window) with qwen3_moe's experts plus a shared expert of
+//            shared_expert_intermediate_size scaled by a sigmoid gate
+//   mixtral: mistral (no window) whose every layer holds experts of d_ff, weights always renormalised
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -21,7 +24,7 @@
 
 namespace zt {
 
-enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe };
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral };
 std::string_view model_type_name(ModelType t);                 // "gpt2", "llama", ...
 std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
 const std::vector<std::string>& model_type_names();             // every model_type, in enum order
@@ -60,7 +63,9 @@ struct FamilyOptions {
   bool mlp_bias;        // llama
   bool sliding_window;  // mistral, qwen2, qwen3
   bool rotary;          // every family but gpt2 (rope_theta, rope_scaling)
-  bool experts;         // qwen3_moe: the MoeShape keys
+  bool experts;         // qwen3_moe, qwen2_moe, mixtral: the MoeShape keys
+  bool sparse_layers;   // qwen3_moe, qwen2_moe: decoder_sparse_step, mlp_only_layers, norm_topk_prob,
+                        // moe_intermediate_size (mixtral: every layer sparse, renormalised, d_ff wide)
 };
 FamilyOptions family_options(ModelType type);
 
@@ -69,7 +74,8 @@ FamilyOptions family_options(ModelType type);
 struct MoeShape {
   int num_experts = 0;
   int top_k = 0;                // num_experts_per_tok
-  int d_expert = 0;             // moe_intermediate_size: each expert's SwiGLU width
+  int d_expert = 0;             // moe_intermediate_size: each expert's SwiGLU width (mixtral: d_ff)
+  int d_shared = 0;             // qwen2_moe's shared_expert_intermediate_size; 0: no shared expert
   bool norm_topk_prob = false;  // the top-k weights divided by their sum
   int decoder_sparse_step = 1;  // layer i is sparse iff (i + 1) % step == 0 and i is not in mlp_only_layers
   std::vector<int> mlp_only_layers;
@@ -110,6 +116,10 @@ struct GptShape {
 
   // Whether layer `layer`'s MLP is a mixture of experts (transformers' Qwen3MoeDecoderLayer rule).
   bool sparse(int layer) const;
+  // Each expert's SwiGLU width (mixtral's experts are d_ff wide).
+  int expert_width() const { return model_type == ModelType::Mixtral ? ff_width() : moe.d_expert; }
+  // Whether the top-k weights are divided by their sum (mixtral always).
+  bool renormalises() const { return model_type == ModelType::Mixtral || moe.norm_topk_prob; }
 
   int padded_vocab() const { return (vocab_size + 127) / 128 * 128; }
   int kv_heads() const { return n_kv_head > 0 ? n_kv_head : n_head; }
@@ -134,6 +144,9 @@ struct GptShape {
   size_t max_block_params() const;
   // Trainable parameters as exported (unpadded vocabulary; a tied head counted once).
   size_t num_params() const;
+  // The parameters a token's forward multiplies by: num_params less, in each sparse layer, the
+  // experts it is not routed to (num_experts - top_k of them).
+  size_t active_params() const;
   // The same in floating point, which does not overflow for absurd sizes.
   double num_params_approx() const;
   // Elements of the flat parameter buffer: num_params plus the zero rows that pad the vocabulary

@@ -10,20 +10,23 @@ namespace {
 
 // Elements of what one slot keeps and of the scratch, for B·T = n tokens.
 struct MoeSizes {
-  size_t tokens, routed, C, E, K, I;
+  size_t tokens, routed, C, E, K, I, S;
   MoeSizes(const GptShape& s, int max_batch, int max_seq)
       : tokens(size_t(max_batch) * size_t(max_seq)),
         routed(tokens * size_t(s.moe.top_k)),
         C(size_t(s.d_model)),
         E(size_t(s.moe.num_experts)),
         K(size_t(s.moe.top_k)),
-        I(size_t(s.moe.d_expert)) {}
+        I(size_t(s.expert_width())),
+        S(size_t(s.moe.d_shared)) {}
+  size_t shared_bytes(size_t esz) const { return S > 0 ? tokens * (3 * S + C + 1) * esz : 0; }
   size_t slot_bytes(size_t esz) const {
     return (tokens * E + tokens * K) * sizeof(float) + (2 * tokens * K + routed) * sizeof(int32_t) +
-           routed * (3 * I + C) * esz;
+           routed * (3 * I + C) * esz + shared_bytes(esz);
   }
   size_t scratch_bytes(size_t esz) const {
-    return (tokens * E + 2 * routed * C + routed * 3 * I) * esz + (tokens * K + E) * sizeof(float);
+    return (tokens * E + 3 * routed * C + routed * 3 * I) * esz + (tokens * K + E) * sizeof(float) +
+           shared_bytes(esz);
   }
 };
 
@@ -55,7 +58,8 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
       C_(shape.d_model),
       E_(shape.moe.num_experts),
       K_(shape.moe.top_k),
-      I_(shape.moe.d_expert) {
+      I_(shape.expert_width()),
+      S_(shape.moe.d_shared) {
   if (!enabled_) return;
   const MoeSizes z(shape, max_batch, max_seq);
   const DType dt = ops_.dtype();
@@ -75,6 +79,18 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
     s.act = ActTensor(d, dt, z.routed * z.I);
     s.y = ActTensor(d, dt, z.routed * z.C);
     s.count.assign(z.E, 0);
+    if (z.S > 0) {
+      s.shared_gate_up = ActTensor(d, dt, z.tokens * 2 * z.S);
+      s.shared_act = ActTensor(d, dt, z.tokens * z.S);
+      s.shared_y = ActTensor(d, dt, z.tokens * z.C);
+      s.shared_gate = ActTensor(d, dt, z.tokens);
+    }
+  }
+  if (z.S > 0) {
+    dshared_gate_up_ = ActTensor(d, dt, z.tokens * 2 * z.S);
+    dshared_act_ = ActTensor(d, dt, z.tokens * z.S);
+    dshared_y_ = ActTensor(d, dt, z.tokens * z.C);
+    dshared_gate_ = ActTensor(d, dt, z.tokens);
   }
   logits_ = ActTensor(d, dt, z.tokens * z.E);
   rows_ = ActTensor(d, dt, z.routed * z.C);
@@ -119,12 +135,13 @@ void MoeBlock::group(Slot& s, int N) {
   device_.synchronize(device_.compute());  // the host vectors are reused
 }
 
-void MoeBlock::forward(int layer, int slot, void* out, const void* x, const void* router, const void* experts, int N) {
+void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeWeights& wt, int N) {
   Slot& s = slots_[size_t(slot)];
   const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
-  ops_.matmul_forward(logits_.data(), x, router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
+  const void* experts = wt.experts;
+  ops_.matmul_forward(logits_.data(), x, wt.router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
   ops_.moe_route(s.probs.data(), s.experts.data(), s.weights.data(), logits_.data(), N, E_, K_,
-                 shape_.moe.norm_topk_prob);
+                 shape_.renormalises());
   group(s, N);
   const int R = N * K_;
   ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
@@ -143,6 +160,16 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const void
     first += size_t(n);
   }
   ops_.moe_combine(out, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
+  if (S_ > 0) {  // the shared expert, over every token, added after the routed ones
+    const auto* shared = static_cast<const char*>(wt.shared);
+    constexpr WeightLayout om = WeightLayout::OutputMajor;
+    ops_.matmul_forward(s.shared_gate_up.data(), x, shared, nullptr, N, C_, 2 * S_, om);
+    ops_.swiglu_forward(s.shared_act.data(), s.shared_gate_up.data(), N, S_);
+    ops_.matmul_forward(s.shared_y.data(), s.shared_act.data(), shared + 2 * size_t(S_) * C * esz, nullptr, N, S_, C_,
+                        om);
+    ops_.matmul_forward(s.shared_gate.data(), x, wt.shared_gate, nullptr, N, C_, 1, om);
+    ops_.moe_gate_add(out, s.shared_y.data(), s.shared_gate.data(), N, C_);
+  }
 
   // What the load-balancing loss needs of this layer.
   std::vector<double>& count = layer_count_[size_t(layer)];
@@ -191,9 +218,11 @@ double MoeBlock::max_load() const {
   return most;
 }
 
-void MoeBlock::backward(int slot, void* dx, void* drouter, void* dexperts, const void* dout, const void* x,
-                        const void* router, const void* experts, int N) {
+void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout, const void* x, const MoeWeights& wt,
+                        int N) {
   Slot& s = slots_[size_t(slot)];
+  const void* experts = wt.experts;
+  void* dexperts = g.experts;
   const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
   const int R = N * K_;
   ops_.moe_combine_backward(dy_.data(), dweights_.data(), dout, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
@@ -232,10 +261,23 @@ void MoeBlock::backward(int slot, void* dx, void* drouter, void* dexperts, const
     device_.synchronize(device_.compute());
     daux = daux_.data();
   }
+  constexpr WeightLayout om = WeightLayout::OutputMajor;
+  constexpr GradInto add = GradInto::Accumulate, set = GradInto::Overwrite;
   ops_.moe_route_backward(logits_.data(), dweights_.data(), s.probs.data(), s.experts.data(), daux, N, E_, K_,
-                          shape_.moe.norm_topk_prob);
-  ops_.matmul_backward(dx, drouter, nullptr, logits_.data(), x, router, N, C_, E_, WeightLayout::OutputMajor,
-                       GradInto::Accumulate);
+                          shape_.renormalises());
+  ops_.matmul_backward(dx, g.router, nullptr, logits_.data(), x, wt.router, N, C_, E_, om, add);
+  if (S_ > 0) {
+    const size_t down = 2 * size_t(S_) * C * esz;
+    const auto* shared = static_cast<const char*>(wt.shared);
+    auto* dshared = static_cast<char*>(g.shared);
+    ops_.moe_gate_add_backward(dshared_y_.data(), dshared_gate_.data(), dout, s.shared_y.data(), s.shared_gate.data(),
+                               N, C_);
+    ops_.matmul_backward(dshared_act_.data(), dshared ? dshared + down : nullptr, nullptr, dshared_y_.data(),
+                         s.shared_act.data(), shared + down, N, S_, C_, om, set);
+    ops_.swiglu_backward(dshared_gate_up_.data(), s.shared_gate_up.data(), dshared_act_.data(), N, S_, set);
+    ops_.matmul_backward(dx, dshared, nullptr, dshared_gate_up_.data(), x, shared, N, C_, 2 * S_, om, add);
+    ops_.matmul_backward(dx, g.shared_gate, nullptr, dshared_gate_.data(), x, wt.shared_gate, N, C_, 1, om, add);
+  }
 }
 
 }  // namespace zt

@@ -1,11 +1,12 @@
 #pragma once
-// The mixture-of-experts MLP of a sparse block (GptShape::sparse; qwen3_moe): a router
+// The mixture-of-experts MLP of a sparse block (GptShape::sparse; qwen3_moe, qwen2_moe, mixtral): a router
 // (mlp.gate.weight [E, C]) whose softmax, in fp32, picks each token's top-k experts, their
 // probabilities as weights (divided by their sum with norm_topk_prob); the tokens grouped by
 // expert so that each expert runs its SwiGLU (gate and up [2I, C], down [C, I]) as one GEMM over
 // its own tokens, never over all of them; and each token's output the weighted sum of its
 // experts' outputs, in expert order. The routing goes through the host (the counts per expert
-// size the GEMMs). Also the load-balancing loss transformers adds with output_router_logits:
+// size the GEMMs). qwen2_moe adds a shared expert that every token goes through, its output scaled
+// by sigmoid(x · shared_expert_gate). Also the load-balancing loss transformers adds with output_router_logits:
 // aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share of (token, layer) top-k
 // slots given to expert e, P_e its mean probability.
 #include <cstddef>
@@ -19,6 +20,15 @@
 
 namespace zt {
 
+// A sparse block's MLP tensors (gpt_layout.hpp's roles; shared ones null without a shared expert),
+// or their gradients (null: frozen).
+template <typename P>
+struct MoeTensors {
+  P router, experts, shared, shared_gate;
+};
+using MoeWeights = MoeTensors<const void*>;
+using MoeGrads = MoeTensors<void*>;
+
 class MoeBlock {
 public:
   // slots: activation slots (n_layer, or 1 when the blocks are recomputed in backward).
@@ -29,14 +39,12 @@ public:
   bool enabled() const { return enabled_; }
 
   // out [N, C] (written over) = the experts' weighted sum for x [N, C], the block's second norm's
-  // output; router and experts: the block's RouterWeight and ExpertWeights (gpt_layout.hpp). Keeps
-  // what backward needs in `slot`, and the layer's counts and probabilities for aux_loss.
-  void forward(int layer, int slot, void* out, const void* x, const void* router, const void* experts, int N);
-  // dx (written over) from dout; the router's and the experts' gradients added into drouter and
-  // dexperts (null: frozen). Adds the load-balancing loss's gradient, at the scale set_aux_scale
-  // gave, when output_router_logits.
-  void backward(int slot, void* dx, void* drouter, void* dexperts, const void* dout, const void* x,
-                const void* router, const void* experts, int N);
+  // output (and the gated shared expert's output). Keeps what backward needs in `slot`, and the
+  // layer's counts and probabilities for aux_loss.
+  void forward(int layer, int slot, void* out, const void* x, const MoeWeights& w, int N);
+  // dx (written over) from dout; the weights' gradients added into g. Adds the load-balancing
+  // loss's gradient, at the scale set_aux_scale gave, when output_router_logits.
+  void backward(int slot, void* dx, const MoeGrads& g, const void* dout, const void* x, const MoeWeights& w, int N);
 
   // The load-balancing loss of the last forward of every sparse layer (NaN without experts).
   double aux_loss() const;
@@ -52,6 +60,7 @@ private:
     Buffer<float> probs, weights;        // [N, E], [N, K]
     Buffer<int32_t> experts, token, row; // [N, K]; [R] each routed row's token; [N·K] each slot's row
     ActTensor gate_up, act, y;           // [R, 2I], [R, I], [R, C]
+    ActTensor shared_gate_up, shared_act, shared_y, shared_gate;  // [N, 2S], [N, S], [N, C], [N]
     std::vector<int> count;              // tokens per expert (host)
   };
   void group(Slot& s, int N);  // count, token and row from experts
@@ -62,9 +71,10 @@ private:
   Device& device_;
   ModelOps& ops_;
   bool enabled_;
-  int C_, E_, K_, I_;
+  int C_, E_, K_, I_, S_;
   std::vector<Slot> slots_;
   ActTensor logits_, rows_, drows_, dy_, dact_, dgate_up_;  // scratch shared by every layer
+  ActTensor dshared_gate_up_, dshared_act_, dshared_y_, dshared_gate_;
   Buffer<float> dweights_, daux_;
   std::vector<int32_t> host_experts_, host_token_, host_row_;
   std::vector<float> host_probs_;

@@ -7,6 +7,7 @@
 #include "config_test_support.hpp"
 #include "hf/hf_config.hpp"
 #include "model/gpt_shape.hpp"
+#include "model/lora.hpp"
 
 using namespace zt::config;
 using namespace zt::config::testing;
@@ -14,7 +15,8 @@ using namespace zt::config::testing;
 TEST_CASE("the llama-family presets resolve to the published shapes and parameter counts") {
   // Counted by transformers itself for these configs (AutoModelForCausalLM.from_config).
   const std::pair<const char*, size_t> published[] = {
-      {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768}};
+      {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768},
+      {"qwen3-moe-tiny", 230336}, {"qwen3-30b-a3b", 30532122624}};
   for (auto [name, count] : published) {
     INFO(name);
     auto m = resolve(with({{"model", {{"preset", name}}}, {"data", {{"seq_len", 1024}}}})).model;
@@ -31,6 +33,36 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   auto qwen3 = resolve(with({{"model", {{"preset", "qwen3-tiny"}}}})).model;
   CHECK(qwen3.shape.head_dim * qwen3.shape.n_head != qwen3.shape.d_model);  // head_dim free of d_model
   CHECK(qwen3.shape.tied_head);
+  // Qwen3-30B-A3B: 128 experts of 768 in each of its 48 layers, 8 per token (3.3B active).
+  auto moe = resolve(with({{"model", {{"preset", "qwen3-30b-a3b"}}}, {"data", {{"seq_len", 64}}}})).model;
+  CHECK(moe.shape.model_type == zt::ModelType::Qwen3Moe);
+  CHECK(moe.shape.moe.num_experts == 128);
+  CHECK(moe.shape.moe.top_k == 8);
+  CHECK(moe.shape.active_params() == 30532122624 - size_t(48) * 120 * 3 * 2048 * 768);
+}
+
+TEST_CASE("experts: the model block reads the mixture-of-experts keys and refuses what does not fit") {
+  auto m = resolve(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"mlp_only_layers", {0}},
+                                    {"output_router_logits", true}, {"router_aux_loss_coef", 0.02}}}}))
+               .model;
+  CHECK(m.preset == "custom");
+  CHECK_FALSE(m.shape.sparse(0));  // dense: in mlp_only_layers
+  CHECK(m.shape.sparse(1));
+  CHECK(m.shape.moe.output_router_logits);
+  CHECK(m.shape.moe.router_aux_loss_coef == 0.02);
+  CHECK(m.shape.block_params(0) != m.shape.block_params(1));
+  CHECK(error_of(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"num_experts_per_tok", 5}}}})) ==
+        "test.json: model.num_experts_per_tok: 5 (expected 1 to num_experts 4)");
+  CHECK(error_of(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"mlp_only_layers", {2}}}}})) ==
+        "test.json: model.mlp_only_layers: layer 2 is not one of the 2 layers");
+  CHECK(error_of(with({{"model", {{"preset", "qwen3-tiny"}, {"num_experts", 4}}}})).find("model.num_experts") !=
+        std::string::npos);  // qwen3 has no experts: an unknown key there
+  // LoRA reaches the attention of a model with experts, not its experts.
+  const zt::GptShape tiny = *zt::gpt_preset("qwen3-moe-tiny");
+  CHECK(zt::lora_sites(tiny, {4, 8.0, 0.0, false, {"q_proj", "o_proj"}}).size() == 2);
+  for (const char* target : {"gate_proj", "down_proj", "all-linear"})
+    CHECK_THROWS_WITH(zt::lora_sites(tiny, {4, 8.0, 0.0, false, {target}}),
+                      Catch::Contains("LoRA on the experts is not implemented"));
 }
 
 TEST_CASE("model_type on a preset of another family starts from transformers' defaults") {

@@ -12,9 +12,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../hf/hf_directory.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
+#include "config/model_block.hpp"
 #include "data/token_file_writer.hpp"
 #include "mpi_world.hpp"
 #include "train/trainer.hpp"
@@ -58,8 +60,10 @@ std::vector<double> step_losses(const fs::path& metrics) {
 
 // One step of B x T on each of two windows: gradient accumulation over both, or a window per rank.
 // `training` adds to the training block.
+// `extra`: more top-level blocks.
 config::Config make(const std::string& model_dir, const std::string& data, const nlohmann::json& ref, int stage,
-                    const nlohmann::json& training = nlohmann::json::object()) {
+                    const nlohmann::json& training = nlohmann::json::object(),
+                    const nlohmann::json& extra = nlohmann::json::object()) {
   const int W = world().world_size();
   nlohmann::json raw = {
       {"train_micro_batch_size_per_gpu", ref.at("B")},
@@ -69,6 +73,7 @@ config::Config make(const std::string& model_dir, const std::string& data, const
       {"data", {{"train", data}, {"seq_len", ref.at("T")}, {"shuffle", false}}},
       {"training", {{"steps", 1}, {"eval_interval", 0}, {"init_from", model_dir}}}};
   raw["training"].update(training);
+  raw.update(extra);
   if (ref.contains("adamw")) {  // torch.optim.AdamW's settings, a constant learning rate
     const nlohmann::json& o = ref.at("adamw");
     raw["optimizer"] = {{"type", "AdamW"},
@@ -156,26 +161,42 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
   }
 }
 
-// The aux_loss of each step a run's metrics file records.
-std::vector<double> step_aux_losses(const fs::path& metrics) {
-  std::vector<double> losses;
+// The `key` of each step a run's metrics file records, where it does.
+std::vector<double> step_values(const fs::path& metrics, const char* key) {
+  std::vector<double> values;
   std::ifstream in(metrics);
   for (std::string line; std::getline(in, line);) {
     const nlohmann::json record = nlohmann::json::parse(line);
-    if (record.at("event") == "step" && record.contains("aux_loss")) losses.push_back(record.at("aux_loss"));
+    if (record.at("event") == "step" && record.contains(key)) values.push_back(record.at(key));
   }
-  return losses;
+  return values;
 }
 
+// Each step's value within a relative 1e-5 of transformers'.
+void check_steps(const std::vector<double>& got, const std::vector<double>& want, const char* what) {
+  REQUIRE(got.size() == want.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    INFO("step " << k + 1 << ": " << what << " " << got[k] << ", transformers " << want[k]);
+    CHECK(std::abs(got[k] - want[k]) <= 1e-5 * want[k]);
+  }
+}
+
+// qwen3_moe_idle_fp32's micro-batches route fewer tokens than there are experts: on 2 ranks at
+// stage 3 each rank leaves some expert without a token, the step completes, and its gradient (the
+// norm of each step, and the losses after) is the one process's.
 TEST_CASE("mixture-of-experts directories train step by step as transformers does, and their saved weights load back",
           "[trainer][hf][moe]") {
   REQUIRE(2 % world().world_size() == 0);
-  for (const char* name : {"qwen3_moe_fp32", "qwen3_moe_aux_fp32"}) {
+  for (const char* name :
+       {"qwen3_moe_fp32", "qwen3_moe_aux_fp32", "qwen3_moe_idle_fp32", "qwen2_moe_fp32", "mixtral_fp32"}) {
     const std::string dir = (kFixtures / name).string();
     const nlohmann::json ref = reference_of(name);
     const std::vector<double> want = ref.at("adamw").at("losses");
     const std::vector<double> want_aux = ref.value("aux_losses", std::vector<double>{});
     const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
+    if (std::string(name) == "qwen3_moe_idle_fp32")  // the premise: experts idle in every micro-batch
+      REQUIRE(ref.at("B").get<int>() * ref.at("T").get<int>() * source.at("num_experts_per_tok").get<int>() <
+              source.at("num_local_experts").get<int>());
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
         const std::string data = write_tokens(ref, name, source.at("vocab_size"));
@@ -192,29 +213,21 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
                                          {"metrics", (out / "m.jsonl").string()}};
         REQUIRE(Trainer(make(dir, data, ref, stage, training), world()).run() == 0);
         if (world().rank() == 0) {
-          const std::vector<double> losses = step_losses(out / "m.jsonl");
-          REQUIRE(losses.size() == want.size());
-          for (size_t k = 0; k < want.size(); ++k) {
-            INFO("step " << k + 1 << ": loss " << losses[k] << ", transformers " << want[k]);
-            CHECK(std::abs(losses[k] - want[k]) <= 1e-5 * want[k]);
-          }
-          const std::vector<double> aux = step_aux_losses(out / "m.jsonl");
-          REQUIRE(aux.size() == want_aux.size());  // recorded only with output_router_logits
-          for (size_t k = 0; k < aux.size(); ++k) {
-            INFO("step " << k + 1 << ": aux loss " << aux[k] << ", transformers " << want_aux[k]);
-            CHECK(std::abs(aux[k] - want_aux[k]) <= 1e-5 * want_aux[k]);
-          }
+          check_steps(step_losses(out / "m.jsonl"), want, "loss");
+          check_steps(step_values(out / "m.jsonl", "grad_norm"), ref.at("adamw").at("grad_norms"), "grad norm");
+          // recorded only with output_router_logits
+          check_steps(step_values(out / "m.jsonl", "aux_loss"), want_aux, "aux loss");
+          CHECK(step_values(out / "m.jsonl", "expert_load").size() == want.size());
           // The experts' keys as transformers reads them back.
           const nlohmann::json saved = nlohmann::json::parse(std::ifstream(out / "final" / "config.json"));
-          CHECK(saved.at("architectures") == nlohmann::json::array({"Qwen3MoeForCausalLM"}));
-          CHECK(saved.at("num_experts") == source.at("num_local_experts"));  // transformers 5's name for it
-          CHECK(saved.at("num_local_experts") == source.at("num_local_experts"));
-          for (const char* key : {"num_experts_per_tok", "moe_intermediate_size", "norm_topk_prob",
-                                  "decoder_sparse_step", "output_router_logits", "router_aux_loss_coef"}) {
+          CHECK(saved.at("architectures") == source.at("architectures"));
+          for (const char* key : {"num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                  "shared_expert_intermediate_size", "norm_topk_prob", "decoder_sparse_step",
+                                  "mlp_only_layers", "output_router_logits", "router_aux_loss_coef", "qkv_bias"}) {
             INFO(key);
-            CHECK(saved.at(key) == source.at(key));
+            CHECK(saved.contains(key) == source.contains(key));
+            if (source.contains(key)) CHECK(saved.at(key) == source.at(key));
           }
-          CHECK(saved.at("mlp_only_layers") == source.value("mlp_only_layers", nlohmann::json::array()));
         }
         world().control().barrier();
         // The saved directory starts where the steps ended, its experts under their own names.
@@ -226,4 +239,50 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
       }
     }
   }
+}
+
+// Freezing by name reaches the router and single experts (the load-balancing loss would move the
+// router); LoRA adapts the attention of a model with experts, and refuses the experts.
+TEST_CASE("a model with experts freezes its router and experts by name, and takes LoRA on its attention",
+          "[trainer][hf][moe]") {
+  const char* name = "qwen3_moe_aux_fp32";
+  const std::string dir = (kFixtures / name).string();
+  const nlohmann::json ref = reference_of(name);
+  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
+  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-moe" /
+                       ("freeze-np" + std::to_string(world().world_size()));
+  if (world().rank() == 0) fs::remove_all(out);
+  world().control().barrier();
+  const nlohmann::json frozen = {"model.layers.*.mlp.gate", "model.layers.0.mlp.experts.{0-1}"};
+  REQUIRE(Trainer(make(dir, data, ref, 3,
+                       {{"steps", 2}, {"freeze", frozen}, {"save_final", (out / "final").string()}}),
+                  world())
+              .run() == 0);
+  if (world().rank() == 0) {
+    const GptShape shape = config::resolve_model_argument(dir).shape;
+    const std::vector<float> before = read_hf_weights(dir, shape, "F32");
+    const std::vector<float> after = read_hf_weights((out / "final").string(), shape, "F32");
+    for (const ParamGroup& g : make_gpt_layout(shape).groups)
+      for (const TensorSpec& t : g.tensors) {
+        const bool kept = std::equal(before.begin() + long(t.offset), before.begin() + long(t.offset + t.numel()),
+                                     after.begin() + long(t.offset));
+        const bool is_frozen = t.name.ends_with("mlp.gate.weight") ||
+                               t.name.starts_with("model.layers.0.mlp.experts.0.") ||
+                               t.name.starts_with("model.layers.0.mlp.experts.1.");
+        INFO(t.name);
+        if (is_frozen) CHECK(kept);
+        if (t.name.find("experts.2.") != std::string::npos || t.name.find("q_proj") != std::string::npos)
+          CHECK_FALSE(kept);  // trained
+      }
+  }
+  world().control().barrier();
+
+  // LoRA on q and v: B starts at zero, so the first step's loss is the base model's.
+  const nlohmann::json lora = {{"enabled", true}, {"r", 4}, {"target_modules", {"q_proj", "v_proj"}}};
+  Trainer adapted(make(dir, data, ref, 3, nlohmann::json::object(), {{"lora", lora}}), world());
+  const double first = adapted.train_step(1).loss;
+  const double want = ref.at("adamw").at("losses").at(0);
+  INFO("loss " << first << ", transformers " << want);
+  CHECK(std::abs(first - want) <= 1e-5 * want);
 }

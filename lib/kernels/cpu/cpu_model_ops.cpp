@@ -153,6 +153,15 @@ void CpuModelOps::moe_route_backward(void* dlogits, const float* dweights, const
   cpu::moe_route_backward(f(dlogits), dweights, probs, experts, daux, N, E, K, normalize);
 }
 
+void CpuModelOps::moe_gate_add(void* out, const void* y, const void* gate, int N, int C) {
+  cpu::moe_gate_add(f(out), f(y), f(gate), N, C);
+}
+
+void CpuModelOps::moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate,
+                                        int N, int C) {
+  cpu::moe_gate_add_backward(f(dy), f(dgate), f(dout), f(y), f(gate), N, C);
+}
+
 void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
   cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F);
 }

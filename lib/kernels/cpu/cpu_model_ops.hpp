@@ -58,6 +58,9 @@ public:
   void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into) override;
   void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                           const float* daux, int N, int E, int K, bool normalize) override;
+  void moe_gate_add(void* out, const void* y, const void* gate, int N, int C) override;
+  void moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
+                             int C) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;

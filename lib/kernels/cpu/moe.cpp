@@ -114,4 +114,35 @@ void moe_route_backward(float* dlogits, const float* dweights, const float* prob
   }
 }
 
+namespace {
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+}  // namespace
+
+void moe_gate_add(float* out, const float* y, const float* gate, int N, int C) {
+#pragma omp parallel for
+  for (int n = 0; n < N; ++n) {
+    const float s = sigmoid(gate[n]);
+    float* o = out + size_t(n) * C;
+    const float* yr = y + size_t(n) * C;
+    for (int c = 0; c < C; ++c) o[c] += s * yr[c];
+  }
+}
+
+void moe_gate_add_backward(float* dy, float* dgate, const float* dout, const float* y, const float* gate, int N,
+                           int C) {
+#pragma omp parallel for
+  for (int n = 0; n < N; ++n) {
+    const float s = sigmoid(gate[n]);
+    const float* d = dout + size_t(n) * C;
+    const float* yr = y + size_t(n) * C;
+    float* dyr = dy + size_t(n) * C;
+    double dot = 0.0;
+    for (int c = 0; c < C; ++c) {
+      dyr[c] = s * d[c];
+      dot += double(d[c]) * double(yr[c]);
+    }
+    dgate[n] = float(dot) * s * (1.0f - s);
+  }
+}
+
 }  // namespace zt::cpu

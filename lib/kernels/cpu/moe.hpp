@@ -18,4 +18,8 @@ void moe_scatter(float* dx, const float* drows, const int32_t* row, int N, int K
 void moe_route_backward(float* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                         const float* daux, int N, int E, int K, bool normalize);
 
+void moe_gate_add(float* out, const float* y, const float* gate, int N, int C);
+void moe_gate_add_backward(float* dy, float* dgate, const float* dout, const float* y, const float* gate, int N,
+                           int C);
+
 }  // namespace zt::cpu
