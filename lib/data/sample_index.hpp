@@ -5,8 +5,6 @@
 // the number of tokens N, the rest 0), then S + 1 little-endian uint64 offsets: sample k is tokens
 // [offset k, offset k + 1) of X.bin; the first offset is 0, they increase, the last is N. In numpy:
 //   offsets = numpy.fromfile("X.idx", dtype=numpy.uint64, offset=1024)
-// Preference pairs (kPairIndexMagic, S even): sample 2i is prompt i + its chosen answer, sample
-// 2i + 1 the same prompt + its rejected answer.
 #include <array>
 #include <cstdint>
 #include <span>
