@@ -166,27 +166,35 @@ void add_pair(Encoded& out, const JobContext& c, const nlohmann::ordered_json& r
   append(out, std::move(pieces.rejected));
 }
 
-// A record's document, added whole or, when it is bad, not at all. A conversation without a chat
-// format to render it in is no record's fault: that fails whatever skip_invalid says; so does a record
-// of another form than its file's.
+// A record's document (or pair), added whole or, when it is bad, not at all. A conversation without
+// a chat format to render it in is no record's fault: that fails whatever skip_invalid says; so does a
+// record of another form than its file's.
 void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, size_t file,
                 const std::string& where) {
-  if (record.is_object()) {
-    const FileForm file_form = file < c.forms.size() ? c.forms[file] : FileForm{};
-    const PreferenceForm form = preference_form_of(record);
-    if (form != file_form.form)
-      fail("{}: {}, but the file's first record ({}) is {}: a file holds records of one form", where,
-           preference_form_name(form), file_form.where, preference_form_name(file_form.form));
-    if (form != PreferenceForm::None) return add_pair(out, c, record, form, where);
+  const FileForm file_form = file < c.forms.size() ? c.forms[file] : FileForm{};
+  const PreferenceForm form = preference_form_of(record);
+  auto mixed = [&] {
+    fail("{}: {}, but the file's first record ({}) is {}: a file holds records of one form", where,
+         preference_form_name(form), file_form.where, preference_form_name(file_form.form));
+  };
+  if (form != PreferenceForm::None) {
+    if (form != file_form.form) mixed();
+    return add_pair(out, c, record, form, where);
   }
   Document d;
   Piece piece;
   try {
     d = document_of_record(record, c.record_options);
   } catch (const Error& e) {
-    skip_or_fail(out, c, where, e.what());
+    // In a file of pairs, a record that is nothing at all is a bad pair.
+    skip_or_fail(out, c, where,
+                 file_form.form == PreferenceForm::None || !record.is_object()
+                     ? e.what()
+                     : fmt::format("no \"chosen\" or \"rejected\" field: the file holds {}",
+                                   preference_form_name(file_form.form)));
     return;
   }
+  if (file_form.form != PreferenceForm::None) mixed();
   if (d.kind == Document::Chat && !c.chat_format) fail("{}: {}", where, c.chat_format_problem);
   try {
     piece = piece_of(c, d);

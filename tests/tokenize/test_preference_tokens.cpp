@@ -167,15 +167,18 @@ TEST_CASE("tokenize: bad preference records are named by line, or left out and c
 {"prompt": "The sky is", "chosen": " blue"}
 {"prompt": "The sky is", "chosen": 7, "rejected": " red"}
 {"prompt": "Grass is", "chosen": " green", "rejected": " blue"}
+{"answer": "yes"}
 )");
   CHECK(error_of(options(trimmed("gpt2"), {input}, dir.file("a.bin"))) == input + ":2: rejected: missing");
   TokenizeOptions o = options(trimmed("gpt2"), {input}, dir.file("b.bin"));
   o.skip_invalid = true;
   const TokenizeSummary s = run_tokenize(o);
   CHECK(s.pairs == 2);
-  CHECK(s.skipped == 2);
-  CHECK(s.skipped_first == std::vector<std::string>{input + ":2: rejected: missing",
-                                                    input + ":3: chosen: expected a string, got number"});
+  CHECK(s.skipped == 3);
+  CHECK(s.skipped_first ==
+        std::vector<std::string>{input + ":2: rejected: missing", input + ":3: chosen: expected a string, got number",
+                                 input + ":5: no \"chosen\" or \"rejected\" field: the file holds TRL's "
+                                         "prompt/chosen/rejected as text"});
   const PairFile f = read_pairs(dir.file("b"));
   CHECK(f.offsets.size() == 5);
 
