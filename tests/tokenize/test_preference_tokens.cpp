@@ -11,6 +11,7 @@
 
 #include "../data/temp_dir.hpp"
 #include "../tokenizer/fixtures.hpp"
+#include "tokenize_options.hpp"
 #include "core/error.hpp"
 #include "data/sample_index.hpp"
 #include "tokenize/tokenize_files.hpp"
@@ -71,13 +72,7 @@ PairFile read_pairs(const std::string& stem) {
 }
 
 TokenizeOptions options(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output) {
-  TokenizeOptions o;
-  o.tokenizer = tokenizer;
-  o.inputs = std::move(inputs);
-  o.output = output;
-  o.threads = 2;
-  o.quiet = true;
-  return o;
+  return test::options_for(tokenizer, std::move(inputs), output);
 }
 
 std::string error_of(const TokenizeOptions& o) {
