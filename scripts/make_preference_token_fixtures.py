@@ -6,7 +6,8 @@
 Needs trl (1.16), transformers and datasets. Writes under tests/fixtures/preference/:
 
   FORM.jsonl      preference records of one form each: TRL's prompt/chosen/rejected as conversations
-                  (trl_chat) and as text (trl_text), the implicit prompt (implicit_chat,
+                  (trl_chat; trl_chat_tools with tools, tool calls and reasoning, for Qwen3 only)
+                  and as text (trl_text), the implicit prompt (implicit_chat,
                   implicit_text: chosen and rejected whole, sharing their start), LLaMA-Factory's
                   alpaca and sharegpt pairs, and ms-swift's messages + rejected_response
   expected.json   {"trl": "1.16.0", "tokenizers": {NAME: {FORM: [{"prompt_ids", "chosen_ids",
@@ -90,6 +91,26 @@ RECORDS = {
     ],
 }
 
+WEATHER = {"type": "function", "function": {
+    "name": "get_weather", "description": "The weather in a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+# Forms only some tokenizers' templates render (Llama 3's has no tools): {tokenizer: {form: records}}.
+RECORDS_OF = {
+    "qwen3": {
+        "trl_chat_tools": [
+            {"prompt": [user("Weather in Paris?")],
+             "chosen": [{"role": "assistant", "content": "",
+                         "tool_calls": [{"type": "function",
+                                         "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}],
+             "rejected": [assistant("It is sunny.")], "tools": json.dumps([WEATHER])},
+            {"prompt": [user("Is 7 prime?")],
+             "chosen": [{"role": "assistant", "content": "Yes.", "reasoning_content": "7 has no divisors but 1 and 7."}],
+             "rejected": [assistant("No.")], "tools": json.dumps([WEATHER])},
+        ],
+    },
+}
+
 SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
 
 
@@ -145,19 +166,23 @@ def main():
     from transformers import AutoTokenizer
 
     os.makedirs(OUT, exist_ok=True)
-    for form, records in RECORDS.items():
+    every = dict(RECORDS)
+    for forms in RECORDS_OF.values():
+        every.update(forms)
+    for form, records in every.items():
         with open(os.path.join(OUT, form + ".jsonl"), "w", encoding="utf-8") as f:
             for r in records:
                 f.write(json.dumps(r, ensure_ascii=False) + "\n")
     expected = {"trl": trl.__version__, "tokenizers": {}}
     for name in ("qwen3", "llama3"):
         tokenizer = AutoTokenizer.from_pretrained(os.path.join(a.tokenizers, name))
+        forms = {**RECORDS, **RECORDS_OF.get(name, {})}
         expected["tokenizers"][name] = {
-            form: trl_ids(tokenizer, [to_trl(form, r) for r in records]) for form, records in RECORDS.items()}
+            form: trl_ids(tokenizer, [to_trl(form, r) for r in records]) for form, records in forms.items()}
     with open(os.path.join(OUT, "expected.json"), "w", encoding="utf-8") as f:
         json.dump(expected, f, separators=(",", ":"))
         f.write("\n")
-    print(f"wrote {OUT}: {len(RECORDS)} forms, {sum(map(len, RECORDS.values()))} records, qwen3 and llama3")
+    print(f"wrote {OUT}: {len(every)} files, {sum(map(len, every.values()))} records, qwen3 and llama3")
 
 
 if __name__ == "__main__":
