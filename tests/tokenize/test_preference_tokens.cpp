@@ -154,6 +154,17 @@ TEST_CASE("tokenize: a file of pairs holds one form; pairs and other data are no
             ":1), but " + text + " holds text: pairs and other data are not tokenized into one file");
   CHECK(!std::filesystem::exists(dir.file("a.bin")));
   CHECK(!std::filesystem::exists(dir.file("d.bin")));
+  // A JSON array: its first element tells the form, the others are named by element.
+  const std::string array = dir.write("pairs.json", R"([{"prompt": "The sky is", "chosen": " blue", "rejected": " red"},
+ {"prompt": "Grass is", "chosen": " green", "rejected": " blue"},
+ {"chosen": "The sky is blue", "rejected": "The sky is red"}])");
+  CHECK(error_of(options(gpt2, {array}, dir.file("e.bin"))) ==
+        array + ": element 2: TRL's chosen/rejected as text with an implicit prompt, but the file's first record (" +
+            array + ": element 0) is TRL's prompt/chosen/rejected as text: a file holds records of one form");
+  const std::string two = dir.write("two.json", R"([{"prompt": "The sky is", "chosen": " blue", "rejected": " red"},
+ {"prompt": "Grass is", "chosen": " green", "rejected": " blue"}])");
+  CHECK(run_tokenize(options(gpt2, {two, pairs_only}, dir.file("f.bin"))).pairs == 3);
+  CHECK(read_pairs(dir.file("f")).offsets.size() == 7);
 }
 
 TEST_CASE("tokenize: bad preference records are named by line, or left out and counted", "[tokenizer]") {
