@@ -182,9 +182,12 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
   context.record_options = {o.system, *train_on};
   context.skip_invalid = o.skip_invalid;
   choose_chat_format(context, o.chat_format, format_told);
+  // A template that writes the assistant's header without add_generation_prompt in it writes it always.
   const std::string& chat_template = tokenizer.config_string("chat_template");
   context.template_prompts_always =
-      !chat_template.empty() && chat_template.find("add_generation_prompt") == std::string::npos;
+      chat_template.find("add_generation_prompt") == std::string::npos &&
+      (chat_template.find("assistant<|end_header_id|>") != std::string::npos ||
+       chat_template.find("<|im_start|>assistant") != std::string::npos);
   return context;
 }
 
