@@ -41,7 +41,9 @@ struct Encoded {
   std::vector<int64_t> starts;   // where each document starts in `tokens` (a continued one: nowhere)
   int64_t documents = 0, chats = 0;
   int64_t sample_records = 0;  // records that train as samples: conversations, prompt-completions, tokens
-  int64_t pairs = 0;  // preference pairs: two samples each (documents and sample_records count both; chats the pairs of conversations)
+  // Preference pairs, two samples each: documents and sample_records count both, chats a pair of
+  // conversations once.
+  int64_t pairs = 0;
   int64_t skipped = 0;                    // bad records left out (skip_invalid)
   std::vector<std::string> skipped_first;  // the first kSkippedListed of them: where, and what was wrong
 };

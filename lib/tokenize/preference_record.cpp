@@ -71,7 +71,9 @@ size_t implicit_chat_prompt(const json& chosen, const json& rejected) {
   return n == 0 ? 0 : n - 1;
 }
 
-json slice(const json& list, size_t from, size_t to) { return json(list.begin() + long(from), list.begin() + long(to)); }
+json slice(const json& list, size_t from, size_t to) {
+  return json(list.begin() + long(from), list.begin() + long(to));
+}
 
 PreferencePair implicit_pair(const json& record, bool text) {
   PreferencePair p;
@@ -130,7 +132,8 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
       p.rejected_chat = {{"assistant", text_field(record, "rejected_response")}};
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return p;
 }
@@ -139,14 +142,22 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
 
 std::string_view preference_form_name(PreferenceForm form) {
   switch (form) {
-    case PreferenceForm::None: return "no preference pair";
-    case PreferenceForm::TrlText: return "TRL's prompt/chosen/rejected as text";
-    case PreferenceForm::TrlChat: return "TRL's prompt/chosen/rejected as conversations";
-    case PreferenceForm::ImplicitText: return "TRL's chosen/rejected as text with an implicit prompt";
-    case PreferenceForm::ImplicitChat: return "TRL's chosen/rejected as conversations with an implicit prompt";
-    case PreferenceForm::Alpaca: return "LLaMA-Factory's alpaca pairs";
-    case PreferenceForm::ShareGpt: return "LLaMA-Factory's sharegpt pairs";
-    case PreferenceForm::Swift: return "ms-swift's messages with rejected_response";
+    case PreferenceForm::None:
+      return "no preference pair";
+    case PreferenceForm::TrlText:
+      return "TRL's prompt/chosen/rejected as text";
+    case PreferenceForm::TrlChat:
+      return "TRL's prompt/chosen/rejected as conversations";
+    case PreferenceForm::ImplicitText:
+      return "TRL's chosen/rejected as text with an implicit prompt";
+    case PreferenceForm::ImplicitChat:
+      return "TRL's chosen/rejected as conversations with an implicit prompt";
+    case PreferenceForm::Alpaca:
+      return "LLaMA-Factory's alpaca pairs";
+    case PreferenceForm::ShareGpt:
+      return "LLaMA-Factory's sharegpt pairs";
+    case PreferenceForm::Swift:
+      return "ms-swift's messages with rejected_response";
   }
   return "";
 }
@@ -176,7 +187,8 @@ FileForm preference_form_of_file(const DataInput& input) {
     const json records = json::parse(in, nullptr, false);
     if (records.is_array())
       for (size_t i = 0; i < records.size(); ++i)
-        if (records[i].is_object()) return {preference_form_of(records[i]), fmt::format("{}: element {}", input.path, i)};
+        if (records[i].is_object())
+          return {preference_form_of(records[i]), fmt::format("{}: element {}", input.path, i)};
   }
   return {};
 }
@@ -184,16 +196,22 @@ FileForm preference_form_of_file(const DataInput& input) {
 PreferencePair preference_pair_of(const json& record, PreferenceForm form, const std::optional<std::string>& system) {
   PreferencePair p;
   switch (form) {
-    case PreferenceForm::None: fail("not a preference pair");
+    case PreferenceForm::None:
+      fail("not a preference pair");
     case PreferenceForm::TrlText:
       p.text = true;
       p.prompt = text_field(record, "prompt");
       p.chosen = text_field(record, "chosen");
       p.rejected = text_field(record, "rejected");
       return p;
-    case PreferenceForm::ImplicitText: return implicit_pair(record, true);
-    case PreferenceForm::ImplicitChat: p = implicit_pair(record, false); break;
-    default: p = chat_pair(record, form); break;
+    case PreferenceForm::ImplicitText:
+      return implicit_pair(record, true);
+    case PreferenceForm::ImplicitChat:
+      p = implicit_pair(record, false);
+      break;
+    default:
+      p = chat_pair(record, form);
+      break;
   }
   p.prompt_chat.tools = read_tools(record);
   std::vector<ChatMessage>& prompt = p.prompt_chat.messages;

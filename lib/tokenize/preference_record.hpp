@@ -44,8 +44,8 @@ FileForm preference_form_of_file(const DataInput& input);
 
 struct PreferencePair {
   bool text = false;
-  std::string prompt, chosen, rejected;  // text
-  Conversation prompt_chat;              // conversations: the prompt's messages and the tools offered
+  std::string prompt, chosen, rejected;                 // text
+  Conversation prompt_chat;                             // conversations: the prompt's messages and the tools offered
   std::vector<ChatMessage> chosen_chat, rejected_chat;  // the messages after the prompt
 };
 

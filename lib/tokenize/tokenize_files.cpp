@@ -293,19 +293,22 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
                  const TokenizerIdentity& tokenizer, const TokenizeSummary& summary, const TokenizeOptions& o) {
-  for (const auto& f : files)
+  const bool pairs = summary.pairs > 0;
+  for (const auto& f : files) {
+    std::string index;
+    if (!f.index_path.empty())
+      index = pairs ? fmt::format(", {} ({} samples) {}", plural(f.samples / 2, "pair"), f.samples, f.index_path)
+                    : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path);
     std::printf("wrote %s: %lld tokens (%s)%s%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
                 writer.token_bytes() == 2 ? "uint16" : "uint32",
-                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(),
-                f.index_path.empty() ? ""
-                : summary.pairs > 0 ? fmt::format(", {} ({} samples) {}", plural(f.samples / 2, "pair"), f.samples, f.index_path).c_str()
-                                    : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path).c_str());
+                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(), index.c_str());
+  }
   if (files.size() > 1 && summary.val_documents > 0)
     std::printf("validation: %s of %lld (--val %s, seed %llu), whole, in %s\n",
-                summary.pairs > 0 ? plural(summary.val_documents / 2, "pair").c_str()
-                                  : plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
-                static_cast<long long>(summary.pairs > 0 ? summary.pairs : summary.documents), o.val.c_str(), static_cast<unsigned long long>(o.seed),
-                files[1].path.c_str());
+                pairs ? plural(summary.val_documents / 2, "pair").c_str()
+                      : plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
+                static_cast<long long>(pairs ? summary.pairs : summary.documents), o.val.c_str(),
+                static_cast<unsigned long long>(o.seed), files[1].path.c_str());
   else if (files.size() > 1)
     std::printf("validation: the last %s of the tokens (--val; %s: no documents to sample), in %s\n", o.val.c_str(),
                 plural(summary.documents, "document").c_str(), files[1].path.c_str());

@@ -11,10 +11,10 @@
 
 #include "../data/temp_dir.hpp"
 #include "../tokenizer/fixtures.hpp"
-#include "tokenize_options.hpp"
 #include "core/error.hpp"
 #include "data/sample_index.hpp"
 #include "tokenize/tokenize_files.hpp"
+#include "tokenize_options.hpp"
 
 using namespace zt;
 
@@ -101,7 +101,8 @@ TEST_CASE("tokenize: preference pairs are TRL's prompt, chosen and rejected ids 
   for (const auto& [tokenizer, forms] : expected["tokenizers"].items()) {
     std::vector<std::string> inputs;
     size_t pairs = 0;
-    for (const auto& [form, rows] : forms.items()) inputs.push_back(preference_fixture(form + ".jsonl")), pairs += rows.size();
+    for (const auto& [form, rows] : forms.items())
+      inputs.push_back(preference_fixture(form + ".jsonl")), pairs += rows.size();
     const std::string stem = dir.file(tokenizer);
     const TokenizeSummary s = run_tokenize(options(real + "/" + tokenizer, inputs, stem + ".bin"));
     CHECK(s.pairs == int64_t(pairs));
@@ -130,7 +131,8 @@ TEST_CASE("tokenize: preference pairs are TRL's prompt, chosen and rejected ids 
 TEST_CASE("tokenize: a file of pairs holds one form; pairs and other data are not mixed", "[tokenizer]") {
   TempDir dir;
   const std::string gpt2 = trimmed("gpt2");
-  const std::string text_pairs = dir.write("pairs.jsonl", R"({"prompt": "The sky is", "chosen": " blue", "rejected": " red"}
+  const std::string text_pairs =
+      dir.write("pairs.jsonl", R"({"prompt": "The sky is", "chosen": " blue", "rejected": " red"}
 {"chosen": "The sky is blue", "rejected": "The sky is red"}
 )");
   CHECK(error_of(options(gpt2, {text_pairs}, dir.file("a.bin"))) ==
@@ -146,8 +148,9 @@ TEST_CASE("tokenize: a file of pairs holds one form; pairs and other data are no
   TokenizeOptions skipping = options(gpt2, {text_pairs}, dir.file("c.bin"));
   skipping.skip_invalid = true;
   CHECK_THAT(error_of(skipping), Catch::Contains("a file holds records of one form"));
-  const std::string pairs_only = dir.write("only.jsonl", "{\"prompt\": \"The sky is\", \"chosen\": \" blue\", "
-                                                         "\"rejected\": \" red\"}\n");
+  const std::string pairs_only = dir.write("only.jsonl",
+                                           "{\"prompt\": \"The sky is\", \"chosen\": \" blue\", "
+                                           "\"rejected\": \" red\"}\n");
   const std::string text = dir.write("text.txt", "The sky is blue.");
   CHECK(error_of(options(gpt2, {pairs_only, text}, dir.file("d.bin"))) ==
         pairs_only + " holds preference pairs (TRL's prompt/chosen/rejected as text, told by " + pairs_only +
@@ -189,7 +192,8 @@ TEST_CASE("tokenize: bad preference records are named by line, or left out and c
   CHECK(f.offsets.size() == 5);
 
   // Each launcher's own mistakes, by field.
-  const std::string chats = dir.write("chats.jsonl", R"({"messages": [{"role": "user", "content": "Best pet?"}], "rejected_response": "A rock."}
+  const std::string chats = dir.write(
+      "chats.jsonl", R"({"messages": [{"role": "user", "content": "Best pet?"}], "rejected_response": "A rock."}
 {"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}], "chosen": {"from": "gpt", "value": "A"}, "rejected": {"from": "gpt", "value": "B"}}
 {"conversations": [{"from": "human", "value": "Hi"}], "chosen": {"from": "gpt", "value": "A"}, "rejected": {"from": "human", "value": "B"}}
 {"chosen": [{"role": "user", "content": "Hi"}], "rejected": [{"role": "assistant", "content": "Hi"}]}
