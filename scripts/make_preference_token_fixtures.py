@@ -9,7 +9,8 @@ Needs trl (1.16), transformers and datasets. Writes under tests/fixtures/prefere
                   (trl_chat; trl_chat_tools with tools, tool calls and reasoning, for Qwen3 only)
                   and as text (trl_text), the implicit prompt (implicit_chat,
                   implicit_text: chosen and rejected whole, sharing their start), LLaMA-Factory's
-                  alpaca and sharegpt pairs, and ms-swift's messages + rejected_response
+                  alpaca and sharegpt pairs (sharegpt_openai: its variant with "messages" and
+                  role/content), and ms-swift's messages + rejected_response
   expected.json   {"trl": "1.16.0", "tokenizers": {NAME: {FORM: [{"prompt_ids", "chosen_ids",
                   "rejected_ids", "chosen_mask", "rejected_mask"}, ...]}}}: DPOTrainer's own
                   dataset preparation (prompt extraction, EOS after text, chat template, the
@@ -84,6 +85,10 @@ RECORDS = {
          "chosen": {"from": "gpt", "value": "Why did the chicken cross the road?"},
          "rejected": {"from": "gpt", "value": "No."}, "system": "You are funny."},
     ],
+    "sharegpt_openai": [
+        {"messages": [user("Name a planet.")], "chosen": assistant("Mars."), "rejected": assistant("The Moon."),
+         "system": "You know astronomy."},
+    ],
     "swift": [
         {"messages": [user("Best pet?"), assistant("A cat.")], "rejected_response": "A rock."},
         {"messages": [system("Short answers."), user("1 + 1?"), assistant("2"), user("Capital of Italy?"),
@@ -114,6 +119,10 @@ RECORDS_OF = {
 SHAREGPT_ROLES = {"human": "user", "gpt": "assistant", "system": "system"}
 
 
+def sharegpt_message(m):
+    return {"role": SHAREGPT_ROLES[m["from"]], "content": m["value"]} if "from" in m else m
+
+
 def to_trl(form, record):
     """The record as TRL's conversational prompt/chosen/rejected, as its launcher reads it."""
     if form == "alpaca":
@@ -123,11 +132,11 @@ def to_trl(form, record):
         question = record["instruction"] + ("\n" + record["input"] if record.get("input") else "")
         return {"prompt": prompt + [user(question)], "chosen": [assistant(record["chosen"])],
                 "rejected": [assistant(record["rejected"])]}
-    if form == "sharegpt":
+    if form.startswith("sharegpt"):
         prompt = [system(record["system"])] if record.get("system") else []
-        prompt += [{"role": SHAREGPT_ROLES[m["from"]], "content": m["value"]} for m in record["conversations"]]
-        return {"prompt": prompt, "chosen": [assistant(record["chosen"]["value"])],
-                "rejected": [assistant(record["rejected"]["value"])]}
+        prompt += [sharegpt_message(m) for m in record.get("conversations") or record["messages"]]
+        return {"prompt": prompt, "chosen": [sharegpt_message(record["chosen"])],
+                "rejected": [sharegpt_message(record["rejected"])]}
     if form == "swift":
         messages = record["messages"]
         return {"prompt": messages[:-1], "chosen": [messages[-1]],

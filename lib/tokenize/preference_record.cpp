@@ -36,6 +36,12 @@ ChatMessage answer(const json& record, const char* key, MessageKeys keys) {
   return m;
 }
 
+// ShareGPT's keys (from/value) where a message (or a list's first) has "from", else OpenAI's.
+MessageKeys message_keys_of(const json& message_or_list) {
+  const json& first = message_or_list.is_array() && !message_or_list.empty() ? message_or_list[0] : message_or_list;
+  return first.is_object() && first.contains("from") ? kShareGpt : kOpenAi;
+}
+
 // LLaMA-Factory takes a pair's prompt only when it ends with a question (or a tool's result).
 void check_ends_with_question(const std::vector<ChatMessage>& prompt, const char* where) {
   if (prompt.empty()) fail("{}: no message (expected the question answered)", where);
@@ -115,13 +121,16 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
       p.chosen_chat = {{"assistant", text_field(record, "chosen")}};
       p.rejected_chat = {{"assistant", text_field(record, "rejected")}};
       break;
-    case PreferenceForm::ShareGpt:
-      prompt = read_messages(field(record, "conversations"), "conversations", kShareGpt);
-      check_ends_with_question(prompt, "conversations");
+    case PreferenceForm::ShareGpt: {
+      // LLaMA-Factory's sharegpt, or its OpenAI-style variant: "messages" and role/content.
+      const char* list = has(record, "conversations") ? "conversations" : "messages";
+      prompt = read_messages(field(record, list), list, message_keys_of(field(record, list)));
+      check_ends_with_question(prompt, list);
       add_system_field(record, prompt);
-      p.chosen_chat = {answer(record, "chosen", kShareGpt)};
-      p.rejected_chat = {answer(record, "rejected", kShareGpt)};
+      p.chosen_chat = {answer(record, "chosen", message_keys_of(field(record, "chosen")))};
+      p.rejected_chat = {answer(record, "rejected", message_keys_of(field(record, "rejected")))};
       break;
+    }
     case PreferenceForm::Swift: {
       prompt = read_messages(field(record, "messages"), "messages", kOpenAi);
       if (prompt.empty() || prompt.back().role != "assistant")
@@ -166,11 +175,13 @@ PreferenceForm preference_form_of(const json& record) {
   if (!record.is_object()) return PreferenceForm::None;
   if (has(record, "rejected_response")) return PreferenceForm::Swift;
   if (!has(record, "chosen") && !has(record, "rejected")) return PreferenceForm::None;
-  if (has(record, "conversations")) return PreferenceForm::ShareGpt;
+  auto chosen = record.find("chosen");
+  if (has(record, "conversations") || (has(record, "messages") && chosen != record.end() && chosen->is_object()))
+    return PreferenceForm::ShareGpt;
   if (has(record, "instruction")) return PreferenceForm::Alpaca;
   if (auto prompt = record.find("prompt"); prompt != record.end())
     return prompt->is_string() ? PreferenceForm::TrlText : PreferenceForm::TrlChat;
-  auto answer = record.find(has(record, "chosen") ? "chosen" : "rejected");
+  auto answer = chosen != record.end() ? chosen : record.find("rejected");
   return answer->is_string() ? PreferenceForm::ImplicitText : PreferenceForm::ImplicitChat;
 }
 

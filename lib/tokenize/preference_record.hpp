@@ -8,7 +8,8 @@
 //     prompt their shared start, split off as TRL's extract_prompt does
 //   LLaMA-Factory, alpaca {"instruction", "input", "chosen": "...", "rejected": "...", "system", "history"}
 //   LLaMA-Factory, sharegpt {"conversations": [...], "chosen": {"from": "gpt", "value": ...},
-//     "rejected": {...}, "system", "tools"}
+//     "rejected": {...}, "system", "tools"}, or with OpenAI's keys: {"messages": [{"role", "content"}...],
+//     "chosen": {"role": "assistant", "content": ...}, "rejected": {...}}
 //   ms-swift           {"messages": [..., {"role": "assistant", ...}], "rejected_response": "..."}: the
 //     last message is the answer chosen
 #include <nlohmann/json.hpp>
