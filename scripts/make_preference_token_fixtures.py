@@ -10,7 +10,8 @@ Needs trl (1.16), transformers and datasets. Writes under tests/fixtures/prefere
                   and as text (trl_text), the implicit prompt (implicit_chat,
                   implicit_text: chosen and rejected whole, sharing their start), LLaMA-Factory's
                   alpaca and sharegpt pairs (sharegpt_openai: its variant with "messages" and
-                  role/content), and ms-swift's messages + rejected_response
+                  role/content), and ms-swift's messages + rejected_response (or
+                  rejected_messages)
   expected.json   {"trl": "1.16.0", "tokenizers": {NAME: {FORM: [{"prompt_ids", "chosen_ids",
                   "rejected_ids", "chosen_mask", "rejected_mask"}, ...]}}}: DPOTrainer's own
                   dataset preparation (prompt extraction, EOS after text, chat template, the
@@ -22,7 +23,8 @@ TRL reads only its own forms: the LLaMA-Factory and ms-swift records are turned 
 conversational prompt/chosen/rejected here as those launchers read them (alpaca: the system, the
 history's turns, then the instruction and the input on the next line as the question; sharegpt: the
 system, then the conversation, with chosen and rejected the answers; ms-swift: the messages before the
-last assistant answer, which is chosen, and rejected_response in its place).
+last assistant answer, which is chosen, and rejected_response, or the last of rejected_messages, in
+its place).
 """
 import argparse
 import json
@@ -93,6 +95,8 @@ RECORDS = {
         {"messages": [user("Best pet?"), assistant("A cat.")], "rejected_response": "A rock."},
         {"messages": [system("Short answers."), user("1 + 1?"), assistant("2"), user("Capital of Italy?"),
                       assistant("Rome.")], "rejected_response": "Milan."},
+        {"messages": [user("Largest ocean?"), assistant("The Pacific.")],
+         "rejected_messages": [user("Largest ocean?"), assistant("The Atlantic.")]},
     ],
 }
 
@@ -139,8 +143,9 @@ def to_trl(form, record):
                 "rejected": [sharegpt_message(record["rejected"])]}
     if form == "swift":
         messages = record["messages"]
-        return {"prompt": messages[:-1], "chosen": [messages[-1]],
-                "rejected": [assistant(record["rejected_response"])]}
+        rejected = record["rejected_messages"][-1] if "rejected_messages" in record else \
+            assistant(record["rejected_response"])
+        return {"prompt": messages[:-1], "chosen": [messages[-1]], "rejected": [rejected]}
     return record
 
 

@@ -23,7 +23,7 @@ answers only (OUT.mask beside OUT.bin); {"prompt", "completion"} trains on the c
 {"input_ids", "labels"} are tokens already made (labels -100: not counted). Records train as samples
 (OUT.idx: where each starts). Preference pairs, {"prompt", "chosen", "rejected"} (texts or messages;
 without "prompt": the start chosen and rejected share), LLaMA-Factory's {"instruction" or
-"conversations", "chosen", "rejected"} and ms-swift's {"messages", "rejected_response"}, are two
+"conversations", "chosen", "rejected"} and ms-swift's {"messages", "rejected_response" or "rejected_messages"}, are two
 samples each, prompt + chosen then prompt + rejected, with TRL's DPOTrainer's ids and the loss on the
 answers (OUT.idx an index of pairs); a file holds one form, and pairs no other data. --val N% moves a seeded sample of N% of the documents, whole, to
 OUT.val.bin (one text file, with no documents to sample: its last N% of tokens).

@@ -106,6 +106,15 @@ PreferencePair implicit_pair(const json& record, bool text) {
   return p;
 }
 
+// ms-swift's conversation: the messages, ending with an assistant's answer.
+std::vector<ChatMessage> swift_conversation(const json& record, const char* key) {
+  std::vector<ChatMessage> messages = read_messages(field(record, key), key, kOpenAi);
+  if (messages.empty() || messages.back().role != "assistant")
+    fail("{}: the last message is {}, not an assistant's answer (ms-swift's pairs end with it)", key,
+         messages.empty() ? "missing" : "a " + messages.back().role + "'s");
+  return messages;
+}
+
 PreferencePair chat_pair(const json& record, PreferenceForm form) {
   PreferencePair p;
   std::vector<ChatMessage>& prompt = p.prompt_chat.messages;
@@ -132,13 +141,20 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
       break;
     }
     case PreferenceForm::Swift: {
-      prompt = read_messages(field(record, "messages"), "messages", kOpenAi);
-      if (prompt.empty() || prompt.back().role != "assistant")
-        fail("messages: the last message is {}, not the answer chosen (ms-swift's pairs end with it)",
-             prompt.empty() ? "missing" : "a " + prompt.back().role + "'s");
+      prompt = swift_conversation(record, "messages");
       p.chosen_chat = {std::move(prompt.back())};
       prompt.pop_back();
-      p.rejected_chat = {{"assistant", text_field(record, "rejected_response")}};
+      if (!has(record, "rejected_messages")) {
+        p.rejected_chat = {{"assistant", text_field(record, "rejected_response")}};
+        break;
+      }
+      // rejected_messages: the whole conversation, the same as messages up to its own last answer.
+      const json& chosen = field(record, "messages");
+      const json& rejected = field(record, "rejected_messages");
+      std::vector<ChatMessage> other = swift_conversation(record, "rejected_messages");
+      if (rejected.size() != chosen.size() || implicit_chat_prompt(chosen, rejected) != chosen.size() - 1)
+        fail("rejected_messages: its messages before the last differ from those of messages: a pair shares its prompt");
+      p.rejected_chat = {std::move(other.back())};
       break;
     }
     default:
@@ -166,14 +182,14 @@ std::string_view preference_form_name(PreferenceForm form) {
     case PreferenceForm::ShareGpt:
       return "LLaMA-Factory's sharegpt pairs";
     case PreferenceForm::Swift:
-      return "ms-swift's messages with rejected_response";
+      return "ms-swift's messages with rejected_response or rejected_messages";
   }
   return "";
 }
 
 PreferenceForm preference_form_of(const json& record) {
   if (!record.is_object()) return PreferenceForm::None;
-  if (has(record, "rejected_response")) return PreferenceForm::Swift;
+  if (has(record, "rejected_response") || has(record, "rejected_messages")) return PreferenceForm::Swift;
   if (!has(record, "chosen") && !has(record, "rejected")) return PreferenceForm::None;
   auto chosen = record.find("chosen");
   if (has(record, "conversations") || (has(record, "messages") && chosen != record.end() && chosen->is_object()))

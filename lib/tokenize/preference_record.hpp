@@ -11,7 +11,8 @@
 //     "rejected": {...}, "system", "tools"}, or with OpenAI's keys: {"messages": [{"role", "content"}...],
 //     "chosen": {"role": "assistant", "content": ...}, "rejected": {...}}
 //   ms-swift           {"messages": [..., {"role": "assistant", ...}], "rejected_response": "..."}: the
-//     last message is the answer chosen
+//     last message is the answer chosen; or "rejected_messages", the same conversation with the
+//     answer rejected last
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
