@@ -72,6 +72,8 @@ RECORDS = {
     "implicit_text": [
         {"chosen": "The sky is blue.", "rejected": "The sky is green."},
         {"chosen": "Paris is the capital of France.", "rejected": "Paris is a city in Texas."},
+        {"chosen": "Il a mangé.", "rejected": "Il a mangè."},
+        {"chosen": "The answer is 4", "rejected": "The answer is 42"},
     ],
     "alpaca": [
         {"instruction": "Name a primary color.", "input": "", "chosen": "Red.", "rejected": "Purple."},

@@ -58,7 +58,7 @@ size_t implicit_text_prompt(const std::string& chosen, const std::string& reject
   const size_t n = std::min(chosen.size(), rejected.size());
   size_t i = 0;
   while (i < n && chosen[i] == rejected[i]) ++i;
-  if (i == n && starts_char(chosen, n) && starts_char(rejected, n)) {
+  if (i == n) {
     // No character differs: the loop of extract_prompt ends on the shorter text's last character.
     if (i > 0) --i;
     while (i > 0 && !starts_char(chosen, i)) --i;
