@@ -166,25 +166,17 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
 }  // namespace
 
 std::string_view preference_form_name(PreferenceForm form) {
-  switch (form) {
-    case PreferenceForm::None:
-      return "no preference pair";
-    case PreferenceForm::TrlText:
-      return "TRL's prompt/chosen/rejected as text";
-    case PreferenceForm::TrlChat:
-      return "TRL's prompt/chosen/rejected as conversations";
-    case PreferenceForm::ImplicitText:
-      return "TRL's chosen/rejected as text with an implicit prompt";
-    case PreferenceForm::ImplicitChat:
-      return "TRL's chosen/rejected as conversations with an implicit prompt";
-    case PreferenceForm::Alpaca:
-      return "LLaMA-Factory's alpaca pairs";
-    case PreferenceForm::ShareGpt:
-      return "LLaMA-Factory's sharegpt pairs";
-    case PreferenceForm::Swift:
-      return "ms-swift's messages with rejected_response or rejected_messages";
-  }
-  return "";
+  // In the order of PreferenceForm.
+  static constexpr std::string_view kNames[] = {
+      "no preference pair",
+      "TRL's prompt/chosen/rejected as text",
+      "TRL's prompt/chosen/rejected as conversations",
+      "TRL's chosen/rejected as text with an implicit prompt",
+      "TRL's chosen/rejected as conversations with an implicit prompt",
+      "LLaMA-Factory's alpaca pairs",
+      "LLaMA-Factory's sharegpt pairs",
+      "ms-swift's messages with rejected_response or rejected_messages"};
+  return kNames[size_t(form)];
 }
 
 PreferenceForm preference_form_of(const json& record) {
