@@ -261,8 +261,8 @@ TEST_CASE("a model with experts freezes its router and experts by name, and take
               .run() == 0);
   if (world().rank() == 0) {
     const GptShape shape = config::resolve_model_argument(dir).shape;
-    const std::vector<float> before = read_hf_weights(dir, shape, "F32");
-    const std::vector<float> after = read_hf_weights((out / "final").string(), shape, "F32");
+    const std::vector<float> before = zt::test::read_hf_weights(dir, shape, "F32");
+    const std::vector<float> after = zt::test::read_hf_weights((out / "final").string(), shape, "F32");
     for (const ParamGroup& g : make_gpt_layout(shape).groups)
       for (const TensorSpec& t : g.tensors) {
         const bool kept = std::equal(before.begin() + long(t.offset), before.begin() + long(t.offset + t.numel()),
