@@ -18,7 +18,9 @@ safetensors shards, the experts under their per-expert names) and tests/fixtures
   aux_losses    with output_router_logits: each step's load-balancing loss, the mean of the two
                 windows' (before the coefficient)
   trained_loss  step 0's loss (windows 0 and 1) of the model those steps trained
-The tests read both without torch or transformers.
+The tests read both without torch or transformers. With --check NAME=DIR ..., writes nothing:
+loads each DIR (what zerotrain's save_final wrote after training NAME's steps) with transformers'
+from_pretrained and prints its trained_loss against the reference's.
 
 Dev-only: needs torch 2.x and transformers 5. Run it with the python3 of a virtual environment
 that has them: python3 scripts/make_moe_fixtures.py [--out-dir tests/fixtures/hf] [NAME ...]
@@ -157,8 +159,21 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", default=os.path.join(here, "..", "tests", "fixtures", "hf"))
+    ap.add_argument("--check", nargs="+", metavar="NAME=DIR", help="directories zerotrain saved, to load back")
     ap.add_argument("names", nargs="*", help="the models to write (all by default)")
     args = ap.parse_args()
+    if args.check:
+        for item in args.check:
+            name, path = item.split("=", 1)
+            with open(os.path.join(args.out_dir, name + ".reference.json")) as f:
+                ref = json.load(f)
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, attn_implementation="eager", experts_implementation="eager", dtype=torch.float64).eval()
+            with torch.no_grad():
+                loss = step_loss(model, torch.tensor(ref["tokens"]), 0, ref["T"], ref["B"])[0].item()
+            want = ref["trained_loss"]
+            print(f"{name} {path}: loss {loss:.10f}, trained_loss {want:.10f}, relative {abs(loss - want) / want:.1e}")
+        return
     torch.manual_seed(SEED)
     for i, (name, spec) in enumerate(MODELS.items()):
         if not args.names or name in args.names:
