@@ -96,14 +96,19 @@ def step_batch(tokens, step, T):
     return torch.cat([a[0], b[0]]), torch.cat([a[1], b[1]])
 
 
+def adamw(params):
+    """make_torch_fixtures' optimizer over a model's named parameters: decay on 2-D tensors only."""
+    decay = [p for p in params.values() if p.dim() >= 2]
+    no_decay = [p for p in params.values() if p.dim() < 2]
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
+
+
 def adamw_losses(model, tokens, steps, T):
     """The loss of each of `steps` AdamW steps (make_torch_fixtures' optimizer, constant lr) on model."""
     params = dict(model.named_parameters())
-    decay = [p for p in params.values() if p.dim() >= 2]
-    no_decay = [p for p in params.values() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
+    opt = adamw(params)
     losses = []
     for step in range(steps):
         opt.zero_grad()

@@ -35,9 +35,10 @@ import torch
 import torch.nn.functional as F
 import transformers
 
+from make_hf_dir_fixtures import OPT, adamw
+
 B, T = 2, 8  # unless a model says otherwise
 SEED = 20261129
-OPT = dict(lr=1e-3, beta1=0.9, beta2=0.95, eps=1e-8, weight_decay=0.1, clip=1.0)
 
 COMMON = dict(vocab_size=200, hidden_size=32, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
               max_position_embeddings=64, rms_norm_eps=1e-6, tie_word_embeddings=False)
@@ -113,11 +114,7 @@ def step_loss(model, tokens, step, t, b):
 
 def adamw_losses(model, tokens, steps, t, b):
     params = dict(model.named_parameters())
-    decay = [p for p in params.values() if p.dim() >= 2]
-    no_decay = [p for p in params.values() if p.dim() < 2]
-    opt = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": OPT["weight_decay"]}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=OPT["lr"], betas=(OPT["beta1"], OPT["beta2"]), eps=OPT["eps"])
+    opt = adamw(params)
     losses, auxes, norms = [], [], []
     for step in range(steps):
         opt.zero_grad()
@@ -175,9 +172,10 @@ def main():
             print(f"{name} {path}: loss {loss:.10f}, trained_loss {want:.10f}, relative {abs(loss - want) / want:.1e}")
         return
     torch.manual_seed(SEED)
-    for i, (name, spec) in enumerate(MODELS.items()):
-        if not args.names or name in args.names:
-            make_dir(name, spec, os.path.abspath(args.out_dir), SEED + i)
+    wanted = set(args.names or MODELS)
+    for seed, name in enumerate(MODELS, start=SEED):  # a model's seed does not depend on which are made
+        if name in wanted:
+            make_dir(name, MODELS[name], os.path.abspath(args.out_dir), seed)
 
 
 if __name__ == "__main__":

@@ -88,14 +88,17 @@ nlohmann::json transformers_defaults(ModelType type) {
               {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},     {"tie_word_embeddings", false},
               {"attention_bias", false},      {"decoder_sparse_step", 1},      {"moe_intermediate_size", 768},
               {"num_experts_per_tok", 8},     {"num_experts", 128},            {"norm_topk_prob", false},
-              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001}, {"mlp_only_layers", nlohmann::json::array()}};
+              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001},
+              {"mlp_only_layers", nlohmann::json::array()}};
     case ModelType::Qwen2Moe:  // Qwen2MoeConfig
       return {{"vocab_size", 151936},         {"hidden_size", 2048},           {"intermediate_size", 5632},
               {"num_hidden_layers", 24},      {"num_attention_heads", 16},     {"num_key_value_heads", 16},
               {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},     {"tie_word_embeddings", false},
-              {"decoder_sparse_step", 1},     {"moe_intermediate_size", 1408}, {"shared_expert_intermediate_size", 5632},
+              {"decoder_sparse_step", 1},     {"moe_intermediate_size", 1408},
+              {"shared_expert_intermediate_size", 5632},
               {"num_experts_per_tok", 4},     {"num_experts", 60},             {"norm_topk_prob", false},
-              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001}, {"mlp_only_layers", nlohmann::json::array()}};
+              {"output_router_logits", false}, {"router_aux_loss_coef", 0.001},
+              {"mlp_only_layers", nlohmann::json::array()}};
     case ModelType::Mixtral:  // MixtralConfig (num_experts is num_local_experts there)
       return {{"vocab_size", 32000},          {"hidden_size", 4096},           {"intermediate_size", 14336},
               {"num_hidden_layers", 32},      {"num_attention_heads", 32},     {"num_key_value_heads", 8},

@@ -266,7 +266,8 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral"};
+  constexpr const char* kFamily[] = {"GPT-2", "Llama",     "Mistral",   "Qwen2",
+                                     "Qwen3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;

@@ -58,6 +58,18 @@ std::vector<double> step_losses(const fs::path& metrics) {
   return losses;
 }
 
+// An empty directory for a run's outputs under build/test-runs/KIND (rank 0 makes it; every rank waits).
+fs::path fresh_run_dir(const std::string& kind, const std::string& name, int stage) {
+  const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / kind /
+                       (name + "-stage" + std::to_string(stage) + "-np" + std::to_string(world().world_size()));
+  if (world().rank() == 0) {
+    fs::remove_all(out);
+    fs::create_directories(out);
+  }
+  world().control().barrier();
+  return out;
+}
+
 // One step of B x T on each of two windows: gradient accumulation over both, or a window per rank.
 // `training` adds to the training block.
 // `extra`: more top-level blocks.
@@ -120,14 +132,7 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
         const std::string data = write_tokens(ref, name, source.at("vocab_size"));
-        const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-sliding" /
-                             (std::string(name) + "-stage" + std::to_string(stage) + "-np" +
-                              std::to_string(world().world_size()));
-        if (world().rank() == 0) {
-          fs::remove_all(out);
-          fs::create_directories(out);
-        }
-        world().control().barrier();
+        const fs::path out = fresh_run_dir("hf-sliding", name, stage);
         const nlohmann::json training = {{"steps", want.size()},
                                          {"save_final", (out / "final").string()},
                                          {"metrics", (out / "m.jsonl").string()}};
@@ -200,14 +205,7 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
         const std::string data = write_tokens(ref, name, source.at("vocab_size"));
-        const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-moe" /
-                             (std::string(name) + "-stage" + std::to_string(stage) + "-np" +
-                              std::to_string(world().world_size()));
-        if (world().rank() == 0) {
-          fs::remove_all(out);
-          fs::create_directories(out);
-        }
-        world().control().barrier();
+        const fs::path out = fresh_run_dir("hf-moe", name, stage);
         // At stage 3 the blocks are recomputed in backward (the experts' routing too).
         const nlohmann::json training = {{"steps", want.size()},
                                          {"save_final", (out / "final").string()},
@@ -252,10 +250,7 @@ TEST_CASE("a model with experts freezes its router and experts by name, and take
   const nlohmann::json ref = reference_of(name);
   const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
   const std::string data = write_tokens(ref, name, source.at("vocab_size"));
-  const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / "hf-moe" /
-                       ("freeze-np" + std::to_string(world().world_size()));
-  if (world().rank() == 0) fs::remove_all(out);
-  world().control().barrier();
+  const fs::path out = fresh_run_dir("hf-moe", "freeze", 3);
   const nlohmann::json frozen = {"model.layers.*.mlp.gate", "model.layers.0.mlp.experts.{0-1}"};
   REQUIRE(Trainer(make(dir, data, ref, 3,
                        {{"steps", 2}, {"freeze", frozen}, {"save_final", (out / "final").string()}}),
