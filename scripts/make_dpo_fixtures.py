@@ -8,7 +8,8 @@ For each case below, writes tests/fixtures/dpo/<case>/:
                                      magic 20240525; the ids are the prompt_ids / chosen_ids /
                                      rejected_ids TRL's DPOTrainer trains on
   reference.json                     the run (model directory, max_length, batch, steps, optimizer,
-                                     the preference keys) and, per step, TRL's loss and its metrics
+                                     the preference keys) and, per step, TRL's loss, gradient norm
+                                     (before clipping) and its metrics
                                      rewards/chosen, rewards/rejected, rewards/accuracies,
                                      rewards/margins, logps/chosen, logps/rejected; ref_logps: the
                                      reference log-probabilities TRL precomputed for each kept pair
@@ -41,7 +42,10 @@ OPT = dict(lr=2e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, clip=1.0
 SEED = 20261129
 
 CASES = {
-    "qwen3_sigmoid": dict(model="qwen3", loss_type="sigmoid", beta=0.1),
+    "qwen3_sigmoid": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0),
+    "qwen3_robust": dict(model="qwen3", loss_type="robust", beta=0.2, label_smoothing=0.1),
+    "qwen3_ipo": dict(model="qwen3", loss_type="ipo", beta=0.5, label_smoothing=0.0),
+    "llama3_sigmoid": dict(model="llama3", loss_type="sigmoid", beta=0.3, label_smoothing=0.0),
 }
 
 
@@ -128,16 +132,21 @@ def run_case(name, case, out_dir):
                              lr_scheduler_type="constant", logging_steps=1, save_strategy="no", report_to=[],
                              bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
                              max_length=MAX_LENGTH, precompute_ref_log_probs=True, loss_type=[case["loss_type"]],
-                             beta=case["beta"], seed=SEED, dataloader_drop_last=False)
+                             beta=case["beta"], label_smoothing=case["label_smoothing"], seed=SEED, dataloader_drop_last=False)
         trainer = Recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab))
         trainer.records = []
         ref = trainer.train_dataset
         ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
         trainer.train()
     assert len(trainer.records) == STEPS, len(trainer.records)
+    norms = [h["grad_norm"] for h in trainer.state.log_history if "grad_norm" in h]
+    assert len(norms) == STEPS, norms
+    for record, norm in zip(trainer.records, norms):
+        record["grad_norm"] = float(norm)
     reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
                      pairs=len(pairs), kept_pairs=len(ref_logps), **OPT,
-                     preference=dict(loss_type=case["loss_type"], beta=case["beta"]),
+                     preference=dict(loss_type=case["loss_type"], beta=case["beta"],
+                                     label_smoothing=case["label_smoothing"]),
                      steps_trl=trainer.records, ref_logps=ref_logps, versions=dict(
                          trl=trl.__version__, transformers=transformers.__version__, torch=torch.__version__))
     with open(os.path.join(out, "reference.json"), "w") as f:

@@ -193,8 +193,8 @@ const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets
     const PairLoss l = pair_loss(config_, logps[j], ref);
     sums_.add(config_.beta, logps[j], ref, l.loss);
     // A row's summed target losses are -logp of its completion.
-    weights_[2 * j] = float(-l.dchosen / double(pairs_per_step_));
-    weights_[2 * j + 1] = float(-l.drejected / double(pairs_per_step_));
+    weights_[2 * j] = float(-l.dchosen / double(pairs_per_micro_batch_));
+    weights_[2 * j + 1] = float(-l.drejected / double(pairs_per_micro_batch_));
   }
   return weights_.data();
 }

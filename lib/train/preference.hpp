@@ -82,12 +82,15 @@ private:
 // weights of its rows for backward.
 class PreferenceObjective {
 public:
-  PreferenceObjective(const config::PreferenceConfig& config, PreferenceReference reference, int64_t pairs_per_step)
-      : config_(config), reference_(std::move(reference)), pairs_per_step_(pairs_per_step) {}
+  // pairs_per_micro_batch: the engine averages the gradients of a step's micro-batches (ranks ×
+  // accumulation), so a micro-batch's share of the mean over the step's pairs is its own mean.
+  PreferenceObjective(const config::PreferenceConfig& config, PreferenceReference reference,
+                      int64_t pairs_per_micro_batch)
+      : config_(config), reference_(std::move(reference)), pairs_per_micro_batch_(pairs_per_micro_batch) {}
   void begin_step() { sums_ = {}; }
   // After the forward of a micro-batch of pairs `pairs` (rows 2j, 2j + 1: pair j): adds their losses
   // and metrics to the step's, and returns the weights of its rows (host memory, until the next
-  // call): d (step loss) / d (the row's summed target losses).
+  // call): d (step loss) / d (the row's summed target losses), times the engine's micro-batches.
   const float* micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
                            const std::vector<int64_t>& pairs);
   // The step's sums on this rank (all_reduce_sum them for the step's).
@@ -96,7 +99,7 @@ public:
 private:
   config::PreferenceConfig config_;
   PreferenceReference reference_;
-  int64_t pairs_per_step_;
+  int64_t pairs_per_micro_batch_;
   PreferenceSums sums_;
   std::vector<float> losses_, weights_;
 };

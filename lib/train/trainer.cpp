@@ -227,10 +227,16 @@ void Trainer::start_preference() {
   const std::string resumed = start_->resumed_from();
   const std::string root =
       !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
+  const std::string& own_root = config_.training.checkpoint_dir;
   PreferenceReference reference;
   if (!resumed.empty()) {
     agree_on_setup(error_of([&] { reference = PreferenceReference::load(reference_logps_path(root), *train_data_); }),
                    kExitBadInput);
+    // This run's checkpoints carry it on, wherever they go.
+    if (comm_.rank() == 0 && !own_root.empty() && !std::filesystem::exists(reference_logps_path(own_root))) {
+      std::filesystem::create_directories(own_root);
+      reference.save(reference_logps_path(own_root), *train_data_);
+    }
   } else {
     reference = PreferenceReference::compute(*model_, *engine_, comm_, *sampler, *train_data_, inputs_[0].data(),
                                              targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); });
@@ -242,8 +248,7 @@ void Trainer::start_preference() {
       spdlog::info("preference: the reference log-probabilities of {} pairs computed in one forward pass{}",
                    reference.pairs(), root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root)));
   }
-  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(reference),
-                                                      int64_t(B_) * GA_ * comm_.world_size());
+  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(reference), B_);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
