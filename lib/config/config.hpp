@@ -229,6 +229,7 @@ struct LoraConfig {
 
 // Preference training (docs/config.md, "preference"): the objective of pairs of a chosen and a
 // rejected completion, with TRL's DPOConfig names.
+constexpr double kPreferenceLearningRate = 1e-6;  // training.lr's default with a preference block (DPOConfig's)
 struct PreferenceConfig {
   bool enabled = false;  // true when the block is given
   std::string loss_type = "sigmoid";  // sigmoid (DPO) | robust (label_smoothing) | ipo
