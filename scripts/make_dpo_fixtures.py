@@ -9,11 +9,15 @@ For each case below, writes tests/fixtures/dpo/<case>/:
                                      rejected_ids TRL's DPOTrainer trains on
   reference.json                     the run (model directory, max_length, batch, steps, optimizer,
                                      the preference keys) and, per step, TRL's loss, gradient norm
-                                     (before clipping) and its metrics
+                                     (before clipping) and its metrics; with `eval`, TRL's
+                                     evaluation of the same pairs after the last step
+                                     (loss, rewards/accuracies, rewards/margins)
                                      rewards/chosen, rewards/rejected, rewards/accuracies,
                                      rewards/margins, logps/chosen, logps/rejected; ref_logps: the
                                      reference log-probabilities TRL precomputed for each kept pair
-The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32). TRL trains on
+The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32); a LoRA case adds
+  init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train
+                                     (the reference: TRL's forward with the adapters disabled) TRL trains on
 the CPU in fp32 with precompute_ref_log_probs, data in order (no shuffle), one process, each step
 one batch of `pairs_per_step` pairs; the last pair's prompt fills max_length, so TRL drops it.
 tests/train/test_preference.cpp reads it; CI never runs Python.
@@ -28,6 +32,7 @@ import struct
 import tempfile
 
 import numpy as np
+import peft
 import torch
 import transformers
 import trl
@@ -42,10 +47,14 @@ OPT = dict(lr=2e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, clip=1.0
 SEED = 20261129
 
 CASES = {
-    "qwen3_sigmoid": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0),
+    # With an evaluation after the last step, of the same pairs as validation data.
+    "qwen3_sigmoid": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0, eval=True),
     "qwen3_robust": dict(model="qwen3", loss_type="robust", beta=0.2, label_smoothing=0.1),
     "qwen3_ipo": dict(model="qwen3", loss_type="ipo", beta=0.5, label_smoothing=0.0),
     "llama3_sigmoid": dict(model="llama3", loss_type="sigmoid", beta=0.3, label_smoothing=0.0),
+    # LoRA: PEFT's adapters (B zero, so the reference, TRL's adapters-off forward, is the base model).
+    "qwen3_lora": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0,
+                       lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])),
 }
 
 
@@ -125,6 +134,13 @@ def run_case(name, case, out_dir):
     data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in pairs], "chosen_ids": [c for _, c, _ in pairs],
                               "rejected_ids": [r for _, _, r in pairs]})
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if "lora" in case:
+        l = case["lora"]
+        model = peft.get_peft_model(model, peft.LoraConfig(r=l["r"], lora_alpha=l["alpha"], lora_dropout=0.0,
+                                                           target_modules=l["target_modules"], bias="none",
+                                                           task_type="CAUSAL_LM"))
+        model.save_pretrained(os.path.join(out, "init_adapter"))
+        os.remove(os.path.join(out, "init_adapter", "README.md"))  # PEFT's model card template
     with tempfile.TemporaryDirectory() as tmp:
         args = trl.DPOConfig(output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS,
                              learning_rate=OPT["lr"], adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"],
@@ -133,25 +149,33 @@ def run_case(name, case, out_dir):
                              bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
                              max_length=MAX_LENGTH, precompute_ref_log_probs=True, loss_type=[case["loss_type"]],
                              beta=case["beta"], label_smoothing=case["label_smoothing"], seed=SEED, dataloader_drop_last=False)
-        trainer = Recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab))
+        trainer = Recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab),
+                           eval_dataset=data if case.get("eval") else None)
         trainer.records = []
         ref = trainer.train_dataset
         ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
         trainer.train()
-    assert len(trainer.records) == STEPS, len(trainer.records)
+        records = list(trainer.records)
+        evaluation = None
+        if case.get("eval"):
+            ev = trainer.evaluate()
+            evaluation = {k[len("eval_"):]: float(v) for k, v in ev.items()
+                          if k in ("eval_loss", "eval_rewards/accuracies", "eval_rewards/margins")}
+    assert len(records) == STEPS, len(records)
     norms = [h["grad_norm"] for h in trainer.state.log_history if "grad_norm" in h]
     assert len(norms) == STEPS, norms
-    for record, norm in zip(trainer.records, norms):
+    for record, norm in zip(records, norms):
         record["grad_norm"] = float(norm)
     reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
                      pairs=len(pairs), kept_pairs=len(ref_logps), **OPT,
                      preference=dict(loss_type=case["loss_type"], beta=case["beta"],
                                      label_smoothing=case["label_smoothing"]),
-                     steps_trl=trainer.records, ref_logps=ref_logps, versions=dict(
+                     lora=case.get("lora"), evaluation=evaluation,
+                     steps_trl=records, ref_logps=ref_logps, versions=dict(
                          trl=trl.__version__, transformers=transformers.__version__, torch=torch.__version__))
     with open(os.path.join(out, "reference.json"), "w") as f:
         json.dump(reference, f, indent=1)
-    print(name, [round(r["loss"], 6) for r in trainer.records])
+    print(name, [round(r["loss"], 6) for r in records], evaluation or "")
 
 
 def main():

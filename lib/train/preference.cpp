@@ -106,41 +106,43 @@ PreferenceMetrics PreferenceSums::means() const {
           v[Margins] / n,       v[LogpsChosen] / n,     v[LogpsRejected] / n};
 }
 
-PreferenceReference PreferenceReference::compute(Gpt& model, ParamHooks& hooks, Communicator& comm,
-                                                 const SampleSampler& sampler, const TokenDataset& data,
-                                                 int32_t* inputs, int32_t* targets, RowSegments* segments,
-                                                 const std::function<void()>& begin_micro_batch) {
-  const size_t pairs = size_t(data.samples() / 2);
-  std::vector<double> sums(2 * pairs, 0.0), present(pairs, 0.0);
-  std::vector<int64_t> tokens(2 * pairs, 0);
-  const int64_t batches = sampler.eval_batches(0);
+void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                   const PairBuffers& b,
+                   const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit) {
   std::vector<float> losses;
   for (int64_t round = 0; round < sampler.eval_rounds(batches); ++round) {
-    const BatchShape shape = sampler.fill_eval_batch(round, batches, inputs, targets, segments);
-    begin_micro_batch();
-    model.forward(inputs, targets, shape.batch, shape.seq, hooks, segments);
+    const BatchShape shape = sampler.fill_eval_batch(round, batches, b.inputs, b.targets, b.segments);
+    b.begin_micro_batch();
+    model.forward(b.inputs, b.targets, shape.batch, shape.seq, hooks, b.segments);
     const std::vector<int64_t> ids = sampler.eval_batch_pairs(round, batches);
     if (ids.empty()) continue;
     losses.resize(size_t(shape.tokens()));
     model.copy_losses(losses.data());
-    const std::vector<PairLogps> logps = pair_logps(losses.data(), targets, int(ids.size()), shape.seq);
-    for (size_t j = 0; j < ids.size(); ++j) {
-      const size_t i = size_t(ids[j]);
-      sums[2 * i] = logps[j].chosen;
-      sums[2 * i + 1] = logps[j].rejected;
-      tokens[2 * i] = logps[j].chosen_tokens;
-      tokens[2 * i + 1] = logps[j].rejected_tokens;
-      present[i] = 1;
-    }
+    visit(ids, pair_logps(losses.data(), b.targets, int(ids.size()), shape.seq));
   }
+}
+
+PreferenceReference PreferenceReference::compute(Gpt& model, ParamHooks& hooks, Communicator& comm,
+                                                 const SampleSampler& sampler, const TokenDataset& data,
+                                                 const PairBuffers& buffers) {
+  const size_t pairs = size_t(data.samples() / 2);
+  std::vector<double> sums(2 * pairs, 0.0), present(pairs, 0.0);
+  forward_pairs(model, hooks, sampler, sampler.eval_batches(0), buffers,
+                [&](const std::vector<int64_t>& ids, const std::vector<PairLogps>& logps) {
+                  for (size_t j = 0; j < ids.size(); ++j) {
+                    const size_t i = size_t(ids[j]);
+                    sums[2 * i] = logps[j].chosen;
+                    sums[2 * i + 1] = logps[j].rejected;
+                    present[i] = 1;
+                  }
+                });
   // Each pair was computed on one rank, zeros elsewhere: the sums are the values.
   comm.control().all_reduce_sum(sums.data(), sums.size());
   comm.control().all_reduce_sum(present.data(), present.size());
   PreferenceReference r;
   r.logps_.resize(pairs);
   for (size_t i = 0; i < pairs; ++i)
-    r.logps_[i] = present[i] > 0 ? PairLogps{sums[2 * i], sums[2 * i + 1], tokens[2 * i], tokens[2 * i + 1]}
-                                 : PairLogps{NAN, NAN, 0, 0};
+    r.logps_[i] = present[i] > 0 ? PairLogps{sums[2 * i], sums[2 * i + 1], 0, 0} : PairLogps{NAN, NAN, 0, 0};
   return r;
 }
 
@@ -199,8 +201,22 @@ const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets
   return weights_.data();
 }
 
-std::string reference_logps_path(const std::string& checkpoint_dir) {
-  return (std::filesystem::path(checkpoint_dir) / "reference_logps.json").string();
+PreferenceSums PreferenceObjective::evaluate(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler,
+                                             int64_t batches, const PreferenceReference& reference,
+                                             const PairBuffers& buffers) const {
+  PreferenceSums sums;
+  forward_pairs(model, hooks, sampler, batches, buffers,
+                [&](const std::vector<int64_t>& ids, const std::vector<PairLogps>& logps) {
+                  for (size_t j = 0; j < ids.size(); ++j) {
+                    const PairLogps& ref = reference.of(ids[j]);
+                    sums.add(config_.beta, logps[j], ref, pair_loss(config_, logps[j], ref).loss);
+                  }
+                });
+  return sums;
+}
+
+std::string reference_logps_path(const std::string& checkpoint_dir, bool val) {
+  return (std::filesystem::path(checkpoint_dir) / (val ? "reference_logps.val.json" : "reference_logps.json")).string();
 }
 
 }  // namespace zt

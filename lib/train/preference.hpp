@@ -44,6 +44,21 @@ PairLoss pair_loss(const config::PreferenceConfig& config, const PairLogps& poli
 // that count (losses: the model's per-target losses, NaN where none counts).
 std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, int pairs, int T);
 
+// Where a pass over pairs reads its micro-batches into, and what it calls before each forward.
+struct PairBuffers {
+  int32_t* inputs;
+  int32_t* targets;
+  RowSegments* segments;
+  std::function<void()> begin_micro_batch;
+};
+
+// Forwards of `batches` micro-batches of pairs in evaluation rounds (rank r takes micro-batches r,
+// r + W, ...: every rank runs as many forwards, so stage 3's gathers stay in step); `visit` gets the
+// pairs of each micro-batch this rank holds and their log-probabilities.
+void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                   const PairBuffers& buffers,
+                   const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit);
+
 // What a step's (or an evaluation's) pairs sum to, in the order all_reduce_sum adds them.
 struct PreferenceSums {
   enum : size_t { Pairs, Loss, RewardsChosen, RewardsRejected, Accuracies, Margins, LogpsChosen, LogpsRejected, Count };
@@ -63,11 +78,9 @@ public:
   const PairLogps& of(int64_t pair) const { return logps_[size_t(pair)]; }
   size_t pairs() const { return logps_.size(); }
 
-  // The forward pass: evaluation rounds over all pairs, rank r taking micro-batches r, r + W, ...
-  // (collective; every rank ends with the whole table).
+  // The forward pass over all pairs (forward_pairs; collective: every rank ends with the whole table).
   static PreferenceReference compute(Gpt& model, ParamHooks& hooks, Communicator& comm, const SampleSampler& sampler,
-                                     const TokenDataset& data, int32_t* inputs, int32_t* targets,
-                                     RowSegments* segments, const std::function<void()>& begin_micro_batch);
+                                     const TokenDataset& data, const PairBuffers& buffers);
   // Written by rank 0 to `path`, with what identifies the data (its files and a digest of their
   // tokens, mask and index).
   void save(const std::string& path, const TokenDataset& data) const;
@@ -95,6 +108,10 @@ public:
                            const std::vector<int64_t>& pairs);
   // The step's sums on this rank (all_reduce_sum them for the step's).
   PreferenceSums& sums() { return sums_; }
+  // The evaluation of `batches` micro-batches of the validation pairs against their reference
+  // (forward_pairs): this rank's sums.
+  PreferenceSums evaluate(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                          const PreferenceReference& reference, const PairBuffers& buffers) const;
 
 private:
   config::PreferenceConfig config_;
@@ -104,7 +121,7 @@ private:
   std::vector<float> losses_, weights_;
 };
 
-// The file of the reference beside the checkpoints of `checkpoint_dir`.
-std::string reference_logps_path(const std::string& checkpoint_dir);
+// The file of the reference beside the checkpoints of `checkpoint_dir` (of the validation pairs: val).
+std::string reference_logps_path(const std::string& checkpoint_dir, bool val = false);
 
 }  // namespace zt

@@ -142,6 +142,10 @@ std::string Trainer::open_data() {
                        : fmt::format("preference: {} holds no preference pairs (expected a token file whose sample "
                                      "index has the pairs' magic, from zerotrain tokenize of preference records)",
                                      train_data_->path()));
+  if (val_data_ && val_data_->has_pairs() != train_data_->has_pairs())
+    throw BadInput(fmt::format("data.val {} {} preference pairs and data.train {} {}: both are pairs or neither is",
+                               val_data_->path(), val_data_->has_pairs() ? "holds" : "holds no", train_data_->path(),
+                               train_data_->has_pairs() ? "does" : "does not"));
   // One pair per micro-batch (and its samples' table), pinned on a GPU: the copies to the device
   // run while the host goes on, and no buffer is written again before the step's end has waited
   // for them.
@@ -223,32 +227,39 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
 }
 
 void Trainer::start_preference() {
-  const auto* sampler = dynamic_cast<const SampleSampler*>(train_sampler_.get());
   const std::string resumed = start_->resumed_from();
   const std::string root =
       !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
   const std::string& own_root = config_.training.checkpoint_dir;
-  PreferenceReference reference;
-  if (!resumed.empty()) {
-    agree_on_setup(error_of([&] { reference = PreferenceReference::load(reference_logps_path(root), *train_data_); }),
-                   kExitBadInput);
-    // This run's checkpoints carry it on, wherever they go.
-    if (comm_.rank() == 0 && !own_root.empty() && !std::filesystem::exists(reference_logps_path(own_root))) {
-      std::filesystem::create_directories(own_root);
-      reference.save(reference_logps_path(own_root), *train_data_);
+  const PairBuffers buffers{inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }};
+  // The training pairs' reference, and the validation pairs' (val).
+  auto reference_of = [&](const TokenDataset& data, const DataSampler& sampler, bool val) {
+    PreferenceReference reference;
+    if (!resumed.empty()) {
+      agree_on_setup(error_of([&] { reference = PreferenceReference::load(reference_logps_path(root, val), data); }),
+                     kExitBadInput);
+      // This run's checkpoints carry it on, wherever they go.
+      if (comm_.rank() == 0 && !own_root.empty() && !std::filesystem::exists(reference_logps_path(own_root, val))) {
+        std::filesystem::create_directories(own_root);
+        reference.save(reference_logps_path(own_root, val), data);
+      }
+      return reference;
     }
-  } else {
-    reference = PreferenceReference::compute(*model_, *engine_, comm_, *sampler, *train_data_, inputs_[0].data(),
-                                             targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); });
+    reference = PreferenceReference::compute(*model_, *engine_, comm_, dynamic_cast<const SampleSampler&>(sampler),
+                                             data, buffers);
     if (comm_.rank() == 0 && !root.empty()) {
       std::filesystem::create_directories(root);
-      reference.save(reference_logps_path(root), *train_data_);
+      reference.save(reference_logps_path(root, val), data);
     }
     if (comm_.rank() == 0)
-      spdlog::info("preference: the reference log-probabilities of {} pairs computed in one forward pass{}",
-                   reference.pairs(), root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root)));
-  }
-  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(reference), B_);
+      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}",
+                   reference.pairs(), val ? "validation " : "",
+                   root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root, val)));
+    return reference;
+  };
+  PreferenceReference train = reference_of(*train_data_, *train_sampler_, false);
+  if (evaluates()) val_reference_ = reference_of(*val_data_, *val_sampler_, true);
+  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
@@ -304,6 +315,7 @@ bool Trainer::evaluates() const {
 // (inference/evaluation.hpp).
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
+  if (preference_) return evaluate_preference();
   const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
   const LossSums share = evaluate_batches(*model_, *engine_, *val_sampler_, batches,
                                           {inputs_[0].data(), targets_[0].data(), segments(0)},
@@ -311,6 +323,22 @@ double Trainer::evaluate() {
   double sums[2] = {share.loss, share.counted};
   comm_.control().all_reduce_sum(sums, 2);
   return sums[1] > 0 ? sums[0] / sums[1] : NAN;
+}
+
+// The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' accuracy and margin
+// in the log.
+double Trainer::evaluate_preference() {
+  const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
+  PreferenceSums sums = preference_->evaluate(
+      *model_, *engine_, dynamic_cast<const SampleSampler&>(*val_sampler_), batches, val_reference_,
+      {inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }});
+  comm_.control().all_reduce_sum(sums.v.data(), sums.v.size());
+  const PreferenceMetrics m = sums.means();
+  if (comm_.rank() == 0)
+    spdlog::info("eval preference: {} pairs | rewards accuracies {:.3f} margins {:.4f} chosen {:.4f} rejected {:.4f}",
+                 sums.v[PreferenceSums::Pairs], m.rewards_accuracies, m.rewards_margins, m.rewards_chosen,
+                 m.rewards_rejected);
+  return sums.v[PreferenceSums::Loss] / sums.v[PreferenceSums::Pairs];
 }
 
 SetupRecord Trainer::setup_record() {

@@ -60,7 +60,9 @@ public:
   static size_t staging_bytes(const config::Config& config, bool samples = false);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (training.eval_batches micro-batches)
+  // Mean val loss over the targets that count (training.eval_batches micro-batches); with a
+  // preference block, the mean loss of the validation pairs.
+  double evaluate();
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -88,6 +90,7 @@ private:
   bool lora_dropout() const;  // adapters with dropout train this run
   // Preference training: the reference log-probabilities, computed or read back (collective).
   void start_preference();
+  double evaluate_preference();
   // The step's loss (and preference metrics) and the stop flags, as all ranks agree on them.
   void agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights);
 
@@ -112,6 +115,7 @@ private:
   std::vector<RowSegments> segments_;              // per micro-batch, when the data has samples
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
   std::unique_ptr<PreferenceObjective> preference_;  // the preference block
+  PreferenceReference val_reference_;                // of the validation pairs
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it

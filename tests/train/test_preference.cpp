@@ -1,6 +1,6 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
-// loss_type sigmoid, robust and ipo, at stages 0 and 3 on this world (1 or 2 ranks): each step's
+// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on this world (1 or 2 ranks): each step's
 // loss and rewards / logps metrics are TRL's. A resumed run reads the reference its first run kept
 // and goes on as TRL did; the reference of other data is refused.
 #include <catch2/catch.hpp>
@@ -57,6 +57,14 @@ nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int st
            {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
 }
 
+// A LoRA case: PEFT's adapters from the fixture's init_adapter.
+nlohmann::json with_lora(nlohmann::json raw, const std::string& name, const nlohmann::json& r) {
+  if (!r.contains("lora") || r.at("lora").is_null()) return raw;
+  raw["lora"] = r.at("lora");
+  raw["lora"]["init_from"] = (kFixtures / name / "init_adapter").string();
+  return raw;
+}
+
 config::Config resolve(const nlohmann::json& raw) {
   config::ResolveOptions options;
   options.world_size = world().world_size();
@@ -92,15 +100,20 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
 TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, at stages 0 and 3",
           "[trainer][preference][trl]") {
   REQUIRE(4 % world().world_size() == 0);
-  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid"}) {
+  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
       const int accumulation = stage == 3 && world().world_size() * 2 <= 4 ? 2 : 1;
       DYNAMIC_SECTION(name << " at stage " << stage << ", accumulation " << accumulation) {
         const std::string dir = shared_dir("preference", std::string(name) + "-stage" + std::to_string(stage));
-        nlohmann::json raw = run_json(name, r, stage, accumulation);
+        nlohmann::json raw = with_lora(run_json(name, r, stage, accumulation), name, r);
         raw["training"]["metrics"] = dir + "/metrics.jsonl";
+        const bool evaluates = r.contains("evaluation") && !r.at("evaluation").is_null();
+        if (evaluates) {  // the same pairs as validation data, evaluated after the last step
+          raw["data"]["val"] = raw["data"]["train"];
+          raw["training"]["eval_interval"] = r.at("steps");
+        }
         const config::Config c = resolve(raw);
         Trainer trainer(c, world());
         REQUIRE(trainer.run() == 0);
@@ -108,6 +121,13 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
           const auto steps = step_records(dir + "/metrics.jsonl");
           REQUIRE(steps.size() == r.at("steps_trl").size());
           check_steps(steps, r, 0);
+          if (evaluates) {
+            const auto evals = zt::test::eval_records(dir + "/metrics.jsonl");
+            REQUIRE(evals.size() == 1);
+            const double loss = evals[0].at("val_loss"), want = r.at("evaluation").at("loss");
+            INFO("val loss " << loss << ", TRL's eval_loss " << want);
+            CHECK(std::abs(loss - want) <= 1e-4 * want);
+          }
         }
       }
     }
