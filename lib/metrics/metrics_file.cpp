@@ -50,7 +50,8 @@ void MetricsWriter::step(const StepRecord& r) {
   }
   std::string preference;
   if (r.preference)
-    for (const auto& [name, value] : r.preference->fields()) preference += fmt::format(",\"{}\":{}", name, format_float(value));
+    for (const auto& [name, value] : r.preference->fields())
+      preference += fmt::format(",\"{}\":{}", name, format_float(value));
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{}{},\"lr\":{}{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"

@@ -287,7 +287,8 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     clock.time(&StepBreakdown::forward, forward);
     const auto& pairs = dynamic_cast<const SampleSampler&>(*train_sampler_).micro_batch_pairs(step - 1, micro);
     const float* row_weights = preference_->micro_batch(*model_, targets, shape, pairs);
-    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, float(engine_->backward_scale()), row_weights); });
+    const float scale = float(engine_->backward_scale());
+    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, scale, row_weights); });
     return;
   }
   auto backward = [&] { model_->backward(*engine_, dloss); };

@@ -32,7 +32,8 @@ TEST_CASE("TRL's --beta, --loss_type and --label_smoothing set the preference bl
 TEST_CASE("the preference block refuses what it does not compute") {
   CHECK(error_of(with({{"preference", {{"loss_type", "hinge"}}}})) ==
         "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust or ipo)");
-  CHECK(error_of(with({{"preference", {{"beta", 0}}}})) == "test.json: preference.beta: 0 is out of range (expected > 0)");
+  CHECK(error_of(with({{"preference", {{"beta", 0}}}})) ==
+        "test.json: preference.beta: 0 is out of range (expected > 0)");
   CHECK(error_of(with({{"preference", {{"label_smoothing", 0.1}}}})) ==
         "test.json: preference.label_smoothing: applies to loss_type robust (TRL's conservative DPO), not sigmoid");
   CHECK(error_of(with({{"preference", {{"loss_type", "robust"}, {"label_smoothing", 0.5}}}})).find(

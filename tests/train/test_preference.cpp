@@ -1,8 +1,9 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
-// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on this world (1 or 2 ranks): each step's
-// loss and rewards / logps metrics are TRL's. A resumed run reads the reference its first run kept
-// and goes on as TRL did; the reference of other data is refused.
+// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on
+// this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps metrics are TRL's,
+// and the evaluation of validation pairs TRL's eval_loss. A resumed run reads the reference its first
+// run kept and goes on as TRL did; the reference of other data is refused.
 #include <catch2/catch.hpp>
 
 #include <cmath>
