@@ -282,6 +282,9 @@ struct Config {
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  // The rows of a micro-batch: train_micro_batch_size_per_gpu, or twice as many with a preference
+  // block (a pair's chosen and rejected rows).
+  int64_t micro_batch_rows() const { return train_micro_batch_size_per_gpu * (preference.enabled ? 2 : 1); }
   // Activations are recomputed in backward (DeepSpeed's activation checkpointing, or the Trainer's
   // gradient_checkpointing).
   bool recompute_activations() const { return activation_checkpointing.recompute() || training.gradient_checkpointing; }

@@ -50,7 +50,7 @@ std::string error_of(F&& f) {
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
     : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
-      GA_(int(config.gradient_accumulation_steps)), rows_(config.preference.enabled ? 2 * B_ : B_),
+      GA_(int(config.gradient_accumulation_steps)), rows_(int(config.micro_batch_rows())),
       best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
@@ -161,7 +161,7 @@ std::string Trainer::open_data() {
 }
 
 size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
-  const int B = int(c.train_micro_batch_size_per_gpu) * (c.preference.enabled ? 2 : 1), T = c.data.seq_len;
+  const int B = int(c.micro_batch_rows()), T = c.data.seq_len;
   const size_t per_micro = 2 * size_t(B) * size_t(T) * sizeof(int32_t) + (samples ? RowSegments::bytes(B, T) : 0);
   return size_t(c.gradient_accumulation_steps) * per_micro + sizeof(double);
 }
