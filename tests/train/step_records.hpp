@@ -7,27 +7,19 @@
 
 namespace zt::test {
 
-inline std::vector<nlohmann::json> step_records(const std::string& path) {
-  std::vector<nlohmann::json> steps;
+// The records of one event ("step", "eval"), in order.
+inline std::vector<nlohmann::json> records(const std::string& path, const std::string& event) {
+  std::vector<nlohmann::json> out;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line);
-    if (j["event"] == "step") steps.push_back(j);
+    if (j["event"] == event) out.push_back(j);
   }
-  return steps;
+  return out;
 }
 
-// The eval records, in order.
-inline std::vector<nlohmann::json> eval_records(const std::string& path) {
-  std::vector<nlohmann::json> evals;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    auto j = nlohmann::json::parse(line);
-    if (j["event"] == "eval") evals.push_back(j);
-  }
-  return evals;
-}
+inline std::vector<nlohmann::json> step_records(const std::string& path) { return records(path, "step"); }
+inline std::vector<nlohmann::json> eval_records(const std::string& path) { return records(path, "eval"); }
 
 }  // namespace zt::test
