@@ -95,9 +95,18 @@ public:
   // gradient is zero (the groups still pass through the hooks). The LM head goes chunk by chunk
   // from the last (whose logits forward left in place): the logits again, their gradient over
   // them, its products into the final norm's gradient and the head's.
+  // row_weights (host memory, one per row of the last forward, or null): the gradient of
+  // dloss · Σ_b row_weights[b] · (the sum of row b's losses) instead, each counted target's loss
+  // weighted by its row's weight rather than divided by the count (preference training: a
+  // sequence's log-probability is the sum over its tokens).
   // aux_dloss: what the load-balancing loss (output_router_logits) is multiplied by in the loss
   // backward differentiates, before its coefficient; NaN: dloss.
-  void backward(ParamHooks& hooks, float dloss, float aux_dloss = std::numeric_limits<float>::quiet_NaN());
+  void backward(ParamHooks& hooks, float dloss, const float* row_weights = nullptr,
+                float aux_dloss = std::numeric_limits<float>::quiet_NaN());
+
+  // The loss of each target of the last forward, [B·T] (NaN where the target does not count), into
+  // out (host memory; waits for the device).
+  void copy_losses(float* out);
 
   // The last forward's load-balancing loss (model/moe_block.hpp) before its coefficient: NaN for a
   // model without experts. (forward returns the cross-entropy alone.)
@@ -215,6 +224,7 @@ private:
   int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
+  Buffer<int32_t> one_;  // [1] = 1 on the device: the count of a backward by row weights
 };
 
 }  // namespace zt

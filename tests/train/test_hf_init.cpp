@@ -19,6 +19,7 @@
 #include "config/model_block.hpp"
 #include "data/token_file_writer.hpp"
 #include "mpi_world.hpp"
+#include "step_records.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -47,15 +48,12 @@ std::string write_tokens(const nlohmann::json& ref, const std::string& name, int
   return path;
 }
 
-// The loss of each step a run's metrics file records.
-std::vector<double> step_losses(const fs::path& metrics) {
-  std::vector<double> losses;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json record = nlohmann::json::parse(line);
-    if (record.at("event") == "step") losses.push_back(record.at("loss"));
-  }
-  return losses;
+// The `key` of each step a run's metrics file records, where it does.
+std::vector<double> step_values(const fs::path& metrics, const char* key) {
+  std::vector<double> values;
+  for (const nlohmann::json& record : zt::test::step_records(metrics.string()))
+    if (record.contains(key)) values.push_back(record.at(key));
+  return values;
 }
 
 // An empty directory for a run's outputs under build/test-runs/KIND (rank 0 makes it; every rank waits).
@@ -138,7 +136,7 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
                                          {"metrics", (out / "m.jsonl").string()}};
         REQUIRE(Trainer(make(dir, data, ref, stage, training), world()).run() == 0);
         if (world().rank() == 0) {
-          const std::vector<double> losses = step_losses(out / "m.jsonl");
+          const std::vector<double> losses = step_values(out / "m.jsonl", "loss");
           REQUIRE(losses.size() == want.size());
           for (size_t k = 0; k < want.size(); ++k) {
             const double loss = losses[k];
@@ -164,17 +162,6 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
       }
     }
   }
-}
-
-// The `key` of each step a run's metrics file records, where it does.
-std::vector<double> step_values(const fs::path& metrics, const char* key) {
-  std::vector<double> values;
-  std::ifstream in(metrics);
-  for (std::string line; std::getline(in, line);) {
-    const nlohmann::json record = nlohmann::json::parse(line);
-    if (record.at("event") == "step" && record.contains(key)) values.push_back(record.at(key));
-  }
-  return values;
 }
 
 // Each step's value within a relative 1e-5 of transformers'.
@@ -213,7 +200,7 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
                                          {"gradient_checkpointing", stage == 3}};
         REQUIRE(Trainer(make(dir, data, ref, stage, training), world()).run() == 0);
         if (world().rank() == 0) {
-          check_steps(step_losses(out / "m.jsonl"), want, "loss");
+          check_steps(step_values(out / "m.jsonl", "loss"), want, "loss");
           check_steps(step_values(out / "m.jsonl", "grad_norm"), ref.at("adamw").at("grad_norms"), "grad norm");
           // recorded only with output_router_logits
           check_steps(step_values(out / "m.jsonl", "aux_loss"), want_aux, "aux loss");
