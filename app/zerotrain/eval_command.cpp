@@ -69,10 +69,10 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows (micro-batches) only (0: all)")
       ->capture_default_str();
   cmd->add_option("--packing", o->packing, "record data: none (a sample per row), pack or windows (data.packing)")
-      ->check(CLI::IsMember({"none", "pack", "windows"}))
+      ->check(CLI::IsMember(kPackingNames.names()))
       ->capture_default_str();
   cmd->add_option("--truncation", o->truncation, "record data: a sample longer than T, truncate or drop")
-      ->check(CLI::IsMember({"truncate", "drop"}))
+      ->check(CLI::IsMember(kTruncationNames.names()))
       ->capture_default_str();
   add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};

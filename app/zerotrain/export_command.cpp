@@ -59,7 +59,7 @@ void export_model(const ExportArgs& a) {
   output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
   std::optional<TokenizerMismatch> tokenizer_mismatch;
   if (!a.tokenizer_mismatch.empty())
-    tokenizer_mismatch = tokenizer_mismatch_from_name(a.tokenizer_mismatch, "--tokenizer-mismatch");
+    tokenizer_mismatch = kTokenizerMismatchNames.parse(a.tokenizer_mismatch, "--tokenizer-mismatch");
   if (classify_path(a.checkpoint_dir) == PathKind::Adapter)
     export_adapter(a.checkpoint_dir, a.out_dir, output, a.merge, a.overwrite);
   else

@@ -45,7 +45,7 @@ Subcommand generate_subcommand(CLI::App& app) {
   cmd->add_flag("--chat", o->chat, "the prompt is a user's turn in the model's chat format; print the answer");
   cmd->add_option("--system", o->system, "with --chat: the system message (it replaces a template's default one)");
   cmd->add_option("--chat-format", o->chat_format,
-                  "with --chat: " + chat_format_names() + " (default: told by the tokenizer's chat template)");
+                  "with --chat: " + kChatFormatNames.list(",") + " (default: told by the tokenizer's chat template)");
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate at most")->capture_default_str();
   cmd->add_option("--temperature", o->sampling.temperature, "softmax temperature; 0: greedy")->capture_default_str();
   cmd->add_option("--top-k", o->sampling.top_k, "draw among the K most likely tokens; 0: all")->capture_default_str();

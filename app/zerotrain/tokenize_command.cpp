@@ -38,7 +38,7 @@ Examples:
   command->add_option("--val", options->val, "N%: a seeded sample of N% of the documents (records) go to OUT.val.bin");
   command->add_option("--seed", options->seed, "which documents --val takes")->capture_default_str();
   command->add_option("--chat-format", options->chat_format,
-                      chat_format_names() + " (default: told by the tokenizer's chat template, else its special tokens)");
+                      kChatFormatNames.list(",") + " (default: told by the tokenizer's chat template, else its special tokens)");
   command->add_option("--system", options->system,
                       "the system message of the conversations that have none (it replaces a template's default one)");
   command->add_option("--train-on", options->train_on,

@@ -48,7 +48,7 @@ std::vector<LayerAttention> read_layer_types(Block& model) {
   std::vector<LayerAttention> types;
   const std::vector<std::string> names = model.texts("layer_types");
   for (size_t i = 0; i < names.size(); ++i) {
-    const auto type = layer_attention_from_name(names[i]);
+    const auto type = kLayerAttentionNames.find(names[i]);
     if (!type)
       model.fail("layer_types", fmt::format("entry {} \"{}\" is not implemented (expected sliding_attention or "
                                             "full_attention)",
@@ -100,8 +100,7 @@ ModelConfig read_model(Block& b) {
   const std::string path = b.file_path("path", "");  // its config.json's keys are in the block (expand_model_path)
 
   GptShape shape = preset == "custom" ? GptShape{} : *gpt_preset(preset);
-  const std::string type_name = b.choice("model_type", std::string(model_type_name(shape.model_type)), model_type_names());
-  const ModelType type = *model_type_from_name(type_name);
+  const ModelType type = b.choice("model_type", shape.model_type, kModelTypeNames);
   if (type != shape.model_type) reset_to_family_defaults(shape, type);
   const bool gpt2 = type == ModelType::Gpt2;
 

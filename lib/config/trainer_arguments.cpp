@@ -11,6 +11,7 @@
 
 #include "config/overrides.hpp"
 #include "core/error.hpp"
+#include "core/name_table.hpp"
 
 namespace zt::config {
 
@@ -211,15 +212,21 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// The entries of --report_to that are not another integration's name.
+enum class Report { None, All, Tensorboard };
+constexpr auto kReportNames =
+    name_table<Report>({{Report::None, "none"}, {Report::All, "all"}, {Report::Tensorboard, "tensorboard"}});
+
 // --report_to's entries, checked: tensorboard (or all, the one integration there is) writes events.
 bool reports_to_tensorboard(const TrainerArgumentValue& g) {
   const std::vector<std::string> names = list_of(g.value.value_or(""));
   if (names.empty()) fail("--report_to: needs a value (tensorboard, all or none)");
   for (const std::string& n : names) {
     const std::string name = lower(n);
-    if (name == "none" && names.size() > 1)
+    const std::optional<Report> report = kReportNames.find(name);
+    if (report == Report::None && names.size() > 1)
       fail("--report_to {}: none goes alone (expected none, or tensorboard and others)", *g.value);
-    if (name != "none" && name != "all" && name != "tensorboard" && !contains(unavailable_integrations(), name))
+    if (!report && !contains(unavailable_integrations(), name))
       fail("--report_to {}: {} is not an integration (expected tensorboard, all or none)", *g.value, n);
   }
   return contains(names, "tensorboard") || contains(names, "all");

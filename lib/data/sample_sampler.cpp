@@ -162,9 +162,9 @@ BatchShape SampleSampler::fill_eval_batch(int64_t round, int64_t batches, int32_
 }
 
 std::string SampleSampler::layout() const {
-  return fmt::format("packing {}, padding {}, truncation {}, seq_len {}, batch {}", packing_name(options_.packing),
-                     options_.padding == Padding::Longest ? "longest" : "max_length",
-                     options_.truncation == Truncation::Truncate ? "truncate" : "drop", options_.seq_len, batch_);
+  return fmt::format("packing {}, padding {}, truncation {}, seq_len {}, batch {}", kPackingNames.name(options_.packing),
+                     kPaddingNames.name(options_.padding), kTruncationNames.name(options_.truncation),
+                     options_.seq_len, batch_);
 }
 
 SamplerState SampleSampler::state(int64_t next_step) const {

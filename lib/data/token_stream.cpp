@@ -26,7 +26,7 @@ TokenStream::TokenStream(std::vector<std::unique_ptr<TokenDataset>> files) : fil
     if (f->format() != first.format() || token_width(*f) != token_width(first))
       fail("{}: {} with {}-byte tokens, but {} is {} with {}-byte tokens: the files of one stream must share their "
            "format",
-           f->path(), token_format_name(f->format()), token_width(*f), first.path(), token_format_name(first.format()),
+           f->path(), kTokenFormatNames.name(f->format()), token_width(*f), first.path(), kTokenFormatNames.name(first.format()),
            token_width(first));
     starts_.push_back(starts_.back() + f->size());
     vocab_size_ = std::max(vocab_size_, f->vocab_size());

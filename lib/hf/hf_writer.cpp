@@ -70,7 +70,7 @@ uint64_t parse_byte_size(const std::string& text, const std::string& what) {
 HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, HfOutput output)
     : dir_(std::move(out_dir)), shape_(shape), output_(std::move(output)) {
   tensors_ = hf_tensors(shape_);
-  const std::string_view type = model_type_name(shape_.model_type);
+  const std::string_view type = kModelTypeNames.name(shape_.model_type);
   // The layout is the one the names table describes: a checkpoint whose meta.json pairs another
   // model with its layout is not exported under wrong names.
   size_t in_layout = 0;

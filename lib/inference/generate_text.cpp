@@ -50,7 +50,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   if (o.max_new_tokens <= 0) fail("--max-new-tokens {}: expected a positive number of tokens", o.max_new_tokens);
   TokenSampler sampler(o.sampling);
   const TokenizerJudgement judgement{"--tokenizer", "--tokenizer-mismatch warn",
-                                     tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch")};
+                                     kTokenizerMismatchNames.parse(o.tokenizer_mismatch, "--tokenizer-mismatch")};
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
   if (!o.tokenizer.empty() && loaded.tokenizer_reference)
@@ -60,7 +60,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   const std::vector<int32_t> prompt = prompt_ids(o, codec, shape);
 
   const DType dtype = inference_dtype(o.dtype, loaded);
-  Backend& backend = select_backend(o.device, 0, 1, compute_dtype(dtype));
+  Backend& backend = select_backend(kDeviceChoiceNames.parse(o.device, "--device"), 0, 1, compute_dtype(dtype));
   const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
   Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
   DeviceWeights weights(model.layout(), loaded.weights.data(), backend, dtype);

@@ -55,8 +55,8 @@ namespace {
 
 ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) {
   if (!name.empty()) {
-    const auto format = chat_format_from_name(name);
-    if (!format) fail("--chat-format {}: expected one of {}", name, chat_format_names());
+    const auto format = kChatFormatNames.find(name);
+    if (!format) fail("--chat-format {}: expected one of {}", name, kChatFormatNames.list(","));
     check_chat_format(*format, tokenizer);
     return *format;
   }
@@ -65,9 +65,9 @@ ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) 
   if (format) return *format;
   if (how == "its chat template")
     fail("--chat: the tokenizer's chat template ({}) is none of the formats zerotrain renders: name one with "
-         "--chat-format ({})", tokenizer.source(), chat_format_names());
+         "--chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   fail("--chat: the tokenizer ({}) has no chat template or chat tokens to tell its format by: name one with "
-       "--chat-format ({})", tokenizer.source(), chat_format_names());
+       "--chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
 }
 
 }  // namespace

@@ -7,34 +7,6 @@
 
 namespace zt {
 
-namespace {
-
-constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
-constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
-
-}  // namespace
-
-std::string_view model_type_name(ModelType t) { return kModelTypeNames[int(t)]; }
-
-std::optional<ModelType> model_type_from_name(std::string_view name) {
-  for (int i = 0; i < int(std::size(kModelTypeNames)); ++i)
-    if (kModelTypeNames[i] == name) return ModelType(i);
-  return std::nullopt;
-}
-
-const std::vector<std::string>& model_type_names() {
-  static const std::vector<std::string> names(std::begin(kModelTypeNames), std::end(kModelTypeNames));
-  return names;
-}
-
-std::string_view layer_attention_name(LayerAttention a) { return kLayerAttentionNames[int(a)]; }
-
-std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
-  for (int i = 0; i < int(std::size(kLayerAttentionNames)); ++i)
-    if (kLayerAttentionNames[i] == name) return LayerAttention(i);
-  return std::nullopt;
-}
-
 FamilyOptions family_options(ModelType t) {
   const bool llama = t == ModelType::Llama, qwen3 = t == ModelType::Qwen3, gpt2 = t == ModelType::Gpt2;
   return {llama || qwen3, llama, !llama && !gpt2, !gpt2};
@@ -130,7 +102,7 @@ std::optional<ShapeProblem> rope_problem(const GptShape& s) {
 }  // namespace
 
 std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
-  const std::string type(model_type_name(s.model_type));
+  const std::string type(kModelTypeNames.name(s.model_type));
   const bool gpt2 = is_gpt2(s);
   if (s.n_kv_head < 0) return ShapeProblem{"n_kv_head", fmt::format("{} (expected > 0, or 0 for n_head)", s.n_kv_head)};
   if (gpt2 && s.n_kv_head != 0 && s.n_kv_head != s.n_head)

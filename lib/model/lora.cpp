@@ -60,7 +60,7 @@ std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec) {
   for (const std::string& t : targets)
     if (t != "all-linear" && std::find(names.begin(), names.end(), t) == names.end())
       fail("target module \"{}\" is not a projection of a {} block (expected some of {}, or \"all-linear\")", t,
-           model_type_name(shape.model_type), fmt::join(names, ", "));
+           kModelTypeNames.name(shape.model_type), fmt::join(names, ", "));
   const bool all = std::find(targets.begin(), targets.end(), "all-linear") != targets.end();
   std::vector<LoraSite> sites;
   size_t cursor = 0;

@@ -112,12 +112,6 @@ void apply_options(Conversation& c, const RecordOptions& o) {
 
 }  // namespace
 
-std::optional<TrainOn> train_on_from_name(std::string_view name) {
-  if (name == "all") return TrainOn::All;
-  if (name == "last") return TrainOn::Last;
-  return std::nullopt;
-}
-
 Document document_of_record(const json& record, const RecordOptions& options) {
   if (!record.is_object()) fail("expected a JSON object, got {}", record.type_name());
   Document d;

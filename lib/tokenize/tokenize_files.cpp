@@ -124,8 +124,8 @@ std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, boo
 void choose_chat_format(JobContext& context, const std::string& chat_format, std::string& told) {
   const Tokenizer& tokenizer = context.tokenizer;
   if (!chat_format.empty()) {
-    context.chat_format = chat_format_from_name(chat_format);
-    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, chat_format_names());
+    context.chat_format = kChatFormatNames.find(chat_format);
+    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, kChatFormatNames.list(","));
     check_chat_format(*context.chat_format, tokenizer);
     told = "--chat-format";
     return;
@@ -138,11 +138,11 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
   else if (told == "its chat template")
     context.chat_format_problem =
         fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain renders: "
-                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+                    "name one with --chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   else
     context.chat_format_problem =
         fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format by: "
-                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+                    "name one with --chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   told = "told by " + told;
 }
 
@@ -153,8 +153,8 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
   context.chat_options = {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer)};
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
-  const auto train_on = train_on_from_name(o.train_on);
-  if (!train_on) fail("--train-on {}: expected all or last", o.train_on);
+  const auto train_on = kTrainOnNames.find(o.train_on);
+  if (!train_on) fail("--train-on {}: expected {}", o.train_on, kTrainOnNames.list());
   context.record_options = {o.system, *train_on};
   context.skip_invalid = o.skip_invalid;
   choose_chat_format(context, o.chat_format, format_told);
@@ -228,7 +228,7 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
                     const std::string& format_told, int threads, double load_s, double encode_s) {
   std::string chats;
   if (summary.chats > 0)
-    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
+    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), kChatFormatNames.name(*context.chat_format),
                         format_told);
   // The separator goes before text only: records are samples without it.
   std::string separator;

@@ -177,10 +177,10 @@ std::vector<InputFile> export_inputs(const std::string& checkpoint, const HfOutp
 }  // namespace
 
 HfOutput final_weights_output(const config::Config& c, const std::optional<TokenizerIdentity>& data_tokenizer) {
-  HfOutput out(dtype_from_name(c.training.save_dtype));
+  HfOutput out(c.training.save_dtype);
   set_source(out, c.model.path, c.model.hf_config, c.training.random_init() ? "" : c.training.init_from);
   choose_shipped_tokenizer(out, data_tokenizer,
-                           tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch"),
+                           c.data.tokenizer_mismatch,
                            "training.save_final", "--set data.tokenizer_mismatch=warn");
   return out;
 }
@@ -194,7 +194,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
-  const config::RecordedRun run = config::read_recorded_run(meta.config);
+  const config::RecordedRun run = config::read_recorded_run(meta.config, meta_path);
   const TrainedModel model = recorded_model(meta, run, meta_path);
   const SavedForm form = model.parts.lora.enabled() && !merge ? SavedForm::Adapter : SavedForm::Model;
   if (merge && !model.parts.lora.enabled())
@@ -203,8 +203,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     // The run's model directory, where it is still there to give its tokenizer and config.json.
     const bool gone = !run.model_path.empty() && !has_hf_config(run.model_path);
     set_source(output, gone ? "" : run.model_path, nullptr, run.init_from);
-    const TokenizerMismatch policy = tokenizer_mismatch.value_or(
-        tokenizer_mismatch_from_name(run.tokenizer_mismatch, meta_path + " data.tokenizer_mismatch"));
+    const TokenizerMismatch policy = tokenizer_mismatch.value_or(run.tokenizer_mismatch);
     choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
                              "--tokenizer-mismatch warn");
   }

@@ -234,7 +234,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
   auto offload = [](const std::string& key, const std::string& path) {
     return OutputLocation{.key = key, .path = path, .directory = true, .exclusive = true, .every_rank = true};
   };
-  const bool nvme_optimizer = z.offload_optimizer.device == "nvme", nvme_param = z.offload_param.device == "nvme";
+  const bool nvme_optimizer = z.offload_optimizer.device == OffloadDevice::Nvme,
+             nvme_param = z.offload_param.device == OffloadDevice::Nvme;
   if (nvme_optimizer)
     out.push_back(offload("zero_optimization.offload_optimizer.nvme_path", z.offload_optimizer.nvme_path));
   if (nvme_param && !(nvme_optimizer && same_file(z.offload_param.nvme_path, z.offload_optimizer.nvme_path)))
@@ -280,9 +281,9 @@ std::vector<InputFile> input_files(const config::Config& c) {
   if (c.lora.enabled && !adapter.empty())
     in.push_back({"lora.init_from", adapter, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
   // A checkpoint resumed from elsewhere; resuming in training.checkpoint_dir is what that directory is for.
-  const bool named = t.resume != "none" && t.resume != "latest" && t.resume != "auto";
-  if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume, t.checkpoint_dir)))
-    in.push_back({"training.resume", t.resume});
+  const bool named = t.resume.from == config::ResumeFrom::Path;
+  if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume.path, t.checkpoint_dir)))
+    in.push_back({"training.resume", t.resume.path});
   if (!t.sample_tokenizer.empty()) in.push_back({"training.sample_tokenizer", t.sample_tokenizer});
   return in;
 }

@@ -96,13 +96,13 @@ std::string resume_batch_change(const nlohmann::json& saved_config, int saved_wo
 }
 
 std::optional<config::ResumedPosition> resumed_position(const config::TrainingConfig& t) {
-  if (t.resume == "none") return std::nullopt;
+  if (!t.resume.asked()) return std::nullopt;
   try {
     std::optional<std::string> step_dir;
-    if (t.resume == "latest" || t.resume == "auto")
+    if (t.resume.latest())
       step_dir = latest_checkpoint(t.checkpoint_dir);
     else
-      step_dir = resolve_checkpoint(t.resume);
+      step_dir = resolve_checkpoint(t.resume.path);
     if (!step_dir) return std::nullopt;
     const CheckpointMeta meta = read_meta(*step_dir);
     return config::ResumedPosition{meta.step, sampler_state_from_json(meta.data).epochs()};

@@ -34,14 +34,14 @@ void log_data(const config::Config& c, const TokenDataset& train, const DataSamp
     const double epochs =
         double(c.training.steps) * double(sampler.units_per_step()) / double(sampler.epoch_units());
     spdlog::info("data: {} ({}, {} tokens{}: {}; {:.3g} epochs in {} steps of {} rows){}", train.path(),
-                 token_format_name(train.format()), train.size(), mask, sampler.describe(), epochs, c.training.steps,
+                 kTokenFormatNames.name(train.format()), train.size(), mask, sampler.describe(), epochs, c.training.steps,
                  sampler.units_per_step(), rest);
     return;
   }
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
   spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}", train.path(),
-               token_format_name(train.format()), train.size(), mask, epochs, c.training.steps, tokens_per_step, rest);
+               kTokenFormatNames.name(train.format()), train.size(), mask, epochs, c.training.steps, tokens_per_step, rest);
 }
 
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
@@ -97,7 +97,7 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
   if (t.tracks_best())
     spdlog::info("best model: by {} ({} is better){}{}{}{}", t.metric_for_best_model,
                  t.greater_is_better ? "greater" : "lower",
-                 t.save_strategy == "best" ? "; a checkpoint at each new best (training.save_strategy best)" : "",
+                 t.save_strategy == config::SaveStrategy::Best ? "; a checkpoint at each new best (training.save_strategy best)" : "",
                  t.keep_last > 0 ? fmt::format("; training.keep_last {} never removes the best", t.keep_last) : "",
                  t.load_best_model_at_end ? "; the final model is the best checkpoint's (load_best_model_at_end)" : "",
                  t.early_stopping_patience > 0

@@ -240,7 +240,7 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
 bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora.dropout > 0; }
 
 bool Trainer::evaluates() const {
-  return val_sampler_ && config_.training.eval_interval > 0 && config_.training.eval_strategy != "no";
+  return val_sampler_ && config_.training.eval_interval > 0 && config_.training.eval_strategy != config::EvalStrategy::No;
 }
 
 // The mean over the targets that count in training.eval_batches micro-batches
@@ -309,8 +309,8 @@ bool Trainer::judge_evaluation(int64_t step, double val_loss, bool ends_here, bo
   }
   const config::TrainingConfig& t = config_.training;
   const bool saved = checkpoints_->enabled() &&
-                     (ends || t.save_strategy == "best" ||
-                      (t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0));
+                     (ends || t.save_strategy == config::SaveStrategy::Best ||
+                      (t.save_strategy == config::SaveStrategy::Steps && t.save_interval > 0 && step % t.save_interval == 0));
   if (comm_.rank() == 0 && new_best)
     spdlog::info("new best: {}{}", best_.describe_best(),
                  saved ? "; its checkpoint is kept" : checkpoints_->enabled() ? " (no checkpoint at this step)" : "");

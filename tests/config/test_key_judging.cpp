@@ -284,6 +284,33 @@ TEST_CASE("the keys DeepSpeed 0.19.8 removed are refused, one line each, unless 
   CHECK(log.count("test.json: amp: {\"enabled\":false} asks for nothing, but DeepSpeed 0.19.8 removed this key "
                   "(NVIDIA Apex AMP; use bf16 or fp16) and refuses it; ignored (delete it)") == 1);
   CHECK(log.count("test.json: zero_optimization.mics_shard_size: -1 asks for nothing") == 1);
+
+  // Every removed key at its disabled default: one warning naming it, nothing refused.
+  const std::vector<std::pair<json, std::string>> switched_off = {
+      {{{"nebula", {{"enabled", false}}}}, "nebula"},
+      {{{"compression_training", json::object()}}, "compression_training"},
+      {{{"amp", {{"enabled", false}}}}, "amp"},
+      {{{"quantize_training", {{"enabled", false}}}}, "quantize_training"},
+      {{{"sparse_gradients", false}}, "sparse_gradients"},
+      {{{"eigenvalue", {{"enabled", false}}}}, "eigenvalue"},
+      {{{"sparse_attention", json::object()}}, "sparse_attention"},
+      {{{"elasticity", {{"enabled", false}}}}, "elasticity"},
+      {{{"graph_harvesting", false}}, "graph_harvesting"},
+      {{{"curriculum_learning", {{"enabled", false}}}}, "curriculum_learning"},
+      {{{"progressive_layer_drop", {{"enabled", false}}}}, "progressive_layer_drop"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_shard_size", -1}}}}, "zero_optimization.mics_shard_size"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_hierarchical_params_gather", false}}}},
+       "zero_optimization.mics_hierarchical_params_gather"},
+      {{{"zero_optimization", {{"stage", 3}, {"zeropp_loco_param", json::object()}}}},
+       "zero_optimization.zeropp_loco_param"},
+  };
+  for (const auto& [extra, key] : switched_off) {
+    INFO(extra.dump());
+    CapturedLog one;
+    REQUIRE_NOTHROW(resolve(with(extra)));
+    CHECK(one.count("removed this key") == 1);
+    CHECK(one.count("test.json: " + key + ": ") == 1);
+  }
 }
 
 TEST_CASE("DeepSpeed 0.19.8's new keys: parameter_alignment, disable_python_gc, data_types.keep_in_fp32_modules") {

@@ -53,7 +53,7 @@ TEST_CASE("overrides obey the same rules as the file") {
                    sets({"zero_optimization.stage=3", "zero_optimization.offload_param.device=cpu", "training.steps=200",
                          "optimizer.type=adam", "bf16.enabled=true"}));
   CHECK(c.zero.stage == 3);
-  CHECK(c.zero.offload_param.device == "cpu");
+  CHECK(c.zero.offload_param.device == zt::OffloadDevice::Cpu);
   CHECK(c.training.steps == 200);
   CHECK(c.optimizer.type == "Adam");
   CHECK(c.bf16.enabled);

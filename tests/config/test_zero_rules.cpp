@@ -11,7 +11,7 @@ TEST_CASE("offload_param only with stage 3") {
         "test.json: zero_optimization.offload_param.device: \"cpu\" needs ZeRO stage 3 (parameters are partitioned "
         "only there; stage is 2)");
   auto c = resolve(with({{"zero_optimization", {{"stage", 3}, {"offload_param", {{"device", "cpu"}, {"buffer_count", 7}}}}}}));
-  CHECK(c.zero.offload_param.device == "cpu");
+  CHECK(c.zero.offload_param.device == zt::OffloadDevice::Cpu);
   CHECK(c.zero.offload_param.buffer_count == 7);
   // device none is fine at any stage (ms-swift writes it for stage 1).
   CHECK_NOTHROW(resolve(with({{"zero_optimization", {{"stage", 1}, {"offload_param", {{"device", "none"}}}}}})));
@@ -41,7 +41,7 @@ TEST_CASE("nvme needs a writable nvme_path") {
                           {{"stage", 3},
                            {"offload_optimizer", {{"device", "nvme"}, {"nvme_path", dir.string()}}},
                            {"offload_param", {{"device", "nvme"}, {"nvme_path", dir.string()}}}}}}));
-  CHECK(c.zero.offload_optimizer.device == "nvme");
+  CHECK(c.zero.offload_optimizer.device == zt::OffloadDevice::Nvme);
   CHECK(c.zero.offload_param.nvme_path == dir.string());
   std::filesystem::remove_all(dir);
 }

@@ -143,7 +143,7 @@ TEST_CASE("epochs count samples: every sample once an epoch, none skipped where 
     const RowOptions o = options(packing, 12);
     const SampleSampler probe(data, o, 2, 1, 0, 1, true, 3);
     const int64_t R = probe.epoch_units();
-    INFO("packing " << packing_name(packing) << ", " << R << " rows an epoch");
+    INFO("packing " << kPackingNames.name(packing) << ", " << R << " rows an epoch");
     // B 2 x GA 1 x W 5 = 10 rows a step, which R does not divide: epochs end inside steps.
     REQUIRE(R % 10 != 0);
     for (bool shuffle : {false, true}) {

@@ -396,7 +396,7 @@ TEST_CASE("export writes a llama-family checkpoint of any world size as the dire
   TempDir tmp;
   for (const json& block : {qwen2_block(), qwen3_block(), llama3_block()}) {
     const config::ModelConfig model = model_of(block);
-    const std::string type(model_type_name(model.shape.model_type));
+    const std::string type(kModelTypeNames.name(model.shape.model_type));
     INFO(type);
     const GptShape shape = model.shape;
     const std::vector<float> flat = weights_of(shape);

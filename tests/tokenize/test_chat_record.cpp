@@ -133,8 +133,8 @@ TEST_CASE("which answers count: --train-on and the loss flags", "[tokenizer]") {
         "messages[0].loss: only an assistant's answer can count, not a user's");
   CHECK(error_of(R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": 1}]})") ==
         "messages[1].loss: expected true or false, got 1");
-  CHECK(train_on_from_name("last") == TrainOn::Last);
-  CHECK_FALSE(train_on_from_name("first").has_value());
+  CHECK(kTrainOnNames.find("last") == TrainOn::Last);
+  CHECK_FALSE(kTrainOnNames.find("first").has_value());
 }
 
 TEST_CASE("tokens already made: input_ids, labels and attention_mask as axolotl reads them", "[tokenizer]") {

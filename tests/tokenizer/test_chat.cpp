@@ -68,7 +68,7 @@ TEST_CASE("chat renders as apply_chat_template, and only answers count", "[token
       std::string how;
       const auto format = chat_format_of(tokenizer, &how);
       REQUIRE(format.has_value());
-      CHECK(chat_format_name(*format) == name);
+      CHECK(kChatFormatNames.name(*format) == name);
       CHECK(how == "its chat template");
       for (size_t c = 0; c < fixture["conversations"].size(); ++c) {
         INFO(name << " conversation " << c);
@@ -96,7 +96,7 @@ TEST_CASE("generation prompts are apply_chat_template's with add_generation_prom
     const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     for (size_t p = 0; p < fixture["prompts"].size(); ++p) {
       INFO(name << " prompt " << p);
-      const Encoding e = encode_chat(tokenizer, *chat_format_from_name(name), prompt_of(fixture["prompts"][p]), true);
+      const Encoding e = encode_chat(tokenizer, *kChatFormatNames.find(name), prompt_of(fixture["prompts"][p]), true);
       CHECK(e.text == expected["prompts"][p].get<std::string>());
       CHECK(e.ids == expected["prompt_ids"][p].get<std::vector<int32_t>>());
       CHECK(std::count(e.counted.begin(), e.counted.end(), 1) == 0);
@@ -117,7 +117,7 @@ TEST_CASE("--system gives conversations without one the system message", "[token
     const auto& expected = fixture["formats"][name];
     const TempDir dir;
     const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
-    const ChatFormat format = *chat_format_from_name(name);
+    const ChatFormat format = *kChatFormatNames.find(name);
     CHECK(encode_chat(tokenizer, format, with_system.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
     CHECK(encode_chat(tokenizer, format, kept.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
     // Without it, Qwen2.5's own default system message (conversation 0 of the fixture shows it).
@@ -152,8 +152,8 @@ TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
         ChatFormat::ChatMl);
   CHECK_FALSE(chat_format_of_template("{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}").has_value());
   for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama2", "mistral"})
-    CHECK(chat_format_name(*chat_format_from_name(name)) == name);
-  CHECK_FALSE(chat_format_from_name("qwen").has_value());
+    CHECK(kChatFormatNames.name(*kChatFormatNames.find(name)) == name);
+  CHECK_FALSE(kChatFormatNames.find("qwen").has_value());
 }
 
 TEST_CASE("what a format does not render is refused, naming the message", "[tokenizer]") {

@@ -43,8 +43,8 @@ TEST_CASE("the ledger says where model states live: device memory, or host memor
   for (bool offload : {false, true}) {
     auto c = make_config({3, "bf16", comm.world_size()});
     if (offload) {
-      c.zero.offload_optimizer.device = "cpu";
-      c.zero.offload_param.device = "cpu";
+      c.zero.offload_optimizer.device = OffloadDevice::Cpu;
+      c.zero.offload_param.device = OffloadDevice::Cpu;
     }
     const auto before = MemoryLedger::instance().stats();
     Trainer trainer(c, comm);

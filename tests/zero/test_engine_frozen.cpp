@@ -234,11 +234,11 @@ TEST_CASE("frozen parameters with offloaded optimizer state and parameter shards
     RunSpec spec{stage, "bf16", comm.world_size()};
     Trainer resident(frozen_config(spec, kFrozenBottom), comm);
     config::Config c = frozen_config(spec, kFrozenBottom);
-    c.zero.offload_optimizer.device = stage == 3 ? "nvme" : "cpu";
+    c.zero.offload_optimizer.device = stage == 3 ? OffloadDevice::Nvme : OffloadDevice::Cpu;
     c.zero.offload_optimizer.nvme_path = dir;
     c.zero.sub_group_size = 2000;  // several sub-groups of the trainable shard
     if (stage == 3) {
-      c.zero.offload_param.device = "nvme";
+      c.zero.offload_param.device = OffloadDevice::Nvme;
       c.zero.offload_param.nvme_path = dir;
     }
     Trainer offloaded(c, comm);
