@@ -162,22 +162,18 @@ BatchShape SampleSampler::fill_eval_batch(int64_t round, int64_t batches, int32_
 }
 
 std::string SampleSampler::layout() const {
-  return fmt::format("packing {}, padding {}, truncation {}, seq_len {}, batch {}", kPackingNames.name(options_.packing),
-                     kPaddingNames.name(options_.padding), kTruncationNames.name(options_.truncation),
-                     options_.seq_len, batch_);
+  return fmt::format("packing {}, padding {}, truncation {}, seq_len {}, batch {}",
+                     kPackingNames.name(options_.packing), kPaddingNames.name(options_.padding),
+                     kTruncationNames.name(options_.truncation), options_.seq_len, batch_);
 }
 
 SamplerState SampleSampler::state(int64_t next_step) const {
-  SamplerState s;
-  s.seed = seed_;
-  s.shuffle = shuffle_;
-  s.next_step = next_step;
+  SamplerState s = sampler_state(seed_, shuffle_, next_step, data_.files());
   s.unit = "rows";
   s.num_rows = rows_.rows();
   s.rows_per_step = rows_per_step();
   s.next_row = first_row_of_step(next_step);
   s.layout = layout();
-  s.files = data_.files();
   return s;
 }
 
@@ -193,11 +189,8 @@ int64_t SampleSampler::restore(const SamplerState& state) {
   }
   resumed_row_ = state.next_row;
   warn_if_files_changed(state, data_.files(), fmt::format("row {}", state.next_row));
-  if (state.shuffle != shuffle_ || state.layout != layout() || state.num_rows != rows_.rows())
-    spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, {} -> {}, {} -> {} rows): training "
-                 "continues at step {} in the new order",
-                 state.shuffle, shuffle_, state.layout, layout(), state.num_rows, rows_.rows(),
-                 state.next_step + 1);  // steps count from 1 in logs
+  warn_if_order_changed(state, shuffle_, state.layout != layout() || state.num_rows != rows_.rows(),
+                        fmt::format("{} -> {}, {} -> {} rows", state.layout, layout(), state.num_rows, rows_.rows()));
   return state.next_step;
 }
 

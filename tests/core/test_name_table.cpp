@@ -8,8 +8,8 @@ using namespace zt;
 namespace {
 
 enum class Colour { Red, Green, Blue, Unnamed };
-constexpr auto kColours =
-    name_table<Colour>({{Colour::Red, "red"}, {Colour::Green, "green"}, {Colour::Blue, "blue"}, {Colour::Red, "rouge"}});
+constexpr auto kColours = name_table<Colour>(
+    {{Colour::Red, "red"}, {Colour::Green, "green"}, {Colour::Blue, "blue"}, {Colour::Red, "rouge"}});
 
 }  // namespace
 
