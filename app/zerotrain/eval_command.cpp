@@ -49,9 +49,10 @@ int eval(const EvalOptions& o, int argc, char** argv) {
   const std::string read =
       r.samples.empty() ? fmt::format("{} windows of {} x {} tokens", r.windows, r.batch_size, r.seq_len)
                         : fmt::format("{} micro-batches of {} rows: {}", r.windows, r.batch_size, r.samples);
-  std::printf("eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%s) on %d rank%s in %.1f s\n",
-              o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
-              static_cast<long long>(r.targets), read.c_str(), world.size(), world.size() == 1 ? "" : "s", seconds);
+  std::printf(
+      "eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%s) on %d rank%s in %.1f s\n",
+      o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted), static_cast<long long>(r.targets),
+      read.c_str(), world.size(), world.size() == 1 ? "" : "s", seconds);
   return 0;
 }
 

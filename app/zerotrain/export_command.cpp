@@ -15,7 +15,8 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
+const char* const kExportExamples =
+    R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
 directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR as transformers'
 save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
 model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and

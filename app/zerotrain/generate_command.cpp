@@ -11,7 +11,8 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kGenerateFooter = R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
+const char* const kGenerateFooter =
+    R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
 model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
 model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
 them), or a PEFT adapter directory (a LoRA run's training.save_final or --output_dir: its adapters
@@ -52,7 +53,8 @@ Subcommand generate_subcommand(CLI::App& app) {
   cmd->add_option("--top-p", o->sampling.top_p,
                   "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
       ->capture_default_str();
-  cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")->capture_default_str();
+  cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")
+      ->capture_default_str();
   return {cmd, [o = o](int, char**) {
             init_logging(log_options(0, "info"));  // warnings go to stderr, the text to stdout
             return exit_status("generate", [&] { run_generate(*o, stdout); });

@@ -184,7 +184,8 @@ struct Resume {
 
 struct TrainingConfig {
   int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
-  double epochs = 0;    // passes over data.train (its windows, or the rows of its samples) that give the steps; 0: not given
+  double epochs =
+      0;  // passes over data.train (its windows, or the rows of its samples) that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   // The Hugging Face Trainer's defaults (TrainingArguments), what "auto" takes.

@@ -56,7 +56,8 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   d.train = read_files(b, "train");
   d.val = read_files(b, "val");
   // Without data.val: the validation file `zerotrain tokenize --val` wrote beside the training data.
-  if (train_given && !b.present("val") && d.train.size() == 1 && std::filesystem::is_regular_file(val_file_of(d.train[0])))
+  if (train_given && !b.present("val") && d.train.size() == 1 &&
+      std::filesystem::is_regular_file(val_file_of(d.train[0])))
     d.val = {val_file_of(d.train[0])};
   if (!train_given) {
     if (d.format == "llmc" || d.format == "uint16")

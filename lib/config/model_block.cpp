@@ -133,9 +133,11 @@ ModelConfig read_model(Block& b) {
   constexpr double kMaxParams = 1e15;
   const double params = shape.num_params_approx();
   if (params > kMaxParams)
-    b.diagnostics().fail(b.path(), fmt::format("n_layer {}, d_model {}, vocab_size {} and max_seq_len {} make {:.3g} parameters (expected at "
-                           "most {:.0e})",
-                           shape.n_layer, shape.d_model, shape.vocab_size, shape.max_seq_len, params, kMaxParams));
+    b.diagnostics().fail(
+        b.path(),
+        fmt::format("n_layer {}, d_model {}, vocab_size {} and max_seq_len {} make {:.3g} parameters (expected at "
+                    "most {:.0e})",
+                    shape.n_layer, shape.d_model, shape.vocab_size, shape.max_seq_len, params, kMaxParams));
   if (shape.head_dim == 0 && shape.d_model % shape.n_head != 0)
     b.fail("n_head", fmt::format("{} does not divide {} {} (expected a divisor of d_model{})", shape.n_head,
                                  b.path_of("d_model"), shape.d_model, gpt2 ? "" : ", or an explicit head_dim"));

@@ -237,7 +237,9 @@ const TrainerArgumentValue* given_argument(const std::vector<TrainerArgumentValu
   return it == given.end() ? nullptr : &*it;
 }
 
-std::string origin_of(const TrainerArgumentValue& g) { return g.value ? "--" + g.name + " " + *g.value : "--" + g.name; }
+std::string origin_of(const TrainerArgumentValue& g) {
+  return g.value ? "--" + g.name + " " + *g.value : "--" + g.name;
+}
 
 // The tensorboard monitor writing into `logging_dir`: its <output_path>/<job_name>.
 void add_tensorboard_directory(const std::string& logging_dir, const std::string& origin,
@@ -330,7 +332,8 @@ std::string default_logging_dir(const std::string& output_dir) {
 
 std::vector<CommandLineSetting> trainer_argument_settings(const TrainerArgumentValue& given) {
   const TrainerArgument* a = find_argument(given.name);
-  if (!a || std::string(a->key) == "model") fail("--{}: not a Hugging Face Trainer argument zerotrain maps", given.name);
+  if (!a || std::string(a->key) == "model")
+    fail("--{}: not a Hugging Face Trainer argument zerotrain maps", given.name);
   const std::string option = "--" + given.name;
   const std::string origin = origin_of(given);
   const std::string name = a->name;
@@ -371,7 +374,8 @@ std::vector<CommandLineSetting> trainer_argument_settings(const TrainerArgumentV
   }
   if (name == "lora_target_modules" || name == "lora_target") {
     nlohmann::json modules = nlohmann::json::array();
-    for (const std::string& m : list_of(text)) modules.push_back(name == "lora_target" && m == "all" ? "all-linear" : m);
+    for (const std::string& m : list_of(text))
+      modules.push_back(name == "lora_target" && m == "all" ? "all-linear" : m);
     if (modules.empty()) fail("{}: needs module names", option);
     return {{a->key, modules, origin}};
   }

@@ -105,7 +105,8 @@ TrainingConfig read_training(Block& b) {
   // of the steps (TrainingArguments 5 has no warmup_ratio).
   const nlohmann::json* warmup = b.raw("warmup_steps");
   const bool warmup_is_ratio = warmup && warmup->is_number_float() && *warmup >= 0.0 && *warmup < 1.0;
-  if (warmup && warmup->is_number_float() && *warmup >= 1.0 && warmup->get<double>() != std::floor(warmup->get<double>()))
+  if (warmup && warmup->is_number_float() && *warmup >= 1.0 &&
+      warmup->get<double>() != std::floor(warmup->get<double>()))
     b.reject("warmup_steps", fmt::format("{} is neither a whole number of steps nor a ratio of the steps (expected an "
                                          "integer >= 0, or a float in [0, 1): the ratio)",
                                          show(*warmup)));
@@ -142,7 +143,8 @@ TrainingConfig read_training(Block& b) {
                                           : std::nullopt;
   t.load_best_model_at_end = b.boolean("load_best_model_at_end", t.load_best_model_at_end);
   t.early_stopping_patience = b.integer("early_stopping_patience", t.early_stopping_patience, IntRange::at_least(0));
-  t.early_stopping_threshold = b.number("early_stopping_threshold", t.early_stopping_threshold, NumberRange::non_negative());
+  t.early_stopping_threshold =
+      b.number("early_stopping_threshold", t.early_stopping_threshold, NumberRange::non_negative());
   t.checkpoint_dir = b.file_path("checkpoint_dir", t.checkpoint_dir);
   t.resume = read_resume(b.text("resume", t.resume.name()));
   t.init_from = b.file_path("init_from", t.init_from);
@@ -165,8 +167,9 @@ TrainingConfig read_training(Block& b) {
                                        t.warmup_ratio, t.warmup_steps));
   read_best(b, t, greater);
   if (t.resume.latest() && t.checkpoint_dir.empty())
-    b.fail("resume", fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
-                                 t.resume.name()));
+    b.fail("resume",
+           fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
+                       t.resume.name()));
   if (t.save_interval > 0 && t.checkpoint_dir.empty())
     b.fail("save_interval", fmt::format("{} needs training.checkpoint_dir (expected a directory for checkpoints)",
                                         t.save_interval));

@@ -150,7 +150,8 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
                 av.stage3_param_persistence_threshold);
   c.stage3_max_live_parameters =
       z.integer("stage3_max_live_parameters", c.stage3_max_live_parameters, IntRange::at_least(0));
-  c.stage3_max_reuse_distance = z.integer("stage3_max_reuse_distance", c.stage3_max_reuse_distance, IntRange::at_least(0));
+  c.stage3_max_reuse_distance =
+      z.integer("stage3_max_reuse_distance", c.stage3_max_reuse_distance, IntRange::at_least(0));
   c.stage3_gather_16bit_weights_on_model_save =
       z.boolean("stage3_gather_16bit_weights_on_model_save", c.stage3_gather_16bit_weights_on_model_save);
   c.ignore_unused_parameters = z.boolean("ignore_unused_parameters", c.ignore_unused_parameters);
@@ -161,7 +162,8 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   c.offload_optimizer = read_offload_optimizer(z, c.stage);
   c.offload_param = read_offload_param(z, c.stage);
   apply_deprecated_offload_flags(z, c);
-  const bool sub_groups_used = c.offload_optimizer.device != OffloadDevice::None || c.offload_param.device == OffloadDevice::Nvme;
+  const bool sub_groups_used =
+      c.offload_optimizer.device != OffloadDevice::None || c.offload_param.device == OffloadDevice::Nvme;
   if (c.sub_group_size != 1000000000 && c.sub_group_size != 0 && !sub_groups_used)
     z.warn("sub_group_size", fmt::format("{} has no effect without offload_optimizer or offload_param nvme (the "
                                          "optimizer state is updated as one piece); ignored", c.sub_group_size));

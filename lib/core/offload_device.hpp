@@ -6,7 +6,7 @@
 namespace zt {
 
 enum class OffloadDevice { None, Cpu, Nvme };
-inline constexpr auto kOffloadDeviceNames =
-    name_table<OffloadDevice>({{OffloadDevice::None, "none"}, {OffloadDevice::Cpu, "cpu"}, {OffloadDevice::Nvme, "nvme"}});
+inline constexpr auto kOffloadDeviceNames = name_table<OffloadDevice>(
+    {{OffloadDevice::None, "none"}, {OffloadDevice::Cpu, "cpu"}, {OffloadDevice::Nvme, "nvme"}});
 
 }  // namespace zt

@@ -16,7 +16,9 @@
 
 namespace zt {
 
-void TokenDataset::read_loss_mask(int64_t, int64_t count, uint8_t* out) const { std::fill(out, out + count, uint8_t(1)); }
+void TokenDataset::read_loss_mask(int64_t, int64_t count, uint8_t* out) const {
+  std::fill(out, out + count, uint8_t(1));
+}
 
 namespace {
 

@@ -29,7 +29,8 @@ struct RowOptions {
 // The config's names (data.packing, data.padding, data.truncation).
 inline constexpr auto kPackingNames =
     name_table<Packing>({{Packing::None, "none"}, {Packing::Pack, "pack"}, {Packing::Windows, "windows"}});
-inline constexpr auto kPaddingNames = name_table<Padding>({{Padding::Longest, "longest"}, {Padding::MaxLength, "max_length"}});
+inline constexpr auto kPaddingNames =
+    name_table<Padding>({{Padding::Longest, "longest"}, {Padding::MaxLength, "max_length"}});
 inline constexpr auto kTruncationNames =
     name_table<Truncation>({{Truncation::Truncate, "truncate"}, {Truncation::Drop, "drop"}});
 

@@ -80,7 +80,8 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
 
   Share share;
   const DType dtype = inference_dtype(o.dtype, loaded);
-  share.backend = &select_backend(kDeviceChoiceNames.parse(o.device, "--device"), world.info().local_rank, world.info().local_size, compute_dtype(dtype));
+  share.backend = &select_backend(kDeviceChoiceNames.parse(o.device, "--device"), world.info().local_rank,
+                                  world.info().local_size, compute_dtype(dtype));
   Gpt model(shape, B, T, /*recompute=*/true, *share.backend);
   DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend, dtype);
   loaded.weights.reset();

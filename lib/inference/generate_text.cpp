@@ -32,7 +32,8 @@ std::string how_it_ended(const Generated& g, int positions, bool chat) {
 std::vector<int32_t> prompt_ids(const GenerateOptions& o, const TextCodec& codec, const GptShape& shape) {
   if (!o.chat && (o.system || !o.chat_format.empty()))
     fail("{}: a system message and a chat format are for a chat: add --chat", o.system ? "--system" : "--chat-format");
-  const std::vector<int32_t> prompt = o.chat ? codec.chat_prompt(o.prompt, o.system, o.chat_format) : codec.prompt(o.prompt);
+  const std::vector<int32_t> prompt =
+      o.chat ? codec.chat_prompt(o.prompt, o.system, o.chat_format) : codec.prompt(o.prompt);
   for (int32_t id : prompt)
     if (id >= shape.vocab_size)
       fail("{} gives the prompt the id {}, outside the model's vocabulary of {}: is it the tokenizer the model was "

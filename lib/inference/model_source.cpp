@@ -48,7 +48,8 @@ LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
+  LoadedModel m{
+      config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
   const config::RecordedRun run = config::read_recorded_run(meta.config, ckpt.dir() + "/meta.json config");
   const TrainedParts& parts = run.parts;
   const ParamLayout layout = make_training_layout(m.shape, parts);

@@ -112,7 +112,8 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
     return ShapeProblem{"n_kv_head", fmt::format("{} does not divide n_head {} (expected a divisor of n_head: 1 for "
                                                  "multi-query attention up to n_head for multi-head attention)",
                                                  s.n_kv_head, s.n_head)};
-  if (s.head_dim < 0) return ShapeProblem{"head_dim", fmt::format("{} (expected > 0, or 0 for d_model / n_head)", s.head_dim)};
+  if (s.head_dim < 0)
+    return ShapeProblem{"head_dim", fmt::format("{} (expected > 0, or 0 for d_model / n_head)", s.head_dim)};
   if (gpt2 && s.head_dim != 0 && s.n_head > 0 && int64_t(s.head_dim) * s.n_head != s.d_model)
     return ShapeProblem{"head_dim", fmt::format("{}: GPT-2's heads are d_model / n_head = {} wide", s.head_dim,
                                                 s.n_head > 0 ? s.d_model / s.n_head : 0)};
@@ -122,7 +123,8 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
                                                 s.head_size())};
   if (s.d_ff < 0) return ShapeProblem{"d_ff", fmt::format("{} (expected > 0, or 0 for 4 x d_model)", s.d_ff)};
   if (gpt2 && s.d_ff != 0 && s.d_ff != 4 * int64_t(s.d_model))
-    return ShapeProblem{"d_ff", fmt::format("{}: GPT-2's MLP is 4 x d_model = {} wide", s.d_ff, 4 * int64_t(s.d_model))};
+    return ShapeProblem{"d_ff",
+                        fmt::format("{}: GPT-2's MLP is 4 x d_model = {} wide", s.d_ff, 4 * int64_t(s.d_model))};
   if (!(s.norm_eps > 0)) return ShapeProblem{"norm_eps", fmt::format("{} (expected > 0)", s.norm_eps)};
   if (gpt2 && s.norm_eps != 1e-5)
     return ShapeProblem{"norm_eps", fmt::format("{}: GPT-2's LayerNorm uses 1e-5", s.norm_eps)};

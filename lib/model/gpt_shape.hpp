@@ -30,8 +30,8 @@ inline constexpr auto kModelTypeNames =
 // How a layer attends (transformers' layer_types): to every earlier key of its sample, or to the
 // last sliding_window of them.
 enum class LayerAttention { Full, Sliding };
-inline constexpr auto kLayerAttentionNames =
-    name_table<LayerAttention>({{LayerAttention::Full, "full_attention"}, {LayerAttention::Sliding, "sliding_attention"}});
+inline constexpr auto kLayerAttentionNames = name_table<LayerAttention>(
+    {{LayerAttention::Full, "full_attention"}, {LayerAttention::Sliding, "sliding_attention"}});
 
 // rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
 // interpolation ("llama3").

@@ -61,7 +61,8 @@ Document prompt_completion(const json& record) {
   d.kind = Document::Chat;
   d.conversation.messages = read_messages(prompt, "prompt", kOpenAi);
   for (ChatMessage& m : d.conversation.messages) m.loss = false;
-  for (ChatMessage& m : read_messages(completion, "completion", kOpenAi)) d.conversation.messages.push_back(std::move(m));
+  for (ChatMessage& m : read_messages(completion, "completion", kOpenAi))
+    d.conversation.messages.push_back(std::move(m));
   return d;
 }
 

@@ -58,7 +58,8 @@ void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& out
       if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
         fail("-o {}: {} would overwrite the input {}", o.output, out, in);
     const fs::path dir = fs::path(out).parent_path();
-    if (!dir.empty() && !fs::is_directory(dir, ec)) fail("-o {}: the directory {} does not exist", o.output, dir.string());
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+      fail("-o {}: the directory {} does not exist", o.output, dir.string());
   }
 }
 
@@ -73,7 +74,11 @@ std::string human_bytes(double b) {
 class Progress {
 public:
   Progress(uint64_t total, bool quiet)
-      : total_(total), shown_(!quiet && total >= (uint64_t(32) << 20)), tty_(::isatty(2)), start_(Clock::now()), last_(start_) {}
+      : total_(total),
+        shown_(!quiet && total >= (uint64_t(32) << 20)),
+        tty_(::isatty(2)),
+        start_(Clock::now()),
+        last_(start_) {}
   void update(uint64_t bytes, int64_t tokens) {
     if (!shown_) return;
     const auto now = Clock::now();
@@ -149,7 +154,8 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
 // The separator, the end of a completion, the chat format and what the options say of records.
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
-  JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
+  JobContext context{
+      .tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
   context.chat_options = {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer)};
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
@@ -162,7 +168,8 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
 }
 
 int64_t counted_tokens(const Encoded& e) {
-  return e.counted.empty() ? int64_t(e.tokens.size()) : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
+  return e.counted.empty() ? int64_t(e.tokens.size())
+                           : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
 }
 
 // Workers encode jobs; this thread reads the next ones and writes the results in job order.
@@ -228,8 +235,8 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
                     const std::string& format_told, int threads, double load_s, double encode_s) {
   std::string chats;
   if (summary.chats > 0)
-    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), kChatFormatNames.name(*context.chat_format),
-                        format_told);
+    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"),
+                        kChatFormatNames.name(*context.chat_format), format_told);
   // The separator goes before text only: records are samples without it.
   std::string separator;
   if (summary.documents > summary.sample_records)
@@ -272,7 +279,9 @@ void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFil
                 summary.documents > summary.chats ? " and all of the text" : "");
 }
 
-double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+double seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
 
 }  // namespace
 

@@ -14,7 +14,8 @@ void check_message(ChatFormat format, const ChatMessage& m, size_t index) {
   const bool tools = chat_format_has_tools(format);
   const bool known = m.role == "system" || m.role == "user" || m.role == "assistant" || (tools && m.role == "tool");
   if (!known)
-    fail("messages[{}].role: \"{}\" is not rendered by the {} format ({})", index, m.role, kChatFormatNames.name(format),
+    fail("messages[{}].role: \"{}\" is not rendered by the {} format ({})", index, m.role,
+         kChatFormatNames.name(format),
          tools ? "system, user, assistant or tool" : "system, user or assistant: it has no tools");
   if (m.tool_calls.empty()) return;
   if (m.role != "assistant") fail("messages[{}].tool_calls: only an assistant calls tools, not a {}", index, m.role);

@@ -41,10 +41,13 @@ namespace zt {
 enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31, Llama2, Mistral };
 
 // --chat-format's names; for messages, kChatFormatNames.list(",").
-inline constexpr auto kChatFormatNames =
-    name_table<ChatFormat>({{ChatFormat::ChatMl, "chatml"}, {ChatFormat::Qwen25, "qwen2.5"}, {ChatFormat::Qwen3, "qwen3"},
-                            {ChatFormat::Llama3, "llama3"}, {ChatFormat::Llama31, "llama3.1"},
-                            {ChatFormat::Llama2, "llama2"}, {ChatFormat::Mistral, "mistral"}});
+inline constexpr auto kChatFormatNames = name_table<ChatFormat>({{ChatFormat::ChatMl, "chatml"},
+                                                                 {ChatFormat::Qwen25, "qwen2.5"},
+                                                                 {ChatFormat::Qwen3, "qwen3"},
+                                                                 {ChatFormat::Llama3, "llama3"},
+                                                                 {ChatFormat::Llama31, "llama3.1"},
+                                                                 {ChatFormat::Llama2, "llama2"},
+                                                                 {ChatFormat::Mistral, "mistral"}});
 bool chat_format_has_tools(ChatFormat format);
 
 // The format a chat template (tokenizer_config.json's chat_template) is, by the text only that

@@ -115,7 +115,8 @@ public:
     }
     for (int l = 0; l < model_.shape.n_layer && model_.parts.lora.enabled(); ++l)
       if (g == size_t(gpt_block_group(l)))
-        merge_lora(model_.shape, model_.parts.lora, values.data(), adapters_.at(size_t(lora_group(model_.shape, l))).data());
+        merge_lora(model_.shape, model_.parts.lora, values.data(),
+                   adapters_.at(size_t(lora_group(model_.shape, l))).data());
     hf_->write_group(base_.groups[g], values.data());
   }
 

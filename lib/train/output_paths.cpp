@@ -275,7 +275,8 @@ std::vector<InputFile> input_files(const config::Config& c) {
   for (const std::string& file : c.data.val) in.push_back({"data.val", file});
   if (!t.random_init() && t.init_from != c.model.path) {
     const bool dir = fs::is_directory(t.init_from, ec);
-    in.push_back(dir ? model_directory_input("training.init_from", t.init_from) : InputFile{"training.init_from", t.init_from});
+    in.push_back(dir ? model_directory_input("training.init_from", t.init_from)
+                     : InputFile{"training.init_from", t.init_from});
   }
   const auto& adapter = c.lora.init_from;
   if (c.lora.enabled && !adapter.empty())

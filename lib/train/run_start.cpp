@@ -71,9 +71,11 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
   if (kind == PathKind::ModelDir && has_hf_config(path)) {
     const ModelType type = path == config.model.path ? config.model.shape.model_type : hf_model_type(path);
     if (type != config.model.shape.model_type)
-      fail("{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
-           "the directory)",
-           hf_file(path, kHfConfigFile), kModelTypeNames.name(type), kModelTypeNames.name(config.model.shape.model_type), path);
+      fail(
+          "{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
+          "the directory)",
+          hf_file(path, kHfConfigFile), kModelTypeNames.name(type), kModelTypeNames.name(config.model.shape.model_type),
+          path);
   }
   weights_ = std::make_unique<HfWeights>(path, hf_tensors(config.model.shape));
   if (rank == 0)

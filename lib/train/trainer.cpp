@@ -48,8 +48,13 @@ std::string error_of(F&& f) {
 }  // namespace
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
-    : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
-      GA_(int(config.gradient_accumulation_steps)), best_(config.training) {
+    : config_(config),
+      comm_(comm),
+      backend_(backend),
+      B_(int(config.train_micro_batch_size_per_gpu)),
+      T_(config.data.seq_len),
+      GA_(int(config.gradient_accumulation_steps)),
+      best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
@@ -240,7 +245,8 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
 bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora.dropout > 0; }
 
 bool Trainer::evaluates() const {
-  return val_sampler_ && config_.training.eval_interval > 0 && config_.training.eval_strategy != config::EvalStrategy::No;
+  return val_sampler_ && config_.training.eval_interval > 0 &&
+         config_.training.eval_strategy != config::EvalStrategy::No;
 }
 
 // The mean over the targets that count in training.eval_batches micro-batches
@@ -308,9 +314,10 @@ bool Trainer::judge_evaluation(int64_t step, double val_loss, bool ends_here, bo
     checkpoints_->keep_best(step);
   }
   const config::TrainingConfig& t = config_.training;
-  const bool saved = checkpoints_->enabled() &&
-                     (ends || t.save_strategy == config::SaveStrategy::Best ||
-                      (t.save_strategy == config::SaveStrategy::Steps && t.save_interval > 0 && step % t.save_interval == 0));
+  const bool saved =
+      checkpoints_->enabled() &&
+      (ends || t.save_strategy == config::SaveStrategy::Best ||
+       (t.save_strategy == config::SaveStrategy::Steps && t.save_interval > 0 && step % t.save_interval == 0));
   if (comm_.rank() == 0 && new_best)
     spdlog::info("new best: {}{}", best_.describe_best(),
                  saved ? "; its checkpoint is kept" : checkpoints_->enabled() ? " (no checkpoint at this step)" : "");
@@ -421,8 +428,9 @@ int Trainer::run() {
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && config_.training.load_best_model_at_end) {
     if (!best_checkpoint_) {
-      if (rank0) spdlog::warn("load_best_model_at_end: no checkpoint holds a best evaluation; the final model is step {}'s",
-                              done);
+      if (rank0)
+        spdlog::warn("load_best_model_at_end: no checkpoint holds a best evaluation; the final model is step {}'s",
+                     done);
     } else if (*best_checkpoint_ != done) {
       load_best_checkpoint(*best_checkpoint_);
     } else if (rank0) {

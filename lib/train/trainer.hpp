@@ -58,7 +58,7 @@ public:
   static size_t staging_bytes(const config::Config& config, bool samples = false);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (training.eval_batches micro-batches)
+  double evaluate();  // mean val loss over the targets that count (training.eval_batches micro-batches)
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }

@@ -219,7 +219,8 @@ TEST_CASE("model, data and training defaults") {
 }
 
 TEST_CASE("training block rules") {
-  CHECK(error_of(with({{"training", {{"steps", 0}}}})) == "test.json: training.steps: 0 is out of range (expected >= 1)");
+  CHECK(error_of(with({{"training", {{"steps", 0}}}})) ==
+        "test.json: training.steps: 0 is out of range (expected >= 1)");
   CHECK(resolve(with({{"training", {{"steps", 7}}}})).training.steps == 7);
   CHECK(error_of(with({{"training", {{"resume", "latest"}}}})).find("training.resume: \"latest\" needs "
                                                                     "training.checkpoint_dir") != std::string::npos);
@@ -230,7 +231,8 @@ TEST_CASE("training block rules") {
   CHECK(resolve(with({{"training", {{"resume", ""}}}})).training.resume.name() == "none");
   CHECK(error_of(with({{"training", {{"resume", "auto"}}}})).find("training.resume: \"auto\" needs "
                                                                   "training.checkpoint_dir") != std::string::npos);
-  CHECK(resolve(with({{"training", {{"resume", "auto"}, {"checkpoint_dir", "ckpt"}}}})).training.resume.name() == "auto");
+  CHECK(resolve(with({{"training", {{"resume", "auto"}, {"checkpoint_dir", "ckpt"}}}})).training.resume.name() ==
+        "auto");
   CHECK(resolve(with({{"training", {{"save_dtype", "bf16"}}}})).training.save_dtype == zt::DType::BF16);
   CHECK(resolve(with({{"training", {{"save_dtype", "fp16"}}}})).training.save_dtype == zt::DType::F16);
   CHECK(error_of(with({{"training", {{"save_dtype", "fp8"}}}})).find("training.save_dtype") != std::string::npos);

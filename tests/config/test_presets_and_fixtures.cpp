@@ -133,11 +133,18 @@ TEST_CASE("the resolved JSON resolves to itself (presets, fixtures, every schedu
   std::vector<json> raws;
   for (const auto& file : json_files(kPresets)) raws.push_back(zt::read_json_file(file));
   for (const auto& file : json_files(kFixtures)) raws.push_back(zt::read_json_file(file));
-  raws.push_back(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}}}));
+  raws.push_back(
+      with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}}}));
   raws.push_back(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 50}}}}}}));
   raws.push_back(with({{"scheduler", {{"type", "LRRangeTest"}}}}));
-  raws.push_back(with({{"fp16", {{"enabled", true}}}, {"model", {{"preset", "custom"}, {"n_layer", 1}, {"n_head", 1},
-                                                                   {"d_model", 8}, {"vocab_size", 9}, {"max_seq_len", 4}}}}));
+  raws.push_back(with({{"fp16", {{"enabled", true}}},
+                       {"model",
+                        {{"preset", "custom"},
+                         {"n_layer", 1},
+                         {"n_head", 1},
+                         {"d_model", 8},
+                         {"vocab_size", 9},
+                         {"max_seq_len", 4}}}}));
   for (const auto& raw : raws)
     for (int w : {1, 3}) {
       INFO(raw.dump() << " at world size " << w);

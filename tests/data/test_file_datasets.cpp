@@ -111,7 +111,8 @@ TEST_CASE("format detection and names", "[data]") {
   CHECK(detect_token_format("synthetic:vocab=8") == TokenFormat::Synthetic);
   for (auto f : {TokenFormat::Auto, TokenFormat::LlmC, TokenFormat::Uint16, TokenFormat::Text, TokenFormat::Synthetic})
     CHECK(kTokenFormatNames.parse(kTokenFormatNames.name(f), "data.format") == f);
-  CHECK_THROWS_WITH(kTokenFormatNames.parse("parquet", "data.format"), Catch::Contains("data.format") && Catch::Contains("parquet"));
+  CHECK_THROWS_WITH(kTokenFormatNames.parse("parquet", "data.format"),
+                    Catch::Contains("data.format") && Catch::Contains("parquet"));
 }
 
 TEST_CASE("tokens outside the model vocabulary are named with their offset", "[data]") {

@@ -147,8 +147,9 @@ TEST_CASE("a monitor directory that cannot be created stops every rank at start-
 
 TEST_CASE("csv_monitor without output_path writes into ./csv_monitor/<job_name>", "[e2e][monitor]") {
   auto dir = fresh_dir("csv-monitor-default-path");
-  int code = run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set csv_monitor.enabled=true",
-                         dir + "/out.log");
+  int code =
+      run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set csv_monitor.enabled=true",
+                  dir + "/out.log");
   INFO(read_file(dir + "/out.log"));
   REQUIRE(code == 0);
   Csv loss = read_csv(dir + "/csv_monitor/DeepSpeedJobName/Train_Samples_train_loss.csv");
@@ -167,7 +168,8 @@ struct CommRow {
 // The comms_logger table's rows, by collective. Every line is tagged with its rank by launch.sh.
 std::map<std::string, CommRow> comm_table(const std::string& out) {
   const std::regex row(
-      R"(\[0\] .*info:   (all_reduce|reduce_scatter|all_gather|broadcast|barrier) +(\d+) +(\d+) +\d+(\.\d)? [KMG]?B +(\d+\.\d{3}) +(\S+)\n)");
+      R"(\[0\] .*info:   (all_reduce|reduce_scatter|all_gather|broadcast|barrier) +(\d+) +(\d+) +\d+(\.\d)? )"
+    R"([KMG]?B +(\d+\.\d{3}) +(\S+)\n)");
   std::map<std::string, CommRow> rows;
   for (auto it = std::sregex_iterator(out.begin(), out.end(), row); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
@@ -346,10 +348,11 @@ TEST_CASE("tensorboard writes one event file of the csv_monitor scalars, matchin
 TEST_CASE("tensorboard in fp16 records the loss scale; without output_path it writes ./tensorboard/<job_name>",
           "[e2e][monitor]") {
   auto dir = fresh_dir("tensorboard-default-path");
-  int code = run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set tensorboard.enabled=true" +
-                             " --set fp16.enabled=true --set bf16.enabled=false --set training.eval_interval=0" +
-                             " --set training.metrics=" + dir + "/metrics.jsonl",
-                         dir + "/out.log");
+  int code =
+      run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set tensorboard.enabled=true" +
+                      " --set fp16.enabled=true --set bf16.enabled=false --set training.eval_interval=0" +
+                      " --set training.metrics=" + dir + "/metrics.jsonl",
+                  dir + "/out.log");
   INFO(read_file(dir + "/out.log"));
   REQUIRE(code == 0);
   Metrics m = read_metrics(dir + "/metrics.jsonl");

@@ -110,7 +110,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
   REQUIRE(m.steps.size() == 12);
 
   // "MFU = F FLOP/token x tokens/s / (ranks x peak); peak per rank P GFLOP/s = how P was found"
-  const std::regex mfu_line(R"(MFU = (\d+) FLOP/token x tokens/s / \(ranks x peak\); peak per rank (\d+\.\d) GFLOP/s = \S.*)");
+  const std::regex mfu_line(
+      R"(MFU = (\d+) FLOP/token x tokens/s / \(ranks x peak\); peak per rank (\d+\.\d) GFLOP/s = \S.*)");
   auto mfu_begin = std::sregex_iterator(out.begin(), out.end(), mfu_line);
   REQUIRE(std::distance(mfu_begin, std::sregex_iterator()) == 1);
   const std::smatch mfu = *mfu_begin;
@@ -120,7 +121,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
 
   // "step     5/12 | loss 4.1234 | lr 3.000e-04 | grad norm 1.234 | 7.5 ms | 68442 tok/s | MFU 43.9%"
   const std::regex step_line(
-      R"(step +(\d+)/12 \| loss (\d+\.\d{4}) \| lr (\d\.\d{3}e[-+]\d{2}) \| grad norm (\d+\.\d{3}) \| (\d+\.\d) ms \| (\d+) tok/s \| MFU (\d+\.\d)%\n)");
+      R"(step +(\d+)/12 \| loss (\d+\.\d{4}) \| lr (\d\.\d{3}e[-+]\d{2}) \| grad norm (\d+\.\d{3}) \| )"
+    R"((\d+\.\d) ms \| (\d+) tok/s \| MFU (\d+\.\d)%\n)");
   std::vector<int64_t> printed;
   for (auto it = std::sregex_iterator(out.begin(), out.end(), step_line); it != std::sregex_iterator(); ++it) {
     const std::smatch& s = *it;
@@ -132,7 +134,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
     INFO("step " << step << ": " << s.str() << " metrics " << rec.dump());
     // The console shows the metrics file's values, rounded.
     CHECK(std::abs(std::stod(s[2]) - rec["loss"].get<double>()) <= 0.5e-4 + 1e-9);
-    CHECK(std::abs(std::stod(s[3]) - rec["lr"].get<double>()) <= 0.5e-3 * std::max(1e-30, rec["lr"].get<double>()) + 1e-12);
+    CHECK(std::abs(std::stod(s[3]) - rec["lr"].get<double>()) <=
+          0.5e-3 * std::max(1e-30, rec["lr"].get<double>()) + 1e-12);
     CHECK(std::abs(std::stod(s[4]) - rec["grad_norm"].get<double>()) <= 0.5e-3 + 1e-9);
     CHECK(std::abs(std::stod(s[5]) - rec["step_ms"].get<double>()) <= 0.05 + 1e-9);
     CHECK(std::abs(std::stod(s[6]) - rec["tokens_per_s"].get<double>()) <= 0.5 + 1e-6);
@@ -149,7 +152,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
   // evaluation and the last step's loss.
   REQUIRE(m.evals.size() == 1);
   CHECK(m.evals[0]["step"] == 12);
-  const std::regex done_line(R"(done: 12 steps in \d+\.\d s, final loss (\d+\.\d{4}), val loss (\d+\.\d{4}), \d+ tokens/s)");
+  const std::regex done_line(
+      R"(done: 12 steps in \d+\.\d s, final loss (\d+\.\d{4}), val loss (\d+\.\d{4}), \d+ tokens/s)");
   std::smatch done;
   REQUIRE(std::regex_search(out, done, done_line));
   CHECK(std::abs(std::stod(done[1]) - m.steps.back()["loss"].get<double>()) <= 0.5e-4 + 1e-9);

@@ -103,7 +103,8 @@ TEST_CASE("frozen elements are never reduced: bytes sent per step with training.
   }
 }
 
-TEST_CASE("with frozen parameters stages 0-3 give bit-identical results; frozen ones never change", "[engine][frozen][parity]") {
+TEST_CASE("with frozen parameters stages 0-3 give bit-identical results; frozen ones never change",
+          "[engine][frozen][parity]") {
   auto& comm = world();
   for (const auto& frozen : {kFrozen, kFrozenBottom})
   for (std::string dtype : {"fp32", "bf16"}) {
@@ -194,7 +195,9 @@ TEST_CASE("LoRA at stage 3: the ledger's model states per rank equal the plan, t
     const auto after = ledger.stats();
     trainer.train_step(1);  // (nothing of the model states is allocated by a step)
     const auto stepped = ledger.stats();
-    auto held = [&](const MemStats& s, MemCategory k) { return s.cur(MemSpace::Device, k) - before.cur(MemSpace::Device, k); };
+    auto held = [&](const MemStats& s, MemCategory k) {
+      return s.cur(MemSpace::Device, k) - before.cur(MemSpace::Device, k);
+    };
     const MemoryPlan plan = plan_memory(c, int(N));
     const size_t d = dtype == "bf16" ? 2 : 4, k = dtype == "bf16" ? 12 : 8;
     const size_t P = trainer.engine().partition().padded(), Tp = trainer.engine().train_partition().padded();
