@@ -20,11 +20,7 @@ TextCodec TextCodec::tokenizer(const std::string& path) {
   std::string separator_name;
   c.separator_ = document_separator(*t, separator_name);
   c.stops_.push_back(c.separator_);
-  for (const std::string& end : {t->config_string("eos_token"), std::string("<|endoftext|>"),
-                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
-                                 std::string("<|im_end|>"), std::string("</s>")})
-    if (const AddedToken* token = end.empty() ? nullptr : t->added_tokens().by_content(end))
-      c.stops_.push_back(token->id);
+  for (const int32_t id : end_token_ids(*t)) c.stops_.push_back(id);
   c.name_ = t->source();
   c.tokenizer_ = std::move(t);
   return c;

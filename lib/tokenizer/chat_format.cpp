@@ -66,6 +66,16 @@ std::string strip_newlines(std::string_view s, bool front, bool back) {
 
 }  // namespace chat
 
+std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer) {
+  std::vector<int32_t> ids;
+  for (const std::string& end : {tokenizer.config_string("eos_token"), std::string("<|endoftext|>"),
+                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
+                                 std::string("<|im_end|>"), std::string("</s>")})
+    if (const AddedToken* token = end.empty() ? nullptr : tokenizer.added_tokens().by_content(end))
+      ids.push_back(token->id);
+  return ids;
+}
+
 bool chat_format_has_tools(ChatFormat format) {
   return format == ChatFormat::Qwen25 || format == ChatFormat::Qwen3 || format == ChatFormat::Llama31;
 }

@@ -49,6 +49,10 @@ inline constexpr auto kChatFormatNames = name_table<ChatFormat>({{ChatFormat::Ch
                                                                  {ChatFormat::Llama2, "llama2"},
                                                                  {ChatFormat::Mistral, "mistral"}});
 bool chat_format_has_tools(ChatFormat format);
+// The ids of the tokens that end a text or a turn in `tokenizer`: its eos_token, those the chat
+// formats write at a turn's end (<|eot_id|>, <|eom_id|>, <|im_end|>, </s>) and those models write
+// at a text's (<|endoftext|>, <|end_of_text|>); what generation stops at.
+std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer);
 
 // The format a chat template (tokenizer_config.json's chat_template) is, by the text only that
 // template writes: nothing for a template that is none of them.

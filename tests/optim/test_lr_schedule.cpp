@@ -16,13 +16,11 @@ double beta1_at(const LrScheduleConfig& c, double beta1, int64_t steps_taken) {
 // WarmupLR or WarmupDecayLR from min_lr to max_lr over `steps`.
 LrScheduleConfig warmup(const std::string& type, double min_lr, double max_lr, int64_t steps,
                         const std::string& warmup_type) {
-  LrScheduleConfig c;
-  c.type = type;
-  c.warmup_min_lr = min_lr;
-  c.warmup_max_lr = max_lr;
-  c.warmup_num_steps = steps;
-  c.warmup_type = warmup_type;
-  return c;
+  return {.type = type,
+          .warmup_min_lr = min_lr,
+          .warmup_max_lr = max_lr,
+          .warmup_num_steps = steps,
+          .warmup_type = warmup_type};
 }
 }  // namespace
 
