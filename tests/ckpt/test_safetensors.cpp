@@ -135,12 +135,10 @@ TEST_CASE("safetensors corruptions each give their own error", "[safetensors]") 
   CHECK_THAT(err("not_object.st", R"([1, 2])", ""), Catch::Contains("does not start with"));
   CHECK_THAT(err("reversed.st", R"({"w":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", data),
              Catch::Contains("\"w\"") && Catch::Contains("[8, 0]"));
-  CHECK_THAT(
-      err("overlap.st",
-          R"({"u":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-          R"("v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-          data),
-      Catch::Contains("\"u\"") && Catch::Contains("\"v\"") && Catch::Contains("overlap"));
+  const std::string overlapping = R"({"u":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                  R"("v":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+  CHECK_THAT(err("overlap.st", overlapping, data),
+             Catch::Contains("\"u\"") && Catch::Contains("\"v\"") && Catch::Contains("overlap"));
   CHECK_THAT(err("dtype.st", R"({"w":{"dtype":"F33","shape":[2],"data_offsets":[0,8]}})", data),
              Catch::Contains("\"w\"") && Catch::Contains("unknown dtype \"F33\""));
   CHECK_THAT(err("shape.st", R"({"w":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", data),
@@ -151,12 +149,9 @@ TEST_CASE("safetensors corruptions each give their own error", "[safetensors]") 
              Catch::Contains("\"w\"") && Catch::Contains("shape"));
   CHECK_THAT(err("no_offsets.st", R"({"w":{"dtype":"F32","shape":[2]}})", data),
              Catch::Contains("\"w\"") && Catch::Contains("data_offsets"));
-  CHECK_THAT(
-      err("dup.st",
-          R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
-          R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
-          data),
-      Catch::Contains("\"w\" appears twice"));
+  const std::string twice = R"({"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+                            R"("w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})";
+  CHECK_THAT(err("dup.st", twice, data), Catch::Contains("\"w\" appears twice"));
   CHECK_THAT(
       err("meta.st", R"({"__metadata__":{"epoch":3},"w":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", data),
       Catch::Contains("__metadata__.epoch"));

@@ -60,12 +60,10 @@ TEST_CASE("save_final writes the weights, and init_from starts a run from them",
 
   // A run from those weights with a learning rate too small to move them: its evaluation after
   // step 1 is the trained run's final one. From a fresh model it would be near ln 256 = 5.5.
-  code = run_command(common + " --steps 1 --set training.eval_interval=1 --set training.lr=1e-9" +
-                         " --set training.init_from=" + dir + "/final/model.safetensors --set training.metrics=" + dir +
-                         "/resumed.jsonl",
-                     dir + "/resumed.log");
-  INFO(read_file(dir + "/resumed.log"));
-  REQUIRE(code == 0);
+  run_ok(common + " --steps 1 --set training.eval_interval=1 --set training.lr=1e-9" +
+             " --set training.init_from=" + dir + "/final/model.safetensors --set training.metrics=" + dir +
+             "/resumed.jsonl",
+         dir + "/resumed.log");
   Metrics trained = read_metrics(dir + "/trained.jsonl"), resumed = read_metrics(dir + "/resumed.jsonl");
   REQUIRE(trained.evals.size() == 1);
   REQUIRE(resumed.evals.size() == 1);
@@ -100,12 +98,11 @@ TEST_CASE("init_from with weights of another shape names the tensor and both sha
 
 TEST_CASE("the console logs each printed step with its fields, the MFU formula once, and a summary", "[e2e][logging]") {
   auto dir = fresh_dir("step-log");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
-                             " --set training.metrics=" + dir + "/metrics.jsonl",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  const std::string out =
+      run_ok(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
+                 " --set training.metrics=" + dir + "/metrics.jsonl",
+             dir + "/out.log");
   INFO(out);
-  REQUIRE(code == 0);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.steps.size() == 12);
 
@@ -187,17 +184,13 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
 TEST_CASE("without a launcher zerotrain runs as one rank without MPI, with the numbers of a one-rank job",
           "[e2e][world]") {
   auto dir = fresh_dir("single-rank");
-  int code = run_command(std::string("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE ") +
-                             ZT_ZEROTRAIN + " --config zero3 --steps 5 --set training.metrics=" + dir + "/alone.jsonl",
-                         dir + "/alone.log");
-  std::string out = read_file(dir + "/alone.log");
+  const std::string out =
+      run_ok(std::string("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE ") + ZT_ZEROTRAIN +
+                 " --config zero3 --steps 5 --set training.metrics=" + dir + "/alone.jsonl",
+             dir + "/alone.log");
   INFO(out);
-  REQUIRE(code == 0);
   CHECK(out.find("(1 rank, no MPI)") != std::string::npos);
-  code = run_command(launch(1) + " --config zero3 --steps 5 --set training.metrics=" + dir + "/mpi.jsonl",
-                     dir + "/mpi.log");
-  INFO(read_file(dir + "/mpi.log"));
-  REQUIRE(code == 0);
+  run_ok(launch(1) + " --config zero3 --steps 5 --set training.metrics=" + dir + "/mpi.jsonl", dir + "/mpi.log");
   Metrics alone = read_metrics(dir + "/alone.jsonl"), mpi = read_metrics(dir + "/mpi.jsonl");
   REQUIRE(alone.steps.size() == 5);
   REQUIRE(mpi.steps.size() == 5);
