@@ -165,13 +165,8 @@ std::vector<InputFile> export_inputs(const std::string& checkpoint, const HfOutp
     inputs.push_back(model_directory_input("the model directory it started from", output.model_dir));
   if (!output.tokenizer_dir.empty() && output.tokenizer_dir != output.model_dir)
     inputs.push_back(model_directory_input("the tokenizer that ships with it", output.tokenizer_dir));
-  if (!from.init_from.empty() && from.init_from != output.model_dir)
-    inputs.push_back(std::filesystem::is_directory(from.init_from)
-                         ? model_directory_input("the weights it started from", from.init_from)
-                         : InputFile{"the weights it started from", from.init_from});
-  if (!from.lora_init_from.empty())
-    inputs.push_back({"the adapters it started from", from.lora_init_from,
-                      {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  add_start_inputs(inputs, from.init_from, from.lora_init_from, output.model_dir, "the weights it started from",
+                   "the adapters it started from");
   return inputs;
 }
 

@@ -264,6 +264,16 @@ OutputLocation model_directory_output(const std::string& key, const std::string&
                             : ""};
 }
 
+void add_start_inputs(std::vector<InputFile>& inputs, const std::string& init_from, const std::string& lora_init_from,
+                      const std::string& model_dir, const std::string& init_key, const std::string& lora_key) {
+  std::error_code ec;
+  if (!init_from.empty() && init_from != model_dir)
+    inputs.push_back(fs::is_directory(init_from, ec) ? model_directory_input(init_key, init_from)
+                                                     : InputFile{init_key, init_from});
+  if (!lora_init_from.empty())
+    inputs.push_back({lora_key, lora_init_from, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+}
+
 std::vector<InputFile> input_files(const config::Config& c) {
   std::vector<InputFile> in;
   std::error_code ec;
@@ -273,14 +283,8 @@ std::vector<InputFile> input_files(const config::Config& c) {
   if (!c.model.path.empty()) in.push_back(model_directory_input("model.path", c.model.path));
   for (const std::string& file : c.data.train) in.push_back({"data.train", file});
   for (const std::string& file : c.data.val) in.push_back({"data.val", file});
-  if (!t.random_init() && t.init_from != c.model.path) {
-    const bool dir = fs::is_directory(t.init_from, ec);
-    in.push_back(dir ? model_directory_input("training.init_from", t.init_from)
-                     : InputFile{"training.init_from", t.init_from});
-  }
-  const auto& adapter = c.lora.init_from;
-  if (c.lora.enabled && !adapter.empty())
-    in.push_back({"lora.init_from", adapter, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  add_start_inputs(in, t.random_init() ? "" : t.init_from, c.lora.enabled ? c.lora.init_from : "", c.model.path,
+                   "training.init_from", "lora.init_from");
   // A checkpoint resumed from elsewhere; resuming in training.checkpoint_dir is what that directory is for.
   const bool named = t.resume.from == config::ResumeFrom::Path;
   if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume.path, t.checkpoint_dir)))
