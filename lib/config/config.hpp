@@ -298,7 +298,8 @@ struct Config {
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
-  std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  DType training_dtype() const { return fp16.enabled ? DType::F16 : bf16.enabled ? DType::BF16 : DType::F32; }
+  std::string dtype() const { return std::string(dtype_name(training_dtype())); }
   // Activations are recomputed in backward (DeepSpeed's activation checkpointing, or the Trainer's
   // gradient_checkpointing).
   bool recompute_activations() const { return activation_checkpointing.recompute() || training.gradient_checkpointing; }

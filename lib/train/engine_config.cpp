@@ -8,7 +8,7 @@ EngineOptions engine_options(const config::Config& c) {
   EngineOptions o;
   const auto& z = c.zero;
   o.stage = z.stage;
-  o.dtype = dtype_from_name(c.dtype());
+  o.dtype = c.training_dtype();
   o.comm_dtype = dtype_from_name(c.communication_data_type.empty() ? c.dtype() : c.communication_data_type);
   o.gradient_accumulation_steps = c.gradient_accumulation_steps;
   o.gradient_clipping = c.gradient_clipping;

@@ -120,7 +120,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
   if (start_step_ > 0 && best_.enabled()) restore_best();
-  peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
+  peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&

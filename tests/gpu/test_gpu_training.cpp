@@ -103,7 +103,7 @@ config::Config run_config(const Spec& s) {
 }
 
 Backend& backend_for(const std::string& device, const config::Config& c) {
-  return select_backend(*kDeviceChoiceNames.find(device), 0, 1, dtype_from_name(c.dtype()));
+  return select_backend(*kDeviceChoiceNames.find(device), 0, 1, c.training_dtype());
 }
 
 struct RunResult {
