@@ -47,7 +47,13 @@ struct NameTable {
     const std::vector<std::string> all = names();
     std::string out;
     for (size_t i = 0; i < all.size(); ++i) {
-      if (i > 0) out += i + 1 < all.size() || last == "," ? ", " : " " + std::string(last) + " ";
+      if (i > 0 && (i + 1 < all.size() || last == ",")) {
+        out += ", ";
+      } else if (i > 0) {
+        out += ' ';
+        out += last;
+        out += ' ';
+      }
       out += all[i];
     }
     return out;
