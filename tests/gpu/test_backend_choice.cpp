@@ -62,6 +62,6 @@ TEST_CASE("cuda and auto follow the GPUs this process sees", "[backend]") {
 }
 
 TEST_CASE("an unknown device name is refused", "[backend]") {
-  CHECK_THROWS_WITH(select_backend("tpu", 0, 1, DType::F32),
+  CHECK_THROWS_WITH(kDeviceChoiceNames.parse("tpu", "training.device"),
                     Contains("training.device") && Contains("auto, cpu or cuda"));
 }
