@@ -185,7 +185,8 @@ int main(int argc, char** argv) {
       model.backward(hooks, 1.0f);
       rec.phase[Backward] = seconds_since(t0);
       t0 = Clock::now();
-      const double norm = std::sqrt(vector.sum_of_squares({hooks.grad.data(), DType::F32, MemSpace::Host}, layout.total, 1.0f));
+      const double norm =
+          std::sqrt(vector.sum_of_squares({hooks.grad.data(), DType::F32, MemSpace::Host}, layout.total, 1.0f));
       const float clip = float(clip_coefficient(norm, 1.0));
       float* grad = hooks.grad.data();
 #pragma omp parallel for schedule(static)
@@ -212,9 +213,10 @@ int main(int argc, char** argv) {
     std::sort(records.begin(), records.end(), [](auto& a, auto& b) { return a.total < b.total; });
     const StepRecord& mid = records[(records.size() - 1) / 2];
     const double tokens = double(B) * T;
-    std::printf("\nmedian step: %.1f ms over %d steps (min %.1f, max %.1f); %.0f tokens/s; %.1f GFLOP/s by 6N+attention\n",
-                med, steps, records.front().total * 1e3, records.back().total * 1e3, tokens / (med * 1e-3),
-                double(model.flops_per_token()) * tokens / (med * 1e-3) / 1e9);
+    std::printf(
+        "\nmedian step: %.1f ms over %d steps (min %.1f, max %.1f); %.0f tokens/s; %.1f GFLOP/s by 6N+attention\n", med,
+        steps, records.front().total * 1e3, records.back().total * 1e3, tokens / (med * 1e-3),
+        double(model.flops_per_token()) * tokens / (med * 1e-3) / 1e9);
 
     std::printf("\nbreakdown of the median step (%.1f ms), per phase:\n", mid.total * 1e3);
     for (int p = 0; p < PhaseCount; p++) std::printf("  %-18s %8.1f ms\n", phase_names[p], mid.phase[p] * 1e3);

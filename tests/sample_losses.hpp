@@ -100,7 +100,8 @@ inline SampleLosses losses_in_micro_batches(const SampleSampler& sampler, int vo
         const int64_t k = rows.sample[size_t(e)];
         const size_t begin = size_t(b) * size_t(shape.seq) + size_t(starts[size_t(e - rows.row_begin[size_t(row)])]);
         const size_t end = begin + size_t(rows.length[size_t(e)]);
-        std::vector<int32_t> own(size_t(shape.tokens()), kIgnoredTarget), other(inputs.begin(), inputs.begin() + shape.tokens());
+        std::vector<int32_t> own(size_t(shape.tokens()), kIgnoredTarget),
+            other(inputs.begin(), inputs.begin() + shape.tokens());
         for (size_t i = 0; i < own.size(); i++) {
           if (i >= begin && i < end) own[i] = targets[i];
           else other[i] = (other[i] + 7) % vocab;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
 #include "subcommand.hpp"
 
@@ -67,7 +68,7 @@ void add_tokenizer_mismatch_option(CLI::App& command, std::string& policy) {
       .add_option("--tokenizer-mismatch", policy,
                   "error: refuse a token file or tokenizer made by another tokenizer than the model's (docs/data.md); "
                   "warn: go on")
-      ->check(CLI::IsMember({"error", "warn"}))
+      ->check(CLI::IsMember(kTokenizerMismatchNames.names()))
       ->capture_default_str();
 }
 

@@ -49,9 +49,10 @@ int eval(const EvalOptions& o, int argc, char** argv) {
   const std::string read =
       r.samples.empty() ? fmt::format("{} windows of {} x {} tokens", r.windows, r.batch_size, r.seq_len)
                         : fmt::format("{} micro-batches of {} rows: {}", r.windows, r.batch_size, r.samples);
-  std::printf("eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%s) on %d rank%s in %.1f s\n",
-              o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted),
-              static_cast<long long>(r.targets), read.c_str(), world.size(), world.size() == 1 ? "" : "s", seconds);
+  std::printf(
+      "eval: %s: loss %.6f, perplexity %.3f, over %lld targets that count of %lld (%s) on %d rank%s in %.1f s\n",
+      o.data.c_str(), r.loss, std::exp(r.loss), static_cast<long long>(r.counted), static_cast<long long>(r.targets),
+      read.c_str(), world.size(), world.size() == 1 ? "" : "s", seconds);
   return 0;
 }
 
@@ -69,10 +70,10 @@ Subcommand eval_subcommand(CLI::App& app) {
   cmd->add_option("--max-windows", o->max_windows, "evaluate the first N windows (micro-batches) only (0: all)")
       ->capture_default_str();
   cmd->add_option("--packing", o->packing, "record data: none (a sample per row), pack or windows (data.packing)")
-      ->check(CLI::IsMember({"none", "pack", "windows"}))
+      ->check(CLI::IsMember(kPackingNames.names()))
       ->capture_default_str();
   cmd->add_option("--truncation", o->truncation, "record data: a sample longer than T, truncate or drop")
-      ->check(CLI::IsMember({"truncate", "drop"}))
+      ->check(CLI::IsMember(kTruncationNames.names()))
       ->capture_default_str();
   add_tokenizer_mismatch_option(*cmd, o->tokenizer_mismatch);
   return {cmd, [o = o](int argc, char** argv) { return eval(*o, argc, argv); }};

@@ -15,7 +15,8 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kExportExamples = R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
+const char* const kExportExamples =
+    R"(CHECKPOINT_DIR is training.checkpoint_dir (the checkpoint its `latest` file names) or one step
 directory in it, saved at any ZeRO stage by any number of ranks. Writes OUT_DIR as transformers'
 save_pretrained does for the model's family (gpt2, llama, mistral, qwen2, qwen3): config.json,
 model.safetensors under Hugging Face names (or model-00001-of-0000N.safetensors and
@@ -59,7 +60,7 @@ void export_model(const ExportArgs& a) {
   output.max_shard_bytes = parse_byte_size(a.max_shard_size, "--max-shard-size");
   std::optional<TokenizerMismatch> tokenizer_mismatch;
   if (!a.tokenizer_mismatch.empty())
-    tokenizer_mismatch = tokenizer_mismatch_from_name(a.tokenizer_mismatch, "--tokenizer-mismatch");
+    tokenizer_mismatch = kTokenizerMismatchNames.parse(a.tokenizer_mismatch, "--tokenizer-mismatch");
   if (classify_path(a.checkpoint_dir) == PathKind::Adapter)
     export_adapter(a.checkpoint_dir, a.out_dir, output, a.merge, a.overwrite);
   else

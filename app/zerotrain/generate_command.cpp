@@ -11,7 +11,8 @@ namespace zt::cli {
 
 namespace {
 
-const char* const kGenerateFooter = R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
+const char* const kGenerateFooter =
+    R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
 model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
 model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
 them), or a PEFT adapter directory (a LoRA run's training.save_final or --output_dir: its adapters
@@ -45,14 +46,15 @@ Subcommand generate_subcommand(CLI::App& app) {
   cmd->add_flag("--chat", o->chat, "the prompt is a user's turn in the model's chat format; print the answer");
   cmd->add_option("--system", o->system, "with --chat: the system message (it replaces a template's default one)");
   cmd->add_option("--chat-format", o->chat_format,
-                  "with --chat: " + chat_format_names() + " (default: told by the tokenizer's chat template)");
+                  "with --chat: " + kChatFormatNames.list(",") + " (default: told by the tokenizer's chat template)");
   cmd->add_option("--max-new-tokens", o->max_new_tokens, "tokens to generate at most")->capture_default_str();
   cmd->add_option("--temperature", o->sampling.temperature, "softmax temperature; 0: greedy")->capture_default_str();
   cmd->add_option("--top-k", o->sampling.top_k, "draw among the K most likely tokens; 0: all")->capture_default_str();
   cmd->add_option("--top-p", o->sampling.top_p,
                   "draw among the fewest most likely tokens whose probabilities reach P; 1: all")
       ->capture_default_str();
-  cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")->capture_default_str();
+  cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")
+      ->capture_default_str();
   return {cmd, [o = o](int, char**) {
             init_logging(log_options(0, "info"));  // warnings go to stderr, the text to stdout
             return exit_status("generate", [&] { run_generate(*o, stdout); });

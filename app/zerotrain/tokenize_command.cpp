@@ -15,7 +15,8 @@ namespace zt::cli {
 
 Subcommand tokenize_subcommand(CLI::App& app) {
   auto [command, options] = add_command<TokenizeOptions>(
-      app, "tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)", R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
+      app, "tokenize", "text, JSON Lines and chat data to llm.c token files (docs/data.md)",
+      R"(Each text file is one document; each record of a .jsonl file (or of a .json array) is one:
 {"text": ...} is text; {"messages": [{"role", "content"}...]} (tool calls and results included),
 {"conversations": [{"from", "value"}...]} (ShareGPT) and {"instruction", "input", "output"} (Alpaca)
 are conversations, rendered in the model's chat format (its chat template's) with the loss on the
@@ -25,7 +26,8 @@ answers only (OUT.mask beside OUT.bin); {"prompt", "completion"} trains on the c
 without "prompt": the start chosen and rejected share), LLaMA-Factory's {"instruction" or
 "conversations", "chosen", "rejected"} and ms-swift's {"messages", "rejected_response" or "rejected_messages"}, are two
 samples each, prompt + chosen then prompt + rejected, with TRL's DPOTrainer's ids and the loss on the
-answers (OUT.idx an index of pairs); a file holds one form, and pairs no other data. --val N% moves a seeded sample of N% of the documents, whole, to
+answers (OUT.idx an index of pairs); a file holds one form, and pairs no other data. --val N% moves a seeded )"
+    R"(sample of N% of the documents, whole, to
 OUT.val.bin (one text file, with no documents to sample: its last N% of tokens).
 
 Examples:
@@ -42,8 +44,9 @@ Examples:
   command->add_option("-o,--output", options->output, "the token file to write (OUT.bin)")->required();
   command->add_option("--val", options->val, "N%: a seeded sample of N% of the documents (records) go to OUT.val.bin");
   command->add_option("--seed", options->seed, "which documents --val takes")->capture_default_str();
-  command->add_option("--chat-format", options->chat_format,
-                      chat_format_names() + " (default: told by the tokenizer's chat template, else its special tokens)");
+  command->add_option(
+      "--chat-format", options->chat_format,
+      kChatFormatNames.list(",") + " (default: told by the tokenizer's chat template, else its special tokens)");
   command->add_option("--system", options->system,
                       "the system message of the conversations that have none (it replaces a template's default one)");
   command->add_option("--train-on", options->train_on,

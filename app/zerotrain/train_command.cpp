@@ -66,7 +66,8 @@ the run's summary: docs/metrics.md; launchers, hostfiles and SLURM: docs/launchi
 )";
 
 // With no --config: DeepSpeed's defaults, batch sizes from the training block.
-const char* const kDefaultConfig = R"({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})";
+const char* const kDefaultConfig =
+    R"({"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto"})";
 
 struct TrainArgs {
   std::string config;
@@ -102,7 +103,8 @@ void add_train_options(CLI::App& app, TrainArgs& t) {
                "where inputs lie (training.overwrite): an output directory may hold inputs, and save_final may "
                "replace the model directory it started from (written beside it, then swapped in)");
   app.add_flag("--print-config,--print_config", t.print_config, "print the resolved config as JSON on stdout and exit");
-  app.add_flag("--dry-run,--dry_run", t.dry_run, "resolve, build the model and engine plan, print the memory plan, exit");
+  app.add_flag("--dry-run,--dry_run", t.dry_run,
+               "resolve, build the model and engine plan, print the memory plan, exit");
   t.world_opt = app.add_option("--world-size,--world_size", t.world_size,
                                "with --print-config or --dry-run: resolve and plan as if N ranks ran")
                     ->check(positive_int());

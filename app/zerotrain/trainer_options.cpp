@@ -50,7 +50,8 @@ TrainerOptions::TrainerOptions(CLI::App& app, CLI::Option* steps, CLI::Option* m
   // Hidden from --help (the footer names them): accepted, and a warning says why they change nothing.
   for (const config::IgnoredTrainerArgument& a : config::ignored_trainer_arguments()) {
     auto value = std::make_shared<std::string>();
-    ignored_.push_back({a.name, app.add_option(trainer_option_names(a.name), *value)->expected(0, 1)->group(""), value});
+    ignored_.push_back(
+        {a.name, app.add_option(trainer_option_names(a.name), *value)->expected(0, 1)->group(""), value});
   }
 }
 

@@ -215,7 +215,8 @@ void bench_llama_elementwise(const Run& r) {
   }
   {
     const size_t width = size_t(m.NH + 2 * m.NKV) * m.hd, rotated = size_t(N) * (m.NH + m.NKV) * m.hd;
-    Buffer qkv(size_t(N) * width, r.dt), cos(size_t(r.T) * m.hd / 2, DType::F32), sin(size_t(r.T) * m.hd / 2, DType::F32);
+    Buffer qkv(size_t(N) * width, r.dt), cos(size_t(r.T) * m.hd / 2, DType::F32),
+        sin(size_t(r.T) * m.hd / 2, DType::F32);
     report_bytes("rope fwd (q, k in place)", time_ms([&] {
       cuda::rope_forward(r.dt, qkv.ptr, cos.as<float>(), sin.as<float>(), r.B, r.T, m.NH, m.NKV, m.hd, nullptr);
     }, r.iters), 2.0 * rotated * r.es);

@@ -37,7 +37,8 @@ void print_cudnn() {
     if (!lib) continue;
     using GetVersion = size_t (*)();
     const auto get = reinterpret_cast<GetVersion>(dlsym(lib, "cudnnGetVersion"));
-    if (get) std::printf("cuDNN:    %s (%s)\n", coded_version((long long)get()).c_str(), file_of((const void*)get).c_str());
+    if (get)
+      std::printf("cuDNN:    %s (%s)\n", coded_version((long long)get()).c_str(), file_of((const void*)get).c_str());
     else std::printf("cuDNN:    %s has no cudnnGetVersion\n", name);
     return;
   }
@@ -51,10 +52,12 @@ int main() {
   const cudaError_t driver_status = cudaDriverGetVersion(&driver);
   cudaRuntimeGetVersion(&runtime);
   if (driver_status != cudaSuccess || driver == 0)
-    std::printf("driver:   none (%s)\n", driver_status != cudaSuccess ? cudaGetErrorString(driver_status) : "no driver");
+    std::printf("driver:   none (%s)\n",
+                driver_status != cudaSuccess ? cudaGetErrorString(driver_status) : "no driver");
   else
     std::printf("driver:   CUDA %s\n", cuda_version(driver).c_str());
-  std::printf("runtime:  CUDA %s (%s)\n", cuda_version(runtime).c_str(), file_of((const void*)&cudaRuntimeGetVersion).c_str());
+  std::printf("runtime:  CUDA %s (%s)\n", cuda_version(runtime).c_str(),
+              file_of((const void*)&cudaRuntimeGetVersion).c_str());
   std::printf("cuBLASLt: %s (%s)\n", coded_version((long long)cublasLtGetVersion()).c_str(),
               file_of((const void*)&cublasLtGetVersion).c_str());
   int nccl = 0;

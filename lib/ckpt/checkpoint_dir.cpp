@@ -39,7 +39,8 @@ std::optional<std::string> latest_checkpoint(const std::string& root) {
     fail("{}: {} is not the name of a step directory (expected step_NNNNNNNN and a newline)", file.string(),
          quoted_bytes(text));
   const std::string dir = (fs::path(root) / name).string();
-  if (!is_step_dir(dir)) fail("{}: names {}, which is not a complete checkpoint (no {})", file.string(), dir, kMetaFile);
+  if (!is_step_dir(dir))
+    fail("{}: names {}, which is not a complete checkpoint (no {})", file.string(), dir, kMetaFile);
   return dir;
 }
 

@@ -87,7 +87,9 @@ public:
     if (!v.is_array()) fail("{}: \"{}\" is not an array", path_, name(key));
     return v;
   }
-  std::string name(std::string_view key) const { return where_.empty() ? std::string(key) : where_ + "." + std::string(key); }
+  std::string name(std::string_view key) const {
+    return where_.empty() ? std::string(key) : where_ + "." + std::string(key);
+  }
   const std::string& path() const { return path_; }
 
 private:

@@ -18,9 +18,9 @@
 // the files that intersect its own. With frozen parameters (training.freeze, LoRA's base weights)
 // these are the elements of the trainable space (core/trainable_space.hpp): the layout marks the
 // frozen tensors ("trainable": false), which the checkpoint does not hold; they come from where the
-// run started (training.init_from, or the seeded initialisation) again. A step directory is written as step_00000120.tmp, meta.json
-// last, and renamed when complete; `latest` is replaced (temporary file, fsync, rename) only
-// after that. A directory without meta.json or with the .tmp suffix is never a checkpoint.
+// run started (training.init_from, or the seeded initialisation) again. A step directory is written as
+// step_00000120.tmp, meta.json last, and renamed when complete; `latest` is replaced (temporary file, fsync, rename)
+// only after that. A directory without meta.json or with the .tmp suffix is never a checkpoint.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>

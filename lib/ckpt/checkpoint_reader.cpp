@@ -13,18 +13,6 @@ namespace zt {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-std::string shape_text(const std::vector<size_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-const TensorSpec* find_tensor(const ParamLayout& layout, const std::string& name) { return layout.find(name); }
-
-}  // namespace
-
 CheckpointReader::CheckpointReader(std::string step_dir)
     : dir_(std::move(step_dir)), meta_(read_meta(dir_)), layout_crc32c_(layout_crc32c(meta_.layout)) {
   for (size_t i = 0; i < meta_.shards.size(); ++i) {
@@ -55,7 +43,7 @@ void CheckpointReader::check_layout(const ParamLayout& layout) const {
   const std::string what = fmt::format("{}: saved from a model of another shape", dir_);
   for (auto& g : layout.groups)
     for (auto& t : g.tensors) {
-      const TensorSpec* saved = find_tensor(meta_.layout, t.name);
+      const TensorSpec* saved = meta_.layout.find(t.name);
       if (!saved) fail("{}: this model's tensor {} {} is not in the checkpoint", what, t.name, shape_text(t.shape));
       if (saved->shape != t.shape)
         fail("{}: tensor {} is {} in the checkpoint and {} in this model", what, t.name, shape_text(saved->shape),
@@ -70,7 +58,7 @@ void CheckpointReader::check_layout(const ParamLayout& layout) const {
     }
   for (auto& g : meta_.layout.groups)
     for (auto& t : g.tensors)
-      if (!find_tensor(layout, t.name))
+      if (!layout.find(t.name))
         fail("{}: the checkpoint's tensor {} {} is not in this model", what, t.name, shape_text(t.shape));
   if (layout.trainable_numel() != meta_.flat_params)
     fail("{}: {} parameters in the checkpoint, {} in this model", what, meta_.flat_params, layout.trainable_numel());

@@ -177,11 +177,12 @@ void CheckpointWriter::complete(const Job& job, const std::vector<ShardStatus>& 
   } catch (const std::exception& e) {  // the new checkpoint is complete and named: training goes on
     spdlog::warn("{}", e.what());
   }
-  spdlog::info("checkpoint {}: {} shard file{}, {:.1f} MB written in the background in {:.2f} s ({:.2f} GB/s); the "
-               "step waited {:.3f} s for the copy to host memory{}",
-               final_dir, all.size(), all.size() == 1 ? "" : "s", double(bytes) / 1e6, seconds,
-               seconds > 0 ? double(bytes) / 1e9 / seconds : 0.0, job.copy_seconds,
-               removed.empty() ? "" : fmt::format("; removed {} older (training.keep_last {})", removed.size(), keep_last_));
+  spdlog::info(
+      "checkpoint {}: {} shard file{}, {:.1f} MB written in the background in {:.2f} s ({:.2f} GB/s); the "
+      "step waited {:.3f} s for the copy to host memory{}",
+      final_dir, all.size(), all.size() == 1 ? "" : "s", double(bytes) / 1e6, seconds,
+      seconds > 0 ? double(bytes) / 1e9 / seconds : 0.0, job.copy_seconds,
+      removed.empty() ? "" : fmt::format("; removed {} older (training.keep_last {})", removed.size(), keep_last_));
   for (const std::string& old : removed)
     spdlog::info("checkpoint {} deleted: training.keep_last {} keeps the newest{}", old, keep_last_,
                  best_step_ ? fmt::format(" and the best ({})", step_dir_name(*best_step_)) : "");

@@ -115,7 +115,8 @@ SafetensorsEntry parse_entry(const std::string& path, const std::string& name, c
          e.begin, e.end, data_size, data_start);
   uint64_t numel = 1;
   for (uint64_t d : e.shape) {
-    if (d != 0 && numel > UINT64_MAX / d) fail("{}: tensor \"{}\": shape {} overflows", path, name, shape_string(e.shape));
+    if (d != 0 && numel > UINT64_MAX / d)
+      fail("{}: tensor \"{}\": shape {} overflows", path, name, shape_string(e.shape));
     numel *= d;
   }
   if (numel > UINT64_MAX / esize || numel * esize != e.end - e.begin)
@@ -171,7 +172,8 @@ SafetensorsReader::SafetensorsReader(const std::string& path) : path_(path) {
 
 // The 8-byte length, then the JSON header it measures.
 nlohmann::json SafetensorsReader::read_header() {
-  if (file_size_ < 8) fail("{}: {} bytes is too small for a safetensors file (8-byte header length)", path_, file_size_);
+  if (file_size_ < 8)
+    fail("{}: {} bytes is too small for a safetensors file (8-byte header length)", path_, file_size_);
   uint8_t length_bytes[8];
   pread_exact(fd_, length_bytes, 8, 0, path_);
   std::memcpy(&header_length_, length_bytes, 8);

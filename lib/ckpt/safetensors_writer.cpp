@@ -24,8 +24,8 @@ uint64_t SafetensorsSpec::bytes() const {
   return n;
 }
 
-SafetensorsPlan::SafetensorsPlan(std::vector<SafetensorsSpec> tensors, const std::map<std::string, std::string>& metadata,
-                                 const std::string& path)
+SafetensorsPlan::SafetensorsPlan(std::vector<SafetensorsSpec> tensors,
+                                 const std::map<std::string, std::string>& metadata, const std::string& path)
     : path_(path) {
   std::set<std::string> names;
   for (auto& t : tensors)
@@ -40,7 +40,8 @@ SafetensorsPlan::SafetensorsPlan(std::vector<SafetensorsSpec> tensors, const std
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
   for (auto& t : tensors) {
-    header[t.name] = {{"dtype", dtype_tag(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes()}}};
+    header[t.name] = {
+        {"dtype", dtype_tag(t.dtype)}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.bytes()}}};
     placed_.push_back({t, offset});
     offset += t.bytes();
   }

@@ -31,7 +31,8 @@ void SyncedFile::write_at(uint64_t offset, const void* data, size_t bytes) {
     // Linux moves at most about 2 GB per call.
     const ssize_t n = ::pwrite(fd_, p, std::min<size_t>(bytes, size_t(1) << 30), off_t(offset));
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("{}: write of {} bytes at offset {} failed: {}", path_, bytes, offset, std::strerror(n < 0 ? errno : EIO));
+    if (n <= 0)
+      fail("{}: write of {} bytes at offset {} failed: {}", path_, bytes, offset, std::strerror(n < 0 ? errno : EIO));
     p += n;
     bytes -= size_t(n);
     offset += uint64_t(n);

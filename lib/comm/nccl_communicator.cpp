@@ -324,7 +324,8 @@ WorkPtr NcclCommunicator::issue(Collective c, bool async) {
           async);
     case CommOp::AllGather:
       return launch_pieces(
-          c, bytes, [&] { ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_)); },
+          c, bytes,
+          [&] { ZT_NCCL_CHECK(ncclAllGather(c.send, c.recv, c.counts[0], nccl_type(dtype), comm_, stream_)); },
           // Unequal pieces: every rank broadcasts its piece into place.
           [&](int p, size_t offset) {
             void* slot = bytes_at(c.recv, offset, dtype);

@@ -44,7 +44,8 @@ std::string integer_problem(const nlohmann::json& v, IntRange range, int64_t& n)
   } else if (v.is_number_float()) {
     // Integers may be written as 5e8; 2.5 for an integer key is a mistake, not something to round.
     const double d = v.get<double>();
-    if (!std::isfinite(d) || std::floor(d) != d) return fmt::format("{} is not an integer (expected {})", show(v), expected);
+    if (!std::isfinite(d) || std::floor(d) != d)
+      return fmt::format("{} is not an integer (expected {})", show(v), expected);
     if (std::fabs(d) >= 9.2e18) return out_of_range;
     n = int64_t(d);
   } else {
@@ -220,7 +221,8 @@ std::vector<std::string> Block::texts(const std::string& key) {
   return {};
 }
 
-std::string Block::choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed) {
+std::string Block::choice(const std::string& key, const std::string& fallback,
+                          const std::vector<std::string>& allowed) {
   auto v = raw(key);
   if (!v) return fallback;
   if (v->is_string()) {
@@ -302,7 +304,8 @@ void Block::finish() {
     // at its default.
     const std::string* origin = diag_.origins ? diag_.origins->find(path_of(it.key())) : nullptr;
     const bool from_set = origin && origin->rfind("--set ", 0) == 0;
-    const bool mistake = unknown_ == UnknownKeys::Error || from_set || (suggestion && is_near_miss(it.key(), *suggestion));
+    const bool mistake =
+        unknown_ == UnknownKeys::Error || from_set || (suggestion && is_near_miss(it.key(), *suggestion));
     std::string what = "unknown key";
     if (suggestion)
       what += "; did you mean " + *suggestion + "?";

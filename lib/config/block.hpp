@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/diagnostics.hpp"
+#include "core/name_table.hpp"
 
 namespace zt::config {
 
@@ -80,6 +81,11 @@ public:
   std::vector<std::string> texts(const std::string& key);
   // One of `allowed`, matched case-insensitively; returns the spelling in `allowed`.
   std::string choice(const std::string& key, const std::string& fallback, const std::vector<std::string>& allowed);
+  // One of the first names of `names`, as above, read into its value.
+  template <class E, size_t N>
+  E choice(const std::string& key, E fallback, const NameTable<E, N>& names) {
+    return *names.find(choice(key, std::string(names.name(fallback)), names.names()));
+  }
 
   // A nested block (marks the key known).
   Block child(const std::string& key, UnknownKeys unknown);

@@ -10,6 +10,12 @@
 #include <vector>
 
 #include "config/trainer_arguments.hpp"
+#include "core/device.hpp"
+#include "core/dtype_names.hpp"
+#include "core/name_table.hpp"
+#include "core/offload_device.hpp"
+#include "data/sample_rows.hpp"
+#include "data/tokenizer_identity.hpp"
 #include "model/gpt_shape.hpp"
 #include "model/lora.hpp"
 #include "optim/lr_schedule.hpp"
@@ -17,7 +23,7 @@
 namespace zt::config {
 
 struct OffloadOptimizerConfig {
-  std::string device = "none";  // none | cpu | nvme
+  OffloadDevice device = OffloadDevice::None;
   std::string nvme_path;
   bool pin_memory = true;
   int64_t buffer_count = 4;
@@ -26,7 +32,7 @@ struct OffloadOptimizerConfig {
 };
 
 struct OffloadParamConfig {
-  std::string device = "none";
+  OffloadDevice device = OffloadDevice::None;
   std::string nvme_path;
   bool pin_memory = true;
   int64_t buffer_count = 5;
@@ -139,20 +145,47 @@ struct DataConfig {
   std::string format = "auto";  // auto | llmc | uint16 | text | synthetic
   int seq_len = 0;              // 0 resolves to the model's max_seq_len
   bool shuffle = true;
-  // A token file made by another tokenizer than the model's (docs/data.md): error | warn.
-  std::string tokenizer_mismatch = "error";
+  // A token file made by another tokenizer than the model's (docs/data.md): refused, or a warning.
+  TokenizerMismatch tokenizer_mismatch = TokenizerMismatch::Error;
   // Record data (samples, docs/data.md): one per row (none), several whole samples to a row (pack),
   // or the token stream's windows as for text (windows).
-  std::string packing = "none";
-  std::string padding = "longest";      // a micro-batch's rows: to its longest row | max_length (seq_len)
-  std::string truncation = "truncate";  // a sample longer than seq_len: truncate (its first seq_len tokens) | drop
+  Packing packing = Packing::None;
+  Padding padding = Padding::Longest;  // a micro-batch's rows: to its longest row | max_length (seq_len)
+  Truncation truncation = Truncation::Truncate;  // a sample longer than seq_len: its first seq_len tokens | dropped
 };
 
-inline constexpr const char* kRandomInit = "random";  // training.init_from: random values of the architecture
+inline constexpr const char* kRandomInit = "random";
+
+// training.eval_strategy: evaluate when there is validation data (auto); evaluation asked for,
+// validation data required (steps); never (no).
+enum class EvalStrategy { Auto, Steps, No };
+inline constexpr auto kEvalStrategyNames =
+    name_table<EvalStrategy>({{EvalStrategy::Auto, "auto"}, {EvalStrategy::Steps, "steps"}, {EvalStrategy::No, "no"}});
+// training.save_strategy, the Hugging Face Trainer's choices of what to keep (docs/config.md):
+// every save_interval (steps), at each new best of metric_for_best_model (best), only the last
+// step's (no).
+enum class SaveStrategy { Steps, Best, No };
+inline constexpr auto kSaveStrategyNames =
+    name_table<SaveStrategy>({{SaveStrategy::Steps, "steps"}, {SaveStrategy::Best, "best"}, {SaveStrategy::No, "no"}});
+
+// training.resume: from nowhere (none), checkpoint_dir's latest checkpoint (latest: there must be
+// one; auto: when there is one), or a step directory named by its path.
+enum class ResumeFrom { None, Latest, Auto, Path };
+inline constexpr auto kResumeNames =
+    name_table<ResumeFrom>({{ResumeFrom::None, "none"}, {ResumeFrom::Latest, "latest"}, {ResumeFrom::Auto, "auto"}});
+struct Resume {
+  ResumeFrom from = ResumeFrom::None;
+  std::string path;  // ResumeFrom::Path
+  bool asked() const { return from != ResumeFrom::None; }
+  bool latest() const { return from == ResumeFrom::Latest || from == ResumeFrom::Auto; }
+  // As the config writes it: "none", "latest", "auto" or the path.
+  std::string name() const { return from == ResumeFrom::Path ? path : std::string(kResumeNames.name(from)); }
+};  // training.init_from: random values of the architecture
 
 struct TrainingConfig {
   int64_t steps = 100;  // when neither given, nor from epochs, nor from the scheduler's total_num_steps
-  double epochs = 0;    // passes over data.train (its windows, or the rows of its samples) that give the steps; 0: not given
+  double epochs =
+      0;  // passes over data.train (its windows, or the rows of its samples) that give the steps; 0: not given
   int64_t micro_batch_size = 4;
   int64_t gradient_accumulation_steps = 1;
   // The Hugging Face Trainer's defaults (TrainingArguments), what "auto" takes.
@@ -168,9 +201,7 @@ struct TrainingConfig {
   int64_t logging_steps = 10;   // a step line every N steps (and the first and the last); 0: only those
   bool gradient_checkpointing = false;  // recompute each block in backward
   int64_t eval_interval = 100;  // and after the last step; 0: no eval
-  // auto: evaluate when there is validation data; steps: evaluation asked for (validation data
-  // required); no: never
-  std::string eval_strategy = "auto";
+  EvalStrategy eval_strategy = EvalStrategy::Auto;
   int64_t eval_batches = 0;  // windows (micro-batches) per evaluation over all ranks; 0: all of data.val
   int64_t sample_every = 0;     // print a sample of generated text every N steps; 0: never
   int64_t sample_tokens = 64;   // tokens of a sample
@@ -178,26 +209,24 @@ struct TrainingConfig {
   std::string sample_tokenizer;  // the tokenizer of the data; "": bytes (a vocabulary of 256)
   int64_t save_interval = 0;  // 0: no periodic checkpoints
   int64_t keep_last = 0;      // 0: keep all (the best checkpoint is always kept)
-  // The Hugging Face Trainer's choices of what to keep (docs/config.md): steps (every
-  // save_interval), best (at each new best of metric_for_best_model), no (only the last step's).
-  std::string save_strategy = "steps";
+  SaveStrategy save_strategy = SaveStrategy::Steps;
   std::string metric_for_best_model;  // eval_loss when anything asks for the best; "" otherwise
   bool greater_is_better = false;
   bool load_best_model_at_end = false;  // save_final writes the best checkpoint's model
   int64_t early_stopping_patience = 0;  // evaluations without improvement that end the run; 0: never
   double early_stopping_threshold = 0.0;  // the improvement that counts: more than this
   std::string checkpoint_dir;
-  std::string resume = "none";  // latest | auto | a step directory | none
+  Resume resume;
   // A Hugging Face model directory, a safetensors file or a checkpoint, or "random"; resolved from
   // "" to model.path's own weights, else random (config/initial_weights.hpp).
   std::string init_from;
   bool random_init() const { return init_from.empty() || init_from == kRandomInit; }
   std::string save_final;       // directory
-  std::string save_dtype = "fp32";  // fp32 | bf16 | fp16: the dtype of save_final
+  DType save_dtype = DType::F32;  // the dtype of save_final
   std::string log_dir;
   std::string metrics;          // JSONL path
   double comm_timeout = 600.0;  // seconds
-  std::string device = "auto";  // auto | cpu | cuda
+  DeviceChoice device = DeviceChoice::Auto;
   int64_t device_memory_limit = 0;  // bytes the run may hold in the device's memory; 0: all it has
   bool cuda_graph = false;          // replay each micro-batch's forward and backward as a CUDA graph
   // Hugging Face name patterns of parameters that do not train (model/name_pattern.hpp).
@@ -281,7 +310,8 @@ struct Config {
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
-  std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  DType training_dtype() const { return fp16.enabled ? DType::F16 : bf16.enabled ? DType::BF16 : DType::F32; }
+  std::string dtype() const { return std::string(dtype_name(training_dtype())); }
   // The rows of a micro-batch: train_micro_batch_size_per_gpu, or twice as many with a preference
   // block (a pair's chosen and rejected rows).
   int64_t micro_batch_rows() const { return train_micro_batch_size_per_gpu * (preference.enabled ? 2 : 1); }

@@ -56,7 +56,8 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
   d.train = read_files(b, "train");
   d.val = read_files(b, "val");
   // Without data.val: the validation file `zerotrain tokenize --val` wrote beside the training data.
-  if (train_given && !b.present("val") && d.train.size() == 1 && std::filesystem::is_regular_file(val_file_of(d.train[0])))
+  if (train_given && !b.present("val") && d.train.size() == 1 &&
+      std::filesystem::is_regular_file(val_file_of(d.train[0])))
     d.val = {val_file_of(d.train[0])};
   if (!train_given) {
     if (d.format == "llmc" || d.format == "uint16")
@@ -74,10 +75,10 @@ DataConfig read_data(Block& b, const ModelConfig& model) {
                                   model.shape.max_seq_len));
   d.seq_len = int(seq_len);
   d.shuffle = b.boolean("shuffle", d.shuffle);
-  d.tokenizer_mismatch = b.choice("tokenizer_mismatch", d.tokenizer_mismatch, {"error", "warn"});
-  d.packing = b.choice("packing", d.packing, {"none", "pack", "windows"});
-  d.padding = b.choice("padding", d.padding, {"longest", "max_length"});
-  d.truncation = b.choice("truncation", d.truncation, {"truncate", "drop"});
+  d.tokenizer_mismatch = b.choice("tokenizer_mismatch", d.tokenizer_mismatch, kTokenizerMismatchNames);
+  d.packing = b.choice("packing", d.packing, kPackingNames);
+  d.padding = b.choice("padding", d.padding, kPaddingNames);
+  d.truncation = b.choice("truncation", d.truncation, kTruncationNames);
   b.finish();
   return d;
 }

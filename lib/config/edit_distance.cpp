@@ -72,7 +72,8 @@ std::optional<std::string> closest_match(const std::string& word, const std::vec
   for (const auto& c : candidates) {
     const auto theirs = words_of(c);
     const bool shorter = words.size() < theirs.size();
-    if (std::min(words.size(), theirs.size()) >= 2 && (shorter ? words_within(words, theirs) : words_within(theirs, words)))
+    if (std::min(words.size(), theirs.size()) >= 2 &&
+        (shorter ? words_within(words, theirs) : words_within(theirs, words)))
       return c;
   }
   return std::nullopt;

@@ -8,7 +8,8 @@ namespace zt::config {
 std::string resolve_initial_weights(Config& c, const ValueSources& sources) {
   std::string& init = c.training.init_from;
   const std::string& dir = c.model.path;
-  if (init == kRandomInit) return fmt::format("weights: random values from {}", sources.described("training.init_from"));
+  if (init == kRandomInit)
+    return fmt::format("weights: random values from {}", sources.described("training.init_from"));
   if (!init.empty())
     return fmt::format("weights from {} ({}): the weights only; Adam's moments, the step and the schedule start afresh",
                        init, sources.described("training.init_from"));

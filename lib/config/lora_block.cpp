@@ -28,7 +28,7 @@ LoraConfig read_lora(Block& b, const ModelConfig& model, bool given) {
     if (t != "all-linear" && std::find(names.begin(), names.end(), t) == names.end())
       b.reject(fmt::format("target_modules[{}]", i),
                fmt::format("\"{}\" is not a projection of a {} block (expected some of {}, or \"all-linear\")", t,
-                           model_type_name(model.shape.model_type), fmt::join(names, ", ")));
+                           kModelTypeNames.name(model.shape.model_type), fmt::join(names, ", ")));
   }
   if (l.target_modules.empty()) l.target_modules = default_lora_targets(model.shape.model_type);
   return l;

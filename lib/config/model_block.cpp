@@ -49,7 +49,7 @@ std::vector<LayerAttention> read_layer_types(Block& model) {
   std::vector<LayerAttention> types;
   const std::vector<std::string> names = model.texts("layer_types");
   for (size_t i = 0; i < names.size(); ++i) {
-    const auto type = layer_attention_from_name(names[i]);
+    const auto type = kLayerAttentionNames.find(names[i]);
     if (!type)
       model.fail("layer_types", fmt::format("entry {} \"{}\" is not implemented (expected sliding_attention or "
                                             "full_attention)",
@@ -132,8 +132,7 @@ ModelConfig read_model(Block& b) {
   const std::string path = b.file_path("path", "");  // its config.json's keys are in the block (expand_model_path)
 
   GptShape shape = preset == "custom" ? GptShape{} : *gpt_preset(preset);
-  const std::string type_name = b.choice("model_type", std::string(model_type_name(shape.model_type)), model_type_names());
-  const ModelType type = *model_type_from_name(type_name);
+  const ModelType type = b.choice("model_type", shape.model_type, kModelTypeNames);
   if (type != shape.model_type) reset_to_family_defaults(shape, type);
   const bool gpt2 = type == ModelType::Gpt2;
 
@@ -167,9 +166,11 @@ ModelConfig read_model(Block& b) {
   constexpr double kMaxParams = 1e15;
   const double params = shape.num_params_approx();
   if (params > kMaxParams)
-    b.diagnostics().fail(b.path(), fmt::format("n_layer {}, d_model {}, vocab_size {} and max_seq_len {} make {:.3g} parameters (expected at "
-                           "most {:.0e})",
-                           shape.n_layer, shape.d_model, shape.vocab_size, shape.max_seq_len, params, kMaxParams));
+    b.diagnostics().fail(
+        b.path(),
+        fmt::format("n_layer {}, d_model {}, vocab_size {} and max_seq_len {} make {:.3g} parameters (expected at "
+                    "most {:.0e})",
+                    shape.n_layer, shape.d_model, shape.vocab_size, shape.max_seq_len, params, kMaxParams));
   if (shape.head_dim == 0 && shape.d_model % shape.n_head != 0)
     b.fail("n_head", fmt::format("{} does not divide {} {} (expected a divisor of d_model{})", shape.n_head,
                                  b.path_of("d_model"), shape.d_model, gpt2 ? "" : ", or an explicit head_dim"));

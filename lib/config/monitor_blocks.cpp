@@ -95,7 +95,8 @@ CommsLoggerConfig read_comms_logger(Block& top) {
   c.prof_all = b.boolean("prof_all", c.prof_all);
   b.unimplemented("debug", false);
   if (auto ops = b.raw("prof_ops")) {
-    if (!ops->is_array()) b.fail("prof_ops", fmt::format("{} is not an array (expected a list of collective names)", show(*ops)));
+    if (!ops->is_array())
+      b.fail("prof_ops", fmt::format("{} is not an array (expected a list of collective names)", show(*ops)));
     for (size_t i = 0; i < ops->size(); ++i) {
       if (!(*ops)[i].is_string())
         b.fail(fmt::format("prof_ops[{}]", i), fmt::format("{} is not a string (expected a collective name such as "

@@ -39,14 +39,16 @@ std::string explain_lr(const Config& c, const ValueSources& s) {
 }
 
 std::string explain_warmup(const ValueSources& s) {
-  if (s.given("training.warmup_ratio") && !s.given("training.warmup_steps")) return s.described("training.warmup_ratio");
+  if (s.given("training.warmup_ratio") && !s.given("training.warmup_steps"))
+    return s.described("training.warmup_ratio");
   return s.described("training.warmup_steps");
 }
 
 std::string explain_schedule(const Config& c, const ValueSources& s) {
   const auto& sc = c.scheduler;
   const std::string type_how = s.how("training.lr_scheduler_type");
-  if (sc.type.empty()) return fmt::format("schedule constant: no scheduler block, training.lr_scheduler_type ({})", type_how);
+  if (sc.type.empty())
+    return fmt::format("schedule constant: no scheduler block, training.lr_scheduler_type ({})", type_how);
   if (is_trainer_schedule(sc.type))
     return fmt::format("schedule {}, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type {}): "
                        "warmup {} steps from {}, then {}",
@@ -64,7 +66,8 @@ std::string explain_schedule(const Config& c, const ValueSources& s) {
 // A key of the batch: given ("auto" included), or derived from the others as DeepSpeed does.
 std::string batch_key(const ValueSources& s, const std::string& key, const std::string& shorthand) {
   if (s.given(key)) return s.chain(key, s.described(shorthand));
-  if (s.given("train_batch_size")) return fmt::format("{} derived from train_batch_size ({})", key, s.how("train_batch_size"));
+  if (s.given("train_batch_size"))
+    return fmt::format("{} derived from train_batch_size ({})", key, s.how("train_batch_size"));
   return key + " not given (1, as DeepSpeed takes it)";
 }
 
@@ -80,7 +83,8 @@ std::string explain_precision(const Config& c, const ValueSources& s) {
   const std::string bf16_key = std::string(!s.given("bf16") && s.given("bfloat16") ? "bfloat16" : "bf16") + ".enabled";
   std::string from;
   for (const std::string& key : {fp16_key, bf16_key})
-    if (s.given(key)) from += fmt::format("{}{} {} ({})", from.empty() ? "" : ", ", key, s.find(key)->dump(), s.how(key));
+    if (s.given(key))
+      from += fmt::format("{}{} {} ({})", from.empty() ? "" : ", ", key, s.find(key)->dump(), s.how(key));
   if (from.empty()) return fmt::format("precision {}, the default (neither fp16 nor bf16 enabled)", c.dtype());
   if (s.is_auto(bf16_key) && !c.fp16.enabled)
     from += c.bf16.enabled ? "; bf16 \"auto\": the device has bf16" : "; bf16 \"auto\": the device has no bf16";

@@ -24,7 +24,7 @@ TrainedParts recorded_parts(const nlohmann::json& config) {
 
 }  // namespace
 
-RecordedRun read_recorded_run(const nlohmann::json& config) {
+RecordedRun read_recorded_run(const nlohmann::json& config, const std::string& where) {
   RecordedRun r;
   r.model_path = text_at(config, "/model/path");
   r.init_from = text_at(config, "/training/init_from");
@@ -34,7 +34,7 @@ RecordedRun read_recorded_run(const nlohmann::json& config) {
   if (config.contains(seed) && config.at(seed).is_number_unsigned()) r.seed = config.at(seed).get<uint64_t>();
   r.sample_tokenizer = text_at(config, "/training/sample_tokenizer");
   if (const std::string mismatch = text_at(config, "/data/tokenizer_mismatch"); !mismatch.empty())
-    r.tokenizer_mismatch = mismatch;
+    r.tokenizer_mismatch = kTokenizerMismatchNames.parse(mismatch, where + " data.tokenizer_mismatch");
   r.parts = recorded_parts(config);
   return r;
 }

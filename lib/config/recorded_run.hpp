@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "data/tokenizer_identity.hpp"
 #include "model/lora.hpp"
 
 namespace zt::config {
@@ -16,10 +17,11 @@ struct RecordedRun {
   std::string lora_init_from;    // lora.init_from ("": PEFT's initialisation)
   uint64_t seed = 0;             // training.seed
   std::string sample_tokenizer;  // training.sample_tokenizer
-  std::string tokenizer_mismatch = "error";  // data.tokenizer_mismatch
+  TokenizerMismatch tokenizer_mismatch = TokenizerMismatch::Error;  // data.tokenizer_mismatch
   TrainedParts parts;            // the lora block and training.freeze
 };
 
-RecordedRun read_recorded_run(const nlohmann::json& config);
+// An unknown name is an error naming `where` (the meta.json) and the key.
+RecordedRun read_recorded_run(const nlohmann::json& config, const std::string& where = "meta.json");
 
 }  // namespace zt::config

@@ -107,7 +107,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   auto origins = std::make_shared<ValueOrigins>();
   auto errors = std::make_shared<ErrorList>();
   const Diagnostics diag{source, origins, errors};
-  if (!raw_config.is_object()) diag.fail("", show(raw_config) + " is not a JSON object (expected a DeepSpeed config {...})");
+  if (!raw_config.is_object())
+    diag.fail("", show(raw_config) + " is not a JSON object (expected a DeepSpeed config {...})");
   if (options.world_size < 1) fail("world size {} is invalid (expected >= 1)", options.world_size);
   nlohmann::json raw = raw_config;
   nlohmann::ordered_json hf_config = apply_command_line(raw, options, *origins);

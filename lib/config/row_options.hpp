@@ -6,7 +6,7 @@
 namespace zt::config {
 
 inline RowOptions row_options(const DataConfig& d) {
-  return {packing_from_name(d.packing), padding_from_name(d.padding), truncation_from_name(d.truncation), d.seq_len};
+  return {d.packing, d.padding, d.truncation, d.seq_len};
 }
 
 }  // namespace zt::config

@@ -62,7 +62,8 @@ nlohmann::json read_schedule_kwargs(Block& training, const std::string& type) {
 
 void apply_schedule_kwargs(const nlohmann::json& kwargs, double peak_lr, LrScheduleConfig& s, const Diagnostics& diag) {
   s.num_cycles = kwargs.value("num_cycles", s.type == "cosine_with_restarts" ? 1.0 : 0.5);
-  s.min_lr_rate = kwargs.contains("min_lr") ? kwargs["min_lr"].get<double>() / peak_lr : kwargs.value("min_lr_rate", 0.0);
+  s.min_lr_rate =
+      kwargs.contains("min_lr") ? kwargs["min_lr"].get<double>() / peak_lr : kwargs.value("min_lr_rate", 0.0);
   s.lr_end = kwargs.value("lr_end", 1e-7);
   s.power = kwargs.value("power", 1.0);
   if (s.type == "polynomial" && !(s.lr_end < peak_lr))

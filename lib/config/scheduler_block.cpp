@@ -79,7 +79,8 @@ LrScheduleConfig read_scheduler(Block& top, const AutoValues& av, const Training
     return s;
   }
   Block b = top.child("scheduler", UnknownKeys::Error);
-  if (!b.present("type")) b.fail("type", "missing (expected WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest)");
+  if (!b.present("type"))
+    b.fail("type", "missing (expected WarmupLR, WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest)");
   s.type = b.choice("type", "", {"WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"});
   Block p = b.child("params", UnknownKeys::Error);
   p.unimplemented("last_batch_iteration", -1);

@@ -87,7 +87,8 @@ void read_ignored_top_level_keys(Block& top) {
     if (!v) continue;
     if (!v->is_object())
       top.reject(key, fmt::format("{} is not an object (expected a JSON object {{...}})", show(*v)));
-    else if (block_in_use(*v)) top.warn(key, fmt::format("{} has no effect (not implemented in zerotrain); ignored", show(*v)));
+    else if (block_in_use(*v))
+      top.warn(key, fmt::format("{} has no effect (not implemented in zerotrain); ignored", show(*v)));
   }
   // Scalar settings with their DeepSpeed defaults.
   top.unimplemented("memory_breakdown", false);

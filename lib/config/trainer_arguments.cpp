@@ -11,6 +11,7 @@
 
 #include "config/overrides.hpp"
 #include "core/error.hpp"
+#include "core/name_table.hpp"
 
 namespace zt::config {
 
@@ -218,15 +219,21 @@ bool contains(const std::vector<std::string>& list, const std::string& item) {
   return std::find(list.begin(), list.end(), item) != list.end();
 }
 
+// The entries of --report_to that are not another integration's name.
+enum class Report { None, All, Tensorboard };
+constexpr auto kReportNames =
+    name_table<Report>({{Report::None, "none"}, {Report::All, "all"}, {Report::Tensorboard, "tensorboard"}});
+
 // --report_to's entries, checked: tensorboard (or all, the one integration there is) writes events.
 bool reports_to_tensorboard(const TrainerArgumentValue& g) {
   const std::vector<std::string> names = list_of(g.value.value_or(""));
   if (names.empty()) fail("--report_to: needs a value (tensorboard, all or none)");
   for (const std::string& n : names) {
     const std::string name = lower(n);
-    if (name == "none" && names.size() > 1)
+    const std::optional<Report> report = kReportNames.find(name);
+    if (report == Report::None && names.size() > 1)
       fail("--report_to {}: none goes alone (expected none, or tensorboard and others)", *g.value);
-    if (name != "none" && name != "all" && name != "tensorboard" && !contains(unavailable_integrations(), name))
+    if (!report && !contains(unavailable_integrations(), name))
       fail("--report_to {}: {} is not an integration (expected tensorboard, all or none)", *g.value, n);
   }
   return contains(names, "tensorboard") || contains(names, "all");
@@ -237,7 +244,9 @@ const TrainerArgumentValue* given_argument(const std::vector<TrainerArgumentValu
   return it == given.end() ? nullptr : &*it;
 }
 
-std::string origin_of(const TrainerArgumentValue& g) { return g.value ? "--" + g.name + " " + *g.value : "--" + g.name; }
+std::string origin_of(const TrainerArgumentValue& g) {
+  return g.value ? "--" + g.name + " " + *g.value : "--" + g.name;
+}
 
 // The tensorboard monitor writing into `logging_dir`: its <output_path>/<job_name>.
 void add_tensorboard_directory(const std::string& logging_dir, const std::string& origin,
@@ -330,7 +339,8 @@ std::string default_logging_dir(const std::string& output_dir) {
 
 std::vector<CommandLineSetting> trainer_argument_settings(const TrainerArgumentValue& given) {
   const TrainerArgument* a = find_argument(given.name);
-  if (!a || std::string(a->key) == "model") fail("--{}: not a Hugging Face Trainer argument zerotrain maps", given.name);
+  if (!a || std::string(a->key) == "model")
+    fail("--{}: not a Hugging Face Trainer argument zerotrain maps", given.name);
   const std::string option = "--" + given.name;
   const std::string origin = origin_of(given);
   const std::string name = a->name;
@@ -371,7 +381,8 @@ std::vector<CommandLineSetting> trainer_argument_settings(const TrainerArgumentV
   }
   if (name == "lora_target_modules" || name == "lora_target") {
     nlohmann::json modules = nlohmann::json::array();
-    for (const std::string& m : list_of(text)) modules.push_back(name == "lora_target" && m == "all" ? "all-linear" : m);
+    for (const std::string& m : list_of(text))
+      modules.push_back(name == "lora_target" && m == "all" ? "all-linear" : m);
     if (modules.empty()) fail("{}: needs module names", option);
     return {{a->key, modules, origin}};
   }

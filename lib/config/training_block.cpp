@@ -33,14 +33,21 @@ void take_trainer_names(nlohmann::json& raw, const Diagnostics& diag) {
 }
 
 std::string TrainingConfig::evaluation_asked_by() const {
-  if (eval_strategy == "steps") return "eval_strategy";
-  if (save_strategy == "best") return "save_strategy";
+  if (eval_strategy == EvalStrategy::Steps) return "eval_strategy";
+  if (save_strategy == SaveStrategy::Best) return "save_strategy";
   if (load_best_model_at_end) return "load_best_model_at_end";
   if (early_stopping_patience > 0) return "early_stopping_patience";
   return "";
 }
 
 namespace {
+
+// "" is none; a name other than none, latest and auto is a step directory's path.
+Resume read_resume(const std::string& text) {
+  if (text.empty()) return {};
+  if (const std::optional<ResumeFrom> from = kResumeNames.find(text)) return {*from, ""};
+  return {ResumeFrom::Path, text};
+}
 
 // The best checkpoint as the Trainer keeps it: metric_for_best_model (eval_loss, also spelt loss: the
 // only metric evaluation gives) defaults to eval_loss when anything asks for a best, and
@@ -52,23 +59,23 @@ void read_best(Block& b, TrainingConfig& t, std::optional<bool> greater) {
     b.fail("metric_for_best_model", fmt::format("{} is not a metric zerotrain evaluates (expected eval_loss, or loss: "
                                                 "the validation loss)",
                                                 show(nlohmann::json(m))));
-  if (!m.empty() || t.save_strategy == "best" || t.load_best_model_at_end || t.early_stopping_patience > 0)
+  if (!m.empty() || t.save_strategy == SaveStrategy::Best || t.load_best_model_at_end || t.early_stopping_patience > 0)
     t.metric_for_best_model = "eval_loss";
   t.greater_is_better = greater.value_or(false);  // the Trainer's default: not for a name ending in "loss"
-  if (t.eval_strategy == "no" && !t.evaluation_asked_by().empty())
+  if (t.eval_strategy == EvalStrategy::No && !t.evaluation_asked_by().empty())
     b.fail(t.evaluation_asked_by(), fmt::format("needs evaluation, and training.eval_strategy is \"no\" (expected "
                                                 "eval_strategy steps or auto)"));
   if (!t.evaluation_asked_by().empty() && t.eval_interval == 0)
     b.fail("eval_interval", fmt::format("0 evaluates nothing, and training.{} asks for evaluation (expected the "
                                         "steps between evaluations, >= 1)",
                                         t.evaluation_asked_by()));
-  if ((t.save_strategy == "best" || t.load_best_model_at_end) && t.checkpoint_dir.empty())
-    b.fail(t.save_strategy == "best" ? "save_strategy" : "load_best_model_at_end",
+  if ((t.save_strategy == SaveStrategy::Best || t.load_best_model_at_end) && t.checkpoint_dir.empty())
+    b.fail(t.save_strategy == SaveStrategy::Best ? "save_strategy" : "load_best_model_at_end",
            "needs training.checkpoint_dir (expected a directory for the checkpoints, e.g. --output_dir)");
-  if (t.load_best_model_at_end && t.save_strategy == "no")
+  if (t.load_best_model_at_end && t.save_strategy == SaveStrategy::No)
     b.fail("load_best_model_at_end", "needs checkpoints to choose from, and training.save_strategy is \"no\" "
                                      "(expected save_strategy steps or best)");
-  if (t.load_best_model_at_end && t.save_strategy == "steps" &&
+  if (t.load_best_model_at_end && t.save_strategy == SaveStrategy::Steps &&
       (t.save_interval == 0 || t.save_interval % t.eval_interval != 0))
     b.fail("load_best_model_at_end",
            fmt::format("needs a checkpoint at every evaluation that can be the best: training.save_interval {} is not "
@@ -98,7 +105,8 @@ TrainingConfig read_training(Block& b) {
   // of the steps (TrainingArguments 5 has no warmup_ratio).
   const nlohmann::json* warmup = b.raw("warmup_steps");
   const bool warmup_is_ratio = warmup && warmup->is_number_float() && *warmup >= 0.0 && *warmup < 1.0;
-  if (warmup && warmup->is_number_float() && *warmup >= 1.0 && warmup->get<double>() != std::floor(warmup->get<double>()))
+  if (warmup && warmup->is_number_float() && *warmup >= 1.0 &&
+      warmup->get<double>() != std::floor(warmup->get<double>()))
     b.reject("warmup_steps", fmt::format("{} is neither a whole number of steps nor a ratio of the steps (expected an "
                                          "integer >= 0, or a float in [0, 1): the ratio)",
                                          show(*warmup)));
@@ -117,9 +125,9 @@ TrainingConfig read_training(Block& b) {
   t.gradient_checkpointing = b.boolean("gradient_checkpointing", t.gradient_checkpointing);
   t.seed = uint64_t(b.integer("seed", int64_t(t.seed), IntRange::at_least(0)));
   t.eval_interval = b.integer("eval_interval", t.eval_interval, IntRange::at_least(0));
-  t.eval_strategy = b.choice("eval_strategy", t.eval_strategy, {"auto", "steps", "no"});
+  t.eval_strategy = b.choice("eval_strategy", t.eval_strategy, kEvalStrategyNames);
   // The Trainer's eval_strategy steps without eval_steps evaluates every logging_steps.
-  if (t.eval_strategy == "steps" && !b.present("eval_interval") && t.logging_steps > 0)
+  if (t.eval_strategy == EvalStrategy::Steps && !b.present("eval_interval") && t.logging_steps > 0)
     t.eval_interval = t.logging_steps;
   t.eval_batches = b.integer("eval_batches", t.eval_batches, IntRange::at_least(0));
   t.sample_every = b.integer("sample_every", t.sample_every, IntRange::at_least(0));
@@ -128,25 +136,25 @@ TrainingConfig read_training(Block& b) {
   t.sample_tokenizer = b.file_path("sample_tokenizer", t.sample_tokenizer);
   t.save_interval = b.integer("save_interval", t.save_interval, IntRange::at_least(0));
   t.keep_last = b.integer("keep_last", t.keep_last, IntRange::at_least(0));
-  t.save_strategy = b.choice("save_strategy", t.save_strategy, {"steps", "best", "no"});
+  t.save_strategy = b.choice("save_strategy", t.save_strategy, kSaveStrategyNames);
   t.metric_for_best_model = b.text("metric_for_best_model", t.metric_for_best_model);
   const std::optional<bool> greater = b.present("greater_is_better")
                                           ? std::optional<bool>(b.boolean("greater_is_better", false))
                                           : std::nullopt;
   t.load_best_model_at_end = b.boolean("load_best_model_at_end", t.load_best_model_at_end);
   t.early_stopping_patience = b.integer("early_stopping_patience", t.early_stopping_patience, IntRange::at_least(0));
-  t.early_stopping_threshold = b.number("early_stopping_threshold", t.early_stopping_threshold, NumberRange::non_negative());
+  t.early_stopping_threshold =
+      b.number("early_stopping_threshold", t.early_stopping_threshold, NumberRange::non_negative());
   t.checkpoint_dir = b.file_path("checkpoint_dir", t.checkpoint_dir);
-  t.resume = b.text("resume", t.resume);
-  if (t.resume.empty()) t.resume = "none";
+  t.resume = read_resume(b.text("resume", t.resume.name()));
   t.init_from = b.file_path("init_from", t.init_from);
   t.save_final = b.file_path("save_final", t.save_final);
-  t.save_dtype = b.choice("save_dtype", t.save_dtype, {"fp32", "bf16", "fp16"});
+  t.save_dtype = b.choice("save_dtype", t.save_dtype, kDTypeNames);
   t.log_dir = b.file_path("log_dir", t.log_dir);
   t.metrics = b.file_path("metrics", t.metrics);
   // 0, or a value beyond any run (1e10), means no timeout (comm/op_deadline.hpp).
   t.comm_timeout = b.number("comm_timeout", t.comm_timeout, non_negative);
-  t.device = b.choice("device", t.device, {"auto", "cpu", "cuda"});
+  t.device = b.choice("device", t.device, kDeviceChoiceNames);
   t.device_memory_limit = b.integer("device_memory_limit", t.device_memory_limit, IntRange::at_least(0));
   t.cuda_graph = b.boolean("cuda_graph", t.cuda_graph);
   t.freeze = b.texts("freeze");
@@ -158,9 +166,10 @@ TrainingConfig read_training(Block& b) {
                                        "warmup_steps counts steps, warmup_ratio is a fraction of training.steps)",
                                        t.warmup_ratio, t.warmup_steps));
   read_best(b, t, greater);
-  if ((t.resume == "latest" || t.resume == "auto") && t.checkpoint_dir.empty())
-    b.fail("resume", fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
-                                 t.resume));
+  if (t.resume.latest() && t.checkpoint_dir.empty())
+    b.fail("resume",
+           fmt::format("\"{}\" needs training.checkpoint_dir (expected a checkpoint directory to resume from)",
+                       t.resume.name()));
   if (t.save_interval > 0 && t.checkpoint_dir.empty())
     b.fail("save_interval", fmt::format("{} needs training.checkpoint_dir (expected a directory for checkpoints)",
                                         t.save_interval));

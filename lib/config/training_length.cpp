@@ -36,7 +36,7 @@ struct FromEpochs {
 // (data/sample_rows.hpp) when the files are record data. Throws zt::Error when the files cannot be
 // read.
 FromEpochs epoch_of(const Config& c) {
-  const TokenFormat format = token_format_from_name(c.data.format);
+  const TokenFormat format = kTokenFormatNames.parse(c.data.format, "data.format");
   const std::string tokenizer = model_tokenizer_directory(c.model.path, c.training.init_from);
   const int64_t B = c.train_micro_batch_size_per_gpu, per_step = c.gradient_accumulation_steps * c.world_size;
   const RowOptions options = row_options(c.data);

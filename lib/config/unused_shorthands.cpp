@@ -54,7 +54,8 @@ void check_warmup(const Config& c, const ValueSources& s, const Diagnostics& dia
     return;
   }
   if (sc.type == "OneCycle" || sc.type == "LRRangeTest") {
-    if (wanted > 0) reject_unused(diag, shorthand, value, {"scheduler.type", sc.type, s.how("scheduler") + ", no warmup", false});
+    if (wanted > 0)
+      reject_unused(diag, shorthand, value, {"scheduler.type", sc.type, s.how("scheduler") + ", no warmup", false});
     return;
   }
   // DeepSpeed's warmups last at least 2 steps; "auto" gives max(2, the shorthand's count).

@@ -11,8 +11,6 @@ namespace zt::config {
 
 namespace {
 
-const std::vector<std::string> kDevices{"none", "cpu", "nvme"};
-
 void require_writable_nvme_path(Block& b, const std::string& path) {
   if (path.empty()) b.fail("nvme_path", "missing (required when device is nvme)");
   std::error_code ec;
@@ -24,7 +22,7 @@ void require_writable_nvme_path(Block& b, const std::string& path) {
 // The keys both offload blocks start with: the device, its NVMe directory, pinned host memory, buffers.
 template <class Offload>
 void read_offload_target(Block& b, Offload& o) {
-  o.device = b.choice("device", o.device, kDevices);
+  o.device = b.choice("device", o.device, kOffloadDeviceNames);
   o.nvme_path = b.file_path("nvme_path", o.nvme_path);
   o.pin_memory = b.boolean("pin_memory", o.pin_memory);
   o.buffer_count = b.integer("buffer_count", o.buffer_count, IntRange::at_least(1));
@@ -40,9 +38,9 @@ OffloadOptimizerConfig read_offload_optimizer(Block& z, int stage) {
   b.unimplemented("pipeline_write", false);
   b.unimplemented("pipeline", false);
   b.finish();
-  if (o.device != "none" && stage == 0)
-    b.fail("device", fmt::format("\"{}\" needs ZeRO stage 1, 2 or 3 (stage is 0)", o.device));
-  if (o.device == "nvme") require_writable_nvme_path(b, o.nvme_path);
+  if (o.device != OffloadDevice::None && stage == 0)
+    b.fail("device", fmt::format("\"{}\" needs ZeRO stage 1, 2 or 3 (stage is 0)", kOffloadDeviceNames.name(o.device)));
+  if (o.device == OffloadDevice::Nvme) require_writable_nvme_path(b, o.nvme_path);
   if (o.ratio < 1.0 && stage != 3)
     b.fail("ratio", fmt::format("{} needs ZeRO stage 3 (partial optimizer offload; stage is {})", o.ratio, stage));
   return o;
@@ -55,10 +53,10 @@ OffloadParamConfig read_offload_param(Block& z, int stage) {
   o.buffer_size = b.integer("buffer_size", o.buffer_size, IntRange::at_least(1));
   o.max_in_cpu = b.integer("max_in_cpu", o.max_in_cpu, IntRange::at_least(0));
   b.finish();
-  if (o.device != "none" && stage != 3)
+  if (o.device != OffloadDevice::None && stage != 3)
     b.fail("device", fmt::format("\"{}\" needs ZeRO stage 3 (parameters are partitioned only there; stage is {})",
-                                 o.device, stage));
-  if (o.device == "nvme") require_writable_nvme_path(b, o.nvme_path);
+                                 kOffloadDeviceNames.name(o.device), stage));
+  if (o.device == OffloadDevice::Nvme) require_writable_nvme_path(b, o.nvme_path);
   return o;
 }
 
@@ -66,16 +64,18 @@ OffloadParamConfig read_offload_param(Block& z, int stage) {
 void apply_deprecated_offload_flags(Block& z, ZeroConfig& c) {
   if (z.boolean("cpu_offload", false)) {
     z.warn("cpu_offload", "deprecated; read as offload_optimizer.device \"cpu\"");
-    if (c.offload_optimizer.device != "none" && c.offload_optimizer.device != "cpu")
-      z.fail("cpu_offload", fmt::format("true contradicts offload_optimizer.device \"{}\"", c.offload_optimizer.device));
-    c.offload_optimizer.device = "cpu";
+    if (c.offload_optimizer.device != OffloadDevice::None && c.offload_optimizer.device != OffloadDevice::Cpu)
+      z.fail("cpu_offload", fmt::format("true contradicts offload_optimizer.device \"{}\"",
+                                         kOffloadDeviceNames.name(c.offload_optimizer.device)));
+    c.offload_optimizer.device = OffloadDevice::Cpu;
   }
   if (z.boolean("cpu_offload_param", false)) {
     z.warn("cpu_offload_param", "deprecated; read as offload_param.device \"cpu\"");
     if (c.stage != 3) z.fail("cpu_offload_param", fmt::format("true needs ZeRO stage 3 (stage is {})", c.stage));
-    if (c.offload_param.device != "none" && c.offload_param.device != "cpu")
-      z.fail("cpu_offload_param", fmt::format("true contradicts offload_param.device \"{}\"", c.offload_param.device));
-    c.offload_param.device = "cpu";
+    if (c.offload_param.device != OffloadDevice::None && c.offload_param.device != OffloadDevice::Cpu)
+      z.fail("cpu_offload_param", fmt::format("true contradicts offload_param.device \"{}\"",
+                                               kOffloadDeviceNames.name(c.offload_param.device)));
+    c.offload_param.device = OffloadDevice::Cpu;
   }
   if (z.present("cpu_offload_use_pin_memory")) {
     bool pin = z.boolean("cpu_offload_use_pin_memory", true);
@@ -150,7 +150,8 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
                 av.stage3_param_persistence_threshold);
   c.stage3_max_live_parameters =
       z.integer("stage3_max_live_parameters", c.stage3_max_live_parameters, IntRange::at_least(0));
-  c.stage3_max_reuse_distance = z.integer("stage3_max_reuse_distance", c.stage3_max_reuse_distance, IntRange::at_least(0));
+  c.stage3_max_reuse_distance =
+      z.integer("stage3_max_reuse_distance", c.stage3_max_reuse_distance, IntRange::at_least(0));
   c.stage3_gather_16bit_weights_on_model_save =
       z.boolean("stage3_gather_16bit_weights_on_model_save", c.stage3_gather_16bit_weights_on_model_save);
   c.ignore_unused_parameters = z.boolean("ignore_unused_parameters", c.ignore_unused_parameters);
@@ -161,20 +162,21 @@ ZeroConfig read_zero(Block& top, const AutoValues& av) {
   c.offload_optimizer = read_offload_optimizer(z, c.stage);
   c.offload_param = read_offload_param(z, c.stage);
   apply_deprecated_offload_flags(z, c);
-  const bool sub_groups_used = c.offload_optimizer.device != "none" || c.offload_param.device == "nvme";
+  const bool sub_groups_used =
+      c.offload_optimizer.device != OffloadDevice::None || c.offload_param.device == OffloadDevice::Nvme;
   if (c.sub_group_size != 1000000000 && c.sub_group_size != 0 && !sub_groups_used)
     z.warn("sub_group_size", fmt::format("{} has no effect without offload_optimizer or offload_param nvme (the "
                                          "optimizer state is updated as one piece); ignored", c.sub_group_size));
-  if (c.offload_optimizer.device != "none" && c.stage == 0)
+  if (c.offload_optimizer.device != OffloadDevice::None && c.stage == 0)
     z.fail("cpu_offload", "true needs ZeRO stage 1, 2 or 3 (stage is 0)");
 
   c.compute_grad_norm = z.boolean("compute_grad_norm", c.compute_grad_norm);
   if (!c.compute_grad_norm && c.stage != 1 && c.stage != 2)
     z.fail("compute_grad_norm", fmt::format("false needs ZeRO stage 1 or 2, as in DeepSpeed (stage is {})", c.stage));
-  if (!c.compute_grad_norm && c.offload_optimizer.device != "none")
+  if (!c.compute_grad_norm && c.offload_optimizer.device != OffloadDevice::None)
     z.fail("compute_grad_norm",
            fmt::format("false cannot be used with offload_optimizer.device \"{}\", as in DeepSpeed",
-                       c.offload_optimizer.device));
+                       kOffloadDeviceNames.name(c.offload_optimizer.device)));
   // Partitions are laid out by zerotrain's own alignment; any alignment DeepSpeed would use is accepted.
   z.integer("parameter_alignment", 1, IntRange::at_least(1));
   read_unimplemented(z);

@@ -21,8 +21,6 @@ std::string_view mem_space_name(MemSpace s) {
   return "?";
 }
 
-std::string_view device_kind_name(DeviceKind k) { return k == DeviceKind::Cpu ? "cpu" : "cuda"; }
-
 namespace {
 
 // Large buffers come straight from the kernel: fresh anonymous pages read as zero without being

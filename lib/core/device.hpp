@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/name_table.hpp"
+
 namespace zt {
 
 // Device: the memory the device computes in (the CPU's own RAM on the CPU device, HBM on a GPU).
@@ -19,7 +21,10 @@ constexpr int kMemSpaces = int(MemSpace::Count);
 std::string_view mem_space_name(MemSpace s);  // "device", "host", "pinned", "file"
 
 enum class DeviceKind { Cpu, Cuda };
-std::string_view device_kind_name(DeviceKind k);  // "cpu", "cuda"
+// training.device, --device: the kind to compute on, or auto (a GPU when each rank has one).
+enum class DeviceChoice { Auto, Cpu, Cuda };
+inline constexpr auto kDeviceChoiceNames =
+    name_table<DeviceChoice>({{DeviceChoice::Auto, "auto"}, {DeviceChoice::Cpu, "cpu"}, {DeviceChoice::Cuda, "cuda"}});
 
 // Opaque handles; null on the CPU device.
 struct Stream {

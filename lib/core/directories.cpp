@@ -40,7 +40,8 @@ void remove_empty_directories(const std::filesystem::path& dir) {
   for (auto it = std::filesystem::recursive_directory_iterator(dir, ec); !ec && it != decltype(it)(); it.increment(ec))
     if (it->is_directory(ec) && !it->is_symlink(ec)) dirs.push_back(it->path());
   // Deeper paths are longer: the longest first empties each parent before its turn.
-  std::sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) { return a.native().size() > b.native().size(); });
+  std::sort(dirs.begin(), dirs.end(),
+            [](const auto& a, const auto& b) { return a.native().size() > b.native().size(); });
   for (const auto& d : dirs) ::rmdir(d.c_str());  // fails, as it should, on a directory that holds anything
 }
 

@@ -2,18 +2,15 @@
 
 #include <algorithm>
 
-#include "core/by_dtype.hpp"
-#include "core/error.hpp"
+#include "core/dtype_names.hpp"
 
 namespace zt {
 
-std::string_view dtype_name(DType t) { return by_dtype<std::string_view>(t, "fp32", "bf16", "fp16", "?"); }
+std::string_view dtype_name(DType t) { return kDTypeNames.name(t); }
 
 DType dtype_from_name(std::string_view name) {
-  if (name == "fp32" || name == "float32") return DType::F32;
-  if (name == "bf16" || name == "bfloat16") return DType::BF16;
-  if (name == "fp16" || name == "float16") return DType::F16;
-  fail("unknown dtype '{}' (expected fp32, bf16 or fp16)", name);
+  if (const std::optional<DType> t = kDTypeNames.find(name)) return *t;
+  fail("unknown dtype '{}' (expected {})", name, kDTypeNames.list());
 }
 
 float f16_to_f32(uint16_t h) {

@@ -9,6 +9,18 @@
 
 namespace zt {
 
+// The elements of a tensor of `shape`, and the shape as messages write it: "[768, 2304]".
+inline size_t numel_of(const std::vector<size_t>& shape) {
+  size_t n = 1;
+  for (size_t d : shape) n *= d;
+  return n;
+}
+inline std::string shape_text(const std::vector<size_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 struct TensorSpec {
   std::string name;           // e.g. "h.3.attn.c_attn.weight"
   size_t offset = 0;          // first element in the flat buffer
@@ -17,11 +29,7 @@ struct TensorSpec {
   // Trained, or frozen (training.freeze, a LoRA run's base weights): a frozen tensor keeps its
   // parameters but has no gradient and no optimizer state.
   bool trainable = true;
-  size_t numel() const {
-    size_t n = 1;
-    for (size_t d : shape) n *= d;
-    return n;
-  }
+  size_t numel() const { return numel_of(shape); }
 };
 
 struct ParamGroup {

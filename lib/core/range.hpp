@@ -10,7 +10,9 @@ struct Range {
   size_t begin = 0, end = 0;
   size_t size() const { return end > begin ? end - begin : 0; }
   bool empty() const { return end <= begin; }
-  Range intersect(Range o) const { return {std::max(begin, o.begin), std::max(std::max(begin, o.begin), std::min(end, o.end))}; }
+  Range intersect(Range o) const {
+    return {std::max(begin, o.begin), std::max(std::max(begin, o.begin), std::min(end, o.end))};
+  }
   bool operator==(const Range&) const = default;
 };
 

@@ -92,8 +92,9 @@ std::vector<Limit> limits_of(const ThreadInputs& in) {
   if (in.slurm_cpus_per_task > 0)
     limits.push_back({double(in.slurm_cpus_per_task), fmt::format("SLURM_CPUS_PER_TASK={}", in.slurm_cpus_per_task)});
   if (in.slurm_cpus_on_node > 0)
-    limits.push_back({double(in.slurm_cpus_on_node) / ranks,
-                      fmt::format("SLURM_CPUS_ON_NODE={}{}", in.slurm_cpus_on_node, ranks > 1 ? ", shared by " + among : "")});
+    limits.push_back(
+        {double(in.slurm_cpus_on_node) / ranks,
+         fmt::format("SLURM_CPUS_ON_NODE={}{}", in.slurm_cpus_on_node, ranks > 1 ? ", shared by " + among : "")});
   return limits;
 }
 

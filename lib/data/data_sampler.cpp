@@ -15,6 +15,22 @@ double SamplerState::epochs() const {
   return num_windows > 0 ? double(next_window) / double(num_windows) : 0.0;
 }
 
+SamplerState sampler_state(uint64_t seed, bool shuffle, int64_t next_step, std::vector<DataFile> files) {
+  SamplerState s;
+  s.seed = seed;
+  s.shuffle = shuffle;
+  s.next_step = next_step;
+  s.files = std::move(files);
+  return s;
+}
+
+void warn_if_order_changed(const SamplerState& saved, bool shuffle, bool changed, const std::string& what) {
+  if (saved.shuffle != shuffle || changed)
+    spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, {}): training continues at step {} in "
+                 "the new order",
+                 saved.shuffle, shuffle, what, saved.next_step + 1);  // steps count from 1 in logs
+}
+
 nlohmann::json sampler_state_to_json(const SamplerState& s) {
   nlohmann::json files = nlohmann::json::array();
   for (const DataFile& f : s.files) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
@@ -59,7 +75,8 @@ SamplerState sampler_state_from_json(const nlohmann::json& j) {
       fail("data sampler state: unit \"{}\" (expected windows or rows)", s.unit);
     }
     if (j.contains("files"))
-      for (const auto& f : j.at("files")) s.files.push_back({f.at("path").get<std::string>(), f.at("tokens").get<int64_t>()});
+      for (const auto& f : j.at("files"))
+        s.files.push_back({f.at("path").get<std::string>(), f.at("tokens").get<int64_t>()});
   } catch (const nlohmann::json::exception& e) {
     fail("data sampler state: {}", e.what());
   }
@@ -99,7 +116,7 @@ std::unique_ptr<DataSampler> make_sampler(const TokenDataset& data, const RowOpt
   if (data.has_pairs() && options.packing != Packing::None)
     fail("{}: preference pairs are read one sequence to a row, chosen and rejected side by side in one micro-batch: "
          "data.packing {} does not apply to them (expected none)",
-         data.path(), packing_name(options.packing));
+         data.path(), kPackingNames.name(options.packing));
   if (data.has_samples() && options.packing != Packing::Windows)
     return std::make_unique<SampleSampler>(data, options, batch, world_size, rank, grad_accum, shuffle, seed);
   return std::make_unique<BatchSampler>(data, batch, options.seq_len, world_size, rank, grad_accum, shuffle, seed);

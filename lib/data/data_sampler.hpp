@@ -55,6 +55,9 @@ struct SamplerState {
   // The position as a number of epochs (for a resume that changes the unit).
   double epochs() const;
 };
+// The fields every sampler's state holds: the order's seed and shuffle, the step to continue from,
+// the files read.
+SamplerState sampler_state(uint64_t seed, bool shuffle, int64_t next_step, std::vector<DataFile> files);
 nlohmann::json sampler_state_to_json(const SamplerState& state);
 SamplerState sampler_state_from_json(const nlohmann::json& j);  // errors name the missing key
 // Warns when the files a state was saved with are not `files` (compared by name and token count,
@@ -62,6 +65,9 @@ SamplerState sampler_state_from_json(const nlohmann::json& j);  // errors name t
 // run goes on ("window 12").
 void warn_if_files_changed(const SamplerState& saved, const std::vector<DataFile>& files,
                            const std::string& continues_at);
+// Warns when the data order is not the saved one: the shuffle, or what `changed` says (`what`:
+// "window 64 -> 32 tokens, 10 -> 20 windows").
+void warn_if_order_changed(const SamplerState& saved, bool shuffle, bool changed, const std::string& what);
 
 class DataSampler {
 public:

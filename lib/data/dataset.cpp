@@ -16,26 +16,8 @@
 
 namespace zt {
 
-void TokenDataset::read_loss_mask(int64_t, int64_t count, uint8_t* out) const { std::fill(out, out + count, uint8_t(1)); }
-
-TokenFormat token_format_from_name(std::string_view name) {
-  if (name == "auto") return TokenFormat::Auto;
-  if (name == "llmc") return TokenFormat::LlmC;
-  if (name == "uint16") return TokenFormat::Uint16;
-  if (name == "text") return TokenFormat::Text;
-  if (name == "synthetic") return TokenFormat::Synthetic;
-  fail("data.format: unknown value \"{}\" (expected auto, llmc, uint16, text or synthetic)", name);
-}
-
-std::string_view token_format_name(TokenFormat format) {
-  switch (format) {
-    case TokenFormat::Auto: return "auto";
-    case TokenFormat::LlmC: return "llmc";
-    case TokenFormat::Uint16: return "uint16";
-    case TokenFormat::Text: return "text";
-    case TokenFormat::Synthetic: return "synthetic";
-  }
-  return "?";
+void TokenDataset::read_loss_mask(int64_t, int64_t count, uint8_t* out) const {
+  std::fill(out, out + count, uint8_t(1));
 }
 
 namespace {
@@ -87,7 +69,7 @@ std::unique_ptr<TokenDataset> open_dataset(const std::string& source, TokenForma
 
 std::unique_ptr<TokenDataset> open_dataset(const std::string& source, std::string_view format,
                                            uint64_t stream_seed, std::string_view tokenizer) {
-  return open_dataset(source, token_format_from_name(format), stream_seed, tokenizer);
+  return open_dataset(source, kTokenFormatNames.parse(format, "data.format"), stream_seed, tokenizer);
 }
 
 std::unique_ptr<TokenDataset> open_dataset(const std::vector<std::string>& sources, std::string_view format,

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_table.hpp"
+
 namespace zt {
 
 enum class TokenFormat { Auto, LlmC, Uint16, Text, Synthetic };
@@ -30,9 +32,10 @@ struct DataFile {
   int64_t tokens = 0;
 };
 
-// "auto" | "llmc" | "uint16" | "text" | "synthetic"; anything else is an error naming data.format.
-TokenFormat token_format_from_name(std::string_view name);
-std::string_view token_format_name(TokenFormat format);
+// data.format's names.
+inline constexpr auto kTokenFormatNames =
+    name_table<TokenFormat>({{TokenFormat::Auto, "auto"}, {TokenFormat::LlmC, "llmc"}, {TokenFormat::Uint16, "uint16"},
+                             {TokenFormat::Text, "text"}, {TokenFormat::Synthetic, "synthetic"}});
 
 class TokenDataset {
 public:

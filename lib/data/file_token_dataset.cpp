@@ -122,7 +122,7 @@ int64_t FileTokenDataset::count_tokens(const std::string& path, TokenFormat form
   } else if (format == TokenFormat::Text) {
     count = int64_t(file.size());
   } else {
-    fail("{}: not a token file format: {}", path, token_format_name(format));
+    fail("{}: not a token file format: {}", path, kTokenFormatNames.name(format));
   }
   if (count == 0) fail("{}: the file holds no tokens", path);
   return count;

@@ -9,34 +9,6 @@
 
 namespace zt {
 
-Packing packing_from_name(std::string_view name) {
-  if (name == "none") return Packing::None;
-  if (name == "pack") return Packing::Pack;
-  if (name == "windows") return Packing::Windows;
-  fail("data.packing: unknown value \"{}\" (expected none, pack or windows)", name);
-}
-
-Padding padding_from_name(std::string_view name) {
-  if (name == "longest") return Padding::Longest;
-  if (name == "max_length") return Padding::MaxLength;
-  fail("data.padding: unknown value \"{}\" (expected longest or max_length)", name);
-}
-
-Truncation truncation_from_name(std::string_view name) {
-  if (name == "truncate") return Truncation::Truncate;
-  if (name == "drop") return Truncation::Drop;
-  fail("data.truncation: unknown value \"{}\" (expected truncate or drop)", name);
-}
-
-std::string_view packing_name(Packing p) {
-  switch (p) {
-    case Packing::None: return "none";
-    case Packing::Pack: return "pack";
-    case Packing::Windows: return "windows";
-  }
-  return "?";
-}
-
 int32_t SampleRows::row_length(int64_t r) const {
   int32_t n = 0;
   for (int64_t e = row_begin[size_t(r)]; e < row_begin[size_t(r) + 1]; ++e) n += length[size_t(e)];

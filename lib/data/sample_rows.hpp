@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_table.hpp"
+
 namespace zt {
 
 enum class Packing { None, Pack, Windows };
@@ -24,12 +26,13 @@ struct RowOptions {
   int seq_len = 0;
 };
 
-// The config's names ("none" | "pack" | "windows", "longest" | "max_length", "truncate" | "drop");
-// anything else is an error naming the key.
-Packing packing_from_name(std::string_view name);
-Padding padding_from_name(std::string_view name);
-Truncation truncation_from_name(std::string_view name);
-std::string_view packing_name(Packing p);
+// The config's names (data.packing, data.padding, data.truncation).
+inline constexpr auto kPackingNames =
+    name_table<Packing>({{Packing::None, "none"}, {Packing::Pack, "pack"}, {Packing::Windows, "windows"}});
+inline constexpr auto kPaddingNames =
+    name_table<Padding>({{Padding::Longest, "longest"}, {Padding::MaxLength, "max_length"}});
+inline constexpr auto kTruncationNames =
+    name_table<Truncation>({{Truncation::Truncate, "truncate"}, {Truncation::Drop, "drop"}});
 
 struct SampleRows {
   // Row r holds entries [row_begin[r], row_begin[r + 1]): sample `sample[e]`'s first `length[e]`

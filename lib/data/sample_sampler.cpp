@@ -212,22 +212,17 @@ std::vector<int64_t> SampleSampler::eval_batch_pairs(int64_t round, int64_t batc
 
 std::string SampleSampler::layout() const {
   return fmt::format("{}packing {}, padding {}, truncation {}, seq_len {}, batch {}", unit_rows_ == 2 ? "pairs, " : "",
-                     packing_name(options_.packing),
-                     options_.padding == Padding::Longest ? "longest" : "max_length",
-                     options_.truncation == Truncation::Truncate ? "truncate" : "drop", options_.seq_len, batch_);
+                     kPackingNames.name(options_.packing), kPaddingNames.name(options_.padding),
+                     kTruncationNames.name(options_.truncation), options_.seq_len, batch_);
 }
 
 SamplerState SampleSampler::state(int64_t next_step) const {
-  SamplerState s;
-  s.seed = seed_;
-  s.shuffle = shuffle_;
-  s.next_step = next_step;
+  SamplerState s = sampler_state(seed_, shuffle_, next_step, data_.files());
   s.unit = "rows";
   s.num_rows = units();
   s.rows_per_step = rows_per_step();
   s.next_row = first_row_of_step(next_step);
   s.layout = layout();
-  s.files = data_.files();
   return s;
 }
 
@@ -243,11 +238,8 @@ int64_t SampleSampler::restore(const SamplerState& state) {
   }
   resumed_row_ = state.next_row;
   warn_if_files_changed(state, data_.files(), fmt::format("row {}", state.next_row));
-  if (state.shuffle != shuffle_ || state.layout != layout() || state.num_rows != units())
-    spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, {} -> {}, {} -> {} rows): training "
-                 "continues at step {} in the new order",
-                 state.shuffle, shuffle_, state.layout, layout(), state.num_rows, units(),
-                 state.next_step + 1);  // steps count from 1 in logs
+  warn_if_order_changed(state, shuffle_, state.layout != layout() || state.num_rows != units(),
+                        fmt::format("{} -> {}, {} -> {} rows", state.layout, layout(), state.num_rows, units()));
   return state.next_step;
 }
 

@@ -125,15 +125,11 @@ std::string BatchSampler::describe() const {
 }
 
 SamplerState BatchSampler::state(int64_t next_step) const {
-  SamplerState s;
-  s.seed = seed_;
-  s.shuffle = shuffle_;
-  s.next_step = next_step;
+  SamplerState s = sampler_state(seed_, shuffle_, next_step, data_.files());
   s.window_tokens = window_tokens_;
   s.num_windows = num_windows_;
   s.windows_per_step = windows_per_step();
   s.next_window = first_window_of_step(next_step);
-  s.files = data_.files();
   return s;
 }
 
@@ -149,11 +145,9 @@ int64_t BatchSampler::restore(const SamplerState& state) {
   }
   resumed_window_ = state.next_window;
   warn_if_files_changed(state, data_.files(), fmt::format("window {}", state.next_window));
-  if (state.shuffle != shuffle_ || state.window_tokens != window_tokens_ || state.num_windows != num_windows_)
-    spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, window {} -> {} tokens, "
-                 "{} -> {} windows): training continues at step {} in the new order",
-                 state.shuffle, shuffle_, state.window_tokens, window_tokens_, state.num_windows, num_windows_,
-                 state.next_step + 1);  // steps count from 1 in logs
+  warn_if_order_changed(state, shuffle_, state.window_tokens != window_tokens_ || state.num_windows != num_windows_,
+                        fmt::format("window {} -> {} tokens, {} -> {} windows", state.window_tokens, window_tokens_,
+                                    state.num_windows, num_windows_));
   return state.next_step;
 }
 

@@ -24,10 +24,11 @@ TokenStream::TokenStream(std::vector<std::unique_ptr<TokenDataset>> files) : fil
   starts_.push_back(0);
   for (const auto& f : files_) {
     if (f->format() != first.format() || token_width(*f) != token_width(first))
-      fail("{}: {} with {}-byte tokens, but {} is {} with {}-byte tokens: the files of one stream must share their "
-           "format",
-           f->path(), token_format_name(f->format()), token_width(*f), first.path(), token_format_name(first.format()),
-           token_width(first));
+      fail(
+          "{}: {} with {}-byte tokens, but {} is {} with {}-byte tokens: the files of one stream must share their "
+          "format",
+          f->path(), kTokenFormatNames.name(f->format()), token_width(*f), first.path(),
+          kTokenFormatNames.name(first.format()), token_width(first));
     starts_.push_back(starts_.back() + f->size());
     vocab_size_ = std::max(vocab_size_, f->vocab_size());
     has_loss_mask_ = has_loss_mask_ || f->has_loss_mask();

@@ -90,10 +90,4 @@ TokenizerIdentity tokenizer_identity_from_json(const nlohmann::json& j, const st
   return t;
 }
 
-TokenizerMismatch tokenizer_mismatch_from_name(const std::string& name, const std::string& key) {
-  if (name == "error") return TokenizerMismatch::Error;
-  if (name == "warn") return TokenizerMismatch::Warn;
-  fail("{}: unknown value \"{}\" (expected error or warn)", key, name);
-}
-
 }  // namespace zt

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "core/name_table.hpp"
+
 namespace zt {
 
 struct TokenizerFile {
@@ -41,7 +43,7 @@ TokenizerIdentity tokenizer_identity_from_json(const nlohmann::json& j, const st
 
 // What to do when a token file's tokenizer is not the model's (data.tokenizer_mismatch).
 enum class TokenizerMismatch { Error, Warn };
-// "error" | "warn"; anything else is an error naming `key`.
-TokenizerMismatch tokenizer_mismatch_from_name(const std::string& name, const std::string& key);
+inline constexpr auto kTokenizerMismatchNames =
+    name_table<TokenizerMismatch>({{TokenizerMismatch::Error, "error"}, {TokenizerMismatch::Warn, "warn"}});
 
 }  // namespace zt

@@ -198,12 +198,10 @@ void check_moe_options(const nlohmann::json& given, ModelType type, const std::s
 ModelType model_type_of(const nlohmann::json& hf, const std::string& file) {
   const nlohmann::json type_name = hf.value("model_type", nlohmann::json());
   std::optional<ModelType> type;
-  if (type_name.is_string()) type = model_type_from_name(type_name.get<std::string>());
+  if (type_name.is_string()) type = kModelTypeNames.find(type_name.get<std::string>());
   if (type) return *type;
-  std::string known;
-  for (const auto& n : model_type_names()) known += (known.empty() ? "" : ", ") + n;
   fail("{}: model_type: {} is not a model type zerotrain implements (expected one of {})", file,
-       type_name.is_null() ? "missing" : show(type_name), known);
+       type_name.is_null() ? "missing" : show(type_name), kModelTypeNames.list(","));
 }
 
 // ---- writing ----
@@ -225,7 +223,7 @@ void write_sliding_window(ordered_json& out, const GptShape& s) {
   int full_first = 0;
   for (int l = 0; l < s.n_layer; ++l) {
     const bool slides = s.layer_window(l) > 0;
-    types.push_back(layer_attention_name(slides ? LayerAttention::Sliding : LayerAttention::Full));
+    types.push_back(kLayerAttentionNames.name(slides ? LayerAttention::Sliding : LayerAttention::Full));
     if (!slides && full_first == l) full_first = l + 1;
   }
   out["use_sliding_window"] = window > 0;
@@ -284,7 +282,7 @@ const std::vector<HfConfigKey>& hf_config_keys() {
 
 nlohmann::json model_keys(const GptShape& shape) {
   const GptShape s = shape.resolved();
-  nlohmann::json j = {{"model_type", model_type_name(s.model_type)},
+  nlohmann::json j = {{"model_type", kModelTypeNames.name(s.model_type)},
                       {"n_layer", s.n_layer},
                       {"n_head", s.n_head},
                       {"d_model", s.d_model},
@@ -312,7 +310,7 @@ nlohmann::json model_keys(const GptShape& shape) {
             {"layer_types", nullptr}});
   if (!s.layer_types.empty()) {
     nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
-    for (LayerAttention a : s.layer_types) types.push_back(layer_attention_name(a));
+    for (LayerAttention a : s.layer_types) types.push_back(kLayerAttentionNames.name(a));
   }
   const FamilyOptions options = family_options(s.model_type);
   if (options.experts) {
@@ -389,7 +387,7 @@ ModelType hf_model_type(const std::string& dir) {
 std::string hf_architecture(ModelType type) {
   for (const Family& f : kFamilies)
     if (type == f.type) return f.architecture;
-  fail("model_type \"{}\" has no Hugging Face architecture zerotrain writes", model_type_name(type));
+  fail("model_type \"{}\" has no Hugging Face architecture zerotrain writes", kModelTypeNames.name(type));
 }
 
 std::string torch_dtype_name(DType dtype) {
@@ -399,7 +397,7 @@ std::string torch_dtype_name(DType dtype) {
 ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_json& source) {
   const GptShape s = shape.resolved();
   const ModelType type = s.model_type;
-  const std::string type_name(model_type_name(type));
+  const std::string type_name(kModelTypeNames.name(type));
   const bool gpt2 = type == ModelType::Gpt2;
   const nlohmann::json block = model_keys(s);
   const bool from_source = source.is_object() && source.value("model_type", std::string()) == type_name;

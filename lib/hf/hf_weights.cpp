@@ -16,19 +16,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-
-std::string shape_text(const std::vector<uint64_t>& shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
-size_t numel_of(const std::vector<size_t>& shape) {
-  size_t n = 1;
-  for (size_t d : shape) n *= d;
-  return n;
-}
-
 // The names a tensor may have in a checkpoint: its own, and GPT2LMHeadModel's "transformer." one.
 std::vector<std::string> names_of(const std::string& name) { return {name, "transformer." + name}; }
 

@@ -22,12 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t numel(const std::vector<size_t>& shape) {
-  uint64_t n = 1;
-  for (size_t d : shape) n *= d;
-  return n;
-}
-
 // Every value fits fp16 (finite values from 65520 on round to infinity).
 void check_f16_range(const std::string& name, const float* w, size_t n) {
   for (size_t i = 0; i < n; ++i)
@@ -70,14 +64,14 @@ uint64_t parse_byte_size(const std::string& text, const std::string& what) {
 HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, HfOutput output)
     : dir_(std::move(out_dir)), shape_(shape), output_(std::move(output)) {
   tensors_ = hf_tensors(shape_);
-  const std::string_view type = model_type_name(shape_.model_type);
+  const std::string_view type = kModelTypeNames.name(shape_.model_type);
   // The layout is the one the names table describes: a checkpoint whose meta.json pairs another
   // model with its layout is not exported under wrong names.
   size_t in_layout = 0;
   for (auto& g : layout.groups) in_layout += g.tensors.size();
   for (const HfTensor& t : tensors_) {
     const TensorSpec* spec = layout.find(t.name);
-    if (!spec || spec->offset != t.offset || spec->numel() != numel(t.shape) + t.padding)
+    if (!spec || spec->offset != t.offset || spec->numel() != numel_of(t.shape) + t.padding)
       fail("{}: the parameter layout does not hold tensor {} where a {} model of these model keys has it", dir_,
            t.name, type);
   }
@@ -109,7 +103,8 @@ HfModelWriter::HfModelWriter(std::string out_dir, const ParamLayout& layout, con
 
   staged_ = std::make_unique<StagedDirectory>(dir_);
   for (size_t i = 0; i < shards.size(); ++i) {
-    file_names_.push_back(shards.size() == 1 ? std::string(kHfWeightsFile) : hf_shard_file_name(int(i) + 1, int(shards.size())));
+    file_names_.push_back(shards.size() == 1 ? std::string(kHfWeightsFile)
+                                             : hf_shard_file_name(int(i) + 1, int(shards.size())));
     const std::string path = hf_file(staged_->staging(), file_names_.back());
     files_.push_back(std::make_unique<SafetensorsFileWriter>(
         path, SafetensorsPlan(std::move(shards[i]), {{"format", "pt"}}, path)));
@@ -120,11 +115,12 @@ HfModelWriter::~HfModelWriter() = default;
 
 void HfModelWriter::write_group(const ParamGroup& g, const float* values) {
   for (const TensorSpec& spec : g.tensors) {
-    const auto it = std::find_if(tensors_.begin(), tensors_.end(), [&](const HfTensor& t) { return t.name == spec.name; });
+    const auto it =
+        std::find_if(tensors_.begin(), tensors_.end(), [&](const HfTensor& t) { return t.name == spec.name; });
     if (it == tensors_.end()) fail("{}: tensor {} is not one of the model's", dir_, spec.name);
     SafetensorsFileWriter& file = *files_[file_of_[size_t(it - tensors_.begin())]];
     const float* w = values + (spec.offset - g.offset);
-    const size_t n = numel(it->shape);  // the padded vocabulary's rows are the last: a prefix
+    const size_t n = numel_of(it->shape);  // the padded vocabulary's rows are the last: a prefix
     if (output_.dtype == DType::F32) {
       file.write(spec.name, w);
       continue;

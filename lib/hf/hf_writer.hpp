@@ -74,8 +74,6 @@ public:
   // values: the fp32 elements [g.offset, g.offset + g.size) of the flat buffer.
   void write_group(const ParamGroup& g, const float* values);
   void commit();
-  // The weight files, in order: model.safetensors, or the shards.
-  const std::vector<std::string>& weight_files() const { return file_names_; }
 
 private:
   void copy_source_files() const;

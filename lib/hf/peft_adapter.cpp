@@ -201,7 +201,8 @@ std::string check_peft_adapter(const std::string& dir, const GptShape& shape, co
     for (const LoraSite& site : lora_sites(shape, every)) {
       const std::string module = (shape.model_type == ModelType::Gpt2 ? "h." : "model.layers.") + std::to_string(l) +
                                  "." + site.module;
-      const bool adapted = std::any_of(mine.begin(), mine.end(), [&](const LoraSite& s) { return s.module == site.module; });
+      const bool adapted =
+          std::any_of(mine.begin(), mine.end(), [&](const LoraSite& s) { return s.module == site.module; });
       if (selected(module) != adapted)
         refuse("target_modules", fmt::format("it {} {}, and this run's lora.target_modules ({}) {}",
                                              adapted ? "leaves out" : "adapts", module,

@@ -65,9 +65,8 @@ class StagedDirectory;
 
 class PeftAdapterWriter {
 public:
-  // Stages out_dir beside it (ckpt/staged_directory.hpp) with the weights file open. output: the dtype of the weights, and
-  // where the tokenizer files are copied from (tokenizer_dir) and the base model named in the config
-  // (model_dir).
+  // Stages out_dir beside it (ckpt/staged_directory.hpp) with the weights file open. output: the dtype of the weights,
+  // and where the tokenizer files are copied from (tokenizer_dir) and the base model named in the config (model_dir).
   PeftAdapterWriter(std::string out_dir, const ParamLayout& layout, const GptShape& shape, const LoraSpec& spec,
                     HfOutput output);
   ~PeftAdapterWriter();

@@ -20,11 +20,11 @@ namespace {
 
 constexpr int kDefaultMaxSeqLen = 1024;
 
-int sequence_length(const EvalOptions& o, const GptShape& shape, const TokenDataset& data) {
+int sequence_length(const EvalOptions& o, Packing packing, const GptShape& shape, const TokenDataset& data) {
   if (o.seq_len > shape.max_seq_len)
     fail("--seq-len {} exceeds the model's {} positions", o.seq_len, shape.max_seq_len);
   if (o.seq_len > 0) return o.seq_len;
-  if (data.has_samples() && o.packing != "windows") return std::min(shape.max_seq_len, kDefaultMaxSeqLen);
+  if (data.has_samples() && packing != Packing::Windows) return std::min(shape.max_seq_len, kDefaultMaxSeqLen);
   const int64_t fits = (data.size() - 1) / o.batch_size;  // a window of B·T + 1 tokens
   if (fits < 1) fail("{}: {} tokens hold no window of {} sequences", data.path(), data.size(), o.batch_size);
   return int(std::min<int64_t>({shape.max_seq_len, kDefaultMaxSeqLen, fits}));
@@ -66,19 +66,22 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
   const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format, 0, loaded.tokenizer);
-  const TokenizerMismatch policy = tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch");
+  const TokenizerMismatch policy = kTokenizerMismatchNames.parse(o.tokenizer_mismatch, "--tokenizer-mismatch");
   const TokenizerJudgement judgement{"--data", "--tokenizer-mismatch warn", policy, R == 0};
   const DataTokenizer data_tokenizer = read_data_tokenizer(*data, judgement);
   if (loaded.tokenizer_reference) judge_data_tokenizer(data_tokenizer, *loaded.tokenizer_reference, judgement);
   data->check_vocab(shape.vocab_size);
-  const int T = sequence_length(o, shape, *data), B = o.batch_size;
-  const RowOptions rows{packing_from_name(o.packing), Padding::Longest, truncation_from_name(o.truncation), T};
+  RowOptions rows{kPackingNames.parse(o.packing, "--packing"), Padding::Longest,
+                  kTruncationNames.parse(o.truncation, "--truncation"), 0};
+  const int T = sequence_length(o, rows.packing, shape, *data), B = o.batch_size;
+  rows.seq_len = T;
   const std::unique_ptr<DataSampler> sampler = make_sampler(*data, rows, B, W, R, 1, /*shuffle=*/false, 0);
   const int64_t windows = sampler->eval_batches(std::max<int64_t>(0, o.max_windows));
 
   Share share;
   const DType dtype = inference_dtype(o.dtype, loaded);
-  share.backend = &select_backend(o.device, world.info().local_rank, world.info().local_size, compute_dtype(dtype));
+  share.backend = &select_backend(kDeviceChoiceNames.parse(o.device, "--device"), world.info().local_rank,
+                                  world.info().local_size, compute_dtype(dtype));
   Gpt model(shape, B, T, /*recompute=*/true, *share.backend);
   DeviceWeights weights(model.layout(), loaded.weights.data(), *share.backend, dtype);
   loaded.weights.reset();

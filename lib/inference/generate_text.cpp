@@ -32,7 +32,8 @@ std::string how_it_ended(const Generated& g, int positions, bool chat) {
 std::vector<int32_t> prompt_ids(const GenerateOptions& o, const TextCodec& codec, const GptShape& shape) {
   if (!o.chat && (o.system || !o.chat_format.empty()))
     fail("{}: a system message and a chat format are for a chat: add --chat", o.system ? "--system" : "--chat-format");
-  const std::vector<int32_t> prompt = o.chat ? codec.chat_prompt(o.prompt, o.system, o.chat_format) : codec.prompt(o.prompt);
+  const std::vector<int32_t> prompt =
+      o.chat ? codec.chat_prompt(o.prompt, o.system, o.chat_format) : codec.prompt(o.prompt);
   for (int32_t id : prompt)
     if (id >= shape.vocab_size)
       fail("{} gives the prompt the id {}, outside the model's vocabulary of {}: is it the tokenizer the model was "
@@ -50,7 +51,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   if (o.max_new_tokens <= 0) fail("--max-new-tokens {}: expected a positive number of tokens", o.max_new_tokens);
   TokenSampler sampler(o.sampling);
   const TokenizerJudgement judgement{"--tokenizer", "--tokenizer-mismatch warn",
-                                     tokenizer_mismatch_from_name(o.tokenizer_mismatch, "--tokenizer-mismatch")};
+                                     kTokenizerMismatchNames.parse(o.tokenizer_mismatch, "--tokenizer-mismatch")};
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
   if (!o.tokenizer.empty() && loaded.tokenizer_reference)
@@ -60,7 +61,7 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   const std::vector<int32_t> prompt = prompt_ids(o, codec, shape);
 
   const DType dtype = inference_dtype(o.dtype, loaded);
-  Backend& backend = select_backend(o.device, 0, 1, compute_dtype(dtype));
+  Backend& backend = select_backend(kDeviceChoiceNames.parse(o.device, "--device"), 0, 1, compute_dtype(dtype));
   const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
   Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
   DeviceWeights weights(model.layout(), loaded.weights.data(), backend, dtype);

@@ -18,7 +18,7 @@ struct GenerateOptions {
   std::string tokenizer_mismatch = "error";  // a --tokenizer other than the model's: error | warn
   bool chat = false;                          // the prompt is a user's turn in the model's chat format
   std::optional<std::string> system;          // chat: the system message
-  std::string chat_format;                    // chat: a chat_format_names() name; empty: the tokenizer's
+  std::string chat_format;                    // chat: a kChatFormatNames name; empty: the tokenizer's
 };
 
 // Writes the prompt and its continuation to `out` as the tokens come, then a line break (with

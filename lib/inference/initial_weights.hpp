@@ -37,8 +37,6 @@ public:
   // fp32 values of flat elements [begin, begin + count) (zeros past the layout: padding). A failed
   // read is an error naming the key and the file.
   void read(float* dst, size_t begin, size_t count) const;
-  // Whether the adapters start from lora.init_from.
-  bool adapters_loaded() const { return adapters_ != nullptr; }
 
 private:
   GptShape shape_;

@@ -48,8 +48,9 @@ LoadedModel read_checkpoint(const std::string& path) {
   const CheckpointMeta& meta = ckpt.meta();
   if (!meta.config.contains("model"))
     fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  LoadedModel m{config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
-  const config::RecordedRun run = config::read_recorded_run(meta.config);
+  LoadedModel m{
+      config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
+  const config::RecordedRun run = config::read_recorded_run(meta.config, ckpt.dir() + "/meta.json config");
   const TrainedParts& parts = run.parts;
   const ParamLayout layout = make_training_layout(m.shape, parts);
   ckpt.check_layout(layout);
@@ -80,7 +81,7 @@ LoadedModel read_hf_weights(const fs::path& weights, const fs::path& dir) {
   const HfWeights file(weights.string(), hf_tensors(m.shape));
   m.weights = Buffer<float>(MemCategory::Params, file.numel(), Init::Uninitialised);
   file.read(m.weights.data(), 0, file.numel());
-  m.what = fmt::format("{} weights {}", model_type_name(m.shape.model_type), weights.string());
+  m.what = fmt::format("{} weights {}", kModelTypeNames.name(m.shape.model_type), weights.string());
   const ModelTokenizer tokenizer = tokenizer_of_model_directory(dir.string());
   m.tokenizer = tokenizer.path;
   m.tokenizer_reference = tokenizer.reference;

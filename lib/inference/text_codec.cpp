@@ -20,11 +20,7 @@ TextCodec TextCodec::tokenizer(const std::string& path) {
   std::string separator_name;
   c.separator_ = document_separator(*t, separator_name);
   c.stops_.push_back(c.separator_);
-  for (const std::string& end : {t->config_string("eos_token"), std::string("<|endoftext|>"),
-                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
-                                 std::string("<|im_end|>"), std::string("</s>")})
-    if (const AddedToken* token = end.empty() ? nullptr : t->added_tokens().by_content(end))
-      c.stops_.push_back(token->id);
+  for (const int32_t id : end_token_ids(*t)) c.stops_.push_back(id);
   c.name_ = t->source();
   c.tokenizer_ = std::move(t);
   return c;
@@ -55,8 +51,8 @@ namespace {
 
 ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) {
   if (!name.empty()) {
-    const auto format = chat_format_from_name(name);
-    if (!format) fail("--chat-format {}: expected one of {}", name, chat_format_names());
+    const auto format = kChatFormatNames.find(name);
+    if (!format) fail("--chat-format {}: expected one of {}", name, kChatFormatNames.list(","));
     check_chat_format(*format, tokenizer);
     return *format;
   }
@@ -65,9 +61,9 @@ ChatFormat chat_format_for(const Tokenizer& tokenizer, const std::string& name) 
   if (format) return *format;
   if (how == "its chat template")
     fail("--chat: the tokenizer's chat template ({}) is none of the formats zerotrain renders: name one with "
-         "--chat-format ({})", tokenizer.source(), chat_format_names());
+         "--chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   fail("--chat: the tokenizer ({}) has no chat template or chat tokens to tell its format by: name one with "
-       "--chat-format ({})", tokenizer.source(), chat_format_names());
+       "--chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ public:
   // the text's ids, special tokens written in it included. Bytes: the bytes.
   std::vector<int32_t> prompt(std::string_view text) const;
   // The ids of a chat's prompt: the user's `text` (after a `system` message when there is one) in
-  // the tokenizer's chat format (`format` when not empty: a chat_format_names() name), ending with
+  // the tokenizer's chat format (`format` when not empty: a kChatFormatNames name), ending with
   // the assistant's header to answer after (apply_chat_template's add_generation_prompt): its ids,
   // as `zerotrain tokenize` writes a conversation. Fails (zt::Error) without a format.
   std::vector<int32_t> chat_prompt(std::string_view text, const std::optional<std::string>& system,

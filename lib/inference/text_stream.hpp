@@ -1,8 +1,9 @@
 #pragma once
 // Generated ids to text as they come, for streaming: push() returns the text that each new id
 // completes and never half of a UTF-8 character (a byte-level token may hold part of one; it waits
-// for the rest); bytes that can be no part of UTF-8 come out as U+FFFD. Each piece is decoded with the ids before it, so a tokenizer whose decoding
-// depends on its neighbours (SentencePiece's leading space) streams the text of the whole.
+// for the rest); bytes that can be no part of UTF-8 come out as U+FFFD. Each piece is decoded with the ids before it,
+// so a tokenizer whose decoding depends on its neighbours (SentencePiece's leading space) streams the text of the
+// whole.
 #include <cstdint>
 #include <functional>
 #include <span>

@@ -48,8 +48,8 @@ TrainingSample::Sample TrainingSample::generate(Gpt& model, ParamHooks& weights,
   limits.stops = [&](int32_t id) { return codec_->ends_text(id); };
   TextStream stream([&](std::span<const int32_t> ids) { return codec_->decode(ids); }, prompt_);
   std::string text = prompt_text_;
-  const Generated g =
-      zt::generate(model, weights, prompt_, limits, sampler, [&](int32_t id) { text += stream.push(id); }, before_forward);
+  const Generated g = zt::generate(
+      model, weights, prompt_, limits, sampler, [&](int32_t id) { text += stream.push(id); }, before_forward);
   return {text + stream.finish(), int(g.tokens.size())};
 }
 

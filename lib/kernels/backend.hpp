@@ -24,6 +24,6 @@ Backend& cpu_backend();
 // dtype is one the GPU kernels compute (fp32 or bf16), else the CPU, saying why when GPUs are
 // visible). Both compute every model family. The CPU computes in fp32 whatever the training dtype.
 // Throws zt::Error naming training.device when the choice cannot be met.
-Backend& select_backend(const std::string& device, int local_rank, int local_size, DType training_dtype);
+Backend& select_backend(DeviceChoice device, int local_rank, int local_size, DType training_dtype);
 
 }  // namespace zt

@@ -85,13 +85,15 @@ void MetricsWriter::summary(const SummaryRecord& r) {
                         comm_op_name(CommOp(i)), r.comm.calls[i], r.comm.bytes_sent[i],
                         format_float(r.comm.seconds[i]));
   }
-  write(fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
-                    "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},\"val_loss\":{},\"memory_peak\":[{}],\"comm\":{{{}}},"
-                    "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
-                    r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
-                    format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.packing_efficiency()),
-                    format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss),
-                    memory, comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
+  write(
+      fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
+                  "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},\"val_loss\":{},"
+                  "\"memory_peak\":[{}],\"comm\":{{{}}},"
+                  "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
+                  r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
+                  format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.packing_efficiency()),
+                  format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss), memory,
+                  comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
 }
 
 }  // namespace zt

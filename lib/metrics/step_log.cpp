@@ -12,10 +12,11 @@ namespace {
 void log_breakdown(const StepBreakdown& t, double step_seconds) {
   double exposed = t.reduce_wait + t.gather_wait;
   double overlapped = t.comm_busy > 0 ? std::max(0.0, 1.0 - exposed / t.comm_busy) : 0.0;
-  spdlog::info("      time (ms): forward {:.1f} | backward {:.1f} | step {:.1f} | waiting on reduce {:.1f}, on gather {:.1f} "
-               "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
-               1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait,
-               1e3 * t.comm_busy, 100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
+  spdlog::info(
+      "      time (ms): forward {:.1f} | backward {:.1f} | step {:.1f} | waiting on reduce {:.1f}, on gather {:.1f} "
+      "| collectives in flight {:.1f} ({:.0f}% hidden behind compute) | other {:.1f}",
+      1e3 * t.forward, 1e3 * t.backward, 1e3 * t.step, 1e3 * t.reduce_wait, 1e3 * t.gather_wait, 1e3 * t.comm_busy,
+      100 * overlapped, 1e3 * (step_seconds - t.forward - t.backward - t.step));
   if (t.offload_io > 0 || t.offload_wait > 0)
     spdlog::info("      offload (ms): file I/O running {:.1f} | optimizer step waiting on it and transfers {:.1f}",
                  1e3 * t.offload_io, 1e3 * t.offload_wait);

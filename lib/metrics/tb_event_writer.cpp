@@ -24,7 +24,9 @@ void put_varint(std::string& out, uint64_t v) {
   out.push_back(char(uint8_t(v)));
 }
 
-void put_key(std::string& out, int field, int wire_type) { put_varint(out, uint64_t(field) << 3 | uint64_t(wire_type)); }
+void put_key(std::string& out, int field, int wire_type) {
+  put_varint(out, uint64_t(field) << 3 | uint64_t(wire_type));
+}
 
 // Little-endian, whatever the host's byte order.
 void put_fixed32(std::string& out, uint32_t v) {

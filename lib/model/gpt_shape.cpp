@@ -7,35 +7,6 @@
 
 namespace zt {
 
-namespace {
-
-constexpr std::string_view kModelTypeNames[] = {"gpt2",  "llama",     "mistral",   "qwen2",
-                                                 "qwen3", "qwen3_moe", "qwen2_moe", "mixtral"};
-constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
-
-}  // namespace
-
-std::string_view model_type_name(ModelType t) { return kModelTypeNames[int(t)]; }
-
-std::optional<ModelType> model_type_from_name(std::string_view name) {
-  for (int i = 0; i < int(std::size(kModelTypeNames)); ++i)
-    if (kModelTypeNames[i] == name) return ModelType(i);
-  return std::nullopt;
-}
-
-const std::vector<std::string>& model_type_names() {
-  static const std::vector<std::string> names(std::begin(kModelTypeNames), std::end(kModelTypeNames));
-  return names;
-}
-
-std::string_view layer_attention_name(LayerAttention a) { return kLayerAttentionNames[int(a)]; }
-
-std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
-  for (int i = 0; i < int(std::size(kLayerAttentionNames)); ++i)
-    if (kLayerAttentionNames[i] == name) return LayerAttention(i);
-  return std::nullopt;
-}
-
 FamilyOptions family_options(ModelType t) {
   const bool llama = t == ModelType::Llama, gpt2 = t == ModelType::Gpt2;
   const bool qwen_moe = t == ModelType::Qwen3Moe || t == ModelType::Qwen2Moe;
@@ -160,7 +131,7 @@ std::optional<ShapeProblem> rope_problem(const GptShape& s) {
 
 std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& options) {
   const MoeShape& m = s.moe;
-  const std::string type(model_type_name(s.model_type));
+  const std::string type(kModelTypeNames.name(s.model_type));
   if (!options.experts) {
     if (m.enabled())
       return ShapeProblem{"num_experts",
@@ -200,7 +171,7 @@ std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& 
 }  // namespace
 
 std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
-  const std::string type(model_type_name(s.model_type));
+  const std::string type(kModelTypeNames.name(s.model_type));
   const bool gpt2 = is_gpt2(s);
   if (s.n_kv_head < 0) return ShapeProblem{"n_kv_head", fmt::format("{} (expected > 0, or 0 for n_head)", s.n_kv_head)};
   if (gpt2 && s.n_kv_head != 0 && s.n_kv_head != s.n_head)
@@ -210,7 +181,8 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
     return ShapeProblem{"n_kv_head", fmt::format("{} does not divide n_head {} (expected a divisor of n_head: 1 for "
                                                  "multi-query attention up to n_head for multi-head attention)",
                                                  s.n_kv_head, s.n_head)};
-  if (s.head_dim < 0) return ShapeProblem{"head_dim", fmt::format("{} (expected > 0, or 0 for d_model / n_head)", s.head_dim)};
+  if (s.head_dim < 0)
+    return ShapeProblem{"head_dim", fmt::format("{} (expected > 0, or 0 for d_model / n_head)", s.head_dim)};
   if (gpt2 && s.head_dim != 0 && s.n_head > 0 && int64_t(s.head_dim) * s.n_head != s.d_model)
     return ShapeProblem{"head_dim", fmt::format("{}: GPT-2's heads are d_model / n_head = {} wide", s.head_dim,
                                                 s.n_head > 0 ? s.d_model / s.n_head : 0)};
@@ -220,7 +192,8 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
                                                 s.head_size())};
   if (s.d_ff < 0) return ShapeProblem{"d_ff", fmt::format("{} (expected > 0, or 0 for 4 x d_model)", s.d_ff)};
   if (gpt2 && s.d_ff != 0 && s.d_ff != 4 * int64_t(s.d_model))
-    return ShapeProblem{"d_ff", fmt::format("{}: GPT-2's MLP is 4 x d_model = {} wide", s.d_ff, 4 * int64_t(s.d_model))};
+    return ShapeProblem{"d_ff",
+                        fmt::format("{}: GPT-2's MLP is 4 x d_model = {} wide", s.d_ff, 4 * int64_t(s.d_model))};
   if (!(s.norm_eps > 0)) return ShapeProblem{"norm_eps", fmt::format("{} (expected > 0)", s.norm_eps)};
   if (gpt2 && s.norm_eps != 1e-5)
     return ShapeProblem{"norm_eps", fmt::format("{}: GPT-2's LayerNorm uses 1e-5", s.norm_eps)};

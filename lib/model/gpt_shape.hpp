@@ -22,18 +22,23 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_table.hpp"
+
 namespace zt {
 
 enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral };
-std::string_view model_type_name(ModelType t);                 // "gpt2", "llama", ...
-std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
-const std::vector<std::string>& model_type_names();             // every model_type, in enum order
+// Hugging Face's model_type spellings, exact.
+inline constexpr auto kModelTypeNames =
+    name_table<ModelType>({{ModelType::Gpt2, "gpt2"}, {ModelType::Llama, "llama"}, {ModelType::Mistral, "mistral"},
+                           {ModelType::Qwen2, "qwen2"}, {ModelType::Qwen3, "qwen3"},
+                           {ModelType::Qwen3Moe, "qwen3_moe"}, {ModelType::Qwen2Moe, "qwen2_moe"},
+                           {ModelType::Mixtral, "mixtral"}});
 
 // How a layer attends (transformers' layer_types): to every earlier key of its sample, or to the
 // last sliding_window of them.
 enum class LayerAttention { Full, Sliding };
-std::string_view layer_attention_name(LayerAttention a);                     // "full_attention", "sliding_attention"
-std::optional<LayerAttention> layer_attention_from_name(std::string_view);  // exact Hugging Face spelling
+inline constexpr auto kLayerAttentionNames = name_table<LayerAttention>(
+    {{LayerAttention::Full, "full_attention"}, {LayerAttention::Sliding, "sliding_attention"}});
 
 // rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
 // interpolation ("llama3").

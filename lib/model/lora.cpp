@@ -60,14 +60,14 @@ std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec) {
   for (const std::string& t : targets)
     if (t != "all-linear" && std::find(names.begin(), names.end(), t) == names.end())
       fail("target module \"{}\" is not a projection of a {} block (expected some of {}, or \"all-linear\")", t,
-           model_type_name(shape.model_type), fmt::join(names, ", "));
+           kModelTypeNames.name(shape.model_type), fmt::join(names, ", "));
   const bool all = std::find(targets.begin(), targets.end(), "all-linear") != targets.end();
   if (shape.moe.enabled())  // adapters on experts would need one per expert: not implemented
     for (const std::string& t : targets)
       if (t == "all-linear" || t == "gate_proj" || t == "up_proj" || t == "down_proj")
         fail("target module \"{}\" reaches the MLP, which holds experts in a {} model: LoRA on the experts is not "
              "implemented (expected attention projections: q_proj, k_proj, v_proj, o_proj)",
-             t, model_type_name(shape.model_type));
+             t, kModelTypeNames.name(shape.model_type));
   std::vector<LoraSite> sites;
   size_t cursor = 0;
   for (LoraSite site : all_sites(shape)) {

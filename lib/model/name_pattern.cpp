@@ -44,8 +44,8 @@ NamePattern::NamePattern(std::string text) : text_(std::move(text)) {
         Piece piece;
         if (dash != std::string_view::npos && inside.find(',') == std::string_view::npos) {
           piece.kind = Piece::IntRange;
-          if (!parse_integer(inside.substr(0, dash), piece.low) || !parse_integer(inside.substr(dash + 1), piece.high) ||
-              piece.low > piece.high)
+          if (!parse_integer(inside.substr(0, dash), piece.low) ||
+              !parse_integer(inside.substr(dash + 1), piece.high) || piece.low > piece.high)
             fail("\"{}\": {{{}}} is not a range of integers (expected {{low-high}} with low <= high, such as {{0-3}})",
                  text_, inside);
         } else {

@@ -51,7 +51,9 @@ double polynomial_factor(const LrScheduleConfig& c, int64_t step) {
 }
 
 // The Trainer passes inverse_sqrt no kwargs: its timescale is the warmup, or 10000 without one.
-int64_t inverse_sqrt_timescale(const LrScheduleConfig& c) { return c.warmup_num_steps > 0 ? c.warmup_num_steps : 10000; }
+int64_t inverse_sqrt_timescale(const LrScheduleConfig& c) {
+  return c.warmup_num_steps > 0 ? c.warmup_num_steps : 10000;
+}
 
 double inverse_sqrt_factor(const LrScheduleConfig& c, int64_t step) {
   const int64_t timescale = inverse_sqrt_timescale(c);

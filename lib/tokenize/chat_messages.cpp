@@ -94,7 +94,8 @@ ChatMessage message_of(const json& object, const std::string& where, MessageKeys
 std::string string_field(const json& object, const char* key, const std::string& where) {
   auto it = object.find(key);
   if (it == object.end() || !it->is_string())
-    fail("{}.{}: {}", where, key, it == object.end() ? "missing" : "expected a string, got " + std::string(it->type_name()));
+    fail("{}.{}: {}", where, key,
+         it == object.end() ? "missing" : "expected a string, got " + std::string(it->type_name()));
   return it->get<std::string>();
 }
 

@@ -36,7 +36,8 @@ Document prompt_completion(const json& record) {
   d.kind = Document::Chat;
   d.conversation.messages = read_messages(prompt, "prompt", kOpenAi);
   for (ChatMessage& m : d.conversation.messages) m.loss = false;
-  for (ChatMessage& m : read_messages(completion, "completion", kOpenAi)) d.conversation.messages.push_back(std::move(m));
+  for (ChatMessage& m : read_messages(completion, "completion", kOpenAi))
+    d.conversation.messages.push_back(std::move(m));
   return d;
 }
 
@@ -86,12 +87,6 @@ void apply_options(Conversation& c, const RecordOptions& o) {
 }
 
 }  // namespace
-
-std::optional<TrainOn> train_on_from_name(std::string_view name) {
-  if (name == "all") return TrainOn::All;
-  if (name == "last") return TrainOn::Last;
-  return std::nullopt;
-}
 
 Document document_of_record(const json& record, const RecordOptions& options) {
   if (!record.is_object()) fail("expected a JSON object, got {}", record.type_name());

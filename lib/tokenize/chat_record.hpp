@@ -33,13 +33,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_table.hpp"
 #include "tokenizer/chat_format.hpp"
 
 namespace zt {
 
 // Which assistant answers count where the messages do not say: every one, or the last only.
 enum class TrainOn { All, Last };
-std::optional<TrainOn> train_on_from_name(std::string_view name);
+inline constexpr auto kTrainOnNames = name_table<TrainOn>({{TrainOn::All, "all"}, {TrainOn::Last, "last"}});
 
 struct RecordOptions {
   std::optional<std::string> system = {};  // the system message of conversations without one

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/name_table.hpp"
 #include "tokenize/chat_messages.hpp"
 
 namespace zt {
@@ -166,17 +167,18 @@ PreferencePair chat_pair(const json& record, PreferenceForm form) {
 }  // namespace
 
 std::string_view preference_form_name(PreferenceForm form) {
-  // In the order of PreferenceForm.
-  static constexpr std::string_view kNames[] = {
-      "no preference pair",
-      "TRL's prompt/chosen/rejected as text",
-      "TRL's prompt/chosen/rejected as conversations",
-      "TRL's chosen/rejected as text with an implicit prompt",
-      "TRL's chosen/rejected as conversations with an implicit prompt",
-      "LLaMA-Factory's alpaca pairs",
-      "LLaMA-Factory's sharegpt pairs",
-      "ms-swift's messages with rejected_response or rejected_messages"};
-  return kNames[size_t(form)];
+  using F = PreferenceForm;
+  static constexpr auto kNames = name_table<F>({
+      {F::None, "no preference pair"},
+      {F::TrlText, "TRL's prompt/chosen/rejected as text"},
+      {F::TrlChat, "TRL's prompt/chosen/rejected as conversations"},
+      {F::ImplicitText, "TRL's chosen/rejected as text with an implicit prompt"},
+      {F::ImplicitChat, "TRL's chosen/rejected as conversations with an implicit prompt"},
+      {F::Alpaca, "LLaMA-Factory's alpaca pairs"},
+      {F::ShareGpt, "LLaMA-Factory's sharegpt pairs"},
+      {F::Swift, "ms-swift's messages with rejected_response or rejected_messages"},
+  });
+  return kNames.name(form);
 }
 
 PreferenceForm preference_form_of(const json& record) {

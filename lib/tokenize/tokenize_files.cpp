@@ -59,7 +59,8 @@ void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& out
       if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
         fail("-o {}: {} would overwrite the input {}", o.output, out, in);
     const fs::path dir = fs::path(out).parent_path();
-    if (!dir.empty() && !fs::is_directory(dir, ec)) fail("-o {}: the directory {} does not exist", o.output, dir.string());
+    if (!dir.empty() && !fs::is_directory(dir, ec))
+      fail("-o {}: the directory {} does not exist", o.output, dir.string());
   }
 }
 
@@ -74,7 +75,11 @@ std::string human_bytes(double b) {
 class Progress {
 public:
   Progress(uint64_t total, bool quiet)
-      : total_(total), shown_(!quiet && total >= (uint64_t(32) << 20)), tty_(::isatty(2)), start_(Clock::now()), last_(start_) {}
+      : total_(total),
+        shown_(!quiet && total >= (uint64_t(32) << 20)),
+        tty_(::isatty(2)),
+        start_(Clock::now()),
+        last_(start_) {}
   void update(uint64_t bytes, int64_t tokens) {
     if (!shown_) return;
     const auto now = Clock::now();
@@ -125,8 +130,8 @@ std::vector<DataInput> inspect_inputs(const std::vector<std::string>& paths, boo
 void choose_chat_format(JobContext& context, const std::string& chat_format, std::string& told) {
   const Tokenizer& tokenizer = context.tokenizer;
   if (!chat_format.empty()) {
-    context.chat_format = chat_format_from_name(chat_format);
-    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, chat_format_names());
+    context.chat_format = kChatFormatNames.find(chat_format);
+    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, kChatFormatNames.list(","));
     check_chat_format(*context.chat_format, tokenizer);
     told = "--chat-format";
     return;
@@ -139,11 +144,11 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
   else if (told == "its chat template")
     context.chat_format_problem =
         fmt::format("a conversation, but the tokenizer's chat template ({}) is none of the formats zerotrain renders: "
-                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+                    "name one with --chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   else
     context.chat_format_problem =
         fmt::format("a conversation, but the tokenizer ({}) has no chat template or chat tokens to tell its format by: "
-                    "name one with --chat-format ({})", tokenizer.source(), chat_format_names());
+                    "name one with --chat-format ({})", tokenizer.source(), kChatFormatNames.list(","));
   told = "told by " + told;
 }
 
@@ -173,12 +178,13 @@ std::vector<FileForm> file_forms(const std::vector<DataInput>& inputs, std::stri
 // The separator, the end of a completion, the chat format and what the options say of records.
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
-  JobContext context{.tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
+  JobContext context{
+      .tokenizer = tokenizer, .inputs = inputs, .separator = document_separator(tokenizer, separator_name)};
   context.chat_options = {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer)};
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
-  const auto train_on = train_on_from_name(o.train_on);
-  if (!train_on) fail("--train-on {}: expected all or last", o.train_on);
+  const auto train_on = kTrainOnNames.find(o.train_on);
+  if (!train_on) fail("--train-on {}: expected {}", o.train_on, kTrainOnNames.list());
   context.record_options = {o.system, *train_on};
   context.skip_invalid = o.skip_invalid;
   choose_chat_format(context, o.chat_format, format_told);
@@ -192,7 +198,8 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
 }
 
 int64_t counted_tokens(const Encoded& e) {
-  return e.counted.empty() ? int64_t(e.tokens.size()) : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
+  return e.counted.empty() ? int64_t(e.tokens.size())
+                           : int64_t(std::count(e.counted.begin(), e.counted.end(), uint8_t(1)));
 }
 
 // Workers encode jobs; this thread reads the next ones and writes the results in job order.
@@ -265,12 +272,12 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
   std::string chats;
   if (summary.pairs > 0)
     chats = fmt::format(" ({} samples: {}{})", summary.documents, summary.pair_forms,
-                        summary.chats > 0 ? fmt::format("; {} format, {}", chat_format_name(*context.chat_format),
+                        summary.chats > 0 ? fmt::format("; {} format, {}", kChatFormatNames.name(*context.chat_format),
                                                         format_told)
                                           : "");
   else if (summary.chats > 0)
-    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
-                        format_told);
+    chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"),
+                        kChatFormatNames.name(*context.chat_format), format_told);
   // The separator goes before text only: records are samples without it.
   std::string separator;
   if (summary.documents > summary.sample_records)
@@ -324,7 +331,9 @@ void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFil
                                                     : "the answers of the conversations");
 }
 
-double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
+double seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
 
 }  // namespace
 

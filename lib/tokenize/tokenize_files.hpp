@@ -30,7 +30,8 @@ struct TokenizeOptions {
   std::vector<std::string> inputs;
   std::string output;
   std::string val;          // "N%": N% of the documents (a seeded sample) go to OUT.val.bin
-  std::string chat_format;  // chat_format_names(); empty: the tokenizer's (its chat template, else its special tokens)
+  std::string
+      chat_format;  // a kChatFormatNames name; empty: the tokenizer's (its chat template, else its special tokens)
   std::optional<std::string> system;  // the system message of conversations without one
   std::string train_on = "all";       // which answers count where the messages do not say: all | last
   bool skip_invalid = false;          // bad records are counted and left out instead of failing

@@ -89,12 +89,6 @@ std::optional<AddedTokens::Match> AddedTokens::find(std::string_view text, size_
   return std::nullopt;
 }
 
-const AddedToken* AddedTokens::by_id(int32_t id) const {
-  for (const AddedToken& t : tokens_)
-    if (t.id == id) return &t;
-  return nullptr;
-}
-
 const AddedToken* AddedTokens::by_content(std::string_view content) const {
   for (const AddedToken& t : tokens_)
     if (t.content == content) return &t;

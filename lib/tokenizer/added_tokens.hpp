@@ -34,7 +34,6 @@ public:
   bool any(bool special) const { return special ? !tokens_.empty() : has_plain_; }
 
   const std::vector<AddedToken>& tokens() const { return tokens_; }
-  const AddedToken* by_id(int32_t id) const;
   const AddedToken* by_content(std::string_view content) const;
 
 private:

@@ -103,7 +103,8 @@ void BpeModel::add_merges(const std::vector<std::pair<std::string, std::string>>
   while (capacity < merges.size() * 2) capacity *= 2;
   pairs_.assign(capacity, PairSlot{0, {0, 0}});
   pair_mask_ = capacity - 1;
-  const int32_t line_break = !options_.byte_level && ascii_ids_['\n'] >= 0 ? ascii_ids_['\n'] : byte_ids_[uint8_t('\n')];
+  const int32_t line_break =
+      !options_.byte_level && ascii_ids_['\n'] >= 0 ? ascii_ids_['\n'] : byte_ids_[uint8_t('\n')];
   line_break_merges_ = false;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
@@ -116,7 +117,8 @@ void BpeModel::add_merges(const std::vector<std::pair<std::string, std::string>>
     if (left->second == line_break || right->second == line_break) line_break_merges_ = true;
     const uint64_t key = pair_key(left->second, right->second);
     for (uint64_t slot = mix(key) & pair_mask_;; slot = (slot + 1) & pair_mask_) {
-      if (pairs_[slot].key == key || pairs_[slot].key == 0) {  // a repeated merge takes its last rank, as in Hugging Face
+      if (pairs_[slot].key == key ||
+          pairs_[slot].key == 0) {  // a repeated merge takes its last rank, as in Hugging Face
         pairs_[slot] = PairSlot{key, {int32_t(rank), result->second}};
         break;
       }
@@ -231,14 +233,16 @@ void BpeModel::merge_long(const BpeModel& m, std::vector<Symbol>& symbols) {
   };
   const int32_t n = int32_t(symbols.size());
   std::vector<Node> nodes(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) nodes[size_t(i)] = {symbols[size_t(i)].id, symbols[size_t(i)].len, i - 1, i + 1 < n ? i + 1 : -1};
+  for (int32_t i = 0; i < n; ++i)
+    nodes[size_t(i)] = {symbols[size_t(i)].id, symbols[size_t(i)].len, i - 1, i + 1 < n ? i + 1 : -1};
   std::vector<Candidate> storage;
   storage.reserve(size_t(n));
   std::priority_queue<Candidate> queue(std::less<Candidate>(), std::move(storage));
   auto offer = [&](int32_t pos) {
     const Node& a = nodes[size_t(pos)];
     if (a.next < 0) return;
-    if (const Merge* merge = m.find_merge(a.id, nodes[size_t(a.next)].id)) queue.push({merge->rank, pos, merge->result});
+    if (const Merge* merge = m.find_merge(a.id, nodes[size_t(a.next)].id))
+      queue.push({merge->rank, pos, merge->result});
   };
   for (int32_t i = 0; i + 1 < n; ++i) offer(i);
   while (!queue.empty()) {

@@ -7,18 +7,6 @@
 namespace zt {
 namespace {
 
-struct FormatName {
-  ChatFormat format;
-  std::string_view name;
-};
-constexpr FormatName kFormats[] = {{ChatFormat::ChatMl, "chatml"},
-                                   {ChatFormat::Qwen25, "qwen2.5"},
-                                   {ChatFormat::Qwen3, "qwen3"},
-                                   {ChatFormat::Llama3, "llama3"},
-                                   {ChatFormat::Llama31, "llama3.1"},
-                                   {ChatFormat::Llama2, "llama2"},
-                                   {ChatFormat::Mistral, "mistral"}};
-
 bool is_llama(ChatFormat f) { return f == ChatFormat::Llama3 || f == ChatFormat::Llama31; }
 bool is_inst(ChatFormat f) { return f == ChatFormat::Llama2 || f == ChatFormat::Mistral; }
 
@@ -26,13 +14,14 @@ void check_message(ChatFormat format, const ChatMessage& m, size_t index) {
   const bool tools = chat_format_has_tools(format);
   const bool known = m.role == "system" || m.role == "user" || m.role == "assistant" || (tools && m.role == "tool");
   if (!known)
-    fail("messages[{}].role: \"{}\" is not rendered by the {} format ({})", index, m.role, chat_format_name(format),
+    fail("messages[{}].role: \"{}\" is not rendered by the {} format ({})", index, m.role,
+         kChatFormatNames.name(format),
          tools ? "system, user, assistant or tool" : "system, user or assistant: it has no tools");
   if (m.tool_calls.empty()) return;
   if (m.role != "assistant") fail("messages[{}].tool_calls: only an assistant calls tools, not a {}", index, m.role);
   if (!tools)
     fail("messages[{}].tool_calls: the {} format has no tool calls (qwen2.5, qwen3 and llama3.1 have)", index,
-         chat_format_name(format));
+         kChatFormatNames.name(format));
   if (format == ChatFormat::Llama31 && m.tool_calls.size() > 1)
     fail("messages[{}].tool_calls: {} calls in one turn, but Llama 3.1's template writes one call a turn", index,
          m.tool_calls.size());
@@ -40,7 +29,7 @@ void check_message(ChatFormat format, const ChatMessage& m, size_t index) {
 
 void check_conversation(ChatFormat format, const Conversation& c) {
   if (!c.tools.empty() && !chat_format_has_tools(format))
-    fail("tools: the {} format has no tools (qwen2.5, qwen3 and llama3.1 have)", chat_format_name(format));
+    fail("tools: the {} format has no tools (qwen2.5, qwen3 and llama3.1 have)", kChatFormatNames.name(format));
   for (size_t i = 0; i < c.messages.size(); ++i) check_message(format, c.messages[i], i);
 }
 
@@ -77,22 +66,14 @@ std::string strip_newlines(std::string_view s, bool front, bool back) {
 
 }  // namespace chat
 
-std::optional<ChatFormat> chat_format_from_name(std::string_view name) {
-  for (const FormatName& f : kFormats)
-    if (f.name == name) return f.format;
-  return std::nullopt;
-}
-
-std::string_view chat_format_name(ChatFormat format) {
-  for (const FormatName& f : kFormats)
-    if (f.format == format) return f.name;
-  return "?";
-}
-
-std::string chat_format_names() {
-  std::string out;
-  for (const FormatName& f : kFormats) out += (out.empty() ? "" : ", ") + std::string(f.name);
-  return out;
+std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer) {
+  std::vector<int32_t> ids;
+  for (const std::string& end : {tokenizer.config_string("eos_token"), std::string("<|endoftext|>"),
+                                 std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
+                                 std::string("<|im_end|>"), std::string("</s>")})
+    if (const AddedToken* token = end.empty() ? nullptr : tokenizer.added_tokens().by_content(end))
+      ids.push_back(token->id);
+  return ids;
 }
 
 bool chat_format_has_tools(ChatFormat format) {
@@ -151,10 +132,10 @@ void check_chat_format(ChatFormat format, const Tokenizer& tokenizer) {
   if (is_inst(format) && tokenizer.added_tokens().by_content("[INST]"))
     fail("chat format {}: the tokenizer ({}) has [INST] as a control token, as Mistral's of v0.3 on, whose template "
          "writes other spaces: zerotrain does not render it",
-         chat_format_name(format), tokenizer.source());
+         kChatFormatNames.name(format), tokenizer.source());
   for (const std::string& t : needed)
     if (!tokenizer.added_tokens().by_content(t))
-      fail("chat format {}: the tokenizer ({}) has no {} token", chat_format_name(format), tokenizer.source(), t);
+      fail("chat format {}: the tokenizer ({}) has no {} token", kChatFormatNames.name(format), tokenizer.source(), t);
 }
 
 std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conversation, const ChatOptions& options) {

@@ -33,17 +33,26 @@
 #include <string_view>
 #include <vector>
 
+#include "core/name_table.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace zt {
 
 enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31, Llama2, Mistral };
 
-std::optional<ChatFormat> chat_format_from_name(std::string_view name);
-std::string_view chat_format_name(ChatFormat format);
-// "chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral": for messages.
-std::string chat_format_names();
+// --chat-format's names; for messages, kChatFormatNames.list(",").
+inline constexpr auto kChatFormatNames = name_table<ChatFormat>({{ChatFormat::ChatMl, "chatml"},
+                                                                 {ChatFormat::Qwen25, "qwen2.5"},
+                                                                 {ChatFormat::Qwen3, "qwen3"},
+                                                                 {ChatFormat::Llama3, "llama3"},
+                                                                 {ChatFormat::Llama31, "llama3.1"},
+                                                                 {ChatFormat::Llama2, "llama2"},
+                                                                 {ChatFormat::Mistral, "mistral"}});
 bool chat_format_has_tools(ChatFormat format);
+// The ids of the tokens that end a text or a turn in `tokenizer`: its eos_token, those the chat
+// formats write at a turn's end (<|eot_id|>, <|eom_id|>, <|im_end|>, </s>) and those models write
+// at a text's (<|endoftext|>, <|end_of_text|>); what generation stops at.
+std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer);
 
 // The format a chat template (tokenizer_config.json's chat_template) is, by the text only that
 // template writes: nothing for a template that is none of them.

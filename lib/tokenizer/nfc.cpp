@@ -40,9 +40,10 @@ uint32_t compose(uint32_t first, uint32_t second) {
       second < kTBase + kTCount)
     return first + (second - kTBase);
   const Composition* end = kCompositions + kCompositionCount;
-  const Composition* c = std::lower_bound(kCompositions, end, std::pair(first, second), [](const Composition& x, auto key) {
-    return x.first != key.first ? x.first < key.first : x.second < key.second;
-  });
+  const Composition* c =
+      std::lower_bound(kCompositions, end, std::pair(first, second), [](const Composition& x, auto key) {
+        return x.first != key.first ? x.first < key.first : x.second < key.second;
+      });
   return c != end && c->first == first && c->second == second ? c->composite : 0;
 }
 

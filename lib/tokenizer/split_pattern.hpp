@@ -11,9 +11,11 @@ namespace zt {
 
 enum class SplitPattern {
   Gpt2,    // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
-  Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+  Llama3,  // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+           // ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   Qwen2,   // as Llama3 with \p{N} alone for \p{N}{1,3}
-  Tekken,  // Mistral-Nemo: letter runs by case ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]), \p{N}, [\r\n/]* after symbols
+  Tekken,  // Mistral-Nemo: letter runs by case ([\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and [\p{Ll}\p{Lm}\p{Lo}\p{M}]), \p{N},
+           // [\r\n/]* after symbols
 };
 
 // The pattern a tokenizer.json regex string spells, or nothing for a regex without a scanner.

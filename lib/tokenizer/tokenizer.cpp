@@ -279,11 +279,6 @@ std::string_view Tokenizer::kind() const {
   return model_.options().byte_fallback ? "BPE with byte fallback" : "BPE";
 }
 
-bool Tokenizer::is_special(int32_t id) const {
-  const AddedToken* t = added_token_of(id);
-  return t && t->special;
-}
-
 const std::string& Tokenizer::config_string(std::string_view key) const {
   static const std::string none;
   if (key == "bos_token") return bos_token_;
@@ -295,7 +290,8 @@ const std::string& Tokenizer::config_string(std::string_view key) const {
 int32_t document_separator(const Tokenizer& t, std::string& name) {
   std::vector<std::string> candidates = {t.config_string("bos_token")};
   if (auto bos = t.post_processor_bos()) return name = t.decode(std::vector<int32_t>{*bos}), *bos;
-  for (const char* c : {"<|begin_of_text|>", "<s>", "<|endoftext|>", "<|end_of_text|>", "</s>"}) candidates.push_back(c);
+  for (const char* c : {"<|begin_of_text|>", "<s>", "<|endoftext|>", "<|end_of_text|>", "</s>"})
+    candidates.push_back(c);
   candidates.push_back(t.config_string("eos_token"));
   for (const std::string& c : candidates)  // added tokens only: "<s>" may be a plain word of a vocabulary
     if (const AddedToken* token = c.empty() ? nullptr : t.added_tokens().by_content(c)) return name = c, token->id;

@@ -72,7 +72,6 @@ public:
   std::string_view kind() const;
   // The id of a token by its text (an added token, or a vocabulary entry as spelt there).
   std::optional<int32_t> token_id(std::string_view content) const;
-  bool is_special(int32_t id) const;
   const AddedTokens& added_tokens() const { return added_; }
   const std::string& source() const { return source_; }
   // From tokenizer_config.json (empty when absent): "bos_token", "eos_token", "chat_template".

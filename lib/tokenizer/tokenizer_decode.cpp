@@ -83,7 +83,8 @@ void decode_strip(const Decoder& d, Tokens& tokens) {
   for (std::string& t : tokens) {
     size_t b = 0, e = t.size();
     for (int k = 0; k < d.start && t.compare(b, d.text.size(), d.text) == 0 && b < e; ++k) b += d.text.size();
-    for (int k = 0; k < d.stop && e >= b + d.text.size() && t.compare(e - d.text.size(), d.text.size(), d.text) == 0; ++k)
+    for (int k = 0; k < d.stop && e >= b + d.text.size() && t.compare(e - d.text.size(), d.text.size(), d.text) == 0;
+         ++k)
       e -= d.text.size();
     t = t.substr(b, e - b);
   }

@@ -118,7 +118,8 @@ private:
     auto it = j.find(key);
     return it == j.end() || it->is_null() ? nullptr : &*it;
   }
-  std::string string_at(const json& j, const char* key, const std::string& path, const char* otherwise = nullptr) const {
+  std::string string_at(const json& j, const char* key, const std::string& path,
+                        const char* otherwise = nullptr) const {
     const json* v = member(j, key);
     if (!v && otherwise) return otherwise;
     if (!v || !v->is_string()) bad(path + "." + key, "expected a string");
@@ -143,7 +144,8 @@ private:
   std::string string_pattern(const json& j, const std::string& path) const {
     const json* pattern = member(j, "pattern");
     if (!pattern || !pattern->is_object()) bad(path + ".pattern", "expected {\"String\": ...}");
-    if (!member(*pattern, "String")) bad(path + ".pattern", "only String patterns are supported here, not " + pattern->dump());
+    if (!member(*pattern, "String"))
+      bad(path + ".pattern", "only String patterns are supported here, not " + pattern->dump());
     return string_at(*pattern, "String", path + ".pattern");
   }
 
@@ -168,7 +170,8 @@ private:
     const bool first = p.splits.empty() && p.metaspace.empty() && !byte_level_;
     if (type == "Sequence") {
       const json& all = array_at(n, "pretokenizers", path);
-      for (size_t i = 0; i < all.size(); ++i) add_pre_tokenizer(all[i], fmt::format("{}.pretokenizers[{}]", path, i), p);
+      for (size_t i = 0; i < all.size(); ++i)
+        add_pre_tokenizer(all[i], fmt::format("{}.pretokenizers[{}]", path, i), p);
     } else if (type == "Split") {
       const json* pattern = member(n, "pattern");
       const json* regex = pattern && pattern->is_object() ? member(*pattern, "Regex") : nullptr;
@@ -214,7 +217,8 @@ private:
       if (s == "never") return Pipeline::PrependScheme::Never;
       bad(path + ".prepend_scheme", "expected \"always\", \"first\" or \"never\"");
     }
-    return bool_at(n, "add_prefix_space", true, path) ? Pipeline::PrependScheme::Always : Pipeline::PrependScheme::Never;
+    return bool_at(n, "add_prefix_space", true, path) ? Pipeline::PrependScheme::Always
+                                                      : Pipeline::PrependScheme::Never;
   }
 
   void add_decoder(const json& n, const std::string& path, Pipeline& p) {
@@ -295,7 +299,8 @@ private:
     for (size_t i = 0; i < list.size(); ++i) {
       const std::string path = fmt::format("added_tokens[{}]", i);
       const json& a = list[i];
-      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer()) bad(path, "expected an object with an integer id");
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer())
+        bad(path, "expected an object with an integer id");
       AddedToken t;
       t.id = a["id"].get<int32_t>();
       t.content = string_at(a, "content", path);
@@ -319,7 +324,8 @@ private:
     }
     if (type != "TemplateProcessing") return std::nullopt;
     const json* single = member(n, "single");
-    if (!single || !single->is_array() || single->empty() || !(*single)[0].contains("SpecialToken")) return std::nullopt;
+    if (!single || !single->is_array() || single->empty() || !(*single)[0].contains("SpecialToken"))
+      return std::nullopt;
     const std::string name = (*single)[0]["SpecialToken"].value("id", "");
     const json* specials = member(n, "special_tokens");
     if (!specials || !specials->contains(name)) bad(path + ".special_tokens", "no entry for \"" + name + "\"");
@@ -341,17 +347,19 @@ private:
     // tokenizer.json): where no merge can join a word to the ▁ after it, words cut before each
     // ▁ give the same ids, and cache.
     const std::string metaspace = "\xE2\x96\x81";
-    const bool writes_metaspace = !p.metaspace.empty() || std::any_of(p.normalizers.begin(), p.normalizers.end(), [&](const auto& n) {
-      return n.kind == Pipeline::Normalizer::Replace && n.replacement == metaspace;
-    });
+    const bool writes_metaspace =
+        !p.metaspace.empty() || std::any_of(p.normalizers.begin(), p.normalizers.end(), [&](const auto& n) {
+          return n.kind == Pipeline::Normalizer::Replace && n.replacement == metaspace;
+        });
     if (p.splits.empty() && !t.model_.options().byte_level && writes_metaspace && !t.model_.joins_before(metaspace)) {
       Pipeline::Split s{Pipeline::Split::BeforeDelimiter};
       s.delimiter = metaspace;
       s.runs = true;
       p.splits.push_back(s);
     }
-    const bool added_line_break = std::any_of(t.added_.tokens().begin(), t.added_.tokens().end(),
-                                              [](const AddedToken& a) { return a.content.find('\n') != std::string::npos; });
+    const bool added_line_break =
+        std::any_of(t.added_.tokens().begin(), t.added_.tokens().end(),
+                    [](const AddedToken& a) { return a.content.find('\n') != std::string::npos; });
     const bool replaced_line_break = std::any_of(p.normalizers.begin(), p.normalizers.end(), [](const auto& n) {
       return (n.text + n.replacement).find('\n') != std::string::npos;
     });

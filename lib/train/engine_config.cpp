@@ -4,21 +4,11 @@
 
 namespace zt {
 
-namespace {
-
-OffloadDevice offload_device(const std::string& device) {
-  if (device == "cpu") return OffloadDevice::Cpu;
-  if (device == "nvme") return OffloadDevice::Nvme;
-  return OffloadDevice::None;
-}
-
-}  // namespace
-
 EngineOptions engine_options(const config::Config& c) {
   EngineOptions o;
   const auto& z = c.zero;
   o.stage = z.stage;
-  o.dtype = dtype_from_name(c.dtype());
+  o.dtype = c.training_dtype();
   o.comm_dtype = dtype_from_name(c.communication_data_type.empty() ? c.dtype() : c.communication_data_type);
   o.gradient_accumulation_steps = c.gradient_accumulation_steps;
   o.gradient_clipping = c.gradient_clipping;
@@ -41,11 +31,11 @@ EngineOptions engine_options(const config::Config& c) {
                    f.min_loss_scale};
   o.bf16_check_overflow = c.bf16.check_grad_overflow;
   const auto& oo = z.offload_optimizer;
-  o.offload_optimizer = {offload_device(oo.device), oo.nvme_path, oo.pin_memory, int(oo.buffer_count),
+  o.offload_optimizer = {oo.device, oo.nvme_path, oo.pin_memory, int(oo.buffer_count),
                          z.sub_group_size > 0 ? size_t(z.sub_group_size) : SIZE_MAX};
   if (z.stage == 3) {
     const auto& op = z.offload_param;
-    o.offload_param = {offload_device(op.device), op.nvme_path, op.pin_memory, int(op.buffer_count),
+    o.offload_param = {op.device, op.nvme_path, op.pin_memory, int(op.buffer_count),
                        size_t(op.buffer_size), size_t(op.max_in_cpu)};
   }
   o.aio = {size_t(c.aio.block_size), int(c.aio.queue_depth), int(c.aio.intra_op_parallelism)};

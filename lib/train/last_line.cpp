@@ -34,8 +34,8 @@ std::string last_line(const RunEnding& e) {
   if (cut_short) {
     if (e.checkpoint.empty())
       next = "; a rerun starts again from step 1";
-    else if (e.resume == "auto" || e.resume == "latest")
-      next = fmt::format("; resume with the same command (training.resume {})", e.resume);
+    else if (e.resume.latest())
+      next = fmt::format("; resume with the same command (training.resume {})", e.resume.name());
     else
       next = "; resume with the same command and --set training.resume=auto";
   }

@@ -18,7 +18,7 @@ struct RunEnding {
   std::string output_failure;   // the output that could not be written, "" when none
   std::string checkpoint;       // the step directory `latest` names after the run, "" when none
   bool checkpoints = false;     // training.checkpoint_dir is set
-  std::string resume;           // training.resume
+  config::Resume resume;        // training.resume
   std::string early_stop;       // why early stopping ended the run, "" when it did not
   std::string best;             // the best evaluation ("eval_loss 2.3 at step 20"), "" when none is kept
   int exit_code = 0;

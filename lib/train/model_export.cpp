@@ -115,7 +115,8 @@ public:
     }
     for (int l = 0; l < model_.shape.n_layer && model_.parts.lora.enabled(); ++l)
       if (g == size_t(gpt_block_group(l)))
-        merge_lora(model_.shape, model_.parts.lora, values.data(), adapters_.at(size_t(lora_group(model_.shape, l))).data());
+        merge_lora(model_.shape, model_.parts.lora, values.data(),
+                   adapters_.at(size_t(lora_group(model_.shape, l))).data());
     hf_->write_group(base_.groups[g], values.data());
   }
 
@@ -164,23 +165,18 @@ std::vector<InputFile> export_inputs(const std::string& checkpoint, const HfOutp
     inputs.push_back(model_directory_input("the model directory it started from", output.model_dir));
   if (!output.tokenizer_dir.empty() && output.tokenizer_dir != output.model_dir)
     inputs.push_back(model_directory_input("the tokenizer that ships with it", output.tokenizer_dir));
-  if (!from.init_from.empty() && from.init_from != output.model_dir)
-    inputs.push_back(std::filesystem::is_directory(from.init_from)
-                         ? model_directory_input("the weights it started from", from.init_from)
-                         : InputFile{"the weights it started from", from.init_from});
-  if (!from.lora_init_from.empty())
-    inputs.push_back({"the adapters it started from", from.lora_init_from,
-                      {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  add_start_inputs(inputs, from.init_from, from.lora_init_from, output.model_dir, "the weights it started from",
+                   "the adapters it started from");
   return inputs;
 }
 
 }  // namespace
 
 HfOutput final_weights_output(const config::Config& c, const std::optional<TokenizerIdentity>& data_tokenizer) {
-  HfOutput out(dtype_from_name(c.training.save_dtype));
+  HfOutput out(c.training.save_dtype);
   set_source(out, c.model.path, c.model.hf_config, c.training.random_init() ? "" : c.training.init_from);
   choose_shipped_tokenizer(out, data_tokenizer,
-                           tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch"),
+                           c.data.tokenizer_mismatch,
                            "training.save_final", "--set data.tokenizer_mismatch=warn");
   return out;
 }
@@ -194,7 +190,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
   const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
   const CheckpointMeta& meta = ckpt.meta();
   const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
-  const config::RecordedRun run = config::read_recorded_run(meta.config);
+  const config::RecordedRun run = config::read_recorded_run(meta.config, meta_path);
   const TrainedModel model = recorded_model(meta, run, meta_path);
   const SavedForm form = model.parts.lora.enabled() && !merge ? SavedForm::Adapter : SavedForm::Model;
   if (merge && !model.parts.lora.enabled())
@@ -203,8 +199,7 @@ void export_checkpoint(const std::string& checkpoint, const std::string& out_dir
     // The run's model directory, where it is still there to give its tokenizer and config.json.
     const bool gone = !run.model_path.empty() && !has_hf_config(run.model_path);
     set_source(output, gone ? "" : run.model_path, nullptr, run.init_from);
-    const TokenizerMismatch policy = tokenizer_mismatch.value_or(
-        tokenizer_mismatch_from_name(run.tokenizer_mismatch, meta_path + " data.tokenizer_mismatch"));
+    const TokenizerMismatch policy = tokenizer_mismatch.value_or(run.tokenizer_mismatch);
     choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
                              "--tokenizer-mismatch warn");
   }

@@ -234,7 +234,8 @@ std::vector<OutputLocation> output_locations(const config::Config& c, int world_
   auto offload = [](const std::string& key, const std::string& path) {
     return OutputLocation{.key = key, .path = path, .directory = true, .exclusive = true, .every_rank = true};
   };
-  const bool nvme_optimizer = z.offload_optimizer.device == "nvme", nvme_param = z.offload_param.device == "nvme";
+  const bool nvme_optimizer = z.offload_optimizer.device == OffloadDevice::Nvme,
+             nvme_param = z.offload_param.device == OffloadDevice::Nvme;
   if (nvme_optimizer)
     out.push_back(offload("zero_optimization.offload_optimizer.nvme_path", z.offload_optimizer.nvme_path));
   if (nvme_param && !(nvme_optimizer && same_file(z.offload_param.nvme_path, z.offload_optimizer.nvme_path)))
@@ -263,6 +264,16 @@ OutputLocation model_directory_output(const std::string& key, const std::string&
                             : ""};
 }
 
+void add_start_inputs(std::vector<InputFile>& inputs, const std::string& init_from, const std::string& lora_init_from,
+                      const std::string& model_dir, const std::string& init_key, const std::string& lora_key) {
+  std::error_code ec;
+  if (!init_from.empty() && init_from != model_dir)
+    inputs.push_back(fs::is_directory(init_from, ec) ? model_directory_input(init_key, init_from)
+                                                     : InputFile{init_key, init_from});
+  if (!lora_init_from.empty())
+    inputs.push_back({lora_key, lora_init_from, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+}
+
 std::vector<InputFile> input_files(const config::Config& c) {
   std::vector<InputFile> in;
   std::error_code ec;
@@ -272,17 +283,12 @@ std::vector<InputFile> input_files(const config::Config& c) {
   if (!c.model.path.empty()) in.push_back(model_directory_input("model.path", c.model.path));
   for (const std::string& file : c.data.train) in.push_back({"data.train", file});
   for (const std::string& file : c.data.val) in.push_back({"data.val", file});
-  if (!t.random_init() && t.init_from != c.model.path) {
-    const bool dir = fs::is_directory(t.init_from, ec);
-    in.push_back(dir ? model_directory_input("training.init_from", t.init_from) : InputFile{"training.init_from", t.init_from});
-  }
-  const auto& adapter = c.lora.init_from;
-  if (c.lora.enabled && !adapter.empty())
-    in.push_back({"lora.init_from", adapter, {std::string(kPeftConfigFile), std::string(kPeftWeightsFile)}});
+  add_start_inputs(in, t.random_init() ? "" : t.init_from, c.lora.enabled ? c.lora.init_from : "", c.model.path,
+                   "training.init_from", "lora.init_from");
   // A checkpoint resumed from elsewhere; resuming in training.checkpoint_dir is what that directory is for.
-  const bool named = t.resume != "none" && t.resume != "latest" && t.resume != "auto";
-  if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume, t.checkpoint_dir)))
-    in.push_back({"training.resume", t.resume});
+  const bool named = t.resume.from == config::ResumeFrom::Path;
+  if (named && !(fs::exists(t.checkpoint_dir, ec) && lies_in(t.resume.path, t.checkpoint_dir)))
+    in.push_back({"training.resume", t.resume.path});
   if (!t.sample_tokenizer.empty()) in.push_back({"training.sample_tokenizer", t.sample_tokenizer});
   return in;
 }

@@ -56,6 +56,11 @@ void check_output_paths(const config::Config& config, int world_size);
 void check_output_against(const OutputLocation& output, const std::vector<InputFile>& inputs, bool overwrite);
 // A model directory read as an input: its config.json, weights and tokenizer files.
 InputFile model_directory_input(const std::string& key, const std::string& dir);
+// What a run's weights start from, as inputs: `init_from` (a model directory or a file; none when
+// "" or `model_dir`, an input already) and `lora_init_from`'s adapter files (none when ""), named
+// by `init_key` and `lora_key`. Training and export both list them through here.
+void add_start_inputs(std::vector<InputFile>& inputs, const std::string& init_from, const std::string& lora_init_from,
+                      const std::string& model_dir, const std::string& init_key, const std::string& lora_key);
 // save_final's and export's output: a model directory, or a LoRA run's adapter directory.
 OutputLocation model_directory_output(const std::string& key, const std::string& dir, bool adapter);
 

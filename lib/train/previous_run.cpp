@@ -57,7 +57,7 @@ std::optional<std::string> saved_model_file(const std::string& dir) {
 
 void check_previous_run(const config::Config& config) {
   const config::TrainingConfig& t = config.training;
-  if (t.resume != "none") return;  // asked to continue: the outputs are that run's
+  if (t.resume.asked()) return;  // asked to continue: the outputs are that run's
   const std::optional<std::string> run = saved_run(t.checkpoint_dir);
   if (t.overwrite) {
     if (!run) return;

@@ -56,15 +56,16 @@ ScheduleChange resume_schedule_change(const nlohmann::json& saved_config, double
             fmt::format("resuming with other settings than the checkpoint's run: {}; the learning rate of step {} is "
                         "{:.3e} under both",
                         changed, step + 1, next_lr)};
-  return {ScheduleChange::Kind::Schedule,
-          fmt::format("resuming with another schedule than the checkpoint's run{}: step {} runs at lr {:.3e} where the "
-                      "saved schedule gives {:.3e}. The run follows its own settings from the saved step on, as the "
-                      "Hugging Face Trainer and DeepSpeed do; resume with the saved run's settings to keep its schedule",
-                      changed.empty() ? "" : " (" + changed + ")", step + 1, next_lr, saved_next_lr)};
+  return {
+      ScheduleChange::Kind::Schedule,
+      fmt::format("resuming with another schedule than the checkpoint's run{}: step {} runs at lr {:.3e} where the "
+                  "saved schedule gives {:.3e}. The run follows its own settings from the saved step on, as the "
+                  "Hugging Face Trainer and DeepSpeed do; resume with the saved run's settings to keep its schedule",
+                  changed.empty() ? "" : " (" + changed + ")", step + 1, next_lr, saved_next_lr)};
 }
 
-std::string resume_batch_change(const nlohmann::json& saved_config, int saved_world_size, const nlohmann::json& saved_data,
-                                int64_t step, const config::Config& c) {
+std::string resume_batch_change(const nlohmann::json& saved_config, int saved_world_size,
+                                const nlohmann::json& saved_data, int64_t step, const config::Config& c) {
   const SamplerState saved = sampler_state_from_json(saved_data);
   const bool rows = saved.unit == "rows";
   const int64_t per_epoch = rows ? saved.num_rows : saved.num_windows;
@@ -79,11 +80,13 @@ std::string resume_batch_change(const nlohmann::json& saved_config, int saved_wo
   const int64_t saved_steps = number("training.steps");
   // Rows a step: the sequences of every rank's micro-batches (the sampler counts windows of B rows).
   const int64_t rows_before = rows ? before : before * micro, rows_now = c.train_batch_size;
-  const double covered_now = saved.epochs() + double(std::max<int64_t>(0, c.training.steps - step) * now) / double(per_epoch);
+  const double covered_now =
+      saved.epochs() + double(std::max<int64_t>(0, c.training.steps - step) * now) / double(per_epoch);
   const double covered_before = double(saved_steps * before) / double(per_epoch);
   std::string text = fmt::format(
       "resuming with another batch than the checkpoint's run: {} -> {} rows a step (per_device_train_batch_size x "
-      "gradient_accumulation_steps x ranks: {} x {} x {} -> {} x {} x {}); after {:.2f} epochs at step {}, the run ends "
+      "gradient_accumulation_steps x ranks: {} x {} x {} -> {} x {} x {}); after {:.2f} epochs at step {}, the run "
+      "ends "
       "at step {} and covers {:.2f} epochs (the saved run's plan: {} steps, {:.2f} epochs)",
       rows_before, rows_now, micro, accumulation, saved_world_size, c.train_micro_batch_size_per_gpu,
       c.gradient_accumulation_steps, c.world_size, saved.epochs(), step, c.training.steps, covered_now, saved_steps,
@@ -96,13 +99,13 @@ std::string resume_batch_change(const nlohmann::json& saved_config, int saved_wo
 }
 
 std::optional<config::ResumedPosition> resumed_position(const config::TrainingConfig& t) {
-  if (t.resume == "none") return std::nullopt;
+  if (!t.resume.asked()) return std::nullopt;
   try {
     std::optional<std::string> step_dir;
-    if (t.resume == "latest" || t.resume == "auto")
+    if (t.resume.latest())
       step_dir = latest_checkpoint(t.checkpoint_dir);
     else
-      step_dir = resolve_checkpoint(t.resume);
+      step_dir = resolve_checkpoint(t.resume.path);
     if (!step_dir) return std::nullopt;
     const CheckpointMeta meta = read_meta(*step_dir);
     return config::ResumedPosition{meta.step, sampler_state_from_json(meta.data).epochs()};

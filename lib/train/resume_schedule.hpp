@@ -28,8 +28,8 @@ ScheduleChange resume_schedule_change(const nlohmann::json& saved_config, double
 // the epochs the run covers ("8 -> 4 rows a step ...: the run ends at step 72 and covers 3.00
 // epochs (the saved run's plan: 39 steps, 3.00 epochs)"). "" when the batch is the same.
 // `saved_world_size` and `saved_config` are meta.json's, `saved_data` its data sampler state.
-std::string resume_batch_change(const nlohmann::json& saved_config, int saved_world_size, const nlohmann::json& saved_data,
-                                int64_t step, const config::Config& config);
+std::string resume_batch_change(const nlohmann::json& saved_config, int saved_world_size,
+                                const nlohmann::json& saved_data, int64_t step, const config::Config& config);
 
 // Where the checkpoint that training.resume names stands (config::ResolveOptions::resumed_position),
 // or nothing when there is none or it cannot be read (the run then says why as it opens it).

@@ -66,7 +66,7 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   Backend* backend = nullptr;
   if (const int status = failed_somewhere(world, [&] {
         backend = &select_backend(config.training.device, world.info().local_rank, world.info().local_size,
-                                  dtype_from_name(config.dtype()));
+                                  config.training_dtype());
         if (config.training.device_memory_limit > 0)
           MemoryLedger::instance().set_limit(MemSpace::Device, size_t(config.training.device_memory_limit),
                                              "training.device_memory_limit");

@@ -48,8 +48,10 @@ bool RunCheckpoints::after_step(int64_t step, bool new_best) {
   if (!writer_) return false;
   writer_->poll();
   const config::TrainingConfig& t = config_.training;
-  const bool due = t.save_strategy == "best" ? new_best
-                                             : t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0;
+  const bool due = t.save_strategy == config::SaveStrategy::Best
+                       ? new_best
+                       : t.save_strategy == config::SaveStrategy::Steps && t.save_interval > 0 &&
+                             step % t.save_interval == 0;
   if (due) save(step);
   return due;
 }

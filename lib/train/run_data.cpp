@@ -14,8 +14,7 @@ namespace zt {
 namespace {
 
 TokenizerJudgement judgement_of(const config::Config& c, const std::string& key, int rank) {
-  const TokenizerMismatch policy = tokenizer_mismatch_from_name(c.data.tokenizer_mismatch, "data.tokenizer_mismatch");
-  return {key, "--set data.tokenizer_mismatch=warn", policy, rank == 0};
+  return {key, "--set data.tokenizer_mismatch=warn", c.data.tokenizer_mismatch, rank == 0};
 }
 
 // data.val's records against the model's tokenizer and against data.train's.
@@ -48,7 +47,7 @@ std::string tokenizer_line(const RunData& d) {
 
 void log_dataset(const char* key, const TokenDataset& data, const DataSampler& sampler, const config::Config& c) {
   spdlog::info("{}: {} ({}, {} tokens, the largest id {} < model.vocab_size {}{}); {}", key, data.path(),
-               token_format_name(data.format()), data.size(), data.vocab_size() - 1, c.model.shape.vocab_size,
+               kTokenFormatNames.name(data.format()), data.size(), data.vocab_size() - 1, c.model.shape.vocab_size,
                data.has_loss_mask() ? ", a loss mask beside it" : "", sampler.describe());
 }
 

@@ -39,10 +39,10 @@ RunStart::RunStart(const config::Config& config, const ParamLayout& layout, int 
 RunStart::~RunStart() = default;
 
 std::string RunStart::find_resume(const config::TrainingConfig& t, int rank) const {
-  if (t.resume == "none") return "";
-  if (t.resume != "latest" && t.resume != "auto") return resolve_checkpoint(t.resume);
+  if (!t.resume.asked()) return "";
+  if (!t.resume.latest()) return resolve_checkpoint(t.resume.path);
   if (auto latest = latest_checkpoint(t.checkpoint_dir)) return *latest;
-  if (t.resume == "latest")
+  if (t.resume.from == config::ResumeFrom::Latest)
     fail("\"latest\": no checkpoint in {} (it holds no `latest` file); \"auto\" starts from scratch when there is none",
          t.checkpoint_dir);
   if (rank == 0) spdlog::info("training.resume auto: no checkpoint in {} yet; starting from scratch", t.checkpoint_dir);
@@ -71,9 +71,11 @@ std::string RunStart::find_init(const config::Config& config, int rank) {
   if (kind == PathKind::ModelDir && has_hf_config(path)) {
     const ModelType type = path == config.model.path ? config.model.shape.model_type : hf_model_type(path);
     if (type != config.model.shape.model_type)
-      fail("{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
-           "the directory)",
-           hf_file(path, kHfConfigFile), model_type_name(type), model_type_name(config.model.shape.model_type), path);
+      fail(
+          "{}: model_type is {}, and the model block's is {} (--model {} or model.path takes the architecture from "
+          "the directory)",
+          hf_file(path, kHfConfigFile), kModelTypeNames.name(type), kModelTypeNames.name(config.model.shape.model_type),
+          path);
   }
   weights_ = std::make_unique<HfWeights>(path, hf_tensors(config.model.shape));
   if (rank == 0)

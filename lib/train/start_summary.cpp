@@ -20,7 +20,8 @@ std::string schedule(const config::Config& c) {
     return text;
   }
   if (is_trainer_schedule(s.type))
-    return fmt::format("{}, linear warmup over {} steps, then {}", s.type, s.warmup_num_steps, describe_trainer_decay(s));
+    return fmt::format("{}, linear warmup over {} steps, then {}", s.type, s.warmup_num_steps,
+                       describe_trainer_decay(s));
   return s.type;
 }
 
@@ -28,20 +29,22 @@ std::string schedule(const config::Config& c) {
 void log_data(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
               const TokenDataset* val) {
   const std::string mask = train.has_loss_mask() ? ", the loss on the targets its mask keeps" : "";
-  const std::string rest = fmt::format("{}; sequence {}{}", val ? fmt::format(", val {}", val->path()) : ", no validation data",
-                                       c.data.seq_len, c.data.shuffle ? ", shuffled" : "");
+  const std::string rest =
+      fmt::format("{}; sequence {}{}", val ? fmt::format(", val {}", val->path()) : ", no validation data",
+                  c.data.seq_len, c.data.shuffle ? ", shuffled" : "");
   if (sampler.has_samples()) {
     const double epochs =
         double(c.training.steps) * double(sampler.units_per_step()) / double(sampler.epoch_units());
     spdlog::info("data: {} ({}, {} tokens{}: {}; {:.3g} epochs in {} steps of {} rows){}", train.path(),
-                 token_format_name(train.format()), train.size(), mask, sampler.describe(), epochs, c.training.steps,
-                 sampler.units_per_step(), rest);
+                 kTokenFormatNames.name(train.format()), train.size(), mask, sampler.describe(), epochs,
+                 c.training.steps, sampler.units_per_step(), rest);
     return;
   }
   const double tokens_per_step = double(c.train_batch_size) * double(c.data.seq_len);
   const double epochs = double(c.training.steps) * tokens_per_step / double(std::max<int64_t>(1, train.size()));
   spdlog::info("data: {} ({}, {} tokens{}: {:.3g} epochs in {} steps of {:.0f} tokens){}", train.path(),
-               token_format_name(train.format()), train.size(), mask, epochs, c.training.steps, tokens_per_step, rest);
+               kTokenFormatNames.name(train.format()), train.size(), mask, epochs, c.training.steps, tokens_per_step,
+               rest);
 }
 
 void log_data_and_optimizer(const config::Config& c, const TokenDataset& train, const DataSampler& sampler,
@@ -95,15 +98,16 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
                  c.training.eval_interval);
   const config::TrainingConfig& t = c.training;
   if (t.tracks_best())
-    spdlog::info("best model: by {} ({} is better){}{}{}{}", t.metric_for_best_model,
-                 t.greater_is_better ? "greater" : "lower",
-                 t.save_strategy == "best" ? "; a checkpoint at each new best (training.save_strategy best)" : "",
-                 t.keep_last > 0 ? fmt::format("; training.keep_last {} never removes the best", t.keep_last) : "",
-                 t.load_best_model_at_end ? "; the final model is the best checkpoint's (load_best_model_at_end)" : "",
-                 t.early_stopping_patience > 0
-                     ? fmt::format("; early stopping after {} evaluations without an improvement > {:g}",
-                                   t.early_stopping_patience, t.early_stopping_threshold)
-                     : "");
+    spdlog::info(
+        "best model: by {} ({} is better){}{}{}{}", t.metric_for_best_model, t.greater_is_better ? "greater" : "lower",
+        t.save_strategy == config::SaveStrategy::Best ? "; a checkpoint at each new best (training.save_strategy best)"
+                                                      : "",
+        t.keep_last > 0 ? fmt::format("; training.keep_last {} never removes the best", t.keep_last) : "",
+        t.load_best_model_at_end ? "; the final model is the best checkpoint's (load_best_model_at_end)" : "",
+        t.early_stopping_patience > 0
+            ? fmt::format("; early stopping after {} evaluations without an improvement > {:g}",
+                          t.early_stopping_patience, t.early_stopping_threshold)
+            : "");
 }
 
 }  // namespace zt

@@ -9,9 +9,9 @@
 // During set-up (from install() until end_setup(), called just before the first step) there is no
 // step to finish: the first stop signal ends the process at once, saying so on stderr, with exit
 // status 128 + the signal's number (130 for SIGINT, 143 for SIGTERM, 138 for SIGUSR1; a relayed
-// signal counts as the one it stands for), as a shell reports a process the signal ended. Nothing the run writes exists yet but empty metrics and
-// monitor files. Loading a large model or scanning a large data file can take minutes; a scheduler's
-// SIGTERM must not wait for them, nor for a first step and evaluation after them.
+// signal counts as the one it stands for), as a shell reports a process the signal ended. Nothing the run writes exists
+// yet but empty metrics and monitor files. Loading a large model or scanning a large data file can take minutes; a
+// scheduler's SIGTERM must not wait for them, nor for a first step and evaluation after them.
 //
 // SIGINT or SIGTERM a second time ends the process at once with the signal's default action
 // (Ctrl-C twice). SIGUSR1 and the relayed signals only ever ask: the launcher repeats them until the

@@ -49,8 +49,13 @@ std::string error_of(F&& f) {
 }  // namespace
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
-    : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
-      GA_(int(config.gradient_accumulation_steps)), rows_(int(config.micro_batch_rows())),
+    : config_(config),
+      comm_(comm),
+      backend_(backend),
+      B_(int(config.train_micro_batch_size_per_gpu)),
+      T_(config.data.seq_len),
+      GA_(int(config.gradient_accumulation_steps)),
+      rows_(int(config.micro_batch_rows())),
       best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
@@ -118,7 +123,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
   if (start_step_ > 0 && best_.enabled()) restore_best();
-  peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
+  peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
@@ -326,7 +331,8 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
 bool Trainer::lora_dropout() const { return config_.lora.enabled && config_.lora.dropout > 0; }
 
 bool Trainer::evaluates() const {
-  return val_sampler_ && config_.training.eval_interval > 0 && config_.training.eval_strategy != "no";
+  return val_sampler_ && config_.training.eval_interval > 0 &&
+         config_.training.eval_strategy != config::EvalStrategy::No;
 }
 
 // The mean over the targets that count in training.eval_batches micro-batches
@@ -414,9 +420,10 @@ bool Trainer::judge_evaluation(int64_t step, double val_loss, bool ends_here, bo
     checkpoints_->keep_best(step);
   }
   const config::TrainingConfig& t = config_.training;
-  const bool saved = checkpoints_->enabled() &&
-                     (ends || t.save_strategy == "best" ||
-                      (t.save_strategy == "steps" && t.save_interval > 0 && step % t.save_interval == 0));
+  const bool saved =
+      checkpoints_->enabled() &&
+      (ends || t.save_strategy == config::SaveStrategy::Best ||
+       (t.save_strategy == config::SaveStrategy::Steps && t.save_interval > 0 && step % t.save_interval == 0));
   if (comm_.rank() == 0 && new_best)
     spdlog::info("new best: {}{}", best_.describe_best(),
                  saved ? "; its checkpoint is kept" : checkpoints_->enabled() ? " (no checkpoint at this step)" : "");
@@ -527,8 +534,9 @@ int Trainer::run() {
   checkpoints_->finish(done);  // the last step's checkpoint, complete, and `latest` naming it
   if (!interrupted && config_.training.load_best_model_at_end) {
     if (!best_checkpoint_) {
-      if (rank0) spdlog::warn("load_best_model_at_end: no checkpoint holds a best evaluation; the final model is step {}'s",
-                              done);
+      if (rank0)
+        spdlog::warn("load_best_model_at_end: no checkpoint holds a best evaluation; the final model is step {}'s",
+                     done);
     } else if (*best_checkpoint_ != done) {
       load_best_checkpoint(*best_checkpoint_);
     } else if (rank0) {

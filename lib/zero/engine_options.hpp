@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/offload_device.hpp"
 
 namespace zt {
 
@@ -18,9 +19,6 @@ struct LossScalerOptions {
   bool consecutive_hysteresis = false;
   double min_loss_scale = 1.0;
 };
-
-// Where optimizer state or stage-3 parameter shards live.
-enum class OffloadDevice { None, Cpu, Nvme };
 
 // DeepSpeed's asynchronous I/O settings (the aio block), for NVMe offload.
 struct AioSettings {

@@ -22,7 +22,8 @@ GradBucketer::GradBucketer(const StageContext& ctx, size_t bucket_elements, Appl
       overlap_(ctx.options.overlap_comm), apply_(std::move(apply)) {
   const size_t recv = std::min(bucket_, ctx.train_partition.shard_size());
   for (int i = 0; i < slot_count(overlap_); ++i) {
-    slots_[i].send = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
+    slots_[i].send =
+        Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, bucket_ * dtype_size(dtype_));
     slots_[i].recv = Buffer<uint8_t>(ctx.device(), MemSpace::Device, MemCategory::Buffers, recv * dtype_size(dtype_));
   }
 }

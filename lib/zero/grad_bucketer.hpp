@@ -1,9 +1,9 @@
 #pragma once
 // Reduce-scatter of gradients in buckets of reduce_bucket_size elements. A bucket is a contiguous
-// range of the trainable space (the flat buffer's, with nothing frozen); gradients arrive top-down (backward visits groups last to first), so a bucket fills
-// from its end. A full bucket is reduce-scattered (on the communication thread when
-// overlap_comm) and this rank's piece handed to `apply`. Two bucket slots alternate, so one can
-// fill while the other is in flight. The time compute waits on them goes to the step clock.
+// range of the trainable space (the flat buffer's, with nothing frozen); gradients arrive top-down (backward visits
+// groups last to first), so a bucket fills from its end. A full bucket is reduce-scattered (on the communication thread
+// when overlap_comm) and this rank's piece handed to `apply`. Two bucket slots alternate, so one can fill while the
+// other is in flight. The time compute waits on them goes to the step clock.
 #include <functional>
 
 #include "comm/communicator.hpp"

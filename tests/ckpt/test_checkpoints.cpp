@@ -343,7 +343,8 @@ TEST_CASE_METHOD(SavedCheckpoint, "damaged checkpoints are refused with the file
   }
 }
 
-TEST_CASE_METHOD(SavedCheckpoint, "damaged or edited checkpoint metadata is refused with the file named and no raw bytes",
+TEST_CASE_METHOD(SavedCheckpoint,
+                 "damaged or edited checkpoint metadata is refused with the file named and no raw bytes",
                  "[ckpt][refuse][meta]") {
   const std::string meta_path = dir + "/meta.json";
   const std::string meta_text = slurp(meta_path);
@@ -432,7 +433,8 @@ TEST_CASE_METHOD(SavedCheckpoint, "damaged or edited checkpoint metadata is refu
     overwrite(root + "/latest", "\xc3\x28\x1b]0;owned\x07step_1\0\n"s);
     const std::string e = error_of(load_all);
     INFO(e);
-    CHECK(e.find(root + "/latest: \"\\xc3(\\x1b]0;owned\\x07step_1\\x00\\n\" is not the name of a step directory") == 0);
+    CHECK(e.find(root + "/latest: \"\\xc3(\\x1b]0;owned\\x07step_1\\x00\\n\" is not the name of a step directory") ==
+          0);
     CHECK(printable_ascii(e));
   }
   SECTION("a checkpoint of format version 1 (no checksum of meta.json, no step in the shard headers) is read") {

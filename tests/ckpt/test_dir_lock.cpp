@@ -136,7 +136,8 @@ TEST_CASE("a stale lock is taken over with a warning", "[ckpt][lock]") {
     put(lock_path, lock_file_text(old));
     DirLock lock(dir, "training.checkpoint_dir");
     INFO(log.text.str());
-    CHECK(contains(log.text.str(), "of a job that is gone (pid " + std::to_string(old.pid) + " on host node-elsewhere"));
+    CHECK(
+        contains(log.text.str(), "of a job that is gone (pid " + std::to_string(old.pid) + " on host node-elsewhere"));
     CHECK(contains(log.text.str(), "another host's lock, not refreshed for"));
   }
   SECTION("not a lock at all: taken over, its bytes shown escaped") {

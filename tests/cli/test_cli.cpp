@@ -248,8 +248,10 @@ TEST_CASE("a bad --set value is reported against the option, a bad file value ag
   auto r = zerotrain("--config zero2 --set zero_optimization.stage=5 --print-config");
   CHECK(r.code == 2);
   CHECK(r.out.empty());
-  CHECK(r.err == "error: --set zero_optimization.stage=5: zero_optimization.stage: 5 is out of range (expected 0..3)\n");
-  auto file = write_config("bad_stage.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 4}})");
+  CHECK(r.err ==
+        "error: --set zero_optimization.stage=5: zero_optimization.stage: 5 is out of range (expected 0..3)\n");
+  auto file =
+      write_config("bad_stage.json", R"({"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 4}})");
   auto f = zerotrain("--config '" + file + "' --set zero_optimization.overlap_comm=true --print-config");
   CHECK(f.code == 2);
   CHECK(f.err == "error: " + file + ": zero_optimization.stage: 4 is out of range (expected 0..3)\n");
@@ -366,9 +368,11 @@ TEST_CASE("TRL's and LLaMA-Factory's flags set the lora and data keys; --report_
                                "--packing --max_length 64");
   INFO(trl.err);
   REQUIRE(trl.code == 0);
-  CHECK(trl.out == zerotrain(model + "--set lora.enabled=true --set lora.r=4 --set lora.alpha=32 --set lora.dropout=0.1 "
-                                     "--set 'lora.target_modules=[\"q_proj\",\"v_proj\"]' --set data.packing=pack "
-                                     "--set data.seq_len=64").out);
+  CHECK(trl.out ==
+        zerotrain(model + "--set lora.enabled=true --set lora.r=4 --set lora.alpha=32 --set lora.dropout=0.1 "
+                          "--set 'lora.target_modules=[\"q_proj\",\"v_proj\"]' --set data.packing=pack "
+                          "--set data.seq_len=64")
+            .out);
   auto llama_factory = zerotrain(model + "--finetuning_type lora --lora_rank 16 --lora_target all --cutoff_len 32");
   REQUIRE(llama_factory.code == 0);
   CHECK(llama_factory.out == zerotrain(model + "--set lora.r=16 --set lora.alpha=32 --set lora.dropout=0 "
@@ -376,7 +380,8 @@ TEST_CASE("TRL's and LLaMA-Factory's flags set the lora and data keys; --report_
                                  .out);
   auto trl_alone = zerotrain(model + "--lora_r 16");
   CHECK(trl_alone.code == 2);
-  CHECK(contains(trl_alone.err, "--lora_r 16: LoRA settings without LoRA (TRL trains the whole model unless --use_peft"));
+  CHECK(
+      contains(trl_alone.err, "--lora_r 16: LoRA settings without LoRA (TRL trains the whole model unless --use_peft"));
   // --lora_rank is known now, and a near miss of the lora_ family is told that family.
   for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
            {"--lora_rnk 8", "--lora_rnk: unknown option; did you mean --lora_rank?"},

@@ -8,22 +8,25 @@ using namespace zt::config::testing;
 TEST_CASE("cpu_offload is offload_optimizer.device cpu") {
   CapturedLog log;
   auto c = resolve(with({{"zero_optimization", {{"stage", 2}, {"cpu_offload", true}}}}));
-  CHECK(c.zero.offload_optimizer.device == "cpu");
+  CHECK(c.zero.offload_optimizer.device == zt::OffloadDevice::Cpu);
   CHECK(log.count("zero_optimization.cpu_offload: deprecated") == 1);
   CHECK(resolve(with({{"zero_optimization", {{"stage", 2}, {"cpu_offload", false}}}})).zero.offload_optimizer.device ==
-        "none");
+        zt::OffloadDevice::None);
   CHECK(error_of(with({{"zero_optimization", {{"stage", 0}, {"cpu_offload", true}}}})).find(
             "zero_optimization.cpu_offload: true needs ZeRO stage 1, 2 or 3") != std::string::npos);
   CHECK(error_of(with({{"zero_optimization",
-                        {{"stage", 2}, {"cpu_offload", true}, {"offload_optimizer", {{"device", "nvme"}, {"nvme_path", "/tmp"}}}}}}))
+                        {{"stage", 2},
+                         {"cpu_offload", true},
+                         {"offload_optimizer", {{"device", "nvme"}, {"nvme_path", "/tmp"}}}}}}))
             .find("zero_optimization.cpu_offload: true contradicts offload_optimizer.device \"nvme\"") !=
         std::string::npos);
 }
 
 TEST_CASE("cpu_offload_param and cpu_offload_use_pin_memory") {
   CapturedLog log;
-  auto c = resolve(with({{"zero_optimization", {{"stage", 3}, {"cpu_offload_param", true}, {"cpu_offload_use_pin_memory", false}}}}));
-  CHECK(c.zero.offload_param.device == "cpu");
+  auto c = resolve(with(
+      {{"zero_optimization", {{"stage", 3}, {"cpu_offload_param", true}, {"cpu_offload_use_pin_memory", false}}}}));
+  CHECK(c.zero.offload_param.device == zt::OffloadDevice::Cpu);
   CHECK_FALSE(c.zero.offload_param.pin_memory);
   CHECK_FALSE(c.zero.offload_optimizer.pin_memory);
   CHECK(log.count("cpu_offload_param: deprecated") == 1);

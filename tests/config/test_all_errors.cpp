@@ -48,7 +48,8 @@ TEST_CASE("a rule broken only by a value replaced after its error is not reporte
   CHECK(error_of(with({{"model", {{"max_seq_len", "1024"}}}, {"data", {{"seq_len", 1024}}}})) ==
         "test.json: model.max_seq_len: \"1024\" is not a number (expected an integer 1..1073741824)");
   // training.lr is wrong; whether the optimizer's lr overrules it is not asked.
-  CHECK(error_of(with({{"training", {{"lr", "high"}}}, {"optimizer", {{"type", "AdamW"}, {"params", {{"lr", 1e-3}}}}}})) ==
+  CHECK(error_of(
+            with({{"training", {{"lr", "high"}}}, {"optimizer", {{"type", "AdamW"}, {"params", {{"lr", 1e-3}}}}}})) ==
         "test.json: training.lr: \"high\" is not a number (expected a number > 0)");
   // A block of another tool's that is not an object is reported with the unknown keys after it.
   CHECK(lines(error_of(with({{"flops_profiler", true}, {"zero_optimisation", json::object()}}))) ==
@@ -56,10 +57,11 @@ TEST_CASE("a rule broken only by a value replaced after its error is not reporte
             "test.json: flops_profiler: true is not an object (expected a JSON object {...})",
             "test.json: zero_optimisation: unknown key; did you mean zero_optimization?"});
   // A broken rule in one block does not hide a value error in another.
-  CHECK(lines(error_of(with({{"training", {{"save_interval", 10}}}, {"aio", {{"queue_depth", 0}}}}))) ==
-        std::vector<std::string>{
-            "test.json: training.save_interval: 10 needs training.checkpoint_dir (expected a directory for checkpoints)",
-            "test.json: aio.queue_depth: 0 is out of range (expected 1..1024)"});
+  CHECK(
+      lines(error_of(with({{"training", {{"save_interval", 10}}}, {"aio", {{"queue_depth", 0}}}}))) ==
+      std::vector<std::string>{
+          "test.json: training.save_interval: 10 needs training.checkpoint_dir (expected a directory for checkpoints)",
+          "test.json: aio.queue_depth: 0 is out of range (expected 1..1024)"});
 }
 
 TEST_CASE("errors from --set are reported with the file's, each against its origin") {

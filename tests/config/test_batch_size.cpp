@@ -65,7 +65,8 @@ TEST_CASE("TB = MB * GA * W must hold; the error shows all four numbers") {
   CHECK(error_of({{"train_batch_size", 10}}, world(4)).rfind("test.json: train_batch_size 10 != micro 2 * accumulation "
                                                              "1 * world 4",
                                                              0) == 0);
-  auto ok = resolved({{"train_batch_size", 24}, {"train_micro_batch_size_per_gpu", 3}, {"gradient_accumulation_steps", 2}}, 4);
+  auto ok = resolved(
+      {{"train_batch_size", 24}, {"train_micro_batch_size_per_gpu", 3}, {"gradient_accumulation_steps", 2}}, 4);
   CHECK(ok.tb == 24);
 }
 
@@ -75,7 +76,8 @@ TEST_CASE("a derived value of 0 is an error naming the key") {
   CHECK(error_of({{"train_batch_size", 2}}, world(4)) ==
         "test.json: train_micro_batch_size_per_gpu: train_batch_size 2 / world 4 gives 0 (expected >= 1)");
   CHECK(error_of({{"train_batch_size", 4}, {"gradient_accumulation_steps", 8}}, world(1)) ==
-        "test.json: train_micro_batch_size_per_gpu: train_batch_size 4 / world 1 / accumulation 8 gives 0 (expected >= 1)");
+        "test.json: train_micro_batch_size_per_gpu: train_batch_size 4 / world 1 / accumulation 8 gives 0 (expected >= "
+        "1)");
 }
 
 TEST_CASE("derive_batch_sizes on its own, over a grid") {
@@ -103,12 +105,14 @@ TEST_CASE("batch sizes beyond what the trainer can count are errors, never wrapp
   CHECK(error_of({{"train_micro_batch_size_per_gpu", 1}, {"gradient_accumulation_steps", 2147483648LL}}) ==
         "test.json: gradient_accumulation_steps: 2147483648 is out of range (expected 1..2147483647)");
   // Derived from train_batch_size.
-  CHECK(error_of({{"train_batch_size", 1LL << 40}, {"train_micro_batch_size_per_gpu", 1}}, world(2)) ==
-        "test.json: train_batch_size 1099511627776 gives 549755813888 accumulation steps (expected at most 2147483647)");
+  CHECK(
+      error_of({{"train_batch_size", 1LL << 40}, {"train_micro_batch_size_per_gpu", 1}}, world(2)) ==
+      "test.json: train_batch_size 1099511627776 gives 549755813888 accumulation steps (expected at most 2147483647)");
   CHECK(error_of({{"train_batch_size", 1LL << 40}}, world(2)) ==
         "test.json: train_batch_size 1099511627776 gives a micro-batch of 549755813888 (expected at most 2147483647)");
   // MB * GA * W past 2^63.
-  CHECK(error_of({{"train_micro_batch_size_per_gpu", 2147483647}, {"gradient_accumulation_steps", 2147483647}}, world(4)) ==
+  CHECK(error_of({{"train_micro_batch_size_per_gpu", 2147483647}, {"gradient_accumulation_steps", 2147483647}},
+                 world(4)) ==
         "test.json: micro 2147483647 * accumulation 2147483647 * world 4 does not fit in 64 bits (expected a global "
         "batch below 2^63)");
   auto big = resolved({{"train_micro_batch_size_per_gpu", 2147483647}, {"gradient_accumulation_steps", 2147483647}}, 2);

@@ -50,14 +50,14 @@ TEST_CASE("zero_optimization defaults") {
   CHECK(z.sub_group_size == 1000000000);
   CHECK(z.ignore_unused_parameters);
   const auto& oo = z.offload_optimizer;
-  CHECK(oo.device == "none");
+  CHECK(oo.device == zt::OffloadDevice::None);
   CHECK(oo.nvme_path.empty());
   CHECK(oo.pin_memory);
   CHECK(oo.buffer_count == 4);
   CHECK_FALSE(oo.fast_init);
   CHECK(oo.ratio == 1.0);
   const auto& op = z.offload_param;
-  CHECK(op.device == "none");
+  CHECK(op.device == zt::OffloadDevice::None);
   CHECK(op.pin_memory);
   CHECK(op.buffer_count == 5);
   CHECK(op.buffer_size == 100000000);
@@ -209,29 +209,31 @@ TEST_CASE("model, data and training defaults") {
   CHECK(t.save_interval == 0);
   CHECK(t.keep_last == 0);
   CHECK(t.checkpoint_dir.empty());
-  CHECK(t.resume == "none");
+  CHECK(t.resume.name() == "none");
   CHECK(t.init_from == "random");  // without model.path
   CHECK(t.save_final.empty());
-  CHECK(t.save_dtype == "fp32");
+  CHECK(t.save_dtype == zt::DType::F32);
   CHECK(t.log_dir.empty());
   CHECK(t.metrics.empty());
   CHECK(t.comm_timeout == 600.0);
 }
 
 TEST_CASE("training block rules") {
-  CHECK(error_of(with({{"training", {{"steps", 0}}}})) == "test.json: training.steps: 0 is out of range (expected >= 1)");
+  CHECK(error_of(with({{"training", {{"steps", 0}}}})) ==
+        "test.json: training.steps: 0 is out of range (expected >= 1)");
   CHECK(resolve(with({{"training", {{"steps", 7}}}})).training.steps == 7);
   CHECK(error_of(with({{"training", {{"resume", "latest"}}}})).find("training.resume: \"latest\" needs "
                                                                     "training.checkpoint_dir") != std::string::npos);
   CHECK(error_of(with({{"training", {{"save_interval", 50}}}})).find("training.save_interval: 50 needs") !=
         std::string::npos);
   auto c = resolve(with({{"training", {{"resume", "latest"}, {"checkpoint_dir", "ckpt"}, {"save_interval", 10}}}}));
-  CHECK(c.training.resume == "latest");
-  CHECK(resolve(with({{"training", {{"resume", ""}}}})).training.resume == "none");
+  CHECK(c.training.resume.name() == "latest");
+  CHECK(resolve(with({{"training", {{"resume", ""}}}})).training.resume.name() == "none");
   CHECK(error_of(with({{"training", {{"resume", "auto"}}}})).find("training.resume: \"auto\" needs "
                                                                   "training.checkpoint_dir") != std::string::npos);
-  CHECK(resolve(with({{"training", {{"resume", "auto"}, {"checkpoint_dir", "ckpt"}}}})).training.resume == "auto");
-  CHECK(resolve(with({{"training", {{"save_dtype", "bf16"}}}})).training.save_dtype == "bf16");
-  CHECK(resolve(with({{"training", {{"save_dtype", "fp16"}}}})).training.save_dtype == "fp16");
+  CHECK(resolve(with({{"training", {{"resume", "auto"}, {"checkpoint_dir", "ckpt"}}}})).training.resume.name() ==
+        "auto");
+  CHECK(resolve(with({{"training", {{"save_dtype", "bf16"}}}})).training.save_dtype == zt::DType::BF16);
+  CHECK(resolve(with({{"training", {{"save_dtype", "fp16"}}}})).training.save_dtype == zt::DType::F16);
   CHECK(error_of(with({{"training", {{"save_dtype", "fp8"}}}})).find("training.save_dtype") != std::string::npos);
 }

@@ -85,8 +85,9 @@ TEST_CASE("transformers 5's rope_parameters and 4's rope_theta and rope_scaling 
   json v5 = kLlama32;
   v5.erase("rope_theta");
   v5.erase("rope_scaling");
-  v5["rope_parameters"] = {{"rope_type", "llama3"},   {"rope_theta", 500000.0},        {"factor", 32.0},
-                           {"low_freq_factor", 1.0}, {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  v5["rope_parameters"] = {{"rope_type", "llama3"},   {"rope_theta", 500000.0},
+                           {"factor", 32.0},          {"low_freq_factor", 1.0},
+                           {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
   CHECK(read_dir(model_dir("llama32_v5", v5)).preset == "llama-3.2-1b");
   // An older spelling of rope_scaling: "type".
   json legacy = kLlama32;

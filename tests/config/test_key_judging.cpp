@@ -48,10 +48,12 @@ TEST_CASE("every strict block rejects unknown keys and names the path") {
        "zero_optimization.offload_param.max_in_cpus: unknown key; did you mean max_in_cpu?"},
       {{{"fp16", {{"loss_scale_windw", 100}}}}, "fp16.loss_scale_windw: unknown key; did you mean loss_scale_window?"},
       {{{"bf16", {{"enable", true}}}}, "bf16.enable: unknown key; did you mean enabled?"},
-      {{{"optimizer", {{"type", "AdamW"}, {"param", json::object()}}}}, "optimizer.param: unknown key; did you mean params?"},
+      {{{"optimizer", {{"type", "AdamW"}, {"param", json::object()}}}},
+       "optimizer.param: unknown key; did you mean params?"},
       {{{"optimizer", {{"type", "AdamW"}, {"params", {{"betas1", 0.9}}}}}},
        "optimizer.params.betas1: unknown key; did you mean betas?"},
-      {{{"scheduler", {{"type", "WarmupLR"}, {"parms", json::object()}}}}, "scheduler.parms: unknown key; did you mean params?"},
+      {{{"scheduler", {{"type", "WarmupLR"}, {"parms", json::object()}}}},
+       "scheduler.parms: unknown key; did you mean params?"},
       {{{"scheduler", {{"type", "WarmupLR"}, {"params", {{"warmup_num_step", 5}}}}}},
        "scheduler.params.warmup_num_step: unknown key; did you mean warmup_num_steps?"},
       {{{"csv_monitor", {{"output", "x"}}}}, "csv_monitor.output: unknown key"},
@@ -146,9 +148,11 @@ TEST_CASE("comms_logger is a monitor block: unknown keys are errors, its own key
 }
 
 TEST_CASE("comms_logger.prof_ops: DeepSpeed's op names map to zerotrain's collectives; an unknown name is an error") {
-  auto c = resolve(with({{"comms_logger", {{"prof_all", false},
-                                           {"prof_ops", {"reduce_scatter_tensor", "all_gather_into_tensor", "all_gather",
-                                                         "broadcast", "barrier", "all_reduce"}}}}}));
+  auto c = resolve(with(
+      {{"comms_logger",
+        {{"prof_all", false},
+         {"prof_ops",
+          {"reduce_scatter_tensor", "all_gather_into_tensor", "all_gather", "broadcast", "barrier", "all_reduce"}}}}}));
   CHECK(c.comms_logger.prof_ops ==
         std::vector<std::string>{"reduce_scatter", "all_gather", "broadcast", "barrier", "all_reduce"});
 
@@ -157,7 +161,8 @@ TEST_CASE("comms_logger.prof_ops: DeepSpeed's op names map to zerotrain's collec
         "all_reduce, reduce_scatter, all_gather, broadcast or barrier, or a DeepSpeed name such as "
         "reduce_scatter_tensor or all_gather_into_tensor)");
   CHECK(error_of(with({{"comms_logger", {{"prof_ops", {"alltoall_everything"}}}}}))
-            .rfind("test.json: comms_logger.prof_ops[0]: \"alltoall_everything\" is not a collective (expected ", 0) == 0);
+            .rfind("test.json: comms_logger.prof_ops[0]: \"alltoall_everything\" is not a collective (expected ", 0) ==
+        0);
 
   // An op DeepSpeed profiles that zerotrain never issues: the config still loads, with a warning.
   CapturedLog log;
@@ -184,10 +189,14 @@ TEST_CASE("tensorboard enabled is quiet; wandb enabled warns, pointing to what w
 
 TEST_CASE("known but unimplemented keys: one warning when not the default, none otherwise") {
   const std::vector<std::pair<json, std::string>> non_default = {
-      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_weights", true}}}}, "zero_optimization.zero_quantized_weights"},
-      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_gradients", true}}}}, "zero_optimization.zero_quantized_gradients"},
-      {{{"zero_optimization", {{"stage", 3}, {"zero_hpz_partition_size", 8}}}}, "zero_optimization.zero_hpz_partition_size"},
-      {{{"zero_optimization", {{"stage", 2}, {"round_robin_gradients", true}}}}, "zero_optimization.round_robin_gradients"},
+      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_weights", true}}}},
+       "zero_optimization.zero_quantized_weights"},
+      {{{"zero_optimization", {{"stage", 3}, {"zero_quantized_gradients", true}}}},
+       "zero_optimization.zero_quantized_gradients"},
+      {{{"zero_optimization", {{"stage", 3}, {"zero_hpz_partition_size", 8}}}},
+       "zero_optimization.zero_hpz_partition_size"},
+      {{{"zero_optimization", {{"stage", 2}, {"round_robin_gradients", true}}}},
+       "zero_optimization.round_robin_gradients"},
       {{{"zero_optimization", {{"stage", 3}, {"sub_group_size", 1e14}}}}, "zero_optimization.sub_group_size"},
       {{{"zero_optimization", {{"stage", 2}, {"elastic_checkpoint", true}}}}, "zero_optimization.elastic_checkpoint"},
       {{{"compile", {{"deepcompile", true}}}}, "compile"},
@@ -284,6 +293,33 @@ TEST_CASE("the keys DeepSpeed 0.19.8 removed are refused, one line each, unless 
   CHECK(log.count("test.json: amp: {\"enabled\":false} asks for nothing, but DeepSpeed 0.19.8 removed this key "
                   "(NVIDIA Apex AMP; use bf16 or fp16) and refuses it; ignored (delete it)") == 1);
   CHECK(log.count("test.json: zero_optimization.mics_shard_size: -1 asks for nothing") == 1);
+
+  // Every removed key at its disabled default: one warning naming it, nothing refused.
+  const std::vector<std::pair<json, std::string>> switched_off = {
+      {{{"nebula", {{"enabled", false}}}}, "nebula"},
+      {{{"compression_training", json::object()}}, "compression_training"},
+      {{{"amp", {{"enabled", false}}}}, "amp"},
+      {{{"quantize_training", {{"enabled", false}}}}, "quantize_training"},
+      {{{"sparse_gradients", false}}, "sparse_gradients"},
+      {{{"eigenvalue", {{"enabled", false}}}}, "eigenvalue"},
+      {{{"sparse_attention", json::object()}}, "sparse_attention"},
+      {{{"elasticity", {{"enabled", false}}}}, "elasticity"},
+      {{{"graph_harvesting", false}}, "graph_harvesting"},
+      {{{"curriculum_learning", {{"enabled", false}}}}, "curriculum_learning"},
+      {{{"progressive_layer_drop", {{"enabled", false}}}}, "progressive_layer_drop"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_shard_size", -1}}}}, "zero_optimization.mics_shard_size"},
+      {{{"zero_optimization", {{"stage", 3}, {"mics_hierarchical_params_gather", false}}}},
+       "zero_optimization.mics_hierarchical_params_gather"},
+      {{{"zero_optimization", {{"stage", 3}, {"zeropp_loco_param", json::object()}}}},
+       "zero_optimization.zeropp_loco_param"},
+  };
+  for (const auto& [extra, key] : switched_off) {
+    INFO(extra.dump());
+    CapturedLog one;
+    REQUIRE_NOTHROW(resolve(with(extra)));
+    CHECK(one.count("removed this key") == 1);
+    CHECK(one.count("test.json: " + key + ": ") == 1);
+  }
 }
 
 TEST_CASE("DeepSpeed 0.19.8's new keys: parameter_alignment, disable_python_gc, data_types.keep_in_fp32_modules") {

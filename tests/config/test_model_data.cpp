@@ -46,9 +46,11 @@ TEST_CASE("model validation names the key") {
   CHECK(error_of(with({{"model", {{"preset", "custom"}, {"n_layer", 2}}}})) ==
         "test.json: model.preset: \"custom\" needs n_layer, n_head, d_model, vocab_size and max_seq_len (missing: "
         "n_head, d_model, vocab_size, max_seq_len)");
-  CHECK(error_of(with({{"model", {{"preset", "gpt5"}}}})).find("test.json: model.preset: \"gpt5\" is not valid (expected "
-                                                                "toy, gpt2-tiny") == 0);
-  CHECK(error_of(with({{"model", {{"d_model", 0}}}})) == "test.json: model.d_model: 0 is out of range (expected 1..1073741824)");
+  CHECK(error_of(with({{"model", {{"preset", "gpt5"}}}}))
+            .find("test.json: model.preset: \"gpt5\" is not valid (expected "
+                  "toy, gpt2-tiny") == 0);
+  CHECK(error_of(with({{"model", {{"d_model", 0}}}})) ==
+        "test.json: model.d_model: 0 is out of range (expected 1..1073741824)");
 }
 
 TEST_CASE("data.seq_len defaults to and may not exceed max_seq_len") {

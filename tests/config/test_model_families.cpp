@@ -127,8 +127,8 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
             .find("test.json: model.rope_scaling.factr: unknown key") == 0);
   CHECK(error_of(llama({{"mlp_bias", true}, {"model_type", "qwen2"}})) ==
         "test.json: model.mlp_bias: qwen2 has no such option (only llama does)");
-  CHECK(error_of(llama({{"attention_bias", true}, {"model_type", "mistral"}})).find("model.attention_bias: mistral has no such option") !=
-        std::string::npos);
+  CHECK(error_of(llama({{"attention_bias", true}, {"model_type", "mistral"}}))
+            .find("model.attention_bias: mistral has no such option") != std::string::npos);
   CHECK(error_of(llama({{"sliding_window", 64}})) ==
         "test.json: model.sliding_window: llama has no sliding-window attention (expected 0)");
   // Sequences longer than the window: sliding-window attention.

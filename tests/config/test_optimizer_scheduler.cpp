@@ -18,11 +18,13 @@ TEST_CASE("optimizers other than Adam and AdamW are not supported") {
           std::string("test.json: optimizer.type: \"") + type +
               "\" is not supported (expected Adam or AdamW; zerotrain implements no other optimizer)");
   }
-  CHECK(error_of(with({{"optimizer", {{"params", {{"lr", 1e-3}}}}}})) == "test.json: optimizer.type: missing (expected Adam or AdamW)");
+  CHECK(error_of(with({{"optimizer", {{"params", {{"lr", 1e-3}}}}}})) ==
+        "test.json: optimizer.type: missing (expected Adam or AdamW)");
 }
 
 TEST_CASE("adam_w_mode: Adam follows it; AdamW is always decoupled") {
-  auto adam = resolve(with({{"optimizer", {{"type", "Adam"}, {"params", {{"adam_w_mode", false}, {"weight_decay", 0.01}}}}}}));
+  auto adam =
+      resolve(with({{"optimizer", {{"type", "Adam"}, {"params", {{"adam_w_mode", false}, {"weight_decay", 0.01}}}}}}));
   CHECK_FALSE(adam.optimizer.adam_w_mode);
   CHECK(adam.optimizer.weight_decay == 0.01);
   CapturedLog log;
@@ -37,15 +39,18 @@ TEST_CASE("the resolved optimizer says where weight decay applies") {
 }
 
 TEST_CASE("WarmupLR defaults: max lr = optimizer lr, 1000 steps, log") {
-  auto s = resolve(with({{"optimizer", {{"type", "AdamW"}, {"params", {{"lr", 5e-4}}}}}, {"scheduler", {{"type", "WarmupLR"}}}}))
+  auto s = resolve(with({{"optimizer", {{"type", "AdamW"}, {"params", {{"lr", 5e-4}}}}},
+                         {"scheduler", {{"type", "WarmupLR"}}}}))
                .scheduler;
   CHECK(s.type == "WarmupLR");
   CHECK(s.warmup_min_lr == 0.0);
   CHECK(s.warmup_max_lr == 5e-4);
   CHECK(s.warmup_num_steps == 1000);
   CHECK(s.warmup_type == "log");
-  auto linear = resolve(with({{"scheduler", {{"type", "WarmupLR"}, {"params", {{"warmup_type", "linear"}, {"warmup_max_lr", 0.01}}}}}}))
-                    .scheduler;
+  auto linear =
+      resolve(with({{"scheduler",
+                     {{"type", "WarmupLR"}, {"params", {{"warmup_type", "linear"}, {"warmup_max_lr", 0.01}}}}}}))
+          .scheduler;
   CHECK(linear.warmup_type == "linear");
   CHECK(linear.warmup_max_lr == 0.01);
 }
@@ -56,38 +61,47 @@ TEST_CASE("warmup_num_steps is at least 2, as in DeepSpeed") {
     CHECK(s.warmup_num_steps == 2);
   }
   // "auto" from training.warmup_steps 0 as well.
-  CHECK(resolve(with({{"scheduler", {{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", "auto"}}}}}})).scheduler.warmup_num_steps == 2);
+  CHECK(resolve(with({{"scheduler", {{"type", "WarmupLR"}, {"params", {{"warmup_num_steps", "auto"}}}}}}))
+            .scheduler.warmup_num_steps == 2);
 }
 
 TEST_CASE("WarmupDecayLR and WarmupCosineLR need total_num_steps") {
   CHECK(error_of(with({{"scheduler", {{"type", "WarmupDecayLR"}}}})) ==
-        "test.json: scheduler.params.total_num_steps: missing (required by WarmupDecayLR; \"auto\" takes training.steps)");
+        "test.json: scheduler.params.total_num_steps: missing (required by WarmupDecayLR; \"auto\" takes "
+        "training.steps)");
   CHECK(error_of(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"warmup_num_steps", 5}}}}}})).find(
             "scheduler.params.total_num_steps: missing (required by WarmupCosineLR") != std::string::npos);
-  auto d = resolve(with({{"scheduler", {{"type", "WarmupDecayLR"}, {"params", {{"total_num_steps", 300}, {"warmup_num_steps", 30}}}}}}))
-               .scheduler;
+  auto d =
+      resolve(with({{"scheduler",
+                     {{"type", "WarmupDecayLR"}, {"params", {{"total_num_steps", 300}, {"warmup_num_steps", 30}}}}}}))
+          .scheduler;
   CHECK(d.total_num_steps == 300);
   CHECK(d.warmup_num_steps == 30);
   CapturedLog log;
-  resolve(with({{"scheduler", {{"type", "WarmupDecayLR"}, {"params", {{"total_num_steps", 10}, {"warmup_num_steps", 30}}}}}}));
+  resolve(with(
+      {{"scheduler", {{"type", "WarmupDecayLR"}, {"params", {{"total_num_steps", 10}, {"warmup_num_steps", 30}}}}}}));
   CHECK(log.count("scheduler.params.total_num_steps: 10 is less than warmup_num_steps 30") == 1);
 }
 
 TEST_CASE("WarmupCosineLR defaults") {
-  auto s = resolve(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 500}}}}}})).scheduler;
+  auto s =
+      resolve(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 500}}}}}})).scheduler;
   CHECK(s.warmup_min_ratio == 0.0);
   CHECK(s.warmup_num_steps == 1000);
   CHECK(s.cos_min_ratio == 1e-4);
   CHECK(s.warmup_type == "log");
-  CHECK(error_of(with({{"scheduler", {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 5}, {"warmup_max_lr", 1}}}}}}))
+  CHECK(error_of(with({{"scheduler",
+                        {{"type", "WarmupCosineLR"}, {"params", {{"total_num_steps", 5}, {"warmup_max_lr", 1}}}}}}))
             .find("scheduler.params.warmup_max_lr: unknown key") != std::string::npos);
 }
 
 TEST_CASE("OneCycle: cycle_min_lr and cycle_max_lr required, DeepSpeed's defaults otherwise") {
   CHECK(error_of(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_max_lr", 0.1}}}}}})) ==
         "test.json: scheduler.params.cycle_min_lr: missing (required by OneCycle)");
-  auto s = resolve(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}}}))
-               .scheduler;
+  auto s =
+      resolve(
+          with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}}}))
+          .scheduler;
   CHECK(s.cycle_min_lr == 1e-4);
   CHECK(s.cycle_max_lr == 1e-3);
   CHECK(s.decay_lr_rate == 0.0);
@@ -114,7 +128,8 @@ TEST_CASE("scheduler type is required and checked; a null scheduler is none") {
   CHECK(error_of(with({{"scheduler", {{"type", "CosineAnnealing"}}}})).find(
             "scheduler.type: \"CosineAnnealing\" is not valid (expected WarmupLR, WarmupDecayLR, WarmupCosineLR, "
             "OneCycle or LRRangeTest)") != std::string::npos);
-  CHECK(error_of(with({{"scheduler", {{"params", json::object()}}}})).find("scheduler.type: missing") != std::string::npos);
+  CHECK(error_of(with({{"scheduler", {{"params", json::object()}}}})).find("scheduler.type: missing") !=
+        std::string::npos);
   json raw = with({});
   raw["scheduler"] = nullptr;
   CHECK(resolve(raw).scheduler.type == "linear");  // as no block

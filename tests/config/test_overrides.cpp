@@ -50,10 +50,10 @@ TEST_CASE("apply_override rejects malformed assignments") {
 
 TEST_CASE("overrides obey the same rules as the file") {
   auto c = resolve(with({{"zero_optimization", {{"stage", 1}}}}),
-                   sets({"zero_optimization.stage=3", "zero_optimization.offload_param.device=cpu", "training.steps=200",
-                         "optimizer.type=adam", "bf16.enabled=true"}));
+                   sets({"zero_optimization.stage=3", "zero_optimization.offload_param.device=cpu",
+                         "training.steps=200", "optimizer.type=adam", "bf16.enabled=true"}));
   CHECK(c.zero.stage == 3);
-  CHECK(c.zero.offload_param.device == "cpu");
+  CHECK(c.zero.offload_param.device == zt::OffloadDevice::Cpu);
   CHECK(c.training.steps == 200);
   CHECK(c.optimizer.type == "Adam");
   CHECK(c.bf16.enabled);
@@ -109,27 +109,33 @@ TEST_CASE("a message about a value names where the value came from: the option o
             .rfind("--set zero_optimization.stage=6: zero_optimization.stage: 6 ", 0) == 0);
   // A value given under an alias keeps its origin when it is read under the canonical name.
   CHECK(error_of(with({{"zero_optimization", {{"stage", 3}}}}), sets({"zero_optimization.max_live_parameters=-1"}))
-            .rfind("--set zero_optimization.max_live_parameters=-1: zero_optimization.stage3_max_live_parameters: ", 0) ==
-        0);
+            .rfind("--set zero_optimization.max_live_parameters=-1: zero_optimization.stage3_max_live_parameters: ",
+                   0) == 0);
   // Array elements below an overridden key.
   CHECK(error_of(with({}), sets({"comms_logger.prof_ops=[\"all_reduce\", 3]"}))
             .rfind("--set comms_logger.prof_ops=[\"all_reduce\", 3]: comms_logger.prof_ops[1]: ", 0) == 0);
   // The batch equation involves three keys: the options that set any of them are named, with the file.
-  CHECK(error_of(with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}}), sets({"gradient_accumulation_steps=3"}))
-            .rfind("--set gradient_accumulation_steps=3 (with test.json): train_batch_size 8 != micro 2 * accumulation 3 "
-                   "* world 1", 0) == 0);
-  CHECK(error_of(with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}, {"gradient_accumulation_steps", 3}}),
-                 sets({"training.steps=3"}))
+  CHECK(
+      error_of(with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}}),
+               sets({"gradient_accumulation_steps=3"}))
+          .rfind("--set gradient_accumulation_steps=3 (with test.json): train_batch_size 8 != micro 2 * accumulation 3 "
+                 "* world 1",
+                 0) == 0);
+  CHECK(error_of(
+            with({{"train_batch_size", 8}, {"train_micro_batch_size_per_gpu", 2}, {"gradient_accumulation_steps", 3}}),
+            sets({"training.steps=3"}))
             .rfind("test.json: train_batch_size 8 != micro 2", 0) == 0);
   // --steps and --data name themselves too.
   auto o = world(1);
   o.steps = -1;
   CHECK(error_of(with({}), o) == "--steps -1: training.steps: -1 is out of range (expected >= 1)");
   o.steps = std::nullopt;
-  const auto model_file = std::filesystem::temp_directory_path() / ("zt_test_model_" + std::to_string(::getpid()) + ".json");
+  const auto model_file =
+      std::filesystem::temp_directory_path() / ("zt_test_model_" + std::to_string(::getpid()) + ".json");
   std::ofstream(model_file) << R"({"preset": "toy", "n_layers": 2})";
   o.model = model_file.string();
-  CHECK(error_of(with({}), o) == "--model " + model_file.string() + ": model.n_layers: unknown key; did you mean n_layer?");
+  CHECK(error_of(with({}), o) ==
+        "--model " + model_file.string() + ": model.n_layers: unknown key; did you mean n_layer?");
   std::filesystem::remove(model_file);
   // A block created by --set under a misspelt name.
   CHECK(error_of(file, sets({"zero_optimisation.stage=3"})) ==

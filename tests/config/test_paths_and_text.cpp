@@ -52,9 +52,10 @@ TEST_CASE("--config naming a directory says it is one") {
     find_config_file(dir.string());
     FAIL("a directory was taken for a config");
   } catch (const zt::Error& e) {
-    CHECK(std::string(e.what()) == "--config " + dir.string() +
-                                       ": is a directory, not a config file (expected a DeepSpeed JSON file or a preset "
-                                       "name)");
+    CHECK(std::string(e.what()) ==
+          "--config " + dir.string() +
+              ": is a directory, not a config file (expected a DeepSpeed JSON file or a preset "
+              "name)");
   }
   std::filesystem::remove_all(dir);
 }

@@ -47,8 +47,9 @@ TEST_CASE("a training key that loses to an explicit DeepSpeed key is an error na
                        {"training", {{"lr", 5e-4}}}}))
             .rfind("test.json: training.lr: 0.0005 is not used: scheduler.params.warmup_max_lr is 0.002 (config)", 0) ==
         0);
-  CHECK(error_of(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}},
-                       {"training", {{"lr", 5e-4}}}})) ==
+  CHECK(error_of(
+            with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", 1e-4}, {"cycle_max_lr", 1e-3}}}}},
+                  {"training", {{"lr", 5e-4}}}})) ==
         "test.json: training.lr: 0.0005 is not used: scheduler.params.cycle_max_lr is 0.001 (config) (expected only "
         "one of them: leave training.lr out, or change scheduler.params.cycle_max_lr)");
   // Warmup.
@@ -67,8 +68,9 @@ TEST_CASE("a training key that loses to an explicit DeepSpeed key is an error na
         "test.json: training.lr_scheduler_type: linear is not used: scheduler.type is WarmupLR (config) (expected "
         "only one of them: leave training.lr_scheduler_type out, or change scheduler.type)");
   // All of them at once.
-  const std::string all = error_of({{"train_micro_batch_size_per_gpu", 2}, {"gradient_clipping", 0}, {"optimizer", kOptimizerLr}},
-                                   sets({"training.lr=5e-4", "training.max_grad_norm=2", "training.micro_batch_size=3"}));
+  const std::string all =
+      error_of({{"train_micro_batch_size_per_gpu", 2}, {"gradient_clipping", 0}, {"optimizer", kOptimizerLr}},
+               sets({"training.lr=5e-4", "training.max_grad_norm=2", "training.micro_batch_size=3"}));
   CHECK(std::count(all.begin(), all.end(), '\n') == 2);
 }
 
@@ -133,12 +135,13 @@ TEST_CASE("where lr, schedule, batch and precision came from") {
   ResolveOptions o = sets({"training.warmup_ratio=0.1"});
   o.world_size = 2;
   o.steps = 30;
-  auto plain = resolve({{"train_batch_size", 16}, {"train_micro_batch_size_per_gpu", 2}, {"fp16", {{"enabled", "auto"}}}},
-                       o);
+  auto plain =
+      resolve({{"train_batch_size", 16}, {"train_micro_batch_size_per_gpu", 2}, {"fp16", {{"enabled", "auto"}}}}, o);
   CHECK(plain.provenance.lr == "lr 5e-05 from training.lr (default), no optimizer block");
-  CHECK(plain.provenance.schedule ==
-        "schedule linear, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type default): warmup 3 "
-        "steps from training.warmup_ratio (--set training.warmup_ratio=0.1), then down to 0 at step 30");
+  CHECK(
+      plain.provenance.schedule ==
+      "schedule linear, the Hugging Face Trainer's (no scheduler block, training.lr_scheduler_type default): warmup 3 "
+      "steps from training.warmup_ratio (--set training.warmup_ratio=0.1), then down to 0 at step 30");
   CHECK(plain.provenance.batch == "batch 16 = 2 x 4 x 2 ranks from train_micro_batch_size_per_gpu (config), "
                                   "gradient_accumulation_steps derived from train_batch_size (config)");
   CHECK(plain.provenance.precision == "precision fp32 from fp16.enabled \"auto\" (config); fp16 \"auto\": off unless "

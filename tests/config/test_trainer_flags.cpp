@@ -65,7 +65,7 @@ TEST_CASE("TRL's --use_peft and its LoRA and SFT arguments, with TRL's defaults 
   CHECK(c.lora.alpha == 32);     // TRL's ModelConfig.lora_alpha
   CHECK(c.lora.dropout == 0.05);  // TRL's ModelConfig.lora_dropout
   CHECK(c.lora.target_modules == std::vector<std::string>{"q_proj", "v_proj"});
-  CHECK(c.data.packing == "pack");
+  CHECK(c.data.packing == zt::Packing::Pack);
   CHECK(c.data.seq_len == 64);
   // --use_peft alone: TRL's r, alpha and dropout; the family's target modules, as PEFT's.
   const Config alone = resolve(with({}), trainer({{"use_peft", "true"}}, "llama-tiny"));
@@ -77,7 +77,8 @@ TEST_CASE("TRL's --use_peft and its LoRA and SFT arguments, with TRL's defaults 
   CHECK(block.lora.alpha == 32);
   CHECK(resolve(with({{"lora", {{"r", 4}}}}), trainer({{"lora_r", "8"}}, "llama-tiny")).lora.r == 8);
   CHECK_FALSE(resolve(with({}), trainer({{"use_peft", "false"}})).lora.enabled);
-  CHECK(resolve(with({{"data", {{"packing", "pack"}}}}), trainer({{"packing", "false"}})).data.packing == "none");
+  CHECK(resolve(with({{"data", {{"packing", "pack"}}}}), trainer({{"packing", "false"}})).data.packing ==
+        zt::Packing::None);
   // TRL trains the whole model without --use_peft: a LoRA setting alone cannot be honoured.
   CHECK(error_of(with({}), trainer({{"lora_r", "16"}})) ==
         "--lora_r 16: LoRA settings without LoRA (TRL trains the whole model unless --use_peft is given; expected "
@@ -154,7 +155,8 @@ TEST_CASE("evaluation asked for without validation data is an error naming the f
   CHECK(resolve(with({}), trainer({{"eval_strategy", "steps"}, {"eval_steps", "7"}})).training.eval_interval == 7);
   // Without anything asking, no validation data evaluates nothing, as before.
   CHECK(resolve(synthetic).data.val.empty());
-  CHECK(resolve(synthetic, trainer({{"eval_steps", "10"}, {"eval_strategy", "no"}})).training.eval_strategy == "no");
+  CHECK(resolve(synthetic, trainer({{"eval_steps", "10"}, {"eval_strategy", "no"}})).training.eval_strategy ==
+        EvalStrategy::No);
   CHECK(error_of(with({}), trainer({{"eval_strategy", "epoch"}})) ==
         "--eval_strategy epoch: zerotrain counts in steps (expected steps, with --eval_steps N, or no)");
 }
@@ -178,7 +180,7 @@ TEST_CASE("the validation file tokenize --val wrote beside data.train is data.va
 TEST_CASE("the best model: eval_loss, lower is better, as the Trainer's defaults; what it needs") {
   const json base = with({{"training", {{"checkpoint_dir", "ck"}}}});
   const Config best = resolve(base, trainer({{"save_strategy", "best"}, {"save_total_limit", "2"}}));
-  CHECK(best.training.save_strategy == "best");
+  CHECK(best.training.save_strategy == SaveStrategy::Best);
   CHECK(best.training.metric_for_best_model == "eval_loss");
   CHECK_FALSE(best.training.greater_is_better);
   CHECK(best.training.keep_last == 2);
@@ -198,8 +200,9 @@ TEST_CASE("the best model: eval_loss, lower is better, as the Trainer's defaults
   CHECK(error_of(with({}), trainer({{"save_strategy", "best"}})) ==
         "--save_strategy best: training.save_strategy: needs training.checkpoint_dir (expected a directory for the "
         "checkpoints, e.g. --output_dir)");
-  CHECK(error_of(base, trainer({{"load_best_model_at_end", std::nullopt}, {"save_steps", "15"}, {"eval_steps", "10"}})) ==
-        "--load_best_model_at_end: training.load_best_model_at_end: needs a checkpoint at every evaluation that can "
-        "be the best: training.save_interval 15 is not a multiple of training.eval_interval 10 (expected "
-        "save_interval a multiple of eval_interval, as the Trainer asks, or save_strategy best)");
+  CHECK(
+      error_of(base, trainer({{"load_best_model_at_end", std::nullopt}, {"save_steps", "15"}, {"eval_steps", "10"}})) ==
+      "--load_best_model_at_end: training.load_best_model_at_end: needs a checkpoint at every evaluation that can "
+      "be the best: training.save_interval 15 is not a multiple of training.eval_interval 10 (expected "
+      "save_interval a multiple of eval_interval, as the Trainer asks, or save_strategy best)");
 }

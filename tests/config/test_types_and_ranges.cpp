@@ -54,9 +54,12 @@ TEST_CASE("ranges are checked") {
         "test.json: optimizer.params.lr: 0 is out of range (expected > 0)");
   CHECK(error_of(with({{"optimizer", {{"type", "AdamW"}, {"params", {{"weight_decay", -0.1}}}}}})) ==
         "test.json: optimizer.params.weight_decay: -0.1 is out of range (expected >= 0)");
-  CHECK(error_of(with({{"gradient_clipping", -1}})) == "test.json: gradient_clipping: -1 is out of range (expected >= 0)");
-  CHECK(error_of(with({{"fp16", {{"hysteresis", 0}}}})) == "test.json: fp16.hysteresis: 0 is out of range (expected 1..1073741824)");
-  CHECK(error_of(with({{"fp16", {{"min_loss_scale", 0}}}})) == "test.json: fp16.min_loss_scale: 0 is out of range (expected > 0)");
+  CHECK(error_of(with({{"gradient_clipping", -1}})) ==
+        "test.json: gradient_clipping: -1 is out of range (expected >= 0)");
+  CHECK(error_of(with({{"fp16", {{"hysteresis", 0}}}})) ==
+        "test.json: fp16.hysteresis: 0 is out of range (expected 1..1073741824)");
+  CHECK(error_of(with({{"fp16", {{"min_loss_scale", 0}}}})) ==
+        "test.json: fp16.min_loss_scale: 0 is out of range (expected > 0)");
   CHECK(error_of(with({{"zero_optimization", {{"stage", 3}, {"offload_optimizer", {{"ratio", 1.5}}}}}})) ==
         "test.json: zero_optimization.offload_optimizer.ratio: 1.5 is out of range (expected in (0, 1])");
   CHECK(error_of(with({{"training", {{"micro_batch_size", 0}}}})) ==
@@ -93,7 +96,8 @@ TEST_CASE("\"auto\" outside the table is an error naming the key") {
             "zero_optimization.overlap_comm: \"auto\" cannot be resolved") != std::string::npos);
   CHECK(error_of(with({{"training", {{"steps", "auto"}}}})).find("training.steps: \"auto\" cannot be resolved") !=
         std::string::npos);
-  CHECK(error_of(with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", "auto"}, {"cycle_max_lr", 1}}}}}}))
+  CHECK(error_of(
+            with({{"scheduler", {{"type", "OneCycle"}, {"params", {{"cycle_min_lr", "auto"}, {"cycle_max_lr", 1}}}}}}))
             .find("scheduler.params.cycle_min_lr: \"auto\" cannot be resolved") != std::string::npos);
 }
 
@@ -110,9 +114,10 @@ TEST_CASE("a key kept in an int is checked before it is narrowed") {
 }
 
 TEST_CASE("a model shape too large for any machine is an error naming the model block") {
-  CHECK(error_of(with({{"model", {{"d_model", 1 << 20}, {"n_layer", 100000}, {"n_head", 16}}}})) ==
-        "test.json: model: n_layer 100000, d_model 1048576, vocab_size 256 and max_seq_len 128 make 1.32e+18 parameters "
-        "(expected at most 1e+15)");
+  CHECK(
+      error_of(with({{"model", {{"d_model", 1 << 20}, {"n_layer", 100000}, {"n_head", 16}}}})) ==
+      "test.json: model: n_layer 100000, d_model 1048576, vocab_size 256 and max_seq_len 128 make 1.32e+18 parameters "
+      "(expected at most 1e+15)");
 }
 
 TEST_CASE("training.comm_timeout: 0 or a value beyond any run means no timeout") {

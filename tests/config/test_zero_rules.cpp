@@ -10,8 +10,9 @@ TEST_CASE("offload_param only with stage 3") {
   CHECK(error_of(with({{"zero_optimization", {{"stage", 2}, {"offload_param", {{"device", "cpu"}}}}}})) ==
         "test.json: zero_optimization.offload_param.device: \"cpu\" needs ZeRO stage 3 (parameters are partitioned "
         "only there; stage is 2)");
-  auto c = resolve(with({{"zero_optimization", {{"stage", 3}, {"offload_param", {{"device", "cpu"}, {"buffer_count", 7}}}}}}));
-  CHECK(c.zero.offload_param.device == "cpu");
+  auto c = resolve(
+      with({{"zero_optimization", {{"stage", 3}, {"offload_param", {{"device", "cpu"}, {"buffer_count", 7}}}}}}));
+  CHECK(c.zero.offload_param.device == zt::OffloadDevice::Cpu);
   CHECK(c.zero.offload_param.buffer_count == 7);
   // device none is fine at any stage (ms-swift writes it for stage 1).
   CHECK_NOTHROW(resolve(with({{"zero_optimization", {{"stage", 1}, {"offload_param", {{"device", "none"}}}}}})));
@@ -21,27 +22,30 @@ TEST_CASE("offload_optimizer needs stage >= 1; ratio < 1 only with stage 3") {
   CHECK(error_of(with({{"zero_optimization", {{"stage", 0}, {"offload_optimizer", {{"device", "cpu"}}}}}})).find(
             "zero_optimization.offload_optimizer.device: \"cpu\" needs ZeRO stage 1, 2 or 3 (stage is 0)") !=
         std::string::npos);
-  CHECK(error_of(with({{"zero_optimization", {{"stage", 2}, {"offload_optimizer", {{"device", "cpu"}, {"ratio", 0.5}}}}}})) ==
+  CHECK(error_of(with(
+            {{"zero_optimization", {{"stage", 2}, {"offload_optimizer", {{"device", "cpu"}, {"ratio", 0.5}}}}}})) ==
         "test.json: zero_optimization.offload_optimizer.ratio: 0.5 needs ZeRO stage 3 (partial optimizer offload; "
         "stage is 2)");
-  auto c = resolve(with({{"zero_optimization", {{"stage", 3}, {"offload_optimizer", {{"device", "cpu"}, {"ratio", 0.3}}}}}}));
+  auto c = resolve(
+      with({{"zero_optimization", {{"stage", 3}, {"offload_optimizer", {{"device", "cpu"}, {"ratio", 0.3}}}}}}));
   CHECK(c.zero.offload_optimizer.ratio == 0.3);
 }
 
 TEST_CASE("nvme needs a writable nvme_path") {
   CHECK(error_of(with({{"zero_optimization", {{"stage", 2}, {"offload_optimizer", {{"device", "nvme"}}}}}})) ==
         "test.json: zero_optimization.offload_optimizer.nvme_path: missing (required when device is nvme)");
-  CHECK(error_of(with({{"zero_optimization",
-                        {{"stage", 3}, {"offload_param", {{"device", "nvme"}, {"nvme_path", "/no/such/dir"}}}}}})) ==
-        "test.json: zero_optimization.offload_param.nvme_path: \"/no/such/dir\" is not a writable directory (expected a "
-        "directory for offloaded state)");
+  CHECK(
+      error_of(with({{"zero_optimization",
+                      {{"stage", 3}, {"offload_param", {{"device", "nvme"}, {"nvme_path", "/no/such/dir"}}}}}})) ==
+      "test.json: zero_optimization.offload_param.nvme_path: \"/no/such/dir\" is not a writable directory (expected a "
+      "directory for offloaded state)");
   auto dir = std::filesystem::temp_directory_path() / "zt_test_nvme";
   std::filesystem::create_directories(dir);
   auto c = resolve(with({{"zero_optimization",
                           {{"stage", 3},
                            {"offload_optimizer", {{"device", "nvme"}, {"nvme_path", dir.string()}}},
                            {"offload_param", {{"device", "nvme"}, {"nvme_path", dir.string()}}}}}}));
-  CHECK(c.zero.offload_optimizer.device == "nvme");
+  CHECK(c.zero.offload_optimizer.device == zt::OffloadDevice::Nvme);
   CHECK(c.zero.offload_param.nvme_path == dir.string());
   std::filesystem::remove_all(dir);
 }

@@ -38,15 +38,16 @@ TEST_CASE("comments are allowed in both styles") {
 
 TEST_CASE("duplicate keys are errors naming the key's path") {
   CHECK(parse_error(R"({"train_batch_size": 8, "train_batch_size": 16})") == "x.json: train_batch_size: duplicate key");
-  CHECK(parse_error(R"({"zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu", "device": "none"}}})") ==
-        "x.json: zero_optimization.offload_optimizer.device: duplicate key");
+  CHECK(
+      parse_error(R"({"zero_optimization": {"stage": 1, "offload_optimizer": {"device": "cpu", "device": "none"}}})") ==
+      "x.json: zero_optimization.offload_optimizer.device: duplicate key");
   CHECK(parse_error(R"({"a": [{"x": 1}, {"y": 1, "y": 2}]})") == "x.json: a[1].y: duplicate key");
   CHECK(parse_error(R"({"a": [1, [2, 3], {"k": {"z": 0, "z": 0}}]})") == "x.json: a[2].k.z: duplicate key");
 }
 
 TEST_CASE("the same key in different objects is not a duplicate") {
-  auto j = parse_json(R"({"fp16": {"enabled": false}, "bf16": {"enabled": true}, "l": [{"enabled": 1}, {"enabled": 2}]})",
-                      "x.json");
+  auto j = parse_json(
+      R"({"fp16": {"enabled": false}, "bf16": {"enabled": true}, "l": [{"enabled": 1}, {"enabled": 2}]})", "x.json");
   CHECK(j["bf16"]["enabled"] == true);
   CHECK(j["l"][1]["enabled"] == 2);
 }
@@ -98,7 +99,8 @@ TEST_CASE("a config file that cannot be read says why") {
     zt::read_json_file(dir.string());
     FAIL("a directory was read as JSON");
   } catch (const zt::Error& e) {
-    CHECK(std::string(e.what()) == dir.string() + ": cannot open the file for reading: is a directory, not a regular file");
+    CHECK(std::string(e.what()) ==
+          dir.string() + ": cannot open the file for reading: is a directory, not a regular file");
   }
   std::filesystem::remove_all(dir);
 }

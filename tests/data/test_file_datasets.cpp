@@ -110,8 +110,9 @@ TEST_CASE("format detection and names", "[data]") {
   CHECK(detect_token_format("synthetic") == TokenFormat::Synthetic);
   CHECK(detect_token_format("synthetic:vocab=8") == TokenFormat::Synthetic);
   for (auto f : {TokenFormat::Auto, TokenFormat::LlmC, TokenFormat::Uint16, TokenFormat::Text, TokenFormat::Synthetic})
-    CHECK(token_format_from_name(token_format_name(f)) == f);
-  CHECK_THROWS_WITH(token_format_from_name("parquet"), Catch::Contains("data.format") && Catch::Contains("parquet"));
+    CHECK(kTokenFormatNames.parse(kTokenFormatNames.name(f), "data.format") == f);
+  CHECK_THROWS_WITH(kTokenFormatNames.parse("parquet", "data.format"),
+                    Catch::Contains("data.format") && Catch::Contains("parquet"));
 }
 
 TEST_CASE("tokens outside the model vocabulary are named with their offset", "[data]") {

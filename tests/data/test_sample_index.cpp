@@ -102,7 +102,8 @@ TEST_CASE("a sample index that does not belong to its token file is refused, nam
                               " holds 9: it belongs to another token file");
   restore();
   dir.write("a.idx", good.substr(0, good.size() - 8));
-  CHECK_THAT(error_of(path), Catch::StartsWith(index + ": size mismatch: 4 samples need 1064 bytes, the file has 1056"));
+  CHECK_THAT(error_of(path),
+             Catch::StartsWith(index + ": size mismatch: 4 samples need 1064 bytes, the file has 1056"));
   restore();
   const uint64_t backwards = 2;  // entry 2 below entry 1 (3)
   overwrite(index, 1024 + 2 * 8, &backwards, 8);

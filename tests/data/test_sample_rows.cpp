@@ -141,7 +141,10 @@ TEST_CASE("a sample longer than seq_len is cut to it or left out, and counted", 
 TEST_CASE("samples that all are dropped, and unknown names, are refused by name", "[data][sample_rows]") {
   CHECK_THROWS_WITH(plan_rows(offsets_of({9, 10}), options(Packing::Pack, 8, Truncation::Drop), "data.train"),
                     Catch::Contains("data.train: none of its 2 samples fits data.seq_len 8"));
-  CHECK_THROWS_WITH(packing_from_name("multipack"), Catch::Contains("data.packing: unknown value \"multipack\""));
-  CHECK_THROWS_WITH(truncation_from_name("cut"), Catch::Contains("data.truncation"));
-  CHECK_THROWS_WITH(padding_from_name("left"), Catch::Contains("data.padding"));
+  CHECK_THROWS_WITH(kPackingNames.parse("multipack", "data.packing"),
+                    "data.packing: unknown value \"multipack\" (expected none, pack or windows)");
+  CHECK_THROWS_WITH(kTruncationNames.parse("cut", "data.truncation"),
+                    "data.truncation: unknown value \"cut\" (expected truncate or drop)");
+  CHECK_THROWS_WITH(kPaddingNames.parse("left", "data.padding"),
+                    "data.padding: unknown value \"left\" (expected longest or max_length)");
 }

@@ -120,7 +120,8 @@ TEST_CASE("a micro-batch of samples: tokens, shifted targets with the mask, padd
     CHECK(std::vector<int32_t>(m.inputs.begin(), m.inputs.begin() + 8) == std::vector<int32_t>{4, 5, 6, 7, 8, 1, 2, 3});
     CHECK(std::vector<int32_t>(m.targets.begin(), m.targets.begin() + 8) ==
           std::vector<int32_t>{5, 6, I, 8, I, 2, 3, I});
-    CHECK(std::vector<int32_t>(m.inputs.begin() + 8, m.inputs.end()) == std::vector<int32_t>{11, 12, 13, 14, 9, 10, 0, 0});
+    CHECK(std::vector<int32_t>(m.inputs.begin() + 8, m.inputs.end()) ==
+          std::vector<int32_t>{11, 12, 13, 14, 9, 10, 0, 0});
     CHECK(std::vector<int32_t>(m.targets.begin() + 8, m.targets.end()) ==
           std::vector<int32_t>{12, I, 14, I, I, I, I, I});
     const StepTokens t = s.step_tokens(0, 0);
@@ -130,7 +131,8 @@ TEST_CASE("a micro-batch of samples: tokens, shifted targets with the mask, padd
     CHECK(t.attended_in_window == t.attended);
     CHECK(s.step_tokens(0, 3).attended_in_window == 5 * 3 + 3 * 3 + 4 * 3 + 2 * 2);  // a window of 3 keys
     CHECK(s.step_tokens(0, 3).attended == t.attended);
-    CHECK(t.counted == std::count_if(m.targets.begin(), m.targets.end(), [](int32_t x) { return x != kIgnoredTarget; }));
+    CHECK(t.counted ==
+          std::count_if(m.targets.begin(), m.targets.end(), [](int32_t x) { return x != kIgnoredTarget; }));
   }
 }
 
@@ -143,7 +145,7 @@ TEST_CASE("epochs count samples: every sample once an epoch, none skipped where 
     const RowOptions o = options(packing, 12);
     const SampleSampler probe(data, o, 2, 1, 0, 1, true, 3);
     const int64_t R = probe.epoch_units();
-    INFO("packing " << packing_name(packing) << ", " << R << " rows an epoch");
+    INFO("packing " << kPackingNames.name(packing) << ", " << R << " rows an epoch");
     // B 2 x GA 1 x W 5 = 10 rows a step, which R does not divide: epochs end inside steps.
     REQUIRE(R % 10 != 0);
     for (bool shuffle : {false, true}) {

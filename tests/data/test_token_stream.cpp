@@ -23,8 +23,12 @@ std::string write_tokens(const TempDir& dir, const std::string& name, const std:
   return dir.file(name);
 }
 
-std::vector<int32_t> slice(const std::vector<int32_t>& v, size_t a, size_t b) { return {v.begin() + long(a), v.begin() + long(b)}; }
-std::vector<uint8_t> slice(const std::vector<uint8_t>& v, size_t a, size_t b) { return {v.begin() + long(a), v.begin() + long(b)}; }
+std::vector<int32_t> slice(const std::vector<int32_t>& v, size_t a, size_t b) {
+  return {v.begin() + long(a), v.begin() + long(b)};
+}
+std::vector<uint8_t> slice(const std::vector<uint8_t>& v, size_t a, size_t b) {
+  return {v.begin() + long(a), v.begin() + long(b)};
+}
 
 }  // namespace
 
@@ -38,9 +42,10 @@ TEST_CASE("shards read in order equal the concatenated file, window for window",
   }
   const std::string whole = write_tokens(dir, "whole.bin", tokens, mask, 500);
   // Shards of 301, 2 and 697 tokens: windows of 8 cross both boundaries.
-  const std::vector<std::string> shards = {write_tokens(dir, "part_000001.bin", slice(tokens, 0, 301), slice(mask, 0, 301), 500),
-                                           write_tokens(dir, "part_000002.bin", slice(tokens, 301, 303), slice(mask, 301, 303), 500),
-                                           write_tokens(dir, "part_000003.bin", slice(tokens, 303, 1000), slice(mask, 303, 1000), 500)};
+  const std::vector<std::string> shards = {
+      write_tokens(dir, "part_000001.bin", slice(tokens, 0, 301), slice(mask, 0, 301), 500),
+      write_tokens(dir, "part_000002.bin", slice(tokens, 301, 303), slice(mask, 301, 303), 500),
+      write_tokens(dir, "part_000003.bin", slice(tokens, 303, 1000), slice(mask, 303, 1000), 500)};
   CHECK(expand_data_files({dir.file("part_*.bin")}) == shards);  // sorted: the shards' order
   CHECK(count_tokens(shards, TokenFormat::Auto) == 1000);
   const auto one = open_dataset(std::vector<std::string>{whole}, "auto");
@@ -83,8 +88,9 @@ TEST_CASE("a bad shard or a pattern matching nothing is one error naming it", "[
   const std::string wide = write_tokens(dir, "wide.bin", {1, 70000, 3}, {}, 70001);  // uint32 tokens
   CHECK_THROWS_WITH(open_dataset(std::vector<std::string>{a, dir.file("gone.bin")}, "auto"),
                     Catch::Contains("gone.bin"));
-  CHECK_THROWS_WITH(open_dataset(std::vector<std::string>{a, wide}, "auto"),
-                    Catch::Contains("wide.bin: llmc with 4-byte tokens") && Catch::Contains("a.bin is llmc with 2-byte"));
+  CHECK_THROWS_WITH(
+      open_dataset(std::vector<std::string>{a, wide}, "auto"),
+      Catch::Contains("wide.bin: llmc with 4-byte tokens") && Catch::Contains("a.bin is llmc with 2-byte"));
   const std::string text = dir.write("notes.txt", "hello");
   CHECK_THROWS_WITH(open_dataset(std::vector<std::string>{a, text}, "auto"), Catch::StartsWith(text + ": text"));
   std::vector<int32_t> header(256, 0);

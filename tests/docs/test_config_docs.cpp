@@ -112,12 +112,13 @@ TEST_CASE("docs/config.md's default column is what --print-config prints for a c
   // Configs that leave the documented keys out: no --config (only the batch keys, "auto"), one
   // scheduler block of each type with no params, and a llama-family model (its keys).
   std::vector<nlohmann::json> printed;
-  for (const char* args : {"", R"(--set 'scheduler={"type":"WarmupLR"}')",
-                           R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
-                           R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
-                           R"(--set 'scheduler={"type":"OneCycle","params":{"cycle_min_lr":1e-4,"cycle_max_lr":1e-3}}')",
-                           R"(--set 'scheduler={"type":"LRRangeTest"}')", "--set model.model_type=llama",
-                           "--set model.model_type=qwen2_moe"})
+  for (const char* args :
+       {"", R"(--set 'scheduler={"type":"WarmupLR"}')",
+        R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
+        R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
+        R"(--set 'scheduler={"type":"OneCycle","params":{"cycle_min_lr":1e-4,"cycle_max_lr":1e-3}}')",
+        R"(--set 'scheduler={"type":"LRRangeTest"}')", "--set model.model_type=llama",
+         "--set model.model_type=qwen2_moe"})
     printed.push_back(print_config(args));
   // Defaults the column describes in words rather than as a value.
   const std::set<std::string> described = {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -46,6 +47,16 @@ inline int run_command(const std::string& command, const std::string& log) {
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Runs `command` with its output in `log`; the run must succeed (the log is shown when it does
+// not). Returns the log.
+inline std::string run_ok(const std::string& command, const std::string& log) {
+  const int code = run_command(command, log);
+  const std::string out = read_file(log);
+  INFO(out);
+  REQUIRE(code == 0);
+  return out;
 }
 
 inline std::string fresh_dir(const std::string& name) {

@@ -6,10 +6,7 @@
 # template's default system message; the same with a Llama-shaped model in Llama 2's [INST] format,
 # whose answers end with </s>; what has no chat gets one line and exit 1.
 #   test_chat_generate.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
 cd "$tmp" || exit 1
 

@@ -156,8 +156,9 @@ TEST_CASE("shards read as one stream train as the concatenated file, and resume 
   // Resumed at step 3 on 4 ranks: steps 4 to 6 read the windows the uninterrupted run read. (The
   // sums run in another order on 4 ranks, so the losses agree to rounding; other windows would
   // differ in the second digit.)
-  const auto resumed = job(4, "resumed", " --set 'data.train=[\"" + dir + "/part_000001.txt\",\"" + dir +
-                                             "/part_000002.txt\"]' --set training.resume=" + dir + "/ckpt/step_00000003");
+  const auto resumed = job(4, "resumed",
+                           " --set 'data.train=[\"" + dir + "/part_000001.txt\",\"" + dir +
+                               "/part_000002.txt\"]' --set training.resume=" + dir + "/ckpt/step_00000003");
   REQUIRE(resumed.size() == 3);
   for (size_t i = 0; i < 3; ++i) {
     INFO("step " << i + 4 << ": " << resumed[i] << " against " << whole[i + 3]);
@@ -218,9 +219,9 @@ TEST_CASE("damaged checkpoints stop every rank before training, naming the file"
   const std::string step = dir + "/ckpt/step_00000002";
   const std::string shard1 = step + "/shard-00001-of-00002.safetensors";
   auto resume = [&](const std::string& extra, const std::string& name) {
-    const int code = run_command(common + " --steps 4 --set training.resume=latest --set training.checkpoint_dir=" + dir +
-                                     "/ckpt" + extra,
-                                 dir + "/" + name + ".log");
+    const int code = run_command(
+        common + " --steps 4 --set training.resume=latest --set training.checkpoint_dir=" + dir + "/ckpt" + extra,
+        dir + "/" + name + ".log");
     std::string out = read_file(dir + "/" + name + ".log");
     INFO(out);
     CHECK(code == 1);
@@ -365,7 +366,8 @@ TEST_CASE("init_from: what it cannot start from is named", "[e2e][checkpoint][in
   const std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code == 1);
-  CHECK(occurrences(out, "training.init_from: " + dir + "/empty: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest`") ==
-        1);
+  CHECK(occurrences(
+            out, "training.init_from: " + dir +
+                     "/empty: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest`") == 1);
   CHECK(out.find("step     1/") == std::string::npos);
 }

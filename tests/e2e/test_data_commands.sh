@@ -5,10 +5,7 @@
 # the tokenizer: the samples, generate and export find it in the token file's record and the
 # checkpoint. Only the number of steps is cut (to 4) to keep the test short.
 #   test_data_commands.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 
 # The block after the marker, a command per line once the lines ending in \ are joined.
 mapfile -t commands < <(documented_commands "$src/docs/data.md" "tests/e2e/test_data_commands.sh runs these")

@@ -5,10 +5,7 @@
 # training samples without being named; data formats told by content (JSON lines under any name);
 # --dry-run judging the data as training does.
 #   test_data_tokenizers.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
 cd "$tmp" || exit 1

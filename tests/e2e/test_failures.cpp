@@ -160,9 +160,9 @@ TEST_CASE("a run's peaks stay within --dry-run's plan with checkpoints and with 
   const std::vector<std::pair<std::string, std::string>> runs = {
       {"checkpoints", " --config zero2 --set training.checkpoint_dir=" + dir + "/ckpt --set training.save_interval=2"},
       {"nvme optimizer", " --config zero2 --set zero_optimization.offload_optimizer.device=nvme" + in_nvme},
-      {"nvme optimizer and parameters", " --config zero3_offload --set zero_optimization.offload_optimizer.device=nvme" +
-                                            std::string(" --set zero_optimization.offload_param.device=nvme") +
-                                            in_nvme}};
+      {"nvme optimizer and parameters",
+       " --config zero3_offload --set zero_optimization.offload_optimizer.device=nvme" +
+           std::string(" --set zero_optimization.offload_param.device=nvme") + in_nvme}};
   for (const auto& run : runs) {
     const auto& [name, options] = run;
     INFO(name);

@@ -46,10 +46,11 @@ double eval_loss(const std::string& output) {
 
 TEST_CASE("generate from a checkpoint and from its export; eval on 1, 2 and 4 ranks", "[e2e][generate]") {
   const std::string dir = fresh_dir("generate");
-  const int trained = run_command(kZt + " --steps 40 --set bf16.enabled=true --set training.checkpoint_dir=" + dir + "/ck" +
-                                      " --set training.save_final=" + dir + "/final --set training.eval_interval=40" +
-                                      " --set training.metrics=" + dir + "/m.jsonl",
-                                  dir + "/train.log");
+  const int trained =
+      run_command(kZt + " --steps 40 --set bf16.enabled=true --set training.checkpoint_dir=" + dir + "/ck" +
+                      " --set training.save_final=" + dir + "/final --set training.eval_interval=40" +
+                      " --set training.metrics=" + dir + "/m.jsonl",
+                  dir + "/train.log");
   INFO(read_file(dir + "/train.log"));
   REQUIRE(trained == 0);
 
@@ -74,7 +75,8 @@ TEST_CASE("generate from a checkpoint and from its export; eval on 1, 2 and 4 ra
   // The run trained in bf16 (the CPU's "auto"): eval rounds the fp32 master weights to bf16, as the
   // run computed with them (--dtype auto: the checkpoint's), and gives the run's val loss; the
   // masters themselves give another.
-  const std::string same_windows_eval = kZt + " eval --model " + dir + "/ck --data " + kVal + " --batch-size 4 --seq-len 128";
+  const std::string same_windows_eval =
+      kZt + " eval --model " + dir + "/ck --data " + kVal + " --batch-size 4 --seq-len 128";
   const double same_windows = eval_loss(output_of(same_windows_eval, dir, "e0"));
   CHECK(std::abs(same_windows - logged) <= 1e-6 * logged);  // printed with 6 decimals
   CHECK(eval_loss(output_of(same_windows_eval + " --dtype bf16", dir, "e0b")) == same_windows);
@@ -97,7 +99,8 @@ TEST_CASE("a llama-family checkpoint generates, greedy text repeating", "[e2e][g
   REQUIRE(run_command(kZt + " --model qwen3-tiny --steps 10 --set data.seq_len=64 --set training.eval_interval=0" +
                           " --set training.checkpoint_dir=" + dir + "/ck",
                       dir + "/train.log") == 0);
-  const std::string cmd = kZt + " generate --model " + dir + "/ck --prompt 'Exodus' --max-new-tokens 30 --temperature 0";
+  const std::string cmd =
+      kZt + " generate --model " + dir + "/ck --prompt 'Exodus' --max-new-tokens 30 --temperature 0";
   const std::string text = output_of(cmd, dir, "g1");
   CHECK(text.rfind("Exodus", 0) == 0);
   CHECK(output_of(cmd, dir, "g2") == text);
@@ -134,7 +137,8 @@ TEST_CASE("bad input to generate, eval and training.sample_every: one line, exit
     std::string args, message;
   };
   const std::vector<Case> cases = {
-      {"generate --model " + dir + "/nowhere --prompt x", "error: generate: " + dir + "/nowhere: no such file or directory"},
+      {"generate --model " + dir + "/nowhere --prompt x",
+       "error: generate: " + dir + "/nowhere: no such file or directory"},
       {"generate --model " + dir + "/ck --prompt ''", "error: generate: --prompt is empty"},
       {"generate --model " + dir + "/ck --prompt hello",
        "error: generate: the model's 300 tokens need the tokenizer its data was made with: give --tokenizer"},

@@ -76,7 +76,8 @@ TEST_CASE("--model DIR fine-tunes a save_pretrained directory from its weights a
   fs::create_directories(bare);
   fs::copy_file(kFixture + "/config.json", bare + "/config.json");
   const std::string bare_out = bare + "/../out.log";
-  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + bare + " --steps 1 --set data.seq_len=16", bare_out) != 0);
+  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + bare + " --steps 1 --set data.seq_len=16", bare_out) !=
+        0);
   CHECK(read_file(bare_out).find(bare + ": holds config.json but no weights") != std::string::npos);
   CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + bare + " --steps 1 --set data.seq_len=16 --dry-run",
                     bare_out) == 0);
@@ -84,7 +85,8 @@ TEST_CASE("--model DIR fine-tunes a save_pretrained directory from its weights a
 
 TEST_CASE("estimate and --dry-run read a model directory's config.json", "[e2e][hf]") {
   const std::string dir = fresh_dir("hf-commands");
-  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " estimate --model " + kFixture + " --world-size 4", dir + "/est.log") == 0);
+  CHECK(run_command(std::string(ZT_ZEROTRAIN) + " estimate --model " + kFixture + " --world-size 4",
+                    dir + "/est.log") == 0);
   CHECK(read_file(dir + "/est.log").find("Llama 2 layers") != std::string::npos);
   CHECK(run_command(std::string(ZT_ZEROTRAIN) + " --model " + kFixture + " --set model.max_seq_len=64 --config zero3 "
                         "--dry-run --world-size 4 --print-config",

@@ -21,7 +21,8 @@ pid_t rank_pid(const std::string& text, int rank) {
     std::string environ = read_file("/proc/" + pid + "/environ");
     for (char& c : environ)
       if (c == '\0') c = '\n';
-    if (process.find("zerotrain") != std::string::npos && ("\n" + environ).find("\n" + wanted + "\n") != std::string::npos)
+    if (process.find("zerotrain") != std::string::npos &&
+        ("\n" + environ).find("\n" + wanted + "\n") != std::string::npos)
       return std::stoi(pid);
   }
   return -1;
@@ -34,8 +35,9 @@ std::string latest_step(const std::string& ckpt) {
 }
 
 std::string job_args(const std::string& dir, int steps) {
-  return " --config zero2 --steps " + std::to_string(steps) + " --set training.logging_steps=1 --set training.save_interval=2" +
-         " --set training.checkpoint_dir=" + dir + "/ckpt";
+  return " --config zero2 --steps " + std::to_string(steps) +
+         " --set training.logging_steps=1 --set training.save_interval=2" + " --set training.checkpoint_dir=" + dir +
+         "/ckpt";
 }
 
 // Starts `command`, kills rank 1 once step 5 is logged; returns the launcher's exit code.
@@ -67,7 +69,8 @@ TEST_CASE("after a rank's death the launcher says which step the job resumes fro
 TEST_CASE("--max-restarts starts a failed job again from its checkpoint", "[e2e][launch][resume]") {
   auto dir = fresh_dir("launch-restart");
   const std::string log = dir + "/out.log";
-  const std::string launcher = std::string(ZT_SOURCE_DIR) + "/scripts/launch.sh --max-restarts 1 --restart-delay 0 -n 2 -- ";
+  const std::string launcher =
+      std::string(ZT_SOURCE_DIR) + "/scripts/launch.sh --max-restarts 1 --restart-delay 0 -n 2 -- ";
   const int code = kill_rank_one_after_step_5(launcher + ZT_ZEROTRAIN + job_args(dir, 30), dir, log);
   std::string out = read_file(log);
   INFO(out);
@@ -96,9 +99,10 @@ TEST_CASE("--max-restarts without training.checkpoint_dir is refused before trai
 
 TEST_CASE("a job that fails in set-up is neither restarted nor offered a resume", "[e2e][launch]") {
   auto dir = fresh_dir("launch-setup-failure");
-  const int code = run_command(std::string(ZT_SOURCE_DIR) + "/scripts/launch.sh --max-restarts 2 --restart-delay 0 -n 2 -- " +
-                                   ZT_ZEROTRAIN + job_args(dir, 5) + " --data " + dir + "/missing.bin",
-                               dir + "/out.log");
+  const int code =
+      run_command(std::string(ZT_SOURCE_DIR) + "/scripts/launch.sh --max-restarts 2 --restart-delay 0 -n 2 -- " +
+                      ZT_ZEROTRAIN + job_args(dir, 5) + " --data " + dir + "/missing.bin",
+                  dir + "/out.log");
   std::string out = read_file(dir + "/out.log");
   INFO(out);
   CHECK(code == 2);  // bad input, refused in set-up: it would fail again

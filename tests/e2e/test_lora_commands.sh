@@ -6,10 +6,7 @@
 # here (Qwen3's shape cut down, the trimmed Qwen3 tokenizer of tests/fixtures beside it); only the
 # steps, the sequence length and the micro-batch are cut to fit a few conversations.
 #   test_lora_commands.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 
 mapfile -t commands < <(documented_commands "$src/docs/models.md" "tests/e2e/test_lora_commands.sh runs these")
 [ ${#commands[@]} -eq 3 ] || { echo "FAIL: expected three commands in docs/models.md, found ${#commands[@]}: ${commands[*]}"; exit 1; }

@@ -105,11 +105,9 @@ TEST_CASE("csv_monitor writes DeepSpeed's per-event CSV files, matching the metr
 
   // A second run, in fp16, into the same files: its rows follow the first run's, with no second
   // header, and now there is a loss scale to record. No wall_clock_breakdown, no evaluation.
-  code = run_command(common + " --steps 3 --set fp16.enabled=true --set bf16.enabled=false" +
-                         " --set training.eval_interval=0 --set training.metrics=" + dir + "/second.jsonl",
-                     dir + "/second.log");
-  INFO(read_file(dir + "/second.log"));
-  REQUIRE(code == 0);
+  run_ok(common + " --steps 3 --set fp16.enabled=true --set bf16.enabled=false" +
+             " --set training.eval_interval=0 --set training.metrics=" + dir + "/second.jsonl",
+         dir + "/second.log");
   Metrics second = read_metrics(dir + "/second.jsonl");
   REQUIRE(second.setup["dtype"] == "fp16");
   REQUIRE(second.steps.size() == 3);
@@ -147,8 +145,9 @@ TEST_CASE("a monitor directory that cannot be created stops every rank at start-
 
 TEST_CASE("csv_monitor without output_path writes into ./csv_monitor/<job_name>", "[e2e][monitor]") {
   auto dir = fresh_dir("csv-monitor-default-path");
-  int code = run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set csv_monitor.enabled=true",
-                         dir + "/out.log");
+  int code =
+      run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set csv_monitor.enabled=true",
+                  dir + "/out.log");
   INFO(read_file(dir + "/out.log"));
   REQUIRE(code == 0);
   Csv loss = read_csv(dir + "/csv_monitor/DeepSpeedJobName/Train_Samples_train_loss.csv");
@@ -167,7 +166,8 @@ struct CommRow {
 // The comms_logger table's rows, by collective. Every line is tagged with its rank by launch.sh.
 std::map<std::string, CommRow> comm_table(const std::string& out) {
   const std::regex row(
-      R"(\[0\] .*info:   (all_reduce|reduce_scatter|all_gather|broadcast|barrier) +(\d+) +(\d+) +\d+(\.\d)? [KMG]?B +(\d+\.\d{3}) +(\S+)\n)");
+      R"(\[0\] .*info:   (all_reduce|reduce_scatter|all_gather|broadcast|barrier) +(\d+) +(\d+) +\d+(\.\d)? )"
+    R"([KMG]?B +(\d+\.\d{3}) +(\S+)\n)");
   std::map<std::string, CommRow> rows;
   for (auto it = std::sregex_iterator(out.begin(), out.end(), row); it != std::sregex_iterator(); ++it) {
     const std::smatch& m = *it;
@@ -187,13 +187,11 @@ uint64_t summed(const Metrics& m, const std::string& kind) {
 TEST_CASE("comms_logger prints rank 0's calls, bytes and time per collective, as the metrics file counts them",
           "[e2e][monitor][mpi]") {
   auto dir = fresh_dir("comms-logger");
-  int code = run_command(launch(2) + " --config zero2 --steps 4 --set training.logging_steps=2" +
-                             " --set comms_logger.enabled=true --set comms_logger.verbose=true" +
-                             " --set training.metrics=" + dir + "/metrics.jsonl",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  std::string out = run_ok(launch(2) + " --config zero2 --steps 4 --set training.logging_steps=2" +
+                               " --set comms_logger.enabled=true --set comms_logger.verbose=true" +
+                               " --set training.metrics=" + dir + "/metrics.jsonl",
+                           dir + "/out.log");
   INFO(out);
-  REQUIRE(code == 0);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.steps.size() == 4);
 
@@ -235,13 +233,11 @@ TEST_CASE("comms_logger prints rank 0's calls, bytes and time per collective, as
   CHECK(out.find("comms step 3:") == std::string::npos);  // not a printed step
 
   // prof_all false with prof_ops: only those collectives are shown.
-  code = run_command(launch(2) + " --config zero2 --steps 2 --set comms_logger.enabled=true" +
-                         " --set comms_logger.prof_all=false --set 'comms_logger.prof_ops=[\"all_gather\"]'" +
-                         " --set training.metrics=" + dir + "/filtered.jsonl",
-                     dir + "/filtered.log");
-  out = read_file(dir + "/filtered.log");
+  out = run_ok(launch(2) + " --config zero2 --steps 2 --set comms_logger.enabled=true" +
+                   " --set comms_logger.prof_all=false --set 'comms_logger.prof_ops=[\"all_gather\"]'" +
+                   " --set training.metrics=" + dir + "/filtered.jsonl",
+               dir + "/filtered.log");
   INFO(out);
-  REQUIRE(code == 0);
   rows = comm_table(out);
   REQUIRE(rows.size() == 1);
   REQUIRE(rows.count("all_gather") == 1);
@@ -346,12 +342,10 @@ TEST_CASE("tensorboard writes one event file of the csv_monitor scalars, matchin
 TEST_CASE("tensorboard in fp16 records the loss scale; without output_path it writes ./tensorboard/<job_name>",
           "[e2e][monitor]") {
   auto dir = fresh_dir("tensorboard-default-path");
-  int code = run_command("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set tensorboard.enabled=true" +
-                             " --set fp16.enabled=true --set bf16.enabled=false --set training.eval_interval=0" +
-                             " --set training.metrics=" + dir + "/metrics.jsonl",
-                         dir + "/out.log");
-  INFO(read_file(dir + "/out.log"));
-  REQUIRE(code == 0);
+  run_ok("cd " + dir + " && " + ZT_ZEROTRAIN + " --config zero0 --steps 2 --set tensorboard.enabled=true" +
+             " --set fp16.enabled=true --set bf16.enabled=false --set training.eval_interval=0" +
+             " --set training.metrics=" + dir + "/metrics.jsonl",
+         dir + "/out.log");
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.setup["dtype"] == "fp16");
   REQUIRE(m.steps.size() == 2);

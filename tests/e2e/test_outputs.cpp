@@ -60,12 +60,10 @@ TEST_CASE("save_final writes the weights, and init_from starts a run from them",
 
   // A run from those weights with a learning rate too small to move them: its evaluation after
   // step 1 is the trained run's final one. From a fresh model it would be near ln 256 = 5.5.
-  code = run_command(common + " --steps 1 --set training.eval_interval=1 --set training.lr=1e-9" +
-                         " --set training.init_from=" + dir + "/final/model.safetensors --set training.metrics=" + dir +
-                         "/resumed.jsonl",
-                     dir + "/resumed.log");
-  INFO(read_file(dir + "/resumed.log"));
-  REQUIRE(code == 0);
+  run_ok(common + " --steps 1 --set training.eval_interval=1 --set training.lr=1e-9" +
+             " --set training.init_from=" + dir + "/final/model.safetensors --set training.metrics=" + dir +
+             "/resumed.jsonl",
+         dir + "/resumed.log");
   Metrics trained = read_metrics(dir + "/trained.jsonl"), resumed = read_metrics(dir + "/resumed.jsonl");
   REQUIRE(trained.evals.size() == 1);
   REQUIRE(resumed.evals.size() == 1);
@@ -100,17 +98,17 @@ TEST_CASE("init_from with weights of another shape names the tensor and both sha
 
 TEST_CASE("the console logs each printed step with its fields, the MFU formula once, and a summary", "[e2e][logging]") {
   auto dir = fresh_dir("step-log");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
-                             " --set training.metrics=" + dir + "/metrics.jsonl",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  const std::string out =
+      run_ok(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 12 --set training.logging_steps=5" +
+                 " --set training.metrics=" + dir + "/metrics.jsonl",
+             dir + "/out.log");
   INFO(out);
-  REQUIRE(code == 0);
   Metrics m = read_metrics(dir + "/metrics.jsonl");
   REQUIRE(m.steps.size() == 12);
 
   // "MFU = F FLOP/token x tokens/s / (ranks x peak); peak per rank P GFLOP/s = how P was found"
-  const std::regex mfu_line(R"(MFU = (\d+) FLOP/token x tokens/s / \(ranks x peak\); peak per rank (\d+\.\d) GFLOP/s = \S.*)");
+  const std::regex mfu_line(
+      R"(MFU = (\d+) FLOP/token x tokens/s / \(ranks x peak\); peak per rank (\d+\.\d) GFLOP/s = \S.*)");
   auto mfu_begin = std::sregex_iterator(out.begin(), out.end(), mfu_line);
   REQUIRE(std::distance(mfu_begin, std::sregex_iterator()) == 1);
   const std::smatch mfu = *mfu_begin;
@@ -120,7 +118,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
 
   // "step     5/12 | loss 4.1234 | lr 3.000e-04 | grad norm 1.234 | 7.5 ms | 68442 tok/s | MFU 43.9%"
   const std::regex step_line(
-      R"(step +(\d+)/12 \| loss (\d+\.\d{4}) \| lr (\d\.\d{3}e[-+]\d{2}) \| grad norm (\d+\.\d{3}) \| (\d+\.\d) ms \| (\d+) tok/s \| MFU (\d+\.\d)%\n)");
+      R"(step +(\d+)/12 \| loss (\d+\.\d{4}) \| lr (\d\.\d{3}e[-+]\d{2}) \| grad norm (\d+\.\d{3}) \| )"
+    R"((\d+\.\d) ms \| (\d+) tok/s \| MFU (\d+\.\d)%\n)");
   std::vector<int64_t> printed;
   for (auto it = std::sregex_iterator(out.begin(), out.end(), step_line); it != std::sregex_iterator(); ++it) {
     const std::smatch& s = *it;
@@ -132,7 +131,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
     INFO("step " << step << ": " << s.str() << " metrics " << rec.dump());
     // The console shows the metrics file's values, rounded.
     CHECK(std::abs(std::stod(s[2]) - rec["loss"].get<double>()) <= 0.5e-4 + 1e-9);
-    CHECK(std::abs(std::stod(s[3]) - rec["lr"].get<double>()) <= 0.5e-3 * std::max(1e-30, rec["lr"].get<double>()) + 1e-12);
+    CHECK(std::abs(std::stod(s[3]) - rec["lr"].get<double>()) <=
+          0.5e-3 * std::max(1e-30, rec["lr"].get<double>()) + 1e-12);
     CHECK(std::abs(std::stod(s[4]) - rec["grad_norm"].get<double>()) <= 0.5e-3 + 1e-9);
     CHECK(std::abs(std::stod(s[5]) - rec["step_ms"].get<double>()) <= 0.05 + 1e-9);
     CHECK(std::abs(std::stod(s[6]) - rec["tokens_per_s"].get<double>()) <= 0.5 + 1e-6);
@@ -149,7 +149,8 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
   // evaluation and the last step's loss.
   REQUIRE(m.evals.size() == 1);
   CHECK(m.evals[0]["step"] == 12);
-  const std::regex done_line(R"(done: 12 steps in \d+\.\d s, final loss (\d+\.\d{4}), val loss (\d+\.\d{4}), \d+ tokens/s)");
+  const std::regex done_line(
+      R"(done: 12 steps in \d+\.\d s, final loss (\d+\.\d{4}), val loss (\d+\.\d{4}), \d+ tokens/s)");
   std::smatch done;
   REQUIRE(std::regex_search(out, done, done_line));
   CHECK(std::abs(std::stod(done[1]) - m.steps.back()["loss"].get<double>()) <= 0.5e-4 + 1e-9);
@@ -183,17 +184,13 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
 TEST_CASE("without a launcher zerotrain runs as one rank without MPI, with the numbers of a one-rank job",
           "[e2e][world]") {
   auto dir = fresh_dir("single-rank");
-  int code = run_command(std::string("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE ") +
-                             ZT_ZEROTRAIN + " --config zero3 --steps 5 --set training.metrics=" + dir + "/alone.jsonl",
-                         dir + "/alone.log");
-  std::string out = read_file(dir + "/alone.log");
+  const std::string out =
+      run_ok(std::string("env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u PMI_SIZE ") + ZT_ZEROTRAIN +
+                 " --config zero3 --steps 5 --set training.metrics=" + dir + "/alone.jsonl",
+             dir + "/alone.log");
   INFO(out);
-  REQUIRE(code == 0);
   CHECK(out.find("(1 rank, no MPI)") != std::string::npos);
-  code = run_command(launch(1) + " --config zero3 --steps 5 --set training.metrics=" + dir + "/mpi.jsonl",
-                     dir + "/mpi.log");
-  INFO(read_file(dir + "/mpi.log"));
-  REQUIRE(code == 0);
+  run_ok(launch(1) + " --config zero3 --steps 5 --set training.metrics=" + dir + "/mpi.jsonl", dir + "/mpi.log");
   Metrics alone = read_metrics(dir + "/alone.jsonl"), mpi = read_metrics(dir + "/mpi.jsonl");
   REQUIRE(alone.steps.size() == 5);
   REQUIRE(mpi.steps.size() == 5);

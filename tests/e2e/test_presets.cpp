@@ -13,10 +13,11 @@ TEST_CASE("every preset trains the toy model with 4 ranks and the loss falls", "
     auto dir = fresh_dir("preset-" + preset);
     const bool breakdown = preset == "zero2" || preset == "zero3";
     const bool eval = preset == "zero3";  // every rank evaluates, gathering parameters as in training
-    std::string cmd = launch(4) + " --config " + preset + " --steps 60 --set training.lr=3e-3 --set training.metrics=" + dir +
-                      "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64" +
-                      (breakdown ? " --set wall_clock_breakdown=true" : "") +
-                      (eval ? " --set training.eval_interval=30 --set training.eval_batches=4" : " --set training.eval_interval=0");
+    std::string cmd =
+        launch(4) + " --config " + preset + " --steps 60 --set training.lr=3e-3 --set training.metrics=" + dir +
+        "/metrics.jsonl --set training.log_dir=" + dir + "/logs --set data.seq_len=64" +
+        (breakdown ? " --set wall_clock_breakdown=true" : "") +
+        (eval ? " --set training.eval_interval=30 --set training.eval_batches=4" : " --set training.eval_interval=0");
     INFO(preset << ": " << cmd);
     int code = run_command(cmd, dir + "/out.log");
     INFO(read_file(dir + "/out.log"));

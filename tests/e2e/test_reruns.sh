@@ -6,10 +6,7 @@
 # resume on another number of ranks (another global batch) names the change, and a length in
 # epochs still covers the epochs asked (docs/checkpoints.md, "Another world size").
 #   test_reruns.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 cd "$tmp" || exit 1
 
 head -c 1000 "$src/data/tinytext/train.txt" >text.txt

@@ -211,9 +211,9 @@ TEST_CASE("a quiet start: the resolved config only at debug level, and beside th
   INFO(info);
   CHECK(info.find("\"zero_optimization\"") == std::string::npos);
   CHECK(count(info, "\n") < 30);  // one screen, summary included
-  for (const char* line : {"model: GPT-2 2 layers", "ZeRO stage 2 on 1 rank, bf16",
-                           "batch 4 = micro 4 x accumulation 1", "data: ", "optimizer: AdamW lr 5e-05, betas 0.9/0.999, weight decay 0,",
-                           "memory rank 0: params"})
+  for (const char* line :
+       {"model: GPT-2 2 layers", "ZeRO stage 2 on 1 rank, bf16", "batch 4 = micro 4 x accumulation 1",
+        "data: ", "optimizer: AdamW lr 5e-05, betas 0.9/0.999, weight decay 0,", "memory rank 0: params"})
     CHECK(info.find(line) != std::string::npos);
   CHECK(info.find("1 ranks") == std::string::npos);
 

@@ -5,10 +5,7 @@
 # efficiency; epochs count rows; the summary gives the efficiency and the padding; plain text keeps
 # its windows; a bad data.packing is refused naming the key.
 #   test_samples.sh ZEROTRAIN SOURCE_DIR
-set -u
-zerotrain=$1
-src=$2
-source "$(dirname "$0")/../shell_checks.sh"
+source "$(dirname "$0")/e2e_checks.sh"
 source "$(dirname "$0")/qwen3_model_dir.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer/trimmed" && pwd)
 cd "$tmp" || exit 1

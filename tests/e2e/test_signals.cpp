@@ -2,8 +2,8 @@
 // current step, saves a checkpoint of it, skips the final eval and save_final, exits 75
 // (EX_TEMPFAIL) and says so on its last line; the same command with training.resume auto continues
 // at the next step. Ctrl-C or SIGTERM on scripts/launch.sh does the same for every rank of a job,
-// named as what the launcher received, and without mpirun's report of ranks that exited non-zero. During set-up a stop signal
-// ends the process at once, and nothing in set-up blocks forever (a FIFO as data).
+// named as what the launcher received, and without mpirun's report of ranks that exited non-zero. During set-up a stop
+// signal ends the process at once, and nothing in set-up blocks forever (a FIFO as data).
 #include <sys/stat.h>
 
 #include <catch2/catch.hpp>
@@ -201,7 +201,8 @@ TEST_CASE("a FIFO as data is refused at once instead of blocking set-up", "[e2e]
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   for (const std::string key : {"data.train", "data.val"}) {
     DYNAMIC_SECTION(key) {
-      Background run(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 3 --set " + key + "=" + fifo, dir + "/out.log");
+      Background run(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 3 --set " + key + "=" + fifo,
+                     dir + "/out.log");
       int code = run.wait(30);
       std::string out = read_file(dir + "/out.log");
       INFO(out);

@@ -64,7 +64,8 @@ TEST_CASE("the documented Hugging Face Trainer command runs as written", "[e2e][
                  "windows per step (4 x 2 ranks), rounded up") != std::string::npos);
   CHECK(log.find("lr 2e-05 from scheduler.params.warmup_max_lr \"auto\" (config) = training.lr (--learning_rate "
                  "2e-5)") != std::string::npos);
-  CHECK(log.find("precision bf16 from fp16.enabled \"auto\" (config), bf16.enabled true (--bf16)") != std::string::npos);
+  CHECK(log.find("precision bf16 from fp16.enabled \"auto\" (config), bf16.enabled true (--bf16)") !=
+        std::string::npos);
   CHECK(log.find("a step line every 10 steps from training.logging_steps (default); steps_per_print 2000 (config) is "
                  "DeepSpeed's own print interval and decides nothing here") != std::string::npos);
   // out/ as the Trainer leaves it: the model for from_pretrained, the checkpoints, the metrics.

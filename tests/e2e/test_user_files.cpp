@@ -93,12 +93,14 @@ TEST_CASE("an output that names an input is refused before anything is written, 
       // Another spelling of the same file: through a symbolic link, behind "..", a hard link.
       {"through a link", "--data " + data + " --set training.metrics=" + dir + "/new/../link.txt", "training.metrics",
        "data.train"},
-      {"hard link", "--data " + data + " --set training.metrics=" + dir + "/hard.txt", "training.metrics", "data.train"},
+      {"hard link", "--data " + data + " --set training.metrics=" + dir + "/hard.txt", "training.metrics",
+       "data.train"},
       {"val data", "--set data.val=" + data + " --set training.metrics=" + data, "training.metrics", "data.val"},
       {"log_dir holds it", "--data " + dir + "/rank0.log --set training.log_dir=" + dir, "training.log_dir",
        "data.train"},
-      {"csv file", "--set data.val=" + dir + "/csv/run/Train_Samples_train_loss.csv --set csv_monitor.enabled=true" +
-                       " --set csv_monitor.output_path=" + dir + "/csv --set csv_monitor.job_name=run",
+      {"csv file",
+       "--set data.val=" + dir + "/csv/run/Train_Samples_train_loss.csv --set csv_monitor.enabled=true" +
+           " --set csv_monitor.output_path=" + dir + "/csv --set csv_monitor.job_name=run",
        "csv_monitor", "data.val"},
   };
   fs::create_directories(dir + "/csv/run");
@@ -174,12 +176,14 @@ TEST_CASE("an output location that cannot be made fails at set-up, naming the ke
   };
   const std::vector<Case> cases = {
       {"training.save_final", dir + "/afile/final",
-       "training.save_final: cannot create directory '" + dir + "/afile/final': '" + dir + "/afile' is a regular file, "
-       "not a directory"},
+       "training.save_final: cannot create directory '" + dir + "/afile/final': '" + dir +
+           "/afile' is a regular file, "
+           "not a directory"},
       {"training.metrics", dir + "/afile/m.jsonl",
        "training.metrics: cannot create directory '" + dir + "/afile': '" + dir + "/afile' is a regular file"},
       {"training.log_dir", dir + "/afile/logs", "training.log_dir: cannot create directory '" + dir + "/afile/logs'"},
-      {"training.checkpoint_dir", dir + "/afile", "training.checkpoint_dir: cannot create directory '" + dir + "/afile'"},
+      {"training.checkpoint_dir", dir + "/afile",
+       "training.checkpoint_dir: cannot create directory '" + dir + "/afile'"},
       {"training.metrics", dir, "training.metrics: '" + dir + "' is a directory (expected a file to write)"},
   };
   for (const auto& c : cases) {
@@ -233,7 +237,8 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     REQUIRE(run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --set training.metrics=" + dir +
                             "/probe.jsonl",
                         dir + "/probe.log") == 0);
-    const size_t largest = std::max(fs::file_size(dir + "/probe.jsonl"), fs::file_size(dir + "/probe.jsonl.config.json"));
+    const size_t largest =
+        std::max(fs::file_size(dir + "/probe.jsonl"), fs::file_size(dir + "/probe.jsonl.config.json"));
     const int blocks = int(largest / 512) + 2;
     int code = run_with_file_size_limit(blocks, many_steps + " --set training.metrics=" + dir + "/m.jsonl", dir);
     std::string out = read_file(dir + "/out.log");
@@ -249,9 +254,11 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     CHECK(lines <= size_t(k) + 1);    // no step after the failure
   }
   SECTION("csv_monitor") {
-    int code = run_with_file_size_limit(1, many_steps + " --set csv_monitor.enabled=true --set csv_monitor.output_path=" +
-                                               dir + "/csv --set csv_monitor.job_name=run",
-                                        dir);
+    int code =
+        run_with_file_size_limit(1,
+                                 many_steps + " --set csv_monitor.enabled=true --set csv_monitor.output_path=" + dir +
+                                     "/csv --set csv_monitor.job_name=run",
+                                 dir);
     std::string out = read_file(dir + "/out.log");
     INFO(out);
     CHECK(code == 1);
@@ -267,13 +274,16 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     }
   }
   SECTION("tensorboard") {
-    int code = run_with_file_size_limit(2, many_steps + " --set tensorboard.enabled=true --set tensorboard.output_path=" +
-                                               dir + "/tb --set tensorboard.job_name=run",
-                                        dir);
+    int code =
+        run_with_file_size_limit(2,
+                                 many_steps + " --set tensorboard.enabled=true --set tensorboard.output_path=" + dir +
+                                     "/tb --set tensorboard.job_name=run",
+                                 dir);
     std::string out = read_file(dir + "/out.log");
     INFO(out);
     CHECK(code == 1);
-    CHECK(std::regex_search(out, std::regex("tensorboard: cannot write '" + dir + "/tb/run/events\\.out\\.tfevents\\.[^']+': "
+    CHECK(std::regex_search(out, std::regex("tensorboard: cannot write '" + dir +
+                                            "/tb/run/events\\.out\\.tfevents\\.[^']+': "
                                             "File too large")));
     CHECK(stopped_after(out) > 1);
     CHECK(stopped_after(out) < 300);
@@ -295,7 +305,8 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
   }
 }
 
-TEST_CASE("a data file truncated while the run reads it stops every rank with an error naming it", "[e2e][user-files]") {
+TEST_CASE("a data file truncated while the run reads it stops every rank with an error naming it",
+          "[e2e][user-files]") {
   auto dir = fresh_dir("data-truncated");
   const std::string data = copy_of_corpus(dir, "data.txt");
   const auto size = fs::file_size(data);

@@ -139,7 +139,8 @@ TEST_CASE("a captured graph replays its copies; what cannot be captured throws a
   Buffer<float> pinned(dev, MemSpace::Pinned, MemCategory::Buffers, 64);
   Buffer<float> on_device(dev, MemSpace::Device, MemCategory::Buffers, 64);
   std::vector<float> pageable(64, 0.0f), back(64, 0.0f);
-  const Graph graph = dev.capture([&] { dev.copy(on_device.data(), pinned.data(), 64 * sizeof(float), dev.compute()); });
+  const Graph graph =
+      dev.capture([&] { dev.copy(on_device.data(), pinned.data(), 64 * sizeof(float), dev.compute()); });
   for (float value : {1.5f, -2.0f}) {
     std::fill(pinned.data(), pinned.data() + 64, value);  // read at each launch
     dev.launch(graph);
@@ -492,7 +493,8 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
     float *g_out = dev.nans(out.size()), *g_saved = dev.nans(gpu_ops.attention_saved_floats(B, T, NH));
     float* g_scratch = dev.nans(gpu_ops.attention_scratch_floats(B, T, NH));
     float *g_d_att = dev.nans(qkv.size()), *g_dqkv = dev.nans(qkv.size());
-    float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)), *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
+    float *g_dqw = dev.put(std::vector<float>(size_t(hd), 0.0f)),
+          *g_dkw = dev.put(std::vector<float>(size_t(hd), 0.0f));
     gpu_ops.qk_norm_forward(g_att_in, g_rstd, g_qkv, g_qw, g_kw, N, NH, NKV, hd, eps);
     gpu_ops.rope_forward(g_att_in, g_cos, g_sin, nullptr, B, T, NH, NKV, hd);
     gpu_ops.gqa_attention_forward(g_out, g_saved, g_scratch, g_att_in, nullptr, B, T, NH, NKV, hd, window);

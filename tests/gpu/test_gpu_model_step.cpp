@@ -71,7 +71,9 @@ public:
   }
 
 private:
-  uint8_t* at(Buffer<uint8_t>& b, int g) const { return b.data() + layout_.groups[size_t(g)].offset * dtype_size(dtype_); }
+  uint8_t* at(Buffer<uint8_t>& b, int g) const {
+    return b.data() + layout_.groups[size_t(g)].offset * dtype_size(dtype_);
+  }
   const ParamLayout& layout_;
   DType dtype_;
   Buffer<uint8_t> params_, grads_;
@@ -109,7 +111,8 @@ Traced traced(F&& region) {  // a GPU counts nothing: the losses alone are check
 
 }  // namespace
 
-TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones", "[gpu][model][smoke]") {
+TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones",
+          "[gpu][model][smoke]") {
   // GPT-2's operators (toy), the llama family's (llama-tiny), and the q/k norms (qwen3-tiny).
   // Packed rows (once: the same copy of their segments for every family) from a pinned table.
   const auto [preset, packed] = GENERATE(table<std::string, bool>(
@@ -158,7 +161,8 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
   backend.model.keep_losses(false);
 }
 
-TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, step after step", "[gpu][model][graph]") {
+TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, step after step",
+          "[gpu][model][graph]") {
   // Packed rows: the samples move at every step, and a replay reads them from the pinned table.
   const auto [preset, packed] =
       GENERATE(table<std::string, bool>({{"toy", false}, {"llama-tiny", false}, {"llama-tiny", true}}));

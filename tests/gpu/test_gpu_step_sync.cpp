@@ -70,7 +70,7 @@ struct Run {
 
 Run run_steps(config::Config c, bool graphs, int steps) {
   c.training.cuda_graph = graphs;
-  Backend& backend = select_backend("cuda", 0, 1, dtype_from_name(c.dtype()));
+  Backend& backend = select_backend(DeviceChoice::Cuda, 0, 1, c.training_dtype());
   auto comm = make_local_communicator(backend.device);
   Trainer trainer(c, *comm, backend);
   Run r;
@@ -125,7 +125,7 @@ TEST_CASE("a GPU training step waits for the device once, after its last kernel"
         if (dtype == "fp32" && stage != 0) continue;
         INFO(model << " " << dtype << " stage " << stage);
         const config::Config c = step_config(model, stage, dtype);
-        Backend& backend = select_backend("cuda", 0, 1, dtype_from_name(c.dtype()));
+        Backend& backend = select_backend(DeviceChoice::Cuda, 0, 1, c.training_dtype());
         auto comm = make_local_communicator(backend.device);
         Trainer trainer(c, *comm, backend);
         trainer.train_step(1);  // sizes the operators' scratch and makes the cuBLASLt objects

@@ -1,7 +1,8 @@
 // The trainer on one GPU (world of one rank, no MPI): the toy model (GPT-2) and the llama family's
 // tiny presets (llama-tiny: RMSNorm, RoPE, SwiGLU, grouped-query attention; qwen3-tiny: and the
-// q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head) against the CPU path, ZeRO stages against each other, a run against its rerun, state
-// offloaded to host memory or files against resident, and no allocation in a step after the first.
+// q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head) against the CPU path, ZeRO stages against
+// each other, a run against its rerun, state offloaded to host memory or files against resident, and no allocation in a
+// step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
@@ -73,15 +74,15 @@ config::Config run_config(const Spec& s) {
   c.gradient_accumulation_steps = 1;
   c.zero.stage3_max_reuse_distance = 1;
   if (s.offload) {
-    c.zero.offload_optimizer.device = s.offload_to;
-    if (s.stage == 3) c.zero.offload_param.device = s.offload_to;
+    c.zero.offload_optimizer.device = *kOffloadDeviceNames.find(s.offload_to);
+    if (s.stage == 3) c.zero.offload_param.device = *kOffloadDeviceNames.find(s.offload_to);
     c.zero.offload_optimizer.nvme_path = c.zero.offload_param.nvme_path = std::filesystem::temp_directory_path();
     c.zero.sub_group_size = 5000;  // several sub-groups, several file records
   }
   c.optimizer.beta1 = 0.9;
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
-  if (!s.model_type.empty()) c.model.shape.model_type = *model_type_from_name(s.model_type);
+  if (!s.model_type.empty()) c.model.shape.model_type = *kModelTypeNames.find(s.model_type);
   if (!s.tied) c.model.shape.tied_head = false;
   if (s.lora) {
     c.lora.enabled = true;
@@ -102,7 +103,7 @@ config::Config run_config(const Spec& s) {
 }
 
 Backend& backend_for(const std::string& device, const config::Config& c) {
-  return select_backend(device, 0, 1, dtype_from_name(c.dtype()));
+  return select_backend(*kDeviceChoiceNames.find(device), 0, 1, c.training_dtype());
 }
 
 struct RunResult {

@@ -103,7 +103,8 @@ private:
     counters_.call(counted_as);
     counters_.sent(counted_as, uint64_t(bytes) * uint64_t(size_ - 1));
     const auto all = board_->exchange(rank_, bytes_of(send, bytes));
-    for (int r = 0; r < size_; ++r) std::memcpy(static_cast<char*>(recv) + size_t(r) * bytes, all[size_t(r)].data(), bytes);
+    for (int r = 0; r < size_; ++r)
+      std::memcpy(static_cast<char*>(recv) + size_t(r) * bytes, all[size_t(r)].data(), bytes);
   }
   std::shared_ptr<Board> board_;
   int rank_, size_;
@@ -226,11 +227,14 @@ TEST_CASE("emulated NCCL: every op, dtype and placement, even, uneven and empty 
           void* recv = in_place ? send : rank.upload({}, count * es);
           c.all_reduce(send, recv, count, dt, ReduceOp::Sum);
           const std::string what = how + " all_reduce of " + std::to_string(count);
-          f.expect(near_sum(rank.download(recv, count * es), expected_reduction(n, 0, count, dt, ReduceOp::Sum), dt, n, 0),
-                   what + " (sum)");
-          if (count) cuda_ok(cudaMemcpyAsync(send, input.data(), input.size(), cudaMemcpyHostToDevice, rank.compute), "upload");
+          f.expect(
+              near_sum(rank.download(recv, count * es), expected_reduction(n, 0, count, dt, ReduceOp::Sum), dt, n, 0),
+              what + " (sum)");
+          if (count)
+            cuda_ok(cudaMemcpyAsync(send, input.data(), input.size(), cudaMemcpyHostToDevice, rank.compute), "upload");
           c.all_reduce(send, send, count, dt, ReduceOp::Max);
-          f.expect(rank.download(send, count * es) == expected_reduction(n, 0, count, dt, ReduceOp::Max), what + " (max)");
+          f.expect(rank.download(send, count * es) == expected_reduction(n, 0, count, dt, ReduceOp::Max),
+                   what + " (max)");
           cuda_ok(cudaFree(send), "cudaFree");
           if (!in_place) cuda_ok(cudaFree(recv), "cudaFree");
         }
@@ -243,8 +247,8 @@ TEST_CASE("emulated NCCL: every op, dtype and placement, even, uneven and empty 
           void* piece = rank.upload({}, own * es);
           void* own_out = in_place ? static_cast<char*>(full) + offset * es : piece;
           c.reduce_scatter(full, own_out, pieces, dt, ReduceOp::Sum);
-          f.expect(near_sum(rank.download(own_out, own * es), expected_reduction(n, offset, own, dt, ReduceOp::Sum), dt, n,
-                            offset),
+          f.expect(near_sum(rank.download(own_out, own * es), expected_reduction(n, offset, own, dt, ReduceOp::Sum), dt,
+                            n, offset),
                    what + " reduce_scatter");
           Bytes expected;
           for (int q = 0; q < n; ++q) {
@@ -254,7 +258,8 @@ TEST_CASE("emulated NCCL: every op, dtype and placement, even, uneven and empty 
           void* gathered = rank.upload({}, total * es);
           const Bytes mine = make_input(me, offset, own, dt);
           void* own_in = in_place ? static_cast<char*>(gathered) + offset * es : piece;
-          if (own) cuda_ok(cudaMemcpyAsync(own_in, mine.data(), mine.size(), cudaMemcpyHostToDevice, rank.compute), "upload");
+          if (own)
+            cuda_ok(cudaMemcpyAsync(own_in, mine.data(), mine.size(), cudaMemcpyHostToDevice, rank.compute), "upload");
           c.all_gather(own_in, gathered, pieces, dt);
           f.expect(rank.download(gathered, total * es) == expected, what + " all_gather");
           for (void* p : {full, piece, gathered}) cuda_ok(cudaFree(p), "cudaFree");

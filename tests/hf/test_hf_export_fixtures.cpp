@@ -23,7 +23,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string fixture_dir(const std::string& name) { return std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf_export/" + name; }
+std::string fixture_dir(const std::string& name) {
+  return std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf_export/" + name;
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -79,7 +81,8 @@ TEST_CASE("directories zerotrain wrote compute transformers' logits, and are sti
       ++files;
     }
     size_t fixture_files = 0;
-    for (auto& e : fs::directory_iterator(dir)) fixture_files += e.path().filename() != "transformers_logits.safetensors";
+    for (auto& e : fs::directory_iterator(dir))
+      fixture_files += e.path().filename() != "transformers_logits.safetensors";
     CHECK(files == fixture_files);
     CHECK(files >= 2);
   }

@@ -87,8 +87,8 @@ TEST_CASE("a sharded directory reads as its tensors, each range reading only its
         REQUIRE(want.count(t.name));
         const std::vector<float>& w = want.at(t.name);
         CHECK(std::equal(w.begin(), w.end(), flat.begin() + long(t.offset)));
-        CHECK(std::all_of(flat.begin() + long(t.offset + w.size()), flat.begin() + long(t.offset + w.size() + t.padding),
-                          [](float x) { return x == 0.0f; }));
+        CHECK(std::all_of(flat.begin() + long(t.offset + w.size()),
+                          flat.begin() + long(t.offset + w.size() + t.padding), [](float x) { return x == 0.0f; }));
         bytes += w.size() * elem;
       }
       CHECK(all.bytes_read() == bytes);
@@ -169,7 +169,8 @@ TEST_CASE("a broken directory is refused before anything is read, naming the ten
     write_json(index, {{"metadata", {{"total_size", 1}}}});
     CHECK_THAT(error_opening(dir, shape), Contains(index.string() + ": holds no \"weight_map\" object"));
     write_json(index, {{"weight_map", {{up, "../elsewhere.safetensors"}}}});
-    CHECK_THAT(error_opening(dir, shape), Contains("weight_map." + up + ": \"../elsewhere.safetensors\" is not a file name"));
+    CHECK_THAT(error_opening(dir, shape),
+               Contains("weight_map." + up + ": \"../elsewhere.safetensors\" is not a file name"));
     fs::remove(index);
     CHECK_THAT(error_opening(dir, shape),
                Contains(dir.string() + ": holds neither model.safetensors nor model.safetensors.index.json"));

@@ -60,7 +60,10 @@ json mistral_block() {
           {"head_dim", 8}, {"d_model", 32}, {"d_ff", 48}, {"vocab_size", 200}, {"max_seq_len", 64},
           {"sliding_window", 32}};
 }
-json gpt2_block() { return {{"preset", "custom"}, {"n_layer", 1}, {"n_head", 2}, {"d_model", 8}, {"vocab_size", 130}, {"max_seq_len", 16}}; }
+json gpt2_block() {
+  return {{"preset", "custom"}, {"n_layer", 1},      {"n_head", 2},
+          {"d_model", 8},       {"vocab_size", 130}, {"max_seq_len", 16}};
+}
 
 config::ModelConfig model_of(const json& block) { return config::read_model_block(block, "test"); }
 
@@ -116,7 +119,8 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
     for (const HfConfigKey& key : hf_config_keys()) {
       const std::string name = key.key;
       INFO(name << " -> " << key.hf);
-      const bool has = name != "attention_bias" || m.shape.model_type == zt::ModelType::Llama || m.shape.model_type == zt::ModelType::Qwen3;
+      const bool has = name != "attention_bias" || m.shape.model_type == zt::ModelType::Llama ||
+                       m.shape.model_type == zt::ModelType::Qwen3;
       const bool has_mlp = name != "mlp_bias" || m.shape.model_type == zt::ModelType::Llama;
       if (!resolved.contains(name)) {  // the experts' keys, of the families with experts only
         CHECK_FALSE(out.contains(key.hf));
@@ -222,9 +226,12 @@ TEST_CASE("config.json keeps the source directory's other keys and its rotary la
   const auto l = hf_config_json(model_of(llama3_block()).shape, DType::F32, llama_source);
   CHECK_FALSE(l.contains("rope_theta"));
   CHECK_FALSE(l.contains("rope_scaling"));
-  CHECK(json::parse(l.at("rope_parameters").dump()) == json({{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 64},
-                                         {"rope_theta", 500000.0}}));
+  CHECK(json::parse(l.at("rope_parameters").dump()) == json({{"rope_type", "llama3"},
+                                                             {"factor", 8.0},
+                                                             {"low_freq_factor", 1.0},
+                                                             {"high_freq_factor", 4.0},
+                                                             {"original_max_position_embeddings", 64},
+                                                             {"rope_theta", 500000.0}}));
   CHECK(l.at("dtype") == "float32");
   CHECK(l.at("eos_token_id") == json({128001, 128008, 128009}));
 
@@ -260,7 +267,8 @@ TEST_CASE("a model directory holds every tensor bit for bit, in shards above the
   CHECK(index.at("metadata").at("total_size") == total);
   REQUIRE(bytes_in.size() > 2);
   CHECK(std::is_sorted(order.begin(), order.end()));  // consecutive tensors, files in order
-  const std::string last = "model-" + fmt::format("{:05d}-of-{:05d}", bytes_in.size(), bytes_in.size()) + ".safetensors";
+  const std::string last =
+      "model-" + fmt::format("{:05d}-of-{:05d}", bytes_in.size(), bytes_in.size()) + ".safetensors";
   CHECK(bytes_in.count(last) == 1);
   for (auto& [file, bytes] : bytes_in) {
     INFO(file);
@@ -294,7 +302,8 @@ TEST_CASE("bf16 and fp16 round to nearest even; fp16 refuses a weight beyond its
       const float want = dtype == DType::BF16 ? bf16_to_f32(f32_to_bf16(flat[i])) : f16_to_f32(f32_to_f16(flat[i]));
       REQUIRE(back[i] == want);
     }
-    CHECK(json::parse(slurp(dir + "/config.json")).at("torch_dtype") == (dtype == DType::BF16 ? "bfloat16" : "float16"));
+    CHECK(json::parse(slurp(dir + "/config.json")).at("torch_dtype") ==
+          (dtype == DType::BF16 ? "bfloat16" : "float16"));
   }
   const HfTensor down = hf_tensors(shape)[8];
   flat[down.offset + 3] = 70000.0f;
@@ -327,7 +336,8 @@ TEST_CASE("the tokenizer files and generation_config.json come from the source d
   CHECK(names_in(dir) == std::set<std::string>{"config.json", "model.safetensors", "tokenizer.json",
                                                "tokenizer_config.json", "special_tokens_map.json",
                                                "generation_config.json"});
-  for (const char* name : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"})
+  for (const char* name :
+       {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "generation_config.json"})
     CHECK(slurp(dir + "/" + name) == slurp(source + "/" + name));
   CHECK(json::parse(slurp(dir + "/config.json")).at("bos_token_id") == 128000);
 
@@ -386,7 +396,8 @@ void write_checkpoint(const std::string& root, const config::ModelConfig& model,
     const Range range = Range{uint64_t(r) * per, uint64_t(r + 1) * per}.intersect({0, layout.total});
     const float* state[3] = {flat.data() + range.begin, zeros.data(), zeros.data()};
     const std::string file = shard_file_name(r, world);
-    const ShardWritten w = write_shard_file((fs::path(dir) / file).string(), {range, meta.step, layout_crc32c(layout)}, state);
+    const ShardWritten w =
+        write_shard_file((fs::path(dir) / file).string(), {range, meta.step, layout_crc32c(layout)}, state);
     meta.shards.push_back({r, file, range, w.bytes, w.crc32c});
   }
   std::ofstream((fs::path(dir) / "meta.json").string()) << meta_file_text(meta);
@@ -400,7 +411,7 @@ TEST_CASE("export writes a llama-family checkpoint of any world size as the dire
   TempDir tmp;
   for (const json& block : {qwen2_block(), qwen3_block(), llama3_block()}) {
     const config::ModelConfig model = model_of(block);
-    const std::string type(model_type_name(model.shape.model_type));
+    const std::string type(kModelTypeNames.name(model.shape.model_type));
     INFO(type);
     const GptShape shape = model.shape;
     const std::vector<float> flat = weights_of(shape);

@@ -43,11 +43,11 @@ TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, no
   std::filesystem::remove_all(dir);
   // What the fixture shows: Qwen2.5's default system message and Llama 3.1's date line, which
   // --system replaces and follows.
-  CHECK(fixture["formats"]["qwen2.5"]["prompts"][0].get<std::string>().find("You are Qwen, created by Alibaba Cloud.") !=
-        std::string::npos);
+  CHECK(fixture["formats"]["qwen2.5"]["prompts"][0].get<std::string>().find(
+            "You are Qwen, created by Alibaba Cloud.") != std::string::npos);
   CHECK(fixture["formats"]["qwen2.5"]["prompts"][1].get<std::string>().find("You are Qwen") == std::string::npos);
-  CHECK(fixture["formats"]["llama3.1"]["prompts"][1].get<std::string>().find("Today Date: 26 Jul 2024\n\nYou are terse.") !=
-        std::string::npos);
+  CHECK(fixture["formats"]["llama3.1"]["prompts"][1].get<std::string>().find(
+            "Today Date: 26 Jul 2024\n\nYou are terse.") != std::string::npos);
 }
 
 TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inference][chat]") {
@@ -58,7 +58,8 @@ TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inferenc
     const Tokenizer tokenizer = Tokenizer::load(path);
     const TextCodec codec = TextCodec::tokenizer(path);
     CHECK(codec.ends_text(*tokenizer.token_id(end_of_turn)));
-    CHECK_FALSE(codec.ends_text(*tokenizer.token_id(name.starts_with("llama") ? "<|start_header_id|>" : "<|im_start|>")));
+    CHECK_FALSE(
+        codec.ends_text(*tokenizer.token_id(name.starts_with("llama") ? "<|start_header_id|>" : "<|im_start|>")));
   }
   // Llama 2's and Mistral's answers end with </s>.
   const std::string llama2 = test::fixture_path("trimmed/llama2");
@@ -73,7 +74,8 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, ""),
                     Catch::Contains("has no chat template or chat tokens to tell its format by: name one with "
                                     "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral)"));
-  CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"), Catch::Contains("has no <|start_header_id|> token"));
+  CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"),
+                    Catch::Contains("has no <|start_header_id|> token"));
   const TextCodec qwen = TextCodec::tokenizer(test::fixture_path("trimmed/qwen2.5"));
   CHECK_THROWS_WITH(qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
                     "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");

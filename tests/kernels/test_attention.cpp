@@ -254,7 +254,8 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
     for (int chunk : {4, 1, 4}) {
       Vec part(size_t(B) * chunk * W), out(size_t(B) * chunk * O);
       for (int b = 0; b < B; b++)
-        std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W, part.begin() + ptrdiff_t(b) * chunk * W);
+        std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W,
+                    part.begin() + ptrdiff_t(b) * chunk * W);
       gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd,
                                    c.window);
       for (int b = 0; b < B; b++)

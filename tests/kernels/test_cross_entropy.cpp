@@ -106,7 +106,8 @@ TEST_CASE("cross_entropy leaves ignored targets out of the mean and their rows w
       [&](const VecD& v) {
         VecD rows;
         for (int n = 0; n < N; n++)
-          if (targets[size_t(n)] != zt::kIgnoredTarget) rows.insert(rows.end(), v.begin() + n * Vp, v.begin() + (n + 1) * Vp);
+          if (targets[size_t(n)] != zt::kIgnoredTarget)
+            rows.insert(rows.end(), v.begin() + n * Vp, v.begin() + (n + 1) * Vp);
         return VecD{0.75 * cross_entropy_ref(rows, kept_targets, counted, V, Vp)};
       },
       to_double(logits), {1.0});

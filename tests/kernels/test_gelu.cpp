@@ -10,7 +10,8 @@ namespace {
 VecD gelu_ref(const VecD& x) {
   VecD y(x.size());
   const double k = std::sqrt(2.0 / M_PI);
-  for (size_t i = 0; i < x.size(); i++) y[i] = 0.5 * x[i] * (1.0 + std::tanh(k * (x[i] + 0.044715 * x[i] * x[i] * x[i])));
+  for (size_t i = 0; i < x.size(); i++)
+    y[i] = 0.5 * x[i] * (1.0 + std::tanh(k * (x[i] + 0.044715 * x[i] * x[i] * x[i])));
   return y;
 }
 

@@ -92,7 +92,8 @@ TEST_CASE("convert, add and round_to round once, to nearest even", "[kernels][ve
   }
 }
 
-TEST_CASE("adamw over segments equals adamw_update per segment, and writes the 16-bit parameters", "[kernels][vector]") {
+TEST_CASE("adamw over segments equals adamw_update per segment, and writes the 16-bit parameters",
+          "[kernels][vector]") {
   const size_t n = 50000;
   auto w0 = random_floats(n, 7, 0.02f), g = random_floats(n, 8);
   // Two segments with decay, one without, and a gap that must stay untouched.

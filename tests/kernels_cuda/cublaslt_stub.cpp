@@ -129,8 +129,8 @@ bool shape_of(const Desc& d, const Layout& a, const Layout& b, const Layout& c, 
 }
 
 // Σ_p op(A)[i, p] · op(B)[p, j], accumulated as the GPU orders it.
-float product(const Desc& desc, const Layout& la, const Layout& lb, const void* A, const void* B, uint64_t i, uint64_t j,
-              uint64_t k) {
+float product(const Desc& desc, const Layout& la, const Layout& lb, const void* A, const void* B, uint64_t i,
+              uint64_t j, uint64_t k) {
   auto a_at = [&](uint64_t p) {
     return load(la.type, A, desc.transa == CUBLAS_OP_T ? p + i * uint64_t(la.ld) : i + p * uint64_t(la.ld));
   };
@@ -250,10 +250,14 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
   std::lock_guard lock(mutex);
   auto& p = preferences.at(pref);
   switch (attr) {
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES: return read(buf, size, p[0]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES: return read(buf, size, p[1]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES: return read(buf, size, p[2]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
-    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: return read(buf, size, p[3]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+      return read(buf, size, p[0]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+      return read(buf, size, p[1]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+      return read(buf, size, p[2]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
+      return read(buf, size, p[3]) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
     default: return CUBLAS_STATUS_SUCCESS;
   }
 }
@@ -314,7 +318,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t, cublasLtMatmulDesc_t op, const v
     const bool gelu = has(desc.epilogue, CUBLASLT_EPILOGUE_GELU_AUX);
     const bool dgelu = has(desc.epilogue, CUBLASLT_EPILOGUE_DGELU);
     if ((bias && alignment(desc.bias) < 16) || ((gelu || dgelu) && alignment(desc.aux) < 16))
-      return zt::emu::fault(cudaErrorMisalignedAddress, "cublasLtMatmul: epilogue bias or aux pointer not 16-byte aligned");
+      return zt::emu::fault(cudaErrorMisalignedAddress,
+                            "cublasLtMatmul: epilogue bias or aux pointer not 16-byte aligned");
     if (alignment(A) < promised[0] || alignment(B) < promised[1] || alignment(D) < promised[3])
       return zt::emu::fault(cudaErrorMisalignedAddress, "cublasLtMatmul: a matrix less aligned than its algorithm's");
     std::vector<float> column(s.m);

@@ -251,7 +251,9 @@ inline void mma_bf16_16816(float (&d)[4], const uint32_t (&a)[4], const uint32_t
   mine = {a[0], a[1], a[2], a[3], b[0], b[1]};
   wait_for(Wait::Warp);
   const int warp0 = linear_tid & ~31, lane = linear_tid & 31;
-  auto half = [](uint32_t reg, int which) { return ::zt::cuda::bits::bf16_to_f32(uint16_t(which ? reg >> 16 : reg & 0xffffu)); };
+  auto half = [](uint32_t reg, int which) {
+    return ::zt::cuda::bits::bf16_to_f32(uint16_t(which ? reg >> 16 : reg & 0xffffu));
+  };
   auto A = [&](int r, int k) {
     const auto& f = block->fragments[size_t(warp0 + (r % 8) * 4 + (k % 8) / 2)];
     return half(f[size_t((r >= 8 ? 1 : 0) + (k >= 8 ? 2 : 0))], k % 2);

@@ -801,7 +801,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorStreamCaptureUnmatched: return "capture was not ended in the same stream as it began";
     case cudaErrorStreamCaptureUnjoined: return "capturing stream has unjoined work";
     case cudaErrorStreamCaptureIsolation: return "dependency created on uncaptured work in another stream";
-    case cudaErrorStreamCaptureImplicit: return "operation would make the legacy stream depend on a capturing blocking stream";
+    case cudaErrorStreamCaptureImplicit:
+      return "operation would make the legacy stream depend on a capturing blocking stream";
     default: return "error in the emulated runtime";
   }
 }

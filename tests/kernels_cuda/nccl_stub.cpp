@@ -139,7 +139,8 @@ void run(const Call& c) {
     case Kind::ReduceScatter: {
       std::vector<std::vector<char>> out(size_t(n), std::vector<char>(c.count * es));
       for (int r = 0; r < n; ++r)
-        for (size_t i = 0; i < c.count; ++i) store(c.type, out[size_t(r)], i, reduce(c, size_t(r) * c.count, i, (r + 1) % n));
+        for (size_t i = 0; i < c.count; ++i)
+          store(c.type, out[size_t(r)], i, reduce(c, size_t(r) * c.count, i, (r + 1) % n));
       for (int r = 0; r < n; ++r) std::memcpy(c.recv[size_t(r)], out[size_t(r)].data(), c.count * es);
       return;
     }

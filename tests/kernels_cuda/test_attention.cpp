@@ -167,7 +167,8 @@ TEST_CASE("grouped-query attention equals multi-head attention over repeated key
 
       const cuda::AttentionShape shape{g.B, g.T, g.NH, g.NKV, g.hs};
       DeviceTensor dqkv_in(dt, qkv), ddout(dt, dout), out(dt, rows * C), dqkv(dt, rows * width);
-      DeviceBuffer lse(size_t(g.B) * g.NH * g.T * 4), scratch_d(cuda::attention_backward_scratch_floats(g.B, g.T, g.NH) * 4);
+      DeviceBuffer lse(size_t(g.B) * g.NH * g.T * 4),
+          scratch_d(cuda::attention_backward_scratch_floats(g.B, g.T, g.NH) * 4);
       cuda::attention_forward(dt, out.ptr(), lse.as<float>(), dqkv_in.ptr(), shape, nullptr);
       cuda::attention_backward(dt, dqkv.ptr(), scratch_d.as<float>(), ddout.ptr(), dqkv_in.ptr(), out.ptr(),
                                lse.as<float>(), shape, nullptr);
@@ -178,9 +179,9 @@ TEST_CASE("grouped-query attention equals multi-head attention over repeated key
 }
 
 TEST_CASE("attention refuses query heads that do not share key/value heads evenly", "[cuda][attention][errors]") {
-  REQUIRE_THROWS_WITH(cuda::attention_forward(DType::BF16, nullptr, nullptr, nullptr, cuda::AttentionShape{1, 4, 6, 4, 16},
-                                              nullptr),
-                      Catch::Contains("attention_forward") && Catch::Contains("NKV = 4"));
+  REQUIRE_THROWS_WITH(
+      cuda::attention_forward(DType::BF16, nullptr, nullptr, nullptr, cuda::AttentionShape{1, 4, 6, 4, 16}, nullptr),
+      Catch::Contains("attention_forward") && Catch::Contains("NKV = 4"));
 }
 
 TEST_CASE("grouped-query attention matches the CPU's at the llama family's head sizes", "[cuda][attention]") {

@@ -80,7 +80,8 @@ TEST_CASE("input gradients written over NaNs equal those accumulated onto zeros"
       std::vector<Bytes> got;
       {  // matmul: dinp
         const int N = 7, C = 16, OC = 24;
-        DeviceTensor x(dt, rounded(dt, random_vec(size_t(N) * C, 11))), w(dt, rounded(dt, random_vec(size_t(C) * OC, 12)));
+        DeviceTensor x(dt, rounded(dt, random_vec(size_t(N) * C, 11))),
+            w(dt, rounded(dt, random_vec(size_t(C) * OC, 12)));
         DeviceTensor dy(dt, rounded(dt, random_vec(size_t(N) * OC, 13)));
         DeviceTensor dx = grad_buffer(dt, size_t(N) * C, into);
         cuda::MatmulContext ctx;
@@ -185,7 +186,8 @@ TEST_CASE("the output projection's backward through the GELU equals the two call
     cuda::matmul_backward(ctx, dt, dgelu.ptr(), dw1.ptr(), db1.ptr(), ddy.ptr(), gelu_out.ptr(), dw.ptr(), N, C, OC,
                           cpu::WeightLayout::InputMajor, nullptr, GradInto::Overwrite);
     cuda::gelu_backward(dt, dpre1.ptr(), dpre_v.ptr(), dgelu.ptr(), size_t(N) * C, nullptr, GradInto::Overwrite);
-    DeviceTensor scratch = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite), dpre2 = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite);
+    DeviceTensor scratch = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite),
+                 dpre2 = grad_buffer(dt, size_t(N) * C, GradInto::Overwrite);
     DeviceTensor dw2(dt, size_t(C) * OC), db2(dt, size_t(OC));
     cuda::matmul_backward_gelu(ctx, dt, dpre2.ptr(), scratch.ptr(), dw2.ptr(), db2.ptr(), ddy.ptr(), gelu_out.ptr(),
                                dpre_v.ptr(), dw.ptr(), N, C, OC, cpu::WeightLayout::InputMajor, nullptr,

@@ -176,7 +176,8 @@ TEST_CASE("matmul makes a shape's cuBLASLt objects once and runs them on the poi
     const Vec b2 = rounded(dt, random_vec(size_t(s.OC), 136)), dy = rounded(dt, random_vec(nout, 137));
     DeviceTensor dx1(dt, x1), dw1(dt, w1), db1(dt, b1), dx2(dt, x2), dw2(dt, w2), db2(dt, b2), ddy(dt, dy);
     auto one_step = [&](const DeviceTensor& x, const DeviceTensor& w, const DeviceTensor& b) {
-      DeviceTensor out(dt, nout), pre(dt, nout), gelu(dt, nout), dinp(dt, nin), dweight(dt, nw), dbias(dt, size_t(s.OC));
+      DeviceTensor out(dt, nout), pre(dt, nout), gelu(dt, nout), dinp(dt, nin), dweight(dt, nw),
+          dbias(dt, size_t(s.OC));
       cuda::matmul_forward(ctx, dt, out.ptr(), x.ptr(), w.ptr(), b.ptr(), s.N, s.C, s.OC, WeightLayout::InputMajor,
                            nullptr);
       cuda::matmul_forward(ctx, dt, gelu.ptr(), x.ptr(), w.ptr(), b.ptr(), s.N, s.C, s.OC, WeightLayout::InputMajor,
@@ -278,7 +279,8 @@ TEST_CASE("ZT_CUBLASLT_EPILOGUES=0 computes every product as a plain GEMM and th
   cuda::matmul_forward(ctx, dt, pre2.ptr(), dx.ptr(), dw.ptr(), db.ptr(), N, C, OC, WeightLayout::InputMajor, nullptr);
   cuda::gelu_forward(dt, out2.ptr(), pre2.ptr(), size_t(N) * OC, nullptr);
   // The output projection's backward through that GELU (its input is the GELU's, C = OC here).
-  DeviceTensor wt(dt, rounded(dt, random_vec(size_t(OC) * C, 155, 0.2f))), dout(dt, rounded(dt, random_vec(size_t(N) * C, 156)));
+  DeviceTensor wt(dt, rounded(dt, random_vec(size_t(OC) * C, 155, 0.2f))),
+      dout(dt, rounded(dt, random_vec(size_t(N) * C, 156)));
   DeviceTensor dpre(dt, size_t(N) * OC), scratch(dt, size_t(N) * OC), dw1(dt, size_t(OC) * C), db1(dt, size_t(C));
   DeviceTensor dpre2(dt, size_t(N) * OC), dgelu(dt, size_t(N) * OC), dw2(dt, size_t(OC) * C), db2(dt, size_t(C));
   cuda::matmul_backward_gelu(ctx, dt, dpre.ptr(), scratch.ptr(), dw1.ptr(), db1.ptr(), dout.ptr(), out.ptr(), pre.ptr(),

@@ -115,7 +115,8 @@ TEST_CASE("GPT-2 rejects bad shapes and bounds, naming the field", "[model][layo
 TEST_CASE("GPT activation bytes are known before allocating, exactly as the ledger counts them", "[model][memory]") {
   GptShape shape = *gpt_preset("toy");
   shape.vocab_size = 300;  // padded to 384: the logits use the padded width
-  for (auto [B, T, slots] : {std::tuple{2, 16, shape.n_layer}, std::tuple{3, 7, 1}, std::tuple{1, 128, shape.n_layer}}) {
+  for (auto [B, T, slots] :
+       {std::tuple{2, 16, shape.n_layer}, std::tuple{3, 7, 1}, std::tuple{1, 128, shape.n_layer}}) {
     INFO("B " << B << " T " << T << " block slots " << slots);
     const size_t before = MemoryLedger::instance().stats().cur(MemCategory::Activations);
     GptActivations acts(shape, B, T, slots);

@@ -177,7 +177,7 @@ TEST_CASE("the adapters' update equals the merged weights W + scale·B·A", "[mo
     const Batch batch = random_batch(B * T, shape.vocab_size, 3);
     const float a = with.forward(batch.inputs.data(), batch.targets.data(), B, T, p);
     const float b = base.forward(batch.inputs.data(), batch.targets.data(), B, T, q);
-    INFO(model_type_name(shape.model_type) << " with adapters " << a << ", merged " << b);
+    INFO(kModelTypeNames.name(shape.model_type) << " with adapters " << a << ", merged " << b);
     CHECK(a == Approx(b).epsilon(1e-5));
     float max_diff = 0, max_logit = 0;
     for (size_t i = 0; i < size_t(B * T) * size_t(with.padded_vocab()); ++i) {

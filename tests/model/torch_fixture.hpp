@@ -88,7 +88,9 @@ public:
   std::map<std::string, std::string> metadata;
 };
 
-inline std::string torch_fixture_path() { return std::string(ZT_SOURCE_DIR) + "/tests/fixtures/torch/gpt2_tiny.safetensors"; }
+inline std::string torch_fixture_path() {
+  return std::string(ZT_SOURCE_DIR) + "/tests/fixtures/torch/gpt2_tiny.safetensors";
+}
 
 // A fixture's model at the fixture's batch shape (B, T), with the fixture's weights resident.
 struct LoadedFixture {

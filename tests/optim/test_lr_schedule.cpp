@@ -13,6 +13,15 @@ namespace {
 double beta1_at(const LrScheduleConfig& c, double beta1, int64_t steps_taken) {
   return betas_at(c, {beta1, 0.999}, steps_taken).beta1;
 }
+// WarmupLR or WarmupDecayLR from min_lr to max_lr over `steps`.
+LrScheduleConfig warmup(const std::string& type, double min_lr, double max_lr, int64_t steps,
+                        const std::string& warmup_type) {
+  return {.type = type,
+          .warmup_min_lr = min_lr,
+          .warmup_max_lr = max_lr,
+          .warmup_num_steps = steps,
+          .warmup_type = warmup_type};
+}
 }  // namespace
 
 TEST_CASE("no scheduler keeps the optimizer lr", "[optim][schedule]") {
@@ -23,12 +32,7 @@ TEST_CASE("no scheduler keeps the optimizer lr", "[optim][schedule]") {
 }
 
 TEST_CASE("WarmupLR log and linear", "[optim][schedule]") {
-  LrScheduleConfig c;
-  c.type = "WarmupLR";
-  c.warmup_min_lr = 0.0;
-  c.warmup_max_lr = 1e-3;
-  c.warmup_num_steps = 100;
-  c.warmup_type = "log";
+  LrScheduleConfig c = warmup("WarmupLR", 0.0, 1e-3, 100, "log");
   CHECK(lr_at(c, 5.0, 0) == 0.0);  // first step: warmup_min_lr; base lr unused
   CHECK(lr_at(c, 5.0, 9) == Approx(std::log(10.0) / std::log(100.0) * 1e-3).epsilon(1e-14));  // = 0.5e-3
   CHECK(lr_at(c, 5.0, 9) == Approx(0.5e-3).epsilon(1e-14));
@@ -54,13 +58,8 @@ TEST_CASE("WarmupLR log and linear", "[optim][schedule]") {
 }
 
 TEST_CASE("WarmupDecayLR decays linearly to the minimum at total_num_steps", "[optim][schedule]") {
-  LrScheduleConfig c;
-  c.type = "WarmupDecayLR";
-  c.warmup_min_lr = 0.0;
-  c.warmup_max_lr = 6e-4;
-  c.warmup_num_steps = 10;
+  LrScheduleConfig c = warmup("WarmupDecayLR", 0.0, 6e-4, 10, "linear");
   c.total_num_steps = 110;
-  c.warmup_type = "linear";
   CHECK(lr_at(c, 1.0, 0) == 0.0);
   CHECK(lr_at(c, 1.0, 5) == Approx(6e-4 * 0.5).epsilon(1e-14));
   CHECK(lr_at(c, 1.0, 10) == Approx(6e-4 * (110.0 - 10.0) / (110.0 - 10.0)));  // peak

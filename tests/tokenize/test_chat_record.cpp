@@ -18,7 +18,9 @@ using ordered = nlohmann::ordered_json;
 
 namespace {
 
-Document read(const char* record, RecordOptions options = {}) { return document_of_record(ordered::parse(record), options); }
+Document read(const char* record, RecordOptions options = {}) {
+  return document_of_record(ordered::parse(record), options);
+}
 
 std::vector<std::pair<std::string, std::string>> roles_and_text(const Document& d) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -61,13 +63,15 @@ TEST_CASE("ShareGPT, Alpaca and prompt-completion records give the conversation 
   const auto sharegpt_system_field = read(R"({"system": "Be brief.", "conversations": [
       {"from": "user", "value": "Q1"}, {"from": "bot", "value": "A1"},
       {"from": "human", "value": "Q2\nmore"}, {"from": "model", "value": "A2"}]})");
-  const auto alpaca = read(R"({"system": "Be brief.", "history": [["Q1", "A1"]], "instruction": "Q2", "input": "more", "output": "A2"})");
+  const auto alpaca = read(
+      R"({"system": "Be brief.", "history": [["Q1", "A1"]], "instruction": "Q2", "input": "more", "output": "A2"})");
   // OpenAI's developer role is the system role.
   const auto developer = read(R"({"messages": [{"role": "developer", "content": "Be brief."},
       {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"},
       {"role": "user", "content": "Q2\nmore"}, {"role": "assistant", "content": "A2"}]})");
   const auto prompt_completion = read(R"({"prompt": [{"role": "system", "content": "Be brief."},
-      {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"}, {"role": "user", "content": "Q2\nmore"}],
+      {"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"}, {"role": "user", "content": )"
+    R"("Q2\nmore"}],
       "completion": [{"role": "assistant", "content": "A2"}]})");
   CHECK(openai.kind == Document::Chat);
   CHECK(roles_and_text(sharegpt) == roles_and_text(openai));
@@ -90,9 +94,11 @@ TEST_CASE("tool calls and results, by any of their names", "[tokenizer]") {
   // OpenAI's tool_calls (with or without the function wrapper, arguments as an object or a string).
   const auto openai = read(R"({"tools": [{"type": "function", "function": {"name": "f"}}], "messages": [
       {"role": "user", "content": "go"},
-      {"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"b": 1, "a": 2}}},
+      {"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "f", )"
+    R"("arguments": {"b": 1, "a": 2}}},
                                                            {"name": "g", "arguments": "{\"x\": 1}"}]},
-      {"role": "tool", "content": "r1"}, {"role": "tool", "content": "r2"}, {"role": "assistant", "content": "done"}]})");
+      {"role": "tool", "content": "r1"}, {"role": "tool", "content": "r2"}, {"role": "assistant", "content": )"
+    R"("done"}]})");
   REQUIRE(openai.conversation.messages.size() == 5);
   CHECK(calls_of(openai.conversation.messages[1]) == "f{\"b\": 1, \"a\": 2};g\"{\\\"x\\\": 1}\";");  // keys in order
   CHECK(openai.conversation.messages[1].content.empty());
@@ -100,17 +106,20 @@ TEST_CASE("tool calls and results, by any of their names", "[tokenizer]") {
   // LLaMA-Factory's ShareGPT: function_call's value is the call as JSON, observation the result,
   // tools a string.
   const auto factory = read(R"({"tools": "[{\"name\": \"f\"}]", "conversations": [
-      {"from": "human", "value": "go"}, {"from": "function_call", "value": "{\"name\": \"f\", \"arguments\": {\"b\": 1}}"},
+      {"from": "human", "value": "go"}, {"from": "function_call", "value": "{\"name\": \"f\", \"arguments\": )"
+    R"({\"b\": 1}}"},
       {"from": "observation", "value": "r1"}, {"from": "gpt", "value": "done"}]})");
-  CHECK(roles_and_text(factory) ==
-        std::vector<std::pair<std::string, std::string>>{{"user", "go"}, {"assistant", ""}, {"tool", "r1"}, {"assistant", "done"}});
+  CHECK(roles_and_text(factory) == std::vector<std::pair<std::string, std::string>>{
+                                       {"user", "go"}, {"assistant", ""}, {"tool", "r1"}, {"assistant", "done"}});
   CHECK(calls_of(factory.conversation.messages[1]) == "f{\"b\": 1};");
   CHECK(factory.conversation.tools.size() == 1);
   // ms-swift's: an answer, then its calls (tool_call, a list in one), then tool_response.
-  const auto swift = read(R"({"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": "Let me see."},
+  const auto swift =
+      read(R"({"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": "Let me see."},
       {"role": "tool_call", "content": "{\"name\": \"f\", \"arguments\": {}}"},
       {"role": "tool_call", "content": "[{\"name\": \"g\", \"arguments\": {\"y\": [1]}}]"},
-      {"role": "tool_response", "content": "r"}, {"role": "function", "content": "s"}, {"role": "ipython", "content": "t"},
+      {"role": "tool_response", "content": "r"}, {"role": "function", "content": "s"}, {"role": "ipython", )"
+    R"("content": "t"},
       {"role": "assistant", "content": "done", "loss": false}, {"role": "assistant", "content": "more"}]})");
   CHECK(roles_and_text(swift) == std::vector<std::pair<std::string, std::string>>{
                                      {"user", "go"}, {"assistant", "Let me see."}, {"tool", "r"}, {"tool", "s"},
@@ -124,17 +133,24 @@ TEST_CASE("which answers count: --train-on and the loss flags", "[tokenizer]") {
       {"role": "user", "content": "3"}, {"role": "assistant", "content": "c"}]})";
   CHECK(answers_counted(read(record)) == std::vector<bool>{true, false, true});
   CHECK(answers_counted(read(record, {.train_on = TrainOn::Last})) == std::vector<bool>{false, false, true});
-  const char* flagged = R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": true},
+  const char* flagged =
+      R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": true},
       {"role": "user", "content": "2"}, {"role": "assistant", "content": "b"}]})";
   CHECK(answers_counted(read(flagged, {.train_on = TrainOn::Last})) == std::vector<bool>{true, true});
-  CHECK(error_of(R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": false}]})") ==
-        "no assistant message counts (each has \"loss\": false): nothing to train on");
-  CHECK(error_of(R"({"messages": [{"role": "user", "content": "1", "loss": true}, {"role": "assistant", "content": "a"}]})") ==
-        "messages[0].loss: only an assistant's answer can count, not a user's");
-  CHECK(error_of(R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": 1}]})") ==
+  CHECK(
+      error_of(
+          R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": )"
+    R"(false}]})") ==
+      "no assistant message counts (each has \"loss\": false): nothing to train on");
+  CHECK(
+      error_of(
+          R"({"messages": [{"role": "user", "content": "1", "loss": true}, {"role": "assistant", "content": "a"}]})") ==
+      "messages[0].loss: only an assistant's answer can count, not a user's");
+  CHECK(error_of(
+            R"({"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a", "loss": 1}]})") ==
         "messages[1].loss: expected true or false, got 1");
-  CHECK(train_on_from_name("last") == TrainOn::Last);
-  CHECK_FALSE(train_on_from_name("first").has_value());
+  CHECK(kTrainOnNames.find("last") == TrainOn::Last);
+  CHECK_FALSE(kTrainOnNames.find("first").has_value());
 }
 
 TEST_CASE("tokens already made: input_ids, labels and attention_mask as axolotl reads them", "[tokenizer]") {
@@ -169,8 +185,9 @@ TEST_CASE("bad records name the field", "[tokenizer]") {
             .starts_with("conversations[0].value: a tool call's content must be JSON"));
   CHECK(error_of(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{"name": "f"}]}]})") ==
         "messages[0].tool_calls[0].arguments: missing");
-  CHECK(error_of(R"({"messages": [{"role": "user", "content": "", "tool_calls": [{"name": "f", "arguments": {}}]}]})") ==
-        "messages[0].tool_calls: only an assistant calls tools, not a user");
+  CHECK(
+      error_of(R"({"messages": [{"role": "user", "content": "", "tool_calls": [{"name": "f", "arguments": {}}]}]})") ==
+      "messages[0].tool_calls: only an assistant calls tools, not a user");
   CHECK(error_of(R"({"tools": "[nope", "messages": [{"role": "assistant", "content": "a"}]})")
             .starts_with("tools: a string must hold a JSON list of function signatures"));
   CHECK(error_of(R"({"prompt": "x"})") == "completion: missing (a prompt-completion record has both)");

@@ -194,9 +194,12 @@ TEST_CASE("tokenize: bad preference records are named by line, or left out and c
   // Each launcher's own mistakes, by field.
   const std::string chats = dir.write(
       "chats.jsonl", R"({"messages": [{"role": "user", "content": "Best pet?"}], "rejected_response": "A rock."}
-{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "A"}], "rejected_messages": [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "B"}]}
-{"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}], "chosen": {"from": "gpt", "value": "A"}, "rejected": {"from": "gpt", "value": "B"}}
-{"conversations": [{"from": "human", "value": "Hi"}], "chosen": {"from": "gpt", "value": "A"}, "rejected": {"from": "human", "value": "B"}}
+{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "A"}], "rejected_messages": )"
+    R"([{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "B"}]}
+{"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}], "chosen": {"from": )"
+    R"("gpt", "value": "A"}, "rejected": {"from": "gpt", "value": "B"}}
+{"conversations": [{"from": "human", "value": "Hi"}], "chosen": {"from": "gpt", "value": "A"}, "rejected": )"
+    R"({"from": "human", "value": "B"}}
 {"chosen": [{"role": "user", "content": "Hi"}], "rejected": [{"role": "assistant", "content": "Hi"}]}
 )");
   auto first_error = [&](const std::string& line) {
@@ -208,8 +211,8 @@ TEST_CASE("tokenize: bad preference records are named by line, or left out and c
   for (std::string line; std::getline(lines, line);) errors.push_back(first_error(line));
   const std::string one = dir.file("one.jsonl");
   CHECK(errors == std::vector<std::string>{
-                      one + ":1: messages: the last message is a user's, not an assistant's answer (ms-swift's pairs end "
-                            "with it)",
+                      one + ":1: messages: the last message is a user's, not an assistant's answer (ms-swift's "
+                            "pairs end with it)",
                       one + ":1: rejected_messages: its messages before the last differ from those of messages: a "
                             "pair shares its prompt",
                       one + ":1: conversations: the last message is the assistant's; a pair's prompt ends with the "

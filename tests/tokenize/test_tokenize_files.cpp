@@ -140,7 +140,8 @@ TEST_CASE("tokenize: text after the separator, conversations as their template w
 
 TEST_CASE("tokenize: JSON lines under any name are read as records; text names stay text", "[tokenizer]") {
   TempDir dir;
-  const std::string records = R"({"messages": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Hello!"}]}
+  const std::string records =
+      R"({"messages": [{"role": "user", "content": "Hi?"}, {"role": "assistant", "content": "Hello!"}]}
 {"text": "A record of text."}
 )";
   run(trimmed("qwen3"), {dir.write("chat.jsonl", records)}, dir.file("jsonl.bin"));
@@ -240,8 +241,10 @@ TEST_CASE("tokenize: the same files for any number of threads; --val takes a see
   const std::string big = dir.write("big.txt", corpus_text() + corpus_text());
   std::string records;
   for (int i = 0; i < 2000; ++i)
-    records += fmt::format(R"({{"messages": [{{"role": "user", "content": "Q{}"}}, {{"role": "assistant", "content": "A{}"}}]}})"
-                           "\n{{\"text\": \"record {}\"}}\n", i, i * i, i);
+    records += fmt::format(
+        R"({{"messages": [{{"role": "user", "content": "Q{}"}}, {{"role": "assistant", "content": "A{}"}}]}})"
+        "\n{{\"text\": \"record {}\"}}\n",
+        i, i * i, i);
   const std::string chats = dir.write("chats.jsonl", records);
   // Jobs of 8 KB: a few hundred of them, done out of order by three threads, written in order.
   run(trimmed("llama3"), {big, chats}, dir.file("one.bin"), 1, "", 8192);
@@ -320,8 +323,8 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
   const std::string bad_json = dir.write("bad.jsonl", "{\"text\": \"fine\"}\n\n{\"text\": oops}\n");
   const std::string bad_field = dir.write("field.jsonl", "{\"messages\": [{\"role\": \"user\", \"content\": 1}]}\n");
   const std::string bad_utf8 = dir.write("latin1.txt", std::string("caf\xE9 au lait"));
-  const std::string chat = dir.write("chat.jsonl",
-                                     R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})");
+  const std::string chat = dir.write(
+      "chat.jsonl", R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})");
   const std::string out = dir.file("out.bin");
   const std::string qwen = trimmed("qwen3");
   CHECK_THAT(error_of(qwen, {good, bad_json}, out), Catch::StartsWith(bad_json + ":3: not valid JSON: "));
@@ -329,13 +332,17 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
   CHECK(error_of(qwen, {bad_utf8}, out) == bad_utf8 + ": not UTF-8 at byte offset 3");
   CHECK_THAT(error_of(trimmed("gpt2"), {chat}, out),
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
-  CHECK(error_of(qwen, {good}, out, "", "vicuna") == "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
+  CHECK(error_of(qwen, {good}, out, "", "vicuna") ==
+        "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
   CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
-  CHECK(error_of(qwen, {good}, out, "0%") == "--val 0%: expected a percentage of the documents above 0 and below 100, such as 5%");
-  CHECK(error_of(qwen, {good}, out, "5") == "--val 5: expected a percentage of the documents above 0 and below 100, such as 5%");
+  CHECK(error_of(qwen, {good}, out, "0%") ==
+        "--val 0%: expected a percentage of the documents above 0 and below 100, such as 5%");
+  CHECK(error_of(qwen, {good}, out, "5") ==
+        "--val 5: expected a percentage of the documents above 0 and below 100, such as 5%");
   CHECK_THAT(error_of(qwen, {good}, out, "1%"), Catch::Contains("leave 0 for validation"));
   CHECK(error_of(qwen, {good}, good) == "-o " + good + ": " + good + " would overwrite the input " + good);
-  CHECK(error_of(qwen, {dir.file("none.txt")}, out) == dir.file("none.txt") + ": cannot read: No such file or directory");
+  CHECK(error_of(qwen, {dir.file("none.txt")}, out) ==
+        dir.file("none.txt") + ": cannot read: No such file or directory");
   CHECK(error_of(qwen, {good}, dir.file("no/dir/out.bin")) ==
         "-o " + dir.file("no/dir/out.bin") + ": the directory " + dir.file("no/dir") + " does not exist");
   for (const auto& e : std::filesystem::directory_iterator(dir.path))
@@ -365,10 +372,13 @@ void add(Tokens& to, const Tokens& piece) {
 
 TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --train-on", "[tokenizer]") {
   TempDir dir;
-  const std::string records = dir.write("mixed.jsonl", R"({"prompt": "The capital of France is", "completion": " Paris."}
+  const std::string records =
+      dir.write("mixed.jsonl", R"({"prompt": "The capital of France is", "completion": " Paris."}
 {"input_ids": [9707, 11, 1879, 0, 0], "labels": [-100, 11, 1879, -100, -100], "attention_mask": [1, 1, 1, 0, 0]}
-{"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "2"}, {"role": "assistant", "content": "b"}]}
-{"messages": [{"role": "system", "content": "Own."}, {"role": "user", "content": "3"}, {"role": "assistant", "content": "c", "loss": true}, {"role": "user", "content": "4"}, {"role": "assistant", "content": "d"}]}
+{"messages": [{"role": "user", "content": "1"}, {"role": "assistant", "content": "a"}, {"role": "user", )"
+    R"("content": "2"}, {"role": "assistant", "content": "b"}]}
+{"messages": [{"role": "system", "content": "Own."}, {"role": "user", "content": "3"}, {"role": "assistant", )"
+    R"("content": "c", "loss": true}, {"role": "user", "content": "4"}, {"role": "assistant", "content": "d"}]}
 )");
   TokenizeOptions o = options_for(trimmed("qwen2.5"), {records}, dir.file("out.bin"));
   o.system = "Be terse.";
@@ -388,8 +398,9 @@ TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --trai
   add(expected, expected_chat(tokenizer, ChatFormat::Qwen25,
                               {{{"system", "Be terse."}, {"user", "1"}, {"assistant", "a", {}, {}, false},
                                 {"user", "2"}, {"assistant", "b"}}, {}}));
-  add(expected, expected_chat(tokenizer, ChatFormat::Qwen25,
-                              {{{"system", "Own."}, {"user", "3"}, {"assistant", "c"}, {"user", "4"}, {"assistant", "d"}}, {}}));
+  add(expected,
+      expected_chat(tokenizer, ChatFormat::Qwen25,
+                    {{{"system", "Own."}, {"user", "3"}, {"assistant", "c"}, {"user", "4"}, {"assistant", "d"}}, {}}));
   const Tokens got = read_back(dir.file("out.bin"));
   CHECK(got.ids == expected.ids);
   CHECK(got.counted == expected.counted);
@@ -400,12 +411,18 @@ TEST_CASE("tokenize: prompt-completion, tokens already made, --system and --trai
 TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; without it, the first is refused",
           "[tokenizer]") {
   TempDir dir;
-  const std::string good_chat = R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})";
-  const std::string lines = dir.write("some_bad.jsonl", good_chat + "\n" +
-      "{\"text\": oops}\n" +
-      R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": "assistant", "content": "A"}]})" "\n" +
-      R"({"input_ids": [1, 999999]})" "\n" +
-      R"({"text": "fine"})" "\n");
+  const std::string good_chat =
+      R"({"messages": [{"role": "user", "content": "Q"}, {"role": "assistant", "content": "A"}]})";
+  const std::string lines = dir.write(
+      "some_bad.jsonl",
+      good_chat + "\n" + "{\"text\": oops}\n" +
+          R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": )"
+    R"("assistant", "content": "A"}]})"
+          "\n" +
+          R"({"input_ids": [1, 999999]})"
+          "\n" +
+          R"({"text": "fine"})"
+          "\n");
   const std::string only_good = dir.write("good.jsonl", good_chat + "\n" + R"({"text": "fine"})" "\n");
   const std::string llama = trimmed("llama3");
   CHECK_THAT(error_of(llama, {lines}, dir.file("out.bin")), Catch::StartsWith(lines + ":2: not valid JSON: "));
@@ -425,11 +442,17 @@ TEST_CASE("tokenize: --skip-invalid leaves bad records out and counts them; with
   CHECK(got.counted == expected.counted);
   // Each bad line alone names itself.
   o.skip_invalid = false;
-  o.inputs = {dir.write("tool.jsonl", std::string(R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": "assistant", "content": "A"}]})"))};
-  CHECK_THROWS_WITH(run_tokenize(o), o.inputs[0] + ":1: messages[1].role: \"tool\" is not rendered by the llama3 format "
-                                                   "(system, user or assistant: it has no tools)");
+  o.inputs = {dir.write(
+      "tool.jsonl",
+      std::string(
+          R"({"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": "r"}, {"role": )"
+    R"("assistant", "content": "A"}]})"))};
+  CHECK_THROWS_WITH(run_tokenize(o), o.inputs[0] +
+                                         ":1: messages[1].role: \"tool\" is not rendered by the llama3 format "
+                                         "(system, user or assistant: it has no tools)");
   o.inputs = {dir.write("ids.jsonl", std::string(R"({"input_ids": [1, 999999]})"))};
-  CHECK_THROWS_WITH(run_tokenize(o), Catch::StartsWith(o.inputs[0] + ":1: input_ids: the id 999999 is outside the tokenizer's"));
+  CHECK_THROWS_WITH(run_tokenize(o),
+                    Catch::StartsWith(o.inputs[0] + ":1: input_ids: the id 999999 is outside the tokenizer's"));
 }
 
 TEST_CASE("tokenize: --skip-invalid names the first 20 bad records, in order, and counts the rest", "[tokenizer]") {
@@ -447,7 +470,8 @@ TEST_CASE("tokenize: --skip-invalid names the first 20 bad records, in order, an
   CHECK(summary.documents == 270);
   REQUIRE(summary.skipped_first.size() == 20);
   for (size_t k = 0; k < 20; ++k)
-    CHECK_THAT(summary.skipped_first[k], Catch::StartsWith(fmt::format("{}:{}: not valid JSON", o.inputs[0], 10 * (k + 1))));
+    CHECK_THAT(summary.skipped_first[k],
+               Catch::StartsWith(fmt::format("{}:{}: not valid JSON", o.inputs[0], 10 * (k + 1))));
 }
 
 namespace {

@@ -25,7 +25,9 @@ inline std::string read_file(const std::string& path) {
   return s.str();
 }
 
-inline nlohmann::json read_fixture(const std::string& name) { return nlohmann::json::parse(read_file(fixture_path(name))); }
+inline nlohmann::json read_fixture(const std::string& name) {
+  return nlohmann::json::parse(read_file(fixture_path(name)));
+}
 
 struct Sample {
   std::string source, text;

@@ -26,7 +26,8 @@ struct Encoding {
   std::vector<uint8_t> counted;
 };
 
-Encoding encode_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c, bool generation_prompt = false) {
+Encoding encode_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c,
+                     bool generation_prompt = false) {
   const auto segments = render_chat(format, c,
                                     {.bos_token = chat_bos_token(tokenizer), .eos_token = chat_eos_token(tokenizer),
                                      .generation_prompt = generation_prompt});
@@ -50,7 +51,8 @@ Conversation conversation_of(const ordered& fixture, size_t c, RecordOptions opt
 
 Conversation prompt_of(const ordered& messages) {
   Conversation c;
-  for (const auto& m : messages) c.messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+  for (const auto& m : messages)
+    c.messages.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
   return c;
 }
 
@@ -68,7 +70,7 @@ TEST_CASE("chat renders as apply_chat_template, and only answers count", "[token
       std::string how;
       const auto format = chat_format_of(tokenizer, &how);
       REQUIRE(format.has_value());
-      CHECK(chat_format_name(*format) == name);
+      CHECK(kChatFormatNames.name(*format) == name);
       CHECK(how == "its chat template");
       for (size_t c = 0; c < fixture["conversations"].size(); ++c) {
         INFO(name << " conversation " << c);
@@ -96,7 +98,7 @@ TEST_CASE("generation prompts are apply_chat_template's with add_generation_prom
     const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
     for (size_t p = 0; p < fixture["prompts"].size(); ++p) {
       INFO(name << " prompt " << p);
-      const Encoding e = encode_chat(tokenizer, *chat_format_from_name(name), prompt_of(fixture["prompts"][p]), true);
+      const Encoding e = encode_chat(tokenizer, *kChatFormatNames.find(name), prompt_of(fixture["prompts"][p]), true);
       CHECK(e.text == expected["prompts"][p].get<std::string>());
       CHECK(e.ids == expected["prompt_ids"][p].get<std::vector<int32_t>>());
       CHECK(std::count(e.counted.begin(), e.counted.end(), 1) == 0);
@@ -117,17 +119,21 @@ TEST_CASE("--system gives conversations without one the system message", "[token
     const auto& expected = fixture["formats"][name];
     const TempDir dir;
     const Tokenizer tokenizer = Tokenizer::load(test::chat_tokenizer(expected, dir.path));
-    const ChatFormat format = *chat_format_from_name(name);
-    CHECK(encode_chat(tokenizer, format, with_system.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
+    const ChatFormat format = *kChatFormatNames.find(name);
+    CHECK(encode_chat(tokenizer, format, with_system.conversation).ids ==
+          expected["ids"][1].get<std::vector<int32_t>>());
     CHECK(encode_chat(tokenizer, format, kept.conversation).ids == expected["ids"][1].get<std::vector<int32_t>>());
     // Without it, Qwen2.5's own default system message (conversation 0 of the fixture shows it).
     const Encoding none = encode_chat(tokenizer, format, document_of_record(record).conversation);
-    CHECK((none.text.find("You are Qwen, created by Alibaba Cloud.") != std::string::npos) == (format == ChatFormat::Qwen25));
+    CHECK((none.text.find("You are Qwen, created by Alibaba Cloud.") != std::string::npos) ==
+          (format == ChatFormat::Qwen25));
   }
 }
 
 TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
-  auto template_of = [](const std::string& name) { return test::read_file(test::fixture_path("templates/" + name + ".jinja")); };
+  auto template_of = [](const std::string& name) {
+    return test::read_file(test::fixture_path("templates/" + name + ".jinja"));
+  };
   CHECK(chat_format_of_template(template_of("qwen2.5")) == ChatFormat::Qwen25);
   CHECK(chat_format_of_template(template_of("llama3.1")) == ChatFormat::Llama31);
   CHECK(chat_format_of_template(template_of("llama3.2")) == ChatFormat::Llama31);
@@ -140,27 +146,31 @@ TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
       "{{ bos_token }}{% for message in messages %}{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] "
       "+ ' [/INST]' }}{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% else %}{{ "
       "raise_exception('Only user and assistant roles are supported!') }}{% endif %}{% endfor %}";
-  const std::string mistral_v3 = "{%- if tools is not none %}{{- \"[AVAILABLE_TOOLS] [\" }}{%- endif %}{{- \"[INST] \" + "
-                                 "system_message + \"\\n\\n\" + message[\"content\"] + \"[/INST]\" }}";
+  const std::string mistral_v3 =
+      "{%- if tools is not none %}{{- \"[AVAILABLE_TOOLS] [\" }}{%- endif %}{{- \"[INST] \" + "
+      "system_message + \"\\n\\n\" + message[\"content\"] + \"[/INST]\" }}";
   CHECK_FALSE(chat_format_of_template(mistral_first).has_value());
   CHECK_FALSE(chat_format_of_template(mistral_v3).has_value());
-  CHECK_THAT(unrendered_chat_template(mistral_first), Catch::Contains("Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's"));
+  CHECK_THAT(unrendered_chat_template(mistral_first),
+             Catch::Contains("Llama-2-chat's (llama2) and Mistral-7B-Instruct-v0.2's"));
   CHECK_THAT(unrendered_chat_template(mistral_v3), Catch::Contains("v0.3 or later"));
   CHECK(unrendered_chat_template(template_of("mistral")).empty());
   CHECK(unrendered_chat_template(template_of("qwen2.5")).empty());
-  CHECK(chat_format_of_template("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}") ==
+  CHECK(chat_format_of_template(
+            "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}") ==
         ChatFormat::ChatMl);
   CHECK_FALSE(chat_format_of_template("{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}").has_value());
   for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama2", "mistral"})
-    CHECK(chat_format_name(*chat_format_from_name(name)) == name);
-  CHECK_FALSE(chat_format_from_name("qwen").has_value());
+    CHECK(kChatFormatNames.name(*kChatFormatNames.find(name)) == name);
+  CHECK_FALSE(kChatFormatNames.find("qwen").has_value());
 }
 
 TEST_CASE("what a format does not render is refused, naming the message", "[tokenizer]") {
   Conversation tool_result{{{"user", "Hi"}, {"tool", "42"}, {"assistant", "ok"}}, {}};
-  CHECK_THROWS_WITH(render_chat(ChatFormat::Llama3, tool_result, {}),
-                    "messages[1].role: \"tool\" is not rendered by the llama3 format (system, user or assistant: it has no "
-                    "tools)");
+  CHECK_THROWS_WITH(
+      render_chat(ChatFormat::Llama3, tool_result, {}),
+      "messages[1].role: \"tool\" is not rendered by the llama3 format (system, user or assistant: it has no "
+      "tools)");
   Conversation call{{{"user", "Hi"}, {"assistant", "", {}, {{"f", ordered::object()}}}}, {}};
   CHECK_THROWS_WITH(render_chat(ChatFormat::ChatMl, call, {}),
                     "messages[1].tool_calls: the chatml format has no tool calls (qwen2.5, qwen3 and llama3.1 have)");
@@ -188,14 +198,16 @@ TEST_CASE("what a format does not render is refused, naming the message", "[toke
 
 TEST_CASE("tojson writes JSON as Python's json.dumps does", "[tokenizer]") {
   // The expected strings are Python 3's json.dumps(value, ensure_ascii=False[, indent=4]).
-  const ordered numbers = ordered::parse(R"([0.1, 1e16, 1e15, 123.456, 1e-05, 0.0001, -0.0, 1.5e300, 2.0, 100, -7, 5e-324])");
+  const ordered numbers =
+      ordered::parse(R"([0.1, 1e16, 1e15, 123.456, 1e-05, 0.0001, -0.0, 1.5e300, 2.0, 100, -7, 5e-324])");
   CHECK(template_json(numbers) ==
         "[0.1, 1e+16, 1000000000000000.0, 123.456, 1e-05, 0.0001, -0.0, 1.5e+300, 2.0, 100, -7, 5e-324]");
   const ordered strings = ordered::parse(R"({"zé": "a\"b\\c\n\t\u0001\u001f\u007f/é😀", "b": true, "a": null})");
   CHECK(template_json(strings) == "{\"zé\": \"a\\\"b\\\\c\\n\\t\\u0001\\u001f\x7f/é😀\", \"b\": true, \"a\": null}");
   const ordered nested = ordered::parse(R"({"a": [], "b": {}, "c": [1, {"d": "e"}]})");
   CHECK(template_json(nested, 4) ==
-        "{\n    \"a\": [],\n    \"b\": {},\n    \"c\": [\n        1,\n        {\n            \"d\": \"e\"\n        }\n    ]\n}");
+        "{\n    \"a\": [],\n    \"b\": {},\n    \"c\": [\n        1,\n        {\n            \"d\": \"e\"\n        }\n "
+        "   ]\n}");
   CHECK(template_json(nested) == "{\"a\": [], \"b\": {}, \"c\": [1, {\"d\": \"e\"}]}");
 }
 

@@ -19,9 +19,11 @@ TEST_CASE("NFC equals Hugging Face's NFC normalizer", "[tokenizer]") {
   append_nfc(input, out);
   size_t mismatches = 0, lines = 0;
   for (size_t a = 0, b = 0; a <= input.size() && b <= out.size(); ++lines) {
-    size_t a_end = std::min(input.find('\n', a), input.size()), e_end = std::min(expected.find('\n', b), expected.size());
+    size_t a_end = std::min(input.find('\n', a), input.size()),
+           e_end = std::min(expected.find('\n', b), expected.size());
     size_t o_end = std::min(out.find('\n', b), out.size());
-    const std::string line = input.substr(a, a_end - a), want = expected.substr(b, e_end - b), got = out.substr(b, o_end - b);
+    const std::string line = input.substr(a, a_end - a), want = expected.substr(b, e_end - b),
+                      got = out.substr(b, o_end - b);
     if (got != want && ++mismatches <= 10) {
       INFO("line " << lines << ": " << line);
       CHECK(got == want);

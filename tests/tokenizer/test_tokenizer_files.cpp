@@ -97,8 +97,10 @@ TEST_CASE("bad tokenizer files name the file and the JSON path", "[tokenizer]") 
   j = gpt2;
   j["pre_tokenizer"] = json::parse(R"({"type": "Sequence", "pretokenizers": [
       {"type": "Split", "pattern": {"Regex": "\\w+"}, "behavior": "Isolated"}]})");
-  CHECK_THAT(load_error(j), Catch::StartsWith("t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: no scanner for this "
-                                              "regex") && Catch::EndsWith(": \\w+"));
+  CHECK_THAT(load_error(j),
+             Catch::StartsWith("t.json: pre_tokenizer.pretokenizers[0].pattern.Regex: no scanner for this "
+                               "regex") &&
+                 Catch::EndsWith(": \\w+"));
   j = gpt2;
   j["model"]["type"] = "WordPiece";
   CHECK(load_error(j) == "t.json: model.type: \"WordPiece\": only BPE models are supported");
@@ -117,7 +119,8 @@ TEST_CASE("bad tokenizer files name the file and the JSON path", "[tokenizer]") 
 
   TempDir dir;
   dir.write("tokenizer.json", "{\"model\": ");
-  CHECK_THROWS_WITH(Tokenizer::load(dir.path.string()), Catch::StartsWith(dir.file("tokenizer.json") + ": not valid JSON"));
+  CHECK_THROWS_WITH(Tokenizer::load(dir.path.string()),
+                    Catch::StartsWith(dir.file("tokenizer.json") + ": not valid JSON"));
   TempDir empty;
   CHECK_THROWS_WITH(Tokenizer::load(empty.path.string()),
                     empty.path.string() + ": no tokenizer here: neither tokenizer.json nor vocab.json with merges.txt");

@@ -94,7 +94,7 @@ TEST_CASE("a checkpoint does not resume a run of another model type with the sam
   json mistral = block("llama");
   mistral["model_type"] = "mistral";
   c.model = config::read_model_block(mistral, "test");
-  c.training.resume = "latest";
+  c.training.resume.from = config::ResumeFrom::Latest;
   c.training.steps = 3;
   c.training.save_final.clear();
   CHECK_THROWS_AS(Trainer(c, comm), SetupFailed);

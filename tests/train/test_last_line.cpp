@@ -27,10 +27,11 @@ TEST_CASE("an interrupted run's last line: the step, the signal, the checkpoint 
   CHECK(last_line(e) ==
         "stopped at step 7 of 100: interrupted by SIGINT (Ctrl-C to the launcher); checkpoint at "
         "/runs/ckpt/step_00000007; resume with the same command and --set training.resume=auto (exit status 75)");
-  e.resume = "auto";
+  e.resume.from = config::ResumeFrom::Auto;
   CHECK_THAT(last_line(e), Catch::Contains("; resume with the same command (training.resume auto) (exit status 75)"));
   e.stop_signal = "";  // only another rank was signalled
-  CHECK_THAT(last_line(e), Catch::StartsWith("stopped at step 7 of 100: interrupted by a stop signal to another rank;"));
+  CHECK_THAT(last_line(e),
+             Catch::StartsWith("stopped at step 7 of 100: interrupted by a stop signal to another rank;"));
 }
 
 TEST_CASE("without a checkpoint the last line says so, and that a rerun starts over", "[last_line]") {

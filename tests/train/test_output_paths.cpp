@@ -95,8 +95,8 @@ TEST_CASE("a directory output may not hold an input under a name it writes", "[o
             .find("would write '" + s.path("d/rank1.log") + "', which is data.val") != std::string::npos);
   CHECK(collision(resolve({{"log_dir", s.path("d")}}, {{"data", {{"val", s.file("d/rank2.log")}}}}))
             .find("holds data.val") != std::string::npos);
-  CHECK(collision(resolve({{"log_dir", s.path("d")}, {"overwrite", true}}, {{"data", {{"val", s.file("d/rank2.log")}}}})) ==
-        "");
+  CHECK(collision(resolve({{"log_dir", s.path("d")}, {"overwrite", true}},
+                          {{"data", {{"val", s.file("d/rank2.log")}}}})) == "");
   // A LoRA run's adapter directory (lora.init_from) is an input; save_final may write its files.
   const std::string adapter = s.file("adapter/adapter_model.safetensors");
   CHECK(collision(resolve({{"save_final", s.path("adapter")}}, {{"lora", {{"init_from", s.path("adapter")}}}}))

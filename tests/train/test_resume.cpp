@@ -63,7 +63,7 @@ TEST_CASE("save and resume continues bit for bit: every stage, fp32, bf16 and fp
         config::Config resumed = straight;  // the same command after a crash that followed step 3
         resumed.training.checkpoint_dir = dir + "/resumed";
         resumed.training.metrics = dir + "/resumed.jsonl";
-        resumed.training.resume = dir + "/straight/step_00000003";
+        resumed.training.resume = {config::ResumeFrom::Path, dir + "/straight/step_00000003"};
         const Finished b = run(resumed);
         CHECK(a.start_step == 0);
         CHECK(b.start_step == 3);
@@ -107,10 +107,10 @@ TEST_CASE("checkpoints carry offloaded state: nvme offload saves, resumes and ha
   const std::string dir = shared_dir("resume", "offload");
   auto offloaded = [&](config::Config c) {
     c.zero.sub_group_size = 3000;  // several sub-groups of state per shard, in the file
-    c.zero.offload_optimizer.device = "nvme";
+    c.zero.offload_optimizer.device = OffloadDevice::Nvme;
     c.zero.offload_optimizer.buffer_count = 2;
     c.zero.offload_optimizer.nvme_path = dir;
-    c.zero.offload_param.device = "nvme";
+    c.zero.offload_param.device = OffloadDevice::Nvme;
     c.zero.offload_param.nvme_path = dir;
     return c;
   };
@@ -132,7 +132,7 @@ TEST_CASE("checkpoints carry offloaded state: nvme offload saves, resumes and ha
     INFO("resumed with offload " << offload_again);
     config::Config resumed = offload_again ? offloaded(straight) : straight;
     resumed.training.checkpoint_dir = dir + (offload_again ? "/again" : "/plain");
-    resumed.training.resume = dir + "/offloaded/step_00000003";
+    resumed.training.resume = {config::ResumeFrom::Path, dir + "/offloaded/step_00000003"};
     const Finished b = run(resumed);
     CHECK(b.start_step == 3);
     CHECK(std::memcmp(a.master.data(), b.master.data(), a.master.size() * sizeof(float)) == 0);
@@ -189,7 +189,7 @@ TEST_CASE("LoRA and frozen runs resume bit for bit: the checkpoint holds what tr
       config::Config resumed = straight;
       resumed.training.checkpoint_dir = dir + "/resumed";
       resumed.training.metrics = dir + "/resumed.jsonl";
-      resumed.training.resume = dir + "/straight/step_00000003";
+      resumed.training.resume = {config::ResumeFrom::Path, dir + "/straight/step_00000003"};
       const Finished b = run(resumed);
       CHECK(b.start_step == 3);
       // Only the trainable state is saved: the layout marks the frozen tensors.
@@ -222,7 +222,7 @@ TEST_CASE("a LoRA checkpoint reshards: another stage reads what every rank saved
   const Finished a = run(first);
   for (int stage : {0, 2}) {
     config::Config again = lora_config(stage, "fp32", true);
-    again.training.resume = dir + "/ck/step_00000003";
+    again.training.resume = {config::ResumeFrom::Path, dir + "/ck/step_00000003"};
     Trainer trainer(again, comm);
     std::vector<float> master(trainer.engine().trainable().numel());
     trainer.engine().gather_master(master.data());
@@ -233,12 +233,12 @@ TEST_CASE("a LoRA checkpoint reshards: another stage reads what every rank saved
   // Adapters on other modules: the checkpoint's layout is not this run's.
   config::Config other = lora_config(0, "fp32", true);
   other.lora.target_modules = {"k_proj"};
-  other.training.resume = dir + "/ck/step_00000003";
+  other.training.resume = {config::ResumeFrom::Path, dir + "/ck/step_00000003"};
   CHECK_THROWS_AS(Trainer(other, comm), SetupFailed);
   // The same adapters with the base model trained as well: the checkpoint does not hold the base.
   config::Config unfrozen = lora_config(0, "fp32", true);
   unfrozen.lora.enabled = false;
-  unfrozen.training.resume = dir + "/ck/step_00000003";
+  unfrozen.training.resume = {config::ResumeFrom::Path, dir + "/ck/step_00000003"};
   CHECK_THROWS_AS(Trainer(unfrozen, comm), SetupFailed);
   // A checkpoint holds no frozen base to start another LoRA run from.
   config::Config base_from_checkpoint = lora_config(0, "fp32", true);

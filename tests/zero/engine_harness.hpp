@@ -73,6 +73,17 @@ inline RunResult train(const config::Config& c, Communicator& comm, int steps) {
   return r;
 }
 
+// What `trainer`'s step 2 sends per collective (step 1 runs first: stage 3 records its fetch order
+// there).
+inline CommStats second_step_traffic(Trainer& trainer, Communicator& comm) {
+  trainer.train_step(1);
+  const CommStats before = comm.stats();
+  trainer.train_step(2);
+  CommStats sent = comm.stats();
+  for (size_t i = 0; i < sent.bytes_sent.size(); ++i) sent.bytes_sent[i] -= before.bytes_sent[i];
+  return sent;
+}
+
 // Every parameter of the flat buffer as the model reads it (frozen ones included), through the
 // engine's fetch: collective at stage 3.
 inline std::vector<float> gather_params(Trainer& trainer) {

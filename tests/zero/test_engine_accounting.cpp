@@ -41,11 +41,8 @@ TEST_CASE("bytes sent per step match 2Ψ(N-1)/N for stages 0-2 and 3Ψ(N-1)/N fo
   for (int stage = 0; stage <= 3; ++stage) {
     auto c = make_config({stage, "bf16", comm.world_size()});
     Trainer trainer(c, comm);
-    trainer.train_step(1);  // stage 3 records its fetch order in the first step
-    CommStats before = comm.stats();
-    trainer.train_step(2);
-    CommStats after = comm.stats();
-    auto sent = [&](CommOp op) { return after.bytes(op) - before.bytes(op); };
+    const CommStats traffic = second_step_traffic(trainer, comm);
+    auto sent = [&](CommOp op) { return traffic.bytes(op); };
     const size_t numel = trainer.model().layout().total;
     const size_t S = trainer.engine().partition().shard_size();
     const size_t own = trainer.engine().partition().trained(comm.rank()).size();

@@ -43,8 +43,8 @@ TEST_CASE("the ledger says where model states live: device memory, or host memor
   for (bool offload : {false, true}) {
     auto c = make_config({3, "bf16", comm.world_size()});
     if (offload) {
-      c.zero.offload_optimizer.device = "cpu";
-      c.zero.offload_param.device = "cpu";
+      c.zero.offload_optimizer.device = OffloadDevice::Cpu;
+      c.zero.offload_param.device = OffloadDevice::Cpu;
     }
     const auto before = MemoryLedger::instance().stats();
     Trainer trainer(c, comm);
@@ -53,7 +53,8 @@ TEST_CASE("the ledger says where model states live: device memory, or host memor
     const size_t S = trainer.engine().partition().shard_size();
     INFO("offload " << offload);
     // pin_memory is true by default: offloaded state is page-locked host memory.
-    const MemSpace held = offload ? MemSpace::Pinned : MemSpace::Device, other = offload ? MemSpace::Device : MemSpace::Pinned;
+    const MemSpace held = offload ? MemSpace::Pinned : MemSpace::Device,
+                   other = offload ? MemSpace::Device : MemSpace::Pinned;
     CHECK(delta(held, MemCategory::Optimizer) == 12 * S);
     CHECK(delta(held, MemCategory::Params) == 2 * S);
     CHECK(delta(other, MemCategory::Optimizer) == 0);

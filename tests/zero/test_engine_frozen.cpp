@@ -79,11 +79,8 @@ TEST_CASE("frozen elements are never reduced: bytes sent per step with training.
   for (int stage = 0; stage <= 3; ++stage) {
     const auto c = frozen_config({stage, "bf16", comm.world_size()});
     Trainer trainer(c, comm);
-    trainer.train_step(1);  // stage 3 records its fetch order in the first step
-    CommStats before = comm.stats();
-    trainer.train_step(2);
-    CommStats after = comm.stats();
-    auto sent = [&](CommOp op) { return after.bytes(op) - before.bytes(op); };
+    const CommStats traffic = second_step_traffic(trainer, comm);
+    auto sent = [&](CommOp op) { return traffic.bytes(op); };
     const Engine& engine = trainer.engine();
     const size_t T = engine.trainable().numel();
     const size_t own_t = engine.train_partition().trained(comm.rank()).size();
@@ -103,7 +100,8 @@ TEST_CASE("frozen elements are never reduced: bytes sent per step with training.
   }
 }
 
-TEST_CASE("with frozen parameters stages 0-3 give bit-identical results; frozen ones never change", "[engine][frozen][parity]") {
+TEST_CASE("with frozen parameters stages 0-3 give bit-identical results; frozen ones never change",
+          "[engine][frozen][parity]") {
   auto& comm = world();
   for (const auto& frozen : {kFrozen, kFrozenBottom})
   for (std::string dtype : {"fp32", "bf16"}) {
@@ -194,7 +192,9 @@ TEST_CASE("LoRA at stage 3: the ledger's model states per rank equal the plan, t
     const auto after = ledger.stats();
     trainer.train_step(1);  // (nothing of the model states is allocated by a step)
     const auto stepped = ledger.stats();
-    auto held = [&](const MemStats& s, MemCategory k) { return s.cur(MemSpace::Device, k) - before.cur(MemSpace::Device, k); };
+    auto held = [&](const MemStats& s, MemCategory k) {
+      return s.cur(MemSpace::Device, k) - before.cur(MemSpace::Device, k);
+    };
     const MemoryPlan plan = plan_memory(c, int(N));
     const size_t d = dtype == "bf16" ? 2 : 4, k = dtype == "bf16" ? 12 : 8;
     const size_t P = trainer.engine().partition().padded(), Tp = trainer.engine().train_partition().padded();
@@ -234,11 +234,11 @@ TEST_CASE("frozen parameters with offloaded optimizer state and parameter shards
     RunSpec spec{stage, "bf16", comm.world_size()};
     Trainer resident(frozen_config(spec, kFrozenBottom), comm);
     config::Config c = frozen_config(spec, kFrozenBottom);
-    c.zero.offload_optimizer.device = stage == 3 ? "nvme" : "cpu";
+    c.zero.offload_optimizer.device = stage == 3 ? OffloadDevice::Nvme : OffloadDevice::Cpu;
     c.zero.offload_optimizer.nvme_path = dir;
     c.zero.sub_group_size = 2000;  // several sub-groups of the trainable shard
     if (stage == 3) {
-      c.zero.offload_param.device = "nvme";
+      c.zero.offload_param.device = OffloadDevice::Nvme;
       c.zero.offload_param.nvme_path = dir;
     }
     Trainer offloaded(c, comm);

@@ -5,13 +5,11 @@
 using namespace zt;
 
 static LossScalerOptions fp16(int power, int64_t window, int hysteresis, bool consecutive = false, double min = 1) {
-  LossScalerOptions c;
-  c.initial_scale_power = power;
-  c.loss_scale_window = window;
-  c.hysteresis = hysteresis;
-  c.consecutive_hysteresis = consecutive;
-  c.min_loss_scale = min;
-  return c;
+  return {.initial_scale_power = power,
+          .loss_scale_window = window,
+          .hysteresis = hysteresis,
+          .consecutive_hysteresis = consecutive,
+          .min_loss_scale = min};
 }
 
 TEST_CASE("dynamic loss scale: hysteresis delays the first halving", "[loss_scaler]") {

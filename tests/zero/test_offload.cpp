@@ -32,11 +32,11 @@ struct Offload {
 config::Config offload_config(int stage, const std::string& dtype, int world_size, const Offload& o) {
   auto c = make_config({stage, dtype, world_size});
   c.zero.sub_group_size = 3000;  // rounds to 4096 elements: several sub-groups per shard
-  c.zero.offload_optimizer.device = o.optimizer;
+  c.zero.offload_optimizer.device = *kOffloadDeviceNames.find(o.optimizer);
   c.zero.offload_optimizer.buffer_count = 2;  // fewer buffers than sub-groups: slots are reused
   c.zero.offload_optimizer.nvme_path = nvme_dir("optimizer");
   if (stage == 3) {
-    c.zero.offload_param.device = o.params;
+    c.zero.offload_param.device = *kOffloadDeviceNames.find(o.params);
     c.zero.offload_param.buffer_count = 2;
     c.zero.offload_param.nvme_path = nvme_dir("params");
   }

@@ -90,8 +90,8 @@ void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const
 void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
                                    int NKV, int hd, GradInto dqkv_into) {
-  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
-                        NKV, hd);
+  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout),
+                        f(qkv), f(q_weight), f(k_weight), rstd, N, NH, NKV, hd);
 }
 
 void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
@@ -122,7 +122,9 @@ void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cac
   cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd, window);
 }
 
-void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) { cpu::swiglu_forward(f(out), f(inp), N, F); }
+void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
+  cpu::swiglu_forward(f(out), f(inp), N, F);
+}
 
 void CpuModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
                             bool normalize) {

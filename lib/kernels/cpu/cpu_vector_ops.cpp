@@ -44,7 +44,9 @@ double chunk_sum_of_squares(const float* x, size_t n, float factor) {
 }
 }  // namespace
 
-void CpuVectorOps::convert(ConstView src, View dst, size_t n) { zt::convert(src.dtype, src.data, dst.dtype, dst.data, n); }
+void CpuVectorOps::convert(ConstView src, View dst, size_t n) {
+  zt::convert(src.dtype, src.data, dst.dtype, dst.data, n);
+}
 
 void CpuVectorOps::add(ConstView src, View dst, size_t n) {
   if (src.dtype == DType::F32 && dst.dtype == DType::F32) {

@@ -42,7 +42,8 @@ ZT_KERNEL_CLONES void gelu_backward_chunk(float* dinp, const float* inp, const f
   for (; i + kLanes <= n; i += kLanes) store(dinp + i, load(dinp + i) + gelu_grad(load(inp + i)) * load(dout + i));
   if (i < n) {
     const size_t k = n - i;
-    const f32x16 d = load_partial(dinp + i, k, 0.0f) + gelu_grad(load_partial(inp + i, k, 0.0f)) * load_partial(dout + i, k, 0.0f);
+    const f32x16 d =
+        load_partial(dinp + i, k, 0.0f) + gelu_grad(load_partial(inp + i, k, 0.0f)) * load_partial(dout + i, k, 0.0f);
     store_partial(dinp + i, d, k);
   }
 }

@@ -52,7 +52,8 @@ public:
     if (on_) start_ = std::chrono::steady_clock::now();
   }
   ~KernelTimer() {
-    if (on_) KernelProfile::add(kind_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    if (on_)
+      KernelProfile::add(kind_, std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
   }
   KernelTimer(const KernelTimer&) = delete;
   KernelTimer& operator=(const KernelTimer&) = delete;

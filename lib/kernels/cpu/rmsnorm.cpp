@@ -53,7 +53,9 @@ ZT_KERNEL_CLONES void norm_row_backward(float* dx, const float* x, const float* 
   const f32x16 rv = splat(r);
   size_t c = 0;
   for (; c + kLanes <= n; c += kLanes) acc += load(w + c) * load(dy + c) * (load(x + c) * rv);
-  if (c < n) acc += load_partial(w + c, n - c, 0.0f) * load_partial(dy + c, n - c, 0.0f) * (load_partial(x + c, n - c, 0.0f) * rv);
+  if (c < n)
+    acc +=
+        load_partial(w + c, n - c, 0.0f) * load_partial(dy + c, n - c, 0.0f) * (load_partial(x + c, n - c, 0.0f) * rv);
   const float mean = hsum(acc) / float(C);
   for (c = 0; c < n; c++) dx[c] += (w[c] * dy[c] - x[c] * r * mean) * r;
 }

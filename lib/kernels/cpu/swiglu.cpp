@@ -44,7 +44,8 @@ ZT_KERNEL_CLONES void swiglu_row_backward(float* dgate, float* dup, const float*
   }
   if (i < n) {
     const size_t k = n - i;
-    swiglu_grad(load_partial(gate + i, k, 0.0f), load_partial(up + i, k, 0.0f), load_partial(dout + i, k, 0.0f), dg, du);
+    swiglu_grad(load_partial(gate + i, k, 0.0f), load_partial(up + i, k, 0.0f), load_partial(dout + i, k, 0.0f), dg,
+                du);
     store_partial(dgate + i, load_partial(dgate + i, k, 0.0f) + dg, k);
     store_partial(dup + i, load_partial(dup + i, k, 0.0f) + du, k);
   }

@@ -556,7 +556,8 @@ __device__ __forceinline__ void times_tile(float (&out)[MmaTiles<HS>::kCols8][4]
 #pragma unroll
   for (int kk = 0; kk < kMmaTile / 16; kk++) {
     const uint32_t a[4] = {pack_bf16(p[2 * kk][0], p[2 * kk][1]), pack_bf16(p[2 * kk][2], p[2 * kk][3]),
-                           pack_bf16(p[2 * kk + 1][0], p[2 * kk + 1][1]), pack_bf16(p[2 * kk + 1][2], p[2 * kk + 1][3])};
+                           pack_bf16(p[2 * kk + 1][0], p[2 * kk + 1][1]),
+                           pack_bf16(p[2 * kk + 1][2], p[2 * kk + 1][3])};
     const bf16* col = tile + (16 * kk + (lane % 4) * 2) * kLd + lane / 4;
 #pragma unroll
     for (int n = 0; n < MmaTiles<HS>::kCols8; n++) {

@@ -163,8 +163,8 @@ const char* epilogue_name(cublasLtEpilogue_t epilogue) {
 // Said once per shape: its plan keeps the refusal, and later calls take the plain path at once.
 void warn_fallback(DType dt, const Gemm& g, const char* why) {
   std::ostringstream message;
-  message << "cuBLASLt " << why << " the " << epilogue_name(g.epilogue) << " epilogue for m = " << g.m << ", n = " << g.n
-          << ", k = " << g.k << " in " << dtype_name(dt)
+  message << "cuBLASLt " << why << " the " << epilogue_name(g.epilogue) << " epilogue for m = " << g.m
+          << ", n = " << g.n << ", k = " << g.k << " in " << dtype_name(dt)
           << ": a plain GEMM and separate kernels compute it (ZT_CUBLASLT_EPILOGUES=0 does so everywhere)";
   warn(message.str());
 }
@@ -348,7 +348,8 @@ void matmul_backward(MatmulContext& ctx, DType dt, void* dinp, void* dweight, vo
   MatmulContext::Impl& s = ctx.impl();
   const bool input_major = layout == WeightLayout::InputMajor;
   if (dinp)  // dinp[N, C] (+)= dout[N, OC] · Wᵀ
-    require_gemm(s, dt, row_major_gemm(dinp, dout, false, weight, input_major, N, OC, C, dinp_into == GradInto::Accumulate),
+    require_gemm(s, dt,
+                 row_major_gemm(dinp, dout, false, weight, input_major, N, OC, C, dinp_into == GradInto::Accumulate),
                  stream, "matmul_backward (dinp)");
   if (dweight) {  // dW += inpᵀ · dout as [C, OC] (InputMajor), or dWᵀ += doutᵀ · inp as [OC, C]
     const Gemm g = input_major ? row_major_gemm(dweight, inp, true, dout, false, C, N, OC, true)

@@ -122,8 +122,8 @@ void sum_squares_partials(DType type, const void* x, size_t n, float factor, dou
   const unsigned grid = grid_size(n, kSumSquaresChunk, "sum_squares_partials");
   dispatch_any(type, [&](auto tag) {
     using T = decltype(tag);
-    launch(aligned16(x) ? sum_squares_kernel<T, true> : sum_squares_kernel<T, false>, grid, kElementwiseBlock, 0, stream,
-           "sum_squares_kernel", static_cast<const T*>(x), n, factor, partials);
+    launch(aligned16(x) ? sum_squares_kernel<T, true> : sum_squares_kernel<T, false>, grid, kElementwiseBlock, 0,
+           stream, "sum_squares_kernel", static_cast<const T*>(x), n, factor, partials);
   });
 }
 
