@@ -181,6 +181,10 @@ private:
   void norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp, const char* weight,
                      const float* mean, const float* rstd, int N, GradInto dinp_into);
   void fill_rope_tables();
+  void fill_rope_table(const GptShape& shape, Buffer<float>& cos, Buffer<float>& sin);
+  // The rotary tables of a layer: the sliding layers' own where their base differs.
+  const float* rope_cos(int layer) const;
+  const float* rope_sin(int layer) const;
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
 
@@ -196,6 +200,11 @@ private:
   // Backward goes down to this block (n_layer: none): below it nothing trains.
   int lowest_trained_block_;
   WeightLayout weights_;  // how the projections are stored (GPT-2's Conv1D or nn.Linear)
+  float norm_offset_;      // RMSNorm scales by norm_offset_ + w (Gemma: 1)
+  Gate gate_;              // the gated MLP's activation
+  AttentionScores scores_;
+  float embed_scale_;      // the embeddings' factor (Gemma: sqrt(d_model) in the compute dtype), else 1
+  float final_softcap_;    // soft-capping of the logits (Gemma's final_logit_softcapping), else 0
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
   // What backward needs to know about the last forward.

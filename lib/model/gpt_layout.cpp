@@ -63,7 +63,12 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s) {
   }
   t.push_back({"self_attn.o_proj.weight", {C, Q}, OutWeight});
   if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});
-  t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  if (r.gemma) {
+    t.push_back({"post_attention_layernorm.weight", {C}, PostAttnNormWeight});
+    t.push_back({"pre_feedforward_layernorm.weight", {C}, Norm2Weight});
+  } else {
+    t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  }
   t.push_back({"mlp.gate_proj.weight", {F, C}, FcWeight});
   t.push_back({"mlp.up_proj.weight", {F, C}, FcWeight});
   if (r.mlp_bias) {
@@ -72,6 +77,7 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s) {
   }
   t.push_back({"mlp.down_proj.weight", {C, F}, FcProjWeight});
   if (r.mlp_bias) t.push_back({"mlp.down_proj.bias", {C}, FcProjBias});
+  if (r.gemma) t.push_back({"post_feedforward_layernorm.weight", {C}, PostFfNormWeight});
   return t;
 }
 

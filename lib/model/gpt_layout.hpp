@@ -16,6 +16,9 @@
 //       packed [2F, C] projection; + biases [F] each), mlp.down_proj.weight [C, F] (+ bias [C])
 //   group 1 + L "norm":             model.norm.weight [C]
 //   group 2 + L "lm_head":          lm_head.weight [Vp, C], only when the head is untied
+// gemma2, gemma3_text: as llama, the block's norms input_layernorm, post_attention_layernorm (of
+//   the attention output), pre_feedforward_layernorm (the MLP's input) and
+//   post_feedforward_layernorm (of the MLP output), all [C]
 // Vp is the vocabulary padded to a multiple of 128; rows from vocab_size on stay zero.
 // weight_decay is true for 2-D tensors only.
 #include <array>
@@ -59,6 +62,8 @@ enum class BlockRole : int {
   Norm2Weight, Norm2Bias,    // ln_2 | post_attention_layernorm
   FcWeight, FcBias,          // mlp.c_fc | mlp.{gate,up}_proj
   FcProjWeight, FcProjBias,  // mlp.c_proj | mlp.down_proj
+  PostAttnNormWeight,        // post_attention_layernorm (gemma: on the attention output)
+  PostFfNormWeight,          // post_feedforward_layernorm (gemma)
   Count
 };
 constexpr int kBlockRoles = int(BlockRole::Count);

@@ -3,13 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace zt {
 
 namespace {
 
-constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3"};
+constexpr std::string_view kModelTypeNames[] = {"gpt2", "llama", "mistral", "qwen2", "qwen3", "gemma2", "gemma3_text"};
 constexpr std::string_view kLayerAttentionNames[] = {"full_attention", "sliding_attention"};
 
 }  // namespace
@@ -37,19 +38,21 @@ std::optional<LayerAttention> layer_attention_from_name(std::string_view name) {
 
 FamilyOptions family_options(ModelType t) {
   const bool llama = t == ModelType::Llama, qwen3 = t == ModelType::Qwen3, gpt2 = t == ModelType::Gpt2;
-  return {llama || qwen3, llama, !llama && !gpt2, !gpt2};
+  const bool gemma = is_gemma(t);
+  return {llama || qwen3 || gemma, llama, !llama && !gpt2, !gpt2};
 }
 
 BlockRecipe GptShape::recipe() const {
   const ModelType t = model_type;
-  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false};
-  BlockRecipe r{true, true, true, true, false, false, false, false};
+  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false, false};
+  BlockRecipe r{true, true, true, true, false, false, false, false, false};
   // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
   const FamilyOptions options = family_options(t);
   r.qkv_bias = t == ModelType::Qwen2 || (options.attention_bias && attention_bias);
   r.o_bias = options.attention_bias && attention_bias;
   r.mlp_bias = options.mlp_bias && mlp_bias;
-  r.qk_norm = t == ModelType::Qwen3;
+  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Gemma3Text;
+  r.gemma = is_gemma(t);
   return r;
 }
 
@@ -73,7 +76,7 @@ N block_params_in(const GptShape& s) {
   const BlockRecipe r = s.recipe();
   const N C = N(s.d_model), hd = N(s.head_size()), F = s.d_ff > 0 ? N(s.d_ff) : 4 * C;
   const N QKV = (N(s.n_head) + 2 * N(s.kv_heads())) * hd, Q = N(s.n_head) * hd;
-  const N norms = r.rms_norm ? 2 * C : 4 * C;
+  const N norms = r.rms_norm ? (r.gemma ? 4 * C : 2 * C) : 4 * C;
   const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
                       (r.o_bias ? C : 0);
   const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
@@ -112,8 +115,15 @@ std::optional<ShapeProblem> rope_problem(const GptShape& s) {
     return std::nullopt;
   }
   if (!(s.rope_theta > 0)) return ShapeProblem{"rope_theta", fmt::format("{} (expected > 0)", s.rope_theta)};
-  if (r.type != RopeType::Llama3) return std::nullopt;
+  if (s.rope_local_base_freq != 0 && !(s.rope_local_base_freq > 0))
+    return ShapeProblem{"rope_local_base_freq", fmt::format("{} (expected > 0)", s.rope_local_base_freq)};
+  if (s.rope_local_base_freq > 0 && s.model_type != ModelType::Gemma3Text)
+    return ShapeProblem{"rope_local_base_freq", fmt::format("{} has no rotary base of its own for sliding layers "
+                                                            "(only gemma3_text does)",
+                                                            model_type_name(s.model_type))};
+  if (r.type == RopeType::Default) return std::nullopt;
   if (!(r.factor > 0)) return ShapeProblem{"rope_scaling.factor", fmt::format("{} (expected > 0)", r.factor)};
+  if (r.type == RopeType::Linear) return std::nullopt;
   if (!(r.low_freq_factor > 0))
     return ShapeProblem{"rope_scaling.low_freq_factor", fmt::format("{} (expected > 0)", r.low_freq_factor)};
   if (!(r.high_freq_factor > r.low_freq_factor))
@@ -158,7 +168,7 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   const FamilyOptions options = family_options(s.model_type);
   if (s.attention_bias && !options.attention_bias)
     return ShapeProblem{"attention_bias",
-                        fmt::format("{} has no such option (only llama and qwen3 do; gpt2 always has biases, qwen2 "
+                        fmt::format("{} has no such option (only llama, qwen3, gemma2 and gemma3_text do; gpt2 always has biases, qwen2 "
                                     "always q, k and v biases and no o bias, mistral none)",
                                     type)};
   if (s.mlp_bias && !options.mlp_bias)
@@ -169,6 +179,15 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
     return ShapeProblem{"sliding_window", fmt::format("{} (expected > 0, or 0 for none)", s.sliding_window)};
   if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
+  const bool gemma = is_gemma(s.model_type);
+  const std::pair<const char*, double> gemma_keys[] = {{"query_pre_attn_scalar", s.query_pre_attn_scalar},
+                                                       {"attn_logit_softcapping", s.attn_logit_softcapping},
+                                                       {"final_logit_softcapping", s.final_logit_softcapping}};
+  for (auto [key, value] : gemma_keys) {
+    if (value < 0 || std::isnan(value)) return ShapeProblem{key, fmt::format("{} (expected > 0, or 0 for none)", value)};
+    if (value > 0 && !gemma)
+      return ShapeProblem{key, fmt::format("{} has no such option (only gemma2 and gemma3_text do)", type)};
+  }
   if (!s.layer_types.empty()) {
     if (!options.sliding_window)
       return ShapeProblem{"layer_types", fmt::format("{} has no sliding-window attention (expected none)", type)};
@@ -195,7 +214,7 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"};
+  constexpr const char* kFamily[] = {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Gemma 2", "Gemma 3"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;

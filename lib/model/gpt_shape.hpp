@@ -11,6 +11,12 @@
 //            attention_bias (q, k, v and o) or mlp_bias (llama only); tied or untied head
 //   qwen2:   llama + q, k and v bias (never o)
 //   qwen3:   llama + RMSNorm of each q and k head before the rotation; head_dim free of d_model
+//   gemma2:  llama with (1 + w) RMSNorms computed in fp32, four per block (the attention and MLP
+//            outputs normed before the residual add), embeddings times sqrt(d_model), attention
+//            scale query_pre_attn_scalar^-0.5, attention and final logits soft-capped, GeGLU
+//            (GELU's tanh form), even layers sliding
+//   gemma3_text: gemma2 + q/k norms, rope_local_base_freq on the sliding layers (rope_theta and
+//            rope_scaling on the full ones), no attention soft-capping
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -19,7 +25,7 @@
 
 namespace zt {
 
-enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3 };
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Gemma2, Gemma3Text };
 std::string_view model_type_name(ModelType t);                 // "gpt2", "llama", ...
 std::optional<ModelType> model_type_from_name(std::string_view);  // exact Hugging Face spelling
 const std::vector<std::string>& model_type_names();             // every model_type, in enum order
@@ -30,9 +36,9 @@ enum class LayerAttention { Full, Sliding };
 std::string_view layer_attention_name(LayerAttention a);                     // "full_attention", "sliding_attention"
 std::optional<LayerAttention> layer_attention_from_name(std::string_view);  // exact Hugging Face spelling
 
-// rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
-// interpolation ("llama3").
-enum class RopeType { Default, Llama3 };
+// rope_scaling of a Hugging Face config: none ("default"), Llama 3.1's frequency-dependent
+// interpolation ("llama3"), or every frequency divided by factor ("linear").
+enum class RopeType { Default, Llama3, Linear };
 struct RopeScaling {
   RopeType type = RopeType::Default;
   double factor = 1.0;
@@ -50,6 +56,10 @@ struct BlockRecipe {
   bool output_major;       // nn.Linear weights [out, in]; else Conv1D [in, out]
   bool qkv_bias, o_bias, mlp_bias;
   bool qk_norm;            // RMSNorm over each q and k head (weights [head_dim])
+  // Gemma: norms scale by 1 + w; the attention and MLP outputs are normed before the residual add
+  // (post_attention_layernorm, post_feedforward_layernorm); embeddings times sqrt(d_model); the
+  // gate's activation GELU's tanh form (GeGLU).
+  bool gemma;
 };
 
 // The options a family's transformers config class has; the rest of its architecture is fixed.
@@ -60,6 +70,7 @@ struct FamilyOptions {
   bool rotary;          // every family but gpt2 (rope_theta, rope_scaling)
 };
 FamilyOptions family_options(ModelType type);
+inline bool is_gemma(ModelType t) { return t == ModelType::Gemma2 || t == ModelType::Gemma3Text; }
 
 struct GptShape {
   GptShape() = default;
@@ -86,6 +97,13 @@ struct GptShape {
   // Which layers slide, one per layer; empty: every layer (when sliding_window > 0). mistral slides
   // every layer.
   std::vector<LayerAttention> layer_types;
+  // Gemma: attention scores scaled by query_pre_attn_scalar^-0.5 (0: head_dim's), soft-capping of
+  // the attention scores and of the final logits (0: none), and the rotary base of the sliding
+  // layers (gemma3_text's rope_local_base_freq; 0: rope_theta).
+  double query_pre_attn_scalar = 0.0;
+  double attn_logit_softcapping = 0.0;
+  double final_logit_softcapping = 0.0;
+  double rope_local_base_freq = 0.0;
 
   bool operator==(const GptShape&) const = default;
 
