@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "core/by_dtype.hpp"
@@ -331,7 +332,8 @@ nlohmann::json model_keys(const GptShape& shape) {
   if (r.type == RopeType::Linear) j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
   if (is_gemma(s.model_type)) {
     auto none_if_0 = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
-    j["query_pre_attn_scalar"] = none_if_0(s.query_pre_attn_scalar);
+    const double scalar = s.query_pre_attn_scalar;  // an int in transformers' config classes
+    j["query_pre_attn_scalar"] = scalar > 0 && scalar == std::floor(scalar) ? nlohmann::json(int64_t(scalar)) : none_if_0(scalar);
     j["attn_logit_softcapping"] = none_if_0(s.attn_logit_softcapping);
     j["final_logit_softcapping"] = none_if_0(s.final_logit_softcapping);
     if (s.model_type == ModelType::Gemma3Text) j["rope_local_base_freq"] = none_if_0(s.rope_local_base_freq);
