@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -207,11 +208,39 @@ void check_activation(const nlohmann::json& hf, ModelType type, const std::strin
          gpt2 ? "gelu_new or gelu_pytorch_tanh" : "silu");
 }
 
+// Keys of later Gemma configs (Gemma 3n, Gemma 4) that change what the model computes: refused by
+// name rather than trained as a model without them.
+void refuse_unknown_gemma_keys(const nlohmann::json& given, const std::string& file) {
+  constexpr std::pair<const char*, const char*> kRefused[] = {
+      {"use_bidirectional_attention", "bidirectional attention (zerotrain trains causal language models)"},
+      {"hidden_size_per_layer_input", "per-layer inputs"},
+      {"vocab_size_per_layer_input", "per-layer inputs"},
+      {"num_kv_shared_layers", "key/value sharing between layers"},
+      {"altup_num_inputs", "AltUp"},
+      {"laurel_rank", "LAuReL blocks"},
+      {"activation_sparsity_pattern", "activation sparsity"},
+      {"attention_k_eq_v", "keys equal to values"},
+      {"enable_moe_block", "mixture-of-experts blocks"},
+  };
+  for (auto [key, what] : kRefused) {
+    if (!given.contains(key)) continue;
+    const nlohmann::json& v = given.at(key);
+    const bool off = v.is_null() || v == false || v == 0 ||
+                     (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& x) { return x == 0; }));
+    if (!off) fail("{}: {}: {} is not implemented ({})", file, key, show(v), what);
+  }
+}
+
 ModelType model_type_of(const nlohmann::json& hf, const std::string& file) {
   const nlohmann::json type_name = hf.value("model_type", nlohmann::json());
   std::optional<ModelType> type;
   if (type_name.is_string()) type = model_type_from_name(type_name.get<std::string>());
   if (type) return *type;
+  if (type_name == "gemma3")
+    fail("{}: model_type: \"gemma3\" is Gemma3ForConditionalGeneration, a vision tower beside the language model, "
+         "which zerotrain does not train (expected gemma3_text: a text-only Gemma 3 checkpoint such as gemma-3-1b or "
+         "gemma-3-270m)",
+         file);
   std::string known;
   for (const auto& n : model_type_names()) known += (known.empty() ? "" : ", ") + n;
   fail("{}: model_type: {} is not a model type zerotrain implements (expected one of {})", file,
@@ -373,9 +402,7 @@ HfConfig read_hf_config(const std::string& dir) {
     out.block[key] = value;
     out.from[key] = hf_key;
   }
-  if (is_gemma(type) && given.value("use_bidirectional_attention", false) == true)
-    fail("{}: use_bidirectional_attention: true is not implemented (zerotrain trains causal language models)",
-         out.file);
+  if (is_gemma(type)) refuse_unknown_gemma_keys(given, out.file);
   if (!gpt2) read_rope(is_gemma(type) ? given : hf, out, type);
   if (family_has(type, "layer_types")) read_layer_types(given, type, out);
   return out;

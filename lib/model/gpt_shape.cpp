@@ -247,6 +247,19 @@ GptShape llama_3_2_1b() {
   return s;
 }
 
+// Gemma 3 text (Gemma3TextConfig): window 512, five sliding layers to one full, rope theta 1e6 on
+// the full layers and 10000 on the sliding ones, tied head.
+GptShape gemma3_text(int n_layer, int d_model, int d_ff) {
+  GptShape s = llama_family(ModelType::Gemma3Text, n_layer, 4, 1, 256, d_model, d_ff, 262144, 32768, 1e-6, 1000000.0);
+  s.tied_head = true;
+  s.sliding_window = 512;
+  s.query_pre_attn_scalar = 256;
+  s.rope_local_base_freq = 10000.0;
+  for (int i = 0; i < n_layer; ++i)
+    s.layer_types.push_back((i + 1) % 6 != 0 ? LayerAttention::Sliding : LayerAttention::Full);
+  return s;
+}
+
 }  // namespace
 
 const std::vector<GptPreset>& gpt_presets() {
@@ -265,6 +278,10 @@ const std::vector<GptPreset>& gpt_presets() {
       {"qwen3-0.6b", llama_family(ModelType::Qwen3, 28, 16, 8, 128, 1024, 3072, 151936, 40960, 1e-6, 1000000.0)},
       // Qwen/Qwen2.5-0.5B: 494,032,768 parameters.
       {"qwen2.5-0.5b", llama_family(ModelType::Qwen2, 24, 14, 2, 64, 896, 4864, 151936, 32768, 1e-6, 1000000.0)},
+      // google/gemma-3-1b-pt: 999,885,952 parameters.
+      {"gemma-3-1b", gemma3_text(26, 1152, 6912)},
+      // google/gemma-3-270m: 268,098,176 parameters.
+      {"gemma-3-270m", gemma3_text(18, 640, 2048)},
   };
   return presets;
 }

@@ -14,7 +14,8 @@ using namespace zt::config::testing;
 TEST_CASE("the llama-family presets resolve to the published shapes and parameter counts") {
   // Counted by transformers itself for these configs (AutoModelForCausalLM.from_config).
   const std::pair<const char*, size_t> published[] = {
-      {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768}};
+      {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768},
+      {"gemma-3-1b", 999885952},    {"gemma-3-270m", 268098176}};
   for (auto [name, count] : published) {
     INFO(name);
     auto m = resolve(with({{"model", {{"preset", name}}}, {"data", {{"seq_len", 1024}}}})).model;
@@ -31,6 +32,9 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   auto qwen3 = resolve(with({{"model", {{"preset", "qwen3-tiny"}}}})).model;
   CHECK(qwen3.shape.head_dim * qwen3.shape.n_head != qwen3.shape.d_model);  // head_dim free of d_model
   CHECK(qwen3.shape.tied_head);
+  auto gemma = resolve(with({{"model", {{"preset", "gemma-3-1b"}}}, {"data", {{"seq_len", 2048}}}})).model;
+  CHECK(gemma.shape.model_type == zt::ModelType::Gemma3Text);
+  for (int l = 0; l < gemma.shape.n_layer; ++l) CHECK(gemma.shape.layer_window(l) == (l % 6 == 5 ? 0 : 512));
 }
 
 TEST_CASE("model_type on a preset of another family starts from transformers' defaults") {
@@ -54,7 +58,7 @@ TEST_CASE("model_type on a preset of another family starts from transformers' de
 }
 
 TEST_CASE("the printed model block reads back to the same architecture") {
-  for (const char* preset : {"toy", "llama-3.2-1b", "qwen3-tiny", "qwen2.5-0.5b"}) {
+  for (const char* preset : {"toy", "llama-3.2-1b", "qwen3-tiny", "qwen2.5-0.5b", "gemma-3-1b"}) {
     INFO(preset);
     auto c = resolve(with({{"model", {{"preset", preset}}}, {"data", {{"seq_len", 64}}}}));
     json printed = to_json(c)["model"];
@@ -82,7 +86,7 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
   CHECK(error_of(llama({{"head_dim", 15}})).find("test.json: model.head_dim: 15 is odd") == 0);
   CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}))
             .find("test.json: model.rope_scaling.rope_type: \"yarn\" is not implemented") == 0);
-  for (const char* type : {"linear", "dynamic", "longrope"})
+  for (const char* type : {"dynamic", "longrope"})
     CHECK(error_of(llama({{"rope_scaling", {{"rope_type", type}}}})).find("is not implemented") != std::string::npos);
   CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})) ==
         "test.json: model.rope_scaling.low_freq_factor: is missing (rope_type llama3 needs factor, low_freq_factor, "
@@ -140,8 +144,10 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
 
 TEST_CASE("every model key has its config.json name, and every printed model key is in the table") {
   std::set<std::string> printed;
-  const json model = to_json(resolve(with({{"model", {{"preset", "llama-tiny"}}}})))["model"];
-  for (auto it = model.begin(); it != model.end(); ++it) printed.insert(it.key());
+  for (const char* preset : {"llama-tiny", "gemma-3-270m"}) {  // Gemma's keys print for Gemma only
+    const json model = to_json(resolve(with({{"model", {{"preset", preset}}}})))["model"];
+    for (auto it = model.begin(); it != model.end(); ++it) printed.insert(it.key());
+  }
   printed.erase("preset");
   printed.erase("path");  // the directory whose config.json the table reads
   std::set<std::string> mapped;
