@@ -182,7 +182,7 @@ public:
   virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) = 0;
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
-  // Soft-capping in place: x = cap · tanh(x / cap) (Gemma's final_logit_softcapping on the logits).
+  // Soft-capping in place: x = cap · tanh(x / cap) (Gemma's final_logit_softcapping on the logits; cap > 0).
   virtual void softcap_forward(void* x, size_t n, float cap) = 0;
 
   // A block of columns of row-major matrices: dst[n, j] (+)= scale · src[n, j] for n < N, j < width,

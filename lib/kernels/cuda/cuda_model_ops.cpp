@@ -133,53 +133,35 @@ void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* do
   cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved, B, T, C, NH, stream(), dqkv_into, segments);
 }
 
-namespace {
-// Gemma's pieces ((1 + w) norms, GeGLU, the attention scale and soft-capping) have no CUDA kernels
-// yet: refused rather than computed as another family's.
-void refuse_unless(bool supported, const char* what) {
-  if (!supported)
-    fail("the CUDA backend does not implement {} yet (Gemma 2 and Gemma 3 train on the CPU backend: --device cpu)",
-         what);
-}
-void refuse_scores(AttentionScores scores) {
-  refuse_unless(scores.scale == 0.0f && scores.softcap == 0.0f,
-                "query_pre_attn_scalar's attention scale or attn_logit_softcapping");
-}
-}  // namespace
-
 void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
                                    float eps, float weight_offset) {
-  refuse_unless(weight_offset == 0.0f, "Gemma's (1 + weight) RMSNorm");
-  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream());
+  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
                                             const void* weight, int N, int C, float eps, float weight_offset) {
-  refuse_unless(weight_offset == 0.0f, "Gemma's (1 + weight) RMSNorm");
-  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream());
+  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
                                     const float* rstd, int N, int C, GradInto dinp_into, float weight_offset) {
-  refuse_unless(weight_offset == 0.0f, "Gemma's (1 + weight) RMSNorm");
   float* partials = dweight ? norm_scratch(rmsnorm_backward_scratch_floats(N, C)) : nullptr;
-  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into);
+  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into,
+                         weight_offset);
 }
 
 void CudaModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight,
                                    const void* k_weight, int N, int NH, int NKV, int hd, float eps,
                                    float weight_offset) {
-  refuse_unless(weight_offset == 0.0f, "Gemma's (1 + weight) RMSNorm");
-  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream());
+  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                     const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
                                     int NKV, int hd, GradInto dqkv_into, float weight_offset) {
-  refuse_unless(weight_offset == 0.0f, "Gemma's (1 + weight) RMSNorm");
   float* partials = dq_weight || dk_weight ? norm_scratch(qk_norm_backward_scratch_floats(N, hd)) : nullptr;
   cuda::qk_norm_backward(dtype_, dqkv, dq_weight, dk_weight, partials, dout, qkv, q_weight, k_weight, rstd, N, NH,
-                         NKV, hd, stream(), dqkv_into);
+                         NKV, hd, stream(), dqkv_into, weight_offset);
 }
 
 void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
@@ -195,34 +177,31 @@ void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin,
 void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv,
                                          const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
                                          int window, AttentionScores scores) {
-  refuse_scores(scores);
-  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments, window}, stream());
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments, window, scores},
+                        stream());
 }
 
 void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
                                           const void* out, const float* saved, const TokenSegment* segments, int B,
                                           int T, int NH, int NKV, int hd, int window, GradInto dqkv_into,
                                           AttentionScores scores) {
-  refuse_scores(scores);
   cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved,
-                           AttentionShape{B, T, NH, NKV, hd, segments, window}, stream(), dqkv_into);
+                           AttentionShape{B, T, NH, NKV, hd, segments, window, scores}, stream(), dqkv_into);
 }
 
 void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F, Gate gate) {
-  refuse_unless(gate == Gate::Silu, "GeGLU");
-  cuda::swiglu_forward(dtype_, out, inp, N, F, stream());
+  cuda::swiglu_forward(dtype_, out, inp, N, F, stream(), gate);
 }
 
 void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
                                    Gate gate) {
-  refuse_unless(gate == Gate::Silu, "GeGLU");
-  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into);
+  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into, gate);
 }
 void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
                                             int pos, int S, int NH, int NKV, int hd, int window,
                                             AttentionScores scores) {
-  refuse_scores(scores);
-  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, window, stream());
+  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, window, stream(),
+                                 scores);
 }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
@@ -237,7 +216,9 @@ void CudaModelOps::residual_forward(void* out, const void* a, const void* b, siz
   cuda::residual_forward(dtype_, out, a, b, n, stream());
 }
 
-void CudaModelOps::softcap_forward(void*, size_t, float) { refuse_unless(false, "final_logit_softcapping"); }
+void CudaModelOps::softcap_forward(void* x, size_t n, float cap) {
+  cuda::softcap_forward(dtype_, x, n, cap, stream());
+}
 
 void CudaModelOps::scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
                                  GradInto into) {
@@ -279,8 +260,7 @@ void CudaModelOps::take_losses_into(double* host) {
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
                                           const int32_t* targets, const int32_t* counted, float dloss, int N, int V,
                                           int Vp, float softcap) {
-  refuse_unless(softcap == 0.0f, "final_logit_softcapping");
-  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream());
+  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream(), softcap);
 }
 
 }  // namespace zt::cuda
