@@ -54,11 +54,12 @@ TEST_CASE("GPT-2 layout: groups, Hugging Face names, contiguous coverage", "[mod
   CHECK(shape_of("ln_f.bias") == std::vector<size_t>{C});
 
   // The block offsets the model computes with are those of the layout, for every block: GPT-2's
-  // block holds every role but the q/k norms, in BlockRole order.
+  // block holds every role but the q/k norms and Gemma's norms of the branch outputs, in BlockRole
+  // order.
   const RoleOffsets offsets = block_role_offsets(shape);
   for (int l = 0; l < shape.n_layer; l++) {
     const ParamGroup& g = layout.groups[gpt_block_group(l)];
-    REQUIRE(g.tensors.size() == size_t(kBlockRoles - 2));
+    REQUIRE(g.tensors.size() == size_t(kBlockRoles - 4));
     size_t i = 0;
     for (int role = 0; role < kBlockRoles; ++role) {
       if (offsets[size_t(role)] == kAbsent) continue;
