@@ -21,7 +21,11 @@ Subcommand tokenize_subcommand(CLI::App& app) {
 are conversations, rendered in the model's chat format (its chat template's) with the loss on the
 answers only (OUT.mask beside OUT.bin); {"prompt", "completion"} trains on the completion;
 {"input_ids", "labels"} are tokens already made (labels -100: not counted). Records train as samples
-(OUT.idx: where each starts). --val N% moves a seeded sample of N% of the documents, whole, to
+(OUT.idx: where each starts). Preference pairs, {"prompt", "chosen", "rejected"} (texts or messages;
+without "prompt": the start chosen and rejected share), LLaMA-Factory's {"instruction" or
+"conversations", "chosen", "rejected"} and ms-swift's {"messages", "rejected_response" or "rejected_messages"}, are two
+samples each, prompt + chosen then prompt + rejected, with TRL's DPOTrainer's ids and the loss on the
+answers (OUT.idx an index of pairs); a file holds one form, and pairs no other data. --val N% moves a seeded sample of N% of the documents, whole, to
 OUT.val.bin (one text file, with no documents to sample: its last N% of tokens).
 
 Examples:
@@ -29,6 +33,7 @@ Examples:
   zerotrain tokenize --tokenizer Qwen3-0.6B/ chats.jsonl -o chats.bin
   zerotrain tokenize --tokenizer Qwen2.5-0.5B-Instruct/ chats.jsonl -o chats.bin --system "You are terse." \
       --train-on last --skip-invalid
+  zerotrain tokenize --tokenizer Qwen3-0.6B/ preferences.jsonl -o prefs.bin --val 5%
 )");
   command->add_option("--tokenizer", options->tokenizer,
                       "a directory with tokenizer.json (or vocab.json + merges.txt), or one of those files")

@@ -15,6 +15,7 @@ namespace zt {
 
 namespace llmc {
 constexpr int32_t kIndexMagic = 20240524, kIndexVersion = 1;
+constexpr int32_t kPairIndexMagic = 20240525;
 }
 
 // The header of an index of `samples` samples over `tokens` tokens.

@@ -191,10 +191,11 @@ void TokenFileWriter::write_info(const File& file) {
   flush_and_close(fd, file.info_path + ".tmp");
 }
 
-void TokenFileWriter::write_index(const File& file, const std::vector<int64_t>& offsets) {
+void TokenFileWriter::write_index(const File& file, const std::vector<int64_t>& offsets, bool pairs) {
   const std::string temp = file.index_path + ".tmp";
   const int fd = create_temporary(file.index_path);
-  const auto header = sample_index_header(int64_t(offsets.size()) - 1, file.tokens);
+  auto header = sample_index_header(int64_t(offsets.size()) - 1, file.tokens);
+  if (pairs) header[0] = llmc::kPairIndexMagic;
   write_at(fd, temp, header.data(), sizeof(header), 0);
   write_at(fd, temp, offsets.data(), offsets.size() * sizeof(int64_t), off_t(llmc::kHeaderBytes));
   flush_and_close(fd, temp);
@@ -270,7 +271,7 @@ std::vector<TokenFileWriter::File> TokenFileWriter::finish(const Outputs& o) {
     write_part(*part);
     File f{part->path, masked_ ? llmc::mask_path_of(part->path) : "", tokenizer_ ? llmc::info_path_of(part->path) : "",
            o.samples ? llmc::index_path_of(part->path) : "", part->tokens(), int64_t(part->offsets.size()) - 1};
-    if (o.samples) write_index(f, part->offsets);
+    if (o.samples) write_index(f, part->offsets, o.pairs);
     if (tokenizer_) write_info(f);
     files.insert(files.begin(), f);
   }

@@ -39,6 +39,9 @@ public:
   // What finish() writes besides PATH.
   struct Outputs {
     bool samples = false;  // PATH's index (X.idx): each document a sample
+    // The documents are preference pairs, 2i chosen and 2i + 1 rejected: the index says so
+    // (llmc::kPairIndexMagic); val_documents then moves both of a pair or neither.
+    bool pairs = false;
     std::string val_path;  // a validation split; none when empty
     // The documents (numbered from 0 in order) that move whole to val_path; without it, the last
     // val_tail_tokens tokens move, cut at a token.
@@ -69,7 +72,7 @@ private:
   void write_part(const Part& part);
   // Writes `path`'s record (and its index) under temporary names, to be renamed with the tokens.
   void write_info(const File& file);
-  void write_index(const File& file, const std::vector<int64_t>& offsets);
+  void write_index(const File& file, const std::vector<int64_t>& offsets, bool pairs);
   int create_temporary(const std::string& path);
 
   std::string path_;

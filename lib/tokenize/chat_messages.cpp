@@ -119,6 +119,37 @@ std::vector<ChatMessage> read_messages(const json& list, const std::string& wher
   return out;
 }
 
+ChatMessage read_message(const json& object, const std::string& where, MessageKeys keys) {
+  if (!object.is_object()) fail("{}: expected an object with {} and {}", where, keys.role, keys.content);
+  return message_of(object, where, keys);
+}
+
+std::vector<ChatMessage> alpaca_prompt(const json& record) {
+  std::vector<ChatMessage> out;
+  if (auto h = record.find("history"); h != record.end() && !h->is_null()) {
+    if (!h->is_array()) fail("history: expected an array of [question, answer] pairs");
+    for (size_t i = 0; i < h->size(); ++i) {
+      const json& turn = (*h)[i];
+      if (!turn.is_array() || turn.size() != 2 || !turn[0].is_string() || !turn[1].is_string())
+        fail("history[{}]: expected [question, answer]", i);
+      out.push_back({"user", turn[0].get<std::string>()});
+      out.push_back({"assistant", turn[1].get<std::string>()});
+    }
+  }
+  std::string question = string_field(record, "instruction", "record");
+  if (auto in = record.find("input"); in != record.end() && !in->is_null()) {
+    const std::string input = string_field(record, "input", "record");
+    if (!input.empty()) question += "\n" + input;
+  }
+  out.push_back({"user", question});
+  return out;
+}
+
+void add_system_field(const json& record, std::vector<ChatMessage>& messages) {
+  if (auto s = record.find("system"); s != record.end() && !s->is_null())
+    messages.insert(messages.begin(), ChatMessage{"system", string_field(record, "system", "record")});
+}
+
 std::vector<json> read_tools(const json& record) {
   auto it = record.find("tools");
   if (it == record.end() || it->is_null()) return {};

@@ -11,37 +11,12 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr MessageKeys kOpenAi{"role", "content"};
-constexpr MessageKeys kShareGpt{"from", "value"};
-
 bool has(const json& record, const char* key) { return record.contains(key); }
 
 std::vector<ChatMessage> alpaca_messages(const json& record) {
-  std::vector<ChatMessage> out;
-  if (auto h = record.find("history"); h != record.end() && !h->is_null()) {
-    if (!h->is_array()) fail("history: expected an array of [question, answer] pairs");
-    for (size_t i = 0; i < h->size(); ++i) {
-      const json& turn = (*h)[i];
-      if (!turn.is_array() || turn.size() != 2 || !turn[0].is_string() || !turn[1].is_string())
-        fail("history[{}]: expected [question, answer]", i);
-      out.push_back({"user", turn[0].get<std::string>()});
-      out.push_back({"assistant", turn[1].get<std::string>()});
-    }
-  }
-  std::string question = string_field(record, "instruction", "record");
-  if (auto in = record.find("input"); in != record.end() && !in->is_null()) {
-    const std::string input = string_field(record, "input", "record");
-    if (!input.empty()) question += "\n" + input;
-  }
-  out.push_back({"user", question});
+  std::vector<ChatMessage> out = alpaca_prompt(record);
   out.push_back({"assistant", string_field(record, "output", "record")});
   return out;
-}
-
-// A record's own "system" field (ShareGPT's and Alpaca's) as the first message.
-void add_system_field(const json& record, std::vector<ChatMessage>& messages) {
-  if (auto s = record.find("system"); s != record.end() && !s->is_null())
-    messages.insert(messages.begin(), ChatMessage{"system", string_field(record, "system", "record")});
 }
 
 // TRL's prompt-completion: two texts, or two lists of messages of which the prompt's never count.

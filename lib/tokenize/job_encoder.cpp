@@ -1,5 +1,6 @@
 #include "tokenize/job_encoder.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -88,23 +89,112 @@ Piece piece_of(const JobContext& c, const Document& d) {
   return {};
 }
 
+// TRL's DPOTrainer on a preference pair: the prompt's ids (text: as the tokenizer encodes a text,
+// special tokens and its begin-of-text token included; conversations: the chat template with the
+// generation prompt), the ids of prompt + chosen and of prompt + rejected (text: with the eos token's
+// text after the answer, where it does not end with it), and the prompt cut where either of those
+// leaves it (a token merging across the boundary, a template that writes the prompt otherwise
+// before an answer). Each sample is prompt + answer, and the answer's ids count.
+struct PairPieces {
+  Piece chosen, rejected;
+};
+
+PairPieces pair_pieces(const JobContext& c, const PreferencePair& p) {
+  std::vector<int32_t> prompt, chosen, rejected;
+  if (p.text) {
+    std::vector<int32_t> bos;
+    if (auto id = c.tokenizer.post_processor_bos()) bos.push_back(*id);
+    const std::string eos = c.tokenizer.decode(std::vector<int32_t>{c.end_of_text});
+    auto encode = [&](const std::string& text, std::vector<int32_t>& ids) {
+      ids = bos;
+      c.tokenizer.encode(text, ids, {.special_tokens = true});
+    };
+    auto with_eos = [&](const std::string& answer) { return answer.ends_with(eos) ? answer : answer + eos; };
+    encode(p.prompt, prompt);
+    encode(p.prompt + with_eos(p.chosen), chosen);
+    encode(p.prompt + with_eos(p.rejected), rejected);
+  } else {
+    auto render = [&](const std::vector<ChatMessage>& answer, bool generation_prompt, std::vector<int32_t>& ids) {
+      Conversation conversation = p.prompt_chat;
+      conversation.messages.insert(conversation.messages.end(), answer.begin(), answer.end());
+      ChatOptions options = c.chat_options;
+      options.generation_prompt = generation_prompt;
+      const auto segments = render_chat(*c.chat_format, conversation, options);
+      std::vector<uint8_t> counted;
+      c.tokenizer.encode(text_segments(segments), ids, counted);
+    };
+    render({}, true, prompt);
+    render(p.chosen_chat, c.template_prompts_always, chosen);
+    render(p.rejected_chat, c.template_prompts_always, rejected);
+  }
+  auto shared = [&](const std::vector<int32_t>& ids) {
+    return size_t(std::mismatch(prompt.begin(), prompt.end(), ids.begin(), ids.end()).first - prompt.begin());
+  };
+  const size_t prompt_length = std::min(shared(chosen), shared(rejected));
+  auto piece = [&](std::vector<int32_t> ids) {
+    if (ids.size() <= prompt_length) fail("an answer with no tokens after the prompt's");
+    Piece out{std::move(ids), {}};
+    for (size_t i = 0; i < out.ids.size(); ++i) out.counted.push_back(i > 0 && i >= prompt_length ? 1 : 0);
+    return out;
+  };
+  return {piece(std::move(chosen)), piece(std::move(rejected))};
+}
+
 void skip_or_fail(Encoded& out, const JobContext& c, const std::string& where, const std::string& what) {
   if (!c.skip_invalid) fail("{}: {}", where, what);
   if (out.skipped_first.size() < kSkippedListed) out.skipped_first.push_back(where + ": " + what);
   ++out.skipped;
 }
 
-// A record's document, added whole or, when it is bad, not at all. A conversation without a chat
-// format to render it in is no record's fault: that fails whatever skip_invalid says.
-void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, const std::string& where) {
+// A preference pair, both samples or, when it is bad, neither.
+void add_pair(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, PreferenceForm form,
+              const std::string& where) {
+  if (!preference_form_is_text(form) && !c.chat_format)
+    fail("{}: {}", where, c.chat_format_problem);
+  PairPieces pieces;
+  try {
+    pieces = pair_pieces(c, preference_pair_of(record, form, c.record_options.system));
+  } catch (const Error& e) {
+    skip_or_fail(out, c, where, e.what());
+    return;
+  }
+  out.documents += 2;
+  out.sample_records += 2;
+  ++out.pairs;
+  out.chats += !preference_form_is_text(form);
+  append(out, std::move(pieces.chosen));
+  append(out, std::move(pieces.rejected));
+}
+
+// A record's document (or pair), added whole or, when it is bad, not at all. A conversation without
+// a chat format to render it in is no record's fault: that fails whatever skip_invalid says; so does a
+// record of another form than its file's.
+void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, size_t file,
+                const std::string& where) {
+  const FileForm file_form = file < c.forms.size() ? c.forms[file] : FileForm{};
+  const PreferenceForm form = preference_form_of(record);
+  auto mixed = [&] {
+    fail("{}: {}, but the file's first record ({}) is {}: a file holds records of one form", where,
+         preference_form_name(form), file_form.where, preference_form_name(file_form.form));
+  };
+  if (form != PreferenceForm::None) {
+    if (form != file_form.form) mixed();
+    return add_pair(out, c, record, form, where);
+  }
   Document d;
   Piece piece;
   try {
     d = document_of_record(record, c.record_options);
   } catch (const Error& e) {
-    skip_or_fail(out, c, where, e.what());
+    // In a file of pairs, a record that is nothing at all is a bad pair.
+    skip_or_fail(out, c, where,
+                 file_form.form == PreferenceForm::None || !record.is_object()
+                     ? e.what()
+                     : fmt::format("no \"chosen\" or \"rejected\" field: the file holds {}",
+                                   preference_form_name(file_form.form)));
     return;
   }
+  if (file_form.form != PreferenceForm::None) mixed();
   if (d.kind == Document::Chat && !c.chat_format) fail("{}: {}", where, c.chat_format_problem);
   try {
     piece = piece_of(c, d);
@@ -118,7 +208,7 @@ void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json&
   append(out, std::move(piece));
 }
 
-void add_line(Encoded& out, const JobContext& c, std::string_view text, const std::string& where) {
+void add_line(Encoded& out, const JobContext& c, std::string_view text, size_t file, const std::string& where) {
   nlohmann::ordered_json record;
   try {
     record = nlohmann::ordered_json::parse(text);
@@ -126,7 +216,7 @@ void add_line(Encoded& out, const JobContext& c, std::string_view text, const st
     skip_or_fail(out, c, where, fmt::format("not valid JSON: {}", e.what()));
     return;
   }
-  add_record(out, c, record, where);
+  add_record(out, c, record, file, where);
 }
 
 }  // namespace
@@ -150,13 +240,13 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
         const std::string_view text(job.bytes.data() + begin, end - begin);
         begin = end + 1;
         if (text.find_first_not_of(" \t\r") == std::string_view::npos) continue;  // blank lines
-        add_line(out, c, text, fmt::format("{}:{}", path, line));
+        add_line(out, c, text, job.file, fmt::format("{}:{}", path, line));
       }
       break;
     }
     case DataInput::JsonArray:
       for (size_t i = job.first_element; i < job.end_element; ++i)
-        add_record(out, c, (*job.array)[i], fmt::format("{}: element {}", path, i));
+        add_record(out, c, (*job.array)[i], job.file, fmt::format("{}: element {}", path, i));
       break;
   }
   return out;

@@ -15,6 +15,7 @@
 #include "tokenize/input_jobs.hpp"
 #include "tokenize/job_encoder.hpp"
 #include "tokenize/ordered_workers.hpp"
+#include "tokenize/preference_record.hpp"
 #include "tokenizer/chat_format.hpp"
 #include "tokenizer/tokenizer.hpp"
 #include "tokenizer/tokenizer_files.hpp"
@@ -146,6 +147,29 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
   told = "told by " + told;
 }
 
+// Each input's form of records (its first record's); preference pairs and other data do not mix in
+// one output: every input holds pairs or none does. `forms` gets the pairs' forms, for the summary.
+std::vector<FileForm> file_forms(const std::vector<DataInput>& inputs, std::string& forms) {
+  std::vector<FileForm> out;
+  std::optional<size_t> pairs, other;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const FileForm& f = out.emplace_back(preference_form_of_file(inputs[i]));
+    if (f.form == PreferenceForm::None) {
+      if (!other) other = i;
+      continue;
+    }
+    if (!pairs) pairs = i;
+    const std::string name(preference_form_name(f.form));
+    if (forms.find(name) == std::string::npos) forms += (forms.empty() ? "" : ", ") + name;
+  }
+  if (pairs && other)
+    fail("{} holds preference pairs ({}, told by {}), but {} holds {}: pairs and other data are not tokenized into "
+         "one file",
+         inputs[*pairs].path, preference_form_name(out[*pairs].form), out[*pairs].where, inputs[*other].path,
+         inputs[*other].kind == DataInput::Text ? "text" : "other records");
+  return out;
+}
+
 // The separator, the end of a completion, the chat format and what the options say of records.
 JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>& inputs, const TokenizeOptions& o,
                        std::string& separator_name, std::string& format_told) {
@@ -158,6 +182,12 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
   context.record_options = {o.system, *train_on};
   context.skip_invalid = o.skip_invalid;
   choose_chat_format(context, o.chat_format, format_told);
+  // A template that writes the assistant's header without add_generation_prompt in it writes it always.
+  const std::string& chat_template = tokenizer.config_string("chat_template");
+  context.template_prompts_always =
+      chat_template.find("add_generation_prompt") == std::string::npos &&
+      (chat_template.find("assistant<|end_header_id|>") != std::string::npos ||
+       chat_template.find("<|im_start|>assistant") != std::string::npos);
   return context;
 }
 
@@ -180,6 +210,7 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
         summary.documents += e.documents;
         summary.chats += e.chats;
         summary.sample_records += e.sample_records;
+        summary.pairs += e.pairs;
         for (std::string& s : e.skipped_first)
           if (summary.skipped_first.size() < kSkippedListed) summary.skipped_first.push_back(std::move(s));
         summary.skipped += e.skipped;
@@ -204,18 +235,23 @@ TokenFileWriter::Outputs outputs_of(const TokenizeOptions& o, double val_percent
                                     const TokenFileWriter& writer, TokenizeSummary& summary) {
   TokenFileWriter::Outputs out;
   out.samples = summary.samples = summary.sample_records > 0;
+  out.pairs = summary.pairs > 0;
   if (val_percent <= 0) return out;
   out.val_path = val_path;
-  const int64_t documents = writer.documents();
-  const int64_t val_documents = std::llround(double(documents) * val_percent / 100.0);
-  if (val_documents >= 1 && val_documents < documents) {
-    const IndexPermutation order(uint64_t(documents), o.seed);
-    out.val_documents = [order, val_documents](int64_t d) { return int64_t(order(uint64_t(d))) < val_documents; };
-    summary.val_documents = val_documents;
+  // A pair's two samples go together: the choice is made among pairs.
+  const int per_record = out.pairs ? 2 : 1;
+  const int64_t records = writer.documents() / per_record;
+  const int64_t val_records = std::llround(double(records) * val_percent / 100.0);
+  if (val_records >= 1 && val_records < records) {
+    const IndexPermutation order(uint64_t(records), o.seed);
+    out.val_documents = [order, val_records, per_record](int64_t d) {
+      return int64_t(order(uint64_t(d / per_record))) < val_records;
+    };
+    summary.val_documents = val_records * per_record;
   } else if (out.samples) {
-    fail("--val {}: {} records in all leave {} for validation and {} for training: both need some, and a record is "
-         "never split",
-         o.val, documents, val_documents, documents - val_documents);
+    fail("--val {}: {} {} in all leave {} for validation and {} for training: both need some, and a {} is never split",
+         o.val, records, out.pairs ? "pairs" : "records", val_records, records - val_records,
+         out.pairs ? "pair" : "record");
   } else {
     out.val_tail_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
   }
@@ -227,7 +263,12 @@ std::string plural(int64_t n, const char* what) { return fmt::format("{} {}{}", 
 void print_encoding(const TokenizeSummary& summary, size_t files, const JobContext& context,
                     const std::string& format_told, int threads, double load_s, double encode_s) {
   std::string chats;
-  if (summary.chats > 0)
+  if (summary.pairs > 0)
+    chats = fmt::format(" ({} samples: {}{})", summary.documents, summary.pair_forms,
+                        summary.chats > 0 ? fmt::format("; {} format, {}", chat_format_name(*context.chat_format),
+                                                        format_told)
+                                          : "");
+  else if (summary.chats > 0)
     chats = fmt::format(" ({}, {} format, {})", plural(summary.chats, "chat"), chat_format_name(*context.chat_format),
                         format_told);
   // The separator goes before text only: records are samples without it.
@@ -236,7 +277,10 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
     separator = fmt::format(", each {}after {} ({})", summary.sample_records > 0 ? "text " : "", summary.separator,
                             context.separator);
   std::printf("tokenize: %s, %s%s, %s in %.1f s (%s/s on %s; the tokenizer loaded in %.1f s)%s\n",
-              plural(int64_t(files), "file").c_str(), plural(summary.documents, "document").c_str(), chats.c_str(),
+              plural(int64_t(files), "file").c_str(),
+              summary.pairs > 0 ? plural(summary.pairs, "preference pair").c_str()
+                                : plural(summary.documents, "document").c_str(),
+              chats.c_str(),
               human_bytes(double(summary.bytes)).c_str(), encode_s,
               human_bytes(double(summary.bytes) / std::max(encode_s, 1e-9)).c_str(), plural(threads, "thread").c_str(),
               load_s, separator.c_str());
@@ -249,16 +293,22 @@ void print_encoding(const TokenizeSummary& summary, size_t files, const JobConte
 
 void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFileWriter& writer,
                  const TokenizerIdentity& tokenizer, const TokenizeSummary& summary, const TokenizeOptions& o) {
-  for (const auto& f : files)
+  const bool pairs = summary.pairs > 0;
+  for (const auto& f : files) {
+    std::string index;
+    if (!f.index_path.empty())
+      index = pairs ? fmt::format(", {} ({} samples) {}", plural(f.samples / 2, "pair"), f.samples, f.index_path)
+                    : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path);
     std::printf("wrote %s: %lld tokens (%s)%s%s\n", f.path.c_str(), static_cast<long long>(f.tokens),
                 writer.token_bytes() == 2 ? "uint16" : "uint32",
-                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(),
-                f.index_path.empty() ? "" : fmt::format(", {} {}", plural(f.samples, "sample"), f.index_path).c_str());
+                f.mask_path.empty() ? "" : fmt::format(", loss mask {}", f.mask_path).c_str(), index.c_str());
+  }
   if (files.size() > 1 && summary.val_documents > 0)
     std::printf("validation: %s of %lld (--val %s, seed %llu), whole, in %s\n",
-                plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
-                static_cast<long long>(summary.documents), o.val.c_str(), static_cast<unsigned long long>(o.seed),
-                files[1].path.c_str());
+                pairs ? plural(summary.val_documents / 2, "pair").c_str()
+                      : plural(summary.val_documents, summary.samples ? "record" : "document").c_str(),
+                static_cast<long long>(pairs ? summary.pairs : summary.documents), o.val.c_str(),
+                static_cast<unsigned long long>(o.seed), files[1].path.c_str());
   else if (files.size() > 1)
     std::printf("validation: the last %s of the tokens (--val; %s: no documents to sample), in %s\n", o.val.c_str(),
                 plural(summary.documents, "document").c_str(), files[1].path.c_str());
@@ -266,10 +316,12 @@ void print_files(const std::vector<TokenFileWriter::File>& files, const TokenFil
   for (const auto& f : files) records += (records.empty() ? "" : ", ") + f.info_path;
   std::printf("the tokenizer, recorded in %s: %s\n", records.c_str(), describe(tokenizer).c_str());
   if (writer.masked())
-    std::printf("targets that count: %lld of %lld tokens (%.1f%%): the answers of the conversations%s\n",
-                static_cast<long long>(summary.counted), static_cast<long long>(summary.tokens),
+    std::printf("targets that count: %lld of %lld tokens (%.1f%%): %s\n", static_cast<long long>(summary.counted),
+                static_cast<long long>(summary.tokens),
                 100.0 * double(summary.counted) / double(std::max<int64_t>(summary.tokens, 1)),
-                summary.documents > summary.chats ? " and all of the text" : "");
+                summary.pairs > 0                    ? "the answers chosen and rejected, after their prompts"
+                : summary.documents > summary.chats ? "the answers of the conversations and all of the text"
+                                                    : "the answers of the conversations");
 }
 
 double seconds(Clock::time_point from, Clock::time_point to) { return std::chrono::duration<double>(to - from).count(); }
@@ -285,10 +337,12 @@ TokenizeSummary run_tokenize(const TokenizeOptions& o) {
 
   TokenizeSummary summary;
   const std::vector<DataInput> inputs = inspect_inputs(o.inputs, o.quiet, summary.bytes);
+  std::vector<FileForm> forms = file_forms(inputs, summary.pair_forms);
   const Tokenizer tokenizer = Tokenizer::load(o.tokenizer);
   const auto loaded = Clock::now();
   std::string format_told;
-  const JobContext context = job_context(tokenizer, inputs, o, summary.separator, format_told);
+  JobContext context = job_context(tokenizer, inputs, o, summary.separator, format_told);
+  context.forms = std::move(forms);
 
   TokenFileWriter writer(o.output, tokenizer.vocab_size());
   const TokenizerIdentity identity = identify_tokenizer(o.tokenizer, &tokenizer);

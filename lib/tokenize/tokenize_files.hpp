@@ -12,6 +12,10 @@
 // OUT.mask says which tokens count and OUT.idx where each document starts: they train as samples
 // (docs/data.md, "Samples"). --val N% moves a seeded sample of N% of the documents (records) to
 // OUT.val.bin, whole; with too few documents for that (one text file), the last N% of the tokens.
+// Preference records (a prompt, the answer chosen and the one rejected: preference_record.hpp) make a
+// file of pairs: two samples each, prompt + chosen then prompt + rejected, with TRL's ids, the
+// answers counted, and an index of pairs (llmc::kPairIndexMagic); every input must then hold them,
+// each file in one form, and --val moves whole pairs.
 // Worker threads encode jobs of about a megabyte; the output is the same for any number of threads.
 #include <cstddef>
 #include <cstdint>
@@ -42,6 +46,8 @@ struct TokenizeSummary {
   std::vector<std::string> skipped_first;  // the first kSkippedListed of them: where, and what was wrong
   int64_t val_documents = 0;  // documents --val moved (0: it moved the last tokens instead)
   int64_t sample_records = 0;  // conversations, prompt-completions and tokens: they make the files samples
+  int64_t pairs = 0;           // preference pairs (two samples, two documents each)
+  std::string pair_forms;      // the forms of the pairs' files, for the summary
   bool samples = false;       // the files keep where their documents start (OUT.idx)
   uint64_t bytes = 0;
   std::string separator;

@@ -102,4 +102,22 @@ cmp -s "$tmp/skip.bin" "$tmp/good.bin" && cmp -s "$tmp/skip.mask" "$tmp/good.mas
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/plain.jsonl" -o "$tmp/x.bin" --train-on first >"$tmp/out" 2>&1
 [ $? -eq 1 ] && grep -q "error: tokenize: --train-on first: expected all or last" "$tmp/out" || fail "--train-on first: $(cat "$tmp/out")"
 
+# 5. Preference pairs: the summary counts them, the index is of pairs (magic 20240525, S even); a
+# record of another form than the file's first is refused by line.
+printf '%s\n' '{"prompt": [{"role": "user", "content": "Hi"}], "chosen": [{"role": "assistant", "content": "Hello!"}], "rejected": [{"role": "assistant", "content": "Go."}]}' \
+  '{"prompt": [{"role": "user", "content": "2+2?"}], "chosen": [{"role": "assistant", "content": "4"}], "rejected": [{"role": "assistant", "content": "5"}]}' >"$tmp/pairs.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen3" "$tmp/pairs.jsonl" -o "$tmp/pairs.bin" >"$tmp/out" 2>&1 ||
+  fail "pairs tokenize exited $?: $(cat "$tmp/out")"
+grep -q "^tokenize: 1 file, 2 preference pairs (4 samples: TRL's prompt/chosen/rejected as conversations; qwen3 format, told by its chat template)" "$tmp/out" &&
+  grep -q "^wrote $tmp/pairs.bin: [0-9]* tokens (uint32), loss mask $tmp/pairs.mask, 2 pairs (4 samples) $tmp/pairs.idx$" "$tmp/out" ||
+  fail "pairs summary: $(cat "$tmp/out")"
+read -r magic version samples <<<"$(od -A n -t d4 -N 12 "$tmp/pairs.idx")"
+[ "$magic" = 20240525 ] && [ "$version" = 1 ] && [ "$samples" = 4 ] || fail "pair index header: $magic $version $samples"
+printf '%s\n' '{"chosen": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}], "rejected": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Go."}]}' >>"$tmp/pairs.jsonl"
+"$zerotrain" tokenize --tokenizer "$fixtures/qwen3" "$tmp/pairs.jsonl" -o "$tmp/mixed.bin" --skip-invalid >"$tmp/out" 2>&1
+code=$?
+[ $code -eq 1 ] && grep -qx "error: tokenize: $tmp/pairs.jsonl:3: TRL's chosen/rejected as conversations with an implicit prompt, but the file's first record ($tmp/pairs.jsonl:1) is TRL's prompt/chosen/rejected as conversations: a file holds records of one form" "$tmp/out" ||
+  fail "a mixed file: exit $code: $(cat "$tmp/out")"
+[ ! -e "$tmp/mixed.bin" ] || fail "output left after a mixed file"
+
 finish

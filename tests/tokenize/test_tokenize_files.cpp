@@ -10,6 +10,7 @@
 
 #include "../data/temp_dir.hpp"
 #include "../tokenizer/fixtures.hpp"
+#include "tokenize_options.hpp"
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 #include "data/dataset.hpp"
@@ -343,15 +344,7 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
 
 namespace {
 
-TokenizeOptions options_for(const std::string& tokenizer, std::vector<std::string> inputs, const std::string& output) {
-  TokenizeOptions o;
-  o.tokenizer = tokenizer;
-  o.inputs = std::move(inputs);
-  o.output = output;
-  o.threads = 2;
-  o.quiet = true;
-  return o;
-}
+using test::options_for;
 
 // What a conversation writes: the template's ids and which count, nothing before them.
 Tokens expected_chat(const Tokenizer& tokenizer, ChatFormat format, const Conversation& c) {
