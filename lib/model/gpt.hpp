@@ -1,6 +1,7 @@
 #pragma once
 // A decoder-only transformer over a backend's ModelOps, of any family GptShape describes (GPT-2,
-// Llama, Mistral, Qwen2, Qwen3): one model whose blocks follow the shape's BlockRecipe, not a
+// Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 text): one model whose blocks follow the shape's
+// BlockRecipe, not a
 // class per family. Pre-norm blocks (LayerNorm or RMSNorm), attention over one packed q/k/v
 // projection (multi-head, or grouped-query with rotary positions and optional q/k norms), an MLP
 // (GELU, or SwiGLU over packed gate and up projections), a final norm and an LM head, tied to the
