@@ -227,6 +227,17 @@ struct LoraConfig {
   bool save_merged = false;  // training.save_final writes the merged model, not the adapter directory
 };
 
+// Preference training (docs/config.md, "preference"): the objective of pairs of a chosen and a
+// rejected completion, with TRL's DPOConfig names.
+constexpr double kPreferenceLearningRate = 1e-6;  // training.lr's default with a preference block (DPOConfig's)
+struct PreferenceConfig {
+  bool enabled = false;  // true when the block is given
+  std::string loss_type = "sigmoid";  // sigmoid (DPO) | robust (label_smoothing) | ipo
+  double beta = 0.1;
+  double label_smoothing = 0.0;  // robust: the share of pairs taken to be flipped, in [0, 0.5)
+  std::string reference = "precompute";  // the reference log-probabilities: one pass before training
+};
+
 // How the learning rate, the schedule, the batch and the precision were decided, in words
 // (config/provenance.hpp).
 struct Provenance {
@@ -265,11 +276,15 @@ struct Config {
   DataConfig data;
   TrainingConfig training;
   LoraConfig lora;
+  PreferenceConfig preference;
 
   std::string source;  // where the config came from (file path or preset name), for messages
   std::string model_file;  // the file --model read the model block from, if any
   Provenance provenance;
   std::string dtype() const { return fp16.enabled ? "fp16" : bf16.enabled ? "bf16" : "fp32"; }
+  // The rows of a micro-batch: train_micro_batch_size_per_gpu, or twice as many with a preference
+  // block (a pair's chosen and rejected rows).
+  int64_t micro_batch_rows() const { return train_micro_batch_size_per_gpu * (preference.enabled ? 2 : 1); }
   // Activations are recomputed in backward (DeepSpeed's activation checkpointing, or the Trainer's
   // gradient_checkpointing).
   bool recompute_activations() const { return activation_checkpointing.recompute() || training.gradient_checkpointing; }

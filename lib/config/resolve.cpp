@@ -137,6 +137,15 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     Block b = top.child("lora", UnknownKeys::Error);
     c.lora = read_lora(b, c.model, given);
   });
+  readers.run("preference", {}, [&] {
+    const bool given = top.present("preference");
+    Block b = top.child("preference", UnknownKeys::Error);
+    c.preference = read_preference(b, given);
+  });
+  // TRL's DPOConfig: a learning rate of 1e-6 where none is given.
+  readers.run("preference lr", {"training", "preference"}, [&] {
+    if (c.preference.enabled && !has_key(raw, "training.lr")) c.training.lr = kPreferenceLearningRate;
+  });
   // The patterns of training.freeze against the model's names, and what is left to train.
   readers.run("trained parts", {"model", "training", "lora"}, [&] {
     try {

@@ -154,6 +154,11 @@ json training_json(const TrainingConfig& t) {
           {"overwrite", t.overwrite}};
 }
 
+json preference_json(const PreferenceConfig& p) {
+  return {{"enabled", p.enabled}, {"loss_type", p.loss_type}, {"beta", p.beta},
+          {"label_smoothing", p.label_smoothing}, {"reference", p.reference}};
+}
+
 json lora_json(const LoraConfig& l) {
   return {{"enabled", l.enabled},         {"r", l.r},
           {"alpha", l.alpha},             {"dropout", l.dropout},
@@ -238,6 +243,7 @@ nlohmann::json to_json(const Config& c) {
         {"truncation", d.truncation}}},
       {"training", training_json(c.training)},
       {"lora", lora_json(c.lora)},
+      {"preference", preference_json(c.preference)},
   };
 }
 

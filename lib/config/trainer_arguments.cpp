@@ -117,6 +117,13 @@ const std::vector<TrainerArgument>& trainer_arguments() {
       {"packing", "data.packing", V::Switch, "several whole samples to a row (data.packing pack; false: none)", {}, "",
        ArgumentFamily::Trl},
       {"max_length", "data.seq_len", V::Value, "tokens of a row (data.seq_len)", {}, "", ArgumentFamily::Trl},
+      // TRL's DPOConfig: preference training.
+      {"beta", "preference.beta", V::Value, "DPO's beta (preference.beta); turns preference training on", {}, "",
+       ArgumentFamily::Trl},
+      {"loss_type", "preference.loss_type", V::Value,
+       "sigmoid, robust or ipo (preference.loss_type); turns preference training on", {}, "", ArgumentFamily::Trl},
+      {"label_smoothing", "preference.label_smoothing", V::Value,
+       "loss_type robust's share of flipped pairs (preference.label_smoothing)", {}, "", ArgumentFamily::Trl},
       // LLaMA-Factory's finetuning and data arguments.
       {"finetuning_type", "lora.enabled", V::Value,
        "lora (adapters, with LLaMA-Factory's defaults r 8, alpha 2r, dropout 0, all linear modules) or full "

@@ -96,6 +96,10 @@ void warn_if_files_changed(const SamplerState& saved, const std::vector<DataFile
 
 std::unique_ptr<DataSampler> make_sampler(const TokenDataset& data, const RowOptions& options, int batch,
                                           int world_size, int rank, int grad_accum, bool shuffle, uint64_t seed) {
+  if (data.has_pairs() && options.packing != Packing::None)
+    fail("{}: preference pairs are read one sequence to a row, chosen and rejected side by side in one micro-batch: "
+         "data.packing {} does not apply to them (expected none)",
+         data.path(), packing_name(options.packing));
   if (data.has_samples() && options.packing != Packing::Windows)
     return std::make_unique<SampleSampler>(data, options, batch, world_size, rank, grad_accum, shuffle, seed);
   return std::make_unique<BatchSampler>(data, batch, options.seq_len, world_size, rank, grad_accum, shuffle, seed);

@@ -69,6 +69,8 @@ public:
   // Rows of samples, each micro-batch with its RowSegments; false: windows, every row one sample.
   virtual bool has_samples() const = 0;
   virtual int batch() const = 0;
+  // The rows of a micro-batch: batch(), or twice as many for preference pairs (batch() pairs).
+  virtual int micro_batch_rows() const { return batch(); }
   virtual int seq_len() const = 0;  // the longest row
   // An epoch in units ("windows" or "rows") and what a step reads of them.
   virtual int64_t epoch_units() const = 0;

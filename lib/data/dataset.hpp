@@ -57,6 +57,9 @@ public:
   virtual std::span<const int64_t> sample_offsets() const { return {}; }
   bool has_samples() const { return !sample_offsets().empty(); }
   int64_t samples() const { return has_samples() ? int64_t(sample_offsets().size()) - 1 : 0; }
+  // Preference data: samples 2i and 2i + 1 are the chosen and rejected of pair i (its index has
+  // kPairIndexMagic, data/sample_index.hpp).
+  virtual bool has_pairs() const { return false; }
   // The files read, in stream order (data/token_stream.hpp); one for a single file.
   virtual std::vector<DataFile> files() const { return {{path(), size()}}; }
 };

@@ -165,7 +165,7 @@ void FileTokenDataset::open_sample_index(const std::string& token_path) {
     fail("{} names the sample index {}, which is missing beside {}: tokenize again", llmc::info_path_of(token_path),
          info->sample_index, token_path);
   if (!present) return;
-  sample_offsets_ = read_sample_index(path, token_path, count_);
+  sample_offsets_ = read_sample_index(path, token_path, count_, &pairs_);
   if (info && !info->sample_index.empty() && info->samples != samples())
     fail("{}: {} samples, but {} records {}: they belong to different files; tokenize again", path, samples(),
          llmc::info_path_of(token_path), info->samples);

@@ -29,6 +29,7 @@ public:
   void read(int64_t begin, int64_t count, int32_t* out) const override;
   void check_vocab(int model_vocab) const override;
   bool has_loss_mask() const override { return mask_.has_value(); }
+  bool has_pairs() const override { return pairs_; }
   void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
   std::span<const int64_t> sample_offsets() const override { return sample_offsets_; }
 
@@ -53,6 +54,7 @@ private:
   int vocab_size_ = 0;
   std::optional<ReadOnlyFile> mask_;
   std::vector<int64_t> sample_offsets_;
+  bool pairs_ = false;
 };
 
 }  // namespace zt

@@ -38,13 +38,17 @@ void check_sample_offsets(std::span<const int64_t> offsets, int64_t tokens, cons
          offsets.back(), tokens);
 }
 
-std::vector<int64_t> read_sample_index(const std::string& index_path, const std::string& token_path, int64_t tokens) {
+std::vector<int64_t> read_sample_index(const std::string& index_path, const std::string& token_path, int64_t tokens,
+                                       bool* pairs) {
   ReadOnlyFile file(index_path);
   int32_t header[4] = {};
   if (file.size() >= llmc::kHeaderBytes) file.read(0, sizeof(header), header);
-  if (file.size() < llmc::kHeaderBytes || header[0] != llmc::kIndexMagic || header[1] != llmc::kIndexVersion)
-    fail("{}: not a sample index (expected the header magic {} version {}), yet it lies beside the token file {}",
-         index_path, llmc::kIndexMagic, llmc::kIndexVersion, token_path);
+  const bool of_pairs = header[0] == llmc::kPairIndexMagic;
+  if (file.size() < llmc::kHeaderBytes || (header[0] != llmc::kIndexMagic && !of_pairs) ||
+      header[1] != llmc::kIndexVersion)
+    fail("{}: not a sample index (expected the header magic {}, or {} for preference pairs, version {}), yet it lies "
+         "beside the token file {}",
+         index_path, llmc::kIndexMagic, llmc::kPairIndexMagic, llmc::kIndexVersion, token_path);
   if (header[3] != tokens)
     fail("{}: the sample index is for {} tokens, but {} holds {}: it belongs to another token file", index_path,
          header[3], token_path, tokens);
@@ -55,6 +59,11 @@ std::vector<int64_t> read_sample_index(const std::string& index_path, const std:
   std::vector<int64_t> offsets(size_t(samples) + 1);
   file.read(llmc::kHeaderBytes, offsets.size() * sizeof(uint64_t), offsets.data());
   check_sample_offsets(offsets, tokens, index_path);
+  if (of_pairs && samples % 2 != 0)
+    fail("{}: an index of preference pairs holds {} samples, an odd number: each pair is two samples (prompt + "
+         "chosen, prompt + rejected)",
+         index_path, samples);
+  if (pairs) *pairs = of_pairs;
   return offsets;
 }
 

@@ -126,6 +126,37 @@ SampleRows plan_rows(std::span<const int64_t> offsets, const RowOptions& o, cons
   return rows;
 }
 
+SampleRows plan_pair_rows(std::span<const int64_t> offsets, std::span<const int64_t> prompt_lengths,
+                          const RowOptions& o, const std::string& source) {
+  if (o.packing != Packing::None) fail("{}: preference pairs take packing none", source);
+  if (o.seq_len < 1) fail("{}: seq_len {} must be positive", source, o.seq_len);
+  SampleRows rows;
+  rows.row_begin.clear();
+  for (size_t i = 0; i < prompt_lengths.size(); ++i) {
+    if (prompt_lengths[i] >= o.seq_len) {
+      ++rows.dropped;
+      rows.cut_tokens += offsets[2 * i + 2] - offsets[2 * i];
+      continue;
+    }
+    for (size_t k = 2 * i; k < 2 * i + 2; ++k) {
+      const int64_t n = offsets[k + 1] - offsets[k];
+      if (n > o.seq_len) {
+        ++rows.truncated;
+        rows.cut_tokens += n - o.seq_len;
+      }
+      rows.row_begin.push_back(int64_t(rows.sample.size()));
+      rows.sample.push_back(int64_t(k));
+      rows.length.push_back(int32_t(std::min<int64_t>(n, o.seq_len)));
+      rows.tokens += rows.length.back();
+    }
+  }
+  rows.row_begin.push_back(int64_t(rows.sample.size()));
+  if (rows.sample.empty())
+    fail("{}: the prompt of each of its {} pairs fills data.seq_len {} (TRL's max_length): no pair is left", source,
+         prompt_lengths.size(), o.seq_len);
+  return rows;
+}
+
 std::string describe_truncation(const SampleRows& rows, const RowOptions& o) {
   const int64_t n = rows.truncated + rows.dropped;
   if (n == 0) return "";

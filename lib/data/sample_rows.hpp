@@ -51,6 +51,13 @@ struct SampleRows {
 // (packing none or pack). Fails (zt::Error naming `source`) when no sample is left.
 SampleRows plan_rows(std::span<const int64_t> offsets, const RowOptions& options, const std::string& source);
 
+// The rows of preference pairs (data/sample_index.hpp): rows 2j and 2j + 1 are the chosen and the
+// rejected sequence of the j-th pair kept, each cut to its first seq_len tokens (TRL's max_length
+// with keep_start); a pair whose prompt (prompt_lengths[i] tokens) alone fills seq_len is left out,
+// counted in `dropped` (pairs). options.packing must be none.
+SampleRows plan_pair_rows(std::span<const int64_t> offsets, std::span<const int64_t> prompt_lengths,
+                          const RowOptions& options, const std::string& source);
+
 // "12 longer than seq_len 512 cut to it (3456 tokens lost)", or "" when no sample is.
 std::string describe_truncation(const SampleRows& rows, const RowOptions& options);
 

@@ -12,6 +12,24 @@
 
 namespace zt {
 
+namespace {
+
+// The prompt of each pair: the tokens of its chosen sample before the first that the mask counts.
+std::vector<int64_t> prompt_lengths(const TokenDataset& data) {
+  const auto offsets = data.sample_offsets();
+  std::vector<int64_t> lengths(size_t(data.samples() / 2));
+  std::vector<uint8_t> mask;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const int64_t first = offsets[2 * i], n = offsets[2 * i + 1] - first;
+    mask.resize(size_t(n));
+    data.read_loss_mask(first, n, mask.data());
+    lengths[i] = std::find(mask.begin(), mask.end(), uint8_t(1)) - mask.begin();
+  }
+  return lengths;
+}
+
+}  // namespace
+
 SampleSampler::SampleSampler(const TokenDataset& data, const RowOptions& options, int batch, int world_size, int rank,
                              int grad_accum, bool shuffle, uint64_t seed)
     : data_(data), options_(options), batch_(batch), world_size_(world_size), rank_(rank), grad_accum_(grad_accum),
@@ -22,13 +40,18 @@ SampleSampler::SampleSampler(const TokenDataset& data, const RowOptions& options
   if (world_size < 1 || rank < 0 || rank >= world_size)
     fail("data sampler: rank {} outside world size {}", rank, world_size);
   if (grad_accum < 1) fail("data sampler: gradient accumulation {} must be positive", grad_accum);
-  rows_ = plan_rows(data.sample_offsets(), options, data.path());
+  if (data.has_pairs()) {
+    unit_rows_ = 2;
+    rows_ = plan_pair_rows(data.sample_offsets(), prompt_lengths(data), options, data.path());
+  } else {
+    rows_ = plan_rows(data.sample_offsets(), options, data.path());
+  }
   row_length_.resize(size_t(rows_.rows()));
   for (int64_t r = 0; r < rows_.rows(); ++r) row_length_[size_t(r)] = rows_.row_length(r);
 }
 
 int64_t SampleSampler::row_of(int64_t global_row) const {
-  const int64_t R = rows_.rows(), position = global_row % R;
+  const int64_t R = units(), position = global_row % R;
   if (!shuffle_) return position;
   // Epoch e's permutation is keyed by (seed, e) only, so any rank can evaluate any row.
   const uint64_t epoch = uint64_t(global_row / R);
@@ -94,9 +117,22 @@ BatchShape SampleSampler::fill_micro_batch(int64_t step, int micro, int32_t* inp
   if (step < 0 || micro < 0 || micro >= grad_accum_)
     fail("data sampler: step {} / micro-step {} out of range (accumulation {})", step, micro, grad_accum_);
   const int64_t first = first_row_of_step(step) + (int64_t(micro) * world_size_ + rank_) * batch_;
-  std::vector<int64_t> rows(static_cast<size_t>(batch_));
-  for (int b = 0; b < batch_; ++b) rows[size_t(b)] = row_of(first + b);
-  return fill_rows(rows, inputs, targets, segments);
+  return fill_rows(rows_of_units(first, batch_), inputs, targets, segments);
+}
+
+std::vector<int64_t> SampleSampler::rows_of_units(int64_t first, int64_t count) const {
+  std::vector<int64_t> rows;
+  for (int64_t u = first; u < first + count; ++u)
+    for (int k = 0; k < unit_rows_; ++k) rows.push_back(row_of(u) * unit_rows_ + k);
+  return rows;
+}
+
+std::vector<int64_t> SampleSampler::micro_batch_pairs(int64_t step, int micro) const {
+  const int64_t first = first_row_of_step(step) + (int64_t(micro) * world_size_ + rank_) * batch_;
+  std::vector<int64_t> pairs;
+  for (int64_t u = first; u < first + batch_; ++u)
+    pairs.push_back(rows_.sample[size_t(rows_.row_begin[size_t(row_of(u) * unit_rows_)])] / 2);
+  return pairs;
 }
 
 int64_t SampleSampler::counted_in_row(int64_t row) const {
@@ -121,10 +157,9 @@ StepTokens SampleSampler::step_tokens(int64_t step, int window) const {
   if (step < 0) fail("data sampler: step {} is negative", step);
   StepTokens t;
   const int64_t first = first_row_of_step(step);
-  std::vector<int64_t> rows(static_cast<size_t>(batch_));
   for (int64_t mb = 0; mb < int64_t(grad_accum_) * world_size_; ++mb) {
-    for (int b = 0; b < batch_; ++b) rows[size_t(b)] = row_of(first + mb * batch_ + b);
-    t.row_tokens += int64_t(batch_) * micro_batch_seq(rows);
+    const std::vector<int64_t> rows = rows_of_units(first + mb * batch_, batch_);
+    t.row_tokens += int64_t(rows.size()) * micro_batch_seq(rows);
     for (int64_t row : rows) {
       t.counted += counted_in_row(row);
       for (int64_t e = rows_.row_begin[size_t(row)]; e < rows_.row_begin[size_t(row) + 1]; ++e) {
@@ -140,7 +175,7 @@ StepTokens SampleSampler::step_tokens(int64_t step, int window) const {
 
 int64_t SampleSampler::eval_batches(int64_t requested) const {
   if (requested < 0) fail("data sampler: {} eval batches requested", requested);
-  const int64_t all = (rows_.rows() + batch_ - 1) / batch_;
+  const int64_t all = (units() + batch_ - 1) / batch_;
   return requested == 0 ? all : std::min(requested, all);
 }
 
@@ -150,10 +185,7 @@ BatchShape SampleSampler::fill_eval_batch(int64_t round, int64_t batches, int32_
     fail("data sampler: eval round {} outside the {} rounds of {} micro-batches", round, eval_rounds(batches),
          batches);
   const int64_t mb = round * world_size_ + rank_;
-  const int64_t first = (mb < batches ? mb : 0) * batch_;
-  std::vector<int64_t> rows;
-  for (int64_t r = first; r < std::min(rows_.rows(), first + batch_); ++r) rows.push_back(r);
-  BatchShape shape = fill_rows(rows, inputs, targets, segments);
+  BatchShape shape = fill_rows(eval_rows(mb < batches ? mb : 0), inputs, targets, segments);
   if (mb >= batches) {  // a forward pass in step with the other ranks', counting nothing
     std::fill(targets, targets + shape.tokens(), kIgnoredTarget);
     shape.stand_in = true;
@@ -161,8 +193,26 @@ BatchShape SampleSampler::fill_eval_batch(int64_t round, int64_t batches, int32_
   return shape;
 }
 
+std::vector<int64_t> SampleSampler::eval_rows(int64_t mb) const {
+  std::vector<int64_t> rows;
+  for (int64_t u = mb * batch_; u < std::min(units(), (mb + 1) * batch_); ++u)
+    for (int k = 0; k < unit_rows_; ++k) rows.push_back(u * unit_rows_ + k);
+  return rows;
+}
+
+std::vector<int64_t> SampleSampler::eval_batch_pairs(int64_t round, int64_t batches) const {
+  const int64_t mb = round * world_size_ + rank_;
+  std::vector<int64_t> pairs;
+  if (mb >= batches || unit_rows_ != 2) return pairs;
+  const std::vector<int64_t> rows = eval_rows(mb);
+  for (size_t j = 0; j < rows.size(); j += 2)
+    pairs.push_back(rows_.sample[size_t(rows_.row_begin[size_t(rows[j])])] / 2);
+  return pairs;
+}
+
 std::string SampleSampler::layout() const {
-  return fmt::format("packing {}, padding {}, truncation {}, seq_len {}, batch {}", packing_name(options_.packing),
+  return fmt::format("{}packing {}, padding {}, truncation {}, seq_len {}, batch {}", unit_rows_ == 2 ? "pairs, " : "",
+                     packing_name(options_.packing),
                      options_.padding == Padding::Longest ? "longest" : "max_length",
                      options_.truncation == Truncation::Truncate ? "truncate" : "drop", options_.seq_len, batch_);
 }
@@ -173,7 +223,7 @@ SamplerState SampleSampler::state(int64_t next_step) const {
   s.shuffle = shuffle_;
   s.next_step = next_step;
   s.unit = "rows";
-  s.num_rows = rows_.rows();
+  s.num_rows = units();
   s.rows_per_step = rows_per_step();
   s.next_row = first_row_of_step(next_step);
   s.layout = layout();
@@ -185,7 +235,7 @@ int64_t SampleSampler::restore(const SamplerState& state) {
   seed_ = state.seed;
   resumed_step_ = state.next_step;
   if (state.unit != "rows") {
-    resumed_row_ = std::llround(state.epochs() * double(rows_.rows()));
+    resumed_row_ = std::llround(state.epochs() * double(units()));
     spdlog::warn("the checkpoint read windows of {} tokens, this run reads rows of samples: training continues at "
                  "row {}, as far into the data ({:.3g} epochs)",
                  state.window_tokens, resumed_row_, state.epochs());
@@ -193,20 +243,18 @@ int64_t SampleSampler::restore(const SamplerState& state) {
   }
   resumed_row_ = state.next_row;
   warn_if_files_changed(state, data_.files(), fmt::format("row {}", state.next_row));
-  if (state.shuffle != shuffle_ || state.layout != layout() || state.num_rows != rows_.rows())
+  if (state.shuffle != shuffle_ || state.layout != layout() || state.num_rows != units())
     spdlog::warn("data order changed since the checkpoint (shuffle {} -> {}, {} -> {}, {} -> {} rows): training "
                  "continues at step {} in the new order",
-                 state.shuffle, shuffle_, state.layout, layout(), state.num_rows, rows_.rows(),
+                 state.shuffle, shuffle_, state.layout, layout(), state.num_rows, units(),
                  state.next_step + 1);  // steps count from 1 in logs
   return state.next_step;
 }
 
 double SampleSampler::epoch_efficiency() const {
   int64_t row_tokens = 0;
-  std::vector<int64_t> rows;
-  for (int64_t first = 0; first < rows_.rows(); first += batch_) {
-    rows.clear();
-    for (int64_t i = first; i < std::min(rows_.rows(), first + batch_); ++i) rows.push_back(row_of(i));
+  for (int64_t first = 0; first < units(); first += batch_) {
+    const std::vector<int64_t> rows = rows_of_units(first, std::min<int64_t>(batch_, units() - first));
     row_tokens += int64_t(rows.size()) * micro_batch_seq(rows);
   }
   return double(rows_.tokens) / double(row_tokens);
@@ -214,6 +262,19 @@ double SampleSampler::epoch_efficiency() const {
 
 std::string SampleSampler::describe() const {
   const std::string cut = describe_truncation(rows_, options_);
+  if (unit_rows_ == 2) {
+    const double efficiency = epoch_efficiency();
+    return fmt::format("{} preference pairs{}{}, chosen and rejected one to a row, {} pairs to a micro-batch, padded "
+                       "to {}: packing efficiency {:.1f}% ({:.1f}% padding)",
+                       data_.samples() / 2, rows_.dropped ? fmt::format(", {} left out (the prompt fills seq_len {})",
+                                                                        rows_.dropped, options_.seq_len)
+                                                          : "",
+                       rows_.truncated ? fmt::format(", {} sequences cut to seq_len {}", rows_.truncated,
+                                                     options_.seq_len)
+                                       : "",
+                       batch_, options_.padding == Padding::Longest ? "the longest row" : "seq_len",
+                       100 * efficiency, 100 * (1 - efficiency));
+  }
   const std::string rows = options_.packing == Packing::Pack
                                ? fmt::format("packed into {} rows of up to {} tokens", rows_.rows(), options_.seq_len)
                                : fmt::format("one per row ({} rows)", rows_.rows());

@@ -11,6 +11,11 @@
 // Epochs count rows, and an epoch's last rows that do not fill a step are not skipped: the next
 // epoch's first rows complete it, so every sample is read once per epoch.
 //
+// Preference pairs (TokenDataset::has_pairs) are read as units of two rows, the chosen and the
+// rejected sequence of a pair, never apart: "rows" above are then pairs (B pairs, 2B rows, to a
+// micro-batch), each sequence cut to its first seq_len tokens (TRL's max_length, keep_start), and a
+// pair whose prompt alone fills seq_len is left out, as TRL drops it.
+//
 // A row's samples lie side by side from position 0, each with its RowSegments entry; a sample's
 // target after its last token, and the padding after the row's samples, are kIgnoredTarget (and
 // padding's inputs 0). With data.padding longest a micro-batch is as long as its longest row, else
@@ -33,10 +38,11 @@ public:
 
   bool has_samples() const override { return true; }
   int batch() const override { return batch_; }
+  int micro_batch_rows() const override { return batch_ * unit_rows_; }
   int seq_len() const override { return options_.seq_len; }
-  int64_t epoch_units() const override { return rows_.rows(); }
+  int64_t epoch_units() const override { return units(); }
   int64_t units_per_step() const override { return rows_per_step(); }
-  const char* unit_name() const override { return "rows"; }
+  const char* unit_name() const override { return unit_rows_ == 2 ? "pairs" : "rows"; }
   BatchShape fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
                               RowSegments* segments) const override;
   StepTokens step_tokens(int64_t step, int window) const override;
@@ -49,8 +55,15 @@ public:
   std::string describe() const override;
 
   const SampleRows& rows() const { return rows_; }
+  // Rows (pairs for preference data) of an epoch.
+  int64_t units() const { return rows_.rows() / unit_rows_; }
+  // Preference data: the pairs (their numbers in the file: samples 2i, 2i + 1) of micro-step
+  // `micro` of step `step` on this rank, in the order of its rows (pair j: rows 2j and 2j + 1).
+  std::vector<int64_t> micro_batch_pairs(int64_t step, int micro) const;
+  // The pairs of evaluation round `round` (empty for a stand-in micro-batch).
+  std::vector<int64_t> eval_batch_pairs(int64_t round, int64_t batches) const;
   int64_t rows_per_step() const { return int64_t(batch_) * grad_accum_ * world_size_; }
-  // The row global row index `global_row` reads (its epoch's permutation applied).
+  // The unit (row, or pair) global index `global_row` reads (its epoch's permutation applied).
   int64_t row_of(int64_t global_row) const;
   // The global index of the first row of step `step` (from 0).
   int64_t first_row_of_step(int64_t step) const;
@@ -65,11 +78,16 @@ private:
   // The micro-batch's row length: its longest row, or seq_len.
   int micro_batch_seq(const std::vector<int64_t>& rows) const;
   int64_t counted_in_row(int64_t row) const;
+  // The rows of units [first, first + count) of the read order (global indexes; shuffled or not).
+  std::vector<int64_t> rows_of_units(int64_t first, int64_t count) const;
+  // The rows of evaluation micro-batch `mb`, in order, never shuffled.
+  std::vector<int64_t> eval_rows(int64_t mb) const;
   std::string layout() const;
 
   const TokenDataset& data_;
   RowOptions options_;
   int batch_, world_size_, rank_, grad_accum_;
+  int unit_rows_ = 1;  // 2 for preference pairs
   bool shuffle_;
   uint64_t seed_;
   SampleRows rows_;

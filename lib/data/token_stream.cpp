@@ -36,6 +36,9 @@ TokenStream::TokenStream(std::vector<std::unique_ptr<TokenDataset>> files) : fil
     if (f->has_samples() != first.has_samples())
       fail("{} has {} sample index and {} has {}: the files of one stream are all record data (samples) or none is",
            f->path(), f->has_samples() ? "a" : "no", first.path(), f->has_samples() ? "none" : "one");
+    if (f->has_pairs() != first.has_pairs())
+      fail("{} holds {}preference pairs and {} {}: the files of one stream are all pairs or none is", f->path(),
+           f->has_pairs() ? "" : "no ", first.path(), first.has_pairs() ? "does" : "does not");
     if (!f->has_samples()) continue;
     const int64_t at = sample_offsets_.empty() ? 0 : sample_offsets_.back();
     if (!sample_offsets_.empty()) sample_offsets_.pop_back();

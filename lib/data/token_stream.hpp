@@ -26,6 +26,7 @@ public:
   void read(int64_t begin, int64_t count, int32_t* out) const override;
   void check_vocab(int model_vocab) const override;
   bool has_loss_mask() const override { return has_loss_mask_; }
+  bool has_pairs() const override { return files_.front()->has_pairs(); }
   void read_loss_mask(int64_t begin, int64_t count, uint8_t* out) const override;
   std::vector<DataFile> files() const override;
   std::span<const int64_t> sample_offsets() const override { return sample_offsets_; }

@@ -48,11 +48,15 @@ void MetricsWriter::step(const StepRecord& r) {
                        format_float(1e3 * t.comm_busy), format_float(1e3 * t.offload_wait),
                        format_float(1e3 * t.offload_io));
   }
+  std::string preference;
+  if (r.preference)
+    for (const auto& [name, value] : r.preference->fields())
+      preference += fmt::format(",\"{}\":{}", name, format_float(value));
   write(fmt::format(
-      "{{\"event\":\"step\",\"step\":{},\"loss\":{},\"lr\":{}{},\"loss_scale\":{},"
+      "{{\"event\":\"step\",\"step\":{},\"loss\":{}{},\"lr\":{}{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
       "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
-      r.step, format_float(r.loss), format_float(r.lr),
+      r.step, format_float(r.loss), preference, format_float(r.lr),
       r.grad_norm ? ",\"grad_norm\":" + format_float(*r.grad_norm) : std::string(), format_float(r.loss_scale),
       r.skipped ? "true" : "false", r.tokens,
       format_float(r.row_tokens > 0 ? 1.0 - double(r.tokens) / double(r.row_tokens) : 0.0), format_float(r.step_ms),

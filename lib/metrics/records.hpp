@@ -27,6 +27,19 @@ struct SetupRecord {
   std::vector<RankMemory> memory;
 };
 
+// Preference training's means over a step's pairs (TRL's names: rewards/chosen, ...): a reward is
+// β · (logp - logp of the reference), an accuracy whether the chosen reward beats the rejected one.
+struct PreferenceMetrics {
+  double rewards_chosen = 0, rewards_rejected = 0, rewards_accuracies = 0, rewards_margins = 0;
+  double logps_chosen = 0, logps_rejected = 0;
+  // (name, value) in the order of the metrics file.
+  std::array<std::pair<const char*, double>, 6> fields() const {
+    return {{{"rewards/chosen", rewards_chosen}, {"rewards/rejected", rewards_rejected},
+             {"rewards/accuracies", rewards_accuracies}, {"rewards/margins", rewards_margins},
+             {"logps/chosen", logps_chosen}, {"logps/rejected", logps_rejected}}};
+  }
+};
+
 struct StepRecord {
   int64_t step = 0;
   double loss = 0, lr = 0, loss_scale = 1;
@@ -40,6 +53,7 @@ struct StepRecord {
   StepBreakdown time;  // where the step's time went on rank 0; shown ("time_ms") when `breakdown`
   bool breakdown = false;  // wall_clock_breakdown
   bool logged = false;     // rank 0 logs a line for this step (training.logging_steps, the first, the last)
+  std::optional<PreferenceMetrics> preference;  // preference training's metrics of the step
 };
 
 // What the model wrote at a step (training.sample_every).

@@ -38,6 +38,13 @@ void StepLog::step(const StepRecord& r) {
                r.step, total_, r.loss, r.lr, norm,
                r.skipped ? fmt::format(" | skipped (loss scale {})", r.loss_scale) : "", r.step_ms,
                r.tokens_per_s, 100.0 * r.mfu);
+  if (r.preference) {
+    const PreferenceMetrics& m = *r.preference;
+    spdlog::info("           rewards chosen {:.4f} rejected {:.4f} accuracies {:.3f} margins {:.4f} | logps chosen "
+                 "{:.2f} rejected {:.2f}",
+                 m.rewards_chosen, m.rewards_rejected, m.rewards_accuracies, m.rewards_margins, m.logps_chosen,
+                 m.logps_rejected);
+  }
   if (r.breakdown) log_breakdown(r.time, r.step_ms / 1e3);
 }
 

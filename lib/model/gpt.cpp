@@ -506,7 +506,13 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
                 a.ln1_mean, a.ln1_rstd, N, Add);
 }
 
-void Gpt::backward(ParamHooks& hooks, float dloss) {
+void Gpt::copy_losses(float* out) {
+  const size_t N = size_t(last_B_) * size_t(last_T_);
+  device_.copy(out, acts_.losses.data(), sizeof(float) * N, device_.compute());
+  device_.synchronize(device_.compute());
+}
+
+void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights) {
   if (!backward_ready_)
     fail("Gpt::backward: needs a forward with targets first (and runs once per forward)");
   backward_ready_ = false;
@@ -521,12 +527,29 @@ void Gpt::backward(ParamHooks& hooks, float dloss) {
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
   void* dlogits = acts_.logits.data();  // in place over the logits
+  if (row_weights && one_.size() == 0) {
+    one_ = Buffer<int32_t>(device_, MemSpace::Device, MemCategory::Activations, 1);
+    const int32_t one = 1;
+    device_.copy(one_.data(), &one, sizeof one, device_.compute());
+    device_.synchronize(device_.compute());
+  }
   for (int c = chunks - 1; c >= 0; c--) {
     const HeadChunk chunk = head_chunk(c, N);
     if (c != chunks - 1) head_logits(w_head, chunk);
-    ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
-                                acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
-                                final_softcap_);
+    if (!row_weights) {
+      ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
+                                  acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
+                                  final_softcap_);
+    } else {  // the chunk's rows piece by piece, a row of the batch each with its weight and a count of 1
+      const size_t row_bytes = size_t(Vp) * dtype_size(ops_.dtype());
+      for (int first = chunk.first; first < chunk.first + chunk.rows;) {
+        const int b = first / T, end = std::min(chunk.first + chunk.rows, (b + 1) * T);
+        auto* d = static_cast<char*>(dlogits) + size_t(first - chunk.first) * row_bytes;
+        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, acts_.targets.data() + first, one_.data(),
+                                    dloss * row_weights[b], end - first, V, Vp, final_softcap_);
+        first = end;
+      }
+    }
     const size_t rows_at = size_t(chunk.first) * C * esz;
     ops_.matmul_backward(static_cast<char*>(acts_.dln.data()) + rows_at, dw_head, nullptr, dlogits,
                          static_cast<const char*>(acts_.lnf.data()) + rows_at, w_head, chunk.rows, C, Vp,

@@ -94,7 +94,15 @@ public:
   // gradient is zero (the groups still pass through the hooks). The LM head goes chunk by chunk
   // from the last (whose logits forward left in place): the logits again, their gradient over
   // them, its products into the final norm's gradient and the head's.
-  void backward(ParamHooks& hooks, float dloss);
+  // row_weights (host memory, one per row of the last forward, or null): the gradient of
+  // dloss · Σ_b row_weights[b] · (the sum of row b's losses) instead, each counted target's loss
+  // weighted by its row's weight rather than divided by the count (preference training: a
+  // sequence's log-probability is the sum over its tokens).
+  void backward(ParamHooks& hooks, float dloss, const float* row_weights = nullptr);
+
+  // The loss of each target of the last forward, [B·T] (NaN where the target does not count), into
+  // out (host memory; waits for the device).
+  void copy_losses(float* out);
 
   // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
   // [cache.length(), cache.length() + T), attending to the positions the cache holds; their keys
@@ -212,6 +220,7 @@ private:
   int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
+  Buffer<int32_t> one_;  // [1] = 1 on the device: the count of a backward by row weights
 };
 
 }  // namespace zt

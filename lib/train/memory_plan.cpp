@@ -31,7 +31,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
   if (layout.has_frozen()) p.unfrozen = Engine::plan(engine_options(c), layout.total, layout.total, world, held);
   const bool recompute = c.recompute_activations();
-  const int B = int(c.train_micro_batch_size_per_gpu), T = int(c.data.seq_len);
+  const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
   p.host_activations = Trainer::staging_bytes(c, samples) + p.step_values_host;
   p.activations = GptActivations::bytes(shape, B, T, slots, ops) + ops.own_bytes(B, T, shape.d_model) +
@@ -121,7 +121,7 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   std::printf("  %-12s <= %9.2f MiB   transient (buckets, gathered groups, fp32 views%s)\n", "buffers",
               mib(p.buffers_bound), staging.c_str());
   std::printf("  %-12s %12.2f MiB (%zu bytes)   micro-batch %lld x %lld tokens, %s%s\n", "activations",
-              mib(p.activations), p.activations, (long long)c.train_micro_batch_size_per_gpu, (long long)c.data.seq_len,
+              mib(p.activations), p.activations, (long long)c.micro_batch_rows(), (long long)c.data.seq_len,
               std::string(dtype_name(p.activation_dtype)).c_str(),
               c.recompute_activations() ? ", one block kept (activation checkpointing)" : "");
   if (gpu) {

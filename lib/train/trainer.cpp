@@ -12,6 +12,7 @@
 #include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/printable.hpp"
+#include "data/sample_sampler.hpp"
 #include "data/sampler.hpp"
 #include "inference/evaluation.hpp"
 #include "metrics/output_failure.hpp"
@@ -49,13 +50,14 @@ std::string error_of(F&& f) {
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
     : config_(config), comm_(comm), backend_(backend), B_(int(config.train_micro_batch_size_per_gpu)), T_(config.data.seq_len),
-      GA_(int(config.gradient_accumulation_steps)), best_(config.training) {
+      GA_(int(config.gradient_accumulation_steps)), rows_(int(config.micro_batch_rows())),
+      best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
   int status = 1;
   try {
-    model_ = std::make_unique<Gpt>(config.model.shape, B_, T_, config.recompute_activations(), backend,
+    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config));
     const std::string text_tokenizer = open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
@@ -103,6 +105,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   agree_on_setup(load_error.empty() ? error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); })
                                     : load_error);
   start_step_ = start_->apply(*engine_, *train_sampler_);
+  if (config.preference.enabled) start_preference();
   // Set up, so starting afresh as asked: an earlier run's checkpoints go before this run saves any.
   agree_on_setup(error_of([&] {
     const std::string& root = config.training.checkpoint_dir;
@@ -118,7 +121,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   peak_ = peak_flops(backend.device, dtype_from_name(config.dtype()), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
   // dropout: a graph would replay the masks it was captured with).
-  if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 &&
+  if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
       engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
@@ -131,22 +134,34 @@ std::string Trainer::open_data() {
   train_sampler_ = std::move(data.train_sampler);
   val_sampler_ = std::move(data.val_sampler);
   data_tokenizer_ = std::move(data.tokenizer);
+  if (train_data_->has_pairs() != config_.preference.enabled)
+    throw BadInput(train_data_->has_pairs()
+                       ? fmt::format("{} holds preference pairs: training on them needs a preference block (expected "
+                                     "--set preference.loss_type=sigmoid, or a \"preference\" object in the config)",
+                                     train_data_->path())
+                       : fmt::format("preference: {} holds no preference pairs (expected a token file whose sample "
+                                     "index has the pairs' magic, from zerotrain tokenize of preference records)",
+                                     train_data_->path()));
+  if (val_data_ && val_data_->has_pairs() != train_data_->has_pairs())
+    throw BadInput(fmt::format("data.val {} {} preference pairs and data.train {} {}: both are pairs or neither is",
+                               val_data_->path(), val_data_->has_pairs() ? "holds" : "holds no", train_data_->path(),
+                               train_data_->has_pairs() ? "does" : "does not"));
   // One pair per micro-batch (and its samples' table), pinned on a GPU: the copies to the device
   // run while the host goes on, and no buffer is written again before the step's end has waited
   // for them.
   Device& dev = backend_.device;
   const MemSpace space = dev.kind() == DeviceKind::Cpu ? MemSpace::Host : MemSpace::Pinned;
   for (int micro = 0; micro < GA_; ++micro) {
-    inputs_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
-    targets_.emplace_back(dev, space, MemCategory::Activations, size_t(B_) * T_);
-    if (samples) segments_.emplace_back(dev, space, B_, T_);
+    inputs_.emplace_back(dev, space, MemCategory::Activations, size_t(rows_) * T_);
+    targets_.emplace_back(dev, space, MemCategory::Activations, size_t(rows_) * T_);
+    if (samples) segments_.emplace_back(dev, space, rows_, T_);
   }
   step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
   return data.text_tokenizer;
 }
 
 size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
-  const int B = int(c.train_micro_batch_size_per_gpu), T = c.data.seq_len;
+  const int B = int(c.micro_batch_rows()), T = c.data.seq_len;
   const size_t per_micro = 2 * size_t(B) * size_t(T) * sizeof(int32_t) + (samples ? RowSegments::bytes(B, T) : 0);
   return size_t(c.gradient_accumulation_steps) * per_micro + sizeof(double);
 }
@@ -178,6 +193,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   out.tokens = train_sampler_->step_tokens(step - 1, model_->shape().sliding_window);
   const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
+  if (preference_) preference_->begin_step();
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -192,13 +208,58 @@ TrainStepResult Trainer::train_step(int64_t step) {
   backend_.model.keep_losses(false);
   warmed_up_ = true;
   out.time = clock.times();
-  // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
+  agree_on_loss(out, weights);
+  return out;
+}
+
+// The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
+void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights) {
   double sums[3] = {step_losses_[0] / GA_, StopSignals::requested() ? 1.0 : 0.0, OutputFailure::happened() ? 1.0 : 0.0};
   comm_.control().all_reduce_sum(sums, 3);
   out.loss = weights.any() ? sums[0] / comm_.world_size() : NAN;
   out.stop_requests = int(sums[1]);
   out.output_failures = int(sums[2]);
-  return out;
+  if (!preference_) return;
+  PreferenceSums& p = preference_->sums();
+  comm_.control().all_reduce_sum(p.v.data(), p.v.size());
+  out.loss = p.v[PreferenceSums::Loss] / p.v[PreferenceSums::Pairs];
+  out.preference = p.means();
+}
+
+void Trainer::start_preference() {
+  const std::string resumed = start_->resumed_from();
+  const std::string root =
+      !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
+  const std::string& own_root = config_.training.checkpoint_dir;
+  const PairBuffers buffers{inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }};
+  // The training pairs' reference, and the validation pairs' (val).
+  auto reference_of = [&](const TokenDataset& data, const DataSampler& sampler, bool val) {
+    PreferenceReference reference;
+    if (!resumed.empty()) {
+      agree_on_setup(error_of([&] { reference = PreferenceReference::load(reference_logps_path(root, val), data); }),
+                     kExitBadInput);
+      // This run's checkpoints carry it on, wherever they go.
+      if (comm_.rank() == 0 && !own_root.empty() && !std::filesystem::exists(reference_logps_path(own_root, val))) {
+        std::filesystem::create_directories(own_root);
+        reference.save(reference_logps_path(own_root, val), data);
+      }
+      return reference;
+    }
+    reference = PreferenceReference::compute(*model_, *engine_, comm_, dynamic_cast<const SampleSampler&>(sampler),
+                                             data, buffers);
+    if (comm_.rank() == 0 && !root.empty()) {
+      std::filesystem::create_directories(root);
+      reference.save(reference_logps_path(root, val), data);
+    }
+    if (comm_.rank() == 0)
+      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}",
+                   reference.pairs(), val ? "validation " : "",
+                   root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root, val)));
+    return reference;
+  };
+  PreferenceReference train = reference_of(*train_data_, *train_sampler_, false);
+  if (evaluates()) val_reference_ = reference_of(*val_data_, *val_sampler_, true);
+  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
@@ -216,13 +277,21 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
   if (lora_dropout())  // (the masks hash the seed again: any distinct numbers do)
     model_->set_dropout_seed(config_.training.seed * 0x9E3779B97F4A7C15ull + (uint64_t(step) << 32) +
                              (uint64_t(micro) << 16) + uint64_t(comm_.rank()));
+  StepClock& clock = engine_->clock();
   auto forward = [&] {
     engine_->begin_micro_batch();
-    backend_.model.kept_loss_weight(weight > 0 ? weight : 0.0);
+    backend_.model.kept_loss_weight(weight > 0 && !preference_ ? weight : 0.0);
     model_->forward(inputs, targets, shape.batch, shape.seq, *engine_, rows);
   };
+  if (preference_) {  // the rows' weights come from the pairs' log-probabilities of this forward
+    clock.time(&StepBreakdown::forward, forward);
+    const auto& pairs = dynamic_cast<const SampleSampler&>(*train_sampler_).micro_batch_pairs(step - 1, micro);
+    const float* row_weights = preference_->micro_batch(*model_, targets, shape, pairs);
+    const float scale = float(engine_->backward_scale());
+    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, scale, row_weights); });
+    return;
+  }
   auto backward = [&] { model_->backward(*engine_, dloss); };
-  StepClock& clock = engine_->clock();
   if (!graphs_.enabled() || !warmed_up_) {
     clock.time(&StepBreakdown::forward, forward);
     clock.time(&StepBreakdown::backward, backward);
@@ -247,6 +316,7 @@ bool Trainer::evaluates() const {
 // (inference/evaluation.hpp).
 double Trainer::evaluate() {
   if (!val_sampler_) return NAN;
+  if (preference_) return evaluate_preference();
   const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
   const LossSums share = evaluate_batches(*model_, *engine_, *val_sampler_, batches,
                                           {inputs_[0].data(), targets_[0].data(), segments(0)},
@@ -254,6 +324,22 @@ double Trainer::evaluate() {
   double sums[2] = {share.loss, share.counted};
   comm_.control().all_reduce_sum(sums, 2);
   return sums[1] > 0 ? sums[0] / sums[1] : NAN;
+}
+
+// The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' accuracy and margin
+// in the log.
+double Trainer::evaluate_preference() {
+  const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
+  PreferenceSums sums = preference_->evaluate(
+      *model_, *engine_, dynamic_cast<const SampleSampler&>(*val_sampler_), batches, val_reference_,
+      {inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }});
+  comm_.control().all_reduce_sum(sums.v.data(), sums.v.size());
+  const PreferenceMetrics m = sums.means();
+  if (comm_.rank() == 0)
+    spdlog::info("eval preference: {} pairs | rewards accuracies {:.3f} margins {:.4f} chosen {:.4f} rejected {:.4f}",
+                 sums.v[PreferenceSums::Pairs], m.rewards_accuracies, m.rewards_margins, m.rewards_chosen,
+                 m.rewards_rejected);
+  return sums.v[PreferenceSums::Loss] / sums.v[PreferenceSums::Pairs];
 }
 
 SetupRecord Trainer::setup_record() {
@@ -272,6 +358,7 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
   StepRecord rec;
   rec.step = step;
   rec.loss = out.loss;
+  rec.preference = out.preference;
   rec.lr = out.lr;
   if (config_.zero.compute_grad_norm) rec.grad_norm = out.result.grad_norm;
   rec.loss_scale = out.result.loss_scale;

@@ -23,6 +23,7 @@
 #include "train/micro_batch_weights.hpp"
 #include "inference/initial_weights.hpp"
 #include "train/best_model.hpp"
+#include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
 #include "zero/engine.hpp"
@@ -34,6 +35,7 @@ struct TrainStepResult {
   double loss = 0;  // mean over the targets that count on all ranks and micro-batches; NaN without any
   StepTokens tokens;  // what the step read on all ranks
   UpdateResult result;
+  std::optional<PreferenceMetrics> preference;  // preference training: the means over the step's pairs
   double lr = 0;
   int stop_requests = 0;  // ranks that received a stop signal (Ctrl-C, SIGTERM, SIGUSR1) by this step
   int output_failures = 0;  // ranks that could not write an output (metrics/output_failure.hpp) by this step
@@ -58,7 +60,9 @@ public:
   static size_t staging_bytes(const config::Config& config, bool samples = false);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  double evaluate();                      // mean val loss over the targets that count (training.eval_batches micro-batches)
+  // Mean val loss over the targets that count (training.eval_batches micro-batches); with a
+  // preference block, the mean loss of the validation pairs.
+  double evaluate();
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -84,11 +88,17 @@ private:
   // stopping ends the run.
   bool judge_evaluation(int64_t step, double val_loss, bool ends_here, bool& new_best);
   bool lora_dropout() const;  // adapters with dropout train this run
+  // Preference training: the reference log-probabilities, computed or read back (collective).
+  void start_preference();
+  double evaluate_preference();
+  // The step's loss (and preference metrics) and the stop flags, as all ranks agree on them.
+  void agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights);
 
   const config::Config& config_;
   Communicator& comm_;
   const Backend& backend_;
   int B_, T_, GA_;
+  int rows_;  // rows of a micro-batch: B_, or 2·B_ for preference pairs
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<DataSampler> train_sampler_, val_sampler_;
@@ -104,6 +114,8 @@ private:
   std::vector<Buffer<int32_t>> inputs_, targets_;  // per micro-batch
   std::vector<RowSegments> segments_;              // per micro-batch, when the data has samples
   Buffer<double> step_losses_;                      // the step's kept losses, read once per step
+  std::unique_ptr<PreferenceObjective> preference_;  // the preference block
+  PreferenceReference val_reference_;                // of the validation pairs
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it

@@ -124,7 +124,7 @@ TEST_CASE("docs/config.md's default column is what --print-config prints for a c
       "train_batch_size", "communication_data_type", "zero_optimization.overlap_comm", "data.train", "data.val",
       "optimizer.weight_decay_applies_to", "model.n_layer", "model.n_head", "model.d_model", "model.vocab_size",
       "model.max_seq_len", "model.model_type", "model.head_dim", "model.d_ff", "training.lr_scheduler_kwargs",
-      "lora.enabled", "lora.target_modules"};
+      "lora.enabled", "lora.target_modules", "preference.enabled"};
   const std::regex row(R"(\n\| `([A-Za-z0-9_.]+)` \| ([^|\n]*) \|)");
   size_t checked = 0;
   std::string wrong;

@@ -1,0 +1,222 @@
+#include "train/preference.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "comm/control_channel.hpp"
+#include "core/error.hpp"
+#include "core/ignored_target.hpp"
+#include "core/json_file.hpp"
+#include "core/sha256.hpp"
+
+namespace zt {
+
+namespace {
+
+double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
+double sigmoid(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+
+// What identifies the data a reference was computed from: a digest of its tokens, loss mask and
+// sample offsets.
+std::string data_digest(const TokenDataset& data) {
+  Sha256 h;
+  const auto offsets = data.sample_offsets();
+  h.update(offsets.data(), offsets.size_bytes());
+  std::vector<int32_t> tokens;
+  std::vector<uint8_t> mask;
+  constexpr int64_t kPiece = 1 << 20;
+  for (int64_t at = 0; at < data.size(); at += kPiece) {
+    const int64_t n = std::min(kPiece, data.size() - at);
+    tokens.resize(size_t(n));
+    mask.resize(size_t(n));
+    data.read(at, n, tokens.data());
+    data.read_loss_mask(at, n, mask.data());
+    h.update(tokens.data(), tokens.size() * sizeof(int32_t));
+    h.update(mask.data(), mask.size());
+  }
+  return h.hex_digest();
+}
+
+}  // namespace
+
+PairLoss pair_loss(const config::PreferenceConfig& c, const PairLogps& policy, const PairLogps& reference) {
+  const double beta = c.beta;
+  const double chosen_ratio = policy.chosen - reference.chosen, rejected_ratio = policy.rejected - reference.rejected;
+  PairLoss out;
+  if (c.loss_type == "ipo") {
+    const double nc = double(std::max<int64_t>(1, policy.chosen_tokens));
+    const double nr = double(std::max<int64_t>(1, policy.rejected_tokens));
+    const double gap = chosen_ratio / nc - rejected_ratio / nr - 1 / (2 * beta);
+    out.loss = gap * gap;
+    out.dchosen = 2 * gap / nc;
+    out.drejected = -2 * gap / nr;
+    return out;
+  }
+  const double x = beta * (chosen_ratio - rejected_ratio);
+  double dx = 0;  // d loss / d x
+  if (c.loss_type == "robust") {
+    const double e = c.label_smoothing;
+    out.loss = (-(1 - e) * log_sigmoid(x) + e * log_sigmoid(-x)) / (1 - 2 * e);
+    dx = (-(1 - e) * sigmoid(-x) - e * sigmoid(x)) / (1 - 2 * e);
+  } else {  // sigmoid
+    out.loss = -log_sigmoid(x);
+    dx = -sigmoid(-x);
+  }
+  out.dchosen = beta * dx;
+  out.drejected = -beta * dx;
+  return out;
+}
+
+std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, int pairs, int T) {
+  std::vector<PairLogps> out(static_cast<size_t>(pairs));
+  for (int j = 0; j < pairs; ++j)
+    for (int k = 0; k < 2; ++k) {
+      const size_t row = size_t(2 * j + k) * size_t(T);
+      double sum = 0;
+      int64_t n = 0;
+      for (int t = 0; t < T; ++t)
+        if (targets[row + size_t(t)] != kIgnoredTarget) {
+          sum -= double(losses[row + size_t(t)]);
+          ++n;
+        }
+      (k == 0 ? out[size_t(j)].chosen : out[size_t(j)].rejected) = sum;
+      (k == 0 ? out[size_t(j)].chosen_tokens : out[size_t(j)].rejected_tokens) = n;
+    }
+  return out;
+}
+
+void PreferenceSums::add(double beta, const PairLogps& policy, const PairLogps& reference, double loss) {
+  const double chosen = beta * (policy.chosen - reference.chosen);
+  const double rejected = beta * (policy.rejected - reference.rejected);
+  v[Pairs] += 1;
+  v[Loss] += loss;
+  v[RewardsChosen] += chosen;
+  v[RewardsRejected] += rejected;
+  v[Accuracies] += chosen > rejected ? 1.0 : 0.0;
+  v[Margins] += chosen - rejected;
+  v[LogpsChosen] += policy.chosen;
+  v[LogpsRejected] += policy.rejected;
+}
+
+PreferenceMetrics PreferenceSums::means() const {
+  const double n = v[Pairs] > 0 ? v[Pairs] : NAN;
+  return {v[RewardsChosen] / n, v[RewardsRejected] / n, v[Accuracies] / n,
+          v[Margins] / n,       v[LogpsChosen] / n,     v[LogpsRejected] / n};
+}
+
+void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                   const PairBuffers& b,
+                   const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit) {
+  std::vector<float> losses;
+  for (int64_t round = 0; round < sampler.eval_rounds(batches); ++round) {
+    const BatchShape shape = sampler.fill_eval_batch(round, batches, b.inputs, b.targets, b.segments);
+    b.begin_micro_batch();
+    model.forward(b.inputs, b.targets, shape.batch, shape.seq, hooks, b.segments);
+    const std::vector<int64_t> ids = sampler.eval_batch_pairs(round, batches);
+    if (ids.empty()) continue;
+    losses.resize(size_t(shape.tokens()));
+    model.copy_losses(losses.data());
+    visit(ids, pair_logps(losses.data(), b.targets, int(ids.size()), shape.seq));
+  }
+}
+
+PreferenceReference PreferenceReference::compute(Gpt& model, ParamHooks& hooks, Communicator& comm,
+                                                 const SampleSampler& sampler, const TokenDataset& data,
+                                                 const PairBuffers& buffers) {
+  const size_t pairs = size_t(data.samples() / 2);
+  std::vector<double> sums(2 * pairs, 0.0), present(pairs, 0.0);
+  forward_pairs(model, hooks, sampler, sampler.eval_batches(0), buffers,
+                [&](const std::vector<int64_t>& ids, const std::vector<PairLogps>& logps) {
+                  for (size_t j = 0; j < ids.size(); ++j) {
+                    const size_t i = size_t(ids[j]);
+                    sums[2 * i] = logps[j].chosen;
+                    sums[2 * i + 1] = logps[j].rejected;
+                    present[i] = 1;
+                  }
+                });
+  // Each pair was computed on one rank, zeros elsewhere: the sums are the values.
+  comm.control().all_reduce_sum(sums.data(), sums.size());
+  comm.control().all_reduce_sum(present.data(), present.size());
+  PreferenceReference r;
+  r.logps_.resize(pairs);
+  for (size_t i = 0; i < pairs; ++i)
+    r.logps_[i] = present[i] > 0 ? PairLogps{sums[2 * i], sums[2 * i + 1], 0, 0} : PairLogps{NAN, NAN, 0, 0};
+  return r;
+}
+
+void PreferenceReference::save(const std::string& path, const TokenDataset& data) const {
+  nlohmann::json logps = nlohmann::json::array();
+  for (const PairLogps& p : logps_) logps.push_back({p.chosen, p.rejected});
+  nlohmann::json files = nlohmann::json::array();
+  for (const DataFile& f : data.files()) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
+  const nlohmann::json j = {{"data", files}, {"digest", data_digest(data)}, {"pairs", logps_.size()},
+                            {"logps", logps}};
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << "\n";
+    if (!out.flush()) fail("{}: cannot write the reference log-probabilities", tmp);
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+PreferenceReference PreferenceReference::load(const std::string& path, const TokenDataset& data) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    throw BadInput(fmt::format("{}: missing: a resumed preference run reads the reference log-probabilities its "
+                               "first run computed there",
+                               path));
+  const nlohmann::json j = read_json_file(path);
+  if (!j.contains("digest") || !j.contains("logps") || !j.at("logps").is_array())
+    throw BadInput(fmt::format("{}: not a file of reference log-probabilities (expected digest and logps)", path));
+  if (j.at("digest") != data_digest(data) || j.at("logps").size() != size_t(data.samples() / 2))
+    throw BadInput(fmt::format("{}: the reference log-probabilities were computed from other data than {}: the data "
+                               "changed since the run started (start afresh, or train on the data it started with)",
+                               path, data.path()));
+  PreferenceReference r;
+  for (const auto& p : j.at("logps"))
+    r.logps_.push_back({p.at(0).is_number() ? p.at(0).get<double>() : NAN,
+                        p.at(1).is_number() ? p.at(1).get<double>() : NAN, 0, 0});
+  return r;
+}
+
+const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
+                                              const std::vector<int64_t>& pairs) {
+  if (shape.batch != 2 * int(pairs.size()))
+    fail("preference training: a micro-batch of {} rows holds {} pairs", shape.batch, pairs.size());
+  losses_.resize(size_t(shape.tokens()));
+  model.copy_losses(losses_.data());
+  const std::vector<PairLogps> logps = pair_logps(losses_.data(), targets, int(pairs.size()), shape.seq);
+  weights_.assign(size_t(shape.batch), 0.0f);
+  for (size_t j = 0; j < pairs.size(); ++j) {
+    const PairLogps& ref = reference_.of(pairs[j]);
+    const PairLoss l = pair_loss(config_, logps[j], ref);
+    sums_.add(config_.beta, logps[j], ref, l.loss);
+    // A row's summed target losses are -logp of its completion.
+    weights_[2 * j] = float(-l.dchosen / double(pairs_per_micro_batch_));
+    weights_[2 * j + 1] = float(-l.drejected / double(pairs_per_micro_batch_));
+  }
+  return weights_.data();
+}
+
+PreferenceSums PreferenceObjective::evaluate(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler,
+                                             int64_t batches, const PreferenceReference& reference,
+                                             const PairBuffers& buffers) const {
+  PreferenceSums sums;
+  forward_pairs(model, hooks, sampler, batches, buffers,
+                [&](const std::vector<int64_t>& ids, const std::vector<PairLogps>& logps) {
+                  for (size_t j = 0; j < ids.size(); ++j) {
+                    const PairLogps& ref = reference.of(ids[j]);
+                    sums.add(config_.beta, logps[j], ref, pair_loss(config_, logps[j], ref).loss);
+                  }
+                });
+  return sums;
+}
+
+std::string reference_logps_path(const std::string& checkpoint_dir, bool val) {
+  return (std::filesystem::path(checkpoint_dir) / (val ? "reference_logps.val.json" : "reference_logps.json")).string();
+}
+
+}  // namespace zt

@@ -1,0 +1,127 @@
+#pragma once
+// Preference training (docs/config.md, "preference"; docs/architecture.md, "Preference training"):
+// the objective of pairs of a chosen and a rejected completion as TRL's DPOTrainer computes it, and
+// the reference log-probabilities it compares against.
+//
+// A micro-batch of B pairs is 2B rows (data/sample_sampler.hpp): rows 2j and 2j + 1 the chosen and
+// the rejected sequence of pair j, in one forward. A completion's log-probability is the SUM of its
+// tokens' log-probabilities (the targets the mask counts; the model's per-target losses negated).
+// Each pair's loss depends on that pair alone, so a step's loss, the mean over its pairs on all
+// ranks and micro-batches, is reached by weighting each pair's gradient by 1 / (the step's pairs):
+// the backward of each row is that of its sequence's log-probability times d loss / d logp.
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "config/config.hpp"
+#include "data/data_sampler.hpp"
+#include "data/sample_sampler.hpp"
+#include "metrics/records.hpp"
+#include "model/gpt.hpp"
+
+namespace zt {
+
+// Log-probabilities of a pair's two completions, and their numbers of tokens.
+struct PairLogps {
+  double chosen = 0, rejected = 0;
+  int64_t chosen_tokens = 0, rejected_tokens = 0;
+};
+
+// A pair's loss and its derivatives by the policy's log-probabilities.
+struct PairLoss {
+  double loss = 0, dchosen = 0, drejected = 0;
+};
+
+// loss_type sigmoid: -log σ(β D), D = (logp_c - ref_c) - (logp_r - ref_r); robust: with label
+// smoothing ε, (-(1 - ε) log σ(β D) + ε log σ(-β D)) / (1 - 2ε); ipo: (D' - 1/(2β))², D' with each
+// log-ratio divided by its completion's tokens.
+PairLoss pair_loss(const config::PreferenceConfig& config, const PairLogps& policy, const PairLogps& reference);
+
+// The pairs of a forward of 2·pairs rows of T targets: each row's sum of -loss over the targets
+// that count (losses: the model's per-target losses, NaN where none counts).
+std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, int pairs, int T);
+
+// Where a pass over pairs reads its micro-batches into, and what it calls before each forward.
+struct PairBuffers {
+  int32_t* inputs;
+  int32_t* targets;
+  RowSegments* segments;
+  std::function<void()> begin_micro_batch;
+};
+
+// Forwards of `batches` micro-batches of pairs in evaluation rounds (rank r takes micro-batches r,
+// r + W, ...: every rank runs as many forwards, so stage 3's gathers stay in step); `visit` gets the
+// pairs of each micro-batch this rank holds and their log-probabilities.
+void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                   const PairBuffers& buffers,
+                   const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit);
+
+// What a step's (or an evaluation's) pairs sum to, in the order all_reduce_sum adds them.
+struct PreferenceSums {
+  enum : size_t { Pairs, Loss, RewardsChosen, RewardsRejected, Accuracies, Margins, LogpsChosen, LogpsRejected, Count };
+  std::array<double, Count> v{};
+  void add(double beta, const PairLogps& policy, const PairLogps& reference, double loss);
+  // Means over the pairs (NaN without any), in the record's fields.
+  PreferenceMetrics means() const;
+};
+
+// The reference log-probabilities of every pair of a data set (by the pair's number in the file; NaN
+// for a pair left out), computed by one forward pass of the initial weights before training, kept
+// beside the checkpoints (reference_logps.json in training.checkpoint_dir) so that a resumed run, at
+// any world size, reads them instead; refused when the data changed since.
+class PreferenceReference {
+public:
+  PreferenceReference() = default;
+  const PairLogps& of(int64_t pair) const { return logps_[size_t(pair)]; }
+  size_t pairs() const { return logps_.size(); }
+
+  // The forward pass over all pairs (forward_pairs; collective: every rank ends with the whole table).
+  static PreferenceReference compute(Gpt& model, ParamHooks& hooks, Communicator& comm, const SampleSampler& sampler,
+                                     const TokenDataset& data, const PairBuffers& buffers);
+  // Written by rank 0 to `path`, with what identifies the data (its files and a digest of their
+  // tokens, mask and index).
+  void save(const std::string& path, const TokenDataset& data) const;
+  // Throws zt::BadInput naming the file when it is missing, malformed, or made from other data.
+  static PreferenceReference load(const std::string& path, const TokenDataset& data);
+
+private:
+  std::vector<PairLogps> logps_;
+};
+
+// The objective over a run's steps: each micro-batch's pairs give their losses and metrics, and the
+// weights of its rows for backward.
+class PreferenceObjective {
+public:
+  // pairs_per_micro_batch: the engine averages the gradients of a step's micro-batches (ranks ×
+  // accumulation), so a micro-batch's share of the mean over the step's pairs is its own mean.
+  PreferenceObjective(const config::PreferenceConfig& config, PreferenceReference reference,
+                      int64_t pairs_per_micro_batch)
+      : config_(config), reference_(std::move(reference)), pairs_per_micro_batch_(pairs_per_micro_batch) {}
+  void begin_step() { sums_ = {}; }
+  // After the forward of a micro-batch of pairs `pairs` (rows 2j, 2j + 1: pair j): adds their losses
+  // and metrics to the step's, and returns the weights of its rows (host memory, until the next
+  // call): d (step loss) / d (the row's summed target losses), times the engine's micro-batches.
+  const float* micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
+                           const std::vector<int64_t>& pairs);
+  // The step's sums on this rank (all_reduce_sum them for the step's).
+  PreferenceSums& sums() { return sums_; }
+  // The evaluation of `batches` micro-batches of the validation pairs against their reference
+  // (forward_pairs): this rank's sums.
+  PreferenceSums evaluate(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
+                          const PreferenceReference& reference, const PairBuffers& buffers) const;
+
+private:
+  config::PreferenceConfig config_;
+  PreferenceReference reference_;
+  int64_t pairs_per_micro_batch_;
+  PreferenceSums sums_;
+  std::vector<float> losses_, weights_;
+};
+
+// The file of the reference beside the checkpoints of `checkpoint_dir` (of the validation pairs: val).
+std::string reference_logps_path(const std::string& checkpoint_dir, bool val = false);
+
+}  // namespace zt

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Preference-training fixtures: TRL's DPOTrainer trains the model zerotrain trains on the same pairs.
+
+For each case below, writes tests/fixtures/dpo/<case>/:
+  pairs.bin, pairs.mask, pairs.idx   the pairs in the on-disk form of preference data (docs/data.md,
+                                     "Preference pairs"): sample 2i = prompt_i + chosen_i, 2i + 1 =
+                                     prompt_i + rejected_i, mask 1 on the completion tokens, index
+                                     magic 20240525; the ids are the prompt_ids / chosen_ids /
+                                     rejected_ids TRL's DPOTrainer trains on
+  reference.json                     the run (model directory, max_length, batch, steps, optimizer,
+                                     the preference keys) and, per step, TRL's loss, gradient norm
+                                     (before clipping) and its metrics; with `eval`, TRL's
+                                     evaluation of the same pairs after the last step
+                                     (loss, rewards/accuracies, rewards/margins)
+                                     rewards/chosen, rewards/rejected, rewards/accuracies,
+                                     rewards/margins, logps/chosen, logps/rejected; ref_logps: the
+                                     reference log-probabilities TRL precomputed for each kept pair
+The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32); a LoRA case adds
+  init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train
+                                     (the reference: TRL's forward with the adapters disabled) TRL trains on
+the CPU in fp32 with precompute_ref_log_probs, data in order (no shuffle), one process, each step
+one batch of `pairs_per_step` pairs; the last pair's prompt fills max_length, so TRL drops it.
+tests/train/test_preference.cpp reads it; CI never runs Python.
+
+Dev-only: needs torch 2.x, transformers, peft and trl (PyPI's trl 1.16).
+Usage: python3 scripts/make_dpo_fixtures.py [--out-dir tests/fixtures/dpo]
+"""
+import argparse
+import json
+import os
+import struct
+import tempfile
+
+import numpy as np
+import peft
+import torch
+import transformers
+import trl
+from datasets import Dataset
+from tokenizers import Tokenizer, models
+from torch.utils.data import SequentialSampler
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PAIRS, PAIRS_PER_STEP, STEPS, MAX_LENGTH = 32, 4, 8, 24
+OPT = dict(lr=2e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.0, clip=1.0)
+SEED = 20261129
+
+CASES = {
+    # With an evaluation after the last step, of the same pairs as validation data.
+    "qwen3_sigmoid": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0, eval=True),
+    "qwen3_robust": dict(model="qwen3", loss_type="robust", beta=0.2, label_smoothing=0.1),
+    "qwen3_ipo": dict(model="qwen3", loss_type="ipo", beta=0.5, label_smoothing=0.0),
+    "llama3_sigmoid": dict(model="llama3", loss_type="sigmoid", beta=0.3, label_smoothing=0.0),
+    # LoRA: PEFT's adapters (B zero, so the reference, TRL's adapters-off forward, is the base model).
+    "qwen3_lora": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0,
+                       lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])),
+}
+
+
+def write_header(f, magic, version, count):
+    header = [0] * 256
+    header[0], header[1], header[2] = magic, version, count
+    f.write(struct.pack("<256i", *header))
+
+
+def write_pairs(out, pairs):
+    """The on-disk pairs: tokens (uint16), mask, index (pairs magic)."""
+    tokens, mask, offsets = [], [], [0]
+    for prompt, chosen, rejected in pairs:
+        for completion in (chosen, rejected):
+            tokens += prompt + completion
+            mask += [0] * len(prompt) + [1] * len(completion)
+            offsets.append(len(tokens))
+    with open(os.path.join(out, "pairs.bin"), "wb") as f:
+        write_header(f, 20240520, 1, len(tokens))
+        f.write(np.asarray(tokens, dtype="<u2").tobytes())
+    with open(os.path.join(out, "pairs.mask"), "wb") as f:
+        write_header(f, 20240523, 1, len(tokens))
+        f.write(np.asarray(mask, dtype=np.uint8).tobytes())
+    with open(os.path.join(out, "pairs.idx"), "wb") as f:
+        header = [0] * 256
+        header[0], header[1], header[2], header[3] = 20240525, 1, len(offsets) - 1, len(tokens)
+        f.write(struct.pack("<256i", *header))
+        f.write(np.asarray(offsets, dtype="<u8").tobytes())
+
+
+def make_pairs(vocab, gen):
+    def ids(lo, hi):
+        return torch.randint(2, vocab, (int(torch.randint(lo, hi + 1, (1,), generator=gen)),), generator=gen).tolist()
+
+    pairs = []
+    for i in range(PAIRS):
+        # Pair 5's chosen answer runs past max_length: kept, truncated keeping its start.
+        pairs.append((ids(3, 10), ids(2, 8) if i != 5 else ids(20, 22), ids(2, 8)))
+    pairs.append((ids(MAX_LENGTH, MAX_LENGTH + 2), ids(2, 4), ids(2, 4)))  # the prompt fills max_length: dropped
+    return pairs
+
+
+def word_tokenizer(vocab):
+    """A tokenizer of `vocab` words, only for TRL's padding id (the data arrives as ids)."""
+    tok = Tokenizer(models.WordLevel({f"t{i}": i for i in range(vocab)}, unk_token="t0"))
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="t0", eos_token="t1")
+
+
+class Recorder(trl.DPOTrainer):
+    """TRL's DPOTrainer with the data already tokenized, read in order, and each step's loss and
+    metrics kept as computed (not rounded for the log)."""
+
+    def _prepare_dataset(self, dataset, processing_class, args, dataset_name):
+        # TRL's own rule for a prompt that fills max_length, on ids given as TRL would make them.
+        return dataset.filter(lambda example: len(example["prompt_ids"]) < args.max_length)
+
+    def _get_train_sampler(self, *args, **kwargs):
+        return SequentialSampler(self.train_dataset)
+
+    def _compute_loss(self, model, inputs, return_outputs):
+        out = super()._compute_loss(model, inputs, return_outputs)
+        loss = out[0] if return_outputs else out
+        metrics = {k: v[-1] for k, v in self._metrics["train"].items() if k.startswith(("rewards/", "logps/")) and v}
+        self.records.append(dict(loss=loss.item(), **metrics))
+        return out
+
+
+def run_case(name, case, out_dir):
+    torch.manual_seed(SEED)
+    model_dir = os.path.join(ROOT, "tests", "fixtures", "lora", case["model"], "base")
+    vocab = json.load(open(os.path.join(model_dir, "config.json")))["vocab_size"]
+    gen = torch.Generator().manual_seed(SEED)
+    pairs = make_pairs(vocab, gen)
+    out = os.path.join(out_dir, name)
+    os.makedirs(out, exist_ok=True)
+    write_pairs(out, pairs)
+    data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in pairs], "chosen_ids": [c for _, c, _ in pairs],
+                              "rejected_ids": [r for _, _, r in pairs]})
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    if "lora" in case:
+        l = case["lora"]
+        model = peft.get_peft_model(model, peft.LoraConfig(r=l["r"], lora_alpha=l["alpha"], lora_dropout=0.0,
+                                                           target_modules=l["target_modules"], bias="none",
+                                                           task_type="CAUSAL_LM"))
+        model.save_pretrained(os.path.join(out, "init_adapter"))
+        os.remove(os.path.join(out, "init_adapter", "README.md"))  # PEFT's model card template
+    with tempfile.TemporaryDirectory() as tmp:
+        args = trl.DPOConfig(output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS,
+                             learning_rate=OPT["lr"], adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"],
+                             adam_epsilon=OPT["eps"], weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"],
+                             lr_scheduler_type="constant", logging_steps=1, save_strategy="no", report_to=[],
+                             bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
+                             max_length=MAX_LENGTH, precompute_ref_log_probs=True, loss_type=[case["loss_type"]],
+                             beta=case["beta"], label_smoothing=case["label_smoothing"], seed=SEED, dataloader_drop_last=False)
+        trainer = Recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab),
+                           eval_dataset=data if case.get("eval") else None)
+        trainer.records = []
+        ref = trainer.train_dataset
+        ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
+        trainer.train()
+        records = list(trainer.records)
+        evaluation = None
+        if case.get("eval"):
+            ev = trainer.evaluate()
+            evaluation = {k[len("eval_"):]: float(v) for k, v in ev.items()
+                          if k in ("eval_loss", "eval_rewards/accuracies", "eval_rewards/margins")}
+    assert len(records) == STEPS, len(records)
+    norms = [h["grad_norm"] for h in trainer.state.log_history if "grad_norm" in h]
+    assert len(norms) == STEPS, norms
+    for record, norm in zip(records, norms):
+        record["grad_norm"] = float(norm)
+    reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
+                     pairs=len(pairs), kept_pairs=len(ref_logps), **OPT,
+                     preference=dict(loss_type=case["loss_type"], beta=case["beta"],
+                                     label_smoothing=case["label_smoothing"]),
+                     lora=case.get("lora"), evaluation=evaluation,
+                     steps_trl=records, ref_logps=ref_logps, versions=dict(
+                         trl=trl.__version__, transformers=transformers.__version__, torch=torch.__version__))
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump(reference, f, indent=1)
+    print(name, [round(r["loss"], 6) for r in records], evaluation or "")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out-dir", default=os.path.join(ROOT, "tests", "fixtures", "dpo"))
+    p.add_argument("--case", action="append", help="only these cases")
+    a = p.parse_args()
+    for name, case in CASES.items():
+        if not a.case or name in a.case:
+            run_case(name, case, a.out_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,188 @@
+// Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
+// a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
+// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on
+// this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps metrics are TRL's,
+// and the evaluation of validation pairs TRL's eval_loss. A resumed run reads the reference its first
+// run kept and goes on as TRL did; the reference of other data is refused.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "comm/control_channel.hpp"
+#include "config/config.hpp"
+#include "core/json_file.hpp"
+#include "mpi_world.hpp"
+#include "step_records.hpp"
+#include "train/preference.hpp"
+#include "train/trainer.hpp"
+
+using namespace zt;
+using zt::test::shared_dir;
+using zt::test::step_records;
+using zt::test::world;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "dpo";
+const char* const kMetrics[] = {"rewards/chosen", "rewards/rejected", "rewards/accuracies",
+                                "rewards/margins", "logps/chosen",   "logps/rejected"};
+
+nlohmann::json reference_of(const std::string& name) {
+  return nlohmann::json::parse(std::ifstream(kFixtures / name / "reference.json"));
+}
+
+// The fixture's run on this world: each step's pairs split over the ranks and `accumulation`
+// micro-batches.
+nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int stage, int accumulation) {
+  const int W = world().world_size();
+  const std::string model = (kFixtures.parent_path() / "lora" / r.at("model").get<std::string>() / "base").string();
+  return {{"train_micro_batch_size_per_gpu", r.at("pairs_per_step").get<int>() / W / accumulation},
+          {"gradient_accumulation_steps", accumulation},
+          {"gradient_clipping", r.at("clip")},
+          {"optimizer",
+           {{"type", "AdamW"},
+            {"params",
+             {{"lr", r.at("lr")},
+              {"betas", {r.at("beta1"), r.at("beta2")}},
+              {"eps", r.at("eps")},
+              {"weight_decay", r.at("weight_decay")}}}}},
+          {"zero_optimization", {{"stage", stage}}},
+          {"model", {{"path", model}}},
+          {"data", {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")},
+                    {"shuffle", false}}},
+          {"preference", r.at("preference")},
+          {"training",
+           {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
+}
+
+// A LoRA case: PEFT's adapters from the fixture's init_adapter.
+nlohmann::json with_lora(nlohmann::json raw, const std::string& name, const nlohmann::json& r) {
+  if (!r.contains("lora") || r.at("lora").is_null()) return raw;
+  raw["lora"] = r.at("lora");
+  raw["lora"]["init_from"] = (kFixtures / name / "init_adapter").string();
+  return raw;
+}
+
+config::Config resolve(const nlohmann::json& raw) {
+  config::ResolveOptions options;
+  options.world_size = world().world_size();
+  return config::resolve_config(raw, options, "preference.json");
+}
+
+// Steps [first, first + steps.size()) of the metrics file against TRL's: the loss and the metrics
+// within 1e-4 of TRL's value; a reward, β times a difference of log-probabilities (0 at the first
+// step), within 1e-4 of β times the log-probabilities it is the difference of.
+void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json& r, size_t first) {
+  const double beta = r.at("preference").at("beta");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const nlohmann::json& want = r.at("steps_trl").at(first + i);
+    const double logps = std::max(std::abs(want.at("logps/chosen").get<double>()),
+                                  std::abs(want.at("logps/rejected").get<double>()));
+    const double loss = steps[i].at("loss"), want_loss = want.at("loss");
+    INFO("step " << first + i + 1 << ": loss " << loss << ", TRL " << want_loss);
+    CHECK(std::abs(loss - want_loss) <= 1e-4 * std::abs(want_loss));
+    const double norm = steps[i].at("grad_norm"), want_norm = want.at("grad_norm");
+    INFO("grad norm " << norm << ", TRL " << want_norm);
+    CHECK(std::abs(norm - want_norm) <= 1e-4 * want_norm);
+    for (const char* key : kMetrics) {
+      const double got = steps[i].at(key), expected = want.at(key);
+      INFO(key << " " << got << ", TRL " << expected);
+      const bool reward = std::string(key).starts_with("rewards/") && std::string(key) != "rewards/accuracies";
+      CHECK(std::abs(got - expected) <= 1e-4 * std::abs(expected) + (reward ? 1e-4 * beta * logps : 0.0));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, at stages 0 and 3",
+          "[trainer][preference][trl]") {
+  REQUIRE(4 % world().world_size() == 0);
+  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora"}) {
+    const nlohmann::json r = reference_of(name);
+    for (int stage : {0, 3}) {
+      // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
+      const int accumulation = stage == 3 && world().world_size() * 2 <= 4 ? 2 : 1;
+      DYNAMIC_SECTION(name << " at stage " << stage << ", accumulation " << accumulation) {
+        const std::string dir = shared_dir("preference", std::string(name) + "-stage" + std::to_string(stage));
+        nlohmann::json raw = with_lora(run_json(name, r, stage, accumulation), name, r);
+        raw["training"]["metrics"] = dir + "/metrics.jsonl";
+        const bool evaluates = r.contains("evaluation") && !r.at("evaluation").is_null();
+        if (evaluates) {  // the same pairs as validation data, evaluated after the last step
+          raw["data"]["val"] = raw["data"]["train"];
+          raw["training"]["eval_interval"] = r.at("steps");
+        }
+        const config::Config c = resolve(raw);
+        Trainer trainer(c, world());
+        REQUIRE(trainer.run() == 0);
+        if (world().rank() == 0) {
+          const auto steps = step_records(dir + "/metrics.jsonl");
+          REQUIRE(steps.size() == r.at("steps_trl").size());
+          check_steps(steps, r, 0);
+          if (evaluates) {
+            const auto evals = zt::test::eval_records(dir + "/metrics.jsonl");
+            REQUIRE(evals.size() == 1);
+            const double loss = evals[0].at("val_loss"), want = r.at("evaluation").at("loss");
+            INFO("val loss " << loss << ", TRL's eval_loss " << want);
+            CHECK(std::abs(loss - want) <= 1e-4 * want);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("A resumed preference run reads the reference its first run kept; other data's is refused",
+          "[trainer][preference][resume]") {
+  const std::string name = "qwen3_sigmoid";
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", "resume");
+  nlohmann::json raw = run_json(name, r, 3, 1);
+  raw["training"]["steps"] = 4;
+  raw["training"]["save_interval"] = 4;
+  raw["training"]["checkpoint_dir"] = dir + "/first";
+  raw["training"]["metrics"] = dir + "/first.jsonl";
+  const config::Config first = resolve(raw);
+  {
+    Trainer trainer(first, world());
+    REQUIRE(trainer.run() == 0);
+  }
+  REQUIRE(fs::exists(reference_logps_path(dir + "/first")));
+  // The whole run, resumed after step 4 into other checkpoints: TRL's steps 5-8 (a reference
+  // computed again from step 4's weights would give other losses).
+  raw["training"]["steps"] = 8;
+  raw["training"]["resume"] = dir + "/first/step_00000004";
+  raw["training"]["checkpoint_dir"] = dir + "/second";
+  raw["training"]["metrics"] = dir + "/second.jsonl";
+  const config::Config second = resolve(raw);
+  {
+    Trainer trainer(second, world());
+    CHECK(trainer.start_step() == 4);
+    REQUIRE(trainer.run() == 0);
+  }
+  CHECK(fs::exists(reference_logps_path(dir + "/second")));
+  if (world().rank() == 0) {
+    const auto steps = step_records(dir + "/second.jsonl");
+    REQUIRE(steps.size() == 4);
+    check_steps(steps, r, 4);
+  }
+  // The reference of other data: refused before any step, as bad input.
+  if (world().rank() == 0) {
+    nlohmann::json kept = read_json_file(reference_logps_path(dir + "/first"));
+    kept["digest"] = "0";
+    std::ofstream(reference_logps_path(dir + "/first")) << kept.dump();
+  }
+  world().control().barrier();
+  raw["training"]["checkpoint_dir"] = dir + "/third";
+  const config::Config third = resolve(raw);
+  int status = 0;
+  try {
+    Trainer trainer(third, world());
+  } catch (const SetupFailed& e) {
+    status = e.status;
+  }
+  CHECK(status == 2);
+}
