@@ -73,6 +73,25 @@ MODELS = {
                    vocab_size=200, max_seq_len=64, norm_eps=1e-6, rope_theta=1000000.0, rope_scaling=None,
                    attention_bias=False, mlp_bias=False, tie_word_embeddings=True, sliding_window=8,
                    max_window_layers=1)),
+    # Gemma 2 with a window of 8 over 24: layers 0 and 2 slide, layer 1 is full; four norms a layer,
+    # query_pre_attn_scalar 16 (not head_dim), attention and final logits soft-capped tightly enough
+    # to bend them, GeGLU, tied head, fp32.
+    "gemma2_swa_fp32": dict(
+        dtype=torch.float32, shard="40KB", T=24, steps=4,
+        model=dict(model_type="gemma2", n_layer=3, n_head=4, n_kv_head=2, head_dim=8, d_model=32, d_ff=48,
+                   vocab_size=200, max_seq_len=64, norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                   tie_word_embeddings=True, sliding_window=8, query_pre_attn_scalar=16,
+                   attn_logit_softcapping=1.5, final_logit_softcapping=2.0)),
+    # Gemma 3 text with a window of 8 over 24, sliding_window_pattern 3: layers 0 and 1 slide (rope
+    # theta 10000), layer 2 is full (theta 1e6, linear scaling 2); q_norm and k_norm, no
+    # soft-capping, tied head, fp32.
+    "gemma3_text_swa_fp32": dict(
+        dtype=torch.float32, shard="40KB", T=24, steps=4,
+        model=dict(model_type="gemma3_text", n_layer=3, n_head=4, n_kv_head=2, head_dim=8, d_model=32, d_ff=48,
+                   vocab_size=200, max_seq_len=64, norm_eps=1e-6, rope_theta=1000000.0,
+                   rope_scaling=dict(rope_type="linear", factor=2.0), rope_local_base_freq=10000.0,
+                   tie_word_embeddings=True, sliding_window=8, sliding_window_pattern=3, query_pre_attn_scalar=16,
+                   attn_logit_softcapping=None, final_logit_softcapping=None)),
 }
 
 

@@ -83,6 +83,8 @@ def hf_config(m):
         kw["rope_theta"] = m["rope_theta"]
         kw["rope_scaling"] = m["rope_scaling"]
     t = m["model_type"]
+    if t in ("gemma2", "gemma3_text"):
+        return gemma_config(m, kw)
     if t == "llama":
         kw.update(attention_bias=m["attention_bias"], mlp_bias=m["mlp_bias"])
         return transformers.LlamaConfig(**kw)
@@ -99,12 +101,28 @@ def hf_config(m):
     raise ValueError(t)
 
 
+def gemma_config(m, kw):
+    """Gemma 2 and Gemma 3 text: GeGLU, the window and soft-capping keys of their config classes;
+    Gemma 3's rope_parameters per layer kind (scaling on the full layers only)."""
+    kw = dict(kw, hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=m["query_pre_attn_scalar"],
+              sliding_window=m["sliding_window"], final_logit_softcapping=m["final_logit_softcapping"],
+              attn_logit_softcapping=m["attn_logit_softcapping"])
+    del kw["hidden_act"]
+    if m["model_type"] == "gemma2":
+        return transformers.Gemma2Config(**kw)
+    kw["rope_parameters"] = {"full_attention": kw["rope_parameters"],
+                             "sliding_attention": {"rope_type": "default", "rope_theta": m["rope_local_base_freq"]}}
+    return transformers.Gemma3TextConfig(sliding_window_pattern=m["sliding_window_pattern"], **kw)
+
+
 def make_model(m, gen):
     model = transformers.AutoModelForCausalLM.from_config(hf_config(m), attn_implementation="eager")
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):  # input_layernorm, post_attention_layernorm, norm, q_norm, k_norm
-                p.copy_(1.0 + 0.2 * torch.randn(p.shape, generator=gen))
+                # Gemma's norms scale by 1 + weight
+                unit = 0.0 if m["model_type"].startswith("gemma") else 1.0
+                p.copy_(unit + 0.2 * torch.randn(p.shape, generator=gen))
             elif name.endswith(".bias"):
                 p.copy_(0.1 * torch.randn(p.shape, generator=gen))
             elif "embed_tokens" in name or name == "lm_head.weight":

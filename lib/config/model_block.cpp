@@ -42,6 +42,26 @@ void reset_to_family_defaults(GptShape& s, ModelType type) {
   s.sliding_window = 0;
   s.layer_types.clear();
   s.moe = {};
+  s.query_pre_attn_scalar = s.attn_logit_softcapping = s.final_logit_softcapping = s.rope_local_base_freq = 0.0;
+  if (is_gemma(type)) {  // Gemma2Config's and Gemma3TextConfig's
+    const bool g2 = type == ModelType::Gemma2;
+    s.tied_head = true;
+    s.query_pre_attn_scalar = 256;
+    s.attn_logit_softcapping = g2 ? 50.0 : 0.0;
+    s.final_logit_softcapping = g2 ? 30.0 : 0.0;
+    s.rope_theta = g2 ? 10000.0 : 1000000.0;
+    s.rope_local_base_freq = g2 ? 0.0 : 10000.0;
+  }
+}
+
+// A key that is a positive number, or null (or 0) for none.
+void read_optional_positive(Block& b, const char* key, double& value) {
+  if (b.is_null(key)) {
+    b.raw(key);
+    value = 0.0;
+  } else if (auto v = b.optional_number(key, NumberRange::non_negative())) {
+    value = *v;
+  }
 }
 
 // layer_types: "sliding_attention" or "full_attention" per layer; absent or null: none given.
@@ -97,8 +117,8 @@ RopeScaling read_rope_scaling(Block& model) {
   }
   Block b = model.child("rope_scaling", UnknownKeys::Error);
   const std::string type = b.text("rope_type", "default");
-  if (type != "default" && type != "llama3")
-    b.fail("rope_type", fmt::format("\"{}\" is not implemented (expected default or llama3; the linear, dynamic, "
+  if (type != "default" && type != "llama3" && type != "linear")
+    b.fail("rope_type", fmt::format("\"{}\" is not implemented (expected default, llama3 or linear; the dynamic, "
                                     "yarn and longrope scalings are refused rather than trained differently from "
                                     "transformers)",
                                     type));
@@ -112,13 +132,18 @@ RopeScaling read_rope_scaling(Block& model) {
                                                 {"high_freq_factor", high.has_value()},
                                                 {"original_max_position_embeddings", original.has_value()}};
   for (auto [key, present] : given) {
-    if (type == "default" && present)
-      b.fail(key, "is given with rope_type default (no scaling), which takes no parameters");
+    if (type == "linear" && std::string_view(key) == "factor") {
+      if (!present) b.fail(key, "is missing (rope_type linear needs factor)");
+      continue;
+    }
+    if ((type == "default" || type == "linear") && present)
+      b.fail(key, fmt::format("is given with rope_type {}, which takes no such parameter", type));
     if (type == "llama3" && !present)
       b.fail(key, "is missing (rope_type llama3 needs factor, low_freq_factor, high_freq_factor and "
                   "original_max_position_embeddings)");
   }
   if (type == "default") return {};
+  if (type == "linear") return {RopeType::Linear, *factor};
   return {RopeType::Llama3, *factor, *low, *high, int(*original)};
 }
 
@@ -161,6 +186,10 @@ ModelConfig read_model(Block& b) {
   if (auto v = b.optional_integer("sliding_window", IntRange::between(0, 1 << 30))) shape.sliding_window = int(*v);
   if (b.present("layer_types") || b.is_null("layer_types")) shape.layer_types = read_layer_types(b);
   if (family_options(type).experts) read_moe(b, type, shape.moe);
+  read_optional_positive(b, "query_pre_attn_scalar", shape.query_pre_attn_scalar);
+  read_optional_positive(b, "attn_logit_softcapping", shape.attn_logit_softcapping);
+  read_optional_positive(b, "final_logit_softcapping", shape.final_logit_softcapping);
+  read_optional_positive(b, "rope_local_base_freq", shape.rope_local_base_freq);
 
   // Far beyond any machine, and below where the byte counts of the plan and the buffers overflow.
   constexpr double kMaxParams = 1e15;

@@ -2,7 +2,8 @@
 // The model block: a preset of lib/model/gpt_shape.hpp, explicit sizes (n_layer, n_head, d_model,
 // vocab_size, max_seq_len) and architecture keys (model_type, n_kv_head, head_dim, d_ff, norm_eps,
 // rope_theta, rope_scaling, attention_bias, mlp_bias, tie_word_embeddings, sliding_window,
-// layer_types), a
+// layer_types; Gemma's query_pre_attn_scalar, attn_logit_softcapping, final_logit_softcapping,
+// rope_local_base_freq), a
 // preset with some keys overridden, or model.path (a Hugging Face model directory's config.json,
 // hf/hf_config.hpp); and `--model FILE|PRESET|DIR`.
 #include <nlohmann/json.hpp>

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "core/by_dtype.hpp"
@@ -30,7 +32,9 @@ constexpr Family kFamilies[] = {{ModelType::Gpt2, "GPT2LMHeadModel"},
                                 {ModelType::Qwen3, "Qwen3ForCausalLM"},
                                 {ModelType::Qwen3Moe, "Qwen3MoeForCausalLM"},
                                 {ModelType::Qwen2Moe, "Qwen2MoeForCausalLM"},
-                                {ModelType::Mixtral, "MixtralForCausalLM"}};
+                                {ModelType::Mixtral, "MixtralForCausalLM"},
+                                {ModelType::Gemma2, "Gemma2ForCausalLM"},
+                                {ModelType::Gemma3Text, "Gemma3ForCausalLM"}};
 
 // The mixture-of-experts keys (model/gpt_shape.hpp's MoeShape), the same in both files: of every
 // family with experts, and those of the families with sparse layers among dense ones.
@@ -43,6 +47,12 @@ bool sparse_layers_key(const std::string& key) {
          key == "mlp_only_layers";
 }
 
+// The keys only Gemma's config classes have.
+bool gemma_key(const std::string& key) {
+  return key == "query_pre_attn_scalar" || key == "attn_logit_softcapping" || key == "final_logit_softcapping" ||
+         key == "rope_local_base_freq";
+}
+
 // Whether the family's transformers config class has the model key at all.
 bool family_has(ModelType type, const std::string& key) {
   const FamilyOptions options = family_options(type);
@@ -52,6 +62,8 @@ bool family_has(ModelType type, const std::string& key) {
   if (moe_key(key)) return options.experts;
   if (sparse_layers_key(key)) return options.sparse_layers;
   if (key == "shared_expert_intermediate_size") return type == ModelType::Qwen2Moe;
+  if (key == "rope_local_base_freq") return type == ModelType::Gemma3Text;
+  if (gemma_key(key)) return is_gemma(type);
   return true;
 }
 
@@ -105,6 +117,26 @@ nlohmann::json transformers_defaults(ModelType type) {
               {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},    {"tie_word_embeddings", false},
               {"num_experts_per_tok", 2},     {"num_experts", 8},              {"output_router_logits", false},
               {"router_aux_loss_coef", 0.001}};
+    case ModelType::Gemma2:
+    case ModelType::Gemma3Text: {
+      const bool g2 = type == ModelType::Gemma2;
+      return {{"vocab_size", g2 ? 256000 : 262208},
+              {"hidden_size", 2304},
+              {"intermediate_size", 9216},
+              {"num_hidden_layers", 26},
+              {"num_attention_heads", 8},
+              {"num_key_value_heads", 4},
+              {"head_dim", 256},
+              {"max_position_embeddings", g2 ? 8192 : 131072},
+              {"rms_norm_eps", 1e-6},
+              {"tie_word_embeddings", true},
+              {"attention_bias", false},
+              {"sliding_window", 4096},
+              {"query_pre_attn_scalar", 256},
+              {"final_logit_softcapping", g2 ? nlohmann::json(30.0) : nlohmann::json()},
+              {"attn_logit_softcapping", g2 ? nlohmann::json(50.0) : nlohmann::json()},
+              {"rope_theta", g2 ? 10000.0 : 1000000.0}};
+    }
     case ModelType::Gpt2:
       return {{"vocab_size", 50257}, {"n_positions", 1024},          {"n_embd", 768},
               {"n_layer", 12},       {"n_head", 12},                 {"layer_norm_epsilon", 1e-5},
@@ -115,9 +147,31 @@ nlohmann::json transformers_defaults(ModelType type) {
 
 // rope_theta and rope_scaling as zerotrain's keys, from 5.x's rope_parameters or 4.x's top-level
 // keys (rope_scaling's older spelling "type" included).
-void read_rope(const nlohmann::json& hf, HfConfig& out) {
+// gemma3_text: 5.x's rope_parameters holds one such object per layer kind: full_attention's is
+// rope_theta and rope_scaling, sliding_attention's rope_theta is rope_local_base_freq (its scaling
+// must be none); 4.x has rope_local_base_freq at the top.
+void read_rope(const nlohmann::json& given, HfConfig& out, ModelType type) {
+  nlohmann::json hf = given;
   const bool v5 = hf.contains("rope_parameters") && !hf.at("rope_parameters").is_null();
-  const std::string where = v5 ? "rope_parameters" : "rope_scaling";
+  std::string where = v5 ? "rope_parameters" : "rope_scaling";
+  if (type == ModelType::Gemma3Text) {
+    out.block["rope_local_base_freq"] = hf.value("rope_local_base_freq", nlohmann::json(10000.0));
+    out.from["rope_local_base_freq"] = "rope_local_base_freq";
+    if (v5 && hf.at("rope_parameters").is_object() && hf.at("rope_parameters").contains("full_attention")) {
+      const nlohmann::json both = hf.at("rope_parameters");
+      const nlohmann::json local = both.value("sliding_attention", nlohmann::json::object());
+      if (!local.is_object() || local.value("rope_type", std::string("default")) != "default")
+        fail("{}: rope_parameters.sliding_attention: {} is not implemented (expected rope_type default: the sliding "
+             "layers' rotations unscaled)",
+             out.file, show(local));
+      if (local.contains("rope_theta")) {
+        out.block["rope_local_base_freq"] = local.at("rope_theta");
+        out.from["rope_local_base_freq"] = "rope_parameters.sliding_attention.rope_theta";
+      }
+      hf["rope_parameters"] = both.at("full_attention");
+      where = "rope_parameters.full_attention";
+    }
+  }
   nlohmann::json scaling = v5 ? hf.at("rope_parameters") : hf.value("rope_scaling", nlohmann::json());
   if (!scaling.is_null() && !scaling.is_object())
     fail("{}: {}: {} is not an object (expected {{\"rope_type\": ..., ...}} or null)", out.file, where, show(scaling));
@@ -127,17 +181,17 @@ void read_rope(const nlohmann::json& hf, HfConfig& out) {
     scaling.erase("rope_theta");
   }
   out.block["rope_theta"] = theta;
-  out.from["rope_theta"] = v5 ? "rope_parameters.rope_theta" : "rope_theta";
+  out.from["rope_theta"] = v5 ? where + ".rope_theta" : "rope_theta";
   if (scaling.is_object() && scaling.contains("type") && !scaling.contains("rope_type")) {
     scaling["rope_type"] = scaling.at("type");
     scaling.erase("type");
   }
-  const nlohmann::json type = scaling.is_object() ? scaling.value("rope_type", nlohmann::json("default")) : "default";
-  if (!type.is_string() || (type != "default" && type != "llama3"))
-    fail("{}: {}.rope_type: {} is not implemented (expected default or llama3; the linear, dynamic, yarn and "
+  const nlohmann::json rope_type = scaling.is_object() ? scaling.value("rope_type", nlohmann::json("default")) : "default";
+  if (!rope_type.is_string() || (rope_type != "default" && rope_type != "llama3" && rope_type != "linear"))
+    fail("{}: {}.rope_type: {} is not implemented (expected default, llama3 or linear; the dynamic, yarn and "
          "longrope scalings are refused rather than trained differently from transformers)",
-         out.file, where, show(type));
-  out.block["rope_scaling"] = type == "default" ? nlohmann::json() : scaling;
+         out.file, where, show(rope_type));
+  out.block["rope_scaling"] = rope_type == "default" ? nlohmann::json() : scaling;
   out.from["rope_scaling"] = where;
 }
 
@@ -153,6 +207,18 @@ void read_layer_types(const nlohmann::json& given, ModelType type, HfConfig& out
     return;
   }
   out.block["layer_types"] = nullptr;
+  if (is_gemma(type)) {  // Gemma2Config: even layers slide; Gemma3TextConfig: all but every pattern-th
+    const nlohmann::json layers = given.value("num_hidden_layers", nlohmann::json());
+    const nlohmann::json pattern = given.value("sliding_window_pattern", nlohmann::json(6));
+    if (!layers.is_number_integer() || !pattern.is_number_integer() || pattern.get<int64_t>() <= 0) return;
+    const int64_t every = type == ModelType::Gemma2 ? 2 : pattern.get<int64_t>();
+    nlohmann::json types = nlohmann::json::array();
+    for (int64_t i = 0; i < layers.get<int64_t>(); ++i)
+      types.push_back((i + 1) % every != 0 ? "sliding_attention" : "full_attention");
+    out.block["layer_types"] = types;
+    out.from["layer_types"] = type == ModelType::Gemma2 ? "num_hidden_layers" : "sliding_window_pattern";
+    return;
+  }
   const bool window = given.value("use_sliding_window", false) == true && !given.at("sliding_window").is_null();
   if (type == ModelType::Mistral || !window) return;
   const nlohmann::json first = given.at("max_window_layers");
@@ -167,6 +233,12 @@ void read_layer_types(const nlohmann::json& given, ModelType type, HfConfig& out
 
 // The activation the family computes: SiLU in the llama family's MLP, GELU's tanh form in GPT-2's.
 void check_activation(const nlohmann::json& hf, ModelType type, const std::string& file) {
+  if (is_gemma(type)) {  // Gemma's MLP reads hidden_activation (hidden_act is an older, unused key)
+    const nlohmann::json act = hf.value("hidden_activation", nlohmann::json("gelu_pytorch_tanh"));
+    if (act != "gelu_pytorch_tanh" && !act.is_null())
+      fail("{}: hidden_activation: {} is not implemented (expected gelu_pytorch_tanh)", file, show(act));
+    return;
+  }
   const bool gpt2 = type == ModelType::Gpt2;
   const char* key = gpt2 ? "activation_function" : "hidden_act";
   const nlohmann::json act = hf.value(key, nlohmann::json(gpt2 ? "gelu_new" : "silu"));
@@ -195,11 +267,39 @@ void check_moe_options(const nlohmann::json& given, ModelType type, const std::s
   }
 }
 
+// Keys of later Gemma configs (Gemma 3n, Gemma 4) that change what the model computes: refused by
+// name rather than trained as a model without them.
+void refuse_unknown_gemma_keys(const nlohmann::json& given, const std::string& file) {
+  constexpr std::pair<const char*, const char*> kRefused[] = {
+      {"use_bidirectional_attention", "bidirectional attention (zerotrain trains causal language models)"},
+      {"hidden_size_per_layer_input", "per-layer inputs"},
+      {"vocab_size_per_layer_input", "per-layer inputs"},
+      {"num_kv_shared_layers", "key/value sharing between layers"},
+      {"altup_num_inputs", "AltUp"},
+      {"laurel_rank", "LAuReL blocks"},
+      {"activation_sparsity_pattern", "activation sparsity"},
+      {"attention_k_eq_v", "keys equal to values"},
+      {"enable_moe_block", "mixture-of-experts blocks"},
+  };
+  for (auto [key, what] : kRefused) {
+    if (!given.contains(key)) continue;
+    const nlohmann::json& v = given.at(key);
+    const bool off = v.is_null() || v == false || v == 0 ||
+                     (v.is_array() && std::all_of(v.begin(), v.end(), [](const auto& x) { return x == 0; }));
+    if (!off) fail("{}: {}: {} is not implemented ({})", file, key, show(v), what);
+  }
+}
+
 ModelType model_type_of(const nlohmann::json& hf, const std::string& file) {
   const nlohmann::json type_name = hf.value("model_type", nlohmann::json());
   std::optional<ModelType> type;
   if (type_name.is_string()) type = kModelTypeNames.find(type_name.get<std::string>());
   if (type) return *type;
+  if (type_name == "gemma3")
+    fail("{}: model_type: \"gemma3\" is Gemma3ForConditionalGeneration, a vision tower beside the language model, "
+         "which zerotrain does not train (expected gemma3_text: a text-only Gemma 3 checkpoint such as gemma-3-1b or "
+         "gemma-3-270m)",
+         file);
   fail("{}: model_type: {} is not a model type zerotrain implements (expected one of {})", file,
        type_name.is_null() ? "missing" : show(type_name), kModelTypeNames.list(","));
 }
@@ -226,6 +326,11 @@ void write_sliding_window(ordered_json& out, const GptShape& s) {
     types.push_back(kLayerAttentionNames.name(slides ? LayerAttention::Sliding : LayerAttention::Full));
     if (!slides && full_first == l) full_first = l + 1;
   }
+  if (is_gemma(s.model_type)) {  // the window and every layer's kind, as transformers 5 writes them
+    out["sliding_window"] = window > 0 ? ordered_json(window) : ordered_json(nullptr);
+    out["layer_types"] = types;
+    return;
+  }
   out["use_sliding_window"] = window > 0;
   if (window > 0) {
     out["sliding_window"] = window;
@@ -238,12 +343,15 @@ void write_sliding_window(ordered_json& out, const GptShape& s) {
 }
 
 // transformers 5: one rope_parameters object holds the theta and the scaling.
+// gemma3_text: one per layer kind, the sliding layers' unscaled.
 ordered_json rope_parameters(const nlohmann::json& block) {
   ordered_json p = {{"rope_type", "default"}};
   if (block.at("rope_scaling").is_object())
     for (auto& [k, v] : block.at("rope_scaling").items()) p[k] = v;
   p["rope_theta"] = block.at("rope_theta");
-  return p;
+  if (!block.contains("rope_local_base_freq")) return p;
+  return {{"full_attention", p},
+          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", block.at("rope_local_base_freq")}}}};
 }
 
 }  // namespace
@@ -276,6 +384,10 @@ const std::vector<HfConfigKey>& hf_config_keys() {
       {"mlp_only_layers", "mlp_only_layers", nullptr},
       {"output_router_logits", "output_router_logits", nullptr},
       {"router_aux_loss_coef", "router_aux_loss_coef", nullptr},
+      {"query_pre_attn_scalar", "query_pre_attn_scalar", nullptr},
+      {"attn_logit_softcapping", "attn_logit_softcapping", nullptr},
+      {"final_logit_softcapping", "final_logit_softcapping", nullptr},
+      {"rope_local_base_freq", "rope_local_base_freq", nullptr},
   };
   return keys;
 }
@@ -326,6 +438,15 @@ nlohmann::json model_keys(const GptShape& shape) {
                 {"mlp_only_layers", m.mlp_only_layers}});
     if (s.model_type == ModelType::Qwen2Moe) j["shared_expert_intermediate_size"] = m.d_shared;
   }
+  if (r.type == RopeType::Linear) j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", r.factor}};
+  if (is_gemma(s.model_type)) {
+    auto none_if_0 = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
+    const double scalar = s.query_pre_attn_scalar;  // an int in transformers' config classes
+    j["query_pre_attn_scalar"] = scalar > 0 && scalar == std::floor(scalar) ? nlohmann::json(int64_t(scalar)) : none_if_0(scalar);
+    j["attn_logit_softcapping"] = none_if_0(s.attn_logit_softcapping);
+    j["final_logit_softcapping"] = none_if_0(s.final_logit_softcapping);
+    if (s.model_type == ModelType::Gemma3Text) j["rope_local_base_freq"] = none_if_0(s.rope_local_base_freq);
+  }
   return j;
 }
 
@@ -356,16 +477,17 @@ HfConfig read_hf_config(const std::string& dir) {
     const std::string key = k.key;
     const char* hf_key = gpt2 ? k.gpt2_hf : k.hf;
     if (!hf_key || key == "model_type" || key == "rope_theta" || key == "rope_scaling" || key == "layer_types" ||
-        !family_has(type, key))
+        key == "rope_local_base_freq" || !family_has(type, key))
       continue;
     nlohmann::json value = given.value(hf_key, nlohmann::json());
-    if (key == "sliding_window" && type != ModelType::Mistral && given.value("use_sliding_window", false) != true)
+    if (key == "sliding_window" && type != ModelType::Mistral && !is_gemma(type) && given.value("use_sliding_window", false) != true)
       value = nullptr;  // qwen2, qwen3: the window applies only with use_sliding_window
-    if (value.is_null() && key != "sliding_window") continue;  // the family derives it (n_kv_head, head_dim, d_ff)
+    if (value.is_null() && key != "sliding_window" && !gemma_key(key)) continue;  // the family derives it (n_kv_head, head_dim, d_ff)
     out.block[key] = value;
     out.from[key] = key == "num_experts" && local_experts ? "num_local_experts" : hf_key;
   }
-  if (!gpt2) read_rope(hf, out);
+  if (is_gemma(type)) refuse_unknown_gemma_keys(given, out.file);
+  if (!gpt2) read_rope(is_gemma(type) ? given : hf, out, type);
   if (family_has(type, "layer_types")) read_layer_types(given, type, out);
   return out;
 }
@@ -414,6 +536,8 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
     if (name == "layer_types") continue;  // with sliding_window
     if (name == "sliding_window") {
       write_sliding_window(out, s);
+    } else if (name == "rope_local_base_freq" && in_rope_parameters) {
+      out.erase(hf);  // inside rope_parameters
     } else if (name == "rope_theta" || name == "rope_scaling") {
       if (in_rope_parameters)
         out["rope_parameters"] = rope_parameters(block);
@@ -431,6 +555,11 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
     out["tie_word_embeddings"] = true;
     set_if_absent(out, "bos_token_id", s.vocab_size - 1);  // GPT-2's convention: the last token is <|endoftext|>
     set_if_absent(out, "eos_token_id", s.vocab_size - 1);
+  } else if (is_gemma(type)) {
+    out["hidden_activation"] = "gelu_pytorch_tanh";
+    set_if_absent(out, "initializer_range", 0.02);
+    set_if_absent(out, "attention_dropout", 0.0);
+    set_if_absent(out, "use_cache", true);
   } else {
     out["hidden_act"] = "silu";
     set_if_absent(out, "initializer_range", 0.02);

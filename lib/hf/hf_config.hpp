@@ -5,9 +5,11 @@
 //
 // Reading (`--model DIR`, model.path) takes config.json as transformers 4.x and 5.x write it, with
 // transformers' default for a key it leaves out (e.g. Qwen3's head_dim 128), for model_type llama,
-// mistral, qwen2, qwen3 and gpt2. Writing (save_final, `zerotrain export`) gives what
+// mistral, qwen2, qwen3, gemma2, gemma3_text and gpt2 (gemma3, with a vision tower, and later
+// Gemmas' keys that change the computation are refused by name). Writing (save_final, `zerotrain export`) gives what
 // save_pretrained writes for the family (GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM,
-// Qwen2ForCausalLM, Qwen3ForCausalLM): keys a family's config class does not have are left out
+// Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM): keys a family's config
+// class does not have are left out
 // (family_options, model/gpt_shape.hpp). With the config.json the run started from (same
 // model_type), its other keys carry over in their order (bos_token_id, eos_token_id,
 // transformers_version, ...), and so does its layout of the rotary keys.

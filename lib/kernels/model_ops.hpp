@@ -32,6 +32,16 @@ namespace zt {
 // it (=, its old contents ignored: the caller is the first writer and saves clearing it).
 enum class GradInto : uint8_t { Accumulate, Overwrite };
 
+// How attention turns q·k into scores: s = scale · q·k (scale 0: 1/sqrt(hd)), then with softcap > 0
+// s = softcap · tanh(s / softcap) before the mask and the softmax (Gemma 2's attn_logit_softcapping).
+struct AttentionScores {
+  float scale = 0.0f;
+  float softcap = 0.0f;
+};
+
+// The gate's activation of a gated MLP: SiLU (SwiGLU) or GELU's tanh form (GeGLU).
+enum class Gate : uint8_t { Silu, GeluTanh };
+
 class ModelOps {
 public:
   virtual ~ModelOps() = default;
@@ -103,26 +113,27 @@ public:
                                   const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
                                   GradInto dqkv_into) = 0;
 
-  // RMSNorm: out[N, C] = inp · rstd · weight, rstd = 1 / sqrt(mean(inp²) + eps) saved in rstd[N].
-  virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
-                               float eps) = 0;
+  // RMSNorm: out[N, C] = inp · rstd · (weight_offset + weight), rstd = 1 / sqrt(mean(inp²) + eps)
+  // saved in rstd[N], computed in fp32 and rounded once (weight_offset 1: Gemma's (1 + w) norms).
+  virtual void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps,
+                               float weight_offset = 0.0f) = 0;
   virtual void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                                const float* rstd, int N, int C, GradInto dinp_into) = 0;
+                                const float* rstd, int N, int C, GradInto dinp_into, float weight_offset = 0.0f) = 0;
   // residual = a + b, then out = rmsnorm(residual) as rmsnorm_forward computes it (a llama block's
   // second residual and its norm; a backend may do both in one pass).
   virtual void residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
-                                        const void* weight, int N, int C, float eps) {
+                                        const void* weight, int N, int C, float eps, float weight_offset = 0.0f) {
     residual_forward(residual, a, b, size_t(N) * size_t(C));
-    rmsnorm_forward(out, rstd, residual, weight, N, C, eps);
+    rmsnorm_forward(out, rstd, residual, weight, N, C, eps, weight_offset);
   }
   // RMSNorm of each head of the packed qkv [N, (NH + 2·NKV)·hd] (Qwen3's q_norm and k_norm): out
   // holds the q heads normalised with q_weight[hd], the k heads with k_weight[hd], the v heads
   // copied; rstd[N, NH + NKV] per q and k head. Backward passes the v heads' gradient through.
   virtual void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
-                               int N, int NH, int NKV, int hd, float eps) = 0;
+                               int N, int NH, int NKV, int hd, float eps, float weight_offset = 0.0f) = 0;
   virtual void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                 const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                                int NKV, int hd, GradInto dqkv_into) = 0;
+                                int NKV, int hd, GradInto dqkv_into, float weight_offset = 0.0f) = 0;
 
   // Rotary embeddings in place on the q and k heads of the packed qkv [B, T, (NH + 2·NKV)·hd],
   // Hugging Face's rotate-half convention: with i < hd/2, c = cos[p, i], s = sin[p, i] (p the
@@ -139,13 +150,14 @@ public:
   // h / (NH / NKV); out [B, T, NH·hd]; scale 1/sqrt(hd). `saved` and `scratch` as above (sized by
   // NH); segments as above. NKV = NH and hd = C / NH is the attention above. window > 0: sliding-
   // window attention, query t attends to the keys (t - window, t] of its sample only, and the work
-  // for keys outside that band is skipped.
+  // for keys outside that band is skipped. scores: their scale and soft-capping (the default: 1/sqrt(hd),
+  // none).
   virtual void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
-                                     const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
-                                     int window) = 0;
+                                     const TokenSegment* segments, int B, int T, int NH, int NKV, int hd, int window,
+                                     AttentionScores scores = {}) = 0;
   virtual void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                                       const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV,
-                                      int hd, int window, GradInto dqkv_into) = 0;
+                                      int hd, int window, GradInto dqkv_into, AttentionScores scores = {}) = 0;
 
   // Attention of new positions against a key/value cache (generation, forward only). qkv
   // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
@@ -155,18 +167,23 @@ public:
   // sample; with a window > 0, the last `window` of them). out [B, T, NH·hd].
   // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
   virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                        int pos, int S, int NH, int NKV, int hd, int window) = 0;
+                                        int pos, int S, int NH, int NKV, int hd, int window,
+                                        AttentionScores scores = {}) = 0;
 
   // SwiGLU over the packed gate and up projections: inp [N, 2F] holds gate [N, F] then up [N, F]
   // in each row; out[N, F] = silu(gate) · up, silu(x) = x / (1 + exp(-x)); dinp (+)= its gradient.
-  virtual void swiglu_forward(void* out, const void* inp, int N, int F) = 0;
-  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) = 0;
+  // gate GeluTanh: gelu(gate) · up (GeGLU, GELU's tanh form).
+  virtual void swiglu_forward(void* out, const void* inp, int N, int F, Gate gate = Gate::Silu) = 0;
+  virtual void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
+                               Gate gate = Gate::Silu) = 0;
 
   // GPT-2's tanh GELU: out = gelu(inp); dinp (+)= gelu'(inp) · dout.
   virtual void gelu_forward(void* out, const void* inp, size_t n) = 0;
   virtual void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) = 0;
   // out = a + b
   virtual void residual_forward(void* out, const void* a, const void* b, size_t n) = 0;
+  // Soft-capping in place: x = cap · tanh(x / cap) (Gemma's final_logit_softcapping on the logits; cap > 0).
+  virtual void softcap_forward(void* x, size_t n, float cap) = 0;
 
   // A block of columns of row-major matrices: dst[n, j] (+)= scale · src[n, j] for n < N, j < width,
   // rows of dst dst_ld elements apart, of src src_ld (LoRA's update added to its slice of a packed
@@ -237,9 +254,11 @@ public:
   // for the padding, for the whole row of an ignored target, and everywhere when counted[0] is 0.
   // counted[0] is read when the device runs the work (a CUDA graph replayed for another
   // micro-batch reads that micro-batch's count). Overwrites dlogits, which may be the logits
-  // buffer itself.
+  // buffer itself. softcap > 0: the logits are soft-capped ones (softcap_forward) and dlogits is
+  // the gradient of the logits before the cap, times 1 - (logit / softcap)².
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                      const int32_t* counted, float dloss, int N, int V, int Vp) = 0;
+                                      const int32_t* counted, float dloss, int N, int V, int Vp,
+                                      float softcap = 0.0f) = 0;
 };
 
 }  // namespace zt

@@ -41,6 +41,15 @@ int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
   return counted;
 }
 
+// `x` rounded to the compute dtype, as torch rounds a scalar tensor made in the hidden states' dtype.
+float in_dtype(DType dtype, float x) {
+  float out = 0.0f;
+  std::vector<uint8_t> bytes(dtype_size(dtype));
+  from_f32(dtype, &x, bytes.data(), 1);
+  to_f32(dtype, bytes.data(), &out, 1);
+  return out;
+}
+
 // The lowest block whose parameters or adapters train (0 when the embeddings do): backward stops
 // there. n_layer when no block trains.
 int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool adapters) {
@@ -74,6 +83,12 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       lora_(shape, parts.lora, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend),
       lowest_trained_block_(lowest_trained_block(layout_, shape, lora_.enabled())),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
+      norm_offset_(recipe_.gemma ? 1.0f : 0.0f),
+      gate_(recipe_.gemma ? Gate::GeluTanh : Gate::Silu),
+      scores_{shape.query_pre_attn_scalar > 0 ? float(std::pow(shape.query_pre_attn_scalar, -0.5)) : 0.0f,
+              float(shape.attn_logit_softcapping)},
+      embed_scale_(recipe_.gemma ? in_dtype(backend.model.dtype(), float(std::sqrt(double(shape.d_model)))) : 1.0f),
+      final_softcap_(float(shape.final_logit_softcapping)),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
       acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes),
       moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
@@ -81,8 +96,27 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
 }
 
 void Gpt::fill_rope_tables() {
-  const int half = shape_.head_size() / 2;
-  const std::vector<float> inv_freq = rope_inverse_frequencies(shape_);
+  fill_rope_table(shape_, acts_.rope_cos, acts_.rope_sin);
+  if (acts_.rope_local_cos.empty()) return;
+  GptShape local = shape_;  // gemma3_text's sliding layers: their own base, no scaling
+  local.rope_theta = shape_.rope_local_base_freq;
+  local.rope_scaling = {};
+  fill_rope_table(local, acts_.rope_local_cos, acts_.rope_local_sin);
+}
+
+const float* Gpt::rope_cos(int layer) const {
+  const bool local = !acts_.rope_local_cos.empty() && shape_.layer_window(layer) > 0;
+  return (local ? acts_.rope_local_cos : acts_.rope_cos).data();
+}
+
+const float* Gpt::rope_sin(int layer) const {
+  const bool local = !acts_.rope_local_sin.empty() && shape_.layer_window(layer) > 0;
+  return (local ? acts_.rope_local_sin : acts_.rope_sin).data();
+}
+
+void Gpt::fill_rope_table(const GptShape& shape, Buffer<float>& cos_table, Buffer<float>& sin_table) {
+  const int half = shape.head_size() / 2;
+  const std::vector<float> inv_freq = rope_inverse_frequencies(shape);
   std::vector<float> cos(size_t(max_seq_) * half), sin(cos.size());
   for (int t = 0; t < max_seq_; t++)
     for (int i = 0; i < half; i++) {
@@ -91,8 +125,8 @@ void Gpt::fill_rope_tables() {
       cos[size_t(t) * half + i] = float(std::cos(double(angle)));
       sin[size_t(t) * half + i] = float(std::sin(double(angle)));
     }
-  device_.copy(acts_.rope_cos.data(), cos.data(), cos.size() * sizeof(float), device_.compute());
-  device_.copy(acts_.rope_sin.data(), sin.data(), sin.size() * sizeof(float), device_.compute());
+  device_.copy(cos_table.data(), cos.data(), cos.size() * sizeof(float), device_.compute());
+  device_.copy(sin_table.data(), sin.data(), sin.size() * sizeof(float), device_.compute());
   device_.synchronize(device_.compute());  // the host tables go out of scope
 }
 
@@ -190,7 +224,7 @@ void* Gpt::grads(ParamHooks& hooks, int g) {
 void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, const char* weight, const char* bias,
                        int N) {
   if (recipe_.rms_norm)
-    ops_.rmsnorm_forward(out, rstd, inp, weight, N, shape_.d_model, float(shape_.norm_eps));
+    ops_.rmsnorm_forward(out, rstd, inp, weight, N, shape_.d_model, float(shape_.norm_eps), norm_offset_);
   else
     ops_.layernorm_forward(out, mean, rstd, inp, weight, bias, N, shape_.d_model);
 }
@@ -198,7 +232,7 @@ void Gpt::norm_forward(void* out, float* mean, float* rstd, const void* inp, con
 void Gpt::norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp,
                         const char* weight, const float* mean, const float* rstd, int N, GradInto dinp_into) {
   if (recipe_.rms_norm)
-    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model, dinp_into);
+    ops_.rmsnorm_backward(dinp, dweight, dout, inp, weight, rstd, N, shape_.d_model, dinp_into, norm_offset_);
   else
     ops_.layernorm_backward(dinp, dweight, dbias, dout, inp, weight, mean, rstd, N, shape_.d_model, dinp_into);
 }
@@ -232,27 +266,34 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
     if (recipe_.qk_norm)
       ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
-                           float(shape_.norm_eps));
+                           float(shape_.norm_eps), norm_offset_);
     const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
-    ops_.rope_forward(a.qkv_att, acts_.rope_cos.data() + first_row, acts_.rope_sin.data() + first_row, segments_, B,
-                      T, NH, NKV, hd);
+    ops_.rope_forward(a.qkv_att, rope_cos(layer) + first_row, rope_sin(layer) + first_row, segments_, B, T, NH, NKV,
+                      hd);
     const int window = shape_.layer_window(layer);
     if (cache)
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
-                                    cache->capacity(), NH, NKV, hd, window);
+                                    cache->capacity(), NH, NKV, hd, window, scores_);
     else
-      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd, window);
+      ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd, window,
+                                 scores_);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
                                   cache->capacity(), NH, NH, C / NH, 0);
   } else {
     ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, segments_, B, T, C, NH);
   }
-  ops_.matmul_forward(proj, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
-  adapt(OutWeight, proj, a.atty);
+  // Gemma norms each branch's output before the residual add (its input kept for backward).
+  auto post_norm = [&](void* out, BlockRole r, float* rstd) {
+    if (recipe_.gemma) ops_.rmsnorm_forward(proj, rstd, out, w(r), N, C, float(shape_.norm_eps), norm_offset_);
+  };
+  void* attn_out = recipe_.gemma ? a.attn_out : proj;
+  ops_.matmul_forward(attn_out, a.atty, w(OutWeight), w(OutBias), N, Q, C, weights_);
+  adapt(OutWeight, attn_out, a.atty);
+  post_norm(attn_out, PostAttnNormWeight, a.attn_rstd);
   if (recipe_.rms_norm) {
     ops_.residual_rmsnorm_forward(a.residual2, a.ln2, a.ln2_rstd, input, proj, w(Norm2Weight), N, C,
-                                  float(shape_.norm_eps));
+                                  float(shape_.norm_eps), norm_offset_);
   } else {
     ops_.residual_layernorm_forward(a.residual2, a.ln2, a.ln2_mean, a.ln2_rstd, input, proj, w(Norm2Weight),
                                     w(Norm2Bias), N, C);
@@ -268,7 +309,7 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   if (recipe_.swiglu) {
     ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
     adapt(FcWeight, a.fch, a.ln2);
-    ops_.swiglu_forward(a.fch_gelu, a.fch, N, F);
+    ops_.swiglu_forward(a.fch_gelu, a.fch, N, F, gate_);
   } else if (adapted(FcWeight)) {  // the adapter's update goes in before the GELU
     ops_.matmul_forward(a.fch, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
     adapt(FcWeight, a.fch, a.ln2);
@@ -276,10 +317,13 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   } else {
     ops_.matmul_gelu_forward(a.fch, a.fch_gelu, a.ln2, w(FcWeight), w(FcBias), N, C, fc, weights_);
   }
-  if (!write_output) return;  // recomputation for backward needs nothing past the activation
-  ops_.matmul_forward(proj, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
-  adapt(FcProjWeight, proj, a.fch_gelu);
-  ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
+  // Recomputation for backward needs nothing past the activation, but Gemma's MLP output norm.
+  if (!write_output && !recipe_.gemma) return;
+  void* mlp_out = recipe_.gemma ? a.mlp_out : proj;
+  ops_.matmul_forward(mlp_out, a.fch_gelu, w(FcProjWeight), w(FcProjBias), N, F, C, weights_);
+  adapt(FcProjWeight, mlp_out, a.fch_gelu);
+  post_norm(mlp_out, PostFfNormWeight, a.mlp_rstd);
+  if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
 }
 
 float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
@@ -341,6 +385,8 @@ void Gpt::head_logits(const void* w_head, HeadChunk chunk) {
   const auto* lnf = static_cast<const char*>(acts_.lnf.data()) + size_t(chunk.first) * C * dtype_size(ops_.dtype());
   ops_.matmul_forward(acts_.logits.data(), lnf, w_head, nullptr, chunk.rows, C, padded_vocab(),
                       WeightLayout::OutputMajor);
+  if (final_softcap_ > 0.0f)
+    ops_.softcap_forward(acts_.logits.data(), size_t(chunk.rows) * size_t(padded_vocab()), final_softcap_);
 }
 
 void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, int T, ParamHooks& hooks,
@@ -355,6 +401,8 @@ void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, i
   ops_.embedding_forward(acts_.residual(0), acts_.inputs.data(), emb,
                          recipe_.rotary ? nullptr : emb + (wpe_offset_ + pos * size_t(C)) * esz, segments_, B, T, C);
   hooks.release(kEmbeddingsGroup);
+  if (embed_scale_ != 1.0f)
+    ops_.scale_columns(acts_.residual(0), C, acts_.residual(0), C, N, C, embed_scale_, GradInto::Overwrite);
 
   for (int l = 0; l < L; l++) {
     const BlockParams p = fetch_block(hooks, l);
@@ -423,21 +471,30 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
     if (adapted(r)) lora_.backward(r, layer, recompute_ ? 0 : layer, dx, bg.adapters, dout, x, bp.adapters, N);
   };
 
-  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2)))), or the experts'
+  // Gemma's norms of the branch outputs: the gradient of their input into dln (free until the
+  // branch's input projection writes it).
+  auto post_norm = [&](const void* out, BlockRole r, const float* rstd) -> const void* {
+    if (!recipe_.gemma) return dres;
+    ops_.rmsnorm_backward(acts_.dln.data(), dw(r), dres, out, w(r), rstd, N, C, Set, norm_offset_);
+    return acts_.dln.data();
+  };
+
+  // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
+  const void* dmlp = post_norm(a.mlp_out, PostFfNormWeight, a.mlp_rstd);
   if (shape_.sparse(layer)) {
     moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(),
-                  {dw(RouterWeight), dw(ExpertWeights), dw(SharedExpertWeights), dw(SharedGateWeight)}, dres, a.ln2,
+                  {dw(RouterWeight), dw(ExpertWeights), dw(SharedExpertWeights), dw(SharedGateWeight)}, dmlp, a.ln2,
                   {w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight)}, N);
   } else if (recipe_.swiglu || adapted(FcProjWeight)) {
-    ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres, a.fch_gelu, w(FcProjWeight),
+    ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dmlp, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);
-    adapt(FcProjWeight, acts_.dfch_gelu.data(), dres, a.fch_gelu);
+    adapt(FcProjWeight, acts_.dfch_gelu.data(), dmlp, a.fch_gelu);
     if (recipe_.swiglu)
-      ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set);
+      ops_.swiglu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), N, F, Set, gate_);
     else
       ops_.gelu_backward(acts_.dfch.data(), a.fch, acts_.dfch_gelu.data(), size_t(N) * size_t(F), Set);
   } else {
-    ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dres,
+    ops_.matmul_gelu_backward(acts_.dfch.data(), acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dmlp,
                               a.fch_gelu, a.fch, w(FcProjWeight), N, F, C, weights_, Set);
   }
   if (!shape_.sparse(layer)) {
@@ -449,18 +506,19 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
                 a.ln2_rstd, N, Add);
 
   // Attention branch: residual2 = input + proj(attention(qkv(norm_1(input))))
-  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dres, a.atty, w(OutWeight), N, Q, C, weights_,
+  const void* dattn = post_norm(a.attn_out, PostAttnNormWeight, a.attn_rstd);
+  ops_.matmul_backward(acts_.datty.data(), dw(OutWeight), dw(OutBias), dattn, a.atty, w(OutWeight), N, Q, C, weights_,
                        Set);
-  adapt(OutWeight, acts_.datty.data(), dres, a.atty);
+  adapt(OutWeight, acts_.datty.data(), dattn, a.atty);
   if (recipe_.rotary) {
     // The gradient of what attention read: of qkv itself, or of the q/k norms' output.
     ActTensor& d_att_in = recipe_.qk_norm ? acts_.dqkv_att : acts_.dqkv;
     ops_.gqa_attention_backward(d_att_in.data(), acts_.datt.data(), acts_.datty.data(), a.qkv_att, a.atty, a.att,
-                                segments_, B, T, NH, NKV, hd, shape_.layer_window(layer), Set);
-    ops_.rope_backward(d_att_in.data(), acts_.rope_cos.data(), acts_.rope_sin.data(), segments_, B, T, NH, NKV, hd);
+                                segments_, B, T, NH, NKV, hd, shape_.layer_window(layer), Set, scores_);
+    ops_.rope_backward(d_att_in.data(), rope_cos(layer), rope_sin(layer), segments_, B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
-                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set);
+                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set, norm_offset_);
     }
   } else {
     ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, segments_,
@@ -510,14 +568,15 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
     if (c != chunks - 1) head_logits(w_head, chunk);
     if (!row_weights) {
       ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
-                                  acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp);
+                                  acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
+                                  final_softcap_);
     } else {  // the chunk's rows piece by piece, a row of the batch each with its weight and a count of 1
       const size_t row_bytes = size_t(Vp) * dtype_size(ops_.dtype());
       for (int first = chunk.first; first < chunk.first + chunk.rows;) {
         const int b = first / T, end = std::min(chunk.first + chunk.rows, (b + 1) * T);
         auto* d = static_cast<char*>(dlogits) + size_t(first - chunk.first) * row_bytes;
         ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, acts_.targets.data() + first, one_.data(),
-                                    dloss * row_weights[b], end - first, V, Vp);
+                                    dloss * row_weights[b], end - first, V, Vp, final_softcap_);
         first = end;
       }
     }
@@ -554,6 +613,8 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
   // The lookup needs no parameter values, only the token ids.
   if (!layout_.group_trainable(size_t(kEmbeddingsGroup))) return;
   auto demb = head == kEmbeddingsGroup ? dw_head : static_cast<char*>(grads(hooks, kEmbeddingsGroup));
+  if (embed_scale_ != 1.0f)
+    ops_.scale_columns(acts_.dresidual.data(), C, acts_.dresidual.data(), C, N, C, embed_scale_, GradInto::Overwrite);
   ops_.embedding_backward(demb, recipe_.rotary ? nullptr : demb + wpe_offset_ * esz, acts_.dresidual.data(),
                           acts_.inputs.data(), segments_, B, T, C);
   hooks.grads_ready(kEmbeddingsGroup);

@@ -1,6 +1,7 @@
 #pragma once
 // A decoder-only transformer over a backend's ModelOps, of any family GptShape describes (GPT-2,
-// Llama, Mistral, Qwen2, Qwen3): one model whose blocks follow the shape's BlockRecipe, not a
+// Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 text): one model whose blocks follow the shape's
+// BlockRecipe, not a
 // class per family. Pre-norm blocks (LayerNorm or RMSNorm), attention over one packed q/k/v
 // projection (multi-head, or grouped-query with rotary positions and optional q/k norms), an MLP
 // (GELU, or SwiGLU over packed gate and up projections), a final norm and an LM head, tied to the
@@ -202,6 +203,10 @@ private:
   void norm_backward(void* dinp, char* dweight, char* dbias, const void* dout, const void* inp, const char* weight,
                      const float* mean, const float* rstd, int N, GradInto dinp_into);
   void fill_rope_tables();
+  void fill_rope_table(const GptShape& shape, Buffer<float>& cos, Buffer<float>& sin);
+  // The rotary tables of a layer: the sliding layers' own where their base differs.
+  const float* rope_cos(int layer) const;
+  const float* rope_sin(int layer) const;
   const void* fetch(ParamHooks& hooks, int g);  // checks the view's dtype
   void* grads(ParamHooks& hooks, int g);
 
@@ -217,6 +222,11 @@ private:
   // Backward goes down to this block (n_layer: none): below it nothing trains.
   int lowest_trained_block_;
   WeightLayout weights_;  // how the projections are stored (GPT-2's Conv1D or nn.Linear)
+  float norm_offset_;      // RMSNorm scales by norm_offset_ + w (Gemma: 1)
+  Gate gate_;              // the gated MLP's activation
+  AttentionScores scores_;
+  float embed_scale_;      // the embeddings' factor (Gemma: sqrt(d_model) in the compute dtype), else 1
+  float final_softcap_;    // soft-capping of the logits (Gemma's final_logit_softcapping), else 0
   size_t wpe_offset_;     // of wpe.weight inside the embeddings group (learned positions only)
   GptActivations acts_;
   MoeBlock moe_;

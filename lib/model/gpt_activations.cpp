@@ -10,20 +10,21 @@ namespace {
 // of 0 are buffers the family does not use.
 struct ActSizes {
   // In the compute dtype.
-  size_t residual, ln1, qkv, qkv_att, atty, residual2, ln2, fch, fch_act;  // whole buffers (all slots)
+  size_t residual, ln1, qkv, qkv_att, atty, residual2, ln2, fch, fch_act, post;  // whole buffers (all slots)
   size_t proj, lnf, logits, dresidual, dln, datty, dqkv, dqkv_att, dfch_act, dfch;
   // fp32.
-  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, datt;
+  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, rope_local, datt, post_rstd;
   size_t tokens;    // int32, for inputs and for targets
   size_t segments;  // TokenSegment (two int32)
   size_t counted;   // int32
 
   size_t dtype_elements() const {
-    return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + proj + lnf + logits + dresidual +
-           dln + datty + dqkv + dqkv_att + dfch_act + dfch;
+    return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + 2 * post + proj + lnf + logits +
+           dresidual + dln + datty + dqkv + dqkv_att + dfch_act + dfch;
   }
   size_t floats() const {
-    return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope + datt;
+    return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope +
+           2 * rope_local + datt + 2 * post_rstd;
   }
   size_t int32s() const { return 2 * tokens + 2 * segments + counted; }
 };
@@ -57,6 +58,9 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.lnf_mean = r.rms_norm ? 0 : BT;
   s.lnf_rstd = s.lse = s.losses = BT;
   s.rope = r.rotary ? size_t(max_seq) * size_t(shape.head_size() / 2) : 0;
+  s.rope_local = shape.rope_local_base_freq > 0 ? s.rope : 0;
+  s.post = r.gemma ? slots * BT * C : 0;
+  s.post_rstd = r.gemma ? slots * BT : 0;
   s.datt = ops.attention_scratch_floats(max_batch, max_seq, shape.n_head);
   s.tokens = BT;
   s.segments = BT;
@@ -120,6 +124,12 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   counted = int32s(s.counted);
   rope_cos = floats(s.rope);
   rope_sin = floats(s.rope);
+  rope_local_cos = floats(s.rope_local);
+  rope_local_sin = floats(s.rope_local);
+  attn_out_ = tensor(s.post);
+  mlp_out_ = tensor(s.post);
+  attn_rstd_ = floats(s.post_rstd);
+  mlp_rstd_ = floats(s.post_rstd);
 
   dresidual = tensor(s.dresidual);
   dln = tensor(s.dln);
@@ -157,6 +167,10 @@ BlockActivations GptActivations::block(int slot) {
       stats(ln2_rstd_, 1),
       fch_.at(s * BT * fc_),
       fch_gelu_.at(s * BT * act_),
+      attn_out_.at(s * BT * C_),
+      stats(attn_rstd_, 1),
+      mlp_out_.at(s * BT * C_),
+      stats(mlp_rstd_, 1),
   };
 }
 

@@ -54,6 +54,12 @@ struct BlockActivations {
   float* ln2_rstd;    // [BT]
   void* fch;          // [BT, F] mlp.c_fc output | [BT, 2F] gate and up projections
   void* fch_gelu;     // [BT, F] the activation's output (GELU | SwiGLU)
+  // Gemma's norms of the branch outputs: the attention's and the MLP's output projections before
+  // them, and their rstd (null for the other families).
+  void* attn_out;     // [BT, C]
+  float* attn_rstd;   // [BT]
+  void* mlp_out;      // [BT, C]
+  float* mlp_rstd;    // [BT]
 };
 
 // The logits the LM head holds at once: 512 MiB, about a thousand rows of a 150k vocabulary in
@@ -88,8 +94,9 @@ public:
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
   Buffer<TokenSegment> segments;    // [BT] the last forward's samples of packed rows (RowSegments' table)
   Buffer<int32_t> counted;          // [1] the last forward's targets that count, on the device
-  // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each.
-  Buffer<float> rope_cos, rope_sin;
+  // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each; those of the
+  // sliding layers where their rotary base differs (gemma3_text), else empty.
+  Buffer<float> rope_cos, rope_sin, rope_local_cos, rope_local_sin;
 
   // Backward scratch, reused by every block.
   ActTensor dresidual;  // [BT, C] gradient flowing down the residual stream
@@ -107,8 +114,8 @@ private:
   size_t bt_max_, C_, qkv_, q_, fc_, act_, att_slot_, heads_;
   int logit_rows_;
   ActTensor residual_;  // [n_layer + 1][BT, C]: embeddings, then each block's output
-  ActTensor ln1_, qkv_buf_, qkv_att_, atty_, residual2_, ln2_, fch_, fch_gelu_;
-  Buffer<float> ln1_mean_, ln1_rstd_, qk_rstd_, att_, ln2_mean_, ln2_rstd_;
+  ActTensor ln1_, qkv_buf_, qkv_att_, atty_, residual2_, ln2_, fch_, fch_gelu_, attn_out_, mlp_out_;
+  Buffer<float> ln1_mean_, ln1_rstd_, qk_rstd_, att_, ln2_mean_, ln2_rstd_, attn_rstd_, mlp_rstd_;
 };
 
 }  // namespace zt

@@ -48,7 +48,9 @@ void init_gpt_params(const GptShape& shape, const ParamLayout& layout, float* ds
         continue;
       }
       if (t.shape.size() == 1) {  // norm weights (LayerNorm, RMSNorm, q/k norms) 1; biases 0
-        std::fill(out, out + (t1 - t0), ends_with(name, ".weight") ? 1.0f : 0.0f);
+        // Gemma's norms scale by 1 + weight: transformers starts them at 0.
+        const float unit = shape.recipe().gemma ? 0.0f : 1.0f;
+        std::fill(out, out + (t1 - t0), ends_with(name, ".weight") ? unit : 0.0f);
         continue;
       }
       const double stddev =

@@ -63,7 +63,12 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
   }
   t.push_back({"self_attn.o_proj.weight", {C, Q}, OutWeight});
   if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});
-  t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  if (r.gemma) {
+    t.push_back({"post_attention_layernorm.weight", {C}, PostAttnNormWeight});
+    t.push_back({"pre_feedforward_layernorm.weight", {C}, Norm2Weight});
+  } else {
+    t.push_back({"post_attention_layernorm.weight", {C}, Norm2Weight});
+  }
   if (s.sparse(layer)) {  // the router, then each expert's gate and up (one packed [2I, C]) and down
     const size_t E = size_t(s.moe.num_experts), I = size_t(s.expert_width()), S = size_t(s.moe.d_shared);
     const bool mixtral = s.model_type == ModelType::Mixtral;
@@ -93,6 +98,7 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
   }
   t.push_back({"mlp.down_proj.weight", {C, F}, FcProjWeight});
   if (r.mlp_bias) t.push_back({"mlp.down_proj.bias", {C}, FcProjBias});
+  if (r.gemma) t.push_back({"post_feedforward_layernorm.weight", {C}, PostFfNormWeight});
   return t;
 }
 

@@ -21,6 +21,9 @@
 //       block_sparse_moe.gate and block_sparse_moe.experts.e.{w1,w3,w2} (gate, up, down)
 //   group 1 + L "norm":             model.norm.weight [C]
 //   group 2 + L "lm_head":          lm_head.weight [Vp, C], only when the head is untied
+// gemma2, gemma3_text: as llama, the block's norms input_layernorm, post_attention_layernorm (of
+//   the attention output), pre_feedforward_layernorm (the MLP's input) and
+//   post_feedforward_layernorm (of the MLP output), all [C]
 // Vp is the vocabulary padded to a multiple of 128; rows from vocab_size on stay zero.
 // weight_decay is true for 2-D tensors only.
 #include <array>
@@ -68,6 +71,8 @@ enum class BlockRole : int {
   ExpertWeights,             // mlp.experts.E.{gate,up,down}_proj | block_sparse_moe.experts.E.{w1,w3,w2}
   SharedExpertWeights,       // mlp.shared_expert.{gate,up,down}_proj (qwen2_moe)
   SharedGateWeight,          // mlp.shared_expert_gate (qwen2_moe)
+  PostAttnNormWeight,        // post_attention_layernorm (gemma: on the attention output)
+  PostFfNormWeight,          // post_feedforward_layernorm (gemma)
   Count
 };
 constexpr int kBlockRoles = int(BlockRole::Count);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 namespace zt {
@@ -12,7 +13,8 @@ FamilyOptions family_options(ModelType t) {
   const bool qwen_moe = t == ModelType::Qwen3Moe || t == ModelType::Qwen2Moe;
   const bool moe = qwen_moe || t == ModelType::Mixtral;
   const bool qwen3 = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
-  return {llama || qwen3, llama, !llama && !gpt2 && !moe, !gpt2, moe, qwen_moe};
+  const bool gemma = is_gemma(t);
+  return {llama || qwen3 || gemma, llama, !llama && !gpt2 && !moe, !gpt2, moe, qwen_moe};
 }
 
 bool GptShape::sparse(int layer) const {
@@ -23,14 +25,15 @@ bool GptShape::sparse(int layer) const {
 
 BlockRecipe GptShape::recipe() const {
   const ModelType t = model_type;
-  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false};
-  BlockRecipe r{true, true, true, true, false, false, false, false};
+  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false, false};
+  BlockRecipe r{true, true, true, true, false, false, false, false, false};
   // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
   const FamilyOptions options = family_options(t);
   r.qkv_bias = t == ModelType::Qwen2 || t == ModelType::Qwen2Moe || (options.attention_bias && attention_bias);
   r.o_bias = options.attention_bias && attention_bias;
   r.mlp_bias = options.mlp_bias && mlp_bias;
-  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
+  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe || t == ModelType::Gemma3Text;
+  r.gemma = is_gemma(t);
   return r;
 }
 
@@ -54,7 +57,7 @@ N block_params_in(const GptShape& s, int layer) {
   const BlockRecipe r = s.recipe();
   const N C = N(s.d_model), hd = N(s.head_size()), F = s.d_ff > 0 ? N(s.d_ff) : 4 * C;
   const N QKV = (N(s.n_head) + 2 * N(s.kv_heads())) * hd, Q = N(s.n_head) * hd;
-  const N norms = r.rms_norm ? 2 * C : 4 * C;
+  const N norms = r.rms_norm ? (r.gemma ? 4 * C : 2 * C) : 4 * C;
   const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
                       (r.o_bias ? C : 0);
   const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
@@ -114,8 +117,15 @@ std::optional<ShapeProblem> rope_problem(const GptShape& s) {
     return std::nullopt;
   }
   if (!(s.rope_theta > 0)) return ShapeProblem{"rope_theta", fmt::format("{} (expected > 0)", s.rope_theta)};
-  if (r.type != RopeType::Llama3) return std::nullopt;
+  if (s.rope_local_base_freq != 0 && !(s.rope_local_base_freq > 0))
+    return ShapeProblem{"rope_local_base_freq", fmt::format("{} (expected > 0)", s.rope_local_base_freq)};
+  if (s.rope_local_base_freq > 0 && s.model_type != ModelType::Gemma3Text)
+    return ShapeProblem{"rope_local_base_freq", fmt::format("{} has no rotary base of its own for sliding layers "
+                                                            "(only gemma3_text does)",
+                                                            kModelTypeNames.name(s.model_type))};
+  if (r.type == RopeType::Default) return std::nullopt;
   if (!(r.factor > 0)) return ShapeProblem{"rope_scaling.factor", fmt::format("{} (expected > 0)", r.factor)};
+  if (r.type == RopeType::Linear) return std::nullopt;
   if (!(r.low_freq_factor > 0))
     return ShapeProblem{"rope_scaling.low_freq_factor", fmt::format("{} (expected > 0)", r.low_freq_factor)};
   if (!(r.high_freq_factor > r.low_freq_factor))
@@ -201,7 +211,7 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   const FamilyOptions options = family_options(s.model_type);
   if (s.attention_bias && !options.attention_bias)
     return ShapeProblem{"attention_bias",
-                        fmt::format("{} has no such option (only llama and qwen3 do; gpt2 always has biases, qwen2 "
+                        fmt::format("{} has no such option (only llama, qwen3, gemma2 and gemma3_text do; gpt2 always has biases, qwen2 "
                                     "always q, k and v biases and no o bias, mistral none)",
                                     type)};
   if (s.mlp_bias && !options.mlp_bias)
@@ -213,6 +223,15 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
   if (auto p = moe_problem(s, options)) return p;
+  const bool gemma = is_gemma(s.model_type);
+  const std::pair<const char*, double> gemma_keys[] = {{"query_pre_attn_scalar", s.query_pre_attn_scalar},
+                                                       {"attn_logit_softcapping", s.attn_logit_softcapping},
+                                                       {"final_logit_softcapping", s.final_logit_softcapping}};
+  for (auto [key, value] : gemma_keys) {
+    if (value < 0 || std::isnan(value)) return ShapeProblem{key, fmt::format("{} (expected > 0, or 0 for none)", value)};
+    if (value > 0 && !gemma)
+      return ShapeProblem{key, fmt::format("{} has no such option (only gemma2 and gemma3_text do)", type)};
+  }
   if (!s.layer_types.empty()) {
     if (!options.sliding_window)
       return ShapeProblem{"layer_types", fmt::format("{} has no sliding-window attention (expected none)", type)};
@@ -239,8 +258,8 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2", "Llama",     "Mistral",   "Qwen2",
-                                     "Qwen3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral"};
+  constexpr const char* kFamily[] = {"GPT-2",   "Llama",   "Mistral", "Qwen2",  "Qwen3",
+                                     "Qwen3-MoE", "Qwen2-MoE", "Mixtral", "Gemma 2", "Gemma 3"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;
@@ -291,6 +310,19 @@ GptShape qwen3_moe(int n_layer, int n_head, int n_kv_head, int head_dim, int d_m
   return s;
 }
 
+// Gemma 3 text (Gemma3TextConfig): window 512, five sliding layers to one full, rope theta 1e6 on
+// the full layers and 10000 on the sliding ones, tied head.
+GptShape gemma3_text(int n_layer, int d_model, int d_ff) {
+  GptShape s = llama_family(ModelType::Gemma3Text, n_layer, 4, 1, 256, d_model, d_ff, 262144, 32768, 1e-6, 1000000.0);
+  s.tied_head = true;
+  s.sliding_window = 512;
+  s.query_pre_attn_scalar = 256;
+  s.rope_local_base_freq = 10000.0;
+  for (int i = 0; i < n_layer; ++i)
+    s.layer_types.push_back((i + 1) % 6 != 0 ? LayerAttention::Sliding : LayerAttention::Full);
+  return s;
+}
+
 }  // namespace
 
 const std::vector<GptPreset>& gpt_presets() {
@@ -313,6 +345,10 @@ const std::vector<GptPreset>& gpt_presets() {
       {"qwen3-moe-tiny", qwen3_moe(2, 4, 2, 32, 64, 192, 256, 128, {4, 2, 96, 0, true})},
       // Qwen/Qwen3-30B-A3B: 30,532,122,624 parameters, 128 experts of 768, top 8.
       {"qwen3-30b-a3b", qwen3_moe(48, 32, 4, 128, 2048, 6144, 151936, 40960, {128, 8, 768, 0, true})},
+      // google/gemma-3-1b-pt: 999,885,952 parameters.
+      {"gemma-3-1b", gemma3_text(26, 1152, 6912)},
+      // google/gemma-3-270m: 268,098,176 parameters.
+      {"gemma-3-270m", gemma3_text(18, 640, 2048)},
   };
   return presets;
 }

@@ -16,6 +16,12 @@
 //   qwen2_moe: qwen2 (no window) with qwen3_moe's experts plus a shared expert of
 //            shared_expert_intermediate_size scaled by a sigmoid gate
 //   mixtral: mistral (no window) whose every layer holds experts of d_ff, weights always renormalised
+//   gemma2:  llama with (1 + w) RMSNorms computed in fp32, four per block (the attention and MLP
+//            outputs normed before the residual add), embeddings times sqrt(d_model), attention
+//            scale query_pre_attn_scalar^-0.5, attention and final logits soft-capped, GeGLU
+//            (GELU's tanh form), even layers sliding
+//   gemma3_text: gemma2 + q/k norms, rope_local_base_freq on the sliding layers (rope_theta and
+//            rope_scaling on the full ones), no attention soft-capping
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -26,13 +32,14 @@
 
 namespace zt {
 
-enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral };
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral, Gemma2, Gemma3Text };
 // Hugging Face's model_type spellings, exact.
 inline constexpr auto kModelTypeNames =
     name_table<ModelType>({{ModelType::Gpt2, "gpt2"}, {ModelType::Llama, "llama"}, {ModelType::Mistral, "mistral"},
                            {ModelType::Qwen2, "qwen2"}, {ModelType::Qwen3, "qwen3"},
                            {ModelType::Qwen3Moe, "qwen3_moe"}, {ModelType::Qwen2Moe, "qwen2_moe"},
-                           {ModelType::Mixtral, "mixtral"}});
+                           {ModelType::Mixtral, "mixtral"}, {ModelType::Gemma2, "gemma2"},
+                           {ModelType::Gemma3Text, "gemma3_text"}});
 
 // How a layer attends (transformers' layer_types): to every earlier key of its sample, or to the
 // last sliding_window of them.
@@ -40,9 +47,9 @@ enum class LayerAttention { Full, Sliding };
 inline constexpr auto kLayerAttentionNames = name_table<LayerAttention>(
     {{LayerAttention::Full, "full_attention"}, {LayerAttention::Sliding, "sliding_attention"}});
 
-// rope_scaling of a Hugging Face config: none ("default"), or Llama 3.1's frequency-dependent
-// interpolation ("llama3").
-enum class RopeType { Default, Llama3 };
+// rope_scaling of a Hugging Face config: none ("default"), Llama 3.1's frequency-dependent
+// interpolation ("llama3"), or every frequency divided by factor ("linear").
+enum class RopeType { Default, Llama3, Linear };
 struct RopeScaling {
   RopeType type = RopeType::Default;
   double factor = 1.0;
@@ -60,6 +67,10 @@ struct BlockRecipe {
   bool output_major;       // nn.Linear weights [out, in]; else Conv1D [in, out]
   bool qkv_bias, o_bias, mlp_bias;
   bool qk_norm;            // RMSNorm over each q and k head (weights [head_dim])
+  // Gemma: norms scale by 1 + w; the attention and MLP outputs are normed before the residual add
+  // (post_attention_layernorm, post_feedforward_layernorm); embeddings times sqrt(d_model); the
+  // gate's activation GELU's tanh form (GeGLU).
+  bool gemma;
 };
 
 // The options a family's transformers config class has; the rest of its architecture is fixed.
@@ -73,6 +84,7 @@ struct FamilyOptions {
                         // moe_intermediate_size (mixtral: every layer sparse, renormalised, d_ff wide)
 };
 FamilyOptions family_options(ModelType type);
+inline bool is_gemma(ModelType t) { return t == ModelType::Gemma2 || t == ModelType::Gemma3Text; }
 
 // The mixture-of-experts part of a shape (transformers' Qwen3MoeConfig keys). num_experts 0: every
 // layer dense.
@@ -116,6 +128,13 @@ struct GptShape {
   // every layer.
   std::vector<LayerAttention> layer_types;
   MoeShape moe;  // qwen3_moe only
+  // Gemma: attention scores scaled by query_pre_attn_scalar^-0.5 (0: head_dim's), soft-capping of
+  // the attention scores and of the final logits (0: none), and the rotary base of the sliding
+  // layers (gemma3_text's rope_local_base_freq; 0: rope_theta).
+  double query_pre_attn_scalar = 0.0;
+  double attn_logit_softcapping = 0.0;
+  double final_logit_softcapping = 0.0;
+  double rope_local_base_freq = 0.0;
 
   bool operator==(const GptShape&) const = default;
 

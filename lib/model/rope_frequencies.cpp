@@ -15,6 +15,8 @@ std::vector<float> rope_inverse_frequencies(const GptShape& shape) {
     inv[i] = 1.0f / power;
   }
   const RopeScaling& r = shape.rope_scaling;
+  if (r.type == RopeType::Linear)
+    for (float& f : inv) f /= float(r.factor);
   if (r.type != RopeType::Llama3) return inv;
   const float factor = float(r.factor), low = float(r.low_freq_factor), high = float(r.high_freq_factor);
   const float old_context = float(r.original_max_position_embeddings);

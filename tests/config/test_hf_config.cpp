@@ -237,11 +237,11 @@ TEST_CASE("what is not implemented is refused naming config.json and the key", "
   yarn["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
   CHECK_THAT(error_reading(model_dir("yarn", yarn)),
              Contains("config.json: rope_scaling.rope_type: \"yarn\" is not implemented"));
-  json linear = kQwen3;
-  linear.erase("rope_scaling");
-  linear["rope_parameters"] = {{"rope_type", "linear"}, {"rope_theta", 10000}, {"factor", 2.0}};
-  CHECK_THAT(error_reading(model_dir("linear", linear)),
-             Contains("config.json: rope_parameters.rope_type: \"linear\" is not implemented"));
+  json dynamic = kQwen3;
+  dynamic.erase("rope_scaling");
+  dynamic["rope_parameters"] = {{"rope_type", "dynamic"}, {"rope_theta", 10000}, {"factor", 2.0}};
+  CHECK_THAT(error_reading(model_dir("dynamic", dynamic)),
+             Contains("config.json: rope_parameters.rope_type: \"dynamic\" is not implemented"));
   json gelu = kQwen3;
   gelu["hidden_act"] = "gelu";
   CHECK_THAT(error_reading(model_dir("gelu", gelu)), Contains("config.json: hidden_act: \"gelu\" is not implemented"));
@@ -262,4 +262,47 @@ TEST_CASE("what is not implemented is refused naming config.json and the key", "
   CHECK_THROWS_WITH(resolve_model_argument(empty.string()), Contains("holds no config.json"));
   CHECK_THAT(error_reading(empty.string()), Contains(empty.string() + ": holds no config.json"));
   fs::remove_all(fs::temp_directory_path() / ("zt_hf_config_" + std::to_string(::getpid())));
+}
+
+TEST_CASE("Gemma configs as transformers 4.x writes them: defaults, which layers slide, what is refused",
+          "[config][hf]") {
+  // A Gemma 2 config without layer_types: even layers slide, the soft-capping defaults apply.
+  const json gemma2 = {{"model_type", "gemma2"},  {"num_hidden_layers", 4}, {"hidden_size", 32},
+                       {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 8},
+                       {"intermediate_size", 48},  {"vocab_size", 200},     {"sliding_window", 8}};
+  const ModelConfig g2 = read_dir(model_dir("gemma2", gemma2));
+  CHECK(g2.shape.model_type == zt::ModelType::Gemma2);
+  for (int l = 0; l < 4; ++l) CHECK(g2.shape.layer_window(l) == (l % 2 == 0 ? 8 : 0));
+  CHECK(g2.shape.attn_logit_softcapping == 50.0);
+  CHECK(g2.shape.final_logit_softcapping == 30.0);
+  CHECK(g2.shape.query_pre_attn_scalar == 256.0);
+  CHECK(g2.shape.tied_head);
+  // Gemma 3 text with 4.x's keys: sliding_window_pattern, rope_local_base_freq, rope_scaling.
+  json gemma3 = gemma2;
+  gemma3["model_type"] = "gemma3_text";
+  gemma3["num_hidden_layers"] = 6;
+  gemma3["sliding_window_pattern"] = 3;
+  gemma3["rope_local_base_freq"] = 5000.0;
+  gemma3["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  const ModelConfig g3 = read_dir(model_dir("gemma3", gemma3));
+  for (int l = 0; l < 6; ++l) CHECK(g3.shape.layer_window(l) == (l % 3 == 2 ? 0 : 8));
+  CHECK(g3.shape.rope_local_base_freq == 5000.0);
+  CHECK(g3.shape.rope_theta == 1000000.0);
+  CHECK(g3.shape.rope_scaling.type == zt::RopeType::Linear);
+  CHECK(g3.shape.attn_logit_softcapping == 0.0);
+  // A vision tower beside the language model, and the keys of later Gemmas, are refused by name.
+  json vision = gemma3;
+  vision["model_type"] = "gemma3";
+  CHECK_THAT(error_reading(model_dir("vision", vision)),
+             Contains("config.json: model_type: \"gemma3\" is Gemma3ForConditionalGeneration, a vision tower"));
+  for (const char* key : {"num_kv_shared_layers", "hidden_size_per_layer_input"}) {
+    json later = gemma3;
+    later[key] = 4;
+    CHECK_THAT(error_reading(model_dir(key, later)),
+               Contains(std::string("config.json: ") + key + ": 4 is not implemented"));
+  }
+  json act = gemma2;
+  act["hidden_activation"] = "silu";
+  CHECK_THAT(error_reading(model_dir("act", act)),
+             Contains("config.json: hidden_activation: \"silu\" is not implemented"));
 }

@@ -16,7 +16,9 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   // Counted by transformers itself for these configs (AutoModelForCausalLM.from_config).
   const std::pair<const char*, size_t> published[] = {
       {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768},
-      {"qwen3-30b-a3b", 30532122624}};
+      {"qwen3-30b-a3b", 30532122624},
+      {"gemma-3-1b", 999885952},    {"gemma-3-270m", 268098176}};
+
   for (auto [name, count] : published) {
     INFO(name);
     auto m = resolve(with({{"model", {{"preset", name}}}, {"data", {{"seq_len", 1024}}}})).model;
@@ -39,6 +41,9 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   CHECK(moe.shape.moe.num_experts == 128);
   CHECK(moe.shape.moe.top_k == 8);
   CHECK(moe.shape.active_params() == 30532122624 - size_t(48) * 120 * 3 * 2048 * 768);
+  auto gemma = resolve(with({{"model", {{"preset", "gemma-3-1b"}}}, {"data", {{"seq_len", 2048}}}})).model;
+  CHECK(gemma.shape.model_type == zt::ModelType::Gemma3Text);
+  for (int l = 0; l < gemma.shape.n_layer; ++l) CHECK(gemma.shape.layer_window(l) == (l % 6 == 5 ? 0 : 512));
 }
 
 TEST_CASE("experts: the model block reads the mixture-of-experts keys and refuses what does not fit") {
@@ -87,7 +92,7 @@ TEST_CASE("model_type on a preset of another family starts from transformers' de
 }
 
 TEST_CASE("the printed model block reads back to the same architecture") {
-  for (const char* preset : {"toy", "llama-3.2-1b", "qwen3-tiny", "qwen2.5-0.5b"}) {
+  for (const char* preset : {"toy", "llama-3.2-1b", "qwen3-tiny", "qwen2.5-0.5b", "gemma-3-1b"}) {
     INFO(preset);
     auto c = resolve(with({{"model", {{"preset", preset}}}, {"data", {{"seq_len", 64}}}}));
     json printed = to_json(c)["model"];
@@ -115,7 +120,7 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
   CHECK(error_of(llama({{"head_dim", 15}})).find("test.json: model.head_dim: 15 is odd") == 0);
   CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}))
             .find("test.json: model.rope_scaling.rope_type: \"yarn\" is not implemented") == 0);
-  for (const char* type : {"linear", "dynamic", "longrope"})
+  for (const char* type : {"dynamic", "longrope"})
     CHECK(error_of(llama({{"rope_scaling", {{"rope_type", type}}}})).find("is not implemented") != std::string::npos);
   CHECK(error_of(llama({{"rope_scaling", {{"rope_type", "llama3"}, {"factor", 8.0}}}})) ==
         "test.json: model.rope_scaling.low_freq_factor: is missing (rope_type llama3 needs factor, low_freq_factor, "
@@ -173,12 +178,12 @@ TEST_CASE("architecture keys that do not apply, or that zerotrain does not imple
 
 TEST_CASE("every model key has its config.json name, and every printed model key is in the table") {
   std::set<std::string> printed;
-  // The llama family's keys, and those of the families with experts (qwen2_moe's are qwen3_moe's
-  // and its shared expert's).
+  // The llama family's keys, those of the families with experts (qwen2_moe's are qwen3_moe's and
+  // its shared expert's) and Gemma's.
   const json qwen2_moe = {{"preset", "qwen3-moe-tiny"}, {"model_type", "qwen2_moe"},
                           {"num_experts", 4},           {"num_experts_per_tok", 2},
                           {"moe_intermediate_size", 96}, {"shared_expert_intermediate_size", 64}};
-  for (const json& block : {json{{"preset", "llama-tiny"}}, qwen2_moe}) {
+  for (const json& block : {json{{"preset", "llama-tiny"}}, qwen2_moe, json{{"preset", "gemma-3-270m"}}}) {
     const json model = to_json(resolve(with({{"model", block}})))["model"];
     for (auto it = model.begin(); it != model.end(); ++it) printed.insert(it.key());
   }

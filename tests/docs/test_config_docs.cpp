@@ -56,6 +56,7 @@ const char* const kCommandLines[] = {
       "--model llama-3.2-1b",  // the llama family's keys, rope_scaling's among them
       "--model qwen3-0.6b",    // rope_scaling null
       "--set model.model_type=qwen2_moe",  // the experts' keys, the shared expert's among them
+      "--model gemma-3-270m",  // Gemma's keys
       R"(--set 'scheduler={"type":"WarmupLR"}')",
       R"(--set 'scheduler={"type":"WarmupDecayLR","params":{"total_num_steps":100}}')",
       R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
@@ -118,7 +119,8 @@ TEST_CASE("docs/config.md's default column is what --print-config prints for a c
         R"(--set 'scheduler={"type":"WarmupCosineLR","params":{"total_num_steps":100}}')",
         R"(--set 'scheduler={"type":"OneCycle","params":{"cycle_min_lr":1e-4,"cycle_max_lr":1e-3}}')",
         R"(--set 'scheduler={"type":"LRRangeTest"}')", "--set model.model_type=llama",
-         "--set model.model_type=qwen2_moe"})
+         "--set model.model_type=qwen2_moe", "--set model.model_type=gemma2",
+         "--set model.model_type=gemma3_text"})
     printed.push_back(print_config(args));
   // Defaults the column describes in words rather than as a value.
   const std::set<std::string> described = {

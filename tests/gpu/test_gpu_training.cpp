@@ -83,6 +83,14 @@ config::Config run_config(const Spec& s) {
   c.optimizer.beta2 = 0.95;
   c.optimizer.weight_decay = 0.1;
   if (!s.model_type.empty()) c.model.shape.model_type = *kModelTypeNames.find(s.model_type);
+  if (c.model.shape.model_type == ModelType::Gemma2) {  // (1 + w) norms, GeGLU, soft-capping, a window
+    GptShape& g = c.model.shape;
+    g.sliding_window = 8;
+    g.layer_types = {LayerAttention::Sliding, LayerAttention::Full};
+    g.query_pre_attn_scalar = 8;
+    g.attn_logit_softcapping = 1.5;
+    g.final_logit_softcapping = 2.0;
+  }
   if (!s.tied) c.model.shape.tied_head = false;
   if (s.lora) {
     c.lora.enabled = true;
@@ -128,12 +136,13 @@ bool same_bits(const RunResult& a, const RunResult& b) {
          std::memcmp(a.params.data(), b.params.data(), a.params.size() * sizeof(float)) == 0;
 }
 
-// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0, and a Qwen2 (q/k/v biases) with an
-// untied head.
+// GPT-2 (toy) at stages 0 and 3, the llama family at stage 0, a Qwen2 (q/k/v biases) with an
+// untied head, and a Gemma 2 of llama-tiny's shape.
 std::vector<Spec> parity_runs(const std::string& dtype) {
   std::vector<Spec> runs{{0, dtype}, {3, dtype}};
   for (const std::string& model : kLlamaFamily) runs.push_back({0, dtype, false, "cpu", model});
   runs.push_back({0, dtype, false, "cpu", "llama-tiny", "qwen2", false});
+  runs.push_back({0, dtype, false, "cpu", "llama-tiny", "gemma2"});
   return runs;
 }
 

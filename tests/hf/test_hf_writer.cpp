@@ -122,7 +122,7 @@ TEST_CASE("config.json holds every model key under the name the table pairs it w
       const bool has = name != "attention_bias" || m.shape.model_type == zt::ModelType::Llama ||
                        m.shape.model_type == zt::ModelType::Qwen3;
       const bool has_mlp = name != "mlp_bias" || m.shape.model_type == zt::ModelType::Llama;
-      if (!resolved.contains(name)) {  // the experts' keys, of the families with experts only
+      if (!resolved.contains(name)) {  // other families' keys (the experts', Gemma's)
         CHECK_FALSE(out.contains(key.hf));
         continue;
       }

@@ -216,3 +216,38 @@ TEST_CASE("classifier rejects Vp < V", "[cuda][classifier][errors]") {
                                                nullptr),
                       Catch::Contains("classifier_forward") && Catch::Contains("Vp >= V"));
 }
+
+TEST_CASE("classifier: soft-capped logits and their gradient before the cap match the CPU",
+          "[cuda][classifier][softcap]") {
+  // Gemma's final_logit_softcapping: softcap_forward in place, then the loss over the capped
+  // logits and classifier_backward's gradient of the logits before the cap, in place.
+  const Shape s = shapes().front();
+  const float cap = 2.0f;
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    Vec logits = rounded(dt, logits_for(s, 61));
+    for (size_t i = 0; i < logits.size(); i++)
+      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 0.0f;  // the padding columns the head writes
+    const auto targets = random_targets(s.N, s.V, 62);
+    Vec capped = logits;
+    cpu::softcap_forward(capped.data(), capped.size(), cap);
+    capped = rounded(dt, capped);  // as the device holds them
+    Vec lse_ref(size_t(s.N)), losses_ref(size_t(s.N)), dlogits_ref = capped;
+    cpu::cross_entropy_losses(lse_ref.data(), losses_ref.data(), capped.data(), targets.data(), s.N, s.V, s.Vp);
+    cpu::cross_entropy_backward(dlogits_ref.data(), dlogits_ref.data(), lse_ref.data(), targets.data(), 0.5f, s.N,
+                                s.V, s.Vp, cap);
+
+    DeviceTensor x(dt, logits);
+    DeviceBuffer dt_targets = upload_raw(targets), counted = upload_raw(std::vector<int32_t>{2});
+    DeviceBuffer lse(size_t(s.N) * 4), losses(size_t(s.N) * 4);
+    cuda::softcap_forward(dt, x.ptr(), logits.size(), cap, nullptr);
+    device_sync();
+    require_close(dt, x.values(), capped, {1e-2});
+    cuda::classifier_losses(dt, lse.as<float>(), losses.as<float>(), x.ptr(), dt_targets.as<int32_t>(), s.N, s.V,
+                            s.Vp, nullptr);
+    cuda::classifier_backward(dt, x.ptr(), x.ptr(), lse.as<float>(), dt_targets.as<int32_t>(), counted.as<int32_t>(),
+                              1.0f, s.N, s.V, s.Vp, nullptr, cap);
+    device_sync();
+    require_close(dt, x.values(), dlogits_ref, {1e-2}, 1e-4);
+  }
+}

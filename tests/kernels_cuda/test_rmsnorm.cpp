@@ -41,21 +41,22 @@ struct Grads {
 }  // namespace
 
 TEST_CASE("rmsnorm matches the CPU forward and backward", "[cuda][rmsnorm]") {
+  for (float off : {0.0f, 1.0f})  // weight_offset 1: Gemma's (1 + w) norms
   for (DType dt : {DType::F32, DType::BF16})
     for (Shape s : shapes())
       for (size_t pad : {0, 1}) {
-        INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
+        INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad << " offset=" << off);
         const size_t n = size_t(s.N) * s.C;
         Vec x = random_vec(n, 31, 2.0f);
         for (auto& v : x) v += 1.0f;
         x = rounded(dt, x);
         const Vec w = rounded(dt, random_vec(size_t(s.C), 32));
         Vec out_ref(n), rstd_ref(size_t(s.N));
-        cpu::rmsnorm_forward(out_ref.data(), rstd_ref.data(), x.data(), w.data(), s.N, s.C, kEps);
+        cpu::rmsnorm_forward(out_ref.data(), rstd_ref.data(), x.data(), w.data(), s.N, s.C, kEps, off);
 
         DeviceTensor dx(dt, x, pad), dw(dt, w, pad), y(dt, n, pad);
         DeviceBuffer rstd(size_t(s.N) * 4);
-        cuda::rmsnorm_forward(dt, y.ptr(), rstd.as<float>(), dx.ptr(), dw.ptr(), s.N, s.C, kEps, nullptr);
+        cuda::rmsnorm_forward(dt, y.ptr(), rstd.as<float>(), dx.ptr(), dw.ptr(), s.N, s.C, kEps, nullptr, off);
         device_sync();
         require_close(dt, y.values(), out_ref, {1e-2});
         require_close(DType::F32, download_raw<float>(rstd, size_t(s.N)), rstd_ref, {0});
@@ -63,13 +64,14 @@ TEST_CASE("rmsnorm matches the CPU forward and backward", "[cuda][rmsnorm]") {
         const Vec dy = rounded(dt, random_vec(n, 34));
         const Vec dinp0 = rounded(dt, random_vec(n, 35)), dw0 = rounded(dt, random_vec(size_t(s.C), 36));
         Vec dinp_ref = dinp0, dw_ref = dw0;
-        cpu::rmsnorm_backward(dinp_ref.data(), dw_ref.data(), dy.data(), x.data(), w.data(), rstd_ref.data(), s.N, s.C);
+        cpu::rmsnorm_backward(dinp_ref.data(), dw_ref.data(), dy.data(), x.data(), w.data(), rstd_ref.data(), s.N, s.C,
+                              off);
         DeviceTensor ddy(dt, dy, pad);
         DeviceBuffer scratch(cuda::rmsnorm_backward_scratch_floats(s.N, s.C) * sizeof(float));
         auto backward = [&] {
           DeviceTensor dinp(dt, dinp0, pad), dweight(dt, dw0, pad);
           cuda::rmsnorm_backward(dt, dinp.ptr(), dweight.ptr(), scratch.as<float>(), ddy.ptr(), dx.ptr(), dw.ptr(),
-                                 rstd.as<float>(), s.N, s.C, nullptr);
+                                 rstd.as<float>(), s.N, s.C, nullptr, GradInto::Accumulate, off);
           device_sync();
           return Grads{dinp.bits(), dweight.bits(), {}};
         };

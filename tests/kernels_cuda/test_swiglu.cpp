@@ -24,10 +24,11 @@ std::vector<Shape> shapes() {
 }  // namespace
 
 TEST_CASE("swiglu forward and backward match the CPU", "[cuda][swiglu]") {
+  for (Gate gate : {Gate::Silu, Gate::GeluTanh})  // SwiGLU and GeGLU
   for (DType dt : {DType::F32, DType::BF16})
     for (Shape s : shapes())
       for (size_t pad : {0, 1}) {
-        INFO(dtype_name(dt) << " N=" << s.N << " F=" << s.F << " pad=" << pad);
+        INFO(dtype_name(dt) << " N=" << s.N << " F=" << s.F << " pad=" << pad << " gelu=" << (gate == Gate::GeluTanh));
         const size_t n = size_t(s.N) * s.F;
         Vec inp = random_vec(2 * n, 71, 3.0f);
         inp[0] = 95.0f;  // exp(-g) clamped
@@ -36,14 +37,14 @@ TEST_CASE("swiglu forward and backward match the CPU", "[cuda][swiglu]") {
         const Vec dy = rounded(dt, random_vec(n, 72));
         const Vec base = rounded(dt, random_vec(2 * n, 73));
         Vec out_ref(n), dinp_ref = base;
-        cpu::swiglu_forward(out_ref.data(), inp.data(), s.N, s.F);
-        cpu::swiglu_backward(dinp_ref.data(), inp.data(), dy.data(), s.N, s.F);
+        cpu::swiglu_forward(out_ref.data(), inp.data(), s.N, s.F, gate);
+        cpu::swiglu_backward(dinp_ref.data(), inp.data(), dy.data(), s.N, s.F, gate);
 
         DeviceTensor dinp_in(dt, inp, pad), ddy(dt, dy, pad);
         auto run = [&] {
           DeviceTensor out(dt, n, pad), dinp(dt, base, pad);
-          cuda::swiglu_forward(dt, out.ptr(), dinp_in.ptr(), s.N, s.F, nullptr);
-          cuda::swiglu_backward(dt, dinp.ptr(), dinp_in.ptr(), ddy.ptr(), s.N, s.F, nullptr);
+          cuda::swiglu_forward(dt, out.ptr(), dinp_in.ptr(), s.N, s.F, nullptr, gate);
+          cuda::swiglu_backward(dt, dinp.ptr(), dinp_in.ptr(), ddy.ptr(), s.N, s.F, nullptr, GradInto::Accumulate, gate);
           device_sync();
           return std::pair{out.bits(), dinp.bits()};
         };

@@ -54,7 +54,8 @@ TEST_CASE("GPT-2 layout: groups, Hugging Face names, contiguous coverage", "[mod
   CHECK(shape_of("ln_f.bias") == std::vector<size_t>{C});
 
   // The block offsets the model computes with are those of the layout, for every block: GPT-2's
-  // block holds every role but the q/k norms and the experts', in BlockRole order.
+  // block holds every role but the q/k norms, the experts' and Gemma's norms of the branch outputs,
+  // in BlockRole order.
   const RoleOffsets offsets = block_role_offsets(shape);
   for (int l = 0; l < shape.n_layer; l++) {
     const ParamGroup& g = layout.groups[gpt_block_group(l)];

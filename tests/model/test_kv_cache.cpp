@@ -115,3 +115,26 @@ TEST_CASE("a KV cache is refused beyond the model's positions or with another ba
   REQUIRE_THROWS_WITH(model.forward_cached(tokens.data(), 1, 4, long_cache, params),
                       Catch::Contains("or the model's 8"));
 }
+
+TEST_CASE("forward against a KV cache gives the full forward's logits: Gemma", "[model][kv_cache][gemma]") {
+  // Gemma 2: even layers sliding over 3 keys, soft-capped attention and logits, another scale;
+  // Gemma 3 text: q/k norms, a rotary base of its own on the sliding layers.
+  GptShape gemma2 = *gpt_preset("llama-tiny");
+  gemma2.model_type = ModelType::Gemma2;
+  gemma2.n_layer = 3;
+  gemma2.tied_head = true;
+  gemma2.sliding_window = 3;
+  gemma2.layer_types = {LayerAttention::Sliding, LayerAttention::Full, LayerAttention::Sliding};
+  gemma2.query_pre_attn_scalar = 8;
+  gemma2.attn_logit_softcapping = 1.5;
+  gemma2.final_logit_softcapping = 2.0;
+  GptShape gemma3 = gemma2;
+  gemma3.model_type = ModelType::Gemma3Text;
+  gemma3.attn_logit_softcapping = gemma3.final_logit_softcapping = 0.0;
+  gemma3.rope_theta = 1000000.0;
+  gemma3.rope_local_base_freq = 10.0;
+  for (const GptShape& shape : {gemma2, gemma3}) {
+    INFO(describe(shape));
+    check_cached_equals_full(shape);
+  }
+}

@@ -69,9 +69,16 @@ ZT_KERNEL_CLONES void probabilities_row(float* row, int begin, int end, int widt
   std::fill(row + end, row + width, 0.0f);
 }
 
+// Soft-capping of the scores row[begin, end): s = cap · tanh(s / cap).
+void softcap_row(float* row, int begin, int end, float cap) {
+  for (int j = begin; j < end; j++) row[j] = cap * std::tanh(row[j] / cap);
+}
+
 // ds = p · (dp - D) in place over dp, D = dout_t · out_t (Σ_j p·dp, as FlashAttention computes it).
+// With soft-capping (cap > 0) ds is the gradient of the score before the cap: times 1 - tanh², the
+// capped score c·tanh being log p + lse (a probability of 0 has a gradient of 0 either way).
 ZT_KERNEL_CLONES void score_gradient_row(float* dp, const float* p, int width, const float* dy, const float* y,
-                                         int hd) {
+                                         int hd, float cap, float lse) {
   float dot = 0.0f;
   for (int i = 0; i < hd; i++) dot += dy[i] * y[i];
   const f32x16 d = splat(dot);
@@ -81,6 +88,16 @@ ZT_KERNEL_CLONES void score_gradient_row(float* dp, const float* p, int width, c
     const size_t n = size_t(width - j);
     store_partial(dp + j, load_partial(p + j, n, 0.0f) * (load_partial(dp + j, n, 0.0f) - d), n);
   }
+  if (cap > 0.0f)
+    for (j = 0; j < width; j++)
+      if (p[j] > 0.0f) {
+        const float t = (std::log(p[j]) + lse) / cap;
+        dp[j] *= 1.0f - t * t;
+      }
+}
+
+float score_scale(AttentionScores scores, int hd) {
+  return scores.scale > 0.0f ? scores.scale : 1.0f / std::sqrt(float(hd));
 }
 
 // The query rows [t0, t1) of a block and the keys any of them attends to. A block ends where its
@@ -111,9 +128,9 @@ Head head_of(const float* qkv, int b, int h, int T, int NH, int NKV, int hd) {
 }  // namespace
 
 void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
-                           int hd, const TokenSegment* segments, int window) {
+                           int hd, const TokenSegment* segments, int window, AttentionScores scores) {
   KernelTimer timer(KernelKind::AttentionForward);
-  const float scale = 1.0f / std::sqrt(float(hd));
+  const float scale = score_scale(scores, hd);
   const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int b = 0; b < B; b++) {
@@ -130,6 +147,8 @@ void gqa_attention_forward(float* out, float* lse, float* scratch, const float* 
              x.k + size_t(blk.k0) * x.ld, x.ld, 0.0f, p, blk.keys);
         for (int r = 0; r < blk.rows; r++) {
           const KeyRange keys = key_range(row, t0 + r, window);
+          if (scores.softcap > 0.0f)
+            softcap_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, scores.softcap);
           row_lse[t0 + r] =
               softmax_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys);
         }
@@ -142,13 +161,13 @@ void gqa_attention_forward(float* out, float* lse, float* scratch, const float* 
 }
 
 void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
-                                  int S, int NH, int NKV, int hd, int window) {
+                                  int S, int NH, int NKV, int hd, int window, AttentionScores scores) {
   KernelTimer timer(KernelKind::AttentionForward);
   const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV;
   // The cache rows [k0, pos + T) the new queries attend to: with a window, from the first query's
   // first key on.
   const int k0 = key_range(nullptr, pos, window).begin, L = pos + T - k0;
-  const float scale = 1.0f / std::sqrt(float(hd));
+  const float scale = score_scale(scores, hd);
   for (int b = 0; b < B; b++)
     for (int t = 0; t < T; t++) {
       const float* row = qkv + (size_t(b) * T + t) * ld;
@@ -169,6 +188,8 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
         gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
         for (int t = 0; t < T; t++) {
           const KeyRange keys = key_range(nullptr, pos + t, window);
+          if (scores.softcap > 0.0f)
+            softcap_row(att.data() + size_t(t) * L, keys.begin - k0, keys.end - k0, scores.softcap);
           softmax_row(att.data() + size_t(t) * L, keys.begin - k0, keys.end - k0, L);
         }
         gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
@@ -180,10 +201,10 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
 
 void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
                             const float* lse, int B, int T, int NH, int NKV, int hd, const TokenSegment* segments,
-                            int window) {
+                            int window, AttentionScores scores) {
   KernelTimer timer(KernelKind::AttentionBackward);
   const int group = NH / NKV;
-  const float scale = 1.0f / std::sqrt(float(hd));
+  const float scale = score_scale(scores, hd);
   const size_t block_floats = size_t(std::min(T, kAttentionRows)) * size_t(T);
   // One (batch, key/value head) per task: its q heads add to the same dk and dv in order.
 #pragma omp parallel for collapse(2) schedule(static)
@@ -210,6 +231,8 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
           gemm(Trans::No, Trans::Yes, blk.rows, blk.keys, hd, scale, q0, x.ld, k0, x.ld, 0.0f, p, blk.keys);
           for (int r = 0; r < blk.rows; r++) {
             const KeyRange keys = key_range(row, t0 + r, window);
+            if (scores.softcap > 0.0f)
+              softcap_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, scores.softcap);
             probabilities_row(p + size_t(r) * blk.keys, keys.begin - blk.k0, keys.end - blk.k0, blk.keys,
                               row_lse[t0 + r]);
           }
@@ -220,7 +243,8 @@ void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, cons
           // softmax backward: ds = p · (dp - D)
           for (int r = 0; r < blk.rows; r++)
             score_gradient_row(ds + size_t(r) * blk.keys, p + size_t(r) * blk.keys, blk.keys,
-                               dy0 + size_t(r) * x.ldo, y + size_t(t0 + r) * x.ldo, hd);
+                               dy0 + size_t(r) * x.ldo, y + size_t(t0 + r) * x.ldo, hd, scores.softcap,
+                               row_lse[t0 + r]);
           // scores = scale · q · kᵀ:  dq += scale · ds · k;  dk += scale · dsᵀ · q
           gemm(Trans::No, Trans::No, blk.rows, hd, blk.keys, scale, ds, blk.keys, k0, x.ld, 1.0f,
                dq + size_t(t0) * x.ld, x.ld);

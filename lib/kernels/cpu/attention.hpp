@@ -10,6 +10,8 @@
 //   of its own sample only; null: every row is one sample.
 //   window: sliding-window attention, query t attends to the keys (t - window, t] only (the band
 //   of transformers' sliding layers, ANDed with the sample); 0: every earlier key.
+//   scores: the scale of q·k (default 1/sqrt(hd)) and the soft-capping before the mask
+//   (kernels/model_ops.hpp).
 // Query rows go in blocks of kAttentionRows, cut where a sample ends: a block's scores against the
 // keys its rows attend to (from its first row's first key: with a window, the work grows with
 // T·window, not T²) are GEMMs through oneDNN into the scratch, then the softmax row by row.
@@ -18,6 +20,7 @@
 #include <cstddef>
 
 #include "core/token_segment.hpp"
+#include "kernels/model_ops.hpp"
 
 namespace zt::cpu {
 
@@ -41,7 +44,8 @@ inline size_t attention_scratch_floats(int B, int T, int NH) {
 }
 
 void gqa_attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int NH, int NKV,
-                           int hd, const TokenSegment* segments = nullptr, int window = 0);
+                           int hd, const TokenSegment* segments = nullptr, int window = 0,
+                           AttentionScores scores = {});
 inline void attention_forward(float* out, float* lse, float* scratch, const float* qkv, int B, int T, int C, int NH,
                               const TokenSegment* segments = nullptr) {
   gqa_attention_forward(out, lse, scratch, qkv, B, T, NH, NH, C / NH, segments);
@@ -52,13 +56,13 @@ inline void attention_forward(float* out, float* lse, float* scratch, const floa
 // gqa_attention_forward does (the same products and softmax, over cache rows [0, pos + t], the last
 // `window` of them with a window): each sequence one sample.
 void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
-                                  int S, int NH, int NKV, int hd, int window = 0);
+                                  int S, int NH, int NKV, int hd, int window = 0, AttentionScores scores = {});
 
 // Accumulates dqkv [B, T, (NH + 2·NKV)·hd] from dout [B, T, NH·hd], the forward's out and lse.
 // The gradients of a k or v head sum its q heads' in head order, whatever the thread count.
 void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
                             const float* lse, int B, int T, int NH, int NKV, int hd,
-                            const TokenSegment* segments = nullptr, int window = 0);
+                            const TokenSegment* segments = nullptr, int window = 0, AttentionScores scores = {});
 inline void attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,
                                const float* lse, int B, int T, int C, int NH, const TokenSegment* segments = nullptr) {
   gqa_attention_backward(dqkv, scratch, dout, qkv, out, lse, B, T, NH, NH, C / NH, segments);

@@ -73,25 +73,26 @@ void CpuModelOps::attention_backward(void* dqkv, float* scratch, const void* dou
 }
 
 void CpuModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
-                                  float eps) {
-  cpu::rmsnorm_forward(f(out), rstd, f(inp), f(weight), N, C, eps);
+                                  float eps, float weight_offset) {
+  cpu::rmsnorm_forward(f(out), rstd, f(inp), f(weight), N, C, eps, weight_offset);
 }
 
 void CpuModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                                   const float* rstd, int N, int C, GradInto dinp_into) {
-  cpu::rmsnorm_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dout), f(inp), f(weight), rstd, N, C);
+                                   const float* rstd, int N, int C, GradInto dinp_into, float weight_offset) {
+  cpu::rmsnorm_backward(into(dinp, size_t(N) * C, dinp_into), f(dweight), f(dout), f(inp), f(weight), rstd, N, C,
+                        weight_offset);
 }
 
 void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
-                                  int N, int NH, int NKV, int hd, float eps) {
-  cpu::qk_norm_forward(f(out), rstd, f(qkv), f(q_weight), f(k_weight), N, NH, NKV, hd, eps);
+                                  int N, int NH, int NKV, int hd, float eps, float weight_offset) {
+  cpu::qk_norm_forward(f(out), rstd, f(qkv), f(q_weight), f(k_weight), N, NH, NKV, hd, eps, weight_offset);
 }
 
 void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                                   int NKV, int hd, GradInto dqkv_into) {
-  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout),
-                        f(qkv), f(q_weight), f(k_weight), rstd, N, NH, NKV, hd);
+                                   int NKV, int hd, GradInto dqkv_into, float weight_offset) {
+  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
+                        NKV, hd, weight_offset);
 }
 
 void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
@@ -106,24 +107,26 @@ void CpuModelOps::rope_backward(void* dqkv, const float* cos, const float* sin, 
 
 void CpuModelOps::gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv,
                                         const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
-                                        int window) {
-  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments, window);
+                                        int window, AttentionScores scores) {
+  cpu::gqa_attention_forward(f(out), saved, scratch, f(qkv), B, T, NH, NKV, hd, segments, window, scores);
 }
 
 void CpuModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
                                          const void* out, const float* saved, const TokenSegment* segments, int B,
-                                         int T, int NH, int NKV, int hd, int window, GradInto dqkv_into) {
+                                         int T, int NH, int NKV, int hd, int window, GradInto dqkv_into,
+                                         AttentionScores scores) {
   cpu::gqa_attention_backward(into(dqkv, size_t(B) * T * (NH + 2 * NKV) * hd, dqkv_into), scratch, f(dout), f(qkv),
-                              f(out), saved, B, T, NH, NKV, hd, segments, window);
+                              f(out), saved, B, T, NH, NKV, hd, segments, window, scores);
 }
 
 void CpuModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                           int pos, int S, int NH, int NKV, int hd, int window) {
-  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd, window);
+                                           int pos, int S, int NH, int NKV, int hd, int window,
+                                           AttentionScores scores) {
+  cpu::gqa_attention_cached_forward(f(out), f(k_cache), f(v_cache), f(qkv), B, T, pos, S, NH, NKV, hd, window, scores);
 }
 
-void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
-  cpu::swiglu_forward(f(out), f(inp), N, F);
+void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F, Gate gate) {
+  cpu::swiglu_forward(f(out), f(inp), N, F, gate);
 }
 
 void CpuModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
@@ -164,8 +167,9 @@ void CpuModelOps::moe_gate_add_backward(void* dy, void* dgate, const void* dout,
   cpu::moe_gate_add_backward(f(dy), f(dgate), f(dout), f(y), f(gate), N, C);
 }
 
-void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
-  cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F);
+void CpuModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
+                                  Gate gate) {
+  cpu::swiglu_backward(into(dinp, size_t(N) * 2 * F, dinp_into), f(inp), f(dout), N, F, gate);
 }
 
 void CpuModelOps::gelu_forward(void* out, const void* inp, size_t n) { cpu::gelu_forward(f(out), f(inp), n); }
@@ -177,6 +181,8 @@ void CpuModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, s
 void CpuModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
   cpu::residual_forward(f(out), f(a), f(b), n);
 }
+
+void CpuModelOps::softcap_forward(void* x, size_t n, float cap) { cpu::softcap_forward(f(x), n, cap); }
 
 void CpuModelOps::scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
                                 GradInto into) {
@@ -208,9 +214,9 @@ double CpuModelOps::take_losses() {
 }
 
 void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                         const int32_t* counted, float dloss, int N, int V, int Vp) {
+                                         const int32_t* counted, float dloss, int N, int V, int Vp, float softcap) {
   const float scale = counted[0] > 0 ? dloss / float(counted[0]) : 0.0f;
-  cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp);
+  cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp, softcap);
 }
 
 }  // namespace zt::cpu

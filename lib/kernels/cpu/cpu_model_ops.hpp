@@ -28,27 +28,29 @@ public:
   void attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                           const float* saved, const TokenSegment* segments, int B, int T, int C, int NH,
                           GradInto dqkv_into) override;
-  void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps) override;
+  void rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps,
+                       float weight_offset = 0.0f) override;
   void rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                        const float* rstd, int N, int C, GradInto dinp_into) override;
+                        const float* rstd, int N, int C, GradInto dinp_into, float weight_offset = 0.0f) override;
   void qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight, int N,
-                       int NH, int NKV, int hd, float eps) override;
+                       int NH, int NKV, int hd, float eps, float weight_offset = 0.0f) override;
   void qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                         const void* q_weight, const void* k_weight, const float* rstd, int N, int NH, int NKV,
-                        int hd, GradInto dqkv_into) override;
+                        int hd, GradInto dqkv_into, float weight_offset = 0.0f) override;
   void rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T, int NH,
                     int NKV, int hd) override;
   void rope_backward(void* dqkv, const float* cos, const float* sin, const TokenSegment* segments, int B, int T,
                      int NH, int NKV, int hd) override;
   void gqa_attention_forward(void* out, float* saved, float* scratch, const void* qkv, const TokenSegment* segments,
-                             int B, int T, int NH, int NKV, int hd, int window) override;
+                             int B, int T, int NH, int NKV, int hd, int window, AttentionScores scores = {}) override;
   void gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv, const void* out,
                               const float* saved, const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
-                              int window, GradInto dqkv_into) override;
+                              int window, GradInto dqkv_into, AttentionScores scores = {}) override;
   void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T, int pos, int S,
-                                int NH, int NKV, int hd, int window) override;
-  void swiglu_forward(void* out, const void* inp, int N, int F) override;
-  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) override;
+                                int NH, int NKV, int hd, int window, AttentionScores scores = {}) override;
+  void swiglu_forward(void* out, const void* inp, int N, int F, Gate gate = Gate::Silu) override;
+  void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
+                       Gate gate = Gate::Silu) override;
   void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
                  bool normalize) override;
   void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) override;
@@ -64,6 +66,7 @@ public:
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
+  void softcap_forward(void* x, size_t n, float cap) override;
   void scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
                      GradInto into) override;
   void dropout(void* out, const void* inp, size_t n, float p, uint64_t seed, GradInto into) override;
@@ -71,7 +74,7 @@ public:
                              int Vp) override;
   float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                              const int32_t* counted, float dloss, int N, int V, int Vp) override;
+                              const int32_t* counted, float dloss, int N, int V, int Vp, float softcap = 0.0f) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }
   double take_losses() override;

@@ -87,8 +87,13 @@ float cross_entropy_forward(float* lse, const float* logits, const int32_t* targ
   return mean_loss(losses.data(), targets, N, &counted);
 }
 
+void softcap_forward(float* x, size_t n, float cap) {
+#pragma omp parallel for schedule(static)
+  for (size_t i = 0; i < n; i++) x[i] = cap * std::tanh(x[i] / cap);
+}
+
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
-                            float scale, int N, int V, int Vp) {
+                            float scale, int N, int V, int Vp, float softcap) {
   KernelTimer timer(KernelKind::CrossEntropyBackward);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; n++) {
@@ -98,8 +103,18 @@ void cross_entropy_backward(float* dlogits, const float* logits, const float* ls
       std::fill(drow, drow + Vp, 0.0f);
       continue;
     }
-    row_softmax_grad(drow, row, size_t(V), lse[n], scale);
-    drow[targets[n]] -= scale;
+    if (softcap > 0.0f) {
+      // row holds the capped logits c·tanh(z / c), read before drow (maybe the same memory) gets
+      // the gradient of z: d · (1 - tanh²)
+      for (int v = 0; v < V; v++) {
+        const float capped = row[v], t = capped / softcap, a = capped - lse[n];
+        const float d = (a < kNegligibleLogProb ? 0.0f : scale * std::exp(a)) - (v == targets[n] ? scale : 0.0f);
+        drow[v] = d * (1.0f - t * t);
+      }
+    } else {
+      row_softmax_grad(drow, row, size_t(V), lse[n], scale);
+      drow[targets[n]] -= scale;
+    }
     for (int v = V; v < Vp; v++) drow[v] = 0.0f;
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Softmax + cross-entropy fused over logits of a padded vocabulary: rows are Vp wide, only the
 // first V columns are real tokens; the padding columns take no part in the softmax.
+#include <cstddef>
 #include <cstdint>
 
 namespace zt::cpu {
@@ -22,7 +23,11 @@ float cross_entropy_forward(float* lse, const float* logits, const int32_t* targ
 // the padding columns, and 0 over the whole row of an ignored target. dlogits may be the logits
 // buffer itself (computed in place). scale = dloss / (rows that count) gives the gradient of
 // dloss · mean loss.
+// softcap > 0: logits are soft-capped (softcap_forward) and dlogits is the gradient of the logits
+// before the cap.
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
-                            float scale, int N, int V, int Vp);
+                            float scale, int N, int V, int Vp, float softcap = 0.0f);
+// x = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
+void softcap_forward(float* x, size_t n, float cap);
 
 }  // namespace zt::cpu

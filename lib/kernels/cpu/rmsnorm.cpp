@@ -39,42 +39,43 @@ ZT_KERNEL_CLONES float sum_of_squares(const float* x, int C) {
   return hsum(acc);
 }
 
-// y = (x · r) · w, the order of LlamaRMSNorm; returns r.
-ZT_KERNEL_CLONES float norm_row(float* y, const float* x, const float* w, int C, float eps) {
+// y = (x · r) · (off + w), the order of LlamaRMSNorm (and of Gemma's, off 1); returns r.
+ZT_KERNEL_CLONES float norm_row(float* y, const float* x, const float* w, int C, float eps, float off) {
   const float r = 1.0f / std::sqrt(sum_of_squares(x, C) / float(C) + eps);
-  for (int c = 0; c < C; c++) y[c] = x[c] * r * w[c];
+  for (int c = 0; c < C; c++) y[c] = x[c] * r * (off + w[c]);
   return r;
 }
 
-// dx += r · (g - x̂ · mean(g · x̂)), g = w · dy, x̂ = x · r
-ZT_KERNEL_CLONES void norm_row_backward(float* dx, const float* x, const float* w, const float* dy, float r, int C) {
+// dx += r · (g - x̂ · mean(g · x̂)), g = (off + w) · dy, x̂ = x · r
+ZT_KERNEL_CLONES void norm_row_backward(float* dx, const float* x, const float* w, const float* dy, float r, int C,
+                                        float off) {
   const size_t n = size_t(C);
   f32x16 acc = splat(0.0f);
-  const f32x16 rv = splat(r);
+  const f32x16 rv = splat(r), ov = splat(off);
   size_t c = 0;
-  for (; c + kLanes <= n; c += kLanes) acc += load(w + c) * load(dy + c) * (load(x + c) * rv);
+  for (; c + kLanes <= n; c += kLanes) acc += (ov + load(w + c)) * load(dy + c) * (load(x + c) * rv);
   if (c < n)
-    acc +=
-        load_partial(w + c, n - c, 0.0f) * load_partial(dy + c, n - c, 0.0f) * (load_partial(x + c, n - c, 0.0f) * rv);
+    acc += (ov + load_partial(w + c, n - c, 0.0f)) * load_partial(dy + c, n - c, 0.0f) *
+           (load_partial(x + c, n - c, 0.0f) * rv);
   const float mean = hsum(acc) / float(C);
-  for (c = 0; c < n; c++) dx[c] += (w[c] * dy[c] - x[c] * r * mean) * r;
+  for (c = 0; c < n; c++) dx[c] += ((off + w[c]) * dy[c] - x[c] * r * mean) * r;
 }
 
 void norm_rows_forward(float* out, float* rstd, const float* inp, const float* w, const Rows& rows, int C,
-                       float eps) {
+                       float eps, float off) {
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < rows.count; i++) {
     const size_t o = rows.at(i, C);
-    rstd[rows.rstd_at(i)] = norm_row(out + o, inp + o, w, C, eps);
+    rstd[rows.rstd_at(i)] = norm_row(out + o, inp + o, w, C, eps, off);
   }
 }
 
 void norm_rows_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* w,
-                        const float* rstd, const Rows& rows, int C) {
+                        const float* rstd, const Rows& rows, int C, float off) {
 #pragma omp parallel for schedule(static)
   for (int i = 0; i < rows.count; i++) {
     const size_t o = rows.at(i, C);
-    norm_row_backward(dinp + o, inp + o, w, dout + o, rstd[rows.rstd_at(i)], C);
+    norm_row_backward(dinp + o, inp + o, w, dout + o, rstd[rows.rstd_at(i)], C, off);
   }
   if (!dweight) return;
   // dweight[c] += Σ_rows dy · x̂: channels split across threads, each summing the rows in order,
@@ -96,23 +97,25 @@ void norm_rows_backward(float* dinp, float* dweight, const float* dout, const fl
 
 }  // namespace
 
-void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C, float eps) {
+void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* weight, int N, int C, float eps,
+                     float weight_offset) {
   KernelTimer timer(KernelKind::RmsNormForward);
-  norm_rows_forward(out, rstd, inp, weight, Rows{N, 1, size_t(C), 1}, C, eps);
+  norm_rows_forward(out, rstd, inp, weight, Rows{N, 1, size_t(C), 1}, C, eps, weight_offset);
 }
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp, const float* weight,
-                      const float* rstd, int N, int C) {
+                      const float* rstd, int N, int C, float weight_offset) {
   KernelTimer timer(KernelKind::RmsNormBackward);
-  norm_rows_backward(dinp, dweight, dout, inp, weight, rstd, Rows{N, 1, size_t(C), 1}, C);
+  norm_rows_backward(dinp, dweight, dout, inp, weight, rstd, Rows{N, 1, size_t(C), 1}, C, weight_offset);
 }
 
 void qk_norm_forward(float* out, float* rstd, const float* qkv, const float* q_weight, const float* k_weight, int N,
-                     int NH, int NKV, int hd, float eps) {
+                     int NH, int NKV, int hd, float eps, float weight_offset) {
   KernelTimer timer(KernelKind::RmsNormForward);
   const size_t stride = size_t(NH + 2 * NKV) * hd, k_at = size_t(NH) * hd, v_at = size_t(NH + NKV) * hd;
-  norm_rows_forward(out, rstd, qkv, q_weight, Rows{N * NH, NH, stride, NH + NKV}, hd, eps);
-  norm_rows_forward(out + k_at, rstd + NH, qkv + k_at, k_weight, Rows{N * NKV, NKV, stride, NH + NKV}, hd, eps);
+  norm_rows_forward(out, rstd, qkv, q_weight, Rows{N * NH, NH, stride, NH + NKV}, hd, eps, weight_offset);
+  norm_rows_forward(out + k_at, rstd + NH, qkv + k_at, k_weight, Rows{N * NKV, NKV, stride, NH + NKV}, hd, eps,
+                    weight_offset);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; n++)
     std::memcpy(out + size_t(n) * stride + v_at, qkv + size_t(n) * stride + v_at, sizeof(float) * size_t(NKV) * hd);
@@ -120,12 +123,13 @@ void qk_norm_forward(float* out, float* rstd, const float* qkv, const float* q_w
 
 void qk_norm_backward(float* dqkv, float* dq_weight, float* dk_weight, const float* dout, const float* qkv,
                       const float* q_weight, const float* k_weight, const float* rstd, int N, int NH, int NKV,
-                      int hd) {
+                      int hd, float weight_offset) {
   KernelTimer timer(KernelKind::RmsNormBackward);
   const size_t stride = size_t(NH + 2 * NKV) * hd, k_at = size_t(NH) * hd, v_at = size_t(NH + NKV) * hd;
-  norm_rows_backward(dqkv, dq_weight, dout, qkv, q_weight, rstd, Rows{N * NH, NH, stride, NH + NKV}, hd);
+  norm_rows_backward(dqkv, dq_weight, dout, qkv, q_weight, rstd, Rows{N * NH, NH, stride, NH + NKV}, hd,
+                     weight_offset);
   norm_rows_backward(dqkv + k_at, dk_weight, dout + k_at, qkv + k_at, k_weight, rstd + NH,
-                     Rows{N * NKV, NKV, stride, NH + NKV}, hd);
+                     Rows{N * NKV, NKV, stride, NH + NKV}, hd, weight_offset);
   const int V = NKV * hd;
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; n++) {

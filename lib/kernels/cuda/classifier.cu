@@ -47,9 +47,11 @@ __device__ float row_lse(const T* row, int V, float* scratch) {
   return block_max_value + logf(total);
 }
 
-// dlogits over [0, Vp): scale·(exp(x - lse) - [v == target]) below V, 0 above.
+// dlogits over [0, Vp): scale·(exp(x - lse) - [v == target]) below V, 0 above. cap > 0: x are
+// soft-capped logits c·tanh(z / c), and the gradient is z's: times 1 - (x / c)².
 template <typename T, bool kVector>
-__device__ void row_gradient(T* drow, const T* row, float lse, int target, float scale, int V, int Vp) {
+__device__ void row_gradient(T* drow, const T* row, float lse, int target, float scale, int V, int Vp,
+                             float cap = 0.0f) {
   for (int v = threadIdx.x * kVec; v < Vp; v += blockDim.x * kVec) {
     float x[kVec];
     load_floats<kVector>(x, row, size_t(v), size_t(Vp));
@@ -57,7 +59,8 @@ __device__ void row_gradient(T* drow, const T* row, float lse, int target, float
     for (int k = 0; k < kVec; k++) {
       const int col = v + k;
       const float p = col < V ? expf(x[k] - lse) : 0.0f;
-      x[k] = scale * (p - (col == target ? 1.0f : 0.0f));
+      const float t = cap > 0.0f ? x[k] / cap : 0.0f;
+      x[k] = scale * (p - (col == target ? 1.0f : 0.0f)) * (1.0f - t * t);
     }
     store_floats<kVector>(drow, x, size_t(v), size_t(Vp));
   }
@@ -93,11 +96,17 @@ __global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, 
 template <typename T, bool kVector>
 __global__ void __launch_bounds__(kBlock) classifier_backward_kernel(T* dlogits, const T* logits, const float* lse,
                                                                      const int32_t* targets, const int32_t* counted,
-                                                                     float scale, int V, int Vp) {
+                                                                     float scale, int V, int Vp, float cap) {
   const int n = blockIdx.x;
   const int target = targets[n];
   row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target,
-                           row_scale(target, gradient_scale(counted, scale)), V, Vp);
+                           row_scale(target, gradient_scale(counted, scale)), V, Vp, cap);
+}
+
+template <typename T>
+__global__ void softcap_kernel(T* x, size_t n, float cap) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = from_float<T>(cap * tanhf(to_float(x[i]) / cap));
 }
 
 template <typename T, bool kVector>
@@ -156,7 +165,8 @@ void launch_mean(float* mean_loss, int32_t* counted, const float* losses, const 
 }
 
 void launch_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                     const int32_t* counted, float scale, int N, int V, int Vp, cudaStream_t stream) {
+                     const int32_t* counted, float scale, int N, int V, int Vp, cudaStream_t stream,
+                     float cap = 0.0f) {
   check_shape(N, V, Vp, "classifier_backward");
   if (N == 0) return;
   const bool vector = vector_path(Vp, logits, dlogits);
@@ -164,11 +174,21 @@ void launch_backward(DType dt, void* dlogits, const void* logits, const float* l
     using T = decltype(tag);
     launch(vector ? classifier_backward_kernel<T, true> : classifier_backward_kernel<T, false>, unsigned(N), kBlock,
            0, stream, "classifier_backward_kernel", static_cast<T*>(dlogits), static_cast<const T*>(logits), lse,
-           targets, counted, scale, V, Vp);
+           targets, counted, scale, V, Vp, cap);
   });
 }
 
 }  // namespace
+
+void softcap_forward(DType dt, void* x, size_t n, float cap, cudaStream_t stream) {
+  require(cap > 0.0f, "softcap_forward: cap ", cap, " (expected > 0)");
+  if (n == 0) return;
+  dispatch_activation(dt, "softcap_forward", [&](auto tag) {
+    using T = decltype(tag);
+    launch(softcap_kernel<T>, grid_size(n, kElementwiseBlock, "softcap_forward"), kElementwiseBlock, 0, stream,
+           "softcap_kernel", static_cast<T*>(x), n, cap);
+  });
+}
 
 void classifier_losses(DType dt, float* lse, float* losses, const void* logits, const int32_t* targets, int N, int V,
                        int Vp, cudaStream_t stream) {
@@ -202,9 +222,10 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
 }
 
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream) {
+                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream,
+                         float softcap) {
   require(counted != nullptr, "classifier_backward: counted is null");
-  launch_backward(dt, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream);
+  launch_backward(dt, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream, softcap);
 }
 
 void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* mean_loss, const int32_t* targets,

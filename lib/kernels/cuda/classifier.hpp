@@ -43,8 +43,13 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
                          float scale, int N, int V, int Vp, cudaStream_t stream);
 // The same with scale = dloss / counted[0] (0 when counted[0] is 0), counted[0] read by the kernel
 // when it runs: a captured graph replays with the count of the rows it is replayed for.
+// softcap > 0: the logits are soft-capped (softcap_forward) and dlogits is the gradient of the
+// logits before the cap.
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream);
+                         const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream,
+                         float softcap = 0.0f);
+// x[n] = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
+void softcap_forward(DType dt, void* x, size_t n, float cap, cudaStream_t stream);
 
 // sum[0] += double(mean_loss[0]) · weight in double: the weighted losses of several micro-batches
 // kept on the device.

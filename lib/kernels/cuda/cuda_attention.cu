@@ -40,6 +40,17 @@ struct Dims {
   // batch row first (in_row).
   const TokenSegment* segments;
   int window;  // sliding-window attention: each query's last `window` keys; 0: all of them
+  float softcap;  // > 0: scores soft-capped, softcap · tanh(s / softcap), before the mask
+  // The score of a q·k product: scaled, then soft-capped.
+  __host__ __device__ float score(float dot) const {
+    const float s = dot * scale;
+    return softcap > 0.0f ? softcap * tanhf(s / softcap) : s;
+  }
+  // d score / d (scale · q·k) at a score: 1 - tanh² with soft-capping, else 1.
+  __host__ __device__ float slope(float score) const {
+    const float t = softcap > 0.0f ? score / softcap : 0.0f;
+    return 1.0f - t * t;
+  }
   __host__ __device__ Dims in_row(int b) const {
     Dims d = *this;
     if (segments) d.segments = segments + size_t(b) * T;
@@ -208,7 +219,7 @@ __global__ void __launch_bounds__(kThreads) attention_forward_kernel(T* out, flo
 #pragma unroll
       for (int j = 0; j < R; j++) {
         const int k = k0 + tx + kSide * j;
-        s[i][j] = keys.has(k) ? s[i][j] * dims.scale : -INFINITY;
+        s[i][j] = keys.has(k) ? dims.score(s[i][j]) : -INFINITY;
         tile_max = fmaxf(tile_max, s[i][j]);
       }
       const float m_new = fmaxf(m[i], row_max16(tile_max));
@@ -281,8 +292,9 @@ __device__ __forceinline__ void probabilities_and_dscores(float (&p)[R][R], floa
     for (int j = 0; j < R; j++) {
       const int k = k0 + tx + kSide * j;
       const bool valid = q < dims.T && keys.has(k);
-      p[i][j] = valid ? expf(s[i][j] * dims.scale - sL[a]) : 0.0f;
-      ds[i][j] = p[i][j] * (dp[i][j] - sD[a]);
+      const float score = dims.score(s[i][j]);
+      p[i][j] = valid ? expf(score - sL[a]) : 0.0f;
+      ds[i][j] = p[i][j] * (dp[i][j] - sD[a]) * dims.slope(score);
     }
   }
 }
@@ -636,7 +648,7 @@ __global__ void __launch_bounds__(kMmaThreads) attention_forward_mma_kernel(bf16
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2;
-        s[j][e] = keys[r].has(key) ? s[j][e] * dims.scale : -INFINITY;
+        s[j][e] = keys[r].has(key) ? dims.score(s[j][e]) : -INFINITY;
         tile_max[r] = fmaxf(tile_max[r], s[j][e]);
       }
     float alpha[2], row_sum[2] = {0.0f, 0.0f};
@@ -734,8 +746,9 @@ __global__ void __launch_bounds__(kMmaThreads)
 #pragma unroll
       for (int e = 0; e < 4; e++) {
         const int key = k0 + acc_col(lane, j, e), r = e / 2, q = q0 + local[r];
-        const float p = q < dims.T && keys[r].has(key) ? expf(s[j][e] * dims.scale - L[r]) : 0.0f;
-        s[j][e] = p * (dp[j][e] - Dr[r]);  // ds
+        const float score = dims.score(s[j][e]);
+        const float p = q < dims.T && keys[r].has(key) ? expf(score - L[r]) : 0.0f;
+        s[j][e] = p * (dp[j][e] - Dr[r]) * dims.slope(score);  // ds
       }
     times_tile<HS>(dq, s, sK, lane);
   }
@@ -792,8 +805,9 @@ __global__ void __launch_bounds__(kMmaThreads)
       for (int e = 0; e < 4; e++) {
         const int c = acc_col(lane, j, e), q = q0 + c;
         const bool valid = queries[e / 2].has(q);
-        st[j][e] = valid ? expf(st[j][e] * dims.scale - sL[c]) : 0.0f;  // pᵀ
-        dpt[j][e] = st[j][e] * (dpt[j][e] - sD[c]);                     // dsᵀ
+        const float score = dims.score(st[j][e]);
+        st[j][e] = valid ? expf(score - sL[c]) : 0.0f;                       // pᵀ
+        dpt[j][e] = st[j][e] * (dpt[j][e] - sD[c]) * dims.slope(score);      // dsᵀ
       }
     times_tile<HS>(dv, st, sdO, lane);
     times_tile<HS>(dk, dpt, sQ, lane);
@@ -821,7 +835,8 @@ AttentionShape multi_head(int B, int T, int C, int NH, const TokenSegment* segme
 }
 
 Dims dims_of(const AttentionShape& s, GradInto into = GradInto::Accumulate) {
-  return {s.T, s.NH, s.NKV, s.hs, 1.0f / std::sqrt(float(s.hs)), into == GradInto::Accumulate, s.segments, s.window};
+  const float scale = s.scores.scale > 0.0f ? s.scores.scale : 1.0f / std::sqrt(float(s.hs));
+  return {s.T, s.NH, s.NKV, s.hs, scale, into == GradInto::Accumulate, s.segments, s.window, s.scores.softcap};
 }
 
 // Raises the kernel's dynamic shared memory limit to `bytes` (above 48 KB needs the opt-in).

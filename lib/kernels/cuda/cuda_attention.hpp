@@ -39,6 +39,7 @@ struct AttentionShape {
   int B, T, NH, NKV, hs;  // NH query heads share NKV key/value heads (NH a multiple of NKV)
   const TokenSegment* segments = nullptr;  // [B, T]: the samples of packed rows; null: one per row
   int window = 0;                          // sliding window: the last `window` keys of each query; 0: all
+  AttentionScores scores = {};             // the scale (default 1/√hs) and soft-capping of the scores
 };
 
 // out = softmax(q·kᵀ/√hs, causal)·v per head; lse[b, h, t] = log Σ_{begin<=j<=t} exp(q_t·k_j/√hs),

@@ -134,32 +134,34 @@ void CudaModelOps::attention_backward(void* dqkv, float* scratch, const void* do
 }
 
 void CudaModelOps::rmsnorm_forward(void* out, float* rstd, const void* inp, const void* weight, int N, int C,
-                                   float eps) {
-  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream());
+                                   float eps, float weight_offset) {
+  cuda::rmsnorm_forward(dtype_, out, rstd, inp, weight, N, C, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::residual_rmsnorm_forward(void* residual, void* out, float* rstd, const void* a, const void* b,
-                                            const void* weight, int N, int C, float eps) {
-  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream());
+                                            const void* weight, int N, int C, float eps, float weight_offset) {
+  cuda::residual_rmsnorm_forward(dtype_, residual, out, rstd, a, b, weight, N, C, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::rmsnorm_backward(void* dinp, void* dweight, const void* dout, const void* inp, const void* weight,
-                                    const float* rstd, int N, int C, GradInto dinp_into) {
+                                    const float* rstd, int N, int C, GradInto dinp_into, float weight_offset) {
   float* partials = dweight ? norm_scratch(rmsnorm_backward_scratch_floats(N, C)) : nullptr;
-  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into);
+  cuda::rmsnorm_backward(dtype_, dinp, dweight, partials, dout, inp, weight, rstd, N, C, stream(), dinp_into,
+                         weight_offset);
 }
 
 void CudaModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const void* q_weight,
-                                   const void* k_weight, int N, int NH, int NKV, int hd, float eps) {
-  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream());
+                                   const void* k_weight, int N, int NH, int NKV, int hd, float eps,
+                                   float weight_offset) {
+  cuda::qk_norm_forward(dtype_, out, rstd, qkv, q_weight, k_weight, N, NH, NKV, hd, eps, stream(), weight_offset);
 }
 
 void CudaModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                     const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                                    int NKV, int hd, GradInto dqkv_into) {
+                                    int NKV, int hd, GradInto dqkv_into, float weight_offset) {
   float* partials = dq_weight || dk_weight ? norm_scratch(qk_norm_backward_scratch_floats(N, hd)) : nullptr;
   cuda::qk_norm_backward(dtype_, dqkv, dq_weight, dk_weight, partials, dout, qkv, q_weight, k_weight, rstd, N, NH,
-                         NKV, hd, stream(), dqkv_into);
+                         NKV, hd, stream(), dqkv_into, weight_offset);
 }
 
 void CudaModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
@@ -174,27 +176,32 @@ void CudaModelOps::rope_backward(void* dqkv, const float* cos, const float* sin,
 
 void CudaModelOps::gqa_attention_forward(void* out, float* saved, float*, const void* qkv,
                                          const TokenSegment* segments, int B, int T, int NH, int NKV, int hd,
-                                         int window) {
-  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments, window}, stream());
+                                         int window, AttentionScores scores) {
+  cuda::attention_forward(dtype_, out, saved, qkv, AttentionShape{B, T, NH, NKV, hd, segments, window, scores},
+                        stream());
 }
 
 void CudaModelOps::gqa_attention_backward(void* dqkv, float* scratch, const void* dout, const void* qkv,
                                           const void* out, const float* saved, const TokenSegment* segments, int B,
-                                          int T, int NH, int NKV, int hd, int window, GradInto dqkv_into) {
+                                          int T, int NH, int NKV, int hd, int window, GradInto dqkv_into,
+                                          AttentionScores scores) {
   cuda::attention_backward(dtype_, dqkv, scratch, dout, qkv, out, saved,
-                           AttentionShape{B, T, NH, NKV, hd, segments, window}, stream(), dqkv_into);
+                           AttentionShape{B, T, NH, NKV, hd, segments, window, scores}, stream(), dqkv_into);
 }
 
-void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F) {
-  cuda::swiglu_forward(dtype_, out, inp, N, F, stream());
+void CudaModelOps::swiglu_forward(void* out, const void* inp, int N, int F, Gate gate) {
+  cuda::swiglu_forward(dtype_, out, inp, N, F, stream(), gate);
 }
 
-void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into) {
-  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into);
+void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
+                                   Gate gate) {
+  cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into, gate);
 }
 void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                                            int pos, int S, int NH, int NKV, int hd, int window) {
-  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, window, stream());
+                                            int pos, int S, int NH, int NKV, int hd, int window,
+                                            AttentionScores scores) {
+  cuda::attention_cached_forward(dtype_, out, k_cache, v_cache, qkv, B, T, pos, S, NH, NKV, hd, window, stream(),
+                                 scores);
 }
 
 void CudaModelOps::gelu_forward(void* out, const void* inp, size_t n) {
@@ -207,6 +214,10 @@ void CudaModelOps::gelu_backward(void* dinp, const void* inp, const void* dout, 
 
 void CudaModelOps::residual_forward(void* out, const void* a, const void* b, size_t n) {
   cuda::residual_forward(dtype_, out, a, b, n, stream());
+}
+
+void CudaModelOps::softcap_forward(void* x, size_t n, float cap) {
+  cuda::softcap_forward(dtype_, x, n, cap, stream());
 }
 
 void CudaModelOps::scale_columns(void* dst, int dst_ld, const void* src, int src_ld, int N, int width, float scale,
@@ -248,8 +259,8 @@ void CudaModelOps::take_losses_into(double* host) {
 
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
                                           const int32_t* targets, const int32_t* counted, float dloss, int N, int V,
-                                          int Vp) {
-  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream());
+                                          int Vp, float softcap) {
+  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream(), softcap);
 }
 
 }  // namespace zt::cuda

@@ -15,15 +15,17 @@ constexpr int kRowsPerChunk = 256;  // rows per partial sum of the weight gradie
 // Where the normalised vectors lie: each of the N token rows holds `heads` vectors of `width`
 // channels side by side; vectors [0, nq) are normalised with the q weight, [nq, nq + nk) with the
 // k weight, the rest (the v heads) copied. The rstd of vector h of row n is at n·(nq + nk) + h.
-// Plain RMSNorm is one vector of C channels per row, normalised with the q weight.
+// Plain RMSNorm is one vector of C channels per row, normalised with the q weight. The vectors
+// scale by offset + weight (Gemma's norms: 1).
 struct Heads {
   int heads, nq, nk, width;
+  float offset = 0.0f;
   __host__ __device__ size_t at(size_t n, int h) const { return (n * size_t(heads) + size_t(h)) * size_t(width); }
   __host__ __device__ size_t rstd_at(size_t n, int h) const { return n * size_t(nq + nk) + size_t(h); }
 };
 
-Heads plain(int C) { return {1, 1, 0, C}; }
-Heads qk_heads(int NH, int NKV, int hd) { return {NH + 2 * NKV, NH, NKV, hd}; }
+Heads plain(int C, float offset = 0.0f) { return {1, 1, 0, C, offset}; }
+Heads qk_heads(int NH, int NKV, int hd, float offset = 0.0f) { return {NH + 2 * NKV, NH, NKV, hd, offset}; }
 
 // One warp per vector (item = row · heads + head). kResidual (plain RMSNorm only): the row is first
 // formed as a + b, rounded to T and stored in inp (what residual_forward would store, and what
@@ -68,7 +70,7 @@ __global__ void rmsnorm_forward_kernel(T* out, float* rstd, T* inp, const T* a, 
     float wv[kVec], z[kVec];
     load_floats<kVector>(wv, w, size_t(c), size_t(C));
 #pragma unroll
-    for (int k = 0; k < kVec; k++) z[k] = v[k] * r * wv[k];  // (x · r) · w, LlamaRMSNorm's order
+    for (int k = 0; k < kVec; k++) z[k] = v[k] * r * (g.offset + wv[k]);  // (x · r) · w, LlamaRMSNorm's order
     store_floats<kVector>(y, z, size_t(c), size_t(C));
   });
   if (lane == 0) rstd[g.rstd_at(n, h)] = r;
@@ -113,7 +115,7 @@ __global__ void rmsnorm_backward_dinp_kernel(T* dinp, const T* dout, const T* in
     load_floats<kVector>(gv, dy, size_t(c), size_t(C));
     load_floats<kVector>(wv, w, size_t(c), size_t(C));
 #pragma unroll
-    for (int k = 0; k < kVec; k++) dot += wv[k] * gv[k] * (v[k] * r);  // 0 past the end (loads fill 0)
+    for (int k = 0; k < kVec; k++) dot += (g.offset + wv[k]) * gv[k] * (v[k] * r);  // 0 past the end (gv 0)
   });
   const float mean = warp_sum(dot) / float(C);
   for_row_groups<kVector>(x, C, lane, [&](int c, const float(&v)[kVec]) {
@@ -122,7 +124,7 @@ __global__ void rmsnorm_backward_dinp_kernel(T* dinp, const T* dout, const T* in
     load_floats<kVector>(wv, w, size_t(c), size_t(C));
     start(d, c);
 #pragma unroll
-    for (int k = 0; k < kVec; k++) d[k] += (wv[k] * gv[k] - v[k] * r * mean) * r;
+    for (int k = 0; k < kVec; k++) d[k] += ((g.offset + wv[k]) * gv[k] - v[k] * r * mean) * r;
     store_floats<kVector>(dx, d, size_t(c), size_t(C));
   });
 }
@@ -222,16 +224,17 @@ void launch_backward(DType dt, void* dinp, void* dq_weight, void* dk_weight, flo
 }  // namespace
 
 void rmsnorm_forward(DType dt, void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps,
-                     cudaStream_t stream) {
+                     cudaStream_t stream, float weight_offset) {
   // The kernel writes inp only when it forms it from a and b.
-  launch_forward(dt, out, rstd, const_cast<void*>(inp), nullptr, nullptr, weight, nullptr, plain(C), N, eps, stream,
-                 "rmsnorm_forward");
+  launch_forward(dt, out, rstd, const_cast<void*>(inp), nullptr, nullptr, weight, nullptr, plain(C, weight_offset), N,
+                 eps, stream, "rmsnorm_forward");
 }
 
 void residual_rmsnorm_forward(DType dt, void* residual, void* out, float* rstd, const void* a, const void* b,
-                              const void* weight, int N, int C, float eps, cudaStream_t stream) {
+                              const void* weight, int N, int C, float eps, cudaStream_t stream, float weight_offset) {
   require(a && b, "residual_rmsnorm_forward: a and b must not be null");
-  launch_forward(dt, out, rstd, residual, a, b, weight, nullptr, plain(C), N, eps, stream, "residual_rmsnorm_forward");
+  launch_forward(dt, out, rstd, residual, a, b, weight, nullptr, plain(C, weight_offset), N, eps, stream,
+                 "residual_rmsnorm_forward");
 }
 
 size_t rmsnorm_backward_scratch_floats(int N, int C) {
@@ -240,14 +243,15 @@ size_t rmsnorm_backward_scratch_floats(int N, int C) {
 }
 
 void rmsnorm_backward(DType dt, void* dinp, void* dweight, float* scratch, const void* dout, const void* inp,
-                      const void* weight, const float* rstd, int N, int C, cudaStream_t stream, GradInto dinp_into) {
+                      const void* weight, const float* rstd, int N, int C, cudaStream_t stream, GradInto dinp_into,
+                      float weight_offset) {
   launch_backward(dt, dinp, dweight, nullptr, scratch, rmsnorm_backward_scratch_floats(N, C), dout, inp, weight,
-                  nullptr, rstd, plain(C), N, stream, dinp_into, "rmsnorm_backward");
+                  nullptr, rstd, plain(C, weight_offset), N, stream, dinp_into, "rmsnorm_backward");
 }
 
 void qk_norm_forward(DType dt, void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
-                     int N, int NH, int NKV, int hd, float eps, cudaStream_t stream) {
-  const Heads g = qk_heads(NH, NKV, hd);
+                     int N, int NH, int NKV, int hd, float eps, cudaStream_t stream, float weight_offset) {
+  const Heads g = qk_heads(NH, NKV, hd, weight_offset);
   check_shape(N, g, "qk_norm_forward");
   require(out != qkv || N == 0, "qk_norm_forward: out must not be qkv (the v heads are copied)");
   launch_forward(dt, out, rstd, const_cast<void*>(qkv), nullptr, nullptr, q_weight, k_weight, g, N, eps, stream,
@@ -261,9 +265,9 @@ size_t qk_norm_backward_scratch_floats(int N, int hd) {
 
 void qk_norm_backward(DType dt, void* dqkv, void* dq_weight, void* dk_weight, float* scratch, const void* dout,
                       const void* qkv, const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                      int NKV, int hd, cudaStream_t stream, GradInto dqkv_into) {
+                      int NKV, int hd, cudaStream_t stream, GradInto dqkv_into, float weight_offset) {
   launch_backward(dt, dqkv, dq_weight, dk_weight, scratch, qk_norm_backward_scratch_floats(N, hd), dout, qkv, q_weight,
-                  k_weight, rstd, qk_heads(NH, NKV, hd), N, stream, dqkv_into, "qk_norm_backward");
+                  k_weight, rstd, qk_heads(NH, NKV, hd, weight_offset), N, stream, dqkv_into, "qk_norm_backward");
 }
 
 }  // namespace zt::cuda

@@ -20,14 +20,16 @@
 namespace zt::cuda {
 
 // out[N, C] = inp · rstd · weight; saves rstd[N].
+// weight_offset (every function here): scale by weight_offset + weight (Gemma's norms: 1).
 void rmsnorm_forward(DType dt, void* out, float* rstd, const void* inp, const void* weight, int N, int C, float eps,
-                     cudaStream_t stream);
+                     cudaStream_t stream, float weight_offset = 0.0f);
 
 // residual[N, C] = a + b (rounded to the dtype, as residual_forward stores it), then out =
 // rmsnorm(residual) as rmsnorm_forward computes it: the same bits as the two calls, with the
 // residual read once (a llama block's second residual and its norm).
 void residual_rmsnorm_forward(DType dt, void* residual, void* out, float* rstd, const void* a, const void* b,
-                              const void* weight, int N, int C, float eps, cudaStream_t stream);
+                              const void* weight, int N, int C, float eps, cudaStream_t stream,
+                              float weight_offset = 0.0f);
 
 // Floats of device scratch rmsnorm_backward needs (the column partials of dweight).
 size_t rmsnorm_backward_scratch_floats(int N, int C);
@@ -36,12 +38,12 @@ size_t rmsnorm_backward_scratch_floats(int N, int C);
 // may be null to skip it, and then scratch too).
 void rmsnorm_backward(DType dt, void* dinp, void* dweight, float* scratch, const void* dout, const void* inp,
                       const void* weight, const float* rstd, int N, int C, cudaStream_t stream,
-                      GradInto dinp_into = GradInto::Accumulate);
+                      GradInto dinp_into = GradInto::Accumulate, float weight_offset = 0.0f);
 
 // qkv [N, (NH + 2·NKV)·hd]: out gets the q heads normalised with q_weight[hd], the k heads with
 // k_weight[hd], the v heads copied; rstd [N, NH + NKV]. out must not be qkv.
 void qk_norm_forward(DType dt, void* out, float* rstd, const void* qkv, const void* q_weight, const void* k_weight,
-                     int N, int NH, int NKV, int hd, float eps, cudaStream_t stream);
+                     int N, int NH, int NKV, int hd, float eps, cudaStream_t stream, float weight_offset = 0.0f);
 
 // Floats of device scratch qk_norm_backward needs: 2·hd·⌈N / 256⌉, rows per partial sum growing with
 // NH to fit (at most rmsnorm_backward_scratch_floats(N, C) when hd <= C).
@@ -51,6 +53,7 @@ size_t qk_norm_backward_scratch_floats(int N, int hd);
 // dq_weight, dk_weight [hd] += their column sums (either may be null).
 void qk_norm_backward(DType dt, void* dqkv, void* dq_weight, void* dk_weight, float* scratch, const void* dout,
                       const void* qkv, const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
-                      int NKV, int hd, cudaStream_t stream, GradInto dqkv_into = GradInto::Accumulate);
+                      int NKV, int hd, cudaStream_t stream, GradInto dqkv_into = GradInto::Accumulate,
+                      float weight_offset = 0.0f);
 
 }  // namespace zt::cuda

@@ -1,6 +1,7 @@
 #include "kernels/cuda/cuda_swiglu.hpp"
 
 #include "kernels/cuda/common.cuh"
+#include "kernels/cuda/gelu.cuh"
 
 namespace zt::cuda {
 
@@ -19,7 +20,7 @@ __device__ __forceinline__ bool my_outputs(int N, int F, size_t& n, int& f) {
 }
 
 template <typename T, bool kVector>
-__global__ void swiglu_forward_kernel(T* out, const T* inp, int N, int F) {
+__global__ void swiglu_forward_kernel(T* out, const T* inp, int N, int F, bool gelu_gate) {
   size_t n;
   int f;
   if (!my_outputs(N, F, n, f)) return;
@@ -28,13 +29,14 @@ __global__ void swiglu_forward_kernel(T* out, const T* inp, int N, int F) {
   load_floats<kVector>(g, gate, size_t(f), size_t(F));
   load_floats<kVector>(u, gate + F, size_t(f), size_t(F));
 #pragma unroll
-  for (int k = 0; k < kVec; k++) g[k] = g[k] / (1.0f + exp_minus(g[k])) * u[k];
+  for (int k = 0; k < kVec; k++) g[k] = (gelu_gate ? gelu(g[k]) : g[k] / (1.0f + exp_minus(g[k]))) * u[k];
   store_floats<kVector>(out + n * size_t(F), g, size_t(f), size_t(F));
 }
 
 // With s = sigmoid(g) and 1 - s = e·s (e = exp(-g)): silu(g) = g·s, silu'(g) = s·(1 + g·e·s).
 template <typename T, bool kVector>
-__global__ void swiglu_backward_kernel(T* dinp, const T* inp, const T* dout, int N, int F, bool accumulate) {
+__global__ void swiglu_backward_kernel(T* dinp, const T* inp, const T* dout, int N, int F, bool accumulate,
+                                       bool gelu_gate) {
   size_t n;
   int f;
   if (!my_outputs(N, F, n, f)) return;
@@ -53,6 +55,11 @@ __global__ void swiglu_backward_kernel(T* dinp, const T* inp, const T* dout, int
   }
 #pragma unroll
   for (int k = 0; k < kVec; k++) {
+    if (gelu_gate) {  // GeGLU
+      dg[k] += dy[k] * u[k] * gelu_grad(g[k]);
+      du[k] += dy[k] * gelu(g[k]);
+      continue;
+    }
     const float e = exp_minus(g[k]);
     const float s = 1.0f / (1.0f + e);
     dg[k] += dy[k] * u[k] * (s * (1.0f + g[k] * e * s));
@@ -69,7 +76,7 @@ size_t items(int N, int F, const char* op) {
 
 }  // namespace
 
-void swiglu_forward(DType dt, void* out, const void* inp, int N, int F, cudaStream_t stream) {
+void swiglu_forward(DType dt, void* out, const void* inp, int N, int F, cudaStream_t stream, Gate gate) {
   const size_t n = items(N, F, "swiglu_forward");
   if (n == 0) return;
   // 16-byte loads: rows of F and 2F elements keep every group aligned when F % 8 == 0.
@@ -78,12 +85,12 @@ void swiglu_forward(DType dt, void* out, const void* inp, int N, int F, cudaStre
     using T = decltype(tag);
     launch(vector ? swiglu_forward_kernel<T, true> : swiglu_forward_kernel<T, false>,
            grid_size(n, kElementwiseBlock, "swiglu_forward"), kElementwiseBlock, 0, stream, "swiglu_forward_kernel",
-           static_cast<T*>(out), static_cast<const T*>(inp), N, F);
+           static_cast<T*>(out), static_cast<const T*>(inp), N, F, gate == Gate::GeluTanh);
   });
 }
 
 void swiglu_backward(DType dt, void* dinp, const void* inp, const void* dout, int N, int F, cudaStream_t stream,
-                     GradInto dinp_into) {
+                     GradInto dinp_into, Gate gate) {
   const size_t n = items(N, F, "swiglu_backward");
   if (n == 0) return;
   const bool vector = F % kVec == 0 && aligned16(dinp) && aligned16(inp) && aligned16(dout);
@@ -92,7 +99,7 @@ void swiglu_backward(DType dt, void* dinp, const void* inp, const void* dout, in
     launch(vector ? swiglu_backward_kernel<T, true> : swiglu_backward_kernel<T, false>,
            grid_size(n, kElementwiseBlock, "swiglu_backward"), kElementwiseBlock, 0, stream, "swiglu_backward_kernel",
            static_cast<T*>(dinp), static_cast<const T*>(inp), static_cast<const T*>(dout), N, F,
-           dinp_into == GradInto::Accumulate);
+           dinp_into == GradInto::Accumulate, gate == Gate::GeluTanh);
   });
 }
 

@@ -15,9 +15,10 @@
 
 namespace zt::cuda {
 
-void swiglu_forward(DType dt, void* out, const void* inp, int N, int F, cudaStream_t stream);
+// gate GeluTanh: GeGLU, gelu(gate) · up with GELU's tanh form.
+void swiglu_forward(DType dt, void* out, const void* inp, int N, int F, cudaStream_t stream, Gate gate = Gate::Silu);
 // dinp [N, 2F] (+)= d gate = dout · up · silu'(gate), d up = dout · silu(gate).
 void swiglu_backward(DType dt, void* dinp, const void* inp, const void* dout, int N, int F, cudaStream_t stream,
-                     GradInto dinp_into = GradInto::Accumulate);
+                     GradInto dinp_into = GradInto::Accumulate, Gate gate = Gate::Silu);
 
 }  // namespace zt::cuda

@@ -30,7 +30,8 @@ __global__ void __launch_bounds__(kCopyBlock) kv_write_kernel(E* k_cache, E* v_c
 template <typename E>
 __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, const E* k_cache, const E* v_cache,
                                                                     const E* qkv, int T, int pos, int S, int NH,
-                                                                    int NKV, int hd, int window, float scale) {
+                                                                    int NKV, int hd, int window, float scale,
+                                                                    float softcap) {
   __shared__ float q[kCachedAttentionMaxHeadSize];
   __shared__ float p[kThreads];  // the tile's unnormalised probabilities
   __shared__ float scratch[kWarpSize];
@@ -53,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, cons
       const E* kj = k + size_t(j) * ldc;
       float dot = 0.0f;
       for (int d = 0; d < hd; d++) dot += q[d] * to_float(kj[d]);
-      s = dot * scale;
+      s = softcap > 0.0f ? softcap * tanhf(dot * scale / softcap) : dot * scale;
     }
     const float m_new = fmaxf(m, block_max(s, scratch));  // finite: every tile holds a key
     const float e = j < len ? expf(s - m_new) : 0.0f;
@@ -83,7 +84,8 @@ __global__ void __launch_bounds__(kThreads) cached_attention_kernel(E* out, cons
 }  // namespace
 
 void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream) {
+                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream,
+                              AttentionScores scores) {
   require(B >= 0 && T >= 0 && pos >= 0 && pos + T <= S && NH > 0 && NKV > 0 && NH % NKV == 0 && hd > 0 &&
               hd <= kCachedAttentionMaxHeadSize && window >= 0,
           "attention_cached_forward: bad shape B = ", B, ", T = ", T, ", pos = ", pos, ", S = ", S, ", NH = ", NH,
@@ -93,7 +95,7 @@ void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache,
   require(T <= 65535 && NH <= 65535 && B <= 65535, "attention_cached_forward: grid of ", T, " x ", NH, " x ", B,
           " blocks exceeds 65535 in a dimension");
   const size_t copies = size_t(B) * T * NKV * hd;
-  const float scale = 1.0f / std::sqrt(float(hd));
+  const float scale = scores.scale > 0.0f ? scores.scale : 1.0f / std::sqrt(float(hd));
   dispatch_activation(dt, "attention_cached_forward", [&](auto tag) {
     using E = decltype(tag);
     launch(kv_write_kernel<E>, grid_size(copies, kCopyBlock, "attention_cached_forward"), kCopyBlock, 0, stream,
@@ -101,7 +103,8 @@ void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache,
            pos, S, NH, NKV, hd);
     launch(cached_attention_kernel<E>, dim3(unsigned(T), unsigned(NH), unsigned(B)), kThreads, 0, stream,
            "cached_attention_kernel", static_cast<E*>(out), static_cast<const E*>(k_cache),
-           static_cast<const E*>(v_cache), static_cast<const E*>(qkv), T, pos, S, NH, NKV, hd, window, scale);
+           static_cast<const E*>(v_cache), static_cast<const E*>(qkv), T, pos, S, NH, NKV, hd, window, scale,
+           scores.softcap);
   });
 }
 

@@ -13,12 +13,14 @@
 #include <cuda_runtime_api.h>
 
 #include "core/dtype.hpp"
+#include "kernels/model_ops.hpp"  // AttentionScores
 
 namespace zt::cuda {
 
 constexpr int kCachedAttentionMaxHeadSize = 256;
 
 void attention_cached_forward(DType dt, void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
-                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream);
+                              int pos, int S, int NH, int NKV, int hd, int window, cudaStream_t stream,
+                              AttentionScores scores = {});
 
 }  // namespace zt::cuda
