@@ -186,7 +186,8 @@ void read_rope(const nlohmann::json& given, HfConfig& out, ModelType type) {
     scaling["rope_type"] = scaling.at("type");
     scaling.erase("type");
   }
-  const nlohmann::json rope_type = scaling.is_object() ? scaling.value("rope_type", nlohmann::json("default")) : "default";
+  const nlohmann::json rope_type =
+      scaling.is_object() ? scaling.value("rope_type", nlohmann::json("default")) : "default";
   if (!rope_type.is_string() || (rope_type != "default" && rope_type != "llama3" && rope_type != "linear"))
     fail("{}: {}.rope_type: {} is not implemented (expected default, llama3 or linear; the dynamic, yarn and "
          "longrope scalings are refused rather than trained differently from transformers)",
@@ -442,7 +443,8 @@ nlohmann::json model_keys(const GptShape& shape) {
   if (is_gemma(s.model_type)) {
     auto none_if_0 = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
     const double scalar = s.query_pre_attn_scalar;  // an int in transformers' config classes
-    j["query_pre_attn_scalar"] = scalar > 0 && scalar == std::floor(scalar) ? nlohmann::json(int64_t(scalar)) : none_if_0(scalar);
+    j["query_pre_attn_scalar"] =
+        scalar > 0 && scalar == std::floor(scalar) ? nlohmann::json(int64_t(scalar)) : none_if_0(scalar);
     j["attn_logit_softcapping"] = none_if_0(s.attn_logit_softcapping);
     j["final_logit_softcapping"] = none_if_0(s.final_logit_softcapping);
     if (s.model_type == ModelType::Gemma3Text) j["rope_local_base_freq"] = none_if_0(s.rope_local_base_freq);
@@ -480,9 +482,11 @@ HfConfig read_hf_config(const std::string& dir) {
         key == "rope_local_base_freq" || !family_has(type, key))
       continue;
     nlohmann::json value = given.value(hf_key, nlohmann::json());
-    if (key == "sliding_window" && type != ModelType::Mistral && !is_gemma(type) && given.value("use_sliding_window", false) != true)
+    if (key == "sliding_window" && type != ModelType::Mistral && !is_gemma(type) &&
+        given.value("use_sliding_window", false) != true)
       value = nullptr;  // qwen2, qwen3: the window applies only with use_sliding_window
-    if (value.is_null() && key != "sliding_window" && !gemma_key(key)) continue;  // the family derives it (n_kv_head, head_dim, d_ff)
+    if (value.is_null() && key != "sliding_window" && !gemma_key(key))
+      continue;  // the family derives it (n_kv_head, head_dim, d_ff)
     out.block[key] = value;
     out.from[key] = key == "num_experts" && local_experts ? "num_local_experts" : hf_key;
   }

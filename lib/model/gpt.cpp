@@ -12,6 +12,14 @@ namespace zt {
 
 namespace {
 
+// Where role r starts in a block's flat buffer of elements of esz bytes: null where the block has
+// no such tensor, or where there is no buffer (a frozen block's gradients).
+template <class Byte>
+Byte* role_in(Byte* block, const RoleOffsets& roles, BlockRole r, size_t esz) {
+  const size_t o = roles[size_t(r)];
+  return o == kAbsent || !block ? nullptr : block + o * esz;
+}
+
 int checked_bound(const GptShape& shape, int max_batch, int max_seq) {
   validate_gpt_shape(shape);
   if (max_batch <= 0) fail("micro-batch size must be positive, got {}", max_batch);
@@ -242,10 +250,7 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
   const RoleOffsets& roles = blocks_[size_t(layer)];
-  auto w = [&](BlockRole r) {
-    const size_t o = roles[size_t(r)];
-    return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
-  };
+  auto w = [&](BlockRole r) { return role_in(static_cast<const char*>(bp.params), roles, r, esz); };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
   const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
   const int fc = recipe_.swiglu ? 2 * F : F;
@@ -449,14 +454,9 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
   using enum BlockRole;
   const size_t esz = dtype_size(ops_.dtype());
   const RoleOffsets& roles = blocks_[size_t(layer)];
-  auto w = [&](BlockRole r) {
-    const size_t o = roles[size_t(r)];
-    return o == kAbsent ? nullptr : static_cast<const char*>(bp.params) + o * esz;
-  };
-  auto dw = [&](BlockRole r) {  // null for a frozen block: its weights get no gradient
-    const size_t o = roles[size_t(r)];
-    return o == kAbsent || !bg.params ? nullptr : static_cast<char*>(bg.params) + o * esz;
-  };
+  auto w = [&](BlockRole r) { return role_in(static_cast<const char*>(bp.params), roles, r, esz); };
+  // null for a frozen block: its weights get no gradient
+  auto dw = [&](BlockRole r) { return role_in(static_cast<char*>(bg.params), roles, r, esz); };
   const int C = shape_.d_model, NH = shape_.n_head, NKV = shape_.kv_heads(), hd = shape_.head_size();
   const int QKV = shape_.qkv_width(), Q = shape_.q_width(), F = shape_.ff_width(), N = B * T;
   const int fc = recipe_.swiglu ? 2 * F : F;

@@ -210,10 +210,12 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   if (auto p = rope_problem(s)) return p;
   const FamilyOptions options = family_options(s.model_type);
   if (s.attention_bias && !options.attention_bias)
-    return ShapeProblem{"attention_bias",
-                        fmt::format("{} has no such option (only llama, qwen3, gemma2 and gemma3_text do; gpt2 always has biases, qwen2 "
-                                    "always q, k and v biases and no o bias, mistral none)",
-                                    type)};
+    return ShapeProblem{
+        "attention_bias",
+        fmt::format(
+            "{} has no such option (only llama, qwen3, gemma2 and gemma3_text do; gpt2 always has biases, qwen2 "
+            "always q, k and v biases and no o bias, mistral none)",
+            type)};
   if (s.mlp_bias && !options.mlp_bias)
     return ShapeProblem{"mlp_bias", fmt::format("{} has no such option (only llama does)", type)};
   if (gpt2 && !s.tied_head)
@@ -228,7 +230,8 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
                                                        {"attn_logit_softcapping", s.attn_logit_softcapping},
                                                        {"final_logit_softcapping", s.final_logit_softcapping}};
   for (auto [key, value] : gemma_keys) {
-    if (value < 0 || std::isnan(value)) return ShapeProblem{key, fmt::format("{} (expected > 0, or 0 for none)", value)};
+    if (value < 0 || std::isnan(value))
+      return ShapeProblem{key, fmt::format("{} (expected > 0, or 0 for none)", value)};
     if (value > 0 && !gemma)
       return ShapeProblem{key, fmt::format("{} has no such option (only gemma2 and gemma3_text do)", type)};
   }

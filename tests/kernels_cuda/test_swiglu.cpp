@@ -44,7 +44,8 @@ TEST_CASE("swiglu forward and backward match the CPU", "[cuda][swiglu]") {
         auto run = [&] {
           DeviceTensor out(dt, n, pad), dinp(dt, base, pad);
           cuda::swiglu_forward(dt, out.ptr(), dinp_in.ptr(), s.N, s.F, nullptr, gate);
-          cuda::swiglu_backward(dt, dinp.ptr(), dinp_in.ptr(), ddy.ptr(), s.N, s.F, nullptr, GradInto::Accumulate, gate);
+          cuda::swiglu_backward(dt, dinp.ptr(), dinp_in.ptr(), ddy.ptr(), s.N, s.F, nullptr, GradInto::Accumulate,
+                                gate);
           device_sync();
           return std::pair{out.bits(), dinp.bits()};
         };

@@ -21,7 +21,7 @@ inline const char* const kHfFixtures[] = {"llama3", "qwen2", "qwen3", "llama_bia
 inline GptShape hf_fixture_shape(const TorchFixture& fx) {
   GptShape s(fx.meta_int("n_layer"), fx.meta_int("n_head"), fx.meta_int("d_model"), fx.meta_int("vocab_size"),
              fx.meta_int("max_seq_len"));
-  const auto type = kModelTypeNames.find(fx.metadata.at("model_type").get<std::string>());
+  const auto type = kModelTypeNames.find(fx.metadata.at("model_type"));
   if (!type) fail("fixture model_type {} is unknown", fx.metadata.at("model_type"));
   s.model_type = *type;
   s.n_kv_head = fx.meta_int("n_kv_head");

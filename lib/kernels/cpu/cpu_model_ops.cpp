@@ -91,8 +91,8 @@ void CpuModelOps::qk_norm_forward(void* out, float* rstd, const void* qkv, const
 void CpuModelOps::qk_norm_backward(void* dqkv, void* dq_weight, void* dk_weight, const void* dout, const void* qkv,
                                    const void* q_weight, const void* k_weight, const float* rstd, int N, int NH,
                                    int NKV, int hd, GradInto dqkv_into, float weight_offset) {
-  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout), f(qkv), f(q_weight), f(k_weight), rstd, N, NH,
-                        NKV, hd, weight_offset);
+  cpu::qk_norm_backward(into(dqkv, size_t(N) * (NH + 2 * NKV) * hd, dqkv_into), f(dq_weight), f(dk_weight), f(dout),
+                        f(qkv), f(q_weight), f(k_weight), rstd, N, NH, NKV, hd, weight_offset);
 }
 
 void CpuModelOps::rope_forward(void* qkv, const float* cos, const float* sin, const TokenSegment* segments, int B,
