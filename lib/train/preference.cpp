@@ -2,10 +2,10 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "comm/control_channel.hpp"
+#include "core/checked_file.hpp"
 #include "core/error.hpp"
 #include "core/ignored_target.hpp"
 #include "core/json_file.hpp"
@@ -153,13 +153,8 @@ void PreferenceReference::save(const std::string& path, const TokenDataset& data
   for (const DataFile& f : data.files()) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
   const nlohmann::json j = {{"data", files}, {"digest", data_digest(data)}, {"pairs", logps_.size()},
                             {"logps", logps}};
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp);
-    out << j.dump(1) << "\n";
-    if (!out.flush()) fail("{}: cannot write the reference log-probabilities", tmp);
-  }
-  std::filesystem::rename(tmp, path);
+  write_file_atomically(path, "preference: the reference log-probabilities",
+                        [&](CheckedFile& f) { f.write(j.dump(1) + "\n"); });
 }
 
 PreferenceReference PreferenceReference::load(const std::string& path, const TokenDataset& data) {
