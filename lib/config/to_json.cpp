@@ -155,8 +155,13 @@ json training_json(const TrainingConfig& t) {
 }
 
 json preference_json(const PreferenceConfig& p) {
-  return {{"enabled", p.enabled}, {"loss_type", p.loss_type}, {"beta", p.beta},
-          {"label_smoothing", p.label_smoothing}, {"reference", p.reference}};
+  return {{"enabled", p.enabled},
+          {"loss_type", kPreferenceLossNames.name(p.loss_type)},
+          {"beta", p.beta},
+          {"label_smoothing", p.label_smoothing},
+          {"rpo_alpha", p.rpo_alpha},
+          {"simpo_gamma", p.simpo_gamma},
+          {"reference", p.has_reference() ? json(p.reference) : json(nullptr)}};
 }
 
 json lora_json(const LoraConfig& l) {

@@ -1,11 +1,14 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
-// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on
-// this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps metrics are TRL's,
-// and the evaluation of validation pairs TRL's eval_loss. A resumed run reads the reference its first
+// loss_type sigmoid, robust and ipo, with rpo_alpha's sft term (TRL's loss_type [.., "sft"]), and
+// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's CPOTrainer trains it; at
+// stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
+// metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
+// adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
 // run kept and goes on as TRL did; the reference of other data is refused.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -101,7 +104,8 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
 TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, at stages 0 and 3",
           "[trainer][preference][trl]") {
   REQUIRE(4 % world().world_size() == 0);
-  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora"}) {
+  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
+                           "qwen3_lora_adapters_off", "qwen3_rpo", "llama3_rpo", "qwen3_simpo", "llama3_simpo"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -110,6 +114,9 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         const std::string dir = shared_dir("preference", std::string(name) + "-stage" + std::to_string(stage));
         nlohmann::json raw = with_lora(run_json(name, r, stage, accumulation), name, r);
         raw["training"]["metrics"] = dir + "/metrics.jsonl";
+        // Without a reference (simpo) no reference pass runs, so none is kept beside the checkpoints.
+        const bool reference_free = r.at("preference").at("loss_type") == "simpo";
+        if (reference_free) raw["training"]["checkpoint_dir"] = dir + "/checkpoints";
         const bool evaluates = r.contains("evaluation") && !r.at("evaluation").is_null();
         if (evaluates) {  // the same pairs as validation data, evaluated after the last step
           raw["data"]["val"] = raw["data"]["train"];
@@ -118,6 +125,7 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         const config::Config c = resolve(raw);
         Trainer trainer(c, world());
         REQUIRE(trainer.run() == 0);
+        if (reference_free) CHECK(!fs::exists(reference_logps_path(dir + "/checkpoints")));
         if (world().rank() == 0) {
           const auto steps = step_records(dir + "/metrics.jsonl");
           REQUIRE(steps.size() == r.at("steps_trl").size());
@@ -132,6 +140,62 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         }
       }
     }
+  }
+}
+
+// The reference log-probabilities a one-step run of fixture `name` keeps with preference.reference
+// `reference`, those of the pairs TRL keeps (rank 0; empty elsewhere).
+std::vector<std::array<double, 2>> kept_reference(const std::string& name, const std::string& reference) {
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", name + "-" + reference);
+  nlohmann::json raw = with_lora(run_json(name, r, 3, 1), name, r);
+  raw["preference"]["reference"] = reference;
+  raw["training"]["steps"] = 1;
+  raw["training"]["checkpoint_dir"] = dir;
+  Trainer trainer(resolve(raw), world());
+  REQUIRE(trainer.run() == 0);
+  std::vector<std::array<double, 2>> out;
+  if (world().rank() != 0) return out;
+  const nlohmann::json kept = read_json_file(reference_logps_path(dir));
+  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
+    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
+  return out;
+}
+
+// Each pair's log-probabilities within `rel` of `want`'s; how many differ by more than 1e-3.
+int compare_logps(const std::vector<std::array<double, 2>>& got, const nlohmann::json& want, double rel) {
+  int differ = 0;
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    for (size_t k = 0; k < 2; ++k) {
+      const double expected = want.at(i).at(k);
+      if (rel > 0) {
+        INFO("pair " << i << (k == 0 ? " chosen " : " rejected ") << got[i][k] << ", expected " << expected);
+        CHECK(std::abs(got[i][k] - expected) <= rel * std::abs(expected));
+      }
+      differ += std::abs(got[i][k] - expected) > 1e-3 ? 1 : 0;
+    }
+  return differ;
+}
+
+TEST_CASE("The reference of the adapters off: the precompute's for new adapters, the base model's for trained ones",
+          "[trainer][preference][lora]") {
+  // New adapters (B zero): the same log-probabilities either way, TRL's.
+  const auto precompute = kept_reference("qwen3_lora", "precompute");
+  const auto off = kept_reference("qwen3_lora", "adapters_off");
+  if (world().rank() == 0) {
+    nlohmann::json as_json = nlohmann::json::array();
+    for (const auto& p : precompute) as_json.push_back({p[0], p[1]});
+    compare_logps(off, as_json, 1e-12);
+    compare_logps(off, reference_of("qwen3_lora").at("ref_logps"), 1e-4);
+  }
+  // A trained adapter: adapters off is TRL's adapters-disabled reference, not the adapted model's.
+  const auto trained_off = kept_reference("qwen3_lora_adapters_off", "adapters_off");
+  const auto trained_precompute = kept_reference("qwen3_lora_adapters_off", "precompute");
+  if (world().rank() == 0) {
+    const nlohmann::json& trl = reference_of("qwen3_lora_adapters_off").at("ref_logps");
+    compare_logps(trained_off, trl, 1e-4);
+    CHECK(compare_logps(trained_precompute, trl, 0) > 0);
   }
 }
 
