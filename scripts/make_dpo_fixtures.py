@@ -66,6 +66,9 @@ CASES = {
     "qwen3_lora_adapters_off": dict(model="qwen3", loss_type="sigmoid", beta=0.2, reference="adapters_off",
                                     lora=dict(r=4, alpha=8, target_modules=["q_proj", "k_proj", "gate_proj"],
                                               trained=0.05)),
+    # Llama 3 with new adapters and the reference of the adapters off (the base model: TRL's either way).
+    "llama3_lora": dict(model="llama3", loss_type="ipo", beta=0.5, reference="adapters_off",
+                        lora=dict(r=8, alpha=16, target_modules=["q_proj", "o_proj", "down_proj"])),
     # RPO: DPO plus rpo_alpha times the chosen completions' mean NLL (TRL 1.16: loss_type ["sigmoid", "sft"]
     # with loss_weights [1, rpo_alpha]).
     "qwen3_rpo": dict(model="qwen3", loss_type="sigmoid", beta=0.1, rpo_alpha=0.5),

@@ -160,7 +160,8 @@ json preference_json(const PreferenceConfig& p) {
           {"beta", p.beta},
           {"label_smoothing", p.label_smoothing},
           {"rpo_alpha", p.rpo_alpha},
-          {"simpo_gamma", p.simpo_gamma},
+          // What the loss does not read is null, so that the printed config reads back.
+          {"simpo_gamma", p.loss_type == PreferenceLoss::Simpo ? json(p.simpo_gamma) : json(nullptr)},
           {"reference", p.has_reference() ? json(p.reference) : json(nullptr)}};
 }
 

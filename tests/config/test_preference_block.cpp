@@ -45,6 +45,16 @@ TEST_CASE("rpo_alpha adds the sft term to any loss; simpo takes simpo_gamma and 
   CHECK(simpo.preference.beta == 2.0);
 }
 
+TEST_CASE("the printed preference block resolves to itself, for every loss_type") {
+  for (const json& block : {json{{"loss_type", "sigmoid"}, {"rpo_alpha", 0.5}},
+                            json{{"loss_type", "robust"}, {"label_smoothing", 0.2}},
+                            json{{"loss_type", "simpo"}, {"simpo_gamma", 1.0}}}) {
+    const json once = to_json(resolve(with({{"preference", block}})));
+    INFO(once["preference"].dump());
+    CHECK(to_json(resolve(once)) == once);
+  }
+}
+
 TEST_CASE("reference adapters_off takes a LoRA run's adapters off; without adapters it is refused") {
   const Config c = resolve(with({{"lora", json::object()}, {"preference", {{"reference", "adapters_off"}}}}));
   CHECK(c.preference.reference == "adapters_off");

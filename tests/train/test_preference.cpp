@@ -105,7 +105,8 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
           "[trainer][preference][trl]") {
   REQUIRE(4 % world().world_size() == 0);
   for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
-                           "qwen3_lora_adapters_off", "qwen3_rpo", "llama3_rpo", "qwen3_simpo", "llama3_simpo"}) {
+                           "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
+                           "llama3_simpo"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -143,18 +144,23 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
   }
 }
 
+namespace {
+
+using PairTable = std::vector<std::array<double, 2>>;  // a pair's chosen and rejected log-probabilities
+
 // The reference log-probabilities a one-step run of fixture `name` keeps with preference.reference
 // `reference`, those of the pairs TRL keeps (rank 0; empty elsewhere).
-std::vector<std::array<double, 2>> kept_reference(const std::string& name, const std::string& reference) {
+PairTable kept_reference(const std::string& name, const std::string& reference) {
   const nlohmann::json r = reference_of(name);
   const std::string dir = shared_dir("preference", name + "-" + reference);
   nlohmann::json raw = with_lora(run_json(name, r, 3, 1), name, r);
   raw["preference"]["reference"] = reference;
   raw["training"]["steps"] = 1;
   raw["training"]["checkpoint_dir"] = dir;
-  Trainer trainer(resolve(raw), world());
+  const config::Config c = resolve(raw);
+  Trainer trainer(c, world());
   REQUIRE(trainer.run() == 0);
-  std::vector<std::array<double, 2>> out;
+  PairTable out;
   if (world().rank() != 0) return out;
   const nlohmann::json kept = read_json_file(reference_logps_path(dir));
   for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
@@ -162,13 +168,22 @@ std::vector<std::array<double, 2>> kept_reference(const std::string& name, const
   return out;
 }
 
-// Each pair's log-probabilities within `rel` of `want`'s; how many differ by more than 1e-3.
-int compare_logps(const std::vector<std::array<double, 2>>& got, const nlohmann::json& want, double rel) {
+// The reference log-probabilities TRL precomputed for fixture `name`.
+PairTable trl_reference(const std::string& name) {
+  const nlohmann::json r = reference_of(name);
+  PairTable out;
+  for (const auto& p : r.at("ref_logps")) out.push_back({p.at(0).get<double>(), p.at(1).get<double>()});
+  return out;
+}
+
+// Each pair's log-probabilities within `rel` of `want`'s (rel 0: not checked); how many differ by
+// more than 1e-3.
+int compare_logps(const PairTable& got, const PairTable& want, double rel) {
   int differ = 0;
   REQUIRE(got.size() == want.size());
   for (size_t i = 0; i < got.size(); ++i)
     for (size_t k = 0; k < 2; ++k) {
-      const double expected = want.at(i).at(k);
+      const double expected = want[i][k];
       if (rel > 0) {
         INFO("pair " << i << (k == 0 ? " chosen " : " rejected ") << got[i][k] << ", expected " << expected);
         CHECK(std::abs(got[i][k] - expected) <= rel * std::abs(expected));
@@ -178,22 +193,22 @@ int compare_logps(const std::vector<std::array<double, 2>>& got, const nlohmann:
   return differ;
 }
 
+}  // namespace
+
 TEST_CASE("The reference of the adapters off: the precompute's for new adapters, the base model's for trained ones",
           "[trainer][preference][lora]") {
   // New adapters (B zero): the same log-probabilities either way, TRL's.
-  const auto precompute = kept_reference("qwen3_lora", "precompute");
-  const auto off = kept_reference("qwen3_lora", "adapters_off");
+  const PairTable precompute = kept_reference("qwen3_lora", "precompute");
+  const PairTable off = kept_reference("qwen3_lora", "adapters_off");
   if (world().rank() == 0) {
-    nlohmann::json as_json = nlohmann::json::array();
-    for (const auto& p : precompute) as_json.push_back({p[0], p[1]});
-    compare_logps(off, as_json, 1e-12);
-    compare_logps(off, reference_of("qwen3_lora").at("ref_logps"), 1e-4);
+    compare_logps(off, precompute, 1e-12);
+    compare_logps(off, trl_reference("qwen3_lora"), 1e-4);
   }
   // A trained adapter: adapters off is TRL's adapters-disabled reference, not the adapted model's.
-  const auto trained_off = kept_reference("qwen3_lora_adapters_off", "adapters_off");
-  const auto trained_precompute = kept_reference("qwen3_lora_adapters_off", "precompute");
+  const PairTable trained_off = kept_reference("qwen3_lora_adapters_off", "adapters_off");
+  const PairTable trained_precompute = kept_reference("qwen3_lora_adapters_off", "precompute");
   if (world().rank() == 0) {
-    const nlohmann::json& trl = reference_of("qwen3_lora_adapters_off").at("ref_logps");
+    const PairTable trl = trl_reference("qwen3_lora_adapters_off");
     compare_logps(trained_off, trl, 1e-4);
     CHECK(compare_logps(trained_precompute, trl, 0) > 0);
   }
