@@ -45,6 +45,31 @@ TEST_CASE("rpo_alpha adds the sft term to any loss; simpo takes simpo_gamma and 
   CHECK(simpo.preference.beta == 2.0);
 }
 
+TEST_CASE("TRL 1.16's loss_type list: a preference loss and sft beside it, sft's loss_weights entry rpo_alpha") {
+  const Config c = resolve(with({{"preference", {{"loss_type", {"ipo", "sft"}}, {"loss_weights", {1.0, 0.3}}}}}));
+  CHECK(c.preference.loss_type == PreferenceLoss::Ipo);
+  CHECK(c.preference.rpo_alpha == 0.3);
+  CHECK(resolve(with({{"preference", {{"loss_type", {"sft", "sigmoid"}}}}})).preference.rpo_alpha == 1.0);
+  CHECK(resolve(with({{"preference", {{"loss_type", {"simpo"}}}}})).preference.loss_type == PreferenceLoss::Simpo);
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sft"}}}}})) ==
+        "test.json: preference.loss_type: sft needs a preference loss beside it (such as [\"sigmoid\", \"sft\"])");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "ipo"}}}}})) ==
+        "test.json: preference.loss_type: sigmoid and ipo: one preference loss at a time (sft may go beside it)");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "hinge"}}}}})) ==
+        "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust, ipo or simpo, or sft "
+        "beside one of them)");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "sft"}}, {"loss_weights", {0.5, 1.0}}}}})) ==
+        "test.json: preference.loss_weights: sigmoid's weight is 0.5: the preference loss weighs 1 (only sft's "
+        "weight, rpo_alpha, may differ)");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "sft"}}, {"loss_weights", {1.0}}}}})) ==
+        "test.json: preference.loss_weights: expected a list of 2 numbers, one for each of loss_type's");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "sft"}}, {"loss_weights", {1.0, 0.5}},
+                                       {"rpo_alpha", 0.5}}}})) ==
+        "test.json: preference.rpo_alpha: given twice: as rpo_alpha and as loss_type sft's weight in loss_weights");
+  CHECK(error_of(with({{"preference", {{"loss_weights", {1.0}}}}})) ==
+        "test.json: preference.loss_weights: weighs the losses of a list loss_type (such as [\"sigmoid\", \"sft\"])");
+}
+
 TEST_CASE("the printed preference block resolves to itself, for every loss_type") {
   for (const json& block : {json{{"loss_type", "sigmoid"}, {"rpo_alpha", 0.5}},
                             json{{"loss_type", "robust"}, {"label_smoothing", 0.2}},
