@@ -281,10 +281,11 @@ TEST_CASE("LoRA on the GPU: the CPU's losses, the same bits at stages 0 and 3, n
 }
 
 TEST_CASE("no step after the first allocates on the GPU", "[gpu][train][memory]") {
-  std::vector<Spec> runs;  // GPT-2 at every stage, the llama family at stage 3
+  std::vector<Spec> runs;  // GPT-2 at every stage, the llama family and a mixture of experts at stage 3
   for (std::string dtype : {"fp32", "bf16"}) {
     for (int stage = 0; stage <= 3; ++stage) runs.push_back({stage, dtype});
     for (const std::string& model : kLlamaFamily) runs.push_back({3, dtype, false, "cpu", model});
+    runs.push_back({3, dtype, false, "cpu", kMoeFamilies[1]});
   }
   for (const Spec& spec : runs) {
     config::Config c = run_config(spec);
