@@ -93,21 +93,13 @@ __global__ void moe_route_backward_kernel(T* dlogits, const float* dweights, con
 }
 
 // ---------------------------------------------------------------------------------------------
-// Rows: one thread per 8 channels of a row (row = item / groups).
-
-__device__ __forceinline__ bool my_channels(int rows, int C, size_t& r, int& c) {
-  const size_t groups = ceil_div(size_t(C), kVec);
-  const size_t item = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  r = item / groups;
-  c = int(item % groups) * kVec;
-  return r < size_t(rows);
-}
+// Rows: one thread per 8 channels of a row.
 
 template <typename T, bool kVector>
 __global__ void moe_gather_kernel(T* rows, const T* x, const int32_t* token, int R, int C) {
   size_t r;
   int c;
-  if (!my_channels(R, C, r, c)) return;
+  if (!my_row_group(R, C, r, c)) return;
   float v[kVec];
   load_floats<kVector, true>(v, x + size_t(token[r]) * C, size_t(c), size_t(C));
   store_floats<kVector, true>(rows + r * C, v, size_t(c), size_t(C));
@@ -117,7 +109,7 @@ template <typename T, bool kVector>
 __global__ void moe_combine_kernel(T* out, const T* y, const float* weights, const int32_t* row, int N, int K, int C) {
   size_t n;
   int c;
-  if (!my_channels(N, C, n, c)) return;
+  if (!my_row_group(N, C, n, c)) return;
   float acc[kVec] = {}, v[kVec];
   for (int j = 0; j < K; j++) {
     const float w = weights[n * K + j];
@@ -132,7 +124,7 @@ template <typename T, bool kVector>
 __global__ void moe_scatter_kernel(T* dx, const T* drows, const int32_t* row, int N, int K, int C, bool accumulate) {
   size_t n;
   int c;
-  if (!my_channels(N, C, n, c)) return;
+  if (!my_row_group(N, C, n, c)) return;
   float acc[kVec] = {}, v[kVec];
   if (accumulate) load_floats<kVector>(acc, dx + n * C, size_t(c), size_t(C));
   for (int j = 0; j < K; j++) {
@@ -149,7 +141,7 @@ template <typename T, bool kVector>
 __global__ void moe_gate_add_kernel(T* out, const T* y, const T* gate, int N, int C) {
   size_t n;
   int c;
-  if (!my_channels(N, C, n, c)) return;
+  if (!my_row_group(N, C, n, c)) return;
   const float s = sigmoid(to_float(gate[n]));
   float o[kVec], v[kVec];
   load_floats<kVector>(o, out + n * C, size_t(c), size_t(C));
