@@ -1,9 +1,9 @@
 // The trainer on one GPU (world of one rank, no MPI): the toy model (GPT-2) and the llama family's
 // tiny presets (llama-tiny: RMSNorm, RoPE, SwiGLU, grouped-query attention; qwen3-tiny: and the
 // q/k norms; a Qwen2 of llama-tiny's shape: q/k/v biases, an untied head; Qwen3-MoE and Qwen2-MoE:
-// the experts' routing, grouping and combination, the load-balancing loss, a gated shared expert) against the CPU path, ZeRO stages against
-// each other, a run against its rerun, state offloaded to host memory or files against resident, and no allocation in a
-// step after the first.
+// the experts' routing, grouping and combination, the load-balancing loss, a gated shared expert)
+// against the CPU path, ZeRO stages against each other, a run against its rerun, state offloaded
+// to host memory or files against resident, and no allocation in a step after the first.
 //
 // What is exact and what is not: the GPU and the CPU differ in every summation order (cuBLASLt
 // against oneDNN, flash attention against the explicit softmax), so GPU against CPU agrees within
