@@ -231,6 +231,31 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
   }
 }
 
+// The same idle experts with the experts split over the ranks (expert_parallel): some expert gets
+// no row from any rank of its group and some pieces of the all-to-all are empty; at stage 3 with
+// recomputed blocks the steps complete with transformers' losses and gradient norms.
+TEST_CASE("experts idle on every rank, split over the ranks at stage 3, train as transformers does",
+          "[trainer][hf][moe][expert_parallel]") {
+  const char* name = "qwen3_moe_idle_fp32";
+  const std::string dir = (kFixtures / name).string();
+  const nlohmann::json ref = reference_of(name);
+  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
+  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const fs::path out = fresh_run_dir("hf-moe-ep", name, 3);
+  const nlohmann::json training = {{"steps", ref.at("adamw").at("losses").size()},
+                                   {"metrics", (out / "m.jsonl").string()},
+                                   {"gradient_checkpointing", true}};
+  const nlohmann::json ep = {{"expert_parallel", {{"enabled", true}, {"autoep_size", world().world_size()}}}};
+  REQUIRE(Trainer(make(dir, data, ref, 3, training, ep), world()).run() == 0);
+  if (world().rank() == 0) {
+    check_steps(step_values(out / "m.jsonl", "loss"), ref.at("adamw").at("losses"), "loss");
+    check_steps(step_values(out / "m.jsonl", "grad_norm"), ref.at("adamw").at("grad_norms"), "grad norm");
+    for (const nlohmann::json& record : zt::test::step_records((out / "m.jsonl").string()))
+      if (world().world_size() > 1) CHECK(record.at("comm").value("all_to_all", 0) > 0);  // rows travel
+  }
+  world().control().barrier();
+}
+
 // Freezing by name reaches the router and single experts (the load-balancing loss would move the
 // router); LoRA adapts the attention of a model with experts, and refuses the experts.
 TEST_CASE("a model with experts freezes its router and experts by name, and takes LoRA on its attention",
