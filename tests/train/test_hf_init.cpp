@@ -57,6 +57,19 @@ std::vector<double> step_values(const fs::path& metrics, const char* key) {
   return values;
 }
 
+// A fixture directory, transformers' reference, its config.json and the reference's tokens as a file.
+struct FixtureRun {
+  std::string dir;
+  nlohmann::json ref, source;
+  std::string data;
+};
+FixtureRun fixture_run(const std::string& name) {
+  FixtureRun f{(kFixtures / name).string(), reference_of(name), {}, {}};
+  f.source = nlohmann::json::parse(std::ifstream(fs::path(f.dir) / "config.json"));
+  f.data = write_tokens(f.ref, name, f.source.at("vocab_size"));
+  return f;
+}
+
 // An empty directory for a run's outputs under build/test-runs/KIND (rank 0 makes it; every rank waits).
 fs::path fresh_run_dir(const std::string& kind, const std::string& name, int stage) {
   const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / kind /
@@ -237,10 +250,7 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
 TEST_CASE("experts idle on every rank, split over the ranks at stage 3, train as transformers does",
           "[trainer][hf][moe][expert_parallel]") {
   const char* name = "qwen3_moe_idle_fp32";
-  const std::string dir = (kFixtures / name).string();
-  const nlohmann::json ref = reference_of(name);
-  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
-  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const auto [dir, ref, source, data] = fixture_run(name);
   const fs::path out = fresh_run_dir("hf-moe-ep", name, 3);
   const nlohmann::json training = {{"steps", ref.at("adamw").at("losses").size()},
                                    {"metrics", (out / "m.jsonl").string()},
@@ -261,10 +271,7 @@ TEST_CASE("experts idle on every rank, split over the ranks at stage 3, train as
 TEST_CASE("a model with experts freezes its router and experts by name, and takes LoRA on its attention",
           "[trainer][hf][moe]") {
   const char* name = "qwen3_moe_aux_fp32";
-  const std::string dir = (kFixtures / name).string();
-  const nlohmann::json ref = reference_of(name);
-  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
-  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const auto [dir, ref, source, data] = fixture_run(name);
   const fs::path out = fresh_run_dir("hf-moe", "freeze", 3);
   const nlohmann::json frozen = {"model.layers.*.mlp.gate", "model.layers.0.mlp.experts.{0-1}"};
   REQUIRE(Trainer(make(dir, data, ref, 3,
