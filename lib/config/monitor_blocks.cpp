@@ -85,7 +85,8 @@ std::string prof_op(const Block& b, size_t i, const std::string& name) {
   for (const auto& [ds_name, kind] : collective_of()) known.push_back(ds_name);
   auto guess = closest_match(name, known);
   b.fail(key, fmt::format("\"{}\" is not a collective{} (expected all_reduce, reduce_scatter, all_gather, broadcast, "
-                          "barrier or all_to_all, or a DeepSpeed name such as reduce_scatter_tensor or all_gather_into_tensor)",
+                          "barrier or all_to_all, or a DeepSpeed name such as reduce_scatter_tensor or "
+                          "all_gather_into_tensor)",
                           name, guess ? fmt::format("; did you mean {}?", *guess) : ""));
 }
 

@@ -2,8 +2,8 @@
 // experts, the routed rows travel by all_to_all, and the results are those of the run that keeps
 // every expert on every rank, within fp32 rounding: a sparse layer's output, input gradient and
 // (summed over the ranks) weight gradients; and training's losses and gradient norms at stages 0
-// and 3; a checkpoint resumes with another group size. The bytes the all-to-all moves are the formula's (comm/comm_volume.hpp), from a routing
-// the test computes itself.
+// and 3; a checkpoint resumes with another group size. The bytes the all-to-all moves are the
+// formula's (comm/comm_volume.hpp), from a routing the test computes itself.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
