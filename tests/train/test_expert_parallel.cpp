@@ -2,8 +2,9 @@
 // experts, the routed rows travel by all_to_all, and the results are those of the run that keeps
 // every expert on every rank, within fp32 rounding: a sparse layer's output, input gradient and
 // (summed over the ranks) weight gradients; and training's losses and gradient norms at stages 0
-// and 3; a checkpoint resumes with another group size. The bytes the all-to-all moves are the
-// formula's (comm/comm_volume.hpp), from a routing the test computes itself.
+// and 3; a checkpoint resumes with another group size; the activations planned are the run's.
+// The bytes the all-to-all moves are the formula's (comm/comm_volume.hpp), from a routing the
+// test computes itself.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "mpi_world.hpp"
 #include "step_records.hpp"
 #include "train/expert_group.hpp"
+#include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
@@ -206,6 +208,11 @@ TEST_CASE("a checkpoint written with expert parallelism resumes with another gro
     return losses;
   };
   const std::vector<double> straight = run(G, "split", "");
+  // The rows of the group's other ranks a rank keeps are in the memory plan, to the byte.
+  const size_t planned = plan_memory(moe_config(3, G, G), G).activations;
+  for (const nlohmann::json& peak : zt::test::records(dir + "/split.jsonl", "summary").at(0).at("memory_peak"))
+    CHECK(peak.at("activations").get<size_t>() == planned);
+  CHECK(planned > plan_memory(moe_config(3, 1, G), G).activations);
   const std::vector<double> resumed = run(1, "whole", dir + "/split/step_00000002");
   REQUIRE(straight.size() == 3);
   REQUIRE(resumed.size() == 1);  // step 3
