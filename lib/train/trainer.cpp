@@ -19,6 +19,7 @@
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
 #include "start/initial_weights.hpp"
+#include "train/expert_group.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"
 #include "train/micro_batch_weights.hpp"
@@ -64,6 +65,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   try {
     model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config));
+    if (config.expert_parallel.size() > 1) model_->set_expert_group(expert_group(comm, config.expert_parallel.size()));
     const std::string text_tokenizer = open_data();
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
@@ -125,9 +127,11 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
-  // dropout: a graph would replay the masks it was captured with).
+  // dropout: a graph would replay the masks it was captured with; not with experts: each step's
+  // routing sizes their products on the host).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
-      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() &&
+      !config.model.shape.moe.enabled())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
