@@ -18,8 +18,8 @@
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
+#include "start/initial_weights.hpp"
 #include "train/expert_group.hpp"
-#include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"
 #include "train/micro_batch_weights.hpp"
@@ -61,7 +61,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
-  int status = 1;
+  int status = kExitFailed;
   try {
     model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config));

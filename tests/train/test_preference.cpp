@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adamw_block.hpp"
 #include "comm/control_channel.hpp"
 #include "config/config.hpp"
 #include "core/json_file.hpp"
@@ -22,9 +23,7 @@
 #include "train/trainer.hpp"
 
 using namespace zt;
-using zt::test::shared_dir;
-using zt::test::step_records;
-using zt::test::world;
+using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -45,17 +44,11 @@ nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int st
   return {{"train_micro_batch_size_per_gpu", r.at("pairs_per_step").get<int>() / W / accumulation},
           {"gradient_accumulation_steps", accumulation},
           {"gradient_clipping", r.at("clip")},
-          {"optimizer",
-           {{"type", "AdamW"},
-            {"params",
-             {{"lr", r.at("lr")},
-              {"betas", {r.at("beta1"), r.at("beta2")}},
-              {"eps", r.at("eps")},
-              {"weight_decay", r.at("weight_decay")}}}}},
+          {"optimizer", adamw_block([&](const char* name) { return r.at(name); })},
           {"zero_optimization", {{"stage", stage}}},
           {"model", {{"path", model}}},
-          {"data", {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")},
-                    {"shuffle", false}}},
+          {"data",
+           {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")}, {"shuffle", false}}},
           {"preference", r.at("preference")},
           {"training",
            {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
@@ -138,7 +131,7 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
           REQUIRE(steps.size() == r.at("steps_trl").size());
           check_steps(steps, r, 0);
           if (evaluates) {
-            const auto evals = zt::test::eval_records(dir + "/metrics.jsonl");
+            const auto evals = eval_records(dir + "/metrics.jsonl");
             REQUIRE(evals.size() == 1);
             const double loss = evals[0].at("val_loss"), want = r.at("evaluation").at("loss");
             INFO("val loss " << loss << ", TRL's eval_loss " << want);
