@@ -44,8 +44,8 @@ private:
   size_t layer_elements(int layer) const { return size_t(rows(layer)) * row_elements_; }  // of one layer's k (or v)
 
   int batch_, capacity_, length_ = 0;
-  size_t row_elements_;       // of one row of every sequence: batch · n_kv_head · head_dim
-  std::vector<int> rows_;     // per layer
+  size_t row_elements_;          // of one row of every sequence: batch · n_kv_head · head_dim
+  std::vector<int> rows_;        // per layer
   std::vector<size_t> offsets_;  // per layer: where its k starts (its v follows)
   ActTensor data_;
 };

@@ -13,9 +13,10 @@ void render_gemma(Render& r, const Conversation& c, const ChatOptions& o) {
   // none at an odd one.
   for (size_t i = first; i < c.messages.size(); ++i)
     if ((c.messages[i].role == "user") != ((i - first) % 2 == 0))
-      fail("messages[{}].role: \"{}\" where Gemma's template takes {} (user and assistant in turn, after an "
-           "optional first system message)",
-           i, c.messages[i].role, (i - first) % 2 == 0 ? "\"user\"" : "no \"user\"");
+      fail(
+          "messages[{}].role: \"{}\" where Gemma's template takes {} (user and assistant in turn, after an "
+          "optional first system message)",
+          i, c.messages[i].role, (i - first) % 2 == 0 ? "\"user\"" : "no \"user\"");
   r.text(o.bos_token);
   for (size_t i = first; i < c.messages.size(); ++i) {
     const ChatMessage& m = c.messages[i];

@@ -48,9 +48,9 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
 
 TEST_CASE("gemma: a model block without layer_types slides the layers the family's config class does") {
   // layer_types null: Gemma2Config's even layers, Gemma3TextConfig's all but every sixth.
-  const nlohmann::json gemma2 = {{"preset", "custom"},     {"model_type", "gemma2"}, {"n_layer", 4},
-                                 {"n_head", 4},            {"d_model", 32},          {"vocab_size", 64},
-                                 {"max_seq_len", 64},      {"sliding_window", 8},    {"layer_types", nullptr}};
+  const nlohmann::json gemma2 = {{"preset", "custom"}, {"model_type", "gemma2"}, {"n_layer", 4},
+                                 {"n_head", 4},        {"d_model", 32},          {"vocab_size", 64},
+                                 {"max_seq_len", 64},  {"sliding_window", 8},    {"layer_types", nullptr}};
   auto g2 = resolve(with({{"model", gemma2}, {"data", {{"seq_len", 64}}}})).model;
   for (int l = 0; l < 4; ++l) CHECK(g2.shape.layer_window(l) == (l % 2 == 0 ? 8 : 0));
   nlohmann::json gemma3 = gemma2;
@@ -69,6 +69,14 @@ TEST_CASE("gemma: a model block without layer_types slides the layers the family
                            "full_attention", "sliding_attention", "full_attention"};
   auto listed = resolve(with({{"model", gemma3}, {"data", {{"seq_len", 64}}}})).model;
   for (int l = 0; l < 7; ++l) CHECK(listed.shape.layer_window(l) == (l % 2 == 1 ? 8 : 0));
+  // Every layer sliding, listed: the printed block lists them (its null would be the rule's).
+  gemma3["layer_types"] = std::vector<std::string>(7, "sliding_attention");
+  const auto every = resolve(with({{"model", gemma3}, {"data", {{"seq_len", 64}}}}));
+  json printed = to_json(every)["model"];
+  printed.erase("preset");
+  CHECK(printed["layer_types"].size() == 7);
+  auto again = resolve(with({{"model", printed}, {"data", {{"seq_len", 64}}}})).model;
+  for (int l = 0; l < 7; ++l) CHECK(again.shape.layer_window(l) == 8);
 }
 
 TEST_CASE("experts: the model block reads the mixture-of-experts keys and refuses what does not fit") {

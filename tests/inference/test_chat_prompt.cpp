@@ -51,12 +51,11 @@ TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, no
 }
 
 TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inference][chat]") {
-  for (const auto& [name, end_of_turn] : std::map<std::string, std::string>{
-           {"llama3", "<|eot_id|>"},
-           {"llama3.1", "<|eot_id|>"},
-           {"qwen2.5", "<|im_end|>"},
-           {"qwen3", "<|im_end|>"},
-           {"gemma", "<end_of_turn>"}}) {
+  for (const auto& [name, end_of_turn] : std::map<std::string, std::string>{{"llama3", "<|eot_id|>"},
+                                                                            {"llama3.1", "<|eot_id|>"},
+                                                                            {"qwen2.5", "<|im_end|>"},
+                                                                            {"qwen3", "<|im_end|>"},
+                                                                            {"gemma", "<end_of_turn>"}}) {
     INFO(name);
     const std::string path = test::fixture_path("trimmed/" + name);
     const Tokenizer tokenizer = Tokenizer::load(path);
@@ -82,12 +81,14 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   const TextCodec gpt2 = TextCodec::tokenizer(test::fixture_path("trimmed/gpt2"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, ""),
                     Catch::Contains("has no chat template or chat tokens to tell its format by: name one with "
-                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma)"));
+                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, "
+                                    "gemma)"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"),
                     Catch::Contains("has no <|start_header_id|> token"));
   const TextCodec qwen = TextCodec::tokenizer(test::fixture_path("trimmed/qwen2.5"));
-  CHECK_THROWS_WITH(qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
-                    "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma");
+  CHECK_THROWS_WITH(
+      qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
+      "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma");
   // A format named over the template's: ChatML without Qwen2.5's default system message.
   const std::vector<int32_t> chatml = qwen.chat_prompt("Say hello.", std::nullopt, "chatml");
   const auto fixture = test::read_fixture("chat.json");

@@ -261,8 +261,8 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
         for (int b = 0; b < B; b++)
           std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W,
                       part.begin() + ptrdiff_t(b) * chunk * W);
-        gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV,
-                                     c.hd, c.window);
+        gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd,
+                                     c.window);
         for (int b = 0; b < B; b++)
           for (int t = 0; t < chunk; t++)
             for (int i = 0; i < O; i++)

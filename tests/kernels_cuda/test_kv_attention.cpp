@@ -19,19 +19,19 @@ struct Shape {
 
 std::vector<Shape> shapes() {
   std::vector<Shape> s{
-      {2, 5, 0, 12, 4, 2, 16},    // a prompt into an empty cache, grouped-query
-      {2, 1, 5, 12, 4, 2, 16},    // one token after it
-      {1, 3, 6, 12, 3, 3, 24},    // GPT-2's multi-head attention, a few tokens at an offset
-      {1, 2, 150, 160, 2, 1, 8},  // multi-query over more than one tile of keys
-      {1, 1, 3, 8, 1, 1, 256},    // the largest head
-      {2, 5, 0, 12, 4, 2, 16, 3},        // a prompt in a window of 3
-      {1, 2, 150, 160, 2, 1, 8, 130},    // a window over more than one tile of keys, from inside one
-      {1, 3, 6, 12, 3, 3, 24, 1},        // a window of the query alone
+      {2, 5, 0, 12, 4, 2, 16},         // a prompt into an empty cache, grouped-query
+      {2, 1, 5, 12, 4, 2, 16},         // one token after it
+      {1, 3, 6, 12, 3, 3, 24},         // GPT-2's multi-head attention, a few tokens at an offset
+      {1, 2, 150, 160, 2, 1, 8},       // multi-query over more than one tile of keys
+      {1, 1, 3, 8, 1, 1, 256},         // the largest head
+      {2, 5, 0, 12, 4, 2, 16, 3},      // a prompt in a window of 3
+      {1, 2, 150, 160, 2, 1, 8, 130},  // a window over more than one tile of keys, from inside one
+      {1, 3, 6, 12, 3, 3, 24, 1},      // a window of the query alone
       // Sliding layers' rings of the window's rows (position p at row p % S):
-      {2, 5, 0, 3, 4, 2, 16, 3},        // a prompt longer than the ring
-      {2, 1, 7, 3, 4, 2, 16, 3},        // one token after the ring has wrapped
-      {1, 2, 150, 130, 2, 1, 8, 130},   // a window over more than one tile of keys, wrapped
-      {1, 3, 6, 1, 3, 3, 24, 1},        // a ring of one row
+      {2, 5, 0, 3, 4, 2, 16, 3},       // a prompt longer than the ring
+      {2, 1, 7, 3, 4, 2, 16, 3},       // one token after the ring has wrapped
+      {1, 2, 150, 130, 2, 1, 8, 130},  // a window over more than one tile of keys, wrapped
+      {1, 3, 6, 1, 3, 3, 24, 1},       // a ring of one row
   };
   if (!kEmulated) s.push_back({4, 1, 2000, 2048, 32, 8, 128});  // Llama 3 8B's heads deep into a cache
   return s;
