@@ -84,7 +84,7 @@ cat >gemma/config.json <<EOF
 EOF
 "$zerotrain" tokenize --tokenizer gemma chat.jsonl -o gemma.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize (gemma) exited $?: $(cat tok.out)"
-grep -q "20 chats, gemma format, its chat template" tok.out || fail "not the gemma format: $(cat tok.out)"
+grep -q "20 chats, gemma format, told by its chat template" tok.out || fail "not the gemma format: $(cat tok.out)"
 solo "$zerotrain" --model gemma --data gemma.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
   --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
   --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=gemma-run >train.log 2>&1 ||

@@ -64,7 +64,7 @@ void check_cached_equals_full(const GptShape& shape) {
   for (int t = 0; t < L; t++) check_rows_match(model.logits() + size_t(t) * Vp, want.data() + size_t(t) * Vp, V);
   // Again in chunks of a few tokens, which a sliding layer's ring wraps inside.
   cache.clear();
-  for (int at = 0, chunk : {2, 3, 3, 4}) {
+  for (int at = 0; int chunk : {2, 3, 3, 4}) {
     model.forward_cached(&tokens[size_t(at)], 1, chunk, cache, params);
     for (int t = 0; t < chunk; t++) {
       INFO("position " << at + t << " in a chunk of " << chunk);
