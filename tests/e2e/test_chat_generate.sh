@@ -22,6 +22,13 @@ tiny_model() {  # tiny_model DIR ARCHITECTURE MODEL_TYPE VOCAB TOKENIZER
  "tie_word_embeddings": true, "torch_dtype": "float32"}
 EOF
 }
+# 60 steps on one conversation's tokens, from random weights: train_chat MODEL DATA RUN_DIR WHAT
+train_chat() {
+  solo "$zerotrain" --model "$1" --data "$2" --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
+    --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
+    --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir="$3" >train.log 2>&1 ||
+    fail "$4 exited $?: $(tail -3 train.log)"
+}
 tiny_model qwen Qwen2ForCausalLM qwen2 151936 qwen2.5
 answer="Hello! How can I help?"
 for _ in $(seq 20); do
@@ -29,10 +36,7 @@ for _ in $(seq 20); do
 done >chat.jsonl
 "$zerotrain" tokenize --tokenizer qwen chat.jsonl -o chat.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize exited $?: $(cat tok.out)"
-solo "$zerotrain" --model qwen --data chat.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
-  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
-  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=run >train.log 2>&1 ||
-  fail "training exited $?: $(tail -3 train.log)"
+train_chat qwen chat.bin run "training"
 
 # The lengths of the fixture's prompts (chat.json's prompt_ids: transformers' ids, which
 # test_inference compares id by id; nothing before them): Qwen2.5's [system "You are terse.", user
@@ -59,10 +63,7 @@ tiny_model llama LlamaForCausalLM llama 32000 llama2
 "$zerotrain" tokenize --tokenizer llama --chat-format llama2 chat.jsonl -o llama.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize --chat-format llama2 exited $?: $(cat tok.out)"
 grep -q "20 chats, llama2 format, --chat-format" tok.out || fail "not the llama2 format: $(cat tok.out)"
-solo "$zerotrain" --model llama --data llama.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
-  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
-  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=llama-run >train.log 2>&1 ||
-  fail "training the llama2 format exited $?: $(tail -3 train.log)"
+train_chat llama llama.bin llama-run "training the llama2 format"
 solo "$zerotrain" generate --model llama-run --chat --chat-format llama2 --system "You are terse." --prompt "Say hello." \
   --temperature 0 --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat-format llama2 exited $?: $(cat gen.err)"
 # The answer as the template writes it: between the spaces before it and before </s>.
@@ -85,10 +86,7 @@ EOF
 "$zerotrain" tokenize --tokenizer gemma chat.jsonl -o gemma.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize (gemma) exited $?: $(cat tok.out)"
 grep -q "20 chats, gemma format, told by its chat template" tok.out || fail "not the gemma format: $(cat tok.out)"
-solo "$zerotrain" --model gemma --data gemma.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
-  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
-  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=gemma-run >train.log 2>&1 ||
-  fail "training the gemma format exited $?: $(tail -3 train.log)"
+train_chat gemma gemma.bin gemma-run "training the gemma format"
 solo "$zerotrain" generate --model gemma-run --chat --system "You are terse." --prompt "Say hello." --temperature 0 \
   --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat (gemma) exited $?: $(cat gen.err)"
 [ "$(cat gen.out)" = "$answer" ] || fail "the gemma answer: '$(cat gen.out)', expected '$answer' ($(cat gen.err))"
