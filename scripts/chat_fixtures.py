@@ -21,13 +21,20 @@ Formats and where their files come from (DIR: the real tokenizers, ../shared/tok
             which transformers 5 and tokenizers agree: the legacy layout (Prepend normalizer) makes
             tokenizers write "▁" before each " [INST]" after <s> and </s>, which transformers 5,
             rebuilding Llama tokenizers, does not
+  gemma     Gemma 3's template (templates/gemma3.jinja, google/gemma-3-1b-it's
+            tokenizer_config.json: the system message folded into the first user turn) over
+            DIR/llama2's vocabulary in the layout of Gemma's tokenizer.json (GEMMA_PIPELINE: spaces
+            replaced by "▁", nothing prepended) with Gemma's special tokens: <bos> and <eos> for <s>
+            and </s>, <start_of_turn> and <end_of_turn> added after the vocabulary
 
 The templates are the files llama.cpp keeps in models/templates (as downloaded from the models'
 Hugging Face repositories: Qwen-Qwen2.5-7B-Instruct.jinja, meta-llama-Llama-3.1-8B-Instruct.jinja,
 meta-llama-Llama-3.2-3B-Instruct.jinja), taken from the llama-cpp-python 0.3.36 source package on
 PyPI (vendor/llama.cpp/models/templates); mistral.jinja is the one llama.cpp's
 tests/test-chat-template.cpp names "mistralai/Mistral-7B-Instruct-v0.2 (mistralai 'v1' template
-with a system prompt)" (llama-cpp-python 0.3.16's source package).
+with a system prompt)" (llama-cpp-python 0.3.16's source package). gemma3.jinja is Gemma 3's
+template as its instruction-tuned checkpoints' tokenizer_config.json carries it; gemma2.jinja is
+llama.cpp's google-gemma-2-2b-it.jinja (llama-cpp-python 0.3.36), which the tests only tell apart.
 
 chat.json holds
   conversations  {"messages": [...], "tools": [...]} records as users write them (OpenAI / Hugging
@@ -157,8 +164,9 @@ PROMPTS = [
 CHATML_MARKS = ("<|im_start|>assistant\n", "<|im_end|>")
 LLAMA_MARKS = ("<|start_header_id|>assistant<|end_header_id|>\n\n", "<|eot_id|>")
 INST_MARKS = (" [/INST]", "</s>")
+GEMMA_MARKS = ("<start_of_turn>model\n", "<end_of_turn>")
 FORMATS = {"llama3": LLAMA_MARKS, "qwen3": CHATML_MARKS, "qwen2.5": CHATML_MARKS, "llama3.1": LLAMA_MARKS,
-           "llama2": INST_MARKS, "mistral": INST_MARKS}
+           "llama2": INST_MARKS, "mistral": INST_MARKS, "gemma": GEMMA_MARKS}
 # The formats whose tokenizer (DIR/llama2) has no template of its own: the template file given.
 TEMPLATE_FILES = {"llama2": "llama2", "mistral": "mistral"}
 # Mistral's newer tokenizer.json files: Metaspace, "▁" before the first piece only.
@@ -167,6 +175,19 @@ MISTRAL_PIPELINE = {
     "pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False},
     "decoder": {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}}
 PIPELINES = {"mistral": ("llama2-metaspace-first", MISTRAL_PIPELINE)}
+# Gemma's tokenizer.json: spaces become "▁" and nothing is prepended; <bos> starts a text.
+GEMMA_PIPELINE = {
+    "normalizer": {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+    "pre_tokenizer": None,
+    "post_processor": {"type": "TemplateProcessing",
+                       "single": [{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+                       "pair": [{"SpecialToken": {"id": "<bos>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                                {"SpecialToken": {"id": "<bos>", "type_id": 1}}, {"Sequence": {"id": "B", "type_id": 1}}],
+                       "special_tokens": {"<bos>": {"id": "<bos>", "ids": [1], "tokens": ["<bos>"]}}},
+    "decoder": {"type": "Sequence", "decoders": [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+                                                 {"type": "ByteFallback"}, {"type": "Fuse"}]}}
+GEMMA_RENAMED = {"<s>": "<bos>", "</s>": "<eos>"}
+GEMMA_TURN_TOKENS = ["<start_of_turn>", "<end_of_turn>"]
 WITH_TOOLS = {"qwen3", "qwen2.5", "llama3.1"}
 # Llama 3's template writes the generation prompt after the conversation even when it is not asked
 # for; a training text ends with the last answer.
@@ -188,8 +209,28 @@ def llama31_name(token_id, name):
     return name
 
 
+def gemma_tokenizer(directory):
+    """Gemma's layout and special tokens on DIR/llama2's vocabulary: tokenizer.json, tokenizer_config.json."""
+    tok = json.load(open(os.path.join(directory, "llama2", "tokenizer.json"), encoding="utf-8"))
+    tok.update(GEMMA_PIPELINE)
+    vocab = tok["model"]["vocab"]
+    for old, new in GEMMA_RENAMED.items():
+        vocab[new] = vocab.pop(old)
+    for a in tok["added_tokens"]:
+        a["content"] = GEMMA_RENAMED.get(a["content"], a["content"])
+    first = len(vocab)
+    for i, content in enumerate(GEMMA_TURN_TOKENS):
+        tok["added_tokens"].append({"id": first + i, "content": content, "single_word": False, "lstrip": False,
+                                    "rstrip": False, "normalized": False, "special": True})
+    config = {"bos_token": "<bos>", "eos_token": "<eos>", "unk_token": "<unk>",
+              "added_tokens_decoder": {str(a["id"]): {k: v for k, v in a.items() if k != "id"}
+                                       for a in tok["added_tokens"]},
+              "chat_template": read_template("gemma3")}
+    return tok, config
+
+
 def derived_tokenizers(directory, out):
-    """qwen2.5/ and llama3.1/ under `out`, made from the real Qwen3 and Llama 3 files."""
+    """qwen2.5/, llama3.1/ and gemma/ under `out`, made from the real Qwen3, Llama 3 and Llama 2 files."""
     qwen = json.load(open(os.path.join(directory, "qwen3", "tokenizer.json"), encoding="utf-8"))
     qwen["added_tokens"] = [a for a in qwen["added_tokens"] if a["id"] < 151665]
     qwen_config = json.load(open(os.path.join(directory, "qwen3", "tokenizer_config.json"), encoding="utf-8"))
@@ -203,7 +244,9 @@ def derived_tokenizers(directory, out):
         v["content"] = llama31_name(int(k), v["content"])
     llama_config["chat_template"] = read_template("llama3.1")
     llama_config["eos_token"] = "<|eot_id|>"
-    for name, tok, config in [("qwen2.5", qwen, qwen_config), ("llama3.1", llama, llama_config)]:
+    gemma, gemma_config = gemma_tokenizer(directory)
+    for name, tok, config in [("qwen2.5", qwen, qwen_config), ("llama3.1", llama, llama_config),
+                              ("gemma", gemma, gemma_config)]:
         os.makedirs(os.path.join(out, name), exist_ok=True)
         with open(os.path.join(out, name, "tokenizer.json"), "w", encoding="utf-8") as f:
             json.dump(tok, f, ensure_ascii=False)
@@ -309,7 +352,8 @@ def make_chat(directory):
     derived_tokenizers(directory, derived)
     sources = {"llama3": os.path.join(directory, "llama3"), "qwen3": os.path.join(directory, "qwen3"),
                "qwen2.5": os.path.join(derived, "qwen2.5"), "llama3.1": os.path.join(derived, "llama3.1"),
-               "llama2": os.path.join(directory, "llama2"), "mistral": os.path.join(derived, "mistral")}
+               "llama2": os.path.join(directory, "llama2"), "mistral": os.path.join(derived, "mistral"),
+               "gemma": os.path.join(derived, "gemma")}
     mistral = json.load(open(os.path.join(directory, "llama2", "tokenizer.json"), encoding="utf-8"))
     mistral.update(MISTRAL_PIPELINE)
     os.makedirs(sources["mistral"])

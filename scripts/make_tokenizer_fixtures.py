@@ -21,13 +21,14 @@ llama2/ (tokenizer.json, tokenizer_config.json). Needs `tokenizers`, `transforme
   nfc.json      strings and their NFC by Hugging Face's NFC normalizer (Qwen's), which differs from
                 unicodedata's on the marks added to Unicode since its tables were made.
   chat.json     conversations (tool calls among them) as transformers' apply_chat_template renders
-                them with the templates of Llama 3, Llama 3.1, Qwen2.5 and Qwen3, their ids, and which
+                them with the templates of Llama 3, Llama 3.1, Qwen2.5, Qwen3, Llama 2, Mistral and
+                Gemma 3, their ids, and which
                 ids are the assistants' answers; generation prompts (scripts/chat_fixtures.py).
   variants.json pipelines none of the four files has, on the trimmed vocabularies: Metaspace
                 pre-tokenizers (Mistral's newer files), ByteLevel with a prefix space, Digits, the
                 Mistral-Nemo (Tekken) Split regex, added tokens that strip spaces or stand alone: the tokenizer.json of each (the pieces that
                 replace the base file's) and the ids tokenizers gives on the written samples.
-  trimmed/      the four tokenizers, and chat_fixtures.py's Qwen2.5 and Llama 3.1, cut down to the vocabulary and merges that encoding the "CI
+  trimmed/      the four tokenizers, and chat_fixtures.py's Qwen2.5, Llama 3.1 and Gemma, cut down to the vocabulary and merges that encoding the "CI
                 part" of the corpus (in_ci_part) and the chat conversations uses, ids unchanged:
                 a merge that never fires on a text cannot change its ids, so these give the real
                 files' ids on that text (checked here with tokenizers), and the tests run on any
@@ -595,7 +596,7 @@ def main():
     chat, chat_sources = chat_fixtures.make_chat(args.tokenizers)
     write("chat.json", chat)
     sources = {name: os.path.join(args.tokenizers, name) for name in ["gpt2", "llama3", "qwen3", "llama2"]}
-    sources.update({name: chat_sources[name] for name in ["qwen2.5", "llama3.1"]})
+    sources.update({name: chat_sources[name] for name in ["qwen2.5", "llama3.1", "gemma"]})
     make_trimmed(sources, corpus, chat)
     write("variants.json", make_variants())  # on the trimmed vocabularies
 

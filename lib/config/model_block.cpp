@@ -185,6 +185,12 @@ ModelConfig read_model(Block& b) {
   if (b.is_null("sliding_window")) shape.sliding_window = 0;  // null: none, as in a Hugging Face config
   if (auto v = b.optional_integer("sliding_window", IntRange::between(0, 1 << 30))) shape.sliding_window = int(*v);
   if (b.present("layer_types") || b.is_null("layer_types")) shape.layer_types = read_layer_types(b);
+  // Gemma's classes derive the layers from the family's rule when layer_types is not given (null, or
+  // absent beside an n_layer the preset's list does not fit), rather than sliding every layer.
+  if (is_gemma(type) && !b.present("layer_types") &&
+      (b.is_null("layer_types") || shape.layer_types.size() != size_t(shape.n_layer)))
+    shape.layer_types =
+        shape.sliding_window > 0 ? gemma_layer_types(type, shape.n_layer) : std::vector<LayerAttention>{};
   if (family_options(type).experts) read_moe(b, type, shape.moe);
   read_optional_positive(b, "query_pre_attn_scalar", shape.query_pre_attn_scalar);
   read_optional_positive(b, "attn_logit_softcapping", shape.attn_logit_softcapping);

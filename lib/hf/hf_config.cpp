@@ -421,9 +421,12 @@ nlohmann::json model_keys(const GptShape& shape) {
             {"tie_word_embeddings", s.tied_head},
             {"sliding_window", s.sliding_window},
             {"layer_types", nullptr}});
-  if (!s.layer_types.empty()) {
+  // Gemma's every layer, sliding or not: its null stands for the family's rule, not for every layer.
+  if (!s.layer_types.empty() || (is_gemma(s.model_type) && s.sliding_window > 0)) {
     nlohmann::json& types = j["layer_types"] = nlohmann::json::array();
-    for (LayerAttention a : s.layer_types) types.push_back(kLayerAttentionNames.name(a));
+    for (int l = 0; l < s.n_layer; ++l)
+      types.push_back(
+          kLayerAttentionNames.name(s.layer_window(l) > 0 ? LayerAttention::Sliding : LayerAttention::Full));
   }
   const FamilyOptions options = family_options(s.model_type);
   if (options.experts) {

@@ -161,11 +161,14 @@ public:
 
   // Attention of new positions against a key/value cache (generation, forward only). qkv
   // [B, T, (NH + 2·NKV)·hd] is the packed projection (rotated, for rotary families) of T new
-  // tokens per sequence at positions [pos, pos + T). Their k and v heads are written into
-  // k_cache and v_cache [B, S, NKV·hd] (S positions per sequence) at rows [pos, pos + T); then
-  // query t attends, as gqa_attention_forward, to cache rows [0, pos + t] (each sequence one
-  // sample; with a window > 0, the last `window` of them). out [B, T, NH·hd].
-  // pos + T <= S. GPT-2's attention is NKV = NH, hd = C / NH.
+  // tokens per sequence at positions [pos, pos + T). k_cache and v_cache [B, S, NKV·hd] are rings
+  // of S rows per sequence, position p at row p % S. Query t attends, as gqa_attention_forward, to
+  // positions [0, pos + t] (each sequence one sample; with a window > 0, the last `window` of
+  // them), the earlier ones read from the rings and the new ones from qkv; then the new tokens' k
+  // and v heads are written into their rows. out [B, T, NH·hd]. The rings hold the past the
+  // queries read: S >= pos, or S >= min(pos, window - 1) with a window (a full layer's S >= pos + T
+  // keeps every position; a sliding layer's S = window keeps its last window). GPT-2's attention is
+  // NKV = NH, hd = C / NH.
   virtual void attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
                                         int pos, int S, int NH, int NKV, int hd, int window,
                                         AttentionScores scores = {}) = 0;

@@ -278,13 +278,13 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     const int window = shape_.layer_window(layer);
     if (cache)
       ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv_att, B, T, pos,
-                                    cache->capacity(), NH, NKV, hd, window, scores_);
+                                    cache->rows(layer), NH, NKV, hd, window, scores_);
     else
       ops_.gqa_attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv_att, segments_, B, T, NH, NKV, hd, window,
                                  scores_);
   } else if (cache) {
     ops_.attention_cached_forward(a.atty, cache->keys(layer), cache->values(layer), a.qkv, B, T, pos,
-                                  cache->capacity(), NH, NH, C / NH, 0);
+                                  cache->rows(layer), NH, NH, C / NH, 0);
   } else {
     ops_.attention_forward(a.atty, a.att, acts_.datt.data(), a.qkv, segments_, B, T, C, NH);
   }

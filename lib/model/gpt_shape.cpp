@@ -37,6 +37,14 @@ BlockRecipe GptShape::recipe() const {
   return r;
 }
 
+std::vector<LayerAttention> gemma_layer_types(ModelType t, int n_layer, int pattern) {
+  const int every = t == ModelType::Gemma2 ? 2 : pattern;
+  std::vector<LayerAttention> types;
+  for (int i = 0; i < n_layer; ++i)
+    types.push_back((i + 1) % every != 0 ? LayerAttention::Sliding : LayerAttention::Full);
+  return types;
+}
+
 GptShape GptShape::resolved() const {
   GptShape s = *this;
   s.n_kv_head = kv_heads();
@@ -321,8 +329,7 @@ GptShape gemma3_text(int n_layer, int d_model, int d_ff) {
   s.sliding_window = 512;
   s.query_pre_attn_scalar = 256;
   s.rope_local_base_freq = 10000.0;
-  for (int i = 0; i < n_layer; ++i)
-    s.layer_types.push_back((i + 1) % 6 != 0 ? LayerAttention::Sliding : LayerAttention::Full);
+  s.layer_types = gemma_layer_types(ModelType::Gemma3Text, n_layer);
   return s;
 }
 

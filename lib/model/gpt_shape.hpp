@@ -85,6 +85,9 @@ struct FamilyOptions {
 };
 FamilyOptions family_options(ModelType type);
 inline bool is_gemma(ModelType t) { return t == ModelType::Gemma2 || t == ModelType::Gemma3Text; }
+// The layers Gemma2Config and Gemma3TextConfig make slide when layer_types is not given: gemma2 the
+// even ones, gemma3_text all but every `pattern`-th (sliding_window_pattern, 6 by default).
+std::vector<LayerAttention> gemma_layer_types(ModelType t, int n_layer, int pattern = 6);
 
 // The mixture-of-experts part of a shape (transformers' Qwen3MoeConfig keys). num_experts 0: every
 // layer dense.

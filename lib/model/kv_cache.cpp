@@ -1,13 +1,15 @@
 #include "model/kv_cache.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 
 namespace zt {
 
 namespace {
 
-size_t layer_elements(const GptShape& shape, int batch, int capacity) {
-  return size_t(batch) * size_t(capacity) * size_t(shape.kv_heads()) * size_t(shape.head_size());
+size_t row_elements(const GptShape& shape, int batch) {
+  return size_t(batch) * size_t(shape.kv_heads()) * size_t(shape.head_size());
 }
 
 int checked_capacity(const GptShape& shape, int batch, int capacity) {
@@ -17,16 +19,36 @@ int checked_capacity(const GptShape& shape, int batch, int capacity) {
   return capacity;
 }
 
+std::vector<int> rows_of(const GptShape& shape, int capacity) {
+  std::vector<int> rows(size_t(shape.n_layer));
+  for (int l = 0; l < shape.n_layer; ++l) rows[size_t(l)] = KvCache::layer_rows(shape, l, capacity);
+  return rows;
+}
+
+// Where each layer's k starts, and (last) the elements of all of them.
+std::vector<size_t> offsets_of(const std::vector<int>& rows, size_t row_elements) {
+  std::vector<size_t> offsets{0};
+  for (int r : rows) offsets.push_back(offsets.back() + 2 * size_t(r) * row_elements);
+  return offsets;
+}
+
 }  // namespace
 
 KvCache::KvCache(const GptShape& shape, int batch, int capacity, Device& device, DType dtype)
     : batch_(batch),
       capacity_(checked_capacity(shape, batch, capacity)),
-      layer_elements_(layer_elements(shape, batch, capacity)),
-      data_(device, dtype, 2 * size_t(shape.n_layer) * layer_elements_) {}
+      row_elements_(row_elements(shape, batch)),
+      rows_(rows_of(shape, capacity)),
+      offsets_(offsets_of(rows_, row_elements_)),
+      data_(device, dtype, offsets_.back()) {}
+
+int KvCache::layer_rows(const GptShape& shape, int layer, int capacity) {
+  const int window = shape.layer_window(layer);
+  return window > 0 ? std::min(window, capacity) : capacity;
+}
 
 size_t KvCache::bytes(const GptShape& shape, int batch, int capacity, DType dtype) {
-  return 2 * size_t(shape.n_layer) * layer_elements(shape, batch, capacity) * dtype_size(dtype);
+  return offsets_of(rows_of(shape, capacity), row_elements(shape, batch)).back() * dtype_size(dtype);
 }
 
 void KvCache::advance(int count) {

@@ -70,7 +70,7 @@ std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer) {
   std::vector<int32_t> ids;
   for (const std::string& end : {tokenizer.config_string("eos_token"), std::string("<|endoftext|>"),
                                  std::string("<|end_of_text|>"), std::string("<|eot_id|>"), std::string("<|eom_id|>"),
-                                 std::string("<|im_end|>"), std::string("</s>")})
+                                 std::string("<|im_end|>"), std::string("</s>"), std::string("<end_of_turn>")})
     if (const AddedToken* token = end.empty() ? nullptr : tokenizer.added_tokens().by_content(end))
       ids.push_back(token->id);
   return ids;
@@ -96,6 +96,7 @@ std::optional<ChatFormat> chat_format_of_template(std::string_view t) {
     if (has(" [INST] ") && has("system_message")) return ChatFormat::Mistral;
     return std::nullopt;
   }
+  if (has("<start_of_turn>") && has("<end_of_turn>")) return ChatFormat::Gemma;
   if (!has("<|im_start|>")) return std::nullopt;
   if (has("You are Qwen, created by Alibaba Cloud")) return ChatFormat::Qwen25;
   return has("<think>") ? ChatFormat::Qwen3 : ChatFormat::ChatMl;
@@ -118,6 +119,7 @@ std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer, std::string
   auto has = [&](std::string_view t) { return tokenizer.added_tokens().by_content(t) != nullptr; };
   if (has("<|start_header_id|>") && has("<|eot_id|>")) return ChatFormat::Llama3;
   if (has("<|im_start|>") && has("<|im_end|>")) return has("<think>") ? ChatFormat::Qwen3 : ChatFormat::ChatMl;
+  if (has("<start_of_turn>") && has("<end_of_turn>")) return ChatFormat::Gemma;
   return std::nullopt;
 }
 
@@ -127,6 +129,8 @@ void check_chat_format(ChatFormat format, const Tokenizer& tokenizer) {
     needed = {"<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>"};
   else if (is_inst(format))
     needed = {chat_bos_token(tokenizer), chat_eos_token(tokenizer)};
+  else if (format == ChatFormat::Gemma)
+    needed = {chat_bos_token(tokenizer), "<start_of_turn>", "<end_of_turn>"};
   else
     needed = {"<|im_start|>", "<|im_end|>"};
   if (is_inst(format) && tokenizer.added_tokens().by_content("[INST]"))
@@ -150,6 +154,7 @@ std::vector<ChatSegment> render_chat(ChatFormat format, const Conversation& conv
     case ChatFormat::Llama31: chat::render_llama31(r, conversation, options); break;
     case ChatFormat::Llama2: chat::render_llama2(r, conversation, options); break;
     case ChatFormat::Mistral: chat::render_mistral(r, conversation, options); break;
+    case ChatFormat::Gemma: chat::render_gemma(r, conversation, options); break;
   }
   return r.segments;
 }

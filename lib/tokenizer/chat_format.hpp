@@ -23,6 +23,10 @@
 //   mistral   <s> then " [INST] QUESTION [/INST] ANSWER</s>" per turn, the system message and a
 //             blank line before the first question (Mistral-7B-Instruct-v0.2's template,
 //             mistral-common's v1)
+//   gemma     <bos> then <start_of_turn>ROLE\nCONTENT<end_of_turn>\n per message, the assistant's role
+//             written "model", CONTENT trimmed, the system message and a blank line at the start of
+//             the first user turn (Gemma 3's template; Gemma 2's writes the same without a system
+//             message, which it refuses)
 //
 // Tools (the formats that have them): the conversation's function signatures in the system
 // message (Qwen) or the first user message (Llama 3.1), assistant messages with tool calls, and
@@ -38,7 +42,7 @@
 
 namespace zt {
 
-enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31, Llama2, Mistral };
+enum class ChatFormat { ChatMl, Qwen25, Qwen3, Llama3, Llama31, Llama2, Mistral, Gemma };
 
 // --chat-format's names; for messages, kChatFormatNames.list(",").
 inline constexpr auto kChatFormatNames = name_table<ChatFormat>({{ChatFormat::ChatMl, "chatml"},
@@ -47,10 +51,11 @@ inline constexpr auto kChatFormatNames = name_table<ChatFormat>({{ChatFormat::Ch
                                                                  {ChatFormat::Llama3, "llama3"},
                                                                  {ChatFormat::Llama31, "llama3.1"},
                                                                  {ChatFormat::Llama2, "llama2"},
-                                                                 {ChatFormat::Mistral, "mistral"}});
+                                                                 {ChatFormat::Mistral, "mistral"},
+                                                                 {ChatFormat::Gemma, "gemma"}});
 bool chat_format_has_tools(ChatFormat format);
 // The ids of the tokens that end a text or a turn in `tokenizer`: its eos_token, those the chat
-// formats write at a turn's end (<|eot_id|>, <|eom_id|>, <|im_end|>, </s>) and those models write
+// formats write at a turn's end (<|eot_id|>, <|eom_id|>, <|im_end|>, </s>, <end_of_turn>) and those models write
 // at a text's (<|endoftext|>, <|end_of_text|>); what generation stops at.
 std::vector<int32_t> end_token_ids(const Tokenizer& tokenizer);
 
@@ -61,7 +66,8 @@ std::optional<ChatFormat> chat_format_of_template(std::string_view chat_template
 // Mistral version), for the message that refuses it; empty for any other.
 std::string unrendered_chat_template(std::string_view chat_template);
 // The tokenizer's format: its chat template's when it has one, else the one its special tokens call
-// for (<|start_header_id|>: llama3; <|im_start|>: qwen3 with <think>, else chatml), or nothing.
+// for (<|start_header_id|>: llama3; <|im_start|>: qwen3 with <think>, else chatml; <start_of_turn>:
+// gemma), or nothing.
 // `how` (when given) gets what told it: "its chat template" or "its special tokens".
 std::optional<ChatFormat> chat_format_of(const Tokenizer& tokenizer, std::string* how = nullptr);
 // Fails (zt::Error) when the tokenizer lacks a token the format writes.

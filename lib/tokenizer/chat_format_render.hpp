@@ -37,5 +37,6 @@ void render_llama3(Render& r, const Conversation& c, const ChatOptions& o);
 void render_llama31(Render& r, const Conversation& c, const ChatOptions& o);
 void render_llama2(Render& r, const Conversation& c, const ChatOptions& o);
 void render_mistral(Render& r, const Conversation& c, const ChatOptions& o);
+void render_gemma(Render& r, const Conversation& c, const ChatOptions& o);
 
 }  // namespace zt::chat

@@ -46,6 +46,39 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   for (int l = 0; l < gemma.shape.n_layer; ++l) CHECK(gemma.shape.layer_window(l) == (l % 6 == 5 ? 0 : 512));
 }
 
+TEST_CASE("gemma: a model block without layer_types slides the layers the family's config class does") {
+  // layer_types null: Gemma2Config's even layers, Gemma3TextConfig's all but every sixth.
+  const nlohmann::json gemma2 = {{"preset", "custom"}, {"model_type", "gemma2"}, {"n_layer", 4},
+                                 {"n_head", 4},        {"d_model", 32},          {"vocab_size", 64},
+                                 {"max_seq_len", 64},  {"sliding_window", 8},    {"layer_types", nullptr}};
+  auto g2 = resolve(with({{"model", gemma2}, {"data", {{"seq_len", 64}}}})).model;
+  for (int l = 0; l < 4; ++l) CHECK(g2.shape.layer_window(l) == (l % 2 == 0 ? 8 : 0));
+  nlohmann::json gemma3 = gemma2;
+  gemma3["model_type"] = "gemma3_text";
+  gemma3["n_layer"] = 7;
+  gemma3.erase("layer_types");  // absent too
+  auto g3 = resolve(with({{"model", gemma3}, {"data", {{"seq_len", 64}}}})).model;
+  for (int l = 0; l < 7; ++l) CHECK(g3.shape.layer_window(l) == (l == 5 ? 0 : 8));
+  // The preset with fewer layers: the rule over them, not the preset's list of 26.
+  auto fewer =
+      resolve(with({{"model", {{"preset", "gemma-3-1b"}, {"n_layer", 8}}}, {"data", {{"seq_len", 2048}}}})).model;
+  REQUIRE(fewer.shape.n_layer == 8);
+  for (int l = 0; l < 8; ++l) CHECK(fewer.shape.layer_window(l) == (l == 5 ? 0 : 512));
+  // A list given is the list.
+  gemma3["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "sliding_attention",
+                           "full_attention", "sliding_attention", "full_attention"};
+  auto listed = resolve(with({{"model", gemma3}, {"data", {{"seq_len", 64}}}})).model;
+  for (int l = 0; l < 7; ++l) CHECK(listed.shape.layer_window(l) == (l % 2 == 1 ? 8 : 0));
+  // Every layer sliding, listed: the printed block lists them (its null would be the rule's).
+  gemma3["layer_types"] = std::vector<std::string>(7, "sliding_attention");
+  const auto every = resolve(with({{"model", gemma3}, {"data", {{"seq_len", 64}}}}));
+  json printed = to_json(every)["model"];
+  printed.erase("preset");
+  CHECK(printed["layer_types"].size() == 7);
+  auto again = resolve(with({{"model", printed}, {"data", {{"seq_len", 64}}}})).model;
+  for (int l = 0; l < 7; ++l) CHECK(again.shape.layer_window(l) == 8);
+}
+
 TEST_CASE("experts: the model block reads the mixture-of-experts keys and refuses what does not fit") {
   auto m = resolve(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"mlp_only_layers", {0}},
                                     {"output_router_logits", true}, {"router_aux_loss_coef", 0.02}}}}))

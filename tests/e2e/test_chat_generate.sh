@@ -4,7 +4,8 @@
 # same user's turn with the trained answer and stops at the end of its turn; the prompt is the
 # fixture's apply_chat_template(add_generation_prompt=True) length, --system in place of the
 # template's default system message; the same with a Llama-shaped model in Llama 2's [INST] format,
-# whose answers end with </s>; what has no chat gets one line and exit 1.
+# whose answers end with </s>; a Gemma 3 text model in Gemma's format, whose answers end with
+# <end_of_turn>; what has no chat gets one line and exit 1.
 #   test_chat_generate.sh ZEROTRAIN SOURCE_DIR
 source "$(dirname "$0")/e2e_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
@@ -21,6 +22,13 @@ tiny_model() {  # tiny_model DIR ARCHITECTURE MODEL_TYPE VOCAB TOKENIZER
  "tie_word_embeddings": true, "torch_dtype": "float32"}
 EOF
 }
+# 60 steps on one conversation's tokens, from random weights: train_chat MODEL DATA RUN_DIR WHAT
+train_chat() {
+  solo "$zerotrain" --model "$1" --data "$2" --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
+    --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
+    --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir="$3" >train.log 2>&1 ||
+    fail "$4 exited $?: $(tail -3 train.log)"
+}
 tiny_model qwen Qwen2ForCausalLM qwen2 151936 qwen2.5
 answer="Hello! How can I help?"
 for _ in $(seq 20); do
@@ -28,10 +36,7 @@ for _ in $(seq 20); do
 done >chat.jsonl
 "$zerotrain" tokenize --tokenizer qwen chat.jsonl -o chat.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize exited $?: $(cat tok.out)"
-solo "$zerotrain" --model qwen --data chat.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
-  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
-  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=run >train.log 2>&1 ||
-  fail "training exited $?: $(tail -3 train.log)"
+train_chat qwen chat.bin run "training"
 
 # The lengths of the fixture's prompts (chat.json's prompt_ids: transformers' ids, which
 # test_inference compares id by id; nothing before them): Qwen2.5's [system "You are terse.", user
@@ -58,16 +63,35 @@ tiny_model llama LlamaForCausalLM llama 32000 llama2
 "$zerotrain" tokenize --tokenizer llama --chat-format llama2 chat.jsonl -o llama.bin --system "You are terse." >tok.out 2>&1 ||
   fail "tokenize --chat-format llama2 exited $?: $(cat tok.out)"
 grep -q "20 chats, llama2 format, --chat-format" tok.out || fail "not the llama2 format: $(cat tok.out)"
-solo "$zerotrain" --model llama --data llama.bin --steps 60 --set data.seq_len=64 --set train_micro_batch_size_per_gpu=4 \
-  --set gradient_accumulation_steps=1 --set data.val= --set training.init_from=random --set training.eval_interval=0 \
-  --set optimizer.type=AdamW --set optimizer.params.lr=1e-2 --set training.checkpoint_dir=llama-run >train.log 2>&1 ||
-  fail "training the llama2 format exited $?: $(tail -3 train.log)"
+train_chat llama llama.bin llama-run "training the llama2 format"
 solo "$zerotrain" generate --model llama-run --chat --chat-format llama2 --system "You are terse." --prompt "Say hello." \
   --temperature 0 --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat-format llama2 exited $?: $(cat gen.err)"
 # The answer as the template writes it: between the spaces before it and before </s>.
 [ "$(cat gen.out)" = " $answer " ] || fail "the llama2 answer: '$(cat gen.out)', expected ' $answer ' ($(cat gen.err))"
 grep -q "generate: [0-9]* tokens after a prompt of 29 in .*, ended at the end of its turn" gen.err ||
   fail "llama2: not the fixture's prompt of 29 tokens, or not ended at </s>: $(cat gen.err)"
+
+# Gemma's format, told by Gemma 3's template: <bos><start_of_turn>user\nSYSTEM\n\nQUESTION<end_of_turn>\n
+# <start_of_turn>model\nANSWER<end_of_turn>; a Gemma 3 text model (a sliding layer whose window of 16
+# the prompt and answer pass) answers and stops at <end_of_turn>; the prompt is the fixture's 21 ids.
+mkdir gemma && cp "$fixtures/trimmed/gemma/"* gemma/
+cat >gemma/config.json <<EOF
+{"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text", "hidden_size": 32, "intermediate_size": 64,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 8, "num_hidden_layers": 2,
+ "layer_types": ["sliding_attention", "full_attention"], "sliding_window": 16, "query_pre_attn_scalar": 8,
+ "max_position_embeddings": 128, "vocab_size": 32002, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+ "rope_local_base_freq": 10000.0, "hidden_activation": "gelu_pytorch_tanh", "tie_word_embeddings": true,
+ "torch_dtype": "float32"}
+EOF
+"$zerotrain" tokenize --tokenizer gemma chat.jsonl -o gemma.bin --system "You are terse." >tok.out 2>&1 ||
+  fail "tokenize (gemma) exited $?: $(cat tok.out)"
+grep -q "20 chats, gemma format, told by its chat template" tok.out || fail "not the gemma format: $(cat tok.out)"
+train_chat gemma gemma.bin gemma-run "training the gemma format"
+solo "$zerotrain" generate --model gemma-run --chat --system "You are terse." --prompt "Say hello." --temperature 0 \
+  --max-new-tokens 20 >gen.out 2>gen.err || fail "generate --chat (gemma) exited $?: $(cat gen.err)"
+[ "$(cat gen.out)" = "$answer" ] || fail "the gemma answer: '$(cat gen.out)', expected '$answer' ($(cat gen.err))"
+grep -q "generate: [0-9]* tokens after a prompt of 21 in .*, ended at the end of its turn" gen.err ||
+  fail "gemma: not the fixture's prompt of 21 tokens, or not ended at <end_of_turn>: $(cat gen.err)"
 
 # Bad input: one error line, exit 1.
 check_refused() {
@@ -80,7 +104,7 @@ check_refused() {
 }
 check_refused "error: generate: --system: a system message and a chat format are for a chat: add --chat" \
   --model run --prompt "Hi" --system "You are terse."
-check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral" \
+check_refused "error: generate: --chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma" \
   --model run --chat --chat-format vicuna --prompt "Hi"
 # GPT-2's tokenizer (with a warning: not the model's) has no chat format.
 check_refused "has no chat template or chat tokens to tell its format by: name one with --chat-format" \

@@ -1,6 +1,6 @@
-// Generation on the GPU: GPT-2's greedy tokens against a KV cache are the argmax of the full
-// forward over prompt + generated tokens on the same device (no drift of the cache), in fp32 and
-// bf16, and in fp32 they are the CPU's tokens with logits within its tolerance; a seed samples the
+// Generation on the GPU: GPT-2's greedy tokens against a KV cache, and those of a model with a
+// sliding layer (whose cache keeps its window's rows only), are the argmax of the full forward over
+// prompt + generated tokens on the same device (no drift of the cache), in fp32 and bf16, and in fp32 they are the CPU's tokens with logits within its tolerance; a seed samples the
 // same tokens twice.
 #include <catch2/catch.hpp>
 
@@ -63,7 +63,13 @@ Decoded decode(const Backend& backend, const GptShape& shape, const std::vector<
 }  // namespace
 
 TEST_CASE("GPU generation: greedy tokens are the full forward's argmax, and the CPU's in fp32", "[gpu][generate]") {
-  const GptShape shape = *gpt_preset("toy");
+  // GPT-2, and a llama-family model whose second layer slides over 3 keys: its KV cache a ring of
+  // 3 rows that the prompt and the new tokens wrap around many times.
+  GptShape sliding = *gpt_preset("qwen3-tiny");
+  sliding.sliding_window = 3;
+  sliding.layer_types = {LayerAttention::Full, LayerAttention::Sliding};
+  const GptShape shape = GENERATE_COPY(*gpt_preset("toy"), sliding);
+  INFO(describe(shape));
   const std::vector<float> w = sharp_weights(shape);
   const Decoded cpu = decode(cpu_backend(), shape, w, {0.0, 0, 1.0, 1});
   REQUIRE(cpu.tokens == cpu.full_argmax);

@@ -33,7 +33,7 @@ TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, no
   REQUIRE(fixture["prompts"][1][0]["content"] == "You are terse.");
   // The format told by the tokenizer's template.
   const auto dir = std::filesystem::temp_directory_path() / "zt_test_chat_prompt_formats";
-  for (const char* name : {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral"}) {
+  for (const char* name : {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral", "gemma"}) {
     INFO(name);
     const auto& format = fixture["formats"][name];
     const TextCodec codec = TextCodec::tokenizer(test::chat_tokenizer(format, dir));
@@ -51,16 +51,24 @@ TEST_CASE("chat prompts are apply_chat_template's with the generation prompt, no
 }
 
 TEST_CASE("a chat's answer ends at the template's end-of-turn token", "[inference][chat]") {
-  for (const auto& [name, end_of_turn] : std::map<std::string, std::string>{
-           {"llama3", "<|eot_id|>"}, {"llama3.1", "<|eot_id|>"}, {"qwen2.5", "<|im_end|>"}, {"qwen3", "<|im_end|>"}}) {
+  for (const auto& [name, end_of_turn] : std::map<std::string, std::string>{{"llama3", "<|eot_id|>"},
+                                                                            {"llama3.1", "<|eot_id|>"},
+                                                                            {"qwen2.5", "<|im_end|>"},
+                                                                            {"qwen3", "<|im_end|>"},
+                                                                            {"gemma", "<end_of_turn>"}}) {
     INFO(name);
     const std::string path = test::fixture_path("trimmed/" + name);
     const Tokenizer tokenizer = Tokenizer::load(path);
     const TextCodec codec = TextCodec::tokenizer(path);
     CHECK(codec.ends_text(*tokenizer.token_id(end_of_turn)));
-    CHECK_FALSE(
-        codec.ends_text(*tokenizer.token_id(name.starts_with("llama") ? "<|start_header_id|>" : "<|im_start|>")));
+    const char* start_of_turn = name.starts_with("llama") ? "<|start_header_id|>"
+                                : name == "gemma"         ? "<start_of_turn>"
+                                                          : "<|im_start|>";
+    CHECK_FALSE(codec.ends_text(*tokenizer.token_id(start_of_turn)));
   }
+  // Gemma's texts end with <eos>, its eos_token.
+  const std::string gemma = test::fixture_path("trimmed/gemma");
+  CHECK(TextCodec::tokenizer(gemma).ends_text(*Tokenizer::load(gemma).token_id("<eos>")));
   // Llama 2's and Mistral's answers end with </s>.
   const std::string llama2 = test::fixture_path("trimmed/llama2");
   CHECK(TextCodec::tokenizer(llama2).ends_text(*Tokenizer::load(llama2).token_id("</s>")));
@@ -73,12 +81,14 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   const TextCodec gpt2 = TextCodec::tokenizer(test::fixture_path("trimmed/gpt2"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, ""),
                     Catch::Contains("has no chat template or chat tokens to tell its format by: name one with "
-                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral)"));
+                                    "--chat-format (chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, "
+                                    "gemma)"));
   CHECK_THROWS_WITH(gpt2.chat_prompt("Hi", std::nullopt, "llama3"),
                     Catch::Contains("has no <|start_header_id|> token"));
   const TextCodec qwen = TextCodec::tokenizer(test::fixture_path("trimmed/qwen2.5"));
-  CHECK_THROWS_WITH(qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
-                    "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
+  CHECK_THROWS_WITH(
+      qwen.chat_prompt("Hi", std::nullopt, "vicuna"),
+      "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma");
   // A format named over the template's: ChatML without Qwen2.5's default system message.
   const std::vector<int32_t> chatml = qwen.chat_prompt("Say hello.", std::nullopt, "chatml");
   const auto fixture = test::read_fixture("chat.json");
@@ -93,7 +103,7 @@ TEST_CASE("a chat prompt without a chat format is refused, saying what to give",
   CHECK_THROWS_WITH(TextCodec::tokenizer(dir.string()).chat_prompt("Hi", std::nullopt, ""),
                     Catch::StartsWith("--chat: the tokenizer's chat template (") &&
                         Catch::EndsWith(") is none of the formats zerotrain renders: name one with --chat-format "
-                                        "(chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral)"));
+                                        "(chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, gemma)"));
   CHECK(TextCodec::tokenizer(dir.string()).chat_prompt("Say hello.", std::nullopt, "chatml") == chatml);
   std::filesystem::remove_all(dir);
   CHECK_THROWS_WITH(TextCodec::bytes().chat_prompt("Hi", std::nullopt, ""),

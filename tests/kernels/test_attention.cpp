@@ -242,38 +242,47 @@ TEST_CASE("attention against a KV cache equals attention over the whole sequence
     int NH, NKV, hd, window;
   };
   for (Case c : {Case{4, 2, 8, 0}, Case{3, 3, 8, 0}, Case{2, 1, 16, 0}, Case{4, 2, 8, 3}, Case{2, 1, 16, 1}}) {
-    INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd << " window=" << c.window);
-    const int B = 2, T = 9, S = 12, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
+    const int B = 2, T = 9, W = (c.NH + 2 * c.NKV) * c.hd, O = c.NH * c.hd;
     const Vec qkv = random_vec(size_t(B) * T * W, 131);
     Vec full(size_t(B) * T * O), lse(size_t(B) * c.NH * T), scratch(attention_scratch_floats(B, T, c.NH));
     gqa_attention_forward(full.data(), lse.data(), scratch.data(), qkv.data(), B, T, c.NH, c.NKV, c.hd, nullptr,
                           c.window);
-    // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
-    Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
-    int pos = 0;
-    for (int chunk : {4, 1, 4}) {
-      Vec part(size_t(B) * chunk * W), out(size_t(B) * chunk * O);
+    // A cache with a row for every position, and with a window a ring of the window's rows, which
+    // the chunks wrap around.
+    std::vector<int> rows{12};
+    if (c.window > 0) rows.push_back(c.window);
+    for (const int S : rows) {
+      INFO("NH=" << c.NH << " NKV=" << c.NKV << " hd=" << c.hd << " window=" << c.window << " rows=" << S);
+      // The sequence in chunks of 4, 1 and 4 tokens, each against what the cache holds.
+      Vec k(size_t(B) * S * c.NKV * c.hd, 7.0f), v = k;
+      int pos = 0;
+      for (int chunk : {4, 1, 4}) {
+        Vec part(size_t(B) * chunk * W), out(size_t(B) * chunk * O);
+        for (int b = 0; b < B; b++)
+          std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W,
+                      part.begin() + ptrdiff_t(b) * chunk * W);
+        gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd,
+                                     c.window);
+        for (int b = 0; b < B; b++)
+          for (int t = 0; t < chunk; t++)
+            for (int i = 0; i < O; i++)
+              REQUIRE(out[(size_t(b) * chunk + t) * O + i] ==
+                      Approx(full[(size_t(b) * T + pos + t) * O + i]).epsilon(1e-5).margin(1e-6));
+        pos += chunk;
+      }
+      // Row r holds the k and v heads of the last position p < T with p % S == r; a row no
+      // position reached is untouched.
       for (int b = 0; b < B; b++)
-        std::copy_n(qkv.begin() + (ptrdiff_t(b) * T + pos) * W, size_t(chunk) * W,
-                    part.begin() + ptrdiff_t(b) * chunk * W);
-      gqa_attention_cached_forward(out.data(), k.data(), v.data(), part.data(), B, chunk, pos, S, c.NH, c.NKV, c.hd,
-                                   c.window);
-      for (int b = 0; b < B; b++)
-        for (int t = 0; t < chunk; t++)
-          for (int i = 0; i < O; i++)
-            REQUIRE(out[(size_t(b) * chunk + t) * O + i] ==
-                    Approx(full[(size_t(b) * T + pos + t) * O + i]).epsilon(1e-5).margin(1e-6));
-      pos += chunk;
-    }
-    // The cache holds every token's k and v heads; the rows past the sequence are untouched.
-    for (int b = 0; b < B; b++)
-      for (int j = 0; j < S; j++)
-        for (int i = 0; i < c.NKV * c.hd; i++) {
-          const size_t at = (size_t(b) * S + j) * c.NKV * c.hd + i;
-          const size_t src = (size_t(b) * T + j) * W + size_t(c.NH) * c.hd + i;
-          REQUIRE(k[at] == (j < T ? qkv[src] : 7.0f));
-          REQUIRE(v[at] == (j < T ? qkv[src + size_t(c.NKV) * c.hd] : 7.0f));
+        for (int r = 0; r < S; r++) {
+          const int p = r < T ? r + (T - 1 - r) / S * S : -1;
+          for (int i = 0; i < c.NKV * c.hd; i++) {
+            const size_t at = (size_t(b) * S + r) * c.NKV * c.hd + i;
+            const size_t src = (size_t(b) * T + p) * W + size_t(c.NH) * c.hd + i;
+            REQUIRE(k[at] == (p >= 0 ? qkv[src] : 7.0f));
+            REQUIRE(v[at] == (p >= 0 ? qkv[src + size_t(c.NKV) * c.hd] : 7.0f));
+          }
         }
+    }
   }
 }
 

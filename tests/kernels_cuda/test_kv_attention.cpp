@@ -1,7 +1,8 @@
 // Attention against a key/value cache (generation) against kernels/cpu's: the cache rows the new
 // tokens write and the outputs, for a prompt (pos 0), one token and a few tokens at an offset, a
 // cache longer than one tile of keys, grouped-query, multi-query and GPT-2's multi-head shapes,
-// head sizes 16 to 256, fp32 and bf16, sliding windows; the same inputs give the same bits twice.
+// head sizes 16 to 256, fp32 and bf16, sliding windows, rings of a window's rows that wrap; the
+// same inputs give the same bits twice.
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/attention.hpp"
 #include "kernels/cuda/kv_attention.hpp"
@@ -18,14 +19,19 @@ struct Shape {
 
 std::vector<Shape> shapes() {
   std::vector<Shape> s{
-      {2, 5, 0, 12, 4, 2, 16},    // a prompt into an empty cache, grouped-query
-      {2, 1, 5, 12, 4, 2, 16},    // one token after it
-      {1, 3, 6, 12, 3, 3, 24},    // GPT-2's multi-head attention, a few tokens at an offset
-      {1, 2, 150, 160, 2, 1, 8},  // multi-query over more than one tile of keys
-      {1, 1, 3, 8, 1, 1, 256},    // the largest head
-      {2, 5, 0, 12, 4, 2, 16, 3},        // a prompt in a window of 3
-      {1, 2, 150, 160, 2, 1, 8, 130},    // a window over more than one tile of keys, from inside one
-      {1, 3, 6, 12, 3, 3, 24, 1},        // a window of the query alone
+      {2, 5, 0, 12, 4, 2, 16},         // a prompt into an empty cache, grouped-query
+      {2, 1, 5, 12, 4, 2, 16},         // one token after it
+      {1, 3, 6, 12, 3, 3, 24},         // GPT-2's multi-head attention, a few tokens at an offset
+      {1, 2, 150, 160, 2, 1, 8},       // multi-query over more than one tile of keys
+      {1, 1, 3, 8, 1, 1, 256},         // the largest head
+      {2, 5, 0, 12, 4, 2, 16, 3},      // a prompt in a window of 3
+      {1, 2, 150, 160, 2, 1, 8, 130},  // a window over more than one tile of keys, from inside one
+      {1, 3, 6, 12, 3, 3, 24, 1},      // a window of the query alone
+      // Sliding layers' rings of the window's rows (position p at row p % S):
+      {2, 5, 0, 3, 4, 2, 16, 3},       // a prompt longer than the ring
+      {2, 1, 7, 3, 4, 2, 16, 3},       // one token after the ring has wrapped
+      {1, 2, 150, 130, 2, 1, 8, 130},  // a window over more than one tile of keys, wrapped
+      {1, 3, 6, 1, 3, 3, 24, 1},       // a ring of one row
   };
   if (!kEmulated) s.push_back({4, 1, 2000, 2048, 32, 8, 128});  // Llama 3 8B's heads deep into a cache
   return s;
@@ -53,7 +59,7 @@ TEST_CASE("attention against a KV cache matches the CPU", "[cuda][attention][kv_
                           << " NKV=" << s.NKV << " hd=" << s.hd << " window=" << s.window);
       const size_t cache = size_t(s.B) * s.S * s.NKV * s.hd;
       const Vec qkv = rounded(dt, random_vec(size_t(s.B) * s.T * (s.NH + 2 * s.NKV) * s.hd, 71, 1.5f));
-      // Rows before pos hold earlier tokens' keys and values; rows past pos + T must stay as they are.
+      // The rows hold earlier tokens' keys and values; those the new tokens do not reach must stay as they are.
       const Vec k0 = rounded(dt, random_vec(cache, 72, 1.5f)), v0 = rounded(dt, random_vec(cache, 73));
 
       Vec want(size_t(s.B) * s.T * s.NH * s.hd), k_want = k0, v_want = v0;
@@ -73,7 +79,7 @@ TEST_CASE("attention against a KV cache refuses a shape it cannot compute", "[cu
     cuda::attention_cached_forward(DType::F32, buf.get(), buf.get(), buf.get(), buf.get(), 1, T, pos, S, NH, NKV, hd,
                                    0, nullptr);
   };
-  CHECK_THROWS_WITH(call(2, 7, 8, 2, 1, 8), Catch::Contains("pos + T <= S"));
+  CHECK_THROWS_WITH(call(1, 9, 8, 2, 1, 8), Catch::Contains("S >= pos"));
   CHECK_THROWS_WITH(call(1, 0, 8, 3, 2, 8), Catch::Contains("NKV dividing NH"));
   CHECK_THROWS_WITH(call(1, 0, 8, 1, 1, 512), Catch::Contains("hd in [1, 256]"));
 }

@@ -1,8 +1,8 @@
 // Generation's forward against a KV cache: the logits of each position, whether it comes with the
 // prompt or one token at a time after it, are those of one forward over the whole sequence
 // (GPT-2's learned positions and the llama family's rotary positions at an offset, grouped-query
-// attention, q/k norms, rope scaling, sliding windows shorter than the sequence); the cache's bounds
-// are checked.
+// attention, q/k norms, rope scaling, sliding windows shorter than the sequence, whose layers keep
+// only their window's keys and values in a ring); the cache's bounds are checked.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -62,6 +62,16 @@ void check_cached_equals_full(const GptShape& shape) {
   cache.clear();
   model.forward_cached(tokens.data(), 1, L, cache, params);  // the whole sequence at once, again
   for (int t = 0; t < L; t++) check_rows_match(model.logits() + size_t(t) * Vp, want.data() + size_t(t) * Vp, V);
+  // Again in chunks of a few tokens, which a sliding layer's ring wraps inside.
+  cache.clear();
+  for (int at = 0; int chunk : {2, 3, 3, 4}) {
+    model.forward_cached(&tokens[size_t(at)], 1, chunk, cache, params);
+    for (int t = 0; t < chunk; t++) {
+      INFO("position " << at + t << " in a chunk of " << chunk);
+      check_rows_match(model.logits() + size_t(t) * Vp, want.data() + size_t(at + t) * Vp, V);
+    }
+    at += chunk;
+  }
 }
 
 }  // namespace
@@ -100,6 +110,29 @@ TEST_CASE("forward against a KV cache gives the full forward's logits: sliding w
     for (auto& t : tokens) t = int32_t(rng.below(uint64_t(shape.vocab_size)));
     CHECK(full_logits(a, params, tokens) != full_logits(b, params, tokens));
   }
+}
+
+TEST_CASE("a sliding layer's KV cache holds its window's positions, a full layer's all of them",
+          "[model][kv_cache][window]") {
+  GptShape shape = model_test_shape("qwen3-tiny+window");
+  shape.n_layer = 3;
+  shape.sliding_window = 3;
+  shape.layer_types = {LayerAttention::Sliding, LayerAttention::Full, LayerAttention::Sliding};
+  const size_t row = size_t(shape.kv_heads()) * size_t(shape.head_size());  // one position's k (or v), one sequence
+  KvCache cache(shape, 2, 12);
+  CHECK(cache.rows(0) == 3);
+  CHECK(cache.rows(1) == 12);
+  CHECK(cache.rows(2) == 3);
+  CHECK(KvCache::bytes(shape, 2, 12, DType::F32) == 2 * 2 * (3 + 12 + 3) * row * sizeof(float));
+  CHECK(KvCache::bytes(shape, 1, 12, DType::BF16) == 2 * (3 + 12 + 3) * row * 2);
+  // A cache shorter than the window: every position, in every layer.
+  const KvCache short_cache(shape, 1, 2);
+  CHECK(short_cache.rows(0) == 2);
+  CHECK(KvCache::bytes(shape, 1, 2, DType::F32) == 2 * 3 * 2 * row * sizeof(float));
+  // The layers' k and v do not overlap, in order.
+  CHECK(static_cast<char*>(cache.values(0)) - static_cast<char*>(cache.keys(0)) == ptrdiff_t(2 * 3 * row * 4));
+  CHECK(static_cast<char*>(cache.keys(1)) - static_cast<char*>(cache.values(0)) == ptrdiff_t(2 * 3 * row * 4));
+  CHECK(static_cast<char*>(cache.keys(2)) - static_cast<char*>(cache.values(1)) == ptrdiff_t(2 * 12 * row * 4));
 }
 
 TEST_CASE("a KV cache is refused beyond the model's positions or with another batch", "[model][kv_cache]") {

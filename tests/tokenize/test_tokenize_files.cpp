@@ -333,7 +333,8 @@ TEST_CASE("tokenize: bad input is named by file and line, and nothing is written
   CHECK_THAT(error_of(trimmed("gpt2"), {chat}, out),
              Catch::StartsWith(chat + ":1: a conversation, but the tokenizer") && Catch::Contains("--chat-format"));
   CHECK(error_of(qwen, {good}, out, "", "vicuna") ==
-        "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral");
+        "--chat-format vicuna: expected one of chatml, qwen2.5, qwen3, llama3, llama3.1, llama2, mistral, "
+        "gemma");
   CHECK_THAT(error_of(trimmed("gpt2"), {good}, out, "", "llama3"), Catch::Contains("has no <|start_header_id|> token"));
   CHECK(error_of(qwen, {good}, out, "0%") ==
         "--val 0%: expected a percentage of the documents above 0 and below 100, such as 5%");

@@ -1,6 +1,6 @@
 // Conversations render as the models' own chat templates render them (transformers'
-// apply_chat_template with the templates of Llama 3, Llama 3.1, Qwen2.5, Qwen3, Llama 2 and
-// Mistral-7B-Instruct-v0.2: chat.json, made by
+// apply_chat_template with the templates of Llama 3, Llama 3.1, Qwen2.5, Qwen3, Llama 2,
+// Mistral-7B-Instruct-v0.2 and Gemma 3: chat.json, made by
 // scripts/chat_fixtures.py), tool calls and default system messages included, encode to the same
 // ids, and the ids that count are exactly the assistants' answers with their end-of-turn token.
 #include <catch2/catch.hpp>
@@ -56,7 +56,7 @@ Conversation prompt_of(const ordered& messages) {
   return c;
 }
 
-const char* const kFormats[] = {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral"};
+const char* const kFormats[] = {"llama3", "llama3.1", "qwen2.5", "qwen3", "llama2", "mistral", "gemma"};
 
 }  // namespace
 
@@ -139,6 +139,12 @@ TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
   CHECK(chat_format_of_template(template_of("llama3.2")) == ChatFormat::Llama31);
   CHECK(chat_format_of_template(template_of("llama2")) == ChatFormat::Llama2);
   CHECK(chat_format_of_template(template_of("mistral")) == ChatFormat::Mistral);
+  CHECK(chat_format_of_template(template_of("gemma3")) == ChatFormat::Gemma);
+  CHECK(chat_format_of_template(template_of("gemma2")) == ChatFormat::Gemma);
+  // Gemma 4's turns are other tokens (<|turn>, <turn|>): not this format.
+  CHECK_FALSE(chat_format_of_template("{{ bos_token }}{% for m in messages %}<|turn>{{ m.role }}\n{{ m.content }}"
+                                      "<turn|>\n{% endfor %}")
+                  .has_value());
   // Mistral's other [INST] templates are refused, saying which they are: its first (v0.1/v0.2's
   // "[INST] " without the space before it, no system message) and those of v0.3 on (control tokens,
   // tools).
@@ -160,7 +166,7 @@ TEST_CASE("the chat format is told by the chat template", "[tokenizer]") {
             "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}") ==
         ChatFormat::ChatMl);
   CHECK_FALSE(chat_format_of_template("{% for m in messages %}[INST] {{ m.content }} [/INST]{% endfor %}").has_value());
-  for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama2", "mistral"})
+  for (const std::string name : {"chatml", "qwen2.5", "qwen3", "llama3", "llama3.1", "llama2", "mistral", "gemma"})
     CHECK(kChatFormatNames.name(*kChatFormatNames.find(name)) == name);
   CHECK_FALSE(kChatFormatNames.find("qwen").has_value());
 }
@@ -191,6 +197,19 @@ TEST_CASE("what a format does not render is refused, naming the message", "[toke
                     Catch::StartsWith("messages[1].role: \"system\" where Mistral's template takes \"assistant\""));
   CHECK_THROWS_WITH(render_chat(ChatFormat::Mistral, tools, {}),
                     "tools: the mistral format has no tools (qwen2.5, qwen3 and llama3.1 have)");
+  // Gemma's template: a user message at each even place after the system message, none at an odd one.
+  Conversation model_first{{{"system", "s"}, {"assistant", "a"}}, {}};
+  CHECK_THROWS_WITH(render_chat(ChatFormat::Gemma, model_first, {}),
+                    "messages[1].role: \"assistant\" where Gemma's template takes \"user\" (user and assistant in "
+                    "turn, after an optional first system message)");
+  // What is no user where one is not expected is written under its own role, as the template does.
+  std::string text;
+  for (const ChatSegment& segment : render_chat(ChatFormat::Gemma, late_system, {.bos_token = "<bos>"}))
+    text += segment.text;
+  CHECK(text == "<bos><start_of_turn>user\nq<end_of_turn>\n<start_of_turn>system\ns<end_of_turn>\n");
+  Conversation two_questions{{{"user", "q"}, {"user", "q"}}, {}};
+  CHECK_THROWS_WITH(render_chat(ChatFormat::Gemma, two_questions, {}),
+                    Catch::StartsWith("messages[1].role: \"user\" where Gemma's template takes no \"user\""));
   Conversation only_system{{{"system", "s"}}, {ordered{{"name", "f"}}}};
   CHECK_THROWS_WITH(render_chat(ChatFormat::Llama31, only_system, {.generation_prompt = true}),
                     Catch::Contains("puts them in the first message after the system one"));

@@ -164,17 +164,12 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
                                   int S, int NH, int NKV, int hd, int window, AttentionScores scores) {
   KernelTimer timer(KernelKind::AttentionForward);
   const int ld = (NH + 2 * NKV) * hd, ldo = NH * hd, ldc = NKV * hd, group = NH / NKV;
-  // The cache rows [k0, pos + T) the new queries attend to: with a window, from the first query's
-  // first key on.
+  // The positions [k0, pos + T) the new queries attend to: with a window, from the first query's
+  // first key on. Those before pos are in the ring, in at most two runs of rows (before and after
+  // it wraps), the new ones in qkv.
   const int k0 = key_range(nullptr, pos, window).begin, L = pos + T - k0;
+  const int wrap = std::min(pos, (k0 / S + 1) * S);  // the first position past the ring's last row
   const float scale = score_scale(scores, hd);
-  for (int b = 0; b < B; b++)
-    for (int t = 0; t < T; t++) {
-      const float* row = qkv + (size_t(b) * T + t) * ld;
-      const size_t at = (size_t(b) * S + size_t(pos + t)) * ldc;
-      std::copy(row + size_t(NH) * hd, row + size_t(NH + NKV) * hd, k_cache + at);
-      std::copy(row + size_t(NH + NKV) * hd, row + size_t(ld), v_cache + at);
-    }
 #pragma omp parallel
   {
     std::vector<float> att(size_t(T) * L);  // this thread's scores and probabilities, [T, L]
@@ -182,21 +177,46 @@ void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, co
     for (int b = 0; b < B; b++) {
       for (int h = 0; h < NH; h++) {
         const float* q = qkv + size_t(b) * T * ld + size_t(h) * hd;
-        const size_t first = (size_t(b) * S + size_t(k0)) * ldc + size_t(h / group) * hd;
-        const float* k = k_cache + first;
-        const float* v = v_cache + first;
-        gemm(Trans::No, Trans::Yes, T, L, hd, scale, q, ld, k, ldc, 0.0f, att.data(), L);
+        const size_t head = size_t(h / group) * hd;
+        struct Run {
+          int first, count;  // positions
+          const float *k, *v;
+          int ld;
+        };
+        auto ring_run = [&](int first, int end) {
+          const size_t at = (size_t(b) * S + size_t(first % S)) * ldc + head;
+          return Run{first, end - first, k_cache + at, v_cache + at, ldc};
+        };
+        const float* new_k = qkv + size_t(b) * T * ld + size_t(NH) * hd + head;
+        const Run runs[] = {ring_run(k0, wrap), ring_run(wrap, pos), {pos, T, new_k, new_k + size_t(NKV) * hd, ld}};
+        for (const Run& r : runs)
+          if (r.count > 0)
+            gemm(Trans::No, Trans::Yes, T, r.count, hd, scale, q, ld, r.k, r.ld, 0.0f, att.data() + (r.first - k0), L);
         for (int t = 0; t < T; t++) {
           const KeyRange keys = key_range(nullptr, pos + t, window);
           if (scores.softcap > 0.0f)
             softcap_row(att.data() + size_t(t) * L, keys.begin - k0, keys.end - k0, scores.softcap);
           softmax_row(att.data() + size_t(t) * L, keys.begin - k0, keys.end - k0, L);
         }
-        gemm(Trans::No, Trans::No, T, hd, L, 1.0f, att.data(), L, v, ldc, 0.0f,
-             out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+        float beta = 0.0f;
+        for (const Run& r : runs)
+          if (r.count > 0) {
+            gemm(Trans::No, Trans::No, T, hd, r.count, 1.0f, att.data() + (r.first - k0), L, r.v, r.ld, beta,
+                 out + size_t(b) * T * ldo + size_t(h) * hd, ldo);
+            beta = 1.0f;
+          }
       }
     }
   }
+  // Then the new tokens' k and v heads into their rows: the last S of them, where earlier ones would
+  // be overwritten.
+  for (int b = 0; b < B; b++)
+    for (int t = std::max(0, T - S); t < T; t++) {
+      const float* row = qkv + (size_t(b) * T + t) * ld;
+      const size_t at = (size_t(b) * S + size_t((pos + t) % S)) * ldc;
+      std::copy(row + size_t(NH) * hd, row + size_t(NH + NKV) * hd, k_cache + at);
+      std::copy(row + size_t(NH + NKV) * hd, row + size_t(ld), v_cache + at);
+    }
 }
 
 void gqa_attention_backward(float* dqkv, float* scratch, const float* dout, const float* qkv, const float* out,

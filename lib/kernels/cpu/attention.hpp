@@ -52,9 +52,11 @@ inline void attention_forward(float* out, float* lse, float* scratch, const floa
 }
 
 // Generation: the T new tokens' packed qkv at positions [pos, pos + T) against a key/value cache
-// [B, S, NKV·hd] per k and v: writes their k and v heads into rows [pos, pos + T), then attends as
-// gqa_attention_forward does (the same products and softmax, over cache rows [0, pos + t], the last
-// `window` of them with a window): each sequence one sample.
+// [B, S, NKV·hd] per k and v, a ring (position p at row p % S): attends as gqa_attention_forward
+// does (the same products and softmax) over positions [0, pos + t], the last `window` of them with
+// a window, the earlier ones read from the ring and the new ones from qkv (each sequence one
+// sample); then writes the new tokens' k and v heads into their rows. The ring must hold the past
+// the queries read: S >= pos without a window, S >= min(pos, window - 1) with one.
 void gqa_attention_cached_forward(float* out, float* k_cache, float* v_cache, const float* qkv, int B, int T, int pos,
                                   int S, int NH, int NKV, int hd, int window = 0, AttentionScores scores = {});
 
