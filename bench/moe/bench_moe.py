@@ -12,7 +12,8 @@ B x T = 4 x 256 random tokens. transformers runs Qwen3MoeForCausalLM with expert
 "eager" (a Python loop over the experts that received tokens) and "grouped_mm" (torch's grouped
 GEMM), attention "sdpa", and Qwen3ForCausalLM; zerotrain runs bench_step on config.json
 directories this script writes (the same shapes). Every run gets one thread (OMP_NUM_THREADS=1,
-torch.set_num_threads(1)). Prints each median step and the ratios bench/RESULTS.md records.
+torch.set_num_threads(1)). Prints each step's median wall time and mean CPU time (the CPU time is
+what to compare on a machine other jobs share) and the ratios bench/RESULTS.md records.
 
   /work/venv/bin/python bench/moe/bench_moe.py --bench-step build/bench/bench_step [--steps 5]
 
@@ -23,6 +24,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -37,6 +39,7 @@ B, T = 4, 256
 
 
 def torch_step_ms(config, experts, steps, warmup):
+    """The median wall time and the mean CPU time of a step, in ms."""
     import torch
     import transformers
 
@@ -48,28 +51,42 @@ def torch_step_ms(config, experts, steps, warmup):
     model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", **extra).float().train()
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
     ids = torch.randint(0, cfg.vocab_size, (B, T))
-    times = []
+    wall, cpu = [], []
     for s in range(warmup + steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         opt.zero_grad(set_to_none=False)
         loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if s >= warmup:
-            times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+            wall.append((time.perf_counter() - t0) * 1e3)
+            cpu.append((time.process_time() - c0) * 1e3)
+    return statistics.median(wall), statistics.mean(cpu)
+
+
+def run_bench_step(bench_step, model_dir, steps, warmup):
+    """bench_step's output and the CPU time (user + system) its process took."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run([bench_step, "--model", model_dir, "--batch", str(B), "--seq", str(T), "--steps",
+                          str(steps), "--warmup", str(warmup)], env=env, check=True, capture_output=True,
+                         text=True).stdout
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return out, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1e3
 
 
 def zerotrain_step_ms(bench_step, config, steps, warmup):
+    """The median wall time of a step, and its mean CPU time: the difference between a run of
+    warmup + steps steps and one of warmup + 1 (the set-up and the warm-up cancel out)."""
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "config.json"), "w") as f:
             json.dump(config, f)
-        env = dict(os.environ, OMP_NUM_THREADS="1")
-        out = subprocess.run([bench_step, "--model", d, "--batch", str(B), "--seq", str(T), "--steps", str(steps),
-                              "--warmup", str(warmup)], env=env, check=True, capture_output=True, text=True).stdout
+        out, cpu_long = run_bench_step(bench_step, d, steps, warmup)
+        _, cpu_short = run_bench_step(bench_step, d, 1, warmup)
     print(out)
-    return float(re.search(r"median step: ([0-9.]+) ms", out).group(1))
+    wall = float(re.search(r"median step: ([0-9.]+) ms", out).group(1))
+    return wall, (cpu_long - cpu_short) / (steps - 1)
 
 
 def main():
@@ -89,15 +106,16 @@ def main():
     }
     with open("/proc/loadavg") as f:
         print("load average after:", " ".join(f.read().split()[:3]))
-    print(f"median step, B x T = {B} x {T}, fp32, one thread, {args.steps} steps after {args.warmup} warm-up:")
-    for name, t in ms.items():
-        print(f"  {name:<30} {t:9.1f} ms")
-    fastest = min(ms["transformers moe eager"], ms["transformers moe grouped_mm"])
-    print(f"transformers' fastest MoE step / zerotrain's: {fastest / ms['zerotrain moe']:.2f} (aim >= 2)")
-    print(f"zerotrain MoE step / its dense step of the same active FLOPs: "
-          f"{ms['zerotrain moe'] / ms['zerotrain dense']:.2f} (aim <= 1.5)")
-    print(f"transformers MoE (fastest) / its dense step: {fastest / ms['transformers dense']:.2f}")
-
+    print(f"step, B x T = {B} x {T}, fp32, one thread, {args.steps} steps after {args.warmup} warm-up:")
+    print(f"  {'':<30} {'wall (median)':>14} {'CPU (mean)':>14}")
+    for name, (wall, cpu) in ms.items():
+        print(f"  {name:<30} {wall:11.1f} ms {cpu:11.1f} ms")
+    for i, what in enumerate(["wall", "CPU"]):
+        fastest = min(ms["transformers moe eager"][i], ms["transformers moe grouped_mm"][i])
+        zt_moe, zt_dense = ms["zerotrain moe"][i], ms["zerotrain dense"][i]
+        print(f"{what}: transformers' fastest MoE step / zerotrain's: {fastest / zt_moe:.2f} (aim >= 2); "
+              f"zerotrain MoE / dense: {zt_moe / zt_dense:.2f} (aim <= 1.5); "
+              f"transformers MoE (fastest) / dense: {fastest / ms['transformers dense'][i]:.2f}")
 
 if __name__ == "__main__":
     main()

@@ -522,7 +522,8 @@ TEST_CASE("--dry-run of the mixture-of-experts presets counts every expert, and 
                  {"mixtral-8x7b", "46702792704", "12879925248 per token (2 of 8 experts in 32 layers)"},
                  {"qwen3-30b-a3b", "30532122624", "3353032704 per token (8 of 128 experts in 48 layers)"}};
   for (const auto& p : presets) {
-    auto r = zerotrain(std::string("--model ") + p.preset + " --config zero3 --set data.seq_len=1024 --dry-run --world-size 8");
+    auto r = zerotrain(std::string("--model ") + p.preset +
+                       " --config zero3 --set data.seq_len=1024 --dry-run --world-size 8");
     INFO(p.preset << ": " << r.err);
     REQUIRE(r.code == 0);
     CHECK(contains(r.out, std::string("parameters Ψ = ") + p.total + " "));
