@@ -34,7 +34,8 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
   p.host_activations = Trainer::staging_bytes(c, samples) + p.step_values_host;
-  p.activations = GptActivations::bytes(shape, B, T, slots, ops) + MoeBlock::bytes(shape, B, T, slots, ops) +
+  p.activations = GptActivations::bytes(shape, B, T, slots, ops) +
+                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size()) +
                   ops.own_bytes(B, T, shape.d_model) +
                   LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
                   p.step_values;
