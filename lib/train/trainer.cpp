@@ -204,7 +204,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   backend_.model.keep_losses(true);
   aux_sum_ = 0.0;
   max_load_ = 0.0;
-  if (preference_) preference_->begin_step();
+  if (preference_) preference_->begin_step(out.tokens.chosen);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -243,11 +243,16 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   if (!preference_) return;
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
-  out.loss = p.v[PreferenceSums::Loss] / p.v[PreferenceSums::Pairs];
+  out.loss = p.loss(config_.preference);
   out.preference = p.means();
 }
 
 void Trainer::start_preference() {
+  const int64_t micro_batches = int64_t(GA_) * comm_.world_size();
+  if (!config_.preference.has_reference()) {  // nothing to compare against: no reference pass
+    preference_ = std::make_unique<PreferenceObjective>(config_.preference, PreferenceReference{}, B_, micro_batches);
+    return;
+  }
   const std::string resumed = start_->resumed_from();
   const std::string root =
       !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
@@ -266,21 +271,24 @@ void Trainer::start_preference() {
       }
       return reference;
     }
+    const bool adapters_off = config_.preference.reference == "adapters_off";
+    model_->set_adapters_off(adapters_off);
     reference = PreferenceReference::compute(*model_, *engine_, comm_, dynamic_cast<const SampleSampler&>(sampler),
                                              data, buffers);
+    model_->set_adapters_off(false);
     if (comm_.rank() == 0 && !root.empty()) {
       std::filesystem::create_directories(root);
       reference.save(reference_logps_path(root, val), data);
     }
     if (comm_.rank() == 0)
-      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}",
-                   reference.pairs(), val ? "validation " : "",
+      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}{}",
+                   reference.pairs(), val ? "validation " : "", adapters_off ? " with the adapters off" : "",
                    root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root, val)));
     return reference;
   };
   PreferenceReference train = reference_of(*train_data_, *train_sampler_, false);
   if (evaluates()) val_reference_ = reference_of(*val_data_, *val_sampler_, true);
-  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_);
+  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_, micro_batches);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
@@ -366,7 +374,7 @@ double Trainer::evaluate_preference() {
     spdlog::info("eval preference: {} pairs | rewards accuracies {:.3f} margins {:.4f} chosen {:.4f} rejected {:.4f}",
                  sums.v[PreferenceSums::Pairs], m.rewards_accuracies, m.rewards_margins, m.rewards_chosen,
                  m.rewards_rejected);
-  return sums.v[PreferenceSums::Loss] / sums.v[PreferenceSums::Pairs];
+  return sums.loss(config_.preference);
 }
 
 SetupRecord Trainer::setup_record() {
