@@ -5,6 +5,7 @@
 //   OMP_NUM_THREADS=2 bench_step                      # GPT-2 124M, B=4, T=64
 //   OMP_NUM_THREADS=2 bench_step --model llama-125m   # a Llama of 125M parameters, B=4, T=256
 //   OMP_NUM_THREADS=2 bench_step --model toy --batch 8 --seq 128 --steps 10
+//   OMP_NUM_THREADS=1 bench_step --model DIR          # a Hugging Face directory's config.json
 #include <CLI/CLI.hpp>
 #include <omp.h>
 
@@ -21,6 +22,7 @@
 #include "core/clock.hpp"
 #include "core/param_hooks.hpp"
 #include "core/rng.hpp"
+#include "config/model_block.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cpu/kernel_profile.hpp"
 #include "model/gpt.hpp"
@@ -78,16 +80,21 @@ struct BenchModel {
 std::optional<BenchModel> bench_model(const std::string& name) {
   if (name == "llama-125m") return BenchModel{llama_125m(), 4, 256};
   if (auto shape = gpt_preset(name)) return BenchModel{*shape};
+  if (config::model_file(name)) return BenchModel{config::resolve_model_argument(name).shape};
   return std::nullopt;
 }
 
 // Multiply-adds ·2 of the matmuls in one forward: per block the q/k/v, output, MLP-in and MLP-out
-// projections, then the LM head.
+// projections (a sparse block: the router, and top_k experts' and the shared expert's), then the LM head.
 double matmul_forward_flops(const GptShape& s, double tokens) {
   const BlockRecipe r = s.recipe();
   const double C = s.d_model, F = s.ff_width(), fc_out = r.swiglu ? 2 * F : F;
-  const double block = C * s.qkv_width() + s.q_width() * C + C * fc_out + F * C;
-  return 2.0 * tokens * (s.n_layer * block + C * s.padded_vocab());
+  const double attention = C * s.qkv_width() + s.q_width() * C;
+  const double experts = C * s.moe.num_experts + 3 * C * (double(s.moe.top_k) * s.expert_width() + s.moe.d_shared) +
+                         (s.moe.d_shared > 0 ? C : 0);
+  double blocks = 0;
+  for (int l = 0; l < s.n_layer; ++l) blocks += attention + (s.sparse(l) ? experts : C * fc_out + F * C);
+  return 2.0 * tokens * (blocks + C * s.padded_vocab());
 }
 
 double median(std::vector<double> v) {
@@ -110,7 +117,8 @@ int main(int argc, char** argv) {
   std::string preset = "gpt2-124m";
   int B = 0, T = 0, steps = 5, warmup = 1;
   bool recompute = false;
-  app.add_option("--model", preset, "model preset, or llama-125m")->capture_default_str();
+  app.add_option("--model", preset, "model preset, llama-125m, or a Hugging Face directory or model file")
+      ->capture_default_str();
   app.add_option("--batch", B, "micro-batch size B (default: 4)");
   app.add_option("--seq", T, "sequence length T (default: 64, 256 for llama-125m)");
   app.add_option("--steps", steps, "measured steps")->capture_default_str();
@@ -118,7 +126,13 @@ int main(int argc, char** argv) {
   app.add_flag("--recompute", recompute, "recompute each block's forward in backward");
   CLI11_PARSE(app, argc, argv);
 
-  const auto bench = bench_model(preset);
+  std::optional<BenchModel> bench;
+  try {
+    bench = bench_model(preset);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_step: %s\n", e.what());
+    return 2;
+  }
   if (!bench) {
     std::fprintf(stderr, "unknown model preset %s\n", preset.c_str());
     return 2;

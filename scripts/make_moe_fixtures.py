@@ -76,6 +76,15 @@ MODELS = {
         model_type="mixtral", steps=3, shard="40KB",
         config=dict(COMMON, num_hidden_layers=2, intermediate_size=24, num_local_experts=4, num_experts_per_tok=2,
                     output_router_logits=True, router_aux_loss_coef=0.05, rms_norm_eps=1e-5)),
+    # OLMoE: q/k norms over the whole q and k (as many key/value heads as heads, head_dim
+    # hidden_size / num_attention_heads), every layer 4 experts of intermediate_size, top-2 not
+    # renormalised (OlmoeConfig's default), with the load-balancing loss. No pad_token_id: its
+    # nn.Embedding row would get no gradient in transformers.
+    "olmoe_fp32": dict(
+        model_type="olmoe", steps=3, shard="40KB",
+        config=dict({k: v for k, v in COMMON.items() if k != "head_dim"}, num_key_value_heads=4,
+                    num_hidden_layers=2, intermediate_size=24, num_experts=4, num_experts_per_tok=2,
+                    output_router_logits=True, router_aux_loss_coef=0.05, rms_norm_eps=1e-5, pad_token_id=None)),
 }
 
 

@@ -25,6 +25,7 @@ namespace zt::test {
 struct PackedRows {
   int B, T;
   std::vector<std::vector<int32_t>> starts;  // per row, where its samples start (0 first)
+  std::vector<uint8_t> padded;               // per row, whether its last segment is padding (empty: none)
 
   struct Sample {
     int b, begin, end;  // positions [begin, end) of row b
@@ -40,7 +41,7 @@ struct PackedRows {
   // In `space` of `device` (host memory by default, as the CPU kernels read it).
   RowSegments segments(Device& device = cpu_device(), MemSpace space = MemSpace::Host) const {
     RowSegments r(device, space, B, T);
-    for (int b = 0; b < B; b++) r.set_row(b, starts[size_t(b)]);
+    for (int b = 0; b < B; b++) r.set_row(b, starts[size_t(b)], !padded.empty() && padded[size_t(b)]);
     return r;
   }
 };
@@ -106,7 +107,7 @@ struct PackedBatch {
 };
 inline PackedBatch pack_samples(const std::vector<TokenSample>& samples, int T,
                                 const std::vector<std::vector<int>>& rows) {
-  PackedBatch out{{int(rows.size()), T, {}}, {}, {}};
+  PackedBatch out{{int(rows.size()), T, {}, {}}, {}, {}};
   for (const std::vector<int>& row : rows) {
     std::vector<int32_t> starts;
     int used = 0;
@@ -118,6 +119,7 @@ inline PackedBatch pack_samples(const std::vector<TokenSample>& samples, int T,
       used += int(s.inputs.size());
     }
     if (used < T) starts.push_back(used);
+    out.rows.padded.push_back(used < T);
     out.inputs.resize(out.inputs.size() + size_t(T - used), 0);
     out.targets.resize(out.targets.size() + size_t(T - used), kIgnoredTarget);
     out.rows.starts.push_back(starts);

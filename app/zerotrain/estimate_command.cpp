@@ -23,9 +23,9 @@ const char* const kEstimateExamples = R"(Examples:
   zerotrain estimate --model Qwen3-0.6B/ --world-size 8
 
 --model takes a preset, a model file or a Hugging Face model directory of any family zerotrain
-trains (GPT-2, Llama, Mistral, Qwen2, Qwen3). Below zerotrain's table, DeepSpeed's estimators for
-the same model (estimate_zero2/zero3_model_states_mem_needs, as DeepSpeed computes them) and why
-the two differ.
+trains (GPT-2, the llama family, Gemma, the mixtures of experts: every expert counted). Below
+zerotrain's table, DeepSpeed's estimators for the same model (estimate_zero2/zero3_model_states_mem_needs,
+as DeepSpeed computes them) and why the two differ.
 )";
 
 struct EstimateArgs {
@@ -58,7 +58,11 @@ std::string model_of(const EstimateArgs& a, MemoryEstimateOptions& o, DeepSpeedE
     tensors.emplace_back(t.name, n);
   }
   ds.largest_layer_params = largest_module_params(tensors);
-  return fmt::format("model {}: {}\n", model.preset, describe(model.shape));
+  const std::string active = model.shape.moe.enabled()
+                                 ? fmt::format(", {} parameters ({} active per token)", model.shape.num_params(),
+                                               model.shape.active_params())
+                                 : "";
+  return fmt::format("model {}: {}{}\n", model.preset, describe(model.shape), active);
 }
 
 int estimate(const EstimateArgs& a) {

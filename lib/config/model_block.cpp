@@ -42,6 +42,7 @@ void reset_to_family_defaults(GptShape& s, ModelType type) {
   s.sliding_window = 0;
   s.layer_types.clear();
   s.moe = {};
+  if (type == ModelType::Olmoe) s.moe.router_aux_loss_coef = 0.01;  // OlmoeConfig's
   s.query_pre_attn_scalar = s.attn_logit_softcapping = s.final_logit_softcapping = s.rope_local_base_freq = 0.0;
   if (is_gemma(type)) {  // Gemma2Config's and Gemma3TextConfig's
     const bool g2 = type == ModelType::Gemma2;
@@ -97,9 +98,9 @@ void read_moe(Block& b, ModelType type, MoeShape& m) {
   const IntRange count = IntRange::between(0, 1 << 20);
   if (auto v = b.optional_integer("num_experts", count)) m.num_experts = int(*v);
   if (auto v = b.optional_integer("num_experts_per_tok", count)) m.top_k = int(*v);
+  if (family_options(type).norm_topk_prob) m.norm_topk_prob = b.boolean("norm_topk_prob", m.norm_topk_prob);
   if (family_options(type).sparse_layers) {
     if (auto v = b.optional_integer("moe_intermediate_size", kSizeRange)) m.d_expert = int(*v);
-    m.norm_topk_prob = b.boolean("norm_topk_prob", m.norm_topk_prob);
     if (auto v = b.optional_integer("decoder_sparse_step", kSizeRange)) m.decoder_sparse_step = int(*v);
     if (b.present("mlp_only_layers") || b.is_null("mlp_only_layers"))
       m.mlp_only_layers = read_layer_list(b, "mlp_only_layers");

@@ -24,9 +24,10 @@ void RowSegments::reset(int B, int T) {
   B_ = B;
   T_ = T;
   for (size_t i = 0; i < size_t(B) * size_t(T); i++) table_[i] = {0, T};
+  padding_from_.assign(size_t(B), T);
 }
 
-void RowSegments::set_row(int b, std::span<const int32_t> starts) {
+void RowSegments::set_row(int b, std::span<const int32_t> starts, bool padding) {
   if (b < 0 || b >= B_) fail("RowSegments::set_row: row {} is outside [0, {})", b, B_);
   if (starts.empty() || starts[0] != 0)
     fail("RowSegments::set_row: row {}'s first sample must start at 0 (got {})", b,
@@ -34,6 +35,8 @@ void RowSegments::set_row(int b, std::span<const int32_t> starts) {
   for (size_t s = 1; s < starts.size(); s++)
     if (starts[s] <= starts[s - 1] || starts[s] >= T_)
       fail("RowSegments::set_row: row {}, start {} = {} must lie in ({}, {})", b, s, starts[s], starts[s - 1], T_);
+  if (padding && starts.size() < 2) fail("RowSegments::set_row: row {} is all padding (expected a sample first)", b);
+  padding_from_[size_t(b)] = padding ? starts.back() : T_;
   TokenSegment* row = table_.data() + size_t(b) * size_t(T_);
   for (size_t s = 0; s < starts.size(); s++) {
     const int32_t end = s + 1 < starts.size() ? starts[s + 1] : T_;

@@ -31,10 +31,14 @@ public:
   // sample.
   void reset(int B, int T);
   // Row b holds samples starting at starts[0] = 0 < starts[1] < ... < starts[n - 1] < T; the last
-  // runs to T. Throws zt::Error naming the row and the offset that breaks this.
-  void set_row(int b, std::span<const int32_t> starts);
+  // runs to T. With padding, the last segment is the row's padding (starts[n - 1] > 0): the tokens
+  // a Hugging Face attention mask leaves out. Throws zt::Error naming the row and the offset that
+  // breaks this.
+  void set_row(int b, std::span<const int32_t> starts, bool padding = false);
   // Where row b's samples start (set_row's argument, read back from the table).
   std::vector<int32_t> starts(int b) const;
+  // Where row b's padding begins (seq() for a row without padding); host memory.
+  int padding_from(int b) const { return padding_from_[size_t(b)]; }
 
   int batch() const { return B_; }
   int seq() const { return T_; }
@@ -43,6 +47,7 @@ public:
 
 private:
   Buffer<TokenSegment> table_;
+  std::vector<int32_t> padding_from_;
   int max_batch_ = 0, max_seq_ = 0, B_ = 0, T_ = 0;
 };
 

@@ -107,7 +107,7 @@ BatchShape SampleSampler::fill_rows(const std::vector<int64_t>& rows, int32_t* i
       std::fill(in + at, in + T, 0);
       std::fill(tg + at, tg + T, kIgnoredTarget);
     }
-    segments->set_row(b, starts);
+    segments->set_row(b, starts, /*padding=*/at < T);
   }
   return shape;
 }

@@ -34,7 +34,8 @@ constexpr Family kFamilies[] = {{ModelType::Gpt2, "GPT2LMHeadModel"},
                                 {ModelType::Qwen2Moe, "Qwen2MoeForCausalLM"},
                                 {ModelType::Mixtral, "MixtralForCausalLM"},
                                 {ModelType::Gemma2, "Gemma2ForCausalLM"},
-                                {ModelType::Gemma3Text, "Gemma3ForCausalLM"}};
+                                {ModelType::Gemma3Text, "Gemma3ForCausalLM"},
+                                {ModelType::Olmoe, "OlmoeForCausalLM"}};
 
 // The mixture-of-experts keys (model/gpt_shape.hpp's MoeShape), the same in both files: of every
 // family with experts, and those of the families with sparse layers among dense ones.
@@ -43,8 +44,7 @@ bool moe_key(const std::string& key) {
          key == "router_aux_loss_coef";
 }
 bool sparse_layers_key(const std::string& key) {
-  return key == "moe_intermediate_size" || key == "norm_topk_prob" || key == "decoder_sparse_step" ||
-         key == "mlp_only_layers";
+  return key == "moe_intermediate_size" || key == "decoder_sparse_step" || key == "mlp_only_layers";
 }
 
 // The keys only Gemma's config classes have.
@@ -61,6 +61,7 @@ bool family_has(ModelType type, const std::string& key) {
   if (key == "sliding_window" || key == "layer_types") return options.sliding_window;
   if (moe_key(key)) return options.experts;
   if (sparse_layers_key(key)) return options.sparse_layers;
+  if (key == "norm_topk_prob") return options.norm_topk_prob;
   if (key == "shared_expert_intermediate_size") return type == ModelType::Qwen2Moe;
   if (key == "rope_local_base_freq") return type == ModelType::Gemma3Text;
   if (gemma_key(key)) return is_gemma(type);
@@ -117,6 +118,12 @@ nlohmann::json transformers_defaults(ModelType type) {
               {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},    {"tie_word_embeddings", false},
               {"num_experts_per_tok", 2},     {"num_experts", 8},              {"output_router_logits", false},
               {"router_aux_loss_coef", 0.001}};
+    case ModelType::Olmoe:  // OlmoeConfig (num_key_value_heads absent: num_attention_heads)
+      return {{"vocab_size", 50304},          {"hidden_size", 2048},           {"intermediate_size", 2048},
+              {"num_hidden_layers", 16},      {"num_attention_heads", 16},     {"max_position_embeddings", 4096},
+              {"rms_norm_eps", 1e-5},         {"tie_word_embeddings", false},  {"attention_bias", false},
+              {"num_experts_per_tok", 8},     {"num_experts", 64},             {"norm_topk_prob", false},
+              {"output_router_logits", false}, {"router_aux_loss_coef", 0.01}};
     case ModelType::Gemma2:
     case ModelType::Gemma3Text: {
       const bool g2 = type == ModelType::Gemma2;
@@ -259,6 +266,8 @@ void check_moe_options(const nlohmann::json& given, ModelType type, const std::s
     if (given.value("use_sliding_window", false) != false)
       refuse("use_sliding_window", "expected false: qwen2_moe trains without a window");
   }
+  if (type == ModelType::Olmoe && given.contains("clip_qkv"))  // null (absent here): no clipping
+    refuse("clip_qkv", "expected null: q, k and v are not clipped");
   if (type == ModelType::Mixtral) {
     if (!given.value("sliding_window", nlohmann::json()).is_null())
       refuse("sliding_window", "expected null: mixtral trains without a window");
@@ -435,9 +444,9 @@ nlohmann::json model_keys(const GptShape& shape) {
               {"num_experts_per_tok", m.top_k},
               {"output_router_logits", m.output_router_logits},
               {"router_aux_loss_coef", m.router_aux_loss_coef}});
+    if (options.norm_topk_prob) j["norm_topk_prob"] = m.norm_topk_prob;
     if (options.sparse_layers)
       j.update({{"moe_intermediate_size", m.d_expert},
-                {"norm_topk_prob", m.norm_topk_prob},
                 {"decoder_sparse_step", m.decoder_sparse_step},
                 {"mlp_only_layers", m.mlp_only_layers}});
     if (s.model_type == ModelType::Qwen2Moe) j["shared_expert_intermediate_size"] = m.d_shared;
@@ -576,8 +585,9 @@ ordered_json hf_config_json(const GptShape& shape, DType dtype, const ordered_js
   if (type == ModelType::Mixtral) {  // its own name for it, in transformers 4 and 5
     out.erase("num_experts");
     out["num_local_experts"] = s.moe.num_experts;
-  } else if (out.contains("num_local_experts")) {
-    out["num_local_experts"] = s.moe.num_experts;  // transformers 5's name
+  } else if (out.contains("num_local_experts")) {  // transformers 5's name, where the source has it
+    out.erase("num_experts");
+    out["num_local_experts"] = s.moe.num_experts;
   }
   if (type == ModelType::Qwen2Moe) set_if_absent(out, "qkv_bias", true);
   out["torch_dtype"] = torch_dtype_name(dtype);

@@ -90,12 +90,15 @@ void MetricsWriter::summary(const SummaryRecord& r) {
   }
   write(
       fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
-                  "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},\"val_loss\":{},"
+                  "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},"
+                  "\"val_loss\":{}{}{},"
                   "\"memory_peak\":[{}],\"comm\":{{{}}},"
                   "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
                   r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
                   format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.packing_efficiency()),
-                  format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss), memory,
+                  format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss),
+                  r.aux_loss ? ",\"aux_loss\":" + format_float(*r.aux_loss) : std::string(),
+                  r.expert_load ? ",\"expert_load\":" + format_float(*r.expert_load) : std::string(), memory,
                   comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
 }
 

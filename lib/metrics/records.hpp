@@ -94,6 +94,7 @@ struct SummaryRecord {
   // tokens / row_tokens, and the rest: the share of padding
   double packing_efficiency() const { return row_tokens > 0 ? double(tokens) / double(row_tokens) : 1.0; }
   double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
+  std::optional<double> aux_loss, expert_load;  // the last step's (models with experts, as StepRecord's)
   std::vector<RankPeakMemory> memory_peak;
   CommStats comm;  // rank 0's collectives over the training steps
   double comm_in_flight_s = 0;  // reduce-scatters and all-gathers running (what can overlap compute)

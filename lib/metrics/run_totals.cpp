@@ -54,6 +54,8 @@ void RunTotals::add_step(const StepRecord& step) {
   row_tokens_ += step.row_tokens;
   flops_ += step.flops;
   loss_ = step.loss;
+  aux_loss_ = step.aux_loss;
+  expert_load_ = step.expert_load;
   comm_ += step.comm;
   waited_s_ += step.time.reduce_wait + step.time.gather_wait;
 }
@@ -70,6 +72,8 @@ SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double 
   s.mfu = wall_s > 0 ? flops_ / wall_s / (peak_flops_per_rank * comm.world_size()) : NAN;
   s.loss = loss_;
   s.val_loss = val_loss_;
+  s.aux_loss = aux_loss_;
+  s.expert_load = expert_load_;
   s.memory_peak = gather_memory_peaks(comm);
   s.comm = comm_;
   // What the engine can run behind compute: the gradient reduce-scatters and parameter all-gathers.

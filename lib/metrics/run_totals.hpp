@@ -2,6 +2,7 @@
 // The totals of a run, gathered step by step, and each rank's memory peaks gathered to rank 0:
 // what the summary record at the end says (docs/metrics.md, "summary").
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -28,6 +29,7 @@ private:
   int64_t steps_ = 0, tokens_ = 0, row_tokens_ = 0;
   double flops_ = 0;
   double loss_ = NAN, val_loss_ = NAN;
+  std::optional<double> aux_loss_, expert_load_;
   CommStats comm_;
   double waited_s_ = 0;
 };

@@ -49,6 +49,17 @@ int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
   return counted;
 }
 
+// The vectors the q/k norms normalise in a row of the packed qkv: each head (q heads, k heads,
+// width hd), or (qk_norm_whole) the whole q and the whole k as one vector each, which with as many
+// key/value heads as heads (gpt_shape.cpp refuses fewer) is the same layout of three vectors.
+struct QkNormVectors {
+  int q, k, width;
+};
+QkNormVectors qk_norm_vectors(const GptShape& s) {
+  if (s.recipe().qk_norm_whole) return {1, 1, s.q_width()};
+  return {s.n_head, s.kv_heads(), s.head_size()};
+}
+
 // `x` rounded to the compute dtype, as torch rounds a scalar tensor made in the hidden states' dtype.
 float in_dtype(DType dtype, float x) {
   float out = 0.0f;
@@ -269,9 +280,11 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
   if (recipe_.rotary) {
     // Norms and rotation in place on what attention reads: one pass over q and k each, O(T·hd)
     // against attention's O(T²·hd), so the CPU keeps them as passes of their own.
-    if (recipe_.qk_norm)
-      ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, NH, NKV, hd,
+    if (recipe_.qk_norm) {
+      const QkNormVectors v = qk_norm_vectors(shape_);
+      ops_.qk_norm_forward(a.qkv_att, a.qk_rstd, a.qkv, w(QNormWeight), w(KNormWeight), N, v.q, v.k, v.width,
                            float(shape_.norm_eps), norm_offset_);
+    }
     const size_t first_row = size_t(pos) * size_t(hd / 2);  // the tables' row of position pos
     ops_.rope_forward(a.qkv_att, rope_cos(layer) + first_row, rope_sin(layer) + first_row, segments_, B, T, NH, NKV,
                       hd);
@@ -342,6 +355,7 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
   backward_ready_ = false;
   segments_ = copy_segments(segments, B, T);
+  moe_.set_rows(segments, B, T);
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
   logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
@@ -517,8 +531,9 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
                                 segments_, B, T, NH, NKV, hd, shape_.layer_window(layer), Set, scores_);
     ops_.rope_backward(d_att_in.data(), rope_cos(layer), rope_sin(layer), segments_, B, T, NH, NKV, hd);
     if (recipe_.qk_norm) {
+      const QkNormVectors v = qk_norm_vectors(shape_);
       ops_.qk_norm_backward(acts_.dqkv.data(), dw(QNormWeight), dw(KNormWeight), acts_.dqkv_att.data(), a.qkv,
-                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, NH, NKV, hd, Set, norm_offset_);
+                            w(QNormWeight), w(KNormWeight), a.qk_rstd, N, v.q, v.k, v.width, Set, norm_offset_);
     }
   } else {
     ops_.attention_backward(acts_.dqkv.data(), acts_.datt.data(), acts_.datty.data(), a.qkv, a.atty, a.att, segments_,

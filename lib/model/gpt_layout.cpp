@@ -58,8 +58,8 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
     t.push_back({"self_attn.v_proj.bias", {KV}, QkvBias});
   }
   if (r.qk_norm) {
-    t.push_back({"self_attn.q_norm.weight", {hd}, QNormWeight});
-    t.push_back({"self_attn.k_norm.weight", {hd}, KNormWeight});
+    t.push_back({"self_attn.q_norm.weight", {r.qk_norm_whole ? Q : hd}, QNormWeight});
+    t.push_back({"self_attn.k_norm.weight", {r.qk_norm_whole ? KV : hd}, KNormWeight});
   }
   t.push_back({"self_attn.o_proj.weight", {C, Q}, OutWeight});
   if (r.o_bias) t.push_back({"self_attn.o_proj.bias", {C}, OutBias});

@@ -10,11 +10,11 @@ namespace zt {
 
 FamilyOptions family_options(ModelType t) {
   const bool llama = t == ModelType::Llama, gpt2 = t == ModelType::Gpt2;
-  const bool qwen_moe = t == ModelType::Qwen3Moe || t == ModelType::Qwen2Moe;
-  const bool moe = qwen_moe || t == ModelType::Mixtral;
+  const bool qwen_moe = t == ModelType::Qwen3Moe || t == ModelType::Qwen2Moe, olmoe = t == ModelType::Olmoe;
+  const bool moe = qwen_moe || t == ModelType::Mixtral || olmoe;
   const bool qwen3 = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe;
   const bool gemma = is_gemma(t);
-  return {llama || qwen3 || gemma, llama, !llama && !gpt2 && !moe, !gpt2, moe, qwen_moe};
+  return {llama || qwen3 || gemma || olmoe, llama, !llama && !gpt2 && !moe, !gpt2, moe, qwen_moe, qwen_moe || olmoe};
 }
 
 bool GptShape::sparse(int layer) const {
@@ -25,14 +25,16 @@ bool GptShape::sparse(int layer) const {
 
 BlockRecipe GptShape::recipe() const {
   const ModelType t = model_type;
-  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false, false};
-  BlockRecipe r{true, true, true, true, false, false, false, false, false};
-  // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py and modeling_qwen3.py build them.
+  if (t == ModelType::Gpt2) return {false, false, false, false, true, true, true, false, false, false};
+  BlockRecipe r{true, true, true, true, false, false, false, false, false, false};
+  // As modeling_llama.py, modeling_mistral.py, modeling_qwen2.py, modeling_qwen3.py and
+  // modeling_olmoe.py build them.
   const FamilyOptions options = family_options(t);
   r.qkv_bias = t == ModelType::Qwen2 || t == ModelType::Qwen2Moe || (options.attention_bias && attention_bias);
   r.o_bias = options.attention_bias && attention_bias;
   r.mlp_bias = options.mlp_bias && mlp_bias;
-  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe || t == ModelType::Gemma3Text;
+  r.qk_norm = t == ModelType::Qwen3 || t == ModelType::Qwen3Moe || t == ModelType::Gemma3Text || t == ModelType::Olmoe;
+  r.qk_norm_whole = t == ModelType::Olmoe;
   r.gemma = is_gemma(t);
   return r;
 }
@@ -66,8 +68,8 @@ N block_params_in(const GptShape& s, int layer) {
   const N C = N(s.d_model), hd = N(s.head_size()), F = s.d_ff > 0 ? N(s.d_ff) : 4 * C;
   const N QKV = (N(s.n_head) + 2 * N(s.kv_heads())) * hd, Q = N(s.n_head) * hd;
   const N norms = r.rms_norm ? (r.gemma ? 4 * C : 2 * C) : 4 * C;
-  const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + (r.qk_norm ? 2 * hd : 0) + Q * C +
-                      (r.o_bias ? C : 0);
+  const N qk_norms = !r.qk_norm ? 0 : r.qk_norm_whole ? Q + N(s.kv_heads()) * hd : 2 * hd;
+  const N attention = C * QKV + (r.qkv_bias ? QKV : 0) + qk_norms + Q * C + (r.o_bias ? C : 0);
   const N mlp = r.swiglu ? 3 * C * F + (r.mlp_bias ? 2 * F + C : 0) : 2 * C * F + F + C;
   const N E = N(s.moe.num_experts), S = N(s.moe.d_shared);
   // the router, each expert's SwiGLU, and a shared expert with its gate
@@ -153,7 +155,8 @@ std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& 
   if (!options.experts) {
     if (m.enabled())
       return ShapeProblem{"num_experts",
-                          fmt::format("{} has no experts (expected 0; qwen3_moe, qwen2_moe and mixtral have)", type)};
+                          fmt::format("{} has no experts (expected 0; qwen3_moe, qwen2_moe, mixtral and olmoe have)",
+                                      type)};
     return std::nullopt;
   }
   if (m.num_experts < 0) return ShapeProblem{"num_experts", fmt::format("{} (expected >= 0)", m.num_experts)};
@@ -163,12 +166,13 @@ std::optional<ShapeProblem> moe_problem(const GptShape& s, const FamilyOptions& 
   if (m.top_k < 1 || m.top_k > m.num_experts)
     return ShapeProblem{"num_experts_per_tok",
                         fmt::format("{} (expected 1 to num_experts {})", m.top_k, m.num_experts)};
-  if (!options.sparse_layers) {  // mixtral
-    if (m.d_expert != 0 || m.d_shared != 0 || m.norm_topk_prob || m.decoder_sparse_step != 1 ||
-        !m.mlp_only_layers.empty())
-      return ShapeProblem{"num_experts", fmt::format("{} has experts of d_ff in every layer, always renormalised "
+  if (!options.sparse_layers) {  // mixtral, olmoe
+    if (m.norm_topk_prob && !options.norm_topk_prob)
+      return ShapeProblem{"norm_topk_prob", fmt::format("{} always renormalises (expected false)", type)};
+    if (m.d_expert != 0 || m.d_shared != 0 || m.decoder_sparse_step != 1 || !m.mlp_only_layers.empty())
+      return ShapeProblem{"num_experts", fmt::format("{} has experts of d_ff in every layer "
                                                      "(expected no moe_intermediate_size, "
-                                                     "shared_expert_intermediate_size, norm_topk_prob, "
+                                                     "shared_expert_intermediate_size, "
                                                      "decoder_sparse_step or mlp_only_layers)",
                                                      type)};
     return std::nullopt;
@@ -233,6 +237,15 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
   if (s.sliding_window > 0 && !options.sliding_window)
     return ShapeProblem{"sliding_window", fmt::format("{} has no sliding-window attention (expected 0)", type)};
   if (auto p = moe_problem(s, options)) return p;
+  if (s.recipe().qk_norm_whole && s.kv_heads() != s.n_head)
+    return ShapeProblem{"n_kv_head", fmt::format("{} with {} key/value heads for {} heads is not implemented ({}'s "
+                                                 "q/k norms over the whole q and k are implemented for multi-head "
+                                                 "attention: expected n_kv_head {})",
+                                                 s.n_kv_head, s.kv_heads(), s.n_head, type, s.n_head)};
+  if (s.recipe().qk_norm_whole && s.q_width() != s.d_model)
+    return ShapeProblem{"head_dim", fmt::format("{} with {} heads is {} wide, not d_model {} ({}'s q norm is "
+                                                "d_model wide: expected head_dim d_model / n_head)",
+                                                s.head_size(), s.n_head, s.q_width(), s.d_model, type)};
   const bool gemma = is_gemma(s.model_type);
   const std::pair<const char*, double> gemma_keys[] = {{"query_pre_attn_scalar", s.query_pre_attn_scalar},
                                                        {"attn_logit_softcapping", s.attn_logit_softcapping},
@@ -269,8 +282,8 @@ std::string describe(const GptShape& s) {
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
-  constexpr const char* kFamily[] = {"GPT-2",   "Llama",   "Mistral", "Qwen2",  "Qwen3",
-                                     "Qwen3-MoE", "Qwen2-MoE", "Mixtral", "Gemma 2", "Gemma 3"};
+  constexpr const char* kFamily[] = {"GPT-2",     "Llama",     "Mistral", "Qwen2",   "Qwen3",  "Qwen3-MoE",
+                                     "Qwen2-MoE", "Mixtral",   "Gemma 2", "Gemma 3", "OLMoE"};
   int sliding = 0;
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;
@@ -321,6 +334,30 @@ GptShape qwen3_moe(int n_layer, int n_head, int n_kv_head, int head_dim, int d_m
   return s;
 }
 
+// OLMoE (OlmoeConfig): every layer num_experts experts of d_ff, not renormalised.
+GptShape olmoe(int n_layer, int n_head, int d_model, int d_ff, int vocab_size, int max_seq_len, int experts,
+               int top_k) {
+  GptShape s = llama_family(ModelType::Olmoe, n_layer, n_head, n_head, 0, d_model, d_ff, vocab_size, max_seq_len,
+                            1e-5, 10000.0);
+  s.tied_head = false;
+  s.moe.num_experts = experts;
+  s.moe.top_k = top_k;
+  s.moe.router_aux_loss_coef = 0.01;
+  return s;
+}
+
+// Mixtral (MixtralConfig): every layer num_experts experts of d_ff, always renormalised.
+GptShape mixtral(int n_layer, int n_head, int n_kv_head, int d_model, int d_ff, int vocab_size, int max_seq_len,
+                 int experts, int top_k) {
+  GptShape s = llama_family(ModelType::Mixtral, n_layer, n_head, n_kv_head, 0, d_model, d_ff, vocab_size,
+                            max_seq_len, 1e-5, 1000000.0);
+  s.tied_head = false;
+  s.moe.num_experts = experts;
+  s.moe.top_k = top_k;
+  s.moe.router_aux_loss_coef = 0.02;
+  return s;
+}
+
 // Gemma 3 text (Gemma3TextConfig): window 512, five sliding layers to one full, rope theta 1e6 on
 // the full layers and 10000 on the sliding ones, tied head.
 GptShape gemma3_text(int n_layer, int d_model, int d_ff) {
@@ -355,6 +392,10 @@ const std::vector<GptPreset>& gpt_presets() {
       {"qwen3-moe-tiny", qwen3_moe(2, 4, 2, 32, 64, 192, 256, 128, {4, 2, 96, 0, true})},
       // Qwen/Qwen3-30B-A3B: 30,532,122,624 parameters, 128 experts of 768, top 8.
       {"qwen3-30b-a3b", qwen3_moe(48, 32, 4, 128, 2048, 6144, 151936, 40960, {128, 8, 768, 0, true})},
+      // allenai/OLMoE-1B-7B-0924: 6,919,161,856 parameters, 64 experts of 1024, top 8.
+      {"olmoe-1b-7b", olmoe(16, 16, 2048, 1024, 50304, 4096, 64, 8)},
+      // mistralai/Mixtral-8x7B-v0.1: 46,702,792,704 parameters, 8 experts of 14336, top 2.
+      {"mixtral-8x7b", mixtral(32, 32, 8, 4096, 14336, 32000, 32768, 8, 2)},
       // google/gemma-3-1b-pt: 999,885,952 parameters.
       {"gemma-3-1b", gemma3_text(26, 1152, 6912)},
       // google/gemma-3-270m: 268,098,176 parameters.

@@ -16,6 +16,8 @@
 //   qwen2_moe: qwen2 (no window) with qwen3_moe's experts plus a shared expert of
 //            shared_expert_intermediate_size scaled by a sigmoid gate
 //   mixtral: mistral (no window) whose every layer holds experts of d_ff, weights always renormalised
+//   olmoe:   llama whose every layer holds experts of d_ff (renormalised with norm_topk_prob), and
+//            q/k RMSNorms over the whole projected q and k (weights [n_head·head_dim], [n_kv_head·head_dim])
 //   gemma2:  llama with (1 + w) RMSNorms computed in fp32, four per block (the attention and MLP
 //            outputs normed before the residual add), embeddings times sqrt(d_model), attention
 //            scale query_pre_attn_scalar^-0.5, attention and final logits soft-capped, GeGLU
@@ -32,14 +34,14 @@
 
 namespace zt {
 
-enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral, Gemma2, Gemma3Text };
+enum class ModelType { Gpt2, Llama, Mistral, Qwen2, Qwen3, Qwen3Moe, Qwen2Moe, Mixtral, Gemma2, Gemma3Text, Olmoe };
 // Hugging Face's model_type spellings, exact.
 inline constexpr auto kModelTypeNames =
     name_table<ModelType>({{ModelType::Gpt2, "gpt2"}, {ModelType::Llama, "llama"}, {ModelType::Mistral, "mistral"},
                            {ModelType::Qwen2, "qwen2"}, {ModelType::Qwen3, "qwen3"},
                            {ModelType::Qwen3Moe, "qwen3_moe"}, {ModelType::Qwen2Moe, "qwen2_moe"},
                            {ModelType::Mixtral, "mixtral"}, {ModelType::Gemma2, "gemma2"},
-                           {ModelType::Gemma3Text, "gemma3_text"}});
+                           {ModelType::Gemma3Text, "gemma3_text"}, {ModelType::Olmoe, "olmoe"}});
 
 // How a layer attends (transformers' layer_types): to every earlier key of its sample, or to the
 // last sliding_window of them.
@@ -67,6 +69,7 @@ struct BlockRecipe {
   bool output_major;       // nn.Linear weights [out, in]; else Conv1D [in, out]
   bool qkv_bias, o_bias, mlp_bias;
   bool qk_norm;            // RMSNorm over each q and k head (weights [head_dim])
+  bool qk_norm_whole;      // the q/k norms over the whole projected q and k instead (OLMoE)
   // Gemma: norms scale by 1 + w; the attention and MLP outputs are normed before the residual add
   // (post_attention_layernorm, post_feedforward_layernorm); embeddings times sqrt(d_model); the
   // gate's activation GELU's tanh form (GeGLU).
@@ -79,9 +82,10 @@ struct FamilyOptions {
   bool mlp_bias;        // llama
   bool sliding_window;  // mistral, qwen2, qwen3
   bool rotary;          // every family but gpt2 (rope_theta, rope_scaling)
-  bool experts;         // qwen3_moe, qwen2_moe, mixtral: the MoeShape keys
-  bool sparse_layers;   // qwen3_moe, qwen2_moe: decoder_sparse_step, mlp_only_layers, norm_topk_prob,
-                        // moe_intermediate_size (mixtral: every layer sparse, renormalised, d_ff wide)
+  bool experts;         // qwen3_moe, qwen2_moe, mixtral, olmoe: the MoeShape keys
+  bool sparse_layers;   // qwen3_moe, qwen2_moe: decoder_sparse_step, mlp_only_layers, moe_intermediate_size
+                        // (mixtral, olmoe: every layer sparse, d_ff wide)
+  bool norm_topk_prob;  // qwen3_moe, qwen2_moe, olmoe (mixtral always renormalises)
 };
 FamilyOptions family_options(ModelType type);
 inline bool is_gemma(ModelType t) { return t == ModelType::Gemma2 || t == ModelType::Gemma3Text; }
@@ -130,7 +134,7 @@ struct GptShape {
   // Which layers slide, one per layer; empty: every layer (when sliding_window > 0). mistral slides
   // every layer.
   std::vector<LayerAttention> layer_types;
-  MoeShape moe;  // qwen3_moe only
+  MoeShape moe;  // the families with experts only
   // Gemma: attention scores scaled by query_pre_attn_scalar^-0.5 (0: head_dim's), soft-capping of
   // the attention scores and of the final logits (0: none), and the rotary base of the sliding
   // layers (gemma3_text's rope_local_base_freq; 0: rope_theta).
@@ -143,8 +147,8 @@ struct GptShape {
 
   // Whether layer `layer`'s MLP is a mixture of experts (transformers' Qwen3MoeDecoderLayer rule).
   bool sparse(int layer) const;
-  // Each expert's SwiGLU width (mixtral's experts are d_ff wide).
-  int expert_width() const { return model_type == ModelType::Mixtral ? ff_width() : moe.d_expert; }
+  // Each expert's SwiGLU width (mixtral's and olmoe's experts are d_ff wide).
+  int expert_width() const { return family_options(model_type).sparse_layers ? moe.d_expert : ff_width(); }
   // Whether the top-k weights are divided by their sum (mixtral always).
   bool renormalises() const { return model_type == ModelType::Mixtral || moe.norm_topk_prob; }
 

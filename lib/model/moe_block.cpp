@@ -125,6 +125,13 @@ char* MoeBlock::expert(void* experts, int e) const {
   return static_cast<char*>(experts) + size_t(e) * 3 * size_t(I_) * size_t(C_) * dtype_size(ops_.dtype());
 }
 
+void MoeBlock::set_rows(const RowSegments* rows, int B, int T) {
+  padding_.clear();
+  if (!rows) return;
+  for (int b = 0; b < B; ++b)
+    if (rows->padding_from(b) < T) padding_.emplace_back(b * T + rows->padding_from(b), (b + 1) * T);
+}
+
 void MoeBlock::set_group(ExpertGroup group) {
   if (group.size < 1 || (enabled_ && E_ % group.size != 0) || group.index < 0 || group.index >= group.size)
     fail("expert parallelism: rank {} of a group of {} cannot hold an equal share of {} experts", group.index,
@@ -217,15 +224,26 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
     ops_.moe_gate_add(out, s.shared_y.data(), s.shared_gate.data(), N, C_);
   }
 
-  // What the load-balancing loss needs of this layer.
+  // What the load-balancing loss needs of this layer, of the tokens that are not padding.
   std::vector<double>& count = layer_count_[size_t(layer)];
   std::vector<double>& prob = layer_prob_[size_t(layer)];
   count.assign(size_t(E_), 0.0);
   prob.assign(size_t(E_), 0.0);
-  for (int e = 0; e < E_; ++e) count[size_t(e)] = s.count[size_t(e)];
-  for (int n = 0; n < N; ++n)
-    for (int e = 0; e < E_; ++e) prob[size_t(e)] += host_probs_[size_t(n) * size_t(E_) + size_t(e)];
-  layer_tokens_[size_t(layer)] = N;
+  int tokens = 0;
+  auto add_tokens = [&](int first, int end) {
+    for (int n = first; n < end; ++n) {
+      for (int j = 0; j < K_; ++j) count[size_t(host_experts_[size_t(n) * size_t(K_) + size_t(j)])] += 1;
+      for (int e = 0; e < E_; ++e) prob[size_t(e)] += host_probs_[size_t(n) * size_t(E_) + size_t(e)];
+    }
+    tokens += end - first;
+  };
+  int next = 0;
+  for (auto [first, end] : padding_) {
+    add_tokens(next, std::min(first, N));
+    next = end;
+  }
+  add_tokens(std::min(next, N), N);
+  layer_tokens_[size_t(layer)] = tokens;
 }
 
 double MoeBlock::aux_loss() const {
@@ -303,6 +321,10 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   constexpr GradInto add = GradInto::Accumulate, set = GradInto::Overwrite;
   ops_.moe_route_backward(logits_.data(), dweights_.data(), s.probs.data(), s.experts.data(), daux, N, E_, K_,
                           shape_.renormalises());
+  if (daux)  // padding gets no gradient from a loss it is not part of (nor from any other)
+    for (auto [first, end] : padding_)
+      device_.fill_zero(static_cast<char*>(logits_.data()) + size_t(first) * size_t(E_) * esz,
+                        size_t(end - first) * size_t(E_) * esz, device_.compute());
   ops_.matmul_backward(dx, g.router, nullptr, logits_.data(), x, wt.router, N, C_, E_, om, add);
   if (S_ > 0) {
     const size_t down = 2 * size_t(S_) * C * esz;

@@ -8,14 +8,17 @@
 // size the GEMMs). qwen2_moe adds a shared expert that every token goes through, its output scaled
 // by sigmoid(x · shared_expert_gate). Also the load-balancing loss transformers adds with output_router_logits:
 // aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share of (token, layer) top-k
-// slots given to expert e, P_e its mean probability.
+// slots given to expert e, P_e its mean probability; the tokens of a row's padding left out (as
+// transformers leaves out what its attention mask masks), though the experts compute them.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/buffer.hpp"
+#include "core/row_segments.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt_activations.hpp"
 #include "model/gpt_shape.hpp"
@@ -55,6 +58,10 @@ public:
   // From now on this rank computes only its own experts, over the rows its group routes to them,
   // which travel through the group's all-to-all (model/moe_block.cpp, "Expert parallelism").
   void set_group(ExpertGroup group);
+
+  // The micro-batch's rows (null: B rows of T tokens without padding), whose padding the
+  // load-balancing loss and the expert load leave out; for every forward and backward until the next call.
+  void set_rows(const RowSegments* rows, int B, int T);
 
   // out [N, C] (written over) = the experts' weighted sum for x [N, C], the block's second norm's
   // output (and the gated shared expert's output). Keeps what backward needs in `slot`, and the
@@ -115,6 +122,7 @@ private:
   Buffer<float> dweights_, daux_;
   std::vector<int32_t> host_experts_, host_token_, host_row_;
   std::vector<float> host_probs_;
+  std::vector<std::pair<int, int>> padding_;  // the micro-batch's padded tokens: [first, end) per row
   // Per layer, from its last forward: tokens per expert, probabilities summed per expert, tokens.
   std::vector<std::vector<double>> layer_count_, layer_prob_;
   std::vector<int> layer_tokens_;

@@ -97,6 +97,13 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
               c.dtype().c_str());
   std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
+  const GptShape& shape = c.model.shape;
+  if (shape.moe.enabled()) {  // every expert is held (and sharded); a token multiplies by top_k of them
+    int sparse = 0;
+    for (int l = 0; l < shape.n_layer; ++l) sparse += shape.sparse(l);
+    std::printf("  active A = %zu per token (%d of %d experts in %d layers)\n", shape.active_params(),
+                shape.moe.top_k, shape.moe.num_experts, sparse);
+  }
   if (p.unfrozen)
     std::printf("  trainable T = %zu (%.2f%%; padded to %zu, shard %zu): gradients and optimizer state for these "
                 "alone\n",

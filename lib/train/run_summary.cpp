@@ -32,6 +32,11 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
                             s.tokens_per_s, 100.0 * s.mfu, packing));
   out.push_back(fmt::format("  final loss {} (train, last step), {} (val, last evaluation)", show_loss(s.loss),
                             show_loss(s.val_loss)));
+  if (s.aux_loss || s.expert_load)  // models with experts: the router's balance at the last step
+    out.push_back(fmt::format("  experts (last step): aux loss {}, expert load {} (busiest expert's tokens over the "
+                              "mean)",
+                              s.aux_loss ? show_loss(*s.aux_loss) : "-",
+                              s.expert_load ? fmt::format("{:.2f}", *s.expert_load) : "-"));
 
   // Peak memory per rank and category, under the plan of this stage (its ZeRO formula).
   std::string head = fmt::format("  {:<28}", "peak memory (MiB)");

@@ -512,6 +512,28 @@ TEST_CASE("--dry-run --world-size N plans as if N ranks were launched") {
   CHECK(r.out != one.out);
 }
 
+TEST_CASE("--dry-run of the mixture-of-experts presets counts every expert, and the parameters a token uses") {
+  // transformers' counts for these configs; active: less the experts a token is not routed to.
+  const struct {
+    const char* preset;
+    const char* total;
+    const char* active;
+  } presets[] = {{"olmoe-1b-7b", "6919161856", "1282017280 per token (8 of 64 experts in 16 layers)"},
+                 {"mixtral-8x7b", "46702792704", "12879925248 per token (2 of 8 experts in 32 layers)"},
+                 {"qwen3-30b-a3b", "30532122624", "3353032704 per token (8 of 128 experts in 48 layers)"}};
+  for (const auto& p : presets) {
+    auto r = zerotrain(std::string("--model ") + p.preset +
+                       " --config zero3 --set data.seq_len=1024 --dry-run --world-size 8");
+    INFO(p.preset << ": " << r.err);
+    REQUIRE(r.code == 0);
+    CHECK(contains(r.out, std::string("parameters Ψ = ") + p.total + " "));
+    CHECK(contains(r.out, std::string("active A = ") + p.active));
+  }
+  auto dense = zerotrain("--model qwen3-0.6b --config zero3 --set data.seq_len=1024 --dry-run");
+  REQUIRE(dense.code == 0);
+  CHECK_FALSE(contains(dense.out, "active A"));
+}
+
 TEST_CASE("ranks started by torchrun or the deepspeed launcher are refused with what to use instead") {
   auto r = zerotrain("--config zero2 --steps 1", "RANK=1 WORLD_SIZE=4 LOCAL_RANK=1");
   CHECK(r.code == 2);

@@ -70,6 +70,26 @@ const json kQwen25 = json::parse(R"({
   "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": true, "torch_dtype": "bfloat16",
   "transformers_version": "4.40.1", "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})");
 
+// allenai/OLMoE-1B-7B-0924's (transformers 4.45).
+const json kOlmoe = json::parse(R"({
+  "architectures": ["OlmoeForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "clip_qkv": null,
+  "eos_token_id": 50279, "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02,
+  "intermediate_size": 1024, "max_position_embeddings": 4096, "model_type": "olmoe", "norm_topk_prob": false,
+  "num_attention_heads": 16, "num_experts": 64, "num_experts_per_tok": 8, "num_hidden_layers": 16,
+  "num_key_value_heads": 16, "output_router_logits": false, "pad_token_id": 1, "rms_norm_eps": 1e-05,
+  "rope_scaling": null, "rope_theta": 10000.0, "router_aux_loss_coef": 0.01, "tie_word_embeddings": false,
+  "torch_dtype": "bfloat16", "transformers_version": "4.45.0.dev0", "use_cache": true, "vocab_size": 50304})");
+
+// mistralai/Mixtral-8x7B-v0.1's (transformers 4.36).
+const json kMixtral = json::parse(R"({
+  "architectures": ["MixtralForCausalLM"], "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 2,
+  "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+  "max_position_embeddings": 32768, "model_type": "mixtral", "num_attention_heads": 32,
+  "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 8,
+  "output_router_logits": false, "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "router_aux_loss_coef": 0.02,
+  "sliding_window": null, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+  "transformers_version": "4.36.0.dev0", "use_cache": true, "vocab_size": 32000})");
+
 }  // namespace
 
 TEST_CASE("the published config.json of each preset's model resolves to that preset", "[config][hf]") {
@@ -79,6 +99,39 @@ TEST_CASE("the published config.json of each preset's model resolves to that pre
   CHECK(qwen25.preset == "qwen2.5-0.5b");
   CHECK(qwen25.shape.sliding_window == 0);
   CHECK(qwen25.path == model_dir("qwen25", kQwen25));
+  CHECK(read_dir(model_dir("olmoe", kOlmoe)).preset == "olmoe-1b-7b");
+  CHECK(read_dir(model_dir("mixtral", kMixtral)).preset == "mixtral-8x7b");
+}
+
+TEST_CASE("OLMoE: OlmoeConfig's defaults, and what it may set that is not implemented", "[config][hf][moe]") {
+  json minimal = {{"model_type", "olmoe"}, {"hidden_size", 64},        {"num_attention_heads", 4},
+                  {"num_hidden_layers", 2}, {"intermediate_size", 32}, {"vocab_size", 300}};
+  const ModelConfig m = read_dir(model_dir("olmoe_defaults", minimal));
+  CHECK(m.shape.model_type == zt::ModelType::Olmoe);
+  CHECK(m.shape.n_kv_head == 4);  // num_key_value_heads absent: num_attention_heads
+  CHECK(m.shape.moe.num_experts == 64);
+  CHECK(m.shape.moe.top_k == 8);
+  CHECK_FALSE(m.shape.moe.norm_topk_prob);
+  CHECK(m.shape.moe.router_aux_loss_coef == 0.01);
+  CHECK(m.shape.expert_width() == 32);  // intermediate_size
+  CHECK(m.shape.recipe().qk_norm_whole);
+  json clipped = kOlmoe;
+  clipped["clip_qkv"] = 8.5;
+  CHECK_THAT(error_reading(model_dir("olmoe_clip", clipped)),
+             Contains("config.json: clip_qkv: 8.5 is not implemented (expected null"));
+  json grouped = kOlmoe;
+  grouped["num_key_value_heads"] = 4;
+  CHECK_THAT(error_reading(model_dir("olmoe_gqa", grouped)),
+             Contains("(num_key_value_heads): model.n_kv_head: 4 with 4 key/value heads for 16 heads is not "
+                      "implemented"));
+  // The model block alone: olmoe's keys and OlmoeConfig's coefficient.
+  const ModelConfig block = read_model_block({{"model_type", "olmoe"}, {"num_experts", 4}, {"num_experts_per_tok", 2},
+                                              {"norm_topk_prob", true}}, "test");
+  CHECK(block.shape.moe.norm_topk_prob);
+  CHECK(block.shape.moe.router_aux_loss_coef == 0.01);
+  CHECK_THROWS_WITH(read_model_block({{"model_type", "olmoe"}, {"num_experts", 4}, {"num_experts_per_tok", 2},
+                                      {"moe_intermediate_size", 8}}, "test"),
+                    Contains("model.moe_intermediate_size"));
 }
 
 TEST_CASE("transformers 5's rope_parameters and 4's rope_theta and rope_scaling read the same", "[config][hf]") {

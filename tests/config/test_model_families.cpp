@@ -16,7 +16,7 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   // Counted by transformers itself for these configs (AutoModelForCausalLM.from_config).
   const std::pair<const char*, size_t> published[] = {
       {"llama-3.2-1b", 1235814400}, {"qwen3-0.6b", 596049920}, {"qwen2.5-0.5b", 494032768},
-      {"qwen3-30b-a3b", 30532122624},
+      {"qwen3-30b-a3b", 30532122624}, {"olmoe-1b-7b", 6919161856}, {"mixtral-8x7b", 46702792704},
       {"gemma-3-1b", 999885952},    {"gemma-3-270m", 268098176}};
 
   for (auto [name, count] : published) {
@@ -41,6 +41,9 @@ TEST_CASE("the llama-family presets resolve to the published shapes and paramete
   CHECK(moe.shape.moe.num_experts == 128);
   CHECK(moe.shape.moe.top_k == 8);
   CHECK(moe.shape.active_params() == 30532122624 - size_t(48) * 120 * 3 * 2048 * 768);
+  // OLMoE-1B-7B (1.3B active: 8 of 64 experts of 1024) and Mixtral-8x7B (12.9B active: 2 of 8 of 14336).
+  CHECK(zt::gpt_preset("olmoe-1b-7b")->active_params() == 1282017280);
+  CHECK(zt::gpt_preset("mixtral-8x7b")->active_params() == 12879925248);
   auto gemma = resolve(with({{"model", {{"preset", "gemma-3-1b"}}}, {"data", {{"seq_len", 2048}}}})).model;
   CHECK(gemma.shape.model_type == zt::ModelType::Gemma3Text);
   for (int l = 0; l < gemma.shape.n_layer; ++l) CHECK(gemma.shape.layer_window(l) == (l % 6 == 5 ? 0 : 512));

@@ -282,12 +282,15 @@ TEST_CASE("a GPU micro-step of a model with experts gives the CPU's loss, aux lo
   // The architectures of transformers-made directories: Qwen3-MoE (renormalised top-2 of 4, the
   // load-balancing loss) and Qwen2-MoE (top-2 of 4 as they come, a gated shared expert), each token
   // through the router's fp32 softmax and top-k, the grouping by expert, one GEMM pair per expert, the
-  // weighted combination, and back. The same parameters on both backends; fp32, and bf16 against the
-  // CPU's fp32 within bf16's rounding.
+  // weighted combination, and back; OLMoE (top-2 of 4 as they come, its q/k norms over the whole q
+  // and k). The same parameters on both backends; fp32, and bf16 against the CPU's fp32 within
+  // bf16's rounding.
   const auto [name, dt] = GENERATE(table<std::string, DType>({{"qwen3_moe_aux_fp32", DType::F32},
                                                               {"qwen2_moe_fp32", DType::F32},
+                                                              {"olmoe_fp32", DType::F32},
                                                               {"qwen3_moe_aux_fp32", DType::BF16},
-                                                              {"qwen2_moe_fp32", DType::BF16}}));
+                                                              {"qwen2_moe_fp32", DType::BF16},
+                                                              {"olmoe_fp32", DType::BF16}}));
   INFO(name << ", " << dtype_name(dt));
   const GptShape shape =
       config::resolve_model_argument(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/" + name).shape;

@@ -50,6 +50,32 @@ TEST_CASE("packed and padded rows train as their samples one by one", "[model][p
   }
 }
 
+// transformers leaves the tokens its attention mask masks out of the load-balancing loss: padded
+// rows give the aux loss, loss and gradients of the same samples packed into one row without padding.
+TEST_CASE("the load-balancing loss and the expert load leave out the rows' padding", "[model][packed][moe]") {
+  const bool recompute = GENERATE(false, true);
+  INFO((recompute ? "blocks recomputed" : "blocks kept"));
+  GptShape shape = *gpt_preset("qwen3-moe-tiny");
+  shape.moe.output_router_logits = true;
+  shape.moe.router_aux_loss_coef = 0.5;  // enough to move the gradients
+  const std::vector<TokenSample> s = random_samples({9, 30, 1, 25, 40, 3}, shape.vocab_size, 17);
+  const PackedBatch unpadded = pack_samples(s, 108, {{0, 1, 2, 3, 4, 5}});
+  REQUIRE_FALSE(unpadded.rows.padded[0]);
+  Gpt model(shape, 6, 108, recompute);
+  ResidentParams params(model.layout());
+  model.init_params(params.params.data(), 0, model.layout().total, 5);
+  const LossAndGrads want = at_once(model, params, unpadded);
+  const double want_aux = model.aux_loss(), want_load = model.max_expert_load();
+  for (const PackedBatch& padded : {padded_layout(s), pack_samples(s, 72, {{0, 1, 2, 3}, {4, 5}})}) {
+    REQUIRE(padded.rows.padded[1]);
+    const LossAndGrads got = at_once(model, params, padded);
+    INFO("aux loss " << model.aux_loss() << ", unpadded " << want_aux);
+    CHECK(std::abs(model.aux_loss() - want_aux) <= 1e-6 * want_aux);
+    CHECK(model.max_expert_load() == want_load);
+    require_same_training(model.layout(), got, want, 1e-6, 1e-5);
+  }
+}
+
 TEST_CASE("packed rows: another sample's tokens change nothing of a sample's loss and gradients",
           "[model][packed]") {
   const std::string preset = GENERATE(as<std::string>{}, "toy", "qwen3-tiny", "qwen3-tiny+window");

@@ -195,7 +195,8 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
           "[trainer][hf][moe]") {
   REQUIRE(2 % world().world_size() == 0);
   for (const char* name :
-       {"qwen3_moe_fp32", "qwen3_moe_aux_fp32", "qwen3_moe_idle_fp32", "qwen2_moe_fp32", "mixtral_fp32"}) {
+       {"qwen3_moe_fp32", "qwen3_moe_aux_fp32", "qwen3_moe_idle_fp32", "qwen2_moe_fp32", "mixtral_fp32",
+        "olmoe_fp32"}) {
     const std::string dir = (kFixtures / name).string();
     const nlohmann::json ref = reference_of(name);
     const std::vector<double> want = ref.at("adamw").at("losses");
@@ -223,7 +224,7 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
           // The experts' keys as transformers reads them back.
           const nlohmann::json saved = nlohmann::json::parse(std::ifstream(out / "final" / "config.json"));
           CHECK(saved.at("architectures") == source.at("architectures"));
-          for (const char* key : {"num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
+          for (const char* key : {"num_local_experts", "num_experts", "num_experts_per_tok", "moe_intermediate_size",
                                   "shared_expert_intermediate_size", "norm_topk_prob", "decoder_sparse_step",
                                   "mlp_only_layers", "output_router_logits", "router_aux_loss_coef", "qkv_bias"}) {
             INFO(key);

@@ -68,6 +68,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
     StepRecord rec;
     rec.step = s;
     rec.loss = 5.0 - 0.5 * double(s);
+    rec.aux_loss = 1.0 + 0.25 * double(s);  // a model with experts: the last step's reach the summary
+    rec.expert_load = 3.0 - 0.5 * double(s);
     rec.tokens = 1024;
     rec.row_tokens = 1280;  // rows of samples: a fifth of them padding
     rec.flops = 1024 * 1e6;
@@ -96,6 +98,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   CHECK(s.packing_efficiency() == Approx(0.8));
   CHECK(s.loss == 3.5);
   CHECK(s.val_loss == 3.75);
+  CHECK(s.aux_loss == 1.75);
+  CHECK(s.expert_load == 1.5);
   CHECK(s.comm.bytes(CommOp::ReduceScatter) == 6000);
   CHECK(s.comm.calls[size_t(CommOp::AllGather)] == 3);
   CHECK(s.comm_in_flight_s == Approx(3 * 0.375));
@@ -124,6 +128,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   CHECK(j["padding"].get<double>() == Approx(0.2));
   CHECK(j["loss"] == 3.5);
   CHECK(j["val_loss"] == 3.75);
+  CHECK(j["aux_loss"] == 1.75);
+  CHECK(j["expert_load"] == 1.5);
   REQUIRE(j["memory_peak"].size() == size_t(comm.world_size()));
   for (int k = 0; k < comm.world_size(); ++k)
     for (const auto& [name, bytes] : s.memory_peak[size_t(k)].fields())
@@ -145,6 +151,7 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   CHECK(all.find("| packing efficiency 80.0% (20.0% padding)") != std::string::npos);
   CHECK(all.find("final loss 3.5000 (train, last step), 3.7500 (val, last evaluation)") != std::string::npos);
   CHECK(all.find("plan, ZeRO-2: 2Ψ + 14Ψ/N") != std::string::npos);
+  CHECK(all.find("experts (last step): aux loss 1.7500, expert load 1.50") != std::string::npos);
   for (int k = 0; k < comm.world_size(); ++k)
     CHECK(all.find("    rank " + std::to_string(k) + " ") != std::string::npos);
   CHECK(all.find("reduce_scatter                    6       6.0 KB       750.0") != std::string::npos);
