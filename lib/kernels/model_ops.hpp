@@ -259,6 +259,17 @@ public:
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                                       const int32_t* counted, float dloss, int N, int V, int Vp,
                                       float softcap = 0.0f) = 0;
+
+  // The LM head on the rows whose target counts only (the rows of a prompt or of a masked turn never
+  // reach the vocabulary): counted_rows writes rows[r] = the r-th n < N (ascending) whose target is
+  // not kIgnoredTarget and row_targets[r] = targets[n]; the caller knows their number M from the
+  // host's tokens. Computed on the device from the device's targets, so a replayed graph finds the
+  // rows of the micro-batch it is replayed for.
+  virtual void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) = 0;
+  // out[r] = x[rows[r]], rows of C elements, r < M.
+  virtual void gather_rows(void* out, const void* x, const int32_t* rows, int M, int C) = 0;
+  // dx [N, C] written over: row rows[r] = drows[r] for r < M, every other row 0.
+  virtual void scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) = 0;
 };
 
 }  // namespace zt

@@ -54,6 +54,7 @@ void RunTotals::add_step(const StepRecord& step) {
   row_tokens_ += step.row_tokens;
   flops_ += step.flops;
   loss_ = step.loss;
+  preference_ = step.preference;
   comm_ += step.comm;
   waited_s_ += step.time.reduce_wait + step.time.gather_wait;
 }
@@ -70,6 +71,8 @@ SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double 
   s.mfu = wall_s > 0 ? flops_ / wall_s / (peak_flops_per_rank * comm.world_size()) : NAN;
   s.loss = loss_;
   s.val_loss = val_loss_;
+  s.preference = preference_;
+  s.val_preference = val_preference_;
   s.memory_peak = gather_memory_peaks(comm);
   s.comm = comm_;
   // What the engine can run behind compute: the gradient reduce-scatters and parameter all-gathers.

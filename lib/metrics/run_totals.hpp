@@ -18,7 +18,10 @@ std::vector<RankPeakMemory> gather_memory_peaks(Communicator& comm);
 class RunTotals {
 public:
   void add_step(const StepRecord& step);
-  void add_eval(double val_loss) { val_loss_ = val_loss; }
+  void add_eval(const EvalRecord& eval) {
+    val_loss_ = eval.val_loss;
+    val_preference_ = eval.preference;
+  }
 
   // The summary of the steps added so far; gathers the memory peaks (every rank calls it). MFU: the
   // steps' FLOPs over the wall time and the world's peak.
@@ -28,6 +31,7 @@ private:
   int64_t steps_ = 0, tokens_ = 0, row_tokens_ = 0;
   double flops_ = 0;
   double loss_ = NAN, val_loss_ = NAN;
+  std::optional<PreferenceMetrics> preference_, val_preference_;
   CommStats comm_;
   double waited_s_ = 0;
 };
