@@ -261,11 +261,11 @@ TEST_CASE("classifier: the rows whose target counts, gathered and scattered back
   Rng rng(57);
   for (int n = 0; n < N; n++)
     if (n % 1024 == 1023 || rng.below(3) == 0) targets[size_t(n)] = int32_t(rng.below(50000));
-  std::vector<int32_t> want_rows(size_t(N)), want_targets(size_t(N));
+  std::vector<int32_t> want_rows(static_cast<size_t>(N)), want_targets(static_cast<size_t>(N));
   const int M = cpu::counted_rows(want_rows.data(), want_targets.data(), targets.data(), N);
   want_rows.resize(size_t(M));
   want_targets.resize(size_t(M));
-  REQUIRE(M > 1024);
+  REQUIRE((M > 0 && M < N));
 
   DeviceBuffer dtg = upload_raw(targets), rows(size_t(N) * 4), row_targets(size_t(N) * 4);
   cuda::counted_rows(rows.as<int32_t>(), row_targets.as<int32_t>(), dtg.as<int32_t>(), N, nullptr);
