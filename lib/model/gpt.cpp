@@ -599,12 +599,6 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
   void* dlogits = acts_.logits.data();  // in place over the logits
-  if (row_weights && one_.size() == 0) {
-    one_ = Buffer<int32_t>(device_, MemSpace::Device, MemCategory::Activations, 1);
-    const int32_t one = 1;
-    device_.copy(one_.data(), &one, sizeof one, device_.compute());
-    device_.synchronize(device_.compute());
-  }
   for (int c = chunks - 1; c >= 0; c--) {
     const HeadChunk chunk = head_chunk(c, M);
     if (c != chunks - 1) head_logits(w_head, chunk);
@@ -620,7 +614,7 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
         int end = first + 1;
         while (end < chunk_end && batch_row_of_head_row(end) / T == b) end++;
         auto* d = static_cast<char*>(dlogits) + size_t(first - chunk.first) * row_bytes;
-        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, head_targets() + first, one_.data(),
+        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, head_targets() + first, acts_.one.data(),
                                     dloss * row_weights[b], end - first, V, Vp, final_softcap_);
         first = end;
       }

@@ -259,7 +259,6 @@ private:
   std::vector<int32_t> counted_rows_;  // the rows of [B, T] whose target counts, in order (host)
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
-  Buffer<int32_t> one_;  // [1] = 1 on the device: the count of a backward by row weights
 };
 
 }  // namespace zt

@@ -16,7 +16,7 @@ struct ActSizes {
   size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, rope_local, datt, post_rstd;
   size_t tokens;    // int32, for inputs and for targets
   size_t segments;  // TokenSegment (two int32)
-  size_t counted;   // int32
+  size_t counted;   // int32, for the count and for a count of 1
   size_t head_rows; // int32, for the rows the LM head computes and for their targets
 
   size_t dtype_elements() const {
@@ -27,7 +27,7 @@ struct ActSizes {
     return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope +
            2 * rope_local + datt + 2 * post_rstd;
   }
-  size_t int32s() const { return 2 * tokens + 2 * segments + counted + 2 * head_rows; }
+  size_t int32s() const { return 2 * tokens + 2 * segments + 2 * counted + 2 * head_rows; }
 };
 
 // The rows the LM head computes at most: head_rows when it bounds them below BT.
@@ -128,6 +128,10 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   targets = int32s(s.tokens);
   segments = Buffer<TokenSegment>(dev, MemSpace::Device, MemCategory::Activations, s.segments);
   counted = int32s(s.counted);
+  one = int32s(s.counted);
+  const int32_t one_value = 1;
+  dev.copy(one.data(), &one_value, sizeof one_value, dev.compute());
+  dev.synchronize(dev.compute());
   this->head_rows = int32s(s.head_rows);  // (the parameter is the bound)
   head_targets = int32s(s.head_rows);
   rope_cos = floats(s.rope);
