@@ -11,7 +11,7 @@
 # 1. --dry-run of Qwen3-0.6B, 2 pairs (4 rows) x 2048 tokens a micro-batch, fp32 on the CPU, with
 #    and without activation checkpointing: the activations each binary plans.
 # 2. A measured small shape: qwen3-tiny's two blocks with Qwen3's vocabulary (151,936 ids), 2 pairs x
-#    2048 tokens, 4 DPO steps in one process: the summary's peak activations (the run's own ledger,
+#    2048 tokens, 3 DPO steps in one process: the summary's peak activations (the run's own ledger,
 #    its measured bytes) and the median step time.
 set -eu
 before=$(realpath "$1")
@@ -47,11 +47,11 @@ for recompute in false true; do
   done
 done
 
-echo "## measured: qwen3-tiny blocks, vocabulary 151936, 2 pairs x 2048 tokens, 4 steps"
+echo "## measured: qwen3-tiny blocks, vocabulary 151936, 2 pairs x 2048 tokens, 3 steps"
 for binary in "$before" "$after"; do
   name=$([ "$binary" = "$before" ] && echo before || echo after)
   OMP_NUM_THREADS=2 "$binary" --model qwen3-tiny --set model.vocab_size=151936 --set model.max_seq_len=2048 \
-    "${common[@]}" --steps 4 --set training.logging_steps=1 --set training.metrics="$name.jsonl" >"$name.log" 2>&1 ||
+    "${common[@]}" --steps 3 --set training.logging_steps=1 --set training.metrics="$name.jsonl" >"$name.log" 2>&1 ||
     { echo "$name failed:"; tail -5 "$name.log"; exit 1; }
   python3 - "$name" <<'EOF'
 import json, statistics, sys
@@ -61,6 +61,6 @@ steps = [r["step_ms"] for r in records if r["event"] == "step"]
 summary = [r for r in records if r["event"] == "summary"][0]
 peak = summary["memory_peak"][0]
 print(f"{name}: peak activations {peak['activations'] / 2**20:.2f} MiB, resident {peak['resident'] / 2**20:.1f} MiB, "
-      f"step {statistics.median(steps[1:]):.0f} ms (median of steps 2-4), loss {summary['loss']:.6f}")
+      f"step {statistics.median(steps[1:]):.0f} ms (median of steps 2-3), loss {summary['loss']:.6f}")
 EOF
 done
