@@ -19,17 +19,21 @@ using namespace zt;
 
 namespace {
 
+// A forward and backward with the head in chunks of `rows_per_chunk` rows, on the rows whose target
+// counts (the default) or on every row; by dloss, or by the row weights of preference training.
 struct Result {
   float loss;
-  std::vector<float> grads, logits;
+  std::vector<float> grads, logits, losses;
   int first_logit_row, head_rows;
 };
 
 Result run(const GptShape& shape, int B, int T, int rows_per_chunk, const std::vector<int32_t>& inputs,
-           const std::vector<int32_t>& targets) {
+           const std::vector<int32_t>& targets, bool counted_rows_only = true,
+           const std::vector<float>* row_weights = nullptr) {
   const size_t logits_bytes = size_t(rows_per_chunk) * size_t(shape.padded_vocab()) * sizeof(float);
   Gpt model(shape, B, T, false, cpu_backend(), TrainedParts{}, logits_bytes);
   REQUIRE(model.logit_rows() == std::min(rows_per_chunk, B * T));
+  model.set_head_on_counted_rows(counted_rows_only);
   ResidentParams params(model.layout());
   model.init_params(params.params.data(), 0, model.layout().total, 3);
   params.zero_grads();
@@ -39,7 +43,9 @@ Result run(const GptShape& shape, int B, int T, int rows_per_chunk, const std::v
   r.head_rows = model.head_rows();
   const size_t kept = size_t(model.head_rows() - model.first_logit_row()) * size_t(model.padded_vocab());
   r.logits.assign(model.logits(), model.logits() + kept);
-  model.backward(params, 0.75f);
+  r.losses.resize(size_t(B * T));
+  model.copy_losses(r.losses.data());
+  model.backward(params, 0.75f, row_weights ? row_weights->data() : nullptr);
   r.grads.assign(params.grad.data(), params.grad.data() + params.grad.size());
   return r;
 }
@@ -110,33 +116,6 @@ TEST_CASE("a row of logits not kept is refused", "[model][head]") {
 
 namespace {
 
-// A forward and backward with the head on the rows whose target counts (the default) or on every
-// row; dloss, or the row weights of preference training.
-struct HeadRun {
-  float loss;
-  int head_rows;
-  std::vector<float> grads, losses;
-};
-
-HeadRun run_head(const GptShape& shape, int B, int T, int rows_per_chunk, bool counted_rows_only,
-                 const std::vector<int32_t>& inputs, const std::vector<int32_t>& targets,
-                 const std::vector<float>* row_weights = nullptr) {
-  const size_t logits_bytes = size_t(rows_per_chunk) * size_t(shape.padded_vocab()) * sizeof(float);
-  Gpt model(shape, B, T, false, cpu_backend(), TrainedParts{}, logits_bytes);
-  model.set_head_on_counted_rows(counted_rows_only);
-  ResidentParams params(model.layout());
-  model.init_params(params.params.data(), 0, model.layout().total, 5);
-  params.zero_grads();
-  HeadRun r;
-  r.loss = model.forward(inputs.data(), targets.data(), B, T, params);
-  r.head_rows = model.head_rows();
-  r.losses.resize(size_t(B * T));
-  model.copy_losses(r.losses.data());
-  model.backward(params, 0.5f, row_weights ? row_weights->data() : nullptr);
-  r.grads.assign(params.grad.data(), params.grad.data() + params.grad.size());
-  return r;
-}
-
 // Row by row: the same loss within `rtol` (0: the same bits), NaN where the target does not count.
 void check_same_losses(const std::vector<float>& got, const std::vector<float>& want, double rtol) {
   REQUIRE(got.size() == want.size());
@@ -178,11 +157,11 @@ TEST_CASE("the LM head on the rows whose target counts gives the full head's los
     }
     int counted = 0;
     for (int32_t t : targets) counted += t != kIgnoredTarget;
-    const HeadRun full = run_head(shape, B, T, N, false, inputs, targets);
+    const Result full = run(shape, B, T, N, inputs, targets, false);
     REQUIRE(full.head_rows == N);
     for (int rows : {N, 7, 1}) {
       INFO(describe(shape) << ", " << rows << " rows per chunk");
-      const HeadRun counted_only = run_head(shape, B, T, rows, true, inputs, targets);
+      const Result counted_only = run(shape, B, T, rows, inputs, targets);
       CHECK(counted_only.head_rows == counted);
       // Each row's logits are the same products: in one chunk of every row the same bits, in other
       // chunks the GEMM's blocking of rows may round them otherwise.
@@ -215,10 +194,10 @@ TEST_CASE("the LM head on the completions of preference pairs, by row weights, g
         }
       }
     const std::vector<float> weights = {0.31f, -0.42f, 0.17f, -0.05f};
-    const HeadRun full = run_head(shape, B, T, N, false, inputs, targets, &weights);
+    const Result full = run(shape, B, T, N, inputs, targets, false, &weights);
     for (int rows : {N, 5}) {
       INFO(rows << " rows per chunk");
-      const HeadRun completions = run_head(shape, B, T, rows, true, inputs, targets, &weights);
+      const Result completions = run(shape, B, T, rows, inputs, targets, true, &weights);
       CHECK(completions.head_rows == counted);
       check_same_losses(completions.losses, full.losses, rows == N ? 0.0 : 1e-6);
       CHECK(norm_relative(completions.grads, full.grads) <= 1e-6);
