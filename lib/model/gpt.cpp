@@ -441,7 +441,7 @@ void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, i
   const int M = head_rows_;
   if (compact_head_) {
     ops_.counted_rows(acts_.head_rows.data(), acts_.head_targets.data(), targets, N);
-    ops_.gather_rows(acts_.dln.data(), acts_.lnf.data(), acts_.head_rows.data(), M, C);
+    ops_.moe_gather(acts_.dln.data(), acts_.lnf.data(), acts_.head_rows.data(), M, C);
   }
   const int head = gpt_head_group(shape_), chunks = head_chunks(M);
   const void* w_head = fetch(hooks, head);

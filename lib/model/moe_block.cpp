@@ -114,6 +114,10 @@ char* MoeBlock::expert(void* experts, int e) const {
 }
 
 // The rows of each expert side by side, experts in index order and tokens in order within each.
+// The tokens per expert are the row counts of its GEMMs, which the host passes to the matmul (and
+// they place each expert's rows): the routing is read back here and the host waits for it, on a
+// GPU a device-to-host copy behind the router's kernels (what the device queued before them has
+// to finish too; nothing after them is queued yet).
 void MoeBlock::group(Slot& s, int N) {
   const size_t NK = size_t(N) * size_t(K_);
   host_experts_.resize(NK);
@@ -142,6 +146,10 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
   ops_.matmul_forward(logits_.data(), x, wt.router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
   ops_.moe_route(s.probs.data(), s.experts.data(), s.weights.data(), logits_.data(), N, E_, K_,
                  shape_.renormalises());
+  // The probabilities for the load-balancing loss read with the routing, in the same wait: read
+  // after the experts, the host would wait for their GEMMs too, with nothing queued behind them.
+  host_probs_.resize(size_t(N) * size_t(E_));
+  device_.copy(host_probs_.data(), s.probs.data(), host_probs_.size() * sizeof(float), device_.compute());
   group(s, N);
   const int R = N * K_;
   ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
@@ -177,9 +185,6 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
   count.assign(size_t(E_), 0.0);
   prob.assign(size_t(E_), 0.0);
   for (int e = 0; e < E_; ++e) count[size_t(e)] = s.count[size_t(e)];
-  host_probs_.resize(size_t(N) * size_t(E_));
-  device_.copy(host_probs_.data(), s.probs.data(), host_probs_.size() * sizeof(float), device_.compute());
-  device_.synchronize(device_.compute());
   for (int n = 0; n < N; ++n)
     for (int e = 0; e < E_; ++e) prob[size_t(e)] += host_probs_[size_t(n) * size_t(E_) + size_t(e)];
   layer_tokens_[size_t(layer)] = N;

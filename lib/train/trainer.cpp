@@ -127,9 +127,11 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
-  // dropout: a graph would replay the masks it was captured with).
+  // dropout: a graph would replay the masks it was captured with; not with experts: each step's
+  // routing sizes their products on the host).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
-      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() &&
+      !config.model.shape.moe.enabled())
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 

@@ -6,11 +6,14 @@
 // the losses returned one by one. Packed rows (samples side by side, attention inside each) train
 // as their samples one by one, wait for nothing either, and a graph replays the segments of each
 // step from their pinned table; and record data made into rows by the sampler gives each sample
-// its loss alone.
+// its loss alone. A model with experts (which waits for its routing, read on the host) gives the
+// CPU's loss, load-balancing loss and gradients. The LM head on the rows whose target counts gives
+// the full head's losses and gradients, and a graph replays each micro-batch's rows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
@@ -20,7 +23,9 @@
 #include "core/dtype.hpp"
 #include "core/ignored_target.hpp"
 #include "core/param_hooks.hpp"
+#include "config/model_block.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/backend.hpp"
 #include "model/gpt.hpp"
 #include "data/temp_dir.hpp"
 #include "packed_rows.hpp"
@@ -340,4 +345,59 @@ TEST_CASE("packed and padded rows of record data on the GPU give each sample its
         losses_in_micro_batches(sampler, shape.vocab_size, backend.device, MemSpace::Pinned, forward);
     require_losses_of_samples_alone(*data, got, kSeq, 1e-6, forward);
   }
+}
+
+TEST_CASE("a GPU micro-step of a model with experts gives the CPU's loss, aux loss and gradients",
+          "[gpu][model][moe]") {
+  // The architectures of transformers-made directories: Qwen3-MoE (renormalised top-2 of 4, the
+  // load-balancing loss) and Qwen2-MoE (top-2 of 4 as they come, a gated shared expert), each token
+  // through the router's fp32 softmax and top-k, the grouping by expert, one GEMM pair per expert, the
+  // weighted combination, and back. The same parameters on both backends; fp32, and bf16 against the
+  // CPU's fp32 within bf16's rounding.
+  const auto [name, dt] = GENERATE(table<std::string, DType>({{"qwen3_moe_aux_fp32", DType::F32},
+                                                              {"qwen2_moe_fp32", DType::F32},
+                                                              {"qwen3_moe_aux_fp32", DType::BF16},
+                                                              {"qwen2_moe_fp32", DType::BF16}}));
+  INFO(name << ", " << dtype_name(dt));
+  const GptShape shape =
+      config::resolve_model_argument(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/" + name).shape;
+  REQUIRE(shape.moe.enabled());
+  const int B = 2, T = 16;
+  std::vector<int32_t> tokens(size_t(B) * (T + 1));
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919) % size_t(shape.vocab_size));
+  struct Step {
+    float loss;
+    double aux;
+    std::vector<float> grads;
+    ParamLayout layout;
+  };
+  auto step = [&](Backend& backend) {
+    Gpt model(shape, B, T, false, backend);
+    DeviceParams params(model, backend.device);
+    params.zero_grads(backend.device);
+    const float loss = model.forward(tokens.data(), tokens.data() + 1, B, T, params, nullptr);
+    model.backward(params, 1.0f);
+    return Step{loss, model.aux_loss(), params.grad_values(backend.device), model.layout()};
+  };
+  const Step cpu = step(cpu_backend()), gpu = step(cuda::backend(0, dt));
+  const double tolerance = dt == DType::F32 ? 1e-5 : 1e-2;
+  INFO("loss cpu " << cpu.loss << " gpu " << gpu.loss << "; aux cpu " << cpu.aux << " gpu " << gpu.aux);
+  CHECK(std::abs(gpu.loss - cpu.loss) <= tolerance * std::abs(cpu.loss));
+  CHECK(std::abs(gpu.aux - cpu.aux) <= tolerance * std::abs(cpu.aux));
+  // Norm-wise over each tensor (the router, each expert, the shared expert and its gate among them).
+  double worst = 0;
+  for (const ParamGroup& g : cpu.layout.groups)
+    for (const TensorSpec& t : g.tensors) {
+      double diff = 0, norm = 0;
+      for (size_t i = t.offset; i < t.offset + t.numel(); ++i) {
+        diff += std::pow(double(gpu.grads[i]) - double(cpu.grads[i]), 2);
+        norm += std::pow(double(cpu.grads[i]), 2);
+      }
+      const double relative = std::sqrt(diff / std::max(norm, 1e-30));
+      worst = std::max(worst, relative);
+      INFO(t.name << ": relative difference " << relative);
+      CHECK(relative <= (dt == DType::F32 ? 1e-4 : 5e-2));
+    }
+  std::printf("%s %s: largest relative gradient difference GPU - CPU over the tensors: %.3g\n", name.c_str(),
+              std::string(dtype_name(dt)).c_str(), worst);
 }

@@ -9,6 +9,7 @@
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/cross_entropy.hpp"
 #include "kernels/cuda/classifier.hpp"
+#include "kernels/cuda/cuda_moe.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -279,7 +280,7 @@ TEST_CASE("classifier: the rows whose target counts, gathered and scattered back
     const Vec drows = rounded(dt, random_vec(size_t(M) * C, 59));
     DeviceTensor dx(dt, x), gathered(dt, size_t(M) * C), grad(dt, drows);
     DeviceTensor scattered(dt, random_vec(size_t(N) * C, 60));  // written over, garbage and all
-    cuda::gather_rows(dt, gathered.ptr(), dx.ptr(), rows.as<int32_t>(), M, C, nullptr);
+    cuda::moe_gather(dt, gathered.ptr(), dx.ptr(), rows.as<int32_t>(), M, C, nullptr);
     cuda::scatter_rows(dt, scattered.ptr(), grad.ptr(), rows.as<int32_t>(), M, N, C, nullptr);
     device_sync();
     Vec want_gathered(size_t(M) * C), want_scattered(size_t(N) * C);

@@ -231,6 +231,35 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
   }
 }
 
+// bf16 on the CPU stores the weights in bf16 and computes in fp32, the router's softmax and top-k
+// included: where the fp32 routing is well separated (qwen2_moe_fp32's first two micro-batches,
+// one per rank on 2: each token's second and third router logits 0.05 and 0.01 apart at the
+// least, by transformers, the bf16 weights' rounding moving them by some 0.005), the bf16 step
+// routes every token as the fp32 step does (the same load of the busiest expert, the
+// load-balancing loss within its probabilities' rounding: a token routed elsewhere moves it by
+// some 0.5%) and its loss is close.
+TEST_CASE("a bf16 step of a model with experts on the CPU routes as the fp32 step", "[trainer][hf][moe]") {
+  const char* name = "qwen2_moe_fp32";
+  const std::string dir = (kFixtures / name).string();
+  const nlohmann::json ref = reference_of(name);
+  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
+  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  auto first_step = [&](bool bf16) {
+    const nlohmann::json extra = {{"gradient_accumulation_steps", 1}, {"bf16", {{"enabled", bf16}}}};
+    Trainer trainer(make(dir, data, ref, 0, nlohmann::json::object(), extra), world());
+    REQUIRE(trainer.engine().dtype() == (bf16 ? DType::BF16 : DType::F32));  // as the weights are stored
+    return trainer.train_step(1);
+  };
+  const TrainStepResult fp32 = first_step(false), bf16 = first_step(true);
+  INFO("loss fp32 " << fp32.loss << ", bf16 " << bf16.loss << "; aux fp32 " << *fp32.aux_loss << ", bf16 "
+                    << *bf16.aux_loss << "; busiest expert fp32 " << *fp32.expert_load << ", bf16 "
+                    << *bf16.expert_load);
+  CHECK(bf16.loss != fp32.loss);  // the premise: bf16 weights
+  CHECK(*bf16.expert_load == *fp32.expert_load);
+  CHECK(std::abs(*bf16.aux_loss - *fp32.aux_loss) <= 1e-3 * *fp32.aux_loss);
+  CHECK(std::abs(bf16.loss - fp32.loss) <= 1e-2 * fp32.loss);
+}
+
 // Freezing by name reaches the router and single experts (the load-balancing loss would move the
 // router); LoRA adapts the attention of a model with experts, and refuses the experts.
 TEST_CASE("a model with experts freezes its router and experts by name, and takes LoRA on its attention",

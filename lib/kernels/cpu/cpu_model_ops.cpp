@@ -223,10 +223,6 @@ void CpuModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_
   cpu::counted_rows(rows, row_targets, targets, N);
 }
 
-void CpuModelOps::gather_rows(void* out, const void* x, const int32_t* rows, int M, int C) {
-  cpu::moe_gather(f(out), f(x), rows, M, C);  // the experts' tokens are gathered the same way
-}
-
 void CpuModelOps::scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) {
   cpu::scatter_rows(f(dx), f(drows), rows, M, N, C);
 }

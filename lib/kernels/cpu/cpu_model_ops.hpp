@@ -76,7 +76,6 @@ public:
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               const int32_t* counted, float dloss, int N, int V, int Vp, float softcap = 0.0f) override;
   void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) override;
-  void gather_rows(void* out, const void* x, const int32_t* rows, int M, int C) override;
   void scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }

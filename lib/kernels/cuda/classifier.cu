@@ -177,13 +177,6 @@ __global__ void __launch_bounds__(kMeanBlock) counted_rows_kernel(int32_t* rows,
 }
 
 template <typename T>
-__global__ void gather_rows_kernel(T* out, const T* x, const int32_t* rows, int M, int C) {
-  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= size_t(M) * size_t(C)) return;
-  out[i] = x[size_t(rows[i / size_t(C)]) * size_t(C) + i % size_t(C)];
-}
-
-template <typename T>
 __global__ void scatter_rows_kernel(T* dx, const T* drows, const int32_t* rows, int M, int C) {
   const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= size_t(M) * size_t(C)) return;
@@ -287,17 +280,6 @@ void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, i
   require(N >= 0, "counted_rows: bad row count ", N);
   if (N == 0) return;
   launch(counted_rows_kernel, 1, kMeanBlock, 0, stream, "counted_rows_kernel", rows, row_targets, targets, N);
-}
-
-void gather_rows(DType dt, void* out, const void* x, const int32_t* rows, int M, int C, cudaStream_t stream) {
-  require(M >= 0 && C > 0, "gather_rows: bad shape M = ", M, ", C = ", C);
-  if (M == 0) return;
-  dispatch_activation(dt, "gather_rows", [&](auto tag) {
-    using T = decltype(tag);
-    launch(gather_rows_kernel<T>, grid_size(size_t(M) * size_t(C), kElementwiseBlock, "gather_rows"),
-           kElementwiseBlock, 0, stream, "gather_rows_kernel", static_cast<T*>(out), static_cast<const T*>(x), rows,
-           M, C);
-  });
 }
 
 void scatter_rows(DType dt, void* dx, const void* drows, const int32_t* rows, int M, int N, int C,

@@ -51,12 +51,10 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
 // x[n] = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
 void softcap_forward(DType dt, void* x, size_t n, float cap, cudaStream_t stream);
 
-// The LM head's rows that count (ModelOps::counted_rows, gather_rows, scatter_rows): rows[r] the
-// r-th n < N whose target is not kIgnoredTarget, row_targets[r] its target (one block scans the
-// targets in order); out[r] = x[rows[r]]; dx [N, C] written over with zeros but rows[r] =
-// drows[r]. Rows of C elements of dt.
+// The LM head's rows that count (ModelOps::counted_rows, scatter_rows): rows[r] the r-th n < N
+// whose target is not kIgnoredTarget, row_targets[r] its target (one block scans the targets in
+// order); dx [N, C] written over with zeros but rows[r] = drows[r], rows of C elements of dt.
 void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N, cudaStream_t stream);
-void gather_rows(DType dt, void* out, const void* x, const int32_t* rows, int M, int C, cudaStream_t stream);
 void scatter_rows(DType dt, void* dx, const void* drows, const int32_t* rows, int M, int N, int C,
                   cudaStream_t stream);
 

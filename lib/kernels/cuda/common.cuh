@@ -158,6 +158,15 @@ __device__ __forceinline__ T* dynamic_shared_memory() {
 // (launch_elementwise below); this thread's first element.
 constexpr int kElementwiseBlock = 256;
 __device__ __forceinline__ size_t first_element() { return (size_t(blockIdx.x) * blockDim.x + threadIdx.x) * kVec; }
+// Row-wise elementwise kernels over [rows, width]: one thread per kVec elements of a row, this
+// thread's [c, c + 8) of row r (thread item = r · groups + group); false past the last row.
+__device__ __forceinline__ bool my_row_group(int rows, int width, size_t& r, int& c) {
+  const size_t groups = ceil_div(size_t(width), kVec);
+  const size_t item = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  r = item / groups;
+  c = int(item % groups) * kVec;
+  return r < size_t(rows);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Reductions. The butterfly leaves the same bits in every lane (a + b == b + a exactly).

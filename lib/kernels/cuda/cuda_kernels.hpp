@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_gelu.hpp"
 #include "kernels/cuda/cuda_layernorm.hpp"
 #include "kernels/cuda/cuda_matmul.hpp"
+#include "kernels/cuda/cuda_moe.hpp"
 #include "kernels/cuda/cuda_adapter.hpp"
 #include "kernels/cuda/cuda_residual.hpp"
 #include "kernels/cuda/cuda_rmsnorm.hpp"

@@ -197,6 +197,45 @@ void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout
                                    Gate gate) {
   cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into, gate);
 }
+void CudaModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
+                             bool normalize) {
+  cuda::moe_route(dtype_, probs, experts, weights, logits, N, E, K, normalize, stream());
+}
+
+void CudaModelOps::moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) {
+  cuda::moe_gather(dtype_, rows, x, token, R, C, stream());
+}
+
+void CudaModelOps::moe_combine(void* out, const void* y, const float* weights, const int32_t* row, int N, int K,
+                               int C) {
+  cuda::moe_combine(dtype_, out, y, weights, row, N, K, C, stream());
+}
+
+void CudaModelOps::moe_combine_backward(void* dy, float* dweights, const void* dout, const void* y,
+                                        const float* weights, const int32_t* row, int N, int K, int C) {
+  cuda::moe_combine_backward(dtype_, dy, dweights, dout, y, weights, row, N, K, C, stream());
+}
+
+void CudaModelOps::moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C,
+                               GradInto dx_into) {
+  cuda::moe_scatter(dtype_, dx, drows, row, N, K, C, dx_into, stream());
+}
+
+void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs,
+                                      const int32_t* experts, const float* daux, int N, int E, int K,
+                                      bool normalize) {
+  cuda::moe_route_backward(dtype_, dlogits, dweights, probs, experts, daux, N, E, K, normalize, stream());
+}
+
+void CudaModelOps::moe_gate_add(void* out, const void* y, const void* gate, int N, int C) {
+  cuda::moe_gate_add(dtype_, out, y, gate, N, C, stream());
+}
+
+void CudaModelOps::moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate,
+                                         int N, int C) {
+  cuda::moe_gate_add_backward(dtype_, dy, dgate, dout, y, gate, N, C, stream());
+}
+
 void CudaModelOps::attention_cached_forward(void* out, void* k_cache, void* v_cache, const void* qkv, int B, int T,
                                             int pos, int S, int NH, int NKV, int hd, int window,
                                             AttentionScores scores) {
@@ -265,10 +304,6 @@ void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, con
 
 void CudaModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {
   cuda::counted_rows(rows, row_targets, targets, N, stream());
-}
-
-void CudaModelOps::gather_rows(void* out, const void* x, const int32_t* rows, int M, int C) {
-  cuda::gather_rows(dtype_, out, x, rows, M, C, stream());
 }
 
 void CudaModelOps::scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) {

@@ -86,6 +86,18 @@ public:
   void swiglu_forward(void* out, const void* inp, int N, int F, Gate gate = Gate::Silu) override;
   void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
                        Gate gate = Gate::Silu) override;
+  void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
+                 bool normalize) override;
+  void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) override;
+  void moe_combine(void* out, const void* y, const float* weights, const int32_t* row, int N, int K, int C) override;
+  void moe_combine_backward(void* dy, float* dweights, const void* dout, const void* y, const float* weights,
+                            const int32_t* row, int N, int K, int C) override;
+  void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into) override;
+  void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                          const float* daux, int N, int E, int K, bool normalize) override;
+  void moe_gate_add(void* out, const void* y, const void* gate, int N, int C) override;
+  void moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
+                             int C) override;
   void gelu_forward(void* out, const void* inp, size_t n) override;
   void gelu_backward(void* dinp, const void* inp, const void* dout, size_t n, GradInto dinp_into) override;
   void residual_forward(void* out, const void* a, const void* b, size_t n) override;
@@ -99,7 +111,6 @@ public:
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                               const int32_t* counted, float dloss, int N, int V, int Vp, float softcap = 0.0f) override;
   void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) override;
-  void gather_rows(void* out, const void* x, const int32_t* rows, int M, int C) override;
   void scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
   void kept_loss_weight(double weight) override { kept_weight_ = weight; }

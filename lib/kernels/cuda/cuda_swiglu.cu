@@ -10,20 +10,11 @@ namespace {
 // exp(-x) with x clamped to ±80 (kernels/cpu/swiglu.cpp): sigmoid(x) is 1 or 1.8e-35 there in fp32.
 __device__ __forceinline__ float exp_minus(float x) { return expf(-fminf(fmaxf(x, -80.0f), 80.0f)); }
 
-// This thread's outputs [f, f + 8) of row n (thread item = n · groups + group); false past the end.
-__device__ __forceinline__ bool my_outputs(int N, int F, size_t& n, int& f) {
-  const size_t groups = ceil_div(size_t(F), kVec);
-  const size_t item = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  n = item / groups;
-  f = int(item % groups) * kVec;
-  return n < size_t(N);
-}
-
 template <typename T, bool kVector>
 __global__ void swiglu_forward_kernel(T* out, const T* inp, int N, int F, bool gelu_gate) {
   size_t n;
   int f;
-  if (!my_outputs(N, F, n, f)) return;
+  if (!my_row_group(N, F, n, f)) return;
   const T* gate = inp + n * 2 * size_t(F);
   float g[kVec], u[kVec];
   load_floats<kVector>(g, gate, size_t(f), size_t(F));
@@ -39,7 +30,7 @@ __global__ void swiglu_backward_kernel(T* dinp, const T* inp, const T* dout, int
                                        bool gelu_gate) {
   size_t n;
   int f;
-  if (!my_outputs(N, F, n, f)) return;
+  if (!my_row_group(N, F, n, f)) return;
   const T* gate = inp + n * 2 * size_t(F);
   T* dgate = dinp + n * 2 * size_t(F);
   float g[kVec], u[kVec], dy[kVec], dg[kVec], du[kVec];

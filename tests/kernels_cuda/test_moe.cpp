@@ -1,0 +1,178 @@
+// The mixture-of-experts operators against kernels/cpu/moe, fp32 and bf16: the router (the same
+// experts chosen, ties to the lower index; probabilities and weights in fp32 whatever the dtype),
+// with and without renormalisation and the load-balancing gradient; the gather bit for bit; the
+// combination, the scatter onto a base and over it, and the gated shared expert, through the
+// vector path (C % 8 == 0, aligned) and the scalar one (pointers one element off, C odd); twice the
+// same bits.
+#include <algorithm>
+
+#include "cuda_test_support.hpp"
+#include "kernels/cpu/moe.hpp"
+#include "kernels/cuda/cuda_moe.hpp"
+
+using namespace zt;
+using namespace zt::test;
+
+namespace {
+
+struct Shape {
+  int N, E, K, C;
+};
+
+std::vector<Shape> shapes() {
+  // C 13: the scalar path; 8 experts top-2 and 4 top-1: the fixtures'; 64 with K 8: Qwen3-MoE's top-k.
+  std::vector<Shape> s{{1, 4, 1, 8}, {7, 8, 2, 13}, {33, 16, 4, 64}, {20, 64, 8, 40}};
+  if (!small_shapes()) s.push_back({4096, 128, 8, 2048});  // Qwen3-30B-A3B's router
+  return s;
+}
+
+// The rows of each expert side by side (model/moe_block.cpp's grouping): token [R], row [N·K].
+struct Grouping {
+  std::vector<int32_t> token, row;
+};
+Grouping group(const std::vector<int32_t>& experts, int E, int K) {
+  std::vector<size_t> next(size_t(E) + 1, 0);
+  for (int32_t e : experts) next[size_t(e) + 1]++;
+  for (int e = 0; e < E; ++e) next[size_t(e) + 1] += next[size_t(e)];
+  Grouping g{std::vector<int32_t>(experts.size()), std::vector<int32_t>(experts.size())};
+  for (size_t i = 0; i < experts.size(); ++i) {
+    const size_t r = next[size_t(experts[i])]++;
+    g.token[r] = int32_t(i / size_t(K));
+    g.row[i] = int32_t(r);
+  }
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("moe routing matches the CPU forward and backward, in fp32 whatever the dtype", "[cuda][moe]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Shape s : shapes())
+      for (bool normalize : {false, true})
+        for (bool aux : {false, true}) {
+          INFO(dtype_name(dt) << " N=" << s.N << " E=" << s.E << " K=" << s.K << " normalize=" << normalize
+                              << " aux=" << aux);
+          const size_t NE = size_t(s.N) * s.E, NK = size_t(s.N) * s.K;
+          Vec logits = random_vec(NE, 81, 2.0f);
+          std::fill_n(logits.begin(), std::min<size_t>(size_t(s.E), 3), 5.0f);  // ties: the lower index wins
+          logits = rounded(dt, logits);
+          Vec probs_ref(NE), weights_ref(NK);
+          std::vector<int32_t> experts_ref(NK);
+          cpu::moe_route(probs_ref.data(), experts_ref.data(), weights_ref.data(), logits.data(), s.N, s.E, s.K,
+                         normalize);
+          const Vec dweights = random_vec(NK, 82), daux = random_vec(size_t(s.E), 83, 0.1f);
+          Vec dlogits_ref(NE);
+          cpu::moe_route_backward(dlogits_ref.data(), dweights.data(), probs_ref.data(), experts_ref.data(),
+                                  aux ? daux.data() : nullptr, s.N, s.E, s.K, normalize);
+
+          DeviceTensor dlogits_in(dt, logits);
+          DeviceBuffer ddweights = upload_raw(dweights), ddaux = upload_raw(daux);
+          auto run = [&] {
+            DeviceBuffer probs(NE * 4), weights(NK * 4), experts(NK * 4);
+            DeviceTensor dlogits(dt, NE);
+            cuda::moe_route(dt, probs.as<float>(), experts.as<int32_t>(), weights.as<float>(), dlogits_in.ptr(), s.N,
+                            s.E, s.K, normalize, nullptr);
+            cuda::moe_route_backward(dt, dlogits.ptr(), ddweights.as<float>(), probs.as<float>(),
+                                     experts.as<int32_t>(), aux ? ddaux.as<float>() : nullptr, s.N, s.E, s.K,
+                                     normalize, nullptr);
+            device_sync();
+            return std::tuple{download_raw<float>(probs, NE), download_raw<int32_t>(experts, NK),
+                              download_raw<float>(weights, NK), dlogits.bits()};
+          };
+          const auto got = run();
+          CHECK(std::get<1>(got) == experts_ref);
+          if (s.K < s.E) CHECK(std::get<1>(got)[0] == 0);  // of the three tied at the top, the first
+          // fp32 whatever the dtype: only exp's last bits differ.
+          require_close(DType::F32, std::get<0>(got), probs_ref, {0});
+          require_close(DType::F32, std::get<2>(got), weights_ref, {0});
+          require_close(dt, decode(dt, std::get<3>(got)), dlogits_ref, {1e-2});
+          CHECK(run() == got);
+        }
+}
+
+TEST_CASE("moe gather, combine and scatter match the CPU forward and backward", "[cuda][moe]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Shape s : shapes())
+      for (size_t pad : {0, 1}) {
+        INFO(dtype_name(dt) << " N=" << s.N << " E=" << s.E << " K=" << s.K << " C=" << s.C << " pad=" << pad);
+        const size_t NK = size_t(s.N) * s.K, NC = size_t(s.N) * s.C, RC = NK * s.C;
+        Vec probs(size_t(s.N) * s.E), weights(NK);
+        std::vector<int32_t> experts(NK);
+        cpu::moe_route(probs.data(), experts.data(), weights.data(), random_vec(probs.size(), 91).data(), s.N, s.E,
+                       s.K, true);
+        const Grouping g = group(experts, s.E, s.K);
+        const Vec x = rounded(dt, random_vec(NC, 92)), y = rounded(dt, random_vec(RC, 93));
+        const Vec dout = rounded(dt, random_vec(NC, 94)), drows = rounded(dt, random_vec(RC, 95));
+        const Vec base = rounded(dt, random_vec(NC, 96));
+        Vec rows_ref(RC), out_ref(NC), dy_ref(RC), dweights_ref(NK), dx_ref = base, dx_over_ref(NC);
+        cpu::moe_gather(rows_ref.data(), x.data(), g.token.data(), int(NK), s.C);
+        cpu::moe_combine(out_ref.data(), y.data(), weights.data(), g.row.data(), s.N, s.K, s.C);
+        cpu::moe_combine_backward(dy_ref.data(), dweights_ref.data(), dout.data(), y.data(), weights.data(),
+                                  g.row.data(), s.N, s.K, s.C);
+        cpu::moe_scatter(dx_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, true);
+        cpu::moe_scatter(dx_over_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, false);
+
+        DeviceTensor dx_in(dt, x, pad), dy_in(dt, y, pad), ddout(dt, dout, pad), ddrows(dt, drows, pad);
+        DeviceBuffer dweights_in = upload_raw(weights), token = upload_raw(g.token), row = upload_raw(g.row);
+        auto run = [&] {
+          DeviceTensor rows(dt, RC, pad), out(dt, NC, pad), dy(dt, RC, pad), dx(dt, base, pad);
+          DeviceTensor dx_over(dt, random_vec(NC, 97), pad);  // written over: its contents ignored
+          DeviceBuffer dweights(NK * 4);
+          cuda::moe_gather(dt, rows.ptr(), dx_in.ptr(), token.as<int32_t>(), int(NK), s.C, nullptr);
+          cuda::moe_combine(dt, out.ptr(), dy_in.ptr(), dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C,
+                            nullptr);
+          cuda::moe_combine_backward(dt, dy.ptr(), dweights.as<float>(), ddout.ptr(), dy_in.ptr(),
+                                     dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C, nullptr);
+          cuda::moe_scatter(dt, dx.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Accumulate,
+                            nullptr);
+          cuda::moe_scatter(dt, dx_over.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Overwrite,
+                            nullptr);
+          device_sync();
+          return std::tuple{rows.bits(), out.bits(), dy.bits(), download_raw<float>(dweights, NK), dx.bits(),
+                            dx_over.bits()};
+        };
+        const auto got = run();
+        CHECK(decode(dt, std::get<0>(got)) == rows_ref);  // a copy: the same bits
+        require_close(dt, decode(dt, std::get<1>(got)), out_ref, {1e-2});
+        require_close(dt, decode(dt, std::get<2>(got)), dy_ref, {1e-2});
+        require_close(DType::F32, std::get<3>(got), dweights_ref, {0});  // fp32 sums of the same products
+        require_close(dt, decode(dt, std::get<4>(got)), dx_ref, {1e-2});
+        require_close(dt, decode(dt, std::get<5>(got)), dx_over_ref, {1e-2});
+        CHECK(run() == got);
+      }
+}
+
+TEST_CASE("the gated shared expert matches the CPU forward and backward", "[cuda][moe]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (Shape s : shapes())
+      for (size_t pad : {0, 1}) {
+        INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
+        const size_t NC = size_t(s.N) * s.C;
+        const Vec y = rounded(dt, random_vec(NC, 101)), gate = rounded(dt, random_vec(size_t(s.N), 102, 3.0f));
+        const Vec base = rounded(dt, random_vec(NC, 103)), dout = rounded(dt, random_vec(NC, 104));
+        Vec out_ref = base, dy_ref(NC), dgate_ref(size_t(s.N));
+        cpu::moe_gate_add(out_ref.data(), y.data(), gate.data(), s.N, s.C);
+        cpu::moe_gate_add_backward(dy_ref.data(), dgate_ref.data(), dout.data(), y.data(), gate.data(), s.N, s.C);
+        DeviceTensor dy_in(dt, y, pad), dgate_in(dt, gate, pad), ddout(dt, dout, pad);
+        auto run = [&] {
+          DeviceTensor out(dt, base, pad), dy(dt, random_vec(NC, 105), pad), dgate(dt, size_t(s.N), pad);
+          cuda::moe_gate_add(dt, out.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C, nullptr);
+          cuda::moe_gate_add_backward(dt, dy.ptr(), dgate.ptr(), ddout.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C,
+                                      nullptr);
+          device_sync();
+          return std::tuple{out.bits(), dy.bits(), dgate.bits()};
+        };
+        const auto got = run();
+        require_close(dt, decode(dt, std::get<0>(got)), out_ref, {1e-2});
+        require_close(dt, decode(dt, std::get<1>(got)), dy_ref, {1e-2});
+        require_close(dt, decode(dt, std::get<2>(got)), dgate_ref, {1e-2});
+        CHECK(run() == got);
+      }
+}
+
+TEST_CASE("moe operators reject a bad shape", "[cuda][moe][errors]") {
+  REQUIRE_THROWS_WITH(cuda::moe_route(DType::F32, nullptr, nullptr, nullptr, nullptr, 4, 2, 3, true, nullptr),
+                      Catch::Contains("moe_route") && Catch::Contains("K = 3"));
+  REQUIRE_THROWS_WITH(cuda::moe_gather(DType::F32, nullptr, nullptr, nullptr, 4, 0, nullptr),
+                      Catch::Contains("moe_gather") && Catch::Contains("C = 0"));
+}
