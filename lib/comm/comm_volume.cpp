@@ -40,4 +40,17 @@ uint64_t all_reduce_bytes_sent(size_t count, int rank, int world_size, DType dty
          all_gather_bytes_sent(pieces, rank, dtype);
 }
 
+uint64_t all_to_all_bytes_sent(std::span<const size_t> send_counts, int rank, DType dtype) {
+  return uint64_t(total_count(send_counts) - send_counts[size_t(rank)]) * dtype_size(dtype);
+}
+
+uint64_t expert_all_to_all_bytes(size_t rows_out, size_t rows_in, int experts, int group, int d_model, DType dtype,
+                                 bool recomputed) {
+  if (group <= 1) return 0;
+  const uint64_t forwards = recomputed ? 2 : 1;
+  const uint64_t counts = uint64_t(group - 1) * uint64_t(experts / group) * dtype_size(DType::F32);
+  const uint64_t rows = uint64_t(rows_out + rows_in) * uint64_t(d_model) * dtype_size(dtype);
+  return forwards * (counts + rows) + rows;
+}
+
 }  // namespace zt

@@ -32,5 +32,14 @@ inline unsigned char* bytes_at(void* base, size_t elements, DType t) {
 uint64_t reduce_scatter_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
 uint64_t all_gather_bytes_sent(std::span<const size_t> counts, int rank, DType dtype);
 uint64_t all_reduce_bytes_sent(size_t count, int rank, int world_size, DType dtype);
+// all_to_all sends every piece but its own.
+uint64_t all_to_all_bytes_sent(std::span<const size_t> send_counts, int rank, DType dtype);
+
+// Expert parallelism's all-to-all traffic of one rank for one sparse layer and micro-batch
+// (model/moe_block.cpp): the token counts for each other rank of its group of G (E/G fp32 each);
+// rows_out rows of d_model elements to other ranks' experts and rows_in rows of theirs back, in
+// forward and again (as gradients) in backward; with recomputed blocks, forward twice.
+uint64_t expert_all_to_all_bytes(size_t rows_out, size_t rows_in, int experts, int group, int d_model, DType dtype,
+                                 bool recomputed);
 
 }  // namespace zt

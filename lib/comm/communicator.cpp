@@ -11,6 +11,7 @@ std::string_view comm_op_name(CommOp op) {
     case CommOp::AllGather: return "all_gather";
     case CommOp::Broadcast: return "broadcast";
     case CommOp::Barrier: return "barrier";
+    case CommOp::AllToAll: return "all_to_all";
     case CommOp::Count: break;
   }
   return "?";

@@ -17,9 +17,9 @@
 namespace zt {
 
 enum class ReduceOp : uint8_t { Sum, Max };
-enum class CommOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, Count };
+enum class CommOp : uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Barrier, AllToAll, Count };
 inline constexpr CommOp kCommOps[] = {CommOp::AllReduce, CommOp::ReduceScatter, CommOp::AllGather, CommOp::Broadcast,
-                                      CommOp::Barrier};
+                                      CommOp::Barrier,   CommOp::AllToAll};
 std::string_view comm_op_name(CommOp op);  // "all_reduce", "reduce_scatter", ...
 
 struct CommStats {
@@ -83,6 +83,13 @@ public:
                              DType dtype, bool async = false) = 0;
   virtual WorkPtr broadcast(void* buf, size_t count, DType dtype, int root, bool async = false) = 0;
   virtual WorkPtr barrier(bool async = false) = 0;
+  // Rank r sends send_counts[q] elements to rank q (send holds the pieces in rank order) and
+  // receives recv_counts[q] elements from rank q (recv gets them in rank order); what r sends q is
+  // what q expects from r. Pieces may be empty: ranks outside a group exchange nothing, so a group's
+  // all-to-all is the world's with the other ranks' pieces empty (every rank still calls it).
+  // Its own piece is copied. send and recv must not overlap.
+  virtual WorkPtr all_to_all(const void* send, std::span<const size_t> send_counts, void* recv,
+                             std::span<const size_t> recv_counts, DType dtype, bool async = false) = 0;
 
   // Even split helpers: every rank gets `count` elements.
   WorkPtr reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op,

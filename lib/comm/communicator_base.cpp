@@ -104,4 +104,26 @@ WorkPtr CommunicatorBase::barrier(bool async) {
   return start(std::move(c), async);
 }
 
+WorkPtr CommunicatorBase::all_to_all(const void* send, std::span<const size_t> send_counts, void* recv,
+                                     std::span<const size_t> recv_counts, DType dtype, bool async) {
+  if (int(send_counts.size()) != size_ || int(recv_counts.size()) != size_)
+    fail("all_to_all: {} send and {} recv piece counts given for a world of {} ranks", send_counts.size(),
+         recv_counts.size(), size_);
+  const size_t sent = total_count(send_counts), received = total_count(recv_counts);
+  check_count(sent, "all_to_all");
+  check_count(received, "all_to_all");
+  if (sent > 0 && !send) fail("all_to_all: null send buffer for {} elements", sent);
+  if (received > 0 && !recv) fail("all_to_all: null recv buffer for {} elements", received);
+  if (ranges_overlap(send, sent * dtype_size(dtype), recv, received * dtype_size(dtype)))
+    fail("all_to_all: send and recv overlap");
+  if (send_counts[size_t(rank_)] != recv_counts[size_t(rank_)])
+    fail("all_to_all: this rank sends itself {} elements and expects {}", send_counts[size_t(rank_)],
+         recv_counts[size_t(rank_)]);
+  // The pieces differ from rank to rank: the signature the ranks compare is the op and the dtype.
+  Collective c = collective(CommOp::AllToAll, 0, dtype, send, recv);
+  c.counts.assign(send_counts.begin(), send_counts.end());
+  c.recv_counts.assign(recv_counts.begin(), recv_counts.end());
+  return start(std::move(c), async);
+}
+
 }  // namespace zt

@@ -16,7 +16,8 @@ struct Collective {
   OpSignature sig;  // op, count, dtype, reduction, root, pieces hash; seq is the backend's to set
   const void* send = nullptr;
   void* recv = nullptr;           // broadcast: the buffer
-  std::vector<size_t> counts;     // per-rank pieces of reduce_scatter and all_gather
+  std::vector<size_t> counts;     // per-rank pieces of reduce_scatter and all_gather; all_to_all's sent
+  std::vector<size_t> recv_counts;  // all_to_all: the pieces received, per rank
 };
 
 class CommunicatorBase : public Communicator {
@@ -32,6 +33,8 @@ public:
   WorkPtr all_gather(const void* send, void* recv, std::span<const size_t> counts, DType dtype, bool async) override;
   WorkPtr broadcast(void* buf, size_t count, DType dtype, int root, bool async) override;
   WorkPtr barrier(bool async) override;
+  WorkPtr all_to_all(const void* send, std::span<const size_t> send_counts, void* recv,
+                     std::span<const size_t> recv_counts, DType dtype, bool async) override;
   using Communicator::all_gather;
   using Communicator::reduce_scatter;
 

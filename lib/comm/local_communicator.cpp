@@ -34,7 +34,9 @@ public:
 
 protected:
   WorkPtr issue(Collective c, bool) override {
-    const size_t n = c.sig.op == CommOp::ReduceScatter || c.sig.op == CommOp::AllGather ? c.counts[0] : c.sig.count;
+    const bool pieces =
+        c.sig.op == CommOp::ReduceScatter || c.sig.op == CommOp::AllGather || c.sig.op == CommOp::AllToAll;
+    const size_t n = pieces ? c.counts[0] : c.sig.count;
     if (c.sig.op != CommOp::Broadcast && c.sig.op != CommOp::Barrier && n > 0 && c.send != c.recv)
       device_.copy(c.recv, c.send, n * dtype_size(c.sig.dtype), device_.compute());  // ordered with its users
     return std::make_shared<DoneWork>();

@@ -90,6 +90,7 @@ private:
                       std::span<const size_t> counts);
   void run_broadcast(const Op& op, Clock::time_point started, void* buf);
   void run_barrier(const Op& op, Clock::time_point started);
+  void run_all_to_all(const Op& op, Clock::time_point started);
 
   // Polls `step(progressed)` until it returns true, pacing with backoff; aborts on timeout.
   template <typename Step>
@@ -237,6 +238,7 @@ void MpiCommunicator::execute(const Op& op) {
     case CommOp::AllGather: run_all_gather(op, started, op.send, op.recv, op.counts); break;
     case CommOp::Broadcast: run_broadcast(op, started, op.recv); break;
     case CommOp::Barrier: run_barrier(op, started); break;
+    case CommOp::AllToAll: run_all_to_all(op, started); break;
     case CommOp::Count: break;
   }
 }
@@ -438,6 +440,24 @@ void MpiCommunicator::run_barrier(const Op& op, Clock::time_point started) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     return done != 0;
   });
+}
+
+void MpiCommunicator::run_all_to_all(const Op& op, Clock::time_point started) {
+  const DType dt = op.sig.dtype;
+  const int tag = int(op.sig.seq % kTagModulus);
+  const auto send_offsets = piece_offsets(op.counts), recv_offsets = piece_offsets(op.recv_counts);
+  const size_t own = op.counts[size_t(rank_)];
+  if (own > 0)
+    std::memcpy(bytes_at(op.recv, recv_offsets[size_t(rank_)], dt), bytes_at(op.send, send_offsets[size_t(rank_)], dt),
+                own * dtype_size(dt));
+  RequestSet requests;
+  for (int q = 0; q < size_; ++q) {
+    if (q == rank_) continue;
+    post_recvs(requests, bytes_at(op.recv, recv_offsets[size_t(q)], dt), op.recv_counts[size_t(q)], dt, q, tag);
+    if (op.counts[size_t(q)] > 0)
+      post_sends(requests, op, bytes_at(op.send, send_offsets[size_t(q)], dt), op.counts[size_t(q)], q, tag);
+  }
+  drive(op, started, [&](bool& progressed) { return requests.test(progressed); });
 }
 
 }  // namespace

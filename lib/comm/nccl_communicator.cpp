@@ -271,6 +271,7 @@ uint64_t NcclCommunicator::bytes_sent(const Collective& c) const {
         if ((p + size_ - 1) % size_ != rank_) total += uint64_t(c.counts[size_t(p)]) * esz;
       return N == 1 ? 0 : total;
     }
+    case CommOp::AllToAll: return all_to_all_bytes_sent(c.counts, rank_, c.sig.dtype);
     default: return 0;
   }
 }
@@ -339,6 +340,30 @@ WorkPtr NcclCommunicator::issue(Collective c, bool async) {
           [&] {
             if (c.sig.count > 0)
               ZT_NCCL_CHECK(ncclBroadcast(c.recv, c.recv, c.sig.count, nccl_type(dtype), c.sig.root, comm_, stream_));
+          },
+          async);
+    case CommOp::AllToAll:
+      // Point to point in one group: every non-empty piece a send or a receive, the own one a copy.
+      return launch(
+          c.sig, bytes,
+          [&] {
+            const auto send_at = piece_offsets(c.counts), recv_at = piece_offsets(c.recv_counts);
+            const size_t own = c.counts[size_t(rank_)];
+            if (own > 0)
+              ZT_CUDA_CHECK(cudaMemcpyAsync(bytes_at(c.recv, recv_at[size_t(rank_)], dtype),
+                                            bytes_at(c.send, send_at[size_t(rank_)], dtype), own * dtype_size(dtype),
+                                            cudaMemcpyDeviceToDevice, stream_));
+            ZT_NCCL_CHECK(ncclGroupStart());
+            for (int p = 0; p < size_; ++p) {
+              if (p == rank_) continue;
+              if (c.counts[size_t(p)] > 0)
+                ZT_NCCL_CHECK(ncclSend(bytes_at(c.send, send_at[size_t(p)], dtype), c.counts[size_t(p)],
+                                       nccl_type(dtype), p, comm_, stream_));
+              if (c.recv_counts[size_t(p)] > 0)
+                ZT_NCCL_CHECK(ncclRecv(bytes_at(c.recv, recv_at[size_t(p)], dtype), c.recv_counts[size_t(p)],
+                                       nccl_type(dtype), p, comm_, stream_));
+            }
+            ZT_NCCL_CHECK(ncclGroupEnd());
           },
           async);
     default: {

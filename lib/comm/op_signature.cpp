@@ -19,6 +19,7 @@ std::string describe(const OpSignature& sig) {
   std::string s = fmt::format("{} #{}", comm_op_name(sig.op), sig.seq);
   switch (sig.op) {
     case CommOp::Barrier: return s;
+    case CommOp::AllToAll: return fmt::format("{} ({})", s, dtype_name(sig.dtype));
     case CommOp::Broadcast:
       return fmt::format("{} ({} {} from rank {})", s, sig.count, dtype_name(sig.dtype), sig.root);
     case CommOp::AllReduce:

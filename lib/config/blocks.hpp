@@ -38,6 +38,8 @@ void apply_compute_grad_norm(Config& config, const ValueSources& sources, const 
 void read_monitors(Block& top, Config& config);  // csv_monitor, tensorboard, wandb, comms_logger
 CheckpointConfig read_checkpoint(Block& top);
 AioConfig read_aio(Block& top);
+// expert_parallel (DeepSpeed's AutoEP), judged against the model's experts and the world size.
+ExpertParallelConfig read_expert_parallel(Block& top, const ModelConfig& model, int world_size);
 ActivationCheckpointingConfig read_activation_checkpointing(Block& top);
 
 // The note on weight decay printed in the resolved optimizer block (and accepted back as input).

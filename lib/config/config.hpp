@@ -116,6 +116,15 @@ struct AioConfig {
   bool use_gds = false;
 };
 
+// DeepSpeed's AutoEP block: each sparse layer's experts split over groups of autoep_size ranks.
+struct ExpertParallelConfig {
+  bool enabled = false;
+  int64_t autoep_size = 1;
+  std::string preset_model;  // "" for none (DeepSpeed's null)
+  // Ranks in an expert-parallel group (1: every rank holds every expert).
+  int size() const { return enabled ? int(autoep_size) : 1; }
+};
+
 struct ActivationCheckpointingConfig {
   bool partition_activations = false;
   int64_t number_checkpoints = 0;  // 0: none
@@ -300,6 +309,7 @@ struct Config {
   CheckpointConfig checkpoint;
   ActivationCheckpointingConfig activation_checkpointing;
   AioConfig aio;
+  ExpertParallelConfig expert_parallel;
 
   ModelConfig model;
   DataConfig data;

@@ -56,6 +56,8 @@ const std::map<std::string, std::string>& collective_of() {
       {"broadcast", "broadcast"},
       {"barrier", "barrier"},
       {"monitored_barrier", "barrier"},
+      {"all_to_all", "all_to_all"},
+      {"all_to_all_single", "all_to_all"},
   };
   return names;
 }
@@ -63,7 +65,7 @@ const std::map<std::string, std::string>& collective_of() {
 // Ops DeepSpeed can profile that zerotrain never issues: a DeepSpeed config naming them must still
 // load, but there is nothing to report.
 bool never_issued(const std::string& name) {
-  static const std::vector<std::string> names = {"all_to_all_single", "all_to_all", "send", "recv", "isend", "irecv",
+  static const std::vector<std::string> names = {"send", "recv", "isend", "irecv",
                                                  "gather", "scatter", "reduce", "all_gather_object",
                                                  "broadcast_object_list"};
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -82,8 +84,9 @@ std::string prof_op(const Block& b, size_t i, const std::string& name) {
   std::vector<std::string> known;
   for (const auto& [ds_name, kind] : collective_of()) known.push_back(ds_name);
   auto guess = closest_match(name, known);
-  b.fail(key, fmt::format("\"{}\" is not a collective{} (expected all_reduce, reduce_scatter, all_gather, broadcast "
-                          "or barrier, or a DeepSpeed name such as reduce_scatter_tensor or all_gather_into_tensor)",
+  b.fail(key, fmt::format("\"{}\" is not a collective{} (expected all_reduce, reduce_scatter, all_gather, broadcast, "
+                          "barrier or all_to_all, or a DeepSpeed name such as reduce_scatter_tensor or "
+                          "all_gather_into_tensor)",
                           name, guess ? fmt::format("; did you mean {}?", *guess) : ""));
 }
 

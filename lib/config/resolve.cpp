@@ -186,6 +186,8 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("checkpoint", {}, [&] { c.checkpoint = read_checkpoint(top); });
   readers.run("activation_checkpointing", {}, [&] { c.activation_checkpointing = read_activation_checkpointing(top); });
   readers.run("aio", {}, [&] { c.aio = read_aio(top); });
+  readers.run("expert_parallel", {"model"},
+              [&] { c.expert_parallel = read_expert_parallel(top, c.model, c.world_size); });
   readers.run("ignored", {}, [&] { read_ignored_top_level_keys(top); });
   readers.run("unknown keys", {}, [&] { top.finish(); });
   // Its errors are about how keys relate, collected rather than thrown: judged on values read well.

@@ -225,6 +225,12 @@ nlohmann::json to_json(const Config& c) {
         {"single_submit", c.aio.single_submit},
         {"overlap_events", c.aio.overlap_events},
         {"use_gds", c.aio.use_gds}}},
+      {"expert_parallel",
+       {{"enabled", c.expert_parallel.enabled},
+        {"autoep_size", c.expert_parallel.autoep_size},
+        {"load_balance_coeff", nullptr},
+        {"preset_model", c.expert_parallel.preset_model.empty() ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(c.expert_parallel.preset_model)}}},
       {"activation_checkpointing",
        {{"partition_activations", a.partition_activations},
         {"number_checkpoints", a.number_checkpoints},

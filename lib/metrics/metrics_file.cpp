@@ -72,7 +72,7 @@ void MetricsWriter::step(const StepRecord& r) {
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{}{},\"lr\":{}{}{}{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
-      "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}}}{}}}",
+      "\"comm\":{{\"all_reduce\":{},\"reduce_scatter\":{},\"all_gather\":{},\"broadcast\":{}{}}}{}}}",
       r.step, format_float(r.loss), preference, format_float(r.lr),
       r.grad_norm ? ",\"grad_norm\":" + format_float(*r.grad_norm) : std::string(),
       r.aux_loss ? ",\"aux_loss\":" + format_float(*r.aux_loss) : std::string(),
@@ -81,7 +81,10 @@ void MetricsWriter::step(const StepRecord& r) {
       format_float(r.row_tokens > 0 ? 1.0 - double(r.tokens) / double(r.row_tokens) : 0.0), format_float(r.step_ms),
       format_float(r.tokens_per_s),
       format_float(r.mfu), r.comm.bytes(CommOp::AllReduce), r.comm.bytes(CommOp::ReduceScatter),
-      r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast), time));
+      r.comm.bytes(CommOp::AllGather), r.comm.bytes(CommOp::Broadcast),
+      r.comm.calls[size_t(CommOp::AllToAll)] > 0 ? fmt::format(",\"all_to_all\":{}", r.comm.bytes(CommOp::AllToAll))
+                                                 : std::string(),
+      time));
 }
 
 void MetricsWriter::eval(const EvalRecord& r) {

@@ -118,6 +118,8 @@ public:
   // The last forward's load-balancing loss (model/moe_block.hpp) before its coefficient: NaN for a
   // model without experts. (forward returns the cross-entropy alone.)
   double aux_loss() const { return moe_.aux_loss(); }
+  // Expert parallelism (MoeBlock::set_group): this rank computes only its group's share of the experts.
+  void set_expert_group(ExpertGroup group) { moe_.set_group(std::move(group)); }
   // Tokens routed to the busiest expert over the mean in the last forward (the largest over the
   // sparse layers); NaN without experts.
   double max_expert_load() const { return moe_.enabled() ? moe_.max_load() : std::numeric_limits<double>::quiet_NaN(); }

@@ -11,6 +11,8 @@
 // slots given to expert e, P_e its mean probability.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -29,14 +31,30 @@ struct MoeTensors {
 using MoeWeights = MoeTensors<const void*>;
 using MoeGrads = MoeTensors<void*>;
 
+// Expert parallelism: this rank's place in its group of `size` ranks, the group's q-th rank holding
+// experts [q·E/size, (q+1)·E/size) of every sparse layer, and the group's all-to-all (pieces in
+// the group's order, `dtype` elements; every rank of the world calls it at the same point).
+struct ExpertGroup {
+  int size = 1;
+  int index = 0;
+  std::function<void(const void* send, std::span<const size_t> send_counts, void* recv,
+                     std::span<const size_t> recv_counts, DType dtype)>
+      all_to_all;
+};
+
 class MoeBlock {
 public:
   // slots: activation slots (n_layer, or 1 when the blocks are recomputed in backward).
   MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend);
-  // The bytes the constructor registers as activations (0 without experts).
-  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops);
+  // The bytes the constructor and set_group(a group of ep_size) register as activations (0 without
+  // experts).
+  static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops,
+                      int ep_size = 1);
 
   bool enabled() const { return enabled_; }
+  // From now on this rank computes only its own experts, over the rows its group routes to them,
+  // which travel through the group's all-to-all (model/moe_block.cpp, "Expert parallelism").
+  void set_group(ExpertGroup group);
 
   // out [N, C] (written over) = the experts' weighted sum for x [N, C], the block's second norm's
   // output (and the gated shared expert's output). Keeps what backward needs in `slot`, and the
@@ -62,8 +80,27 @@ private:
     ActTensor gate_up, act, y;           // [R, 2I], [R, I], [R, C]
     ActTensor shared_gate_up, shared_act, shared_y, shared_gate;  // [N, 2S], [N, S], [N, C], [N]
     std::vector<int> count;              // tokens per expert (host)
+    // Expert parallelism: the rows of this rank's experts from every rank of the group, expert by
+    // expert (ep_rows), where each came from in what the all-to-all receives (ep_from) and back
+    // (ep_to), and the counts per (group rank, own expert).
+    ActTensor ep_rows;                   // [G·R, C]
+    Buffer<int32_t> ep_from, ep_to;      // [G·R]
+    std::vector<int> ep_count;           // [G · E/G] (host)
   };
   void group(Slot& s, int N);  // count, token and row from experts
+  // The experts [first, first + counts.size()) over their rows side by side; forward keeps what
+  // backward needs in s.
+  void experts_forward(Slot& s, const void* experts, int first, const std::vector<int>& counts, const void* rows,
+                       void* y);
+  void experts_backward(Slot& s, const void* experts, void* dexperts, int first, const std::vector<int>& counts,
+                        const void* rows, const void* dy, void* drows);
+  // Expert parallelism: the counts the group's ranks route to this rank's experts, and the orders.
+  void exchange_counts(Slot& s);
+  // rows [R, C] grouped by expert (every expert) to the owners, where they arrive expert by
+  // expert in `out` [sum of ep_count, C] through `scratch`; and back (`back`: out -> rows).
+  void dispatch(Slot& s, const void* rows, void* out);
+  void combine_back(Slot& s, const void* in, void* rows);
+  std::vector<int> own_counts(const Slot& s) const;  // rows per own expert, from every group rank
   const char* expert(const void* experts, int e) const;
   char* expert(void* experts, int e) const;
 
@@ -82,6 +119,12 @@ private:
   std::vector<std::vector<double>> layer_count_, layer_prob_;
   std::vector<int> layer_tokens_;
   float aux_scale_ = 0.0f;
+  ExpertGroup group_;
+  int max_tokens_ = 0;
+  ActTensor ep_a_, ep_b_;                       // [G·R, C] each: rows in flight
+  Buffer<float> ep_counts_out_, ep_counts_in_;  // [E]: counts through the all-to-all
+  std::vector<size_t> send_counts_, recv_counts_;
+  std::vector<int32_t> host_from_, host_to_;
 };
 
 }  // namespace zt

@@ -41,7 +41,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   p.head_rows = head_rows > 0 ? std::min(head_rows, B * T) : B * T;
   p.logit_rows = logit_rows(shape, size_t(p.head_rows), ops.dtype());
   p.activations = GptActivations::bytes(shape, B, T, slots, ops, kLogitsBytes, head_rows) +
-                  MoeBlock::bytes(shape, B, T, slots, ops) +
+                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size()) +
                   ops.own_bytes(B, T, shape.d_model) +
                   LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
                   p.step_values;

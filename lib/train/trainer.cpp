@@ -18,6 +18,7 @@
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
+#include "train/expert_group.hpp"
 #include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"
@@ -67,6 +68,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
     model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config), kLogitsBytes, head_rows);
+    if (config.expert_parallel.size() > 1) model_->set_expert_group(expert_group(comm, config.expert_parallel.size()));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
     if (const CheckpointReader* ckpt = start_->checkpoint())

@@ -3,6 +3,7 @@
 //   probe timeout  DIR   rank 1 skips a collective; the others must abort after 2 s
 //   probe mismatch DIR   rank 1 issues all_gather where the others issue reduce_scatter
 //   probe loop     DIR   every rank loops on collectives until killed (the script kills one)
+//   probe loop_all_to_all DIR   the same with all_to_all (expert parallelism's dispatch)
 //   probe exit     DIR   rank 1 calls exit(3) mid-job without MPI_Finalize
 // Every rank writes DIR/rank<r>.pid first, so the script can check that no rank outlives the job.
 #include <unistd.h>
@@ -36,11 +37,23 @@ void loop_collectives(Communicator& c, double seconds) {
   }
 }
 
+// The same with all_to_all: every rank sends each other rank 1000 elements.
+void loop_all_to_all(Communicator& c, double seconds) {
+  const size_t n = size_t(c.world_size());
+  std::vector<float> send(1000 * n, 1.0f), recv(1000 * n);
+  std::vector<size_t> counts(n, 1000);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (int64_t step = 0; std::chrono::steady_clock::now() < end; ++step) {
+    c.set_step(step);
+    c.all_to_all(send.data(), counts, recv.data(), counts, DType::F32);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
-    std::fprintf(stderr, "usage: %s no_session|timeout|mismatch|loop|exit DIR\n", argv[0]);
+    std::fprintf(stderr, "usage: %s no_session|timeout|mismatch|loop|loop_all_to_all|exit DIR\n", argv[0]);
     return 2;
   }
   const std::string mode = argv[1], dir = argv[2];
@@ -82,6 +95,8 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(60));
   } else if (mode == "loop") {
     loop_collectives(*comm, 60.0);
+  } else if (mode == "loop_all_to_all") {
+    loop_all_to_all(*comm, 60.0);
   } else if (mode == "exit") {
     std::vector<float> x(10, 1.0f);
     for (int i = 0; i < 20; ++i)

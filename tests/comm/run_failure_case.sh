@@ -2,7 +2,7 @@
 # Runs comm_job_probe through mpirun and checks that the job ends the way it must:
 # non-zero exit within seconds, the expected message, and no rank left behind.
 #   run_failure_case.sh CASE PROBE MPIRUN [MPIRUN ARGS...]
-# CASE: timeout | mismatch | killed | exit
+# CASE: timeout | mismatch | killed | killed_all_to_all | exit
 set -u
 case_name=$1 probe=$2
 shift 2
@@ -76,8 +76,8 @@ case $case_name in
     wait_job
     expect_output "collective mismatch at step 5: rank 1 issued all_gather #2 \(30 fp32\) while rank 0 issued reduce_scatter #2 \(30 fp32, sum\)"
     ;;
-  killed)
-    start_job loop
+  killed | killed_all_to_all)
+    start_job "$([ "$case_name" = killed ] && echo loop || echo loop_all_to_all)"
     wait_for_pid_files
     sleep 1  # let the ranks get into their collective loop
     victim=$(cat "$dir/rank1.pid")

@@ -270,3 +270,53 @@ TEST_CASE("barrier: no rank leaves before the last one arrives", "[comm]") {
   work->wait();
   CHECK(work->is_completed());
 }
+
+namespace {
+
+// What rank `from` sends rank `to` in the all_to_all cases: (from + 2·to) % 5 elements, none
+// between ranks of different groups of `group` ranks; element i = input_value(from, 1000·to + i).
+size_t a2a_count(int from, int to, int group) {
+  if (from / group != to / group) return 0;
+  return size_t((from + 2 * to) % 5) * 301;  // 301: several 7-element messages of small_chunk_comm
+}
+
+void check_all_to_all(Communicator& c, DType dt, int group) {
+  const int n = c.world_size(), me = c.rank();
+  INFO("all_to_all " << dtype_name(dt) << " groups of " << group << " rank=" << me << "/" << n);
+  std::vector<size_t> send_counts(static_cast<size_t>(n)), recv_counts(static_cast<size_t>(n));
+  Bytes send, expected;
+  for (int q = 0; q < n; ++q) {
+    send_counts[size_t(q)] = a2a_count(me, q, group);
+    recv_counts[size_t(q)] = a2a_count(q, me, group);
+    const Bytes out = make_input(me, 1000 * size_t(q), send_counts[size_t(q)], dt);
+    const Bytes in = make_input(q, 1000 * size_t(me), recv_counts[size_t(q)], dt);
+    send.insert(send.end(), out.begin(), out.end());
+    expected.insert(expected.end(), in.begin(), in.end());
+  }
+  GuardedOutput recv(dt, expected.size() / dtype_size(dt));
+  const CommStats before = c.stats();
+  c.all_to_all(send.data(), send_counts, recv.data(), recv_counts, dt);
+  CHECK(first_difference(recv.body(), expected, dt) == "");
+  CHECK(recv.guards_intact());
+  // Counted: every piece but the own one.
+  size_t sent = 0;
+  for (int q = 0; q < n; ++q) sent += q == me ? 0 : send_counts[size_t(q)];
+  CHECK((c.stats() - before).bytes(CommOp::AllToAll) == sent * dtype_size(dt));
+  CHECK((c.stats() - before).calls[size_t(CommOp::AllToAll)] == 1);
+}
+
+}  // namespace
+
+TEST_CASE("all_to_all: uneven and empty pieces, within groups of ranks, every dtype", "[comm]") {
+  for (Communicator* c : {&comm(), &small_chunk_comm(), &checked_comm()})
+    for (DType dt : kDTypes)
+      for (int group : {1, 2, c->world_size()})
+        if (c->world_size() % group == 0) check_all_to_all(*c, dt, group);
+  // Counts that do not pair up with the own piece are refused before anything is sent.
+  Communicator& c = comm();
+  std::vector<size_t> send(size_t(c.world_size()), 0), recv(size_t(c.world_size()), 0);
+  send[size_t(c.rank())] = 1;
+  float x = 0, y = 0;
+  CHECK_THROWS_WITH(c.all_to_all(&x, send, &y, recv, DType::F32),
+                    "all_to_all: this rank sends itself 1 elements and expects 0");
+}

@@ -277,6 +277,38 @@ TEST_CASE("emulated NCCL: every op, dtype and placement, even, uneven and empty 
   });
 }
 
+TEST_CASE("emulated NCCL: all_to_all with uneven and empty pieces, as ncclSend and ncclRecv in one group",
+          "[nccl][emulated]") {
+  const int n = 3;
+  // Rank `from` sends rank `to` (from + 2·to) % 4 · 250 elements (none from 0 to 0, from 2 to 1, ...).
+  auto count = [](int from, int to) { return size_t((from + 2 * to) % 4) * 250; };
+  run_ranks(n, all_devices, [&](int me, NcclHostSide host, Failures& f) {
+    Rank rank(host);
+    Communicator& c = *rank.comm;
+    for (DType dt : kDTypes) {
+      const size_t es = dtype_size(dt);
+      std::vector<size_t> sends(static_cast<size_t>(n)), recvs(static_cast<size_t>(n));
+      Bytes input, expected;
+      for (int q = 0; q < n; ++q) {
+        sends[size_t(q)] = count(me, q);
+        recvs[size_t(q)] = count(q, me);
+        const Bytes out = make_input(me, 1000 * size_t(q), sends[size_t(q)], dt);
+        const Bytes in = make_input(q, 1000 * size_t(me), recvs[size_t(q)], dt);
+        input.insert(input.end(), out.begin(), out.end());
+        expected.insert(expected.end(), in.begin(), in.end());
+      }
+      void* send = rank.upload(input, input.size());
+      void* recv = rank.upload({}, expected.size());
+      const CommStats before = c.stats();
+      c.all_to_all(send, sends, recv, recvs, dt);
+      f.expect(rank.download(recv, expected.size()) == expected, std::string(dtype_name(dt)) + " all_to_all");
+      f.expect((c.stats() - before).bytes(CommOp::AllToAll) == (input.size() - sends[size_t(me)] * es),
+               std::string(dtype_name(dt)) + " all_to_all's bytes: every piece but the own one");
+      for (void* p : {send, recv}) cuda_ok(cudaFree(p), "cudaFree");
+    }
+  });
+}
+
 TEST_CASE("emulated NCCL: asynchronous work completes for wait() and orders a stream with sync()", "[nccl][emulated]") {
   run_ranks(2, all_devices, [&](int me, NcclHostSide host, Failures& f) {
     Rank rank(host);

@@ -26,6 +26,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -33,7 +34,16 @@
 
 namespace {
 
-enum class Kind { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
+enum class Kind { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, SendRecv };
+
+// One ncclSend or ncclRecv of a group.
+struct P2p {
+  bool send;
+  int peer;
+  const void* from;
+  void* to;
+  size_t bytes;  // elements until the call, then bytes
+};
 
 struct Call {
   Kind kind;
@@ -44,6 +54,7 @@ struct Call {
   std::vector<const void*> send;  // per rank; null where a rank sends nothing (a broadcast's non-roots)
   std::vector<void*> recv;        // per rank; null where a rank receives nothing (a reduce's non-roots)
   int arrived = 0;
+  std::vector<std::vector<P2p>> p2p;  // SendRecv: per rank, its group's sends and receives
 };
 
 // The ranks of one unique id.
@@ -61,6 +72,10 @@ std::condition_variable joined;
 std::map<std::string, std::shared_ptr<Clique>> cliques;  // by unique id
 uint64_t next_id = 0;
 thread_local int group_depth = 0;
+// The sends and receives of the open group, run as one call at its end (as NCCL fuses them).
+thread_local std::vector<P2p> group_p2p;
+thread_local ncclComm_t group_comm = nullptr;
+thread_local cudaStream_t group_stream = nullptr;
 
 struct PlannedFailure {
   uint64_t collective;
@@ -156,6 +171,24 @@ void run(const Call& c) {
       for (void* r : c.recv) std::memcpy(r, all.data(), all.size());
       return;
     }
+    case Kind::SendRecv: {
+      // Each receive takes the next send its peer addressed to this rank, of the same count.
+      std::vector<std::vector<size_t>> taken(size_t(n), std::vector<size_t>(size_t(n), 0));
+      for (int r = 0; r < n; ++r)
+        for (const P2p& in : c.p2p[size_t(r)]) {
+          if (in.send) continue;
+          size_t seen = 0;
+          const P2p* match = nullptr;
+          for (const P2p& out : c.p2p[size_t(in.peer)])
+            if (out.send && out.peer == r && seen++ == taken[size_t(in.peer)][size_t(r)]) match = &out;
+          if (!match || match->bytes != in.bytes)
+            fatal("rank " + std::to_string(r) + " receives " + std::to_string(in.bytes) + " bytes from rank " +
+                  std::to_string(in.peer) + ", which sends " + (match ? std::to_string(match->bytes) : "none"));
+          ++taken[size_t(in.peer)][size_t(r)];
+          std::memcpy(in.to, match->from, in.bytes);
+        }
+      return;
+    }
     case Kind::Broadcast: {
       std::vector<char> value(static_cast<const char*>(c.send[size_t(c.root)]),
                               static_cast<const char*>(c.send[size_t(c.root)]) + c.count * es);
@@ -172,6 +205,7 @@ const char* kind_name(Kind k) {
     case Kind::AllGather: return "ncclAllGather";
     case Kind::Broadcast: return "ncclBroadcast";
     case Kind::Reduce: return "ncclReduce";
+    case Kind::SendRecv: return "ncclSend/ncclRecv";
   }
   return "nccl";
 }
@@ -180,13 +214,16 @@ bool on_device(const void* p) { return zt::emu::memory_kind(p) == zt::emu::Memor
 
 // Rank comm->rank's part of its next collective.
 ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, ncclDataType_t type, ncclRedOp_t op,
-                        int root, ncclComm_t comm, cudaStream_t stream) {
+                        int root, ncclComm_t comm, cudaStream_t stream, std::vector<P2p> p2p = {}) {
   if (!comm || !supported(type) || (op != ncclSum && op != ncclMax)) return ncclInvalidArgument;
   Clique& q = *comm->clique;
   if ((kind == Kind::Broadcast || kind == Kind::Reduce) && (root < 0 || root >= q.nranks)) return ncclInvalidArgument;
   const bool sends = kind != Kind::Broadcast || comm->rank == root;
   const bool receives = kind != Kind::Reduce || comm->rank == root;
   if (count > 0 && ((sends && !on_device(send)) || (receives && !on_device(recv)))) return ncclInvalidArgument;
+  for (const P2p& x : p2p)
+    if (x.peer < 0 || x.peer >= q.nranks || (x.bytes > 0 && !on_device(x.send ? x.from : x.to)))
+      return ncclInvalidArgument;
   std::shared_ptr<Call> call;
   {
     std::lock_guard lock(mutex);
@@ -202,7 +239,8 @@ ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, n
     auto& slot = q.calls[seq];
     if (!slot) {
       slot = std::make_shared<Call>(Call{kind, count, type, op, root, std::vector<const void*>(size_t(q.nranks)),
-                                         std::vector<void*>(size_t(q.nranks)), 0});
+                                         std::vector<void*>(size_t(q.nranks)), 0,
+                                         std::vector<std::vector<P2p>>(size_t(q.nranks))});
       q.open.insert(slot.get());
     } else if (slot->kind != kind || slot->count != count || slot->type != type || slot->op != op ||
                slot->root != root) {
@@ -212,6 +250,7 @@ ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, n
     call = slot;
     call->send[size_t(comm->rank)] = sends ? send : nullptr;
     call->recv[size_t(comm->rank)] = receives ? recv : nullptr;
+    call->p2p[size_t(comm->rank)] = std::move(p2p);
     if (++call->arrived == q.nranks) q.calls.erase(seq);
   }
   std::shared_ptr<Clique> clique = comm->clique;
@@ -220,7 +259,7 @@ ncclResult_t collective(Kind kind, const void* send, void* recv, size_t count, n
       std::lock_guard lock(mutex);
       clique->open.erase(call.get());
     }
-    if (call->count > 0) run(*call);
+    if (call->count > 0 || call->kind == Kind::SendRecv) run(*call);
   });
   return ncclSuccess;
 }
@@ -333,8 +372,30 @@ ncclResult_t ncclGroupStart() {
 }
 ncclResult_t ncclGroupEnd() {
   if (group_depth == 0) return ncclInvalidUsage;
-  --group_depth;
+  if (--group_depth > 0 || !group_comm) return ncclSuccess;
+  std::vector<P2p> p2p = std::move(group_p2p);
+  group_p2p.clear();
+  ncclComm_t comm = std::exchange(group_comm, nullptr);
+  return collective(Kind::SendRecv, nullptr, nullptr, 0, ncclFloat32, ncclSum, -1, comm, group_stream, std::move(p2p));
+}
+
+// Point to point inside a group only (the communicator's all-to-all), all on one communicator
+// and stream: the group's calls run as one op at ncclGroupEnd.
+ncclResult_t point_to_point(P2p x, ncclDataType_t type, ncclComm_t comm, cudaStream_t stream) {
+  if (group_depth == 0 || !comm || !supported(type) || (group_comm && (group_comm != comm || group_stream != stream)))
+    return ncclInvalidUsage;
+  group_comm = comm;
+  group_stream = stream;
+  x.bytes *= type_size(type);
+  group_p2p.push_back(x);
   return ncclSuccess;
+}
+ncclResult_t ncclSend(const void* send, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+  return point_to_point(P2p{true, peer, send, nullptr, count}, type, comm, stream);
+}
+ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type, int peer, ncclComm_t comm, cudaStream_t stream) {
+  return point_to_point(P2p{false, peer, nullptr, recv, count}, type, comm, stream);
 }
 
 }  // extern "C"

@@ -57,6 +57,19 @@ std::vector<double> step_values(const fs::path& metrics, const char* key) {
   return values;
 }
 
+// A fixture directory, transformers' reference, its config.json and the reference's tokens as a file.
+struct FixtureRun {
+  std::string dir;
+  nlohmann::json ref, source;
+  std::string data;
+};
+FixtureRun fixture_run(const std::string& name) {
+  FixtureRun f{(kFixtures / name).string(), reference_of(name), {}, {}};
+  f.source = nlohmann::json::parse(std::ifstream(fs::path(f.dir) / "config.json"));
+  f.data = write_tokens(f.ref, name, f.source.at("vocab_size"));
+  return f;
+}
+
 // An empty directory for a run's outputs under build/test-runs/KIND (rank 0 makes it; every rank waits).
 fs::path fresh_run_dir(const std::string& kind, const std::string& name, int stage) {
   const fs::path out = fs::path(ZT_BINARY_DIR) / "test-runs" / kind /
@@ -231,6 +244,28 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
   }
 }
 
+// The same idle experts with the experts split over the ranks (expert_parallel): some expert gets
+// no row from any rank of its group and some pieces of the all-to-all are empty; at stage 3 with
+// recomputed blocks the steps complete with transformers' losses and gradient norms.
+TEST_CASE("experts idle on every rank, split over the ranks at stage 3, train as transformers does",
+          "[trainer][hf][moe][expert_parallel]") {
+  const char* name = "qwen3_moe_idle_fp32";
+  const auto [dir, ref, source, data] = fixture_run(name);
+  const fs::path out = fresh_run_dir("hf-moe-ep", name, 3);
+  const nlohmann::json training = {{"steps", ref.at("adamw").at("losses").size()},
+                                   {"metrics", (out / "m.jsonl").string()},
+                                   {"gradient_checkpointing", true}};
+  const nlohmann::json ep = {{"expert_parallel", {{"enabled", true}, {"autoep_size", world().world_size()}}}};
+  REQUIRE(Trainer(make(dir, data, ref, 3, training, ep), world()).run() == 0);
+  if (world().rank() == 0) {
+    check_steps(step_values(out / "m.jsonl", "loss"), ref.at("adamw").at("losses"), "loss");
+    check_steps(step_values(out / "m.jsonl", "grad_norm"), ref.at("adamw").at("grad_norms"), "grad norm");
+    for (const nlohmann::json& record : zt::test::step_records((out / "m.jsonl").string()))
+      if (world().world_size() > 1) CHECK(record.at("comm").value("all_to_all", 0) > 0);  // rows travel
+  }
+  world().control().barrier();
+}
+
 // bf16 on the CPU stores the weights in bf16 and computes in fp32, the router's softmax and top-k
 // included: where the fp32 routing is well separated (qwen2_moe_fp32's first two micro-batches,
 // one per rank on 2: each token's second and third router logits 0.05 and 0.01 apart at the
@@ -239,11 +274,7 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
 // load-balancing loss within its probabilities' rounding: a token routed elsewhere moves it by
 // some 0.5%) and its loss is close.
 TEST_CASE("a bf16 step of a model with experts on the CPU routes as the fp32 step", "[trainer][hf][moe]") {
-  const char* name = "qwen2_moe_fp32";
-  const std::string dir = (kFixtures / name).string();
-  const nlohmann::json ref = reference_of(name);
-  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
-  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const auto [dir, ref, source, data] = fixture_run("qwen2_moe_fp32");
   auto first_step = [&](bool bf16) {
     const nlohmann::json extra = {{"gradient_accumulation_steps", 1}, {"bf16", {{"enabled", bf16}}}};
     Trainer trainer(make(dir, data, ref, 0, nlohmann::json::object(), extra), world());
@@ -265,10 +296,7 @@ TEST_CASE("a bf16 step of a model with experts on the CPU routes as the fp32 ste
 TEST_CASE("a model with experts freezes its router and experts by name, and takes LoRA on its attention",
           "[trainer][hf][moe]") {
   const char* name = "qwen3_moe_aux_fp32";
-  const std::string dir = (kFixtures / name).string();
-  const nlohmann::json ref = reference_of(name);
-  const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
-  const std::string data = write_tokens(ref, name, source.at("vocab_size"));
+  const auto [dir, ref, source, data] = fixture_run(name);
   const fs::path out = fresh_run_dir("hf-moe", "freeze", 3);
   const nlohmann::json frozen = {"model.layers.*.mlp.gate", "model.layers.0.mlp.experts.{0-1}"};
   REQUIRE(Trainer(make(dir, data, ref, 3,
