@@ -256,9 +256,10 @@ TokenFileWriter::Outputs outputs_of(const TokenizeOptions& o, double val_percent
     };
     summary.val_documents = val_records * per_record;
   } else if (out.samples) {
-    refuse("--val {}: {} {} in all leave {} for validation and {} for training: both need some, and a {} is never split",
-         o.val, records, out.pairs ? "pairs" : "records", val_records, records - val_records,
-         out.pairs ? "pair" : "record");
+    refuse("--val {}: {} {} in all leave {} for validation and {} for training: both need some, and a {} is never "
+           "split",
+           o.val, records, out.pairs ? "pairs" : "records", val_records, records - val_records,
+           out.pairs ? "pair" : "record");
   } else {
     out.val_tail_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
   }

@@ -164,9 +164,8 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
   const std::string fixtures = std::string(ZT_SOURCE_DIR) + "/tests/fixtures";
   const std::string pairs = " --model " + fixtures + "/lora/qwen3/base --data " + fixtures +
                             "/dpo/qwen3_sigmoid/pairs.bin --set preference.loss_type=sigmoid";
-  for (const std::string options : {std::string(), std::string(" --model qwen3-tiny"),
-                                    std::string(" --model qwen3-tiny --set activation_checkpointing.number_checkpoints=1"),
-                                    pairs}) {
+  const std::string checkpointing = " --model qwen3-tiny --set activation_checkpointing.number_checkpoints=1";
+  for (const std::string options : {std::string(), std::string(" --model qwen3-tiny"), checkpointing, pairs}) {
     INFO(options);
     auto dir = fresh_dir("dry-run-activations");
     const std::string common = std::string(ZT_ZEROTRAIN) + " --config zero1 --set data.seq_len=96" +
@@ -177,7 +176,8 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
     INFO(plan << run);
     std::smatch planned;
     REQUIRE(std::regex_search(plan, planned,
-                              std::regex(R"(activations +\d+\.\d\d MiB \((\d+) bytes\) +micro-batch [36] x 96 tokens)")));
+                              std::regex(
+                                  R"(activations +\d+\.\d\d MiB \((\d+) bytes\) +micro-batch [36] x 96 tokens)")));
     if (options == pairs)
       CHECK(plan.find("the head computes the rows whose target counts, at most 132 of the 576 in a micro-batch") !=
             std::string::npos);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `zerotrain tokenize` through the binary: text to an llm.c file that zerotrain trains on; chat data
 # gets its loss mask, which training takes (the loss on the answers only), each conversation as its
-# template writes it; --system, --train-on and --skip-invalid (naming the records it leaves out); bad input: one message naming file and line, exit status 2 (as a bad command line).
+# template writes it; --system, --train-on and --skip-invalid (naming the records it leaves out); bad
+# input: one message naming file and line, exit status 2 (as a bad command line).
 #   test_tokenize_cli.sh ZEROTRAIN SOURCE_DIR
 set -u
 zerotrain=$1
