@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Preference-training fixtures: TRL's DPOTrainer trains the model zerotrain trains on the same pairs.
+"""Preference-training fixtures: TRL trains the model zerotrain trains on the same pairs.
 
 For each case below, writes tests/fixtures/dpo/<case>/:
   pairs.bin, pairs.mask, pairs.idx   the pairs in the on-disk form of preference data (docs/data.md,
@@ -9,17 +9,22 @@ For each case below, writes tests/fixtures/dpo/<case>/:
                                      rejected_ids TRL's DPOTrainer trains on
   reference.json                     the run (model directory, max_length, batch, steps, optimizer,
                                      the preference keys) and, per step, TRL's loss, gradient norm
-                                     (before clipping) and its metrics; with `eval`, TRL's
-                                     evaluation of the same pairs after the last step
-                                     (loss, rewards/accuracies, rewards/margins)
-                                     rewards/chosen, rewards/rejected, rewards/accuracies,
-                                     rewards/margins, logps/chosen, logps/rejected; ref_logps: the
-                                     reference log-probabilities TRL precomputed for each kept pair
+                                     (before clipping) and its metrics rewards/chosen,
+                                     rewards/rejected, rewards/accuracies, rewards/margins,
+                                     logps/chosen, logps/rejected; with `eval`, TRL's evaluation of
+                                     the same pairs after the last step (loss, rewards/accuracies,
+                                     rewards/margins); ref_logps: the reference log-probabilities
+                                     TRL precomputed for each kept pair (null without a reference)
 The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32); a LoRA case adds
-  init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train
-                                     (the reference: TRL's forward with the adapters disabled) TRL trains on
-the CPU in fp32 with precompute_ref_log_probs, data in order (no shuffle), one process, each step
-one batch of `pairs_per_step` pairs; the last pair's prompt fills max_length, so TRL drops it.
+  init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train (the
+                                     reference: TRL's forward with the adapters disabled); with
+                                     `trained`, its B drawn (std `trained`), so that the adapters-off
+                                     forward is not the adapted model's
+TRL trains on the CPU in fp32, data in order (no shuffle), one process, each step one batch of
+`pairs_per_step` pairs; the last pair's prompt fills max_length, so TRL drops it. DPO and its
+family: DPOTrainer with precompute_ref_log_probs; rpo_alpha: loss_type [loss_type, "sft"] with
+loss_weights [1, rpo_alpha]; simpo: CPOTrainer (loss_type simpo, cpo_alpha 0) on the pairs
+DPOTrainer keeps, truncated as it truncates them.
 tests/train/test_preference.cpp reads it; CI never runs Python.
 
 Dev-only: needs torch 2.x, transformers, peft and trl (PyPI's trl 1.16).
@@ -36,6 +41,7 @@ import peft
 import torch
 import transformers
 import trl
+import trl.experimental.cpo
 from datasets import Dataset
 from tokenizers import Tokenizer, models
 from torch.utils.data import SequentialSampler
@@ -55,6 +61,21 @@ CASES = {
     # LoRA: PEFT's adapters (B zero, so the reference, TRL's adapters-off forward, is the base model).
     "qwen3_lora": dict(model="qwen3", loss_type="sigmoid", beta=0.1, label_smoothing=0.0,
                        lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "up_proj", "down_proj"])),
+    # LoRA from an adapter that has trained (B not zero): TRL's reference is the forward with the
+    # adapters disabled (PEFT without a ref_model), zerotrain's reference "adapters_off".
+    "qwen3_lora_adapters_off": dict(model="qwen3", loss_type="sigmoid", beta=0.2, reference="adapters_off",
+                                    lora=dict(r=4, alpha=8, target_modules=["q_proj", "k_proj", "gate_proj"],
+                                              trained=0.05)),
+    # Llama 3 with new adapters and the reference of the adapters off (the base model: TRL's either way).
+    "llama3_lora": dict(model="llama3", loss_type="ipo", beta=0.5, reference="adapters_off",
+                        lora=dict(r=8, alpha=16, target_modules=["q_proj", "o_proj", "down_proj"])),
+    # RPO: DPO plus rpo_alpha times the chosen completions' mean NLL (TRL 1.16: loss_type ["sigmoid", "sft"]
+    # with loss_weights [1, rpo_alpha]).
+    "qwen3_rpo": dict(model="qwen3", loss_type="sigmoid", beta=0.1, rpo_alpha=0.5),
+    "llama3_rpo": dict(model="llama3", loss_type="ipo", beta=0.5, rpo_alpha=0.3),
+    # SimPO, reference-free: TRL's CPOTrainer with loss_type "simpo" and cpo_alpha 0.
+    "qwen3_simpo": dict(model="qwen3", loss_type="simpo", beta=2.0, simpo_gamma=0.5),
+    "llama3_simpo": dict(model="llama3", loss_type="simpo", beta=2.5, simpo_gamma=1.0),
 }
 
 
@@ -122,6 +143,99 @@ class Recorder(trl.DPOTrainer):
         return out
 
 
+class AdaptersOffRecorder(Recorder):
+    """TRL's reference of a PEFT model without a "ref" adapter: the forward with the adapters disabled.
+    TRL 1.16 copies a pretrained adapter into a frozen "ref" adapter when it can (PEFT >= 0.20) and
+    takes this path otherwise; the copy is removed here so that the precompute takes it."""
+
+    def _precompute_ref_logps(self, dataset, name, batch_size):
+        if "ref" in self.model.peft_config:
+            self.model.delete_adapter("ref")
+        return super()._precompute_ref_logps(dataset, name, batch_size)
+
+
+class CpoRecorder(trl.experimental.cpo.CPOTrainer):
+    """TRL's CPOTrainer on the ids TRL's DPOTrainer trains on (its own tokenizer rule bypassed: the
+    pairs arrive truncated as DPOTrainer truncates them, the pair whose prompt fills max_length left
+    out), read in order, each step's loss and metrics kept as computed."""
+
+    def tokenize_row(self, feature, model=None):
+        row = {"prompt_input_ids": feature["prompt_ids"], "prompt_attention_mask": [1] * len(feature["prompt_ids"])}
+        for key in ("chosen", "rejected"):
+            ids = feature["prompt_ids"] + feature[f"{key}_ids"]
+            row[f"{key}_input_ids"] = ids
+            row[f"{key}_attention_mask"] = [1] * len(ids)
+            row[f"{key}_labels"] = [-100] * len(feature["prompt_ids"]) + feature[f"{key}_ids"]
+        return row
+
+    def _get_train_sampler(self, *args, **kwargs):
+        return SequentialSampler(self.train_dataset)
+
+    def get_batch_loss_metrics(self, model, batch, train_eval="train"):
+        loss, metrics = super().get_batch_loss_metrics(model, batch, train_eval)
+        if train_eval == "train":
+            self.records.append(dict(loss=loss.item(), **{k: v for k, v in metrics.items()
+                                                         if k.startswith(("rewards/", "logps/"))}))
+        return loss, metrics
+
+
+def preference_keys(case):
+    """The preference block of a case, in zerotrain's (TRL's) names."""
+    keys = dict(loss_type=case["loss_type"], beta=case["beta"])
+    for key in ("label_smoothing", "rpo_alpha", "simpo_gamma", "reference"):
+        if case.get(key):
+            keys[key] = case[key]
+    return keys
+
+
+def train_cpo(case, model, pairs, vocab, tmp):
+    """SimPO: CPOTrainer on the pairs DPOTrainer keeps, truncated as it truncates them."""
+    kept = [(p, (p + c)[:MAX_LENGTH][len(p):], (p + r)[:MAX_LENGTH][len(p):]) for p, c, r in pairs
+            if len(p) < MAX_LENGTH]
+    data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in kept], "chosen_ids": [c for _, c, _ in kept],
+                              "rejected_ids": [r for _, _, r in kept]})
+    args = trl.experimental.cpo.CPOConfig(
+        output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS, learning_rate=OPT["lr"],
+        adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"], adam_epsilon=OPT["eps"],
+        weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"], lr_scheduler_type="constant", logging_steps=1,
+        save_strategy="no", report_to=[], bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
+        max_length=MAX_LENGTH, max_completion_length=MAX_LENGTH, loss_type="simpo", cpo_alpha=0.0,
+        beta=case["beta"], simpo_gamma=case["simpo_gamma"], seed=SEED, dataloader_drop_last=False,
+        remove_unused_columns=False)
+    trainer = CpoRecorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab))
+    trainer.records = []
+    trainer.train()
+    return trainer, len(kept)
+
+
+def train_dpo(case, model, data, vocab, tmp):
+    """DPOTrainer with the reference precomputed; rpo_alpha as TRL 1.16 spells it, an "sft" loss
+    weighted rpo_alpha beside the preference loss."""
+    losses = [case["loss_type"]] + (["sft"] if case.get("rpo_alpha") else [])
+    weights = [1.0, case["rpo_alpha"]] if case.get("rpo_alpha") else None
+    args = trl.DPOConfig(output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS,
+                         learning_rate=OPT["lr"], adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"],
+                         adam_epsilon=OPT["eps"], weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"],
+                         lr_scheduler_type="constant", logging_steps=1, save_strategy="no", report_to=[],
+                         bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
+                         max_length=MAX_LENGTH, precompute_ref_log_probs=True, loss_type=losses,
+                         loss_weights=weights, beta=case["beta"], label_smoothing=case.get("label_smoothing", 0.0),
+                         seed=SEED, dataloader_drop_last=False)
+    recorder = AdaptersOffRecorder if case.get("reference") == "adapters_off" else Recorder
+    trainer = recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab),
+                       eval_dataset=data if case.get("eval") else None)
+    trainer.records = []
+    ref = trainer.train_dataset
+    ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
+    trainer.train()
+    evaluation = None
+    if case.get("eval"):
+        ev = trainer.evaluate()
+        evaluation = {k[len("eval_"):]: float(v) for k, v in ev.items()
+                      if k in ("eval_loss", "eval_rewards/accuracies", "eval_rewards/margins")}
+    return trainer, ref_logps, evaluation
+
+
 def run_case(name, case, out_dir):
     torch.manual_seed(SEED)
     model_dir = os.path.join(ROOT, "tests", "fixtures", "lora", case["model"], "base")
@@ -139,38 +253,30 @@ def run_case(name, case, out_dir):
         model = peft.get_peft_model(model, peft.LoraConfig(r=l["r"], lora_alpha=l["alpha"], lora_dropout=0.0,
                                                            target_modules=l["target_modules"], bias="none",
                                                            task_type="CAUSAL_LM"))
+        if l.get("trained"):  # an adapter as training left it: B drawn, so adapters off is not the model
+            with torch.no_grad():
+                for key, param in model.named_parameters():
+                    if "lora_B" in key:
+                        param.normal_(0.0, l["trained"])
         model.save_pretrained(os.path.join(out, "init_adapter"))
         os.remove(os.path.join(out, "init_adapter", "README.md"))  # PEFT's model card template
+    evaluation, ref_logps = None, None
     with tempfile.TemporaryDirectory() as tmp:
-        args = trl.DPOConfig(output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS,
-                             learning_rate=OPT["lr"], adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"],
-                             adam_epsilon=OPT["eps"], weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"],
-                             lr_scheduler_type="constant", logging_steps=1, save_strategy="no", report_to=[],
-                             bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
-                             max_length=MAX_LENGTH, precompute_ref_log_probs=True, loss_type=[case["loss_type"]],
-                             beta=case["beta"], label_smoothing=case["label_smoothing"], seed=SEED, dataloader_drop_last=False)
-        trainer = Recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab),
-                           eval_dataset=data if case.get("eval") else None)
-        trainer.records = []
-        ref = trainer.train_dataset
-        ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
-        trainer.train()
+        if case["loss_type"] == "simpo":
+            trainer, kept = train_cpo(case, model, pairs, vocab, tmp)
+        else:
+            trainer, ref_logps, evaluation = train_dpo(case, model, data, vocab, tmp)
+            kept = len(ref_logps)
         records = list(trainer.records)
-        evaluation = None
-        if case.get("eval"):
-            ev = trainer.evaluate()
-            evaluation = {k[len("eval_"):]: float(v) for k, v in ev.items()
-                          if k in ("eval_loss", "eval_rewards/accuracies", "eval_rewards/margins")}
     assert len(records) == STEPS, len(records)
     norms = [h["grad_norm"] for h in trainer.state.log_history if "grad_norm" in h]
     assert len(norms) == STEPS, norms
     for record, norm in zip(records, norms):
         record["grad_norm"] = float(norm)
     reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
-                     pairs=len(pairs), kept_pairs=len(ref_logps), **OPT,
-                     preference=dict(loss_type=case["loss_type"], beta=case["beta"],
-                                     label_smoothing=case["label_smoothing"]),
-                     lora=case.get("lora"), evaluation=evaluation,
+                     pairs=len(pairs), kept_pairs=kept, **OPT, preference=preference_keys(case),
+                     lora={k: v for k, v in case["lora"].items() if k != "trained"} if "lora" in case else None,
+                     evaluation=evaluation,
                      steps_trl=records, ref_logps=ref_logps, versions=dict(
                          trl=trl.__version__, transformers=transformers.__version__, torch=torch.__version__))
     with open(os.path.join(out, "reference.json"), "w") as f:

@@ -8,6 +8,7 @@
 
 #include "cli_options.hpp"
 #include "comm/world.hpp"
+#include "core/exit_status.hpp"
 #include "inference/evaluation.hpp"
 #include "subcommand.hpp"
 
@@ -42,7 +43,7 @@ int eval(const EvalOptions& o, int argc, char** argv) {
     r = evaluate_file(o, world);
   } catch (const std::exception& e) {
     if (*e.what()) std::fprintf(stderr, "error: eval: %s\n", e.what());  // the lowest failing rank speaks for all
-    return 1;
+    return kExitFailed;
   }
   if (world.rank() != 0) return 0;
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

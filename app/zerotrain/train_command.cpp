@@ -227,7 +227,7 @@ int train(const TrainArgs& a, int argc, char** argv) {
     return status;
   } catch (const std::exception& e) {
     // The other ranks may be inside a collective: end them all now.
-    abort_job(1, fmt::format("rank {}: {}", rank, e.what()));
+    abort_job(kExitFailed, fmt::format("rank {}: {}", rank, e.what()));
   }
 }
 

@@ -268,12 +268,28 @@ struct LoraConfig {
 // Preference training (docs/config.md, "preference"): the objective of pairs of a chosen and a
 // rejected completion, with TRL's DPOConfig names.
 constexpr double kPreferenceLearningRate = 1e-6;  // training.lr's default with a preference block (DPOConfig's)
+// preference.loss_type: DPO's sigmoid, robust (label_smoothing) and ipo against a reference; SimPO
+// (CPOTrainer's loss_type "simpo") without one.
+enum class PreferenceLoss { Sigmoid, Robust, Ipo, Simpo };
+inline constexpr auto kPreferenceLossNames =
+    name_table<PreferenceLoss>({{PreferenceLoss::Sigmoid, "sigmoid"},
+                                {PreferenceLoss::Robust, "robust"},
+                                {PreferenceLoss::Ipo, "ipo"},
+                                {PreferenceLoss::Simpo, "simpo"}});
 struct PreferenceConfig {
   bool enabled = false;  // true when the block is given
-  std::string loss_type = "sigmoid";  // sigmoid (DPO) | robust (label_smoothing) | ipo
+  PreferenceLoss loss_type = PreferenceLoss::Sigmoid;
   double beta = 0.1;
   double label_smoothing = 0.0;  // robust: the share of pairs taken to be flipped, in [0, 0.5)
-  std::string reference = "precompute";  // the reference log-probabilities: one pass before training
+  // The weight of the chosen completions' mean NLL added to the loss (RPO; CPOConfig's cpo_alpha
+  // for simpo); 0: none.
+  double rpo_alpha = 0.0;
+  double simpo_gamma = 0.5;  // simpo: the target margin of the length-normalised rewards
+  // Whether the loss compares against reference log-probabilities (SimPO does not: no reference pass).
+  bool has_reference() const { return loss_type != PreferenceLoss::Simpo; }
+  // The reference log-probabilities, one pass before training: of the initial weights (precompute),
+  // or of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model).
+  std::string reference = "precompute";
 };
 
 // How the learning rate, the schedule, the batch and the precision were decided, in words

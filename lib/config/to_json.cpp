@@ -155,8 +155,14 @@ json training_json(const TrainingConfig& t) {
 }
 
 json preference_json(const PreferenceConfig& p) {
-  return {{"enabled", p.enabled}, {"loss_type", p.loss_type}, {"beta", p.beta},
-          {"label_smoothing", p.label_smoothing}, {"reference", p.reference}};
+  return {{"enabled", p.enabled},
+          {"loss_type", kPreferenceLossNames.name(p.loss_type)},
+          {"beta", p.beta},
+          {"label_smoothing", p.label_smoothing},
+          {"rpo_alpha", p.rpo_alpha},
+          // What the loss does not read is null, so that the printed config reads back.
+          {"simpo_gamma", p.loss_type == PreferenceLoss::Simpo ? json(p.simpo_gamma) : json(nullptr)},
+          {"reference", p.has_reference() ? json(p.reference) : json(nullptr)}};
 }
 
 json lora_json(const LoraConfig& l) {

@@ -122,9 +122,12 @@ const std::vector<TrainerArgument>& trainer_arguments() {
       {"beta", "preference.beta", V::Value, "DPO's beta (preference.beta); turns preference training on", {}, "",
        ArgumentFamily::Trl},
       {"loss_type", "preference.loss_type", V::Value,
-       "sigmoid, robust or ipo (preference.loss_type); turns preference training on", {}, "", ArgumentFamily::Trl},
+       "sigmoid, robust, ipo or simpo (preference.loss_type); turns preference training on", {}, "",
+       ArgumentFamily::Trl},
       {"label_smoothing", "preference.label_smoothing", V::Value,
        "loss_type robust's share of flipped pairs (preference.label_smoothing)", {}, "", ArgumentFamily::Trl},
+      {"simpo_gamma", "preference.simpo_gamma", V::Value, "SimPO's target margin (preference.simpo_gamma)", {}, "",
+       ArgumentFamily::Trl},
       // LLaMA-Factory's finetuning and data arguments.
       {"finetuning_type", "lora.enabled", V::Value,
        "lora (adapters, with LLaMA-Factory's defaults r 8, alpha 2r, dropout 0, all linear modules) or full "

@@ -26,6 +26,7 @@ struct BatchShape {
 // What one optimizer step reads over all its ranks and micro-batches.
 struct StepTokens {
   int64_t counted = 0;     // targets that count: the divisor of the step's mean loss
+  int64_t chosen = 0;      // preference pairs: those of the chosen rows (the divisor of their mean NLL)
   int64_t tokens = 0;      // the samples' tokens (windows: every token)
   int64_t row_tokens = 0;  // the rows' tokens, padding included
   int64_t attended = 0;    // the sum over samples of length²: the query-key pairs attention computes

@@ -167,7 +167,9 @@ StepTokens SampleSampler::step_tokens(int64_t step, int window) const {
     const std::vector<int64_t> rows = rows_of_units(first + mb * batch_, batch_);
     t.row_tokens += int64_t(rows.size()) * micro_batch_seq(rows);
     for (int64_t row : rows) {
-      t.counted += counted_in_row(row);
+      const int64_t counted = counted_in_row(row);
+      t.counted += counted;
+      if (unit_rows_ == 2 && row % 2 == 0) t.chosen += counted;
       for (int64_t e = rows_.row_begin[size_t(row)]; e < rows_.row_begin[size_t(row) + 1]; ++e) {
         const int64_t n = rows_.length[size_t(e)];
         t.tokens += n;

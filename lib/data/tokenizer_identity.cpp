@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/sha256.hpp"
 
 namespace zt {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -18,7 +21,47 @@ const TokenizerFile* file_of_role(const TokenizerIdentity& t, const std::string&
   return nullptr;
 }
 
+std::optional<TokenizerFiles> tokenizer_files_in(const std::string& dir) {
+  std::error_code ec;
+  const fs::path d = dir;
+  TokenizerFiles f;
+  f.dir = dir;
+  if (fs::is_regular_file(d / "tokenizer.json", ec)) {
+    f.json = (d / "tokenizer.json").string();
+  } else if (fs::is_regular_file(d / "vocab.json", ec) && fs::is_regular_file(d / "merges.txt", ec)) {
+    f.vocab = (d / "vocab.json").string();
+    f.merges = (d / "merges.txt").string();
+  } else {
+    return std::nullopt;
+  }
+  return f;
+}
+
 }  // namespace
+
+bool has_tokenizer_files(const std::string& dir) { return !dir.empty() && tokenizer_files_in(dir); }
+
+TokenizerFiles locate_tokenizer_files(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (std::optional<TokenizerFiles> f = tokenizer_files_in(path)) return *f;
+    fail("{}: no tokenizer here: neither tokenizer.json nor vocab.json with merges.txt", path);
+  }
+  TokenizerFiles f;
+  const fs::path dir = fs::path(path).parent_path();
+  f.dir = dir.string();
+  const fs::path name = fs::path(path).filename();
+  if (name == "merges.txt") {
+    f.vocab = (dir / "vocab.json").string();
+    f.merges = path;
+  } else if (name == "vocab.json" && fs::exists(dir / "merges.txt", ec)) {
+    f.vocab = path;
+    f.merges = (dir / "merges.txt").string();
+  } else {
+    f.json = path;
+  }
+  return f;
+}
 
 bool same_tokenizer(const TokenizerIdentity& a, const TokenizerIdentity& b) {
   if (a.files.empty() || a.files.size() != b.files.size()) return false;

@@ -26,6 +26,20 @@ struct TokenizerIdentity {
   std::vector<TokenizerFile> files;  // the files that define its ids, by role
 };
 
+// The files a tokenizer path stands for, as Tokenizer::load reads them.
+struct TokenizerFiles {
+  std::string dir;            // where tokenizer_config.json would lie
+  std::string json;           // tokenizer.json, or ""
+  std::string vocab, merges;  // GPT-2's pair, when there is no tokenizer.json
+};
+
+// DIR/tokenizer.json, else DIR/vocab.json with DIR/merges.txt: whether a directory holds a tokenizer.
+bool has_tokenizer_files(const std::string& dir);
+// `path`: a directory holding tokenizer.json (else vocab.json and merges.txt), a tokenizer.json,
+// or a vocab.json or merges.txt with the other beside it. An error names the path when it holds
+// no tokenizer.
+TokenizerFiles locate_tokenizer_files(const std::string& path);
+
 // The same ids for the same text: equal roles with equal hashes.
 bool same_tokenizer(const TokenizerIdentity& a, const TokenizerIdentity& b);
 // For messages: "/models/Qwen3 (byte-level BPE, 151669 ids; tokenizer.json sha256 1a2b3c4d5e6f)".

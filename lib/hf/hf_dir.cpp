@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "ckpt/checkpoint_dir.hpp"
+#include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
 
 namespace zt {
@@ -63,13 +64,6 @@ PathKind classify_path(const std::string& path) {
   if (is_peft_adapter_dir(path) && !has_hf_weights(path)) return PathKind::Adapter;
   if (has_hf_config(path) || has_hf_weights(path)) return PathKind::ModelDir;
   return PathKind::OtherDir;
-}
-
-bool has_tokenizer_files(const std::string& dir) {
-  std::error_code ec;
-  const fs::path d = dir;
-  return !dir.empty() && (fs::is_regular_file(d / "tokenizer.json", ec) ||
-                          (fs::is_regular_file(d / "vocab.json", ec) && fs::is_regular_file(d / "merges.txt", ec)));
 }
 
 std::string hf_source_directory(const std::string& model_path, const std::string& init_from) {

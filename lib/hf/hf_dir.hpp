@@ -46,8 +46,6 @@ PathKind classify_path(const std::string& path);
 
 bool has_hf_config(const std::string& dir);   // DIR/config.json
 bool is_peft_adapter_dir(const std::string& dir);  // DIR/adapter_config.json
-// DIR/tokenizer.json, or DIR/vocab.json with DIR/merges.txt: a tokenizer Tokenizer::load reads.
-bool has_tokenizer_files(const std::string& dir);
 // The model directory a run started from: model.path, else training.init_from where it names a
 // directory holding a config.json; "" if none.
 std::string hf_source_directory(const std::string& model_path, const std::string& init_from);

@@ -7,7 +7,7 @@
 #include "comm/control_channel.hpp"
 #include "comm/world.hpp"
 #include "core/error.hpp"
-#include "data/dataset.hpp"
+#include "data/model_data.hpp"
 #include "data/sampler.hpp"
 #include "inference/device_weights.hpp"
 #include "inference/model_source.hpp"
@@ -65,17 +65,17 @@ Share evaluate_share(const EvalOptions& o, const World& world) {
   if (o.seq_len < 0) fail("--seq-len {}: expected a positive number of tokens", o.seq_len);
   LoadedModel loaded = load_model(o.model);
   const GptShape& shape = loaded.shape;
-  const std::unique_ptr<TokenDataset> data = open_dataset(o.data, o.format, 0, loaded.tokenizer);
   const TokenizerMismatch policy = kTokenizerMismatchNames.parse(o.tokenizer_mismatch, "--tokenizer-mismatch");
-  const TokenizerJudgement judgement{"--data", "--tokenizer-mismatch warn", policy, R == 0};
-  const DataTokenizer data_tokenizer = read_data_tokenizer(*data, judgement);
-  if (loaded.tokenizer_reference) judge_data_tokenizer(data_tokenizer, *loaded.tokenizer_reference, judgement);
-  data->check_vocab(shape.vocab_size);
+  const ModelDataRequest request{
+      {o.data},         o.format,         0,
+      loaded.tokenizer, shape.vocab_size, {"--data", "--tokenizer-mismatch warn", policy, R == 0}};
+  const ModelData opened = open_model_data(request, loaded.tokenizer_reference);
+  const TokenDataset& data = *opened.data;
   RowOptions rows{kPackingNames.parse(o.packing, "--packing"), Padding::Longest,
                   kTruncationNames.parse(o.truncation, "--truncation"), 0};
-  const int T = sequence_length(o, rows.packing, shape, *data), B = o.batch_size;
+  const int T = sequence_length(o, rows.packing, shape, data), B = o.batch_size;
   rows.seq_len = T;
-  const std::unique_ptr<DataSampler> sampler = make_sampler(*data, rows, B, W, R, 1, /*shuffle=*/false, 0);
+  const std::unique_ptr<DataSampler> sampler = make_sampler(data, rows, B, W, R, 1, /*shuffle=*/false, 0);
   const int64_t windows = sampler->eval_batches(std::max<int64_t>(0, o.max_windows));
 
   Share share;

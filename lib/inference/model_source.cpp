@@ -12,7 +12,7 @@
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
 #include "hf/peft_adapter.hpp"
-#include "inference/initial_weights.hpp"
+#include "start/initial_weights.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/lora.hpp"

@@ -133,6 +133,8 @@ public:
   // LoRA dropout from here on with masks drawn from `seed` (each training micro-batch its own), or
   // none (the default: evaluation and generation).
   void set_dropout_seed(std::optional<uint64_t> seed) { lora_.set_dropout_seed(seed); }
+  // The LoRA adapters off (forward as the model without them) or on (model/lora_adapters.hpp).
+  void set_adapters_off(bool off) { lora_.set_off(off); }
 
   // Rows of logits the LM head computes at once.
   int logit_rows() const { return acts_.logit_rows(); }

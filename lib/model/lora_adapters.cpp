@@ -62,6 +62,7 @@ const void* LoraAdapters::adapter_input(size_t site, int layer, const void* x, i
 
 void LoraAdapters::forward(BlockRole projection, int layer, int slot, void* out, const void* x, const void* adapters,
                            int N) {
+  if (off_) return;
   const size_t esz = dtype_size(dtype_);
   auto param = [&](size_t offset) { return static_cast<const char*>(adapters) + offset * esz; };
   for (size_t i = 0; i < sites_.size(); ++i) {

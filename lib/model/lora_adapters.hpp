@@ -28,6 +28,9 @@ public:
   bool adapts(BlockRole projection) const;
   // Dropout from here on with masks drawn from `seed` (a training micro-batch), or none.
   void set_dropout_seed(std::optional<uint64_t> seed) { dropout_seed_ = seed; }
+  // Off: forward adds nothing, as PEFT's disabled adapters (the reference of preference training);
+  // no backward follows such a forward.
+  void set_off(bool off) { off_ = off; }
 
   // out [N, width] holds the projection's output of input x [N, in]: its adapters add their update.
   // adapters: the layer's adapter group (dtype of the model).
@@ -49,6 +52,7 @@ private:
   float scale_ = 1.0f, dropout_ = 0.0f;
   size_t bt_max_ = 0;
   std::optional<uint64_t> dropout_seed_;
+  bool off_ = false;
   ActTensor h_;        // [slots][sites][BT, r]: A·dropout(x), kept for backward
   ActTensor scratch_;  // [BT, max(in, out)]: B·h before it is added; the scaled output gradient
   ActTensor dropped_;  // [BT, max in]: dropout(x) (dropout > 0 only)

@@ -15,6 +15,7 @@
 #include "config/model_block.hpp"
 #include "core/buffer.hpp"
 #include "core/trainable_space.hpp"
+#include "data/tokenizer_identity.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/peft_adapter.hpp"

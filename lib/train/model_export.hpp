@@ -4,7 +4,7 @@
 // (training.save_final) and a checkpoint's shard files (`zerotrain export`). One writer, so the
 // same state gives the same bytes. Trained tensors come from the master weights (of the trainable
 // space, core/trainable_space.hpp); frozen ones from where the run started
-// (inference/initial_weights.hpp).
+// (start/initial_weights.hpp).
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,7 +16,7 @@
 #include "core/state_access.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
-#include "inference/initial_weights.hpp"
+#include "start/initial_weights.hpp"
 
 namespace zt {
 

@@ -42,30 +42,39 @@ std::string data_digest(const TokenDataset& data) {
 }  // namespace
 
 PairLoss pair_loss(const config::PreferenceConfig& c, const PairLogps& policy, const PairLogps& reference) {
+  using config::PreferenceLoss;
   const double beta = c.beta;
+  const double nc = double(std::max<int64_t>(1, policy.chosen_tokens));
+  const double nr = double(std::max<int64_t>(1, policy.rejected_tokens));
   const double chosen_ratio = policy.chosen - reference.chosen, rejected_ratio = policy.rejected - reference.rejected;
   PairLoss out;
-  if (c.loss_type == "ipo") {
-    const double nc = double(std::max<int64_t>(1, policy.chosen_tokens));
-    const double nr = double(std::max<int64_t>(1, policy.rejected_tokens));
+  if (c.loss_type == PreferenceLoss::Ipo) {
     const double gap = chosen_ratio / nc - rejected_ratio / nr - 1 / (2 * beta);
     out.loss = gap * gap;
     out.dchosen = 2 * gap / nc;
     out.drejected = -2 * gap / nr;
     return out;
   }
-  const double x = beta * (chosen_ratio - rejected_ratio);
+  // x = β · (a chosen score - a rejected score) [- γ]; scale_c, scale_r: d score / d logp
+  double x = 0, scale_c = 1, scale_r = 1;
+  if (c.loss_type == PreferenceLoss::Simpo) {
+    scale_c = 1 / nc;
+    scale_r = 1 / nr;
+    x = beta * (policy.chosen / nc - policy.rejected / nr) - c.simpo_gamma;
+  } else {
+    x = beta * (chosen_ratio - rejected_ratio);
+  }
   double dx = 0;  // d loss / d x
-  if (c.loss_type == "robust") {
+  if (c.loss_type == PreferenceLoss::Robust) {
     const double e = c.label_smoothing;
     out.loss = (-(1 - e) * log_sigmoid(x) + e * log_sigmoid(-x)) / (1 - 2 * e);
     dx = (-(1 - e) * sigmoid(-x) - e * sigmoid(x)) / (1 - 2 * e);
-  } else {  // sigmoid
+  } else {  // sigmoid, simpo
     out.loss = -log_sigmoid(x);
     dx = -sigmoid(-x);
   }
-  out.dchosen = beta * dx;
-  out.drejected = -beta * dx;
+  out.dchosen = beta * dx * scale_c;
+  out.drejected = -beta * dx * scale_r;
   return out;
 }
 
@@ -87,17 +96,30 @@ std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, i
   return out;
 }
 
-void PreferenceSums::add(double beta, const PairLogps& policy, const PairLogps& reference, double loss) {
-  const double chosen = beta * (policy.chosen - reference.chosen);
-  const double rejected = beta * (policy.rejected - reference.rejected);
+void PreferenceSums::add(const config::PreferenceConfig& c, const PairLogps& policy, const PairLogps& reference,
+                         double loss) {
+  double logp_c = policy.chosen, logp_r = policy.rejected;
+  if (!c.has_reference()) {
+    logp_c /= double(std::max<int64_t>(1, policy.chosen_tokens));
+    logp_r /= double(std::max<int64_t>(1, policy.rejected_tokens));
+  }
+  const double chosen = c.beta * (logp_c - reference.chosen);
+  const double rejected = c.beta * (logp_r - reference.rejected);
   v[Pairs] += 1;
   v[Loss] += loss;
   v[RewardsChosen] += chosen;
   v[RewardsRejected] += rejected;
   v[Accuracies] += chosen > rejected ? 1.0 : 0.0;
   v[Margins] += chosen - rejected;
-  v[LogpsChosen] += policy.chosen;
-  v[LogpsRejected] += policy.rejected;
+  v[LogpsChosen] += logp_c;
+  v[LogpsRejected] += logp_r;
+  v[ChosenNll] -= policy.chosen;
+  v[ChosenTokens] += double(policy.chosen_tokens);
+}
+
+double PreferenceSums::loss(const config::PreferenceConfig& c) const {
+  const double pairs = v[Loss] / v[Pairs];
+  return c.rpo_alpha > 0 ? pairs + c.rpo_alpha * v[ChosenNll] / v[ChosenTokens] : pairs;
 }
 
 PreferenceMetrics PreferenceSums::means() const {
@@ -177,6 +199,11 @@ PreferenceReference PreferenceReference::load(const std::string& path, const Tok
   return r;
 }
 
+PairLogps PreferenceObjective::reference_of(const config::PreferenceConfig& c, const PreferenceReference& reference,
+                                            int64_t pair) {
+  return c.has_reference() ? reference.of(pair) : PairLogps{};
+}
+
 const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
                                               const std::vector<int64_t>& pairs) {
   if (shape.batch != 2 * int(pairs.size()))
@@ -184,13 +211,16 @@ const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets
   losses_.resize(size_t(shape.tokens()));
   model.copy_losses(losses_.data());
   const std::vector<PairLogps> logps = pair_logps(losses_.data(), targets, int(pairs.size()), shape.seq);
+  // The sft term's d loss / d logp_c, -rpo_alpha / (the step's chosen tokens), for every pair alike.
+  const double dsft = chosen_tokens_ > 0 ? -config_.rpo_alpha / double(chosen_tokens_) : 0.0;
   weights_.assign(size_t(shape.batch), 0.0f);
   for (size_t j = 0; j < pairs.size(); ++j) {
-    const PairLogps& ref = reference_.of(pairs[j]);
+    const PairLogps ref = reference_of(config_, reference_, pairs[j]);
     const PairLoss l = pair_loss(config_, logps[j], ref);
-    sums_.add(config_.beta, logps[j], ref, l.loss);
-    // A row's summed target losses are -logp of its completion.
-    weights_[2 * j] = float(-l.dchosen / double(pairs_per_micro_batch_));
+    sums_.add(config_, logps[j], ref, l.loss);
+    // A row's summed target losses are -logp of its completion; the engine's mean over its
+    // micro-batches makes a pair's share 1 / (pairs per micro-batch), the sft term's n / tokens.
+    weights_[2 * j] = float(-l.dchosen / double(pairs_per_micro_batch_) - dsft * double(micro_batches_));
     weights_[2 * j + 1] = float(-l.drejected / double(pairs_per_micro_batch_));
   }
   return weights_.data();
@@ -203,8 +233,8 @@ PreferenceSums PreferenceObjective::evaluate(Gpt& model, ParamHooks& hooks, cons
   forward_pairs(model, hooks, sampler, batches, buffers,
                 [&](const std::vector<int64_t>& ids, const std::vector<PairLogps>& logps) {
                   for (size_t j = 0; j < ids.size(); ++j) {
-                    const PairLogps& ref = reference.of(ids[j]);
-                    sums.add(config_.beta, logps[j], ref, pair_loss(config_, logps[j], ref).loss);
+                    const PairLogps ref = reference_of(config_, reference, ids[j]);
+                    sums.add(config_, logps[j], ref, pair_loss(config_, logps[j], ref).loss);
                   }
                 });
   return sums;

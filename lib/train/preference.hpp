@@ -37,7 +37,8 @@ struct PairLoss {
 
 // loss_type sigmoid: -log σ(β D), D = (logp_c - ref_c) - (logp_r - ref_r); robust: with label
 // smoothing ε, (-(1 - ε) log σ(β D) + ε log σ(-β D)) / (1 - 2ε); ipo: (D' - 1/(2β))², D' with each
-// log-ratio divided by its completion's tokens.
+// log-ratio divided by its completion's tokens; simpo (no reference): -log σ(β (m_c - m_r) - γ), m a
+// completion's mean log-probability. The sft term of rpo_alpha is not a pair's: PreferenceObjective.
 PairLoss pair_loss(const config::PreferenceConfig& config, const PairLogps& policy, const PairLogps& reference);
 
 // The pairs of a forward of 2·pairs rows of T targets: each row's sum of -loss over the targets
@@ -60,10 +61,27 @@ void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, 
                    const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit);
 
 // What a step's (or an evaluation's) pairs sum to, in the order all_reduce_sum adds them.
+// Without a reference (simpo) the rewards and logps are those of the mean log-probabilities, as
+// TRL's CPOTrainer logs them.
 struct PreferenceSums {
-  enum : size_t { Pairs, Loss, RewardsChosen, RewardsRejected, Accuracies, Margins, LogpsChosen, LogpsRejected, Count };
+  enum : size_t {
+    Pairs,
+    Loss,
+    RewardsChosen,
+    RewardsRejected,
+    Accuracies,
+    Margins,
+    LogpsChosen,
+    LogpsRejected,
+    ChosenNll,     // -Σ logp of the chosen completions
+    ChosenTokens,  // their tokens
+    Count
+  };
   std::array<double, Count> v{};
-  void add(double beta, const PairLogps& policy, const PairLogps& reference, double loss);
+  void add(const config::PreferenceConfig& config, const PairLogps& policy, const PairLogps& reference, double loss);
+  // The loss: the mean of the pairs' losses, plus rpo_alpha times the chosen completions' mean NLL
+  // over all their tokens (TRL's "sft" loss, a mean over the batch's tokens, not of the pairs' means).
+  double loss(const config::PreferenceConfig& config) const;
   // Means over the pairs (NaN without any), in the record's fields.
   PreferenceMetrics means() const;
 };
@@ -95,12 +113,21 @@ private:
 // weights of its rows for backward.
 class PreferenceObjective {
 public:
-  // pairs_per_micro_batch: the engine averages the gradients of a step's micro-batches (ranks ×
+  // pairs_per_micro_batch: the engine averages the gradients of a step's `micro_batches` (ranks ×
   // accumulation), so a micro-batch's share of the mean over the step's pairs is its own mean.
+  // `reference` is not read when the loss has none (config.has_reference()).
   PreferenceObjective(const config::PreferenceConfig& config, PreferenceReference reference,
-                      int64_t pairs_per_micro_batch)
-      : config_(config), reference_(std::move(reference)), pairs_per_micro_batch_(pairs_per_micro_batch) {}
-  void begin_step() { sums_ = {}; }
+                      int64_t pairs_per_micro_batch, int64_t micro_batches)
+      : config_(config),
+        reference_(std::move(reference)),
+        pairs_per_micro_batch_(pairs_per_micro_batch),
+        micro_batches_(micro_batches) {}
+  // chosen_tokens: the step's chosen completion tokens on all ranks (StepTokens::chosen), the
+  // divisor of the sft term's mean.
+  void begin_step(int64_t chosen_tokens) {
+    sums_ = {};
+    chosen_tokens_ = chosen_tokens;
+  }
   // After the forward of a micro-batch of pairs `pairs` (rows 2j, 2j + 1: pair j): adds their losses
   // and metrics to the step's, and returns the weights of its rows (host memory, until the next
   // call): d (step loss) / d (the row's summed target losses), times the engine's micro-batches.
@@ -114,9 +141,14 @@ public:
                           const PreferenceReference& reference, const PairBuffers& buffers) const;
 
 private:
+  // The reference log-probabilities of `pair` (zeros without a reference).
+  static PairLogps reference_of(const config::PreferenceConfig& config, const PreferenceReference& reference,
+                                int64_t pair);
+
   config::PreferenceConfig config_;
   PreferenceReference reference_;
-  int64_t pairs_per_micro_batch_;
+  int64_t pairs_per_micro_batch_, micro_batches_;
+  int64_t chosen_tokens_ = 0;
   PreferenceSums sums_;
   std::vector<float> losses_, weights_;
 };

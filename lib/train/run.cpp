@@ -7,6 +7,7 @@
 
 #include "config/provenance.hpp"
 #include "core/error.hpp"
+#include "core/exit_status.hpp"
 #include "core/ledger.hpp"
 #include "core/threads.hpp"
 #include "kernels/backend.hpp"
@@ -91,7 +92,7 @@ int run_training(const World& world, const config::Config& config, const RunOpti
   } catch (const SetupFailed& e) {
     return e.status;  // reported once by the rank that found it; no rank is mid-collective
   } catch (const CheckpointFailed&) {
-    return 1;  // a failed write, reported once; every rank agreed on it; the previous checkpoint stands
+    return kExitFailed;  // a failed write, reported once; every rank agreed on it; the previous checkpoint stands
   }
 }
 

@@ -5,6 +5,7 @@
 #include "ckpt/checkpoint_format.hpp"
 #include "config/row_options.hpp"
 #include "core/error.hpp"
+#include "data/model_data.hpp"
 #include "hf/hf_dir.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "train/data_warnings.hpp"
@@ -15,16 +16,6 @@ namespace {
 
 TokenizerJudgement judgement_of(const config::Config& c, const std::string& key, int rank) {
   return {key, "--set data.tokenizer_mismatch=warn", c.data.tokenizer_mismatch, rank == 0};
-}
-
-// data.val's records against the model's tokenizer and against data.train's.
-void judge_val(const RunData& d, const config::Config& c, int rank) {
-  const TokenizerJudgement judgement = judgement_of(c, "data.val", rank);
-  const DataTokenizer val = read_data_tokenizer(*d.val, judgement);
-  if (d.model_tokenizer) judge_data_tokenizer(val, *d.model_tokenizer, judgement);
-  if (val.identity && d.tokenizer.identity)
-    judge_data_tokenizer(val, {*d.tokenizer.identity, "the tokenizer of data.train " + d.tokenizer.recorded_by},
-                         judgement);
 }
 
 std::string text_tokenizer_of(const config::Config& c, const RunData& d, const std::string& model_dir) {
@@ -56,15 +47,15 @@ RunData open_and_judge(const config::Config& c, int world_size, int rank) {
   const std::string model_dir = model_tokenizer_directory(c.model.path, c.training.init_from);
   const int vocab = c.model.shape.vocab_size;
   RunData r;
-  r.train = open_dataset(d.train, d.format, c.training.seed, model_dir);
-  if (!d.val.empty()) r.val = open_dataset(d.val, d.format, c.training.seed + 1, model_dir);
   if (!model_dir.empty()) r.model_tokenizer = tokenizer_of_model_directory(model_dir).reference;
-  const TokenizerJudgement judgement = judgement_of(c, "data.train", rank);
-  r.tokenizer = read_data_tokenizer(*r.train, judgement);
-  if (r.model_tokenizer) judge_data_tokenizer(r.tokenizer, *r.model_tokenizer, judgement);
-  if (r.val) judge_val(r, c, rank);
-  for (auto* data : {r.train.get(), r.val.get()})  // after the tokenizers: another one's ids say more than a range
-    if (data) data->check_vocab(vocab);
+  ModelData train = open_model_data(
+      {d.train, d.format, c.training.seed, model_dir, vocab, judgement_of(c, "data.train", rank)}, r.model_tokenizer);
+  if (!d.val.empty())
+    r.val = open_model_data({d.val, d.format, c.training.seed + 1, model_dir, vocab, judgement_of(c, "data.val", rank)},
+                            r.model_tokenizer, &train)
+                .data;
+  r.train = std::move(train.data);
+  r.tokenizer = std::move(train.tokenizer);
   if (rank == 0) {
     warn_about_text_data(*r.train, "data.train", vocab, model_dir, /*coverage=*/true);
     if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);

@@ -18,8 +18,8 @@
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
+#include "start/initial_weights.hpp"
 #include "train/expert_group.hpp"
-#include "inference/initial_weights.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"
 #include "train/micro_batch_weights.hpp"
@@ -61,7 +61,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   std::string error;
-  int status = 1;
+  int status = kExitFailed;
   try {
     const std::string text_tokenizer = open_data();
     // The LM head's logits for the most rows it computes: the targets that count, as the data says.
@@ -206,7 +206,7 @@ TrainStepResult Trainer::train_step(int64_t step) {
   backend_.model.keep_losses(true);
   aux_sum_ = 0.0;
   max_load_ = 0.0;
-  if (preference_) preference_->begin_step();
+  if (preference_) preference_->begin_step(out.tokens.chosen);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
   out.lr = lr_at(config_.scheduler, config_.optimizer.lr, taken);
@@ -245,11 +245,16 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   if (!preference_) return;
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
-  out.loss = p.v[PreferenceSums::Loss] / p.v[PreferenceSums::Pairs];
+  out.loss = p.loss(config_.preference);
   out.preference = p.means();
 }
 
 void Trainer::start_preference() {
+  const int64_t micro_batches = int64_t(GA_) * comm_.world_size();
+  if (!config_.preference.has_reference()) {  // nothing to compare against: no reference pass
+    preference_ = std::make_unique<PreferenceObjective>(config_.preference, PreferenceReference{}, B_, micro_batches);
+    return;
+  }
   const std::string resumed = start_->resumed_from();
   const std::string root =
       !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
@@ -268,21 +273,24 @@ void Trainer::start_preference() {
       }
       return reference;
     }
+    const bool adapters_off = config_.preference.reference == "adapters_off";
+    model_->set_adapters_off(adapters_off);
     reference = PreferenceReference::compute(*model_, *engine_, comm_, dynamic_cast<const SampleSampler&>(sampler),
                                              data, buffers);
+    model_->set_adapters_off(false);
     if (comm_.rank() == 0 && !root.empty()) {
       std::filesystem::create_directories(root);
       reference.save(reference_logps_path(root, val), data);
     }
     if (comm_.rank() == 0)
-      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}",
-                   reference.pairs(), val ? "validation " : "",
+      spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}{}",
+                   reference.pairs(), val ? "validation " : "", adapters_off ? " with the adapters off" : "",
                    root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root, val)));
     return reference;
   };
   PreferenceReference train = reference_of(*train_data_, *train_sampler_, false);
   if (evaluates()) val_reference_ = reference_of(*val_data_, *val_sampler_, true);
-  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_);
+  preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_, micro_batches);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
@@ -366,7 +374,7 @@ double Trainer::evaluate_preference() {
       {inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }});
   comm_.control().all_reduce_sum(sums.v.data(), sums.v.size());
   eval_preference_ = sums.means();
-  return sums.v[PreferenceSums::Loss] / sums.v[PreferenceSums::Pairs];
+  return sums.loss(config_.preference);
 }
 
 SetupRecord Trainer::setup_record() {

@@ -9,6 +9,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "core/exit_status.hpp"
 #include "data/data_tokenizer.hpp"
 #include "data/data_sampler.hpp"
 #include "data/dataset.hpp"
@@ -21,7 +22,7 @@
 #include "train/micro_batch_graphs.hpp"
 #include "train/memory_plan.hpp"
 #include "train/micro_batch_weights.hpp"
-#include "inference/initial_weights.hpp"
+#include "start/initial_weights.hpp"
 #include "train/best_model.hpp"
 #include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
@@ -45,10 +46,11 @@ struct TrainStepResult {
 };
 
 // Set-up failed on some rank; the error was logged once. Every rank throws it, with the exit
-// status of the rank that logged it: 2 for input that does not fit (zt::BadInput), else 1.
+// status of the rank that logged it: kExitBadInput for input that does not fit (zt::BadInput), else
+// kExitFailed.
 struct SetupFailed : std::exception {
-  int status = 1;
-  explicit SetupFailed(int status = 1) : status(status) {}
+  int status = kExitFailed;
+  explicit SetupFailed(int status = kExitFailed) : status(status) {}
   const char* what() const noexcept override { return "set-up failed"; }
 };
 
@@ -72,7 +74,7 @@ public:
 
 private:
   std::string open_data();  // returns the tokenizer the model's text is read and written with, or ""
-  void agree_on_setup(const std::string& error, int status = 1);
+  void agree_on_setup(const std::string& error, int status = kExitFailed);
   void micro_batch(int64_t step, int micro, const MicroBatchWeights& weights);
   // The micro-batch's RowSegments, or null for windows (every row one sample).
   RowSegments* segments(int micro);

@@ -1,7 +1,7 @@
 // Preference pairs in the sample index (magic 20240525, data/sample_index.hpp): the dataset knows
 // them, an odd number of samples is refused, and the sampler reads a pair's chosen and rejected
 // rows together, never apart across ranks, each cut to seq_len, a pair whose prompt fills seq_len
-// left out.
+// left out; a step counts the targets of its chosen rows apart.
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -74,6 +74,10 @@ TEST_CASE("pairs are read together: one micro-batch, one rank; cut to seq_len; a
       CHECK(targets == std::vector<int32_t>{13, 14, 15, X, 18, X, X, X});
     }
     CHECK(s.describe().find("3 preference pairs, 1 left out") != std::string::npos);
+    // The step's targets that count on both ranks, and those of the chosen rows (2 + 3).
+    const StepTokens step = s.step_tokens(0, 0);
+    CHECK(step.counted == 7);
+    CHECK(step.chosen == 5);
   }
   options.packing = Packing::Pack;
   CHECK_THROWS_WITH(make_sampler(*data, options, 1, 1, 0, 1, false, 0),

@@ -11,6 +11,7 @@
 #include "data/data_tokenizer.hpp"
 #include "data/dataset.hpp"
 #include "data/llmc_format.hpp"
+#include "data/model_data.hpp"
 #include "data/token_file_info.hpp"
 #include "data/token_file_writer.hpp"
 #include "temp_dir.hpp"
@@ -41,6 +42,19 @@ std::string error_of(const std::function<void()>& f) {
   }
   return "no error";
 }
+
+// llama.bin and qwen.bin, made by two tokenizers, and old.bin, which records none.
+struct TwoTokenizers {
+  TokenizerIdentity llama = identity("/models/llama3", std::string(64, 'b'));
+  TokenizerIdentity qwen = identity("/models/qwen3", std::string(64, 'c'));
+  TokenizerReference model{qwen, "the tokenizer of the model directory /models/qwen3"};
+
+  explicit TwoTokenizers(const TempDir& dir) {
+    write_tokens(dir.file("llama.bin"), llama);
+    write_tokens(dir.file("qwen.bin"), qwen);
+    write_tokens(dir.file("old.bin"), std::nullopt);
+  }
+};
 
 const TokenizerJudgement kRefuse{"data.train", "--set data.tokenizer_mismatch=warn", TokenizerMismatch::Error, false};
 
@@ -96,16 +110,11 @@ TEST_CASE("identities are the same when their files hash the same, whatever thei
 
 TEST_CASE("a dataset made by another tokenizer than the model's is refused, naming both", "[data]") {
   TempDir dir;
-  const TokenizerIdentity llama = identity("/models/llama3", std::string(64, 'b'));
-  const TokenizerIdentity qwen = identity("/models/qwen3", std::string(64, 'c'));
-  write_tokens(dir.file("llama.bin"), llama);
-  write_tokens(dir.file("qwen.bin"), qwen);
-  write_tokens(dir.file("old.bin"), std::nullopt);
+  const TokenizerReference model = TwoTokenizers(dir).model;
 
   const auto data = open_dataset(dir.file("llama.bin"), "auto");
   const DataTokenizer recorded = read_data_tokenizer(*data, kRefuse);
   REQUIRE(recorded.identity);
-  const TokenizerReference model{qwen, "the tokenizer of the model directory /models/qwen3"};
   const std::string refusal = error_of([&] { judge_data_tokenizer(recorded, model, kRefuse); });
   CHECK_THAT(refusal, Catch::Contains("/models/llama3") && Catch::Contains("/models/qwen3") &&
                           Catch::Contains(dir.file("llama.bin")) &&
@@ -125,4 +134,28 @@ TEST_CASE("a dataset made by another tokenizer than the model's is refused, nami
   const DataTokenizer partly = read_data_tokenizer(*older, kRefuse);
   CHECK(partly.unrecorded == std::vector<std::string>{dir.file("old.bin")});
   CHECK_NOTHROW(judge_data_tokenizer(partly, model, kRefuse));
+}
+
+TEST_CASE("the data a model reads: its tokenizer judged before its ids' range, data.val against data.train", "[data]") {
+  TempDir dir;
+  const TokenizerReference model = TwoTokenizers(dir).model;
+  auto request = [&](const std::string& key, const std::string& file, int vocab) {
+    return ModelDataRequest{{dir.file(file)}, "auto", 0, "", vocab, {key, "", TokenizerMismatch::Error, false}};
+  };
+
+  const ModelData train = open_model_data(request("data.train", "qwen.bin", 151669), model);
+  CHECK(train.what == "data.train");
+  CHECK(train.data->size() == 8);
+  REQUIRE(train.tokenizer.identity);
+  CHECK(train.tokenizer.recorded_by == dir.file("qwen.bin"));
+  // Another tokenizer's ids out of the vocabulary's range: the tokenizer is named, not the range.
+  CHECK_THAT(error_of([&] { open_model_data(request("data.train", "llama.bin", 1000), model); }),
+             Catch::Contains("/models/llama3") && !Catch::Contains("outside the model's vocabulary"));
+  CHECK_THAT(error_of([&] { open_model_data(request("data.train", "qwen.bin", 1000), model); }),
+             Catch::Contains(dir.file("qwen.bin")) && Catch::Contains("outside the model's vocabulary of 1000"));
+  // Without a model tokenizer, data.val is judged against data.train's record when it has one.
+  CHECK_THAT(error_of([&] { open_model_data(request("data.val", "llama.bin", 151669), std::nullopt, &train); }),
+             Catch::Contains("data.val") && Catch::Contains("the tokenizer of data.train " + dir.file("qwen.bin")));
+  CHECK_NOTHROW(open_model_data(request("data.val", "old.bin", 151669), std::nullopt, &train));
+  CHECK_NOTHROW(open_model_data(request("data.val", "qwen.bin", 151669), std::nullopt, &train));
 }

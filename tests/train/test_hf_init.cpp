@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "../hf/hf_directory.hpp"
+#include "adamw_block.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
@@ -100,9 +101,7 @@ config::Config make(const std::string& model_dir, const std::string& data, const
   raw.update(extra);
   if (ref.contains("adamw")) {  // torch.optim.AdamW's settings, a constant learning rate
     const nlohmann::json& o = ref.at("adamw");
-    raw["optimizer"] = {{"type", "AdamW"},
-                        {"params", {{"lr", o.at("lr")}, {"betas", {o.at("beta1"), o.at("beta2")}},
-                                    {"eps", o.at("eps")}, {"weight_decay", o.at("weight_decay")}}}};
+    raw["optimizer"] = test::adamw_block([&](const char* name) { return o.at(name); });
     raw["gradient_clipping"] = o.at("clip");
     raw["training"]["lr_scheduler_type"] = "constant";
   }

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "adamw_block.hpp"
 #include "ckpt/checkpoint_dir.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
@@ -27,9 +28,7 @@
 #include "train/trainer.hpp"
 
 using namespace zt;
-using zt::test::shared_dir;
-using zt::test::step_records;
-using zt::test::world;
+using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -65,13 +64,7 @@ nlohmann::json run_json(const Fixture& f, int stage) {
   return {{"train_micro_batch_size_per_gpu", r.at("B")},
           {"gradient_accumulation_steps", r.at("ranks").get<int>() / W},
           {"gradient_clipping", r.at("clip")},
-          {"optimizer",
-           {{"type", "AdamW"},
-            {"params",
-             {{"lr", r.at("lr")},
-              {"betas", {r.at("beta1"), r.at("beta2")}},
-              {"eps", r.at("eps")},
-              {"weight_decay", r.at("weight_decay")}}}}},
+          {"optimizer", adamw_block([&](const char* name) { return r.at(name); })},
           {"zero_optimization", {{"stage", stage}}},
           {"model", {{"path", (f.dir / "base").string()}}},
           {"data", {{"train", f.tokens}, {"seq_len", r.at("T")}, {"shuffle", false}}},

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "../hf/hf_directory.hpp"
+#include "adamw_block.hpp"
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/config.hpp"
@@ -63,13 +64,7 @@ config::Config make(const TorchFixture& fx, const Files& f, int stage) {
       {"gradient_accumulation_steps", 4 / W},
       {"gradient_clipping", 0.0},
       {"zero_optimization", {{"stage", stage}}},
-      {"optimizer",
-       {{"type", "AdamW"},
-        {"params",
-         {{"lr", fx.meta_double("lr")},
-          {"betas", {fx.meta_double("beta1"), fx.meta_double("beta2")}},
-          {"eps", fx.meta_double("eps")},
-          {"weight_decay", fx.meta_double("weight_decay")}}}}},
+      {"optimizer", adamw_block([&](const char* name) { return fx.meta_double(name); })},
       {"model",
        {{"model_type", "gpt2"},
         {"n_layer", fx.meta_int("n_layer")},

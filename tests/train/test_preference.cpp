@@ -1,15 +1,19 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
-// loss_type sigmoid, robust and ipo, and LoRA adapters as TRL + PEFT train them, at stages 0 and 3 on
-// this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps metrics are TRL's,
-// and the evaluation of validation pairs TRL's eval_loss. A resumed run reads the reference its first
+// loss_type sigmoid, robust and ipo, with rpo_alpha's sft term (TRL's loss_type [.., "sft"]), and
+// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's CPOTrainer trains it; at
+// stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
+// metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
+// adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
 // run kept and goes on as TRL did; the reference of other data is refused.
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
+#include "adamw_block.hpp"
 #include "comm/control_channel.hpp"
 #include "config/config.hpp"
 #include "core/json_file.hpp"
@@ -19,9 +23,7 @@
 #include "train/trainer.hpp"
 
 using namespace zt;
-using zt::test::shared_dir;
-using zt::test::step_records;
-using zt::test::world;
+using namespace zt::test;
 namespace fs = std::filesystem;
 
 namespace {
@@ -42,17 +44,11 @@ nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int st
   return {{"train_micro_batch_size_per_gpu", r.at("pairs_per_step").get<int>() / W / accumulation},
           {"gradient_accumulation_steps", accumulation},
           {"gradient_clipping", r.at("clip")},
-          {"optimizer",
-           {{"type", "AdamW"},
-            {"params",
-             {{"lr", r.at("lr")},
-              {"betas", {r.at("beta1"), r.at("beta2")}},
-              {"eps", r.at("eps")},
-              {"weight_decay", r.at("weight_decay")}}}}},
+          {"optimizer", adamw_block([&](const char* name) { return r.at(name); })},
           {"zero_optimization", {{"stage", stage}}},
           {"model", {{"path", model}}},
-          {"data", {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")},
-                    {"shuffle", false}}},
+          {"data",
+           {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")}, {"shuffle", false}}},
           {"preference", r.at("preference")},
           {"training",
            {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
@@ -101,7 +97,9 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
 TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, at stages 0 and 3",
           "[trainer][preference][trl]") {
   REQUIRE(4 % world().world_size() == 0);
-  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora"}) {
+  for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
+                           "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
+                           "llama3_simpo"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -110,6 +108,15 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         const std::string dir = shared_dir("preference", std::string(name) + "-stage" + std::to_string(stage));
         nlohmann::json raw = with_lora(run_json(name, r, stage, accumulation), name, r);
         raw["training"]["metrics"] = dir + "/metrics.jsonl";
+        if (std::string(name) == "llama3_rpo") {  // in TRL 1.16's spelling: [loss, "sft"] and loss_weights
+          nlohmann::json& p = raw["preference"];
+          p["loss_weights"] = {1.0, p.at("rpo_alpha")};
+          p["loss_type"] = {p.at("loss_type"), "sft"};
+          p.erase("rpo_alpha");
+        }
+        // Without a reference (simpo) no reference pass runs, so none is kept beside the checkpoints.
+        const bool reference_free = r.at("preference").at("loss_type") == "simpo";
+        if (reference_free) raw["training"]["checkpoint_dir"] = dir + "/checkpoints";
         const bool evaluates = r.contains("evaluation") && !r.at("evaluation").is_null();
         if (evaluates) {  // the same pairs as validation data, evaluated after the last step
           raw["data"]["val"] = raw["data"]["train"];
@@ -118,12 +125,13 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         const config::Config c = resolve(raw);
         Trainer trainer(c, world());
         REQUIRE(trainer.run() == 0);
+        if (reference_free) CHECK(!fs::exists(reference_logps_path(dir + "/checkpoints")));
         if (world().rank() == 0) {
           const auto steps = step_records(dir + "/metrics.jsonl");
           REQUIRE(steps.size() == r.at("steps_trl").size());
           check_steps(steps, r, 0);
           if (evaluates) {
-            const auto evals = zt::test::eval_records(dir + "/metrics.jsonl");
+            const auto evals = eval_records(dir + "/metrics.jsonl");
             REQUIRE(evals.size() == 1);
             const double loss = evals[0].at("val_loss"), want = r.at("evaluation").at("loss");
             INFO("val loss " << loss << ", TRL's eval_loss " << want);
@@ -138,6 +146,76 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
         }
       }
     }
+  }
+}
+
+namespace {
+
+using PairTable = std::vector<std::array<double, 2>>;  // a pair's chosen and rejected log-probabilities
+
+// The reference log-probabilities a one-step run of fixture `name` keeps with preference.reference
+// `reference`, those of the pairs TRL keeps (rank 0; empty elsewhere).
+PairTable kept_reference(const std::string& name, const std::string& reference) {
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", name + "-" + reference);
+  nlohmann::json raw = with_lora(run_json(name, r, 3, 1), name, r);
+  raw["preference"]["reference"] = reference;
+  raw["training"]["steps"] = 1;
+  raw["training"]["checkpoint_dir"] = dir;
+  const config::Config c = resolve(raw);
+  Trainer trainer(c, world());
+  REQUIRE(trainer.run() == 0);
+  PairTable out;
+  if (world().rank() != 0) return out;
+  const nlohmann::json kept = read_json_file(reference_logps_path(dir));
+  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
+    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
+  return out;
+}
+
+// The reference log-probabilities TRL precomputed for fixture `name`.
+PairTable trl_reference(const std::string& name) {
+  const nlohmann::json r = reference_of(name);
+  PairTable out;
+  for (const auto& p : r.at("ref_logps")) out.push_back({p.at(0).get<double>(), p.at(1).get<double>()});
+  return out;
+}
+
+// Each pair's log-probabilities within `rel` of `want`'s (rel 0: not checked); how many differ by
+// more than 1e-3.
+int compare_logps(const PairTable& got, const PairTable& want, double rel) {
+  int differ = 0;
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    for (size_t k = 0; k < 2; ++k) {
+      const double expected = want[i][k];
+      if (rel > 0) {
+        INFO("pair " << i << (k == 0 ? " chosen " : " rejected ") << got[i][k] << ", expected " << expected);
+        CHECK(std::abs(got[i][k] - expected) <= rel * std::abs(expected));
+      }
+      differ += std::abs(got[i][k] - expected) > 1e-3 ? 1 : 0;
+    }
+  return differ;
+}
+
+}  // namespace
+
+TEST_CASE("The reference of the adapters off: the precompute's for new adapters, the base model's for trained ones",
+          "[trainer][preference][lora]") {
+  // New adapters (B zero): the same log-probabilities either way, TRL's.
+  const PairTable precompute = kept_reference("qwen3_lora", "precompute");
+  const PairTable off = kept_reference("qwen3_lora", "adapters_off");
+  if (world().rank() == 0) {
+    compare_logps(off, precompute, 1e-12);
+    compare_logps(off, trl_reference("qwen3_lora"), 1e-4);
+  }
+  // A trained adapter: adapters off is TRL's adapters-disabled reference, not the adapted model's.
+  const PairTable trained_off = kept_reference("qwen3_lora_adapters_off", "adapters_off");
+  const PairTable trained_precompute = kept_reference("qwen3_lora_adapters_off", "precompute");
+  if (world().rank() == 0) {
+    const PairTable trl = trl_reference("qwen3_lora_adapters_off");
+    compare_logps(trained_off, trl, 1e-4);
+    CHECK(compare_logps(trained_precompute, trl, 0) > 0);
   }
 }
 

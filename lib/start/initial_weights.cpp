@@ -1,4 +1,4 @@
-#include "inference/initial_weights.hpp"
+#include "start/initial_weights.hpp"
 
 #include <algorithm>
 
