@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "core/error.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
 #include "subcommand.hpp"
@@ -80,12 +81,12 @@ LogOptions log_options(int rank, const std::string& level, const std::string& di
   return o;
 }
 
-int exit_status(const char* command, const std::function<void()>& work) {
+int exit_status(const char* command, const std::function<void()>& work, bool bad_input_status) {
   try {
     work();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s: %s\n", command, e.what());
-    return kExitFailed;
+    return bad_input_status && dynamic_cast<const BadInput*>(&e) ? kExitBadInput : kExitFailed;
   }
   return 0;
 }

@@ -41,7 +41,8 @@ Parsed<Options> add_command(CLI::App& app, const char* name, const char* descrip
   return {command, std::make_shared<Options>()};
 }
 
-// Runs `work`: 0, or 1 with "error: COMMAND: what went wrong" on stderr.
-int exit_status(const char* command, const std::function<void()>& work);
+// Runs `work`: 0, or 1 with "error: COMMAND: what went wrong" on stderr; with bad_input_status, 2
+// for bad input (zt::BadInput), as a training run and a bad command line give.
+int exit_status(const char* command, const std::function<void()>& work, bool bad_input_status = false);
 
 }  // namespace zt::cli

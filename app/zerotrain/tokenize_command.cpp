@@ -57,7 +57,7 @@ Examples:
                     "and line)");
   command->add_option("--threads", options->threads, "worker threads (default: one per core)");
   command->add_flag("--quiet", options->quiet, "no progress, no summary");
-  return {command, [o = options](int, char**) { return exit_status("tokenize", [&] { run_tokenize(*o); }); }};
+  return {command, [o = options](int, char**) { return exit_status("tokenize", [&] { run_tokenize(*o); }, true); }};
 }
 
 }  // namespace zt::cli

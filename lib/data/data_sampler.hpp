@@ -79,6 +79,9 @@ public:
   // The rows of a micro-batch: batch(), or twice as many for preference pairs (batch() pairs).
   virtual int micro_batch_rows() const { return batch(); }
   virtual int seq_len() const = 0;  // the longest row
+  // The most targets that count in one micro-batch (training or evaluation), as far as the data
+  // says: the rows the LM head computes at most (model/gpt.hpp). Every target of every row by default.
+  virtual int max_counted_targets() const { return micro_batch_rows() * seq_len(); }
   // An epoch in units ("windows" or "rows") and what a step reads of them.
   virtual int64_t epoch_units() const = 0;
   virtual int64_t units_per_step() const = 0;

@@ -153,6 +153,12 @@ int64_t SampleSampler::counted_in_row(int64_t row) const {
   return counted;
 }
 
+int SampleSampler::max_counted_targets() const {
+  int64_t most = 0;
+  for (int64_t r = 0; r < rows_.rows() && most < seq_len(); ++r) most = std::max(most, counted_in_row(r));
+  return int(int64_t(micro_batch_rows()) * std::min<int64_t>(most, seq_len()));
+}
+
 StepTokens SampleSampler::step_tokens(int64_t step, int window) const {
   if (step < 0) fail("data sampler: step {} is negative", step);
   StepTokens t;

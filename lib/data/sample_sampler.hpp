@@ -43,6 +43,9 @@ public:
   int64_t epoch_units() const override { return units(); }
   int64_t units_per_step() const override { return rows_per_step(); }
   const char* unit_name() const override { return unit_rows_ == 2 ? "pairs" : "rows"; }
+  // The micro-batch's rows times the most targets that count in a row (a preference pair's longest
+  // completion; reads every sample's loss mask once).
+  int max_counted_targets() const override;
   BatchShape fill_micro_batch(int64_t step, int micro, int32_t* inputs, int32_t* targets,
                               RowSegments* segments) const override;
   StepTokens step_tokens(int64_t step, int window) const override;

@@ -206,7 +206,8 @@ public:
   // by their sum when `normalize`.
   virtual void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
                          bool normalize);
-  // rows[r] = x[token[r]]: the tokens of each expert side by side, [R, C].
+  // rows[r] = x[token[r]]: the tokens of each expert side by side, [R, C] (and the LM head's rows
+  // whose target counts).
   virtual void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C);
   // out[n] = Σ_j weights[n, j] · y[row[n·K + j]] over j ascending (the experts in index order, as
   // transformers' eager loop adds them); row: where token n's j-th expert wrote its output.
@@ -262,6 +263,15 @@ public:
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                                       const int32_t* counted, float dloss, int N, int V, int Vp,
                                       float softcap = 0.0f) = 0;
+
+  // The LM head on the rows whose target counts only (the rows of a prompt or of a masked turn never
+  // reach the vocabulary): counted_rows writes rows[r] = the r-th n < N (ascending) whose target is
+  // not kIgnoredTarget and row_targets[r] = targets[n]; the caller knows their number M from the
+  // host's tokens. Computed on the device from the device's targets, so a replayed graph finds the
+  // rows of the micro-batch it is replayed for. The head gathers their inputs with moe_gather.
+  virtual void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) = 0;
+  // Their gradient back: dx [N, C] written over, row rows[r] = drows[r] for r < M, every other row 0.
+  virtual void scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) = 0;
 };
 
 }  // namespace zt

@@ -75,6 +75,6 @@ void CsvMonitor::step(const StepRecord& r) {
   }
 }
 
-void CsvMonitor::eval(int64_t step, double val_loss) { write(kValLoss, step, val_loss); }
+void CsvMonitor::eval(const EvalRecord& r) { write(kValLoss, r.step, r.val_loss); }
 
 }  // namespace zt

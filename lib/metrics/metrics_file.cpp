@@ -14,6 +14,26 @@ std::string format_float(double x) {
   return fmt::format("{:.9g}", x);
 }
 
+namespace {
+
+// ,"rewards/chosen":...: the preference metrics' fields of a record, or nothing.
+std::string preference_fields(const std::optional<PreferenceMetrics>& m, const char* prefix = "") {
+  std::string out;
+  if (m)
+    for (const auto& [name, value] : m->fields()) out += fmt::format(",\"{}{}\":{}", prefix, name, format_float(value));
+  return out;
+}
+
+// The summary's preference metrics: the last step's, and the last evaluation's as eval_*, TRL's
+// names; each field followed by a comma.
+std::string summary_preference(const SummaryRecord& r) {
+  std::string out = preference_fields(r.preference) + preference_fields(r.val_preference, "eval_");
+  if (out.empty()) return out;
+  return out.substr(1) + ",";
+}
+
+}  // namespace
+
 MetricsWriter::MetricsWriter(const std::string& path, bool append)
     : out_(path, append ? CheckedFile::Mode::Append : CheckedFile::Mode::Truncate, "training.metrics") {}
 
@@ -48,10 +68,7 @@ void MetricsWriter::step(const StepRecord& r) {
                        format_float(1e3 * t.comm_busy), format_float(1e3 * t.offload_wait),
                        format_float(1e3 * t.offload_io));
   }
-  std::string preference;
-  if (r.preference)
-    for (const auto& [name, value] : r.preference->fields())
-      preference += fmt::format(",\"{}\":{}", name, format_float(value));
+  const std::string preference = preference_fields(r.preference);
   write(fmt::format(
       "{{\"event\":\"step\",\"step\":{},\"loss\":{}{},\"lr\":{}{}{}{},\"loss_scale\":{},"
       "\"skipped\":{},\"tokens\":{},\"padding\":{},\"step_ms\":{},\"tokens_per_s\":{},\"mfu\":{},"
@@ -70,8 +87,9 @@ void MetricsWriter::step(const StepRecord& r) {
       time));
 }
 
-void MetricsWriter::eval(int64_t step, double val_loss) {
-  write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}}}", step, format_float(val_loss)));
+void MetricsWriter::eval(const EvalRecord& r) {
+  write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}{}}}", r.step, format_float(r.val_loss),
+                    preference_fields(r.preference)));
 }
 
 void MetricsWriter::summary(const SummaryRecord& r) {
@@ -92,13 +110,14 @@ void MetricsWriter::summary(const SummaryRecord& r) {
       fmt::format("{{\"event\":\"summary\",\"steps\":{},\"interrupted\":{},\"tokens\":{},\"wall_s\":{},"
                   "\"tokens_per_s\":{},\"mfu\":{},\"packing_efficiency\":{},\"padding\":{},\"loss\":{},"
                   "\"val_loss\":{}{}{},"
-                  "\"memory_peak\":[{}],\"comm\":{{{}}},"
+                  "{}\"memory_peak\":[{}],\"comm\":{{{}}},"
                   "\"comm_overlap\":{{\"in_flight_s\":{},\"waited_s\":{}}}}}",
                   r.steps, r.interrupted ? "true" : "false", r.tokens, format_float(r.wall_s),
                   format_float(r.tokens_per_s), format_float(r.mfu), format_float(r.packing_efficiency()),
                   format_float(1.0 - r.packing_efficiency()), format_float(r.loss), format_float(r.val_loss),
                   r.aux_loss ? ",\"aux_loss\":" + format_float(*r.aux_loss) : std::string(),
-                  r.expert_load ? ",\"expert_load\":" + format_float(*r.expert_load) : std::string(), memory,
+                  r.expert_load ? ",\"expert_load\":" + format_float(*r.expert_load) : std::string(),
+                  summary_preference(r), memory,
                   comm, format_float(r.comm_in_flight_s), format_float(r.comm_waited_s)));
 }
 

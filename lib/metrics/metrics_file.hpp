@@ -18,7 +18,7 @@ public:
   explicit MetricsWriter(const std::string& path, bool append = false);
   void setup(const SetupRecord& r) override;
   void step(const StepRecord& r) override;
-  void eval(int64_t step, double val_loss) override;
+  void eval(const EvalRecord& r) override;
   void summary(const SummaryRecord& r) override;
 
 private:

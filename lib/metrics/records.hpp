@@ -60,6 +60,14 @@ struct StepRecord {
   std::optional<PreferenceMetrics> preference;  // preference training's metrics of the step
 };
 
+// An evaluation: the mean loss over the validation targets that count (preference training: the
+// mean pair loss, TRL's eval_loss) and preference training's means over the validation pairs.
+struct EvalRecord {
+  int64_t step = 0;
+  double val_loss = NAN;
+  std::optional<PreferenceMetrics> preference;
+};
+
 // What the model wrote at a step (training.sample_every).
 struct SampleRecord {
   int64_t step = 0;
@@ -95,6 +103,8 @@ struct SummaryRecord {
   double packing_efficiency() const { return row_tokens > 0 ? double(tokens) / double(row_tokens) : 1.0; }
   double loss = NAN, val_loss = NAN;  // the last step's loss, the last evaluation's
   std::optional<double> aux_loss, expert_load;  // the last step's (models with experts, as StepRecord's)
+  // Preference training: the last step's metrics, the last evaluation's.
+  std::optional<PreferenceMetrics> preference, val_preference;
   std::vector<RankPeakMemory> memory_peak;
   CommStats comm;  // rank 0's collectives over the training steps
   double comm_in_flight_s = 0;  // reduce-scatters and all-gathers running (what can overlap compute)

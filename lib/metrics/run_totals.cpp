@@ -56,6 +56,7 @@ void RunTotals::add_step(const StepRecord& step) {
   loss_ = step.loss;
   aux_loss_ = step.aux_loss;
   expert_load_ = step.expert_load;
+  preference_ = step.preference;
   comm_ += step.comm;
   waited_s_ += step.time.reduce_wait + step.time.gather_wait;
 }
@@ -74,6 +75,8 @@ SummaryRecord RunTotals::summarize(Communicator& comm, bool interrupted, double 
   s.val_loss = val_loss_;
   s.aux_loss = aux_loss_;
   s.expert_load = expert_load_;
+  s.preference = preference_;
+  s.val_preference = val_preference_;
   s.memory_peak = gather_memory_peaks(comm);
   s.comm = comm_;
   // What the engine can run behind compute: the gradient reduce-scatters and parameter all-gathers.

@@ -19,7 +19,10 @@ std::vector<RankPeakMemory> gather_memory_peaks(Communicator& comm);
 class RunTotals {
 public:
   void add_step(const StepRecord& step);
-  void add_eval(double val_loss) { val_loss_ = val_loss; }
+  void add_eval(const EvalRecord& eval) {
+    val_loss_ = eval.val_loss;
+    val_preference_ = eval.preference;
+  }
 
   // The summary of the steps added so far; gathers the memory peaks (every rank calls it). MFU: the
   // steps' FLOPs over the wall time and the world's peak.
@@ -30,6 +33,7 @@ private:
   double flops_ = 0;
   double loss_ = NAN, val_loss_ = NAN;
   std::optional<double> aux_loss_, expert_load_;
+  std::optional<PreferenceMetrics> preference_, val_preference_;
   CommStats comm_;
   double waited_s_ = 0;
 };

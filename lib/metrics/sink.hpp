@@ -15,7 +15,7 @@ public:
   virtual ~MetricsSink() = default;
   virtual void setup(const SetupRecord&) {}
   virtual void step(const StepRecord&) {}
-  virtual void eval(int64_t /*step*/, double /*val_loss*/) {}
+  virtual void eval(const EvalRecord&) {}
   virtual void sample(const SampleRecord&) {}
   virtual void summary(const SummaryRecord&) {}
 };
@@ -31,8 +31,8 @@ public:
   void step(const StepRecord& r) override {
     for (auto& s : sinks_) s->step(r);
   }
-  void eval(int64_t step, double val_loss) override {
-    for (auto& s : sinks_) s->eval(step, val_loss);
+  void eval(const EvalRecord& r) override {
+    for (auto& s : sinks_) s->eval(r);
   }
   void sample(const SampleRecord& r) override {
     for (auto& s : sinks_) s->sample(r);

@@ -51,9 +51,14 @@ void StepLog::step(const StepRecord& r) {
   if (r.breakdown) log_breakdown(r.time, r.step_ms / 1e3);
 }
 
-void StepLog::eval(int64_t step, double val_loss) {
+void StepLog::eval(const EvalRecord& r) {
   last_line_ = Clock::now();
-  spdlog::info("eval  step {:>5} | val loss {:.4f}", step, val_loss);
+  const std::string preference =
+      r.preference ? fmt::format(" | rewards accuracies {:.3f} margins {:.4f} chosen {:.4f} rejected {:.4f}",
+                                 r.preference->rewards_accuracies, r.preference->rewards_margins,
+                                 r.preference->rewards_chosen, r.preference->rewards_rejected)
+                   : "";
+  spdlog::info("eval  step {:>5} | val loss {:.4f}{}", r.step, r.val_loss, preference);
 }
 
 void StepLog::sample(const SampleRecord& r) {

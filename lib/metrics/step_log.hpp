@@ -16,7 +16,7 @@ public:
   // quiet_seconds 0: only the logged steps.
   explicit StepLog(int64_t total_steps, double quiet_seconds = 0);
   void step(const StepRecord& r) override;
-  void eval(int64_t step, double val_loss) override;
+  void eval(const EvalRecord& r) override;
   void sample(const SampleRecord& r) override;
 
 private:

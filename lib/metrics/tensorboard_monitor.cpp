@@ -29,9 +29,9 @@ void TensorboardMonitor::step(const StepRecord& r) {
   flush();
 }
 
-void TensorboardMonitor::eval(int64_t step, double val_loss) {
+void TensorboardMonitor::eval(const EvalRecord& r) {
   if (!events_.val_loss) return;
-  writer_.scalar(kValLoss, step * samples_per_step_, float(val_loss));
+  writer_.scalar(kValLoss, r.step * samples_per_step_, float(r.val_loss));
   flush();
 }
 

@@ -16,7 +16,7 @@ public:
   TensorboardMonitor(const config::MonitorConfig& config, const MonitorEvents& events, int64_t samples_per_step);
 
   void step(const StepRecord& r) override;
-  void eval(int64_t step, double val_loss) override;
+  void eval(const EvalRecord& r) override;
 
   static std::filesystem::path directory(const config::MonitorConfig& config) {
     return monitor_directory(config, "tensorboard");

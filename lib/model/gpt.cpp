@@ -35,18 +35,18 @@ void check_tokens(const char* what, const int32_t* tokens, size_t n, int vocab_s
       fail("Gpt::forward: {}[{}] = {} is outside the vocabulary [0, {})", what, i, tokens[i], vocab_size);
 }
 
-// Checks targets as tokens that may also be kIgnoredTarget; returns how many count.
-int counted_targets_of(const int32_t* targets, size_t n, int vocab_size) {
-  int counted = 0;
+// Checks targets as tokens that may also be kIgnoredTarget; the rows of those that count into
+// `rows`, in order.
+void counted_targets_of(const int32_t* targets, size_t n, int vocab_size, std::vector<int32_t>& rows) {
+  rows.clear();
   for (size_t i = 0; i < n; i++) {
     if (targets[i] == kIgnoredTarget) continue;
     if (targets[i] < 0 || targets[i] >= vocab_size)
       fail("Gpt::forward: targets[{}] = {} is outside the vocabulary [0, {}) (and not {}, a target that carries "
            "no loss)",
            i, targets[i], vocab_size, kIgnoredTarget);
-    counted++;
+    rows.push_back(int32_t(i));
   }
-  return counted;
 }
 
 // The vectors the q/k norms normalise in a row of the packed qkv: each head (q heads, k heads,
@@ -89,7 +89,7 @@ std::vector<RoleOffsets> layer_offsets(const GptShape& shape) {
 }  // namespace
 
 Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
-         const TrainedParts& parts, size_t logits_bytes)
+         const TrainedParts& parts, size_t logits_bytes, int head_rows)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
@@ -109,7 +109,7 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       embed_scale_(recipe_.gemma ? in_dtype(backend.model.dtype(), float(std::sqrt(double(shape.d_model)))) : 1.0f),
       final_softcap_(float(shape.final_logit_softcapping)),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
-      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes),
+      acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes, head_rows),
       moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
   if (recipe_.rotary) fill_rope_tables();
 }
@@ -352,7 +352,11 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
     fail("Gpt::forward: sequence length T={} is outside [1, {}] (data.seq_len the model was built for)", T, max_seq_);
   const int V = shape_.vocab_size, N = B * T;
   check_tokens("inputs", inputs, size_t(N), V);
-  last_counted_ = targets ? counted_targets_of(targets, size_t(N), V) : 0;
+  if (targets) counted_targets_of(targets, size_t(N), V, counted_rows_);
+  last_counted_ = targets ? int(counted_rows_.size()) : 0;
+  // Only the rows whose target counts reach the head, when some do and some do not.
+  compact_head_ = head_on_counted_rows_ && targets && last_counted_ > 0 && last_counted_ < N;
+  head_rows_ = compact_head_ ? last_counted_ : N;
   backward_ready_ = false;
   segments_ = copy_segments(segments, B, T);
   moe_.set_rows(segments, B, T);
@@ -360,7 +364,7 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
   backward_ready_ = true;
-  return ops_.cross_entropy_loss(acts_.counted.data(), acts_.losses.data(), acts_.targets.data(), N);
+  return ops_.cross_entropy_loss(acts_.counted.data(), acts_.losses.data(), head_targets(), head_rows_);
 }
 
 void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, ParamHooks& hooks) {
@@ -373,6 +377,8 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
          cache.length(), cache.capacity(), max_seq_);
   check_tokens("inputs", inputs, size_t(B) * size_t(T), shape_.vocab_size);
   backward_ready_ = false;
+  compact_head_ = false;
+  head_rows_ = B * T;
   segments_ = nullptr;  // a generated sequence is one sample
   logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
@@ -398,11 +404,22 @@ Gpt::HeadChunk Gpt::head_chunk(int c, int N) const {
   return {first, end - first};
 }
 
-// LM head: logits = lnf · Wᵀ, W the token embedding (tied) or lm_head.weight, both [Vp, C].
+// The head's rows: the final norm's output, or the rows of it whose target counts, gathered into
+// dln (free until backward's head, which writes their gradient into lnf, no longer needed, and
+// scatters it back into dln).
+const void* Gpt::head_input() const { return compact_head_ ? acts_.dln.data() : acts_.lnf.data(); }
+void* Gpt::head_input_grad() { return compact_head_ ? acts_.lnf.data() : acts_.dln.data(); }
+const int32_t* Gpt::head_targets() const {
+  return compact_head_ ? acts_.head_targets.data() : acts_.targets.data();
+}
+int Gpt::batch_row_of_head_row(int r) const { return compact_head_ ? counted_rows_[size_t(r)] : r; }
+
+// LM head: logits = x · Wᵀ for the chunk's rows x of head_input(), W the token embedding (tied) or
+// lm_head.weight, both [Vp, C].
 void Gpt::head_logits(const void* w_head, HeadChunk chunk) {
   const int C = shape_.d_model;
-  const auto* lnf = static_cast<const char*>(acts_.lnf.data()) + size_t(chunk.first) * C * dtype_size(ops_.dtype());
-  ops_.matmul_forward(acts_.logits.data(), lnf, w_head, nullptr, chunk.rows, C, padded_vocab(),
+  const auto* x = static_cast<const char*>(head_input()) + size_t(chunk.first) * C * dtype_size(ops_.dtype());
+  ops_.matmul_forward(acts_.logits.data(), x, w_head, nullptr, chunk.rows, C, padded_vocab(),
                       WeightLayout::OutputMajor);
   if (final_softcap_ > 0.0f)
     ops_.softcap_forward(acts_.logits.data(), size_t(chunk.rows) * size_t(padded_vocab()), final_softcap_);
@@ -435,30 +452,46 @@ void Gpt::logits_forward(const int32_t* inputs, const int32_t* targets, int B, i
                recipe_.rms_norm ? nullptr : lnf + C * esz, N);
   hooks.release(lnf_group);
 
-  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
+  const int M = head_rows_;
+  if (compact_head_) {
+    ops_.counted_rows(acts_.head_rows.data(), acts_.head_targets.data(), targets, N);
+    ops_.moe_gather(acts_.dln.data(), acts_.lnf.data(), acts_.head_rows.data(), M, C);
+  }
+  const int head = gpt_head_group(shape_), chunks = head_chunks(M);
   const void* w_head = fetch(hooks, head);
   for (int c = targets ? 0 : chunks - 1; c < chunks; c++) {
-    const HeadChunk chunk = head_chunk(c, N);
+    const HeadChunk chunk = head_chunk(c, M);
     head_logits(w_head, chunk);
     if (targets)
       ops_.cross_entropy_forward(acts_.lse.data() + chunk.first, acts_.losses.data() + chunk.first,
-                                 acts_.logits.data(), targets + chunk.first, chunk.rows, V, Vp);
+                                 acts_.logits.data(), head_targets() + chunk.first, chunk.rows, V, Vp);
   }
   hooks.release(head);
-  first_logit_row_ = head_chunk(chunks - 1, N).first;
+  first_logit_row_ = head_chunk(chunks - 1, M).first;
 
   last_B_ = B;
   last_T_ = T;
 }
 
 void Gpt::copy_logits_row(int row, float* out) {
-  if (row < first_logit_row_ || row >= last_B_ * last_T_)
+  // The head's row of batch row `row`: itself, or its place among the rows whose target counts.
+  int r = row;
+  if (compact_head_) {
+    const auto at = std::lower_bound(counted_rows_.begin(), counted_rows_.end(), row);
+    r = at != counted_rows_.end() && *at == row ? int(at - counted_rows_.begin()) : -1;
+  }
+  if (r < first_logit_row_ || r >= head_rows_) {
+    if (compact_head_)
+      fail("Gpt::copy_logits_row: row {} is not among the logits kept, those of the last {} of the {} rows whose "
+           "target counts",
+           row, head_rows_ - first_logit_row_, head_rows_);
     fail("Gpt::copy_logits_row: row {} is not among the logits kept, rows [{}, {})", row, first_logit_row_,
-         last_B_ * last_T_);
+         head_rows_);
+  }
   const DType dt = ops_.dtype();
   const size_t V = size_t(shape_.vocab_size), esz = dtype_size(dt);
   std::vector<uint8_t> bytes(V * esz);
-  const size_t at = size_t(row - first_logit_row_) * padded_vocab() * esz;
+  const size_t at = size_t(r - first_logit_row_) * padded_vocab() * esz;
   device_.copy(bytes.data(), static_cast<const char*>(acts_.logits.data()) + at, bytes.size(), device_.compute());
   device_.synchronize(device_.compute());
   to_f32(dt, bytes.data(), out, V);
@@ -548,8 +581,16 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
 
 void Gpt::copy_losses(float* out) {
   const size_t N = size_t(last_B_) * size_t(last_T_);
-  device_.copy(out, acts_.losses.data(), sizeof(float) * N, device_.compute());
+  if (!compact_head_) {
+    device_.copy(out, acts_.losses.data(), sizeof(float) * N, device_.compute());
+    device_.synchronize(device_.compute());
+    return;
+  }
+  std::vector<float> head(counted_rows_.size());
+  device_.copy(head.data(), acts_.losses.data(), sizeof(float) * head.size(), device_.compute());
   device_.synchronize(device_.compute());
+  std::fill(out, out + N, std::numeric_limits<float>::quiet_NaN());
+  for (size_t r = 0; r < head.size(); ++r) out[counted_rows_[r]] = head[r];
 }
 
 void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, float aux_dloss) {
@@ -568,38 +609,37 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
   // LM head, chunk by chunk from the last. Tied, it is the embeddings' group, whose gradient buffer
   // stays open until the lookup's gradient is added last. Frozen groups get no gradient buffer
   // (null gradients).
-  const int head = gpt_head_group(shape_), chunks = head_chunks(N);
+  const int M = head_rows_;
+  const int head = gpt_head_group(shape_), chunks = head_chunks(M);
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
   void* dlogits = acts_.logits.data();  // in place over the logits
-  if (row_weights && one_.size() == 0) {
-    one_ = Buffer<int32_t>(device_, MemSpace::Device, MemCategory::Activations, 1);
-    const int32_t one = 1;
-    device_.copy(one_.data(), &one, sizeof one, device_.compute());
-    device_.synchronize(device_.compute());
-  }
   for (int c = chunks - 1; c >= 0; c--) {
-    const HeadChunk chunk = head_chunk(c, N);
+    const HeadChunk chunk = head_chunk(c, M);
     if (c != chunks - 1) head_logits(w_head, chunk);
     if (!row_weights) {
       ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
-                                  acts_.targets.data() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
+                                  head_targets() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
                                   final_softcap_);
     } else {  // the chunk's rows piece by piece, a row of the batch each with its weight and a count of 1
       const size_t row_bytes = size_t(Vp) * dtype_size(ops_.dtype());
-      for (int first = chunk.first; first < chunk.first + chunk.rows;) {
-        const int b = first / T, end = std::min(chunk.first + chunk.rows, (b + 1) * T);
+      const int chunk_end = chunk.first + chunk.rows;
+      for (int first = chunk.first; first < chunk_end;) {
+        const int b = batch_row_of_head_row(first) / T;
+        int end = first + 1;
+        while (end < chunk_end && batch_row_of_head_row(end) / T == b) end++;
         auto* d = static_cast<char*>(dlogits) + size_t(first - chunk.first) * row_bytes;
-        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, acts_.targets.data() + first, one_.data(),
+        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, head_targets() + first, acts_.one.data(),
                                     dloss * row_weights[b], end - first, V, Vp, final_softcap_);
         first = end;
       }
     }
     const size_t rows_at = size_t(chunk.first) * C * esz;
-    ops_.matmul_backward(static_cast<char*>(acts_.dln.data()) + rows_at, dw_head, nullptr, dlogits,
-                         static_cast<const char*>(acts_.lnf.data()) + rows_at, w_head, chunk.rows, C, Vp,
+    ops_.matmul_backward(static_cast<char*>(head_input_grad()) + rows_at, dw_head, nullptr, dlogits,
+                         static_cast<const char*>(head_input()) + rows_at, w_head, chunk.rows, C, Vp,
                          WeightLayout::OutputMajor, GradInto::Overwrite);
   }
+  if (compact_head_) ops_.scatter_rows(acts_.dln.data(), head_input_grad(), acts_.head_rows.data(), M, N, C);
   if (head != kEmbeddingsGroup) grads_ready_if_trained(hooks, head);
   hooks.release(head);
 

@@ -46,9 +46,12 @@ public:
   // parts: LoRA adapters and frozen tensors (model/lora.hpp): the layout marks what trains, and
   // backward computes gradients for nothing else (none below the lowest block that trains).
   // logits_bytes: what the LM head's logits may take at once (GptActivations' logit_rows).
+  // head_rows: the most targets that count in a forward's micro-batch, when the data says (0: B·T):
+  // the logits need not hold more rows at once (a forward with more computes more chunks).
   // Throws zt::Error naming the field for an invalid shape or bound.
   Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false,
-      const Backend& backend = cpu_backend(), const TrainedParts& parts = {}, size_t logits_bytes = kLogitsBytes);
+      const Backend& backend = cpu_backend(), const TrainedParts& parts = {}, size_t logits_bytes = kLogitsBytes,
+      int head_rows = 0);
 
   const GptShape& shape() const { return shape_; }
   const ParamLayout& layout() const { return layout_; }
@@ -74,7 +77,10 @@ public:
   // kIgnoredTarget (core/ignored_target.hpp): it carries no loss. Returns the mean cross-entropy
   // over the targets that count (PyTorch's cross_entropy with ignore_index), NaN when none counts
   // or targets is null (logits only). The LM head and the loss go a chunk of logit_rows() rows at a
-  // time, keeping each row's log-sum-exp and loss, not its logits. Fetches and releases each group
+  // time, keeping each row's log-sum-exp and loss, not its logits; when some targets count and some
+  // do not, over the rows whose target counts only (gathered from the final norm's output, their
+  // gradient scattered back in backward): a prompt's rows never reach the vocabulary projection.
+  // Fetches and releases each group
   // in order: embeddings, each block, the final norm, then the LM head's group (the embeddings
   // again when tied).
   // segments: the samples in each row (packed rows, or one padded sample per row), shaped [B, T]:
@@ -132,14 +138,22 @@ public:
 
   // Rows of logits the LM head computes at once.
   int logit_rows() const { return acts_.logit_rows(); }
-  // Logits of the last forward's last chunk: rows [first_logit_row(), B·T) of [B, T,
-  // padded_vocab()], row-major in device memory, in dtype(); all of them when B·T <= logit_rows().
-  // Columns from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU
-  // backend: fp32 host memory.
+  // The rows the LM head computed in the last forward: B·T, or with targets some of which do not
+  // count, the rows whose target counts.
+  int head_rows() const { return head_rows_; }
+  // Off: the head computes every row, counted or not (what the rows that count are checked and
+  // measured against). On by default.
+  void set_head_on_counted_rows(bool on) { head_on_counted_rows_ = on; }
+  // Logits of the last forward's last chunk: rows [first_logit_row(), head_rows()) of the head's
+  // rows (those of [B, T] in order, or of the rows whose target counts), each padded_vocab() wide,
+  // row-major in device memory, in dtype(); all of them when head_rows() <= logit_rows(). Columns
+  // from vocab_size on are not logits of real tokens. Overwritten by backward. On the CPU backend:
+  // fp32 host memory.
   const float* logits() const { return static_cast<const float*>(acts_.logits.data()); }
   int first_logit_row() const { return first_logit_row_; }
-  // Row `row` of the last forward's logits (one of the last chunk's, the last row among them), its
-  // first vocab_size() values, as fp32 in host memory (copied from the device; waits for it).
+  // Row `row` of [B, T] of the last forward's logits (one of the last chunk's, the last row among
+  // them), its first vocab_size() values, as fp32 in host memory (copied from the device; waits for
+  // it).
   void copy_logits_row(int row, float* out);
 
   // The groups forward then backward fetch, in order (what ZeRO stage 3 prefetches by).
@@ -183,6 +197,13 @@ private:
   HeadChunk head_chunk(int c, int N) const;
   int head_chunks(int N) const;
   void head_logits(const void* w_head, HeadChunk chunk);
+  // The head's rows [head_rows_, C] (the final norm's output, or its rows whose target counts), the
+  // buffer their gradient goes into, and their targets (device memory).
+  const void* head_input() const;
+  void* head_input_grad();
+  const int32_t* head_targets() const;
+  // The row of [B, T] the head's row r is.
+  int batch_row_of_head_row(int r) const;
   // cache: attend to its positions and add this block's keys and values (generation).
   // A block's parameters and its adapters' (null without adapters), with their gradients in backward
   // (null where frozen).
@@ -236,9 +257,12 @@ private:
   MoeBlock moe_;
   // What backward needs to know about the last forward.
   int last_B_ = 0, last_T_ = 0, last_counted_ = 0, first_logit_row_ = 0;
+  int head_rows_ = 0;           // rows the head computed
+  bool compact_head_ = false;   // only the rows whose target counts
+  bool head_on_counted_rows_ = true;
+  std::vector<int32_t> counted_rows_;  // the rows of [B, T] whose target counts, in order (host)
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
-  Buffer<int32_t> one_;  // [1] = 1 on the device: the count of a backward by row weights
 };
 
 }  // namespace zt

@@ -16,7 +16,8 @@ struct ActSizes {
   size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, rope_local, datt, post_rstd;
   size_t tokens;    // int32, for inputs and for targets
   size_t segments;  // TokenSegment (two int32)
-  size_t counted;   // int32
+  size_t counted;   // int32, for the count and for a count of 1
+  size_t head_rows; // int32, for the rows the LM head computes and for their targets
 
   size_t dtype_elements() const {
     return residual + ln1 + qkv + qkv_att + atty + residual2 + ln2 + fch + fch_act + 2 * post + proj + lnf + logits +
@@ -26,11 +27,14 @@ struct ActSizes {
     return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope +
            2 * rope_local + datt + 2 * post_rstd;
   }
-  size_t int32s() const { return 2 * tokens + 2 * segments + counted; }
+  size_t int32s() const { return 2 * tokens + 2 * segments + 2 * counted + 2 * head_rows; }
 };
 
+// The rows the LM head computes at most: head_rows when it bounds them below BT.
+size_t head_rows_bound(size_t BT, int head_rows) { return head_rows > 0 ? std::min(BT, size_t(head_rows)) : BT; }
+
 ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops,
-                  size_t logits_bytes) {
+                  size_t logits_bytes, int head_rows) {
   const BlockRecipe r = shape.recipe();
   const size_t BT = size_t(max_batch) * size_t(max_seq), C = size_t(shape.d_model), slots = size_t(block_slots);
   const size_t QKV = size_t(shape.qkv_width()), Q = size_t(shape.q_width()), F = size_t(shape.ff_width());
@@ -45,7 +49,8 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.fch = slots * BT * fc;
   s.fch_act = slots * BT * F;
   s.proj = s.lnf = s.dresidual = s.dln = BT * C;
-  s.logits = size_t(logit_rows(shape, BT, ops.dtype(), logits_bytes)) * size_t(shape.padded_vocab());
+  s.logits = size_t(logit_rows(shape, head_rows_bound(BT, head_rows), ops.dtype(), logits_bytes)) *
+             size_t(shape.padded_vocab());
   s.datty = BT * Q;
   s.dqkv = BT * QKV;
   s.dqkv_att = r.qk_norm ? BT * QKV : 0;
@@ -65,6 +70,7 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.tokens = BT;
   s.segments = BT;
   s.counted = 1;
+  s.head_rows = BT;
   return s;
 }
 
@@ -78,7 +84,7 @@ int logit_rows(const GptShape& shape, size_t rows, DType dtype, size_t logits_by
 }
 
 GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                               const Backend& backend, size_t logits_bytes)
+                               const Backend& backend, size_t logits_bytes, int head_rows)
     : bt_max_(size_t(max_batch) * max_seq),
       C_(size_t(shape.d_model)),
       qkv_(size_t(shape.qkv_width())),
@@ -87,10 +93,10 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
       act_(size_t(shape.ff_width())),
       att_slot_(backend.model.attention_saved_floats(max_batch, max_seq, shape.n_head)),
       heads_(size_t(shape.n_head + shape.kv_heads())),
-      logit_rows_(zt::logit_rows(shape, bt_max_, backend.model.dtype(), logits_bytes)) {
+      logit_rows_(zt::logit_rows(shape, head_rows_bound(bt_max_, head_rows), backend.model.dtype(), logits_bytes)) {
   Device& dev = backend.device;
   const DType dt = backend.model.dtype();
-  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, backend.model, logits_bytes);
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, backend.model, logits_bytes, head_rows);
   auto int32s = [&](size_t n) { return Buffer<int32_t>(dev, MemSpace::Device, MemCategory::Activations, n); };
   auto tensor = [&](size_t n) { return ActTensor(dev, dt, n); };
   auto floats = [&](size_t n) { return Buffer<float>(dev, MemSpace::Device, MemCategory::Activations, n); };
@@ -122,6 +128,12 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   targets = int32s(s.tokens);
   segments = Buffer<TokenSegment>(dev, MemSpace::Device, MemCategory::Activations, s.segments);
   counted = int32s(s.counted);
+  one = int32s(s.counted);
+  const int32_t one_value = 1;
+  dev.copy(one.data(), &one_value, sizeof one_value, dev.compute());
+  dev.synchronize(dev.compute());
+  this->head_rows = int32s(s.head_rows);  // (the parameter is the bound)
+  head_targets = int32s(s.head_rows);
   rope_cos = floats(s.rope);
   rope_sin = floats(s.rope);
   rope_local_cos = floats(s.rope_local);
@@ -142,8 +154,8 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
 }
 
 size_t GptActivations::bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots, const ModelOps& ops,
-                             size_t logits_bytes) {
-  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, ops, logits_bytes);
+                             size_t logits_bytes, int head_rows) {
+  const ActSizes s = sizes_of(shape, max_batch, max_seq, block_slots, ops, logits_bytes, head_rows);
   return s.dtype_elements() * dtype_size(ops.dtype()) + s.floats() * sizeof(float) + s.int32s() * sizeof(int32_t);
 }
 

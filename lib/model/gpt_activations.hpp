@@ -74,12 +74,15 @@ int logit_rows(const GptShape& shape, size_t rows, DType dtype, size_t logits_by
 class GptActivations {
 public:
   // block_slots: n_layer to keep every block's activations, 1 to recompute them in backward.
-  // logits_bytes: what the LM head's logits may take (logit_rows).
+  // logits_bytes: what the LM head's logits may take (logit_rows). head_rows: the most rows the
+  // head computes in a micro-batch, the rows whose target counts (0: every row, B·T), which the
+  // logits need not exceed.
   GptActivations(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                 const Backend& backend = cpu_backend(), size_t logits_bytes = kLogitsBytes);
+                 const Backend& backend = cpu_backend(), size_t logits_bytes = kLogitsBytes, int head_rows = 0);
   // The bytes the constructor registers in the ledger, without allocating (--dry-run's plan).
   static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int block_slots,
-                      const ModelOps& ops = cpu_backend().model, size_t logits_bytes = kLogitsBytes);
+                      const ModelOps& ops = cpu_backend().model, size_t logits_bytes = kLogitsBytes,
+                      int head_rows = 0);
 
   BlockActivations block(int slot);
   void* residual(int i) { return residual_.at(size_t(i) * bt_max_ * C_); }  // [BT, C], i in [0, n_layer]
@@ -94,6 +97,10 @@ public:
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
   Buffer<TokenSegment> segments;    // [BT] the last forward's samples of packed rows (RowSegments' table)
   Buffer<int32_t> counted;          // [1] the last forward's targets that count, on the device
+  Buffer<int32_t> one;              // [1] = 1: the count of a backward by row weights (Gpt::backward)
+  // [BT] the rows whose target counts (ModelOps::counted_rows), when the head computes only those,
+  // and their targets.
+  Buffer<int32_t> head_rows, head_targets;
   // Rotary families: cos and sin of every position's angles, [max_seq, hd/2] each; those of the
   // sliding layers where their rotary base differs (gemma3_text), else empty.
   Buffer<float> rope_cos, rope_sin, rope_local_cos, rope_local_sin;

@@ -56,25 +56,41 @@ std::string curves_svg(const std::vector<RunCurves>& runs) {
   Chart lr{"learning rate", "step", "lr", {}, true};
   Chart norm{"gradient norm", "step", "global L2 norm", {}, true};
   Chart speed{"throughput", "step", "tokens/s (all ranks)", {}, true};
-  bool any_val = false;
+  // Preference training: a third row, the chosen answer's reward against the rejected one's.
+  Chart accuracy{"preference accuracy", "step", "rewards/accuracies", {}, true};
+  Chart margin{"reward margin", "step", "rewards/margins", {}, false};
+  bool any_val = false, any_preference = false;
+  // A series and its evaluations (dashed, with markers) on one chart.
+  auto add = [&](Chart& chart, const std::string& run, const std::string& what, const std::string& c,
+                 const std::vector<Point>& train, const std::vector<Point>& val) {
+    chart.series.push_back({run + ": train " + what, c, train});
+    if (!val.empty()) {
+      chart.series.push_back({run + ": val " + what, c, val, true, true});
+      any_val = true;
+    }
+  };
   for (size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     const std::string c = colour(i), n = names[i];
-    loss.series.push_back({n + ": train loss", c, r.loss});
-    if (!r.val_loss.empty()) {
-      loss.series.push_back({n + ": val loss", c, r.val_loss, true, true});
-      any_val = true;
-    }
+    add(loss, n, "loss", c, r.loss, r.val_loss);
     lr.series.push_back({n + ": learning rate", c, r.lr});
     norm.series.push_back({n + ": gradient norm", c, r.grad_norm});
     speed.series.push_back({n + ": tokens/s", c, r.tokens_per_s});
+    if (r.accuracies.empty() && r.val_accuracies.empty()) continue;
+    any_preference = true;
+    add(accuracy, n, "rewards/accuracies", c, r.accuracies, r.val_accuracies);
+    add(margin, n, "rewards/margins", c, r.margins, r.val_margins);
   }
-  Svg svg(kWidth, kHeader + 2 * kChartH);
+  Svg svg(kWidth, kHeader + (any_preference ? 3 : 2) * kChartH);
   draw_legend(svg, names, any_val);
   draw_chart(svg, loss, {0, kHeader, kChartW, kChartH});
   draw_chart(svg, lr, {kChartW, kHeader, kChartW, kChartH});
   draw_chart(svg, norm, {0, kHeader + kChartH, kChartW, kChartH});
   draw_chart(svg, speed, {kChartW, kHeader + kChartH, kChartW, kChartH});
+  if (any_preference) {
+    draw_chart(svg, accuracy, {0, kHeader + 2 * kChartH, kChartW, kChartH});
+    draw_chart(svg, margin, {kChartW, kHeader + 2 * kChartH, kChartW, kChartH});
+  }
   return svg.finish();
 }
 

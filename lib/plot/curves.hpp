@@ -1,7 +1,8 @@
 #pragma once
 // `zerotrain plot`: training curves of one or more runs as one self-contained SVG, four charts
-// against the step (loss with validation, learning rate, gradient norm, throughput), runs overlaid
-// in colours, one <path> per series.
+// against the step (loss with validation, learning rate, gradient norm, throughput), and two more
+// for preference training (the rewards' accuracy and margin, with validation), runs overlaid in
+// colours, one <path> per series.
 #include <string>
 #include <vector>
 

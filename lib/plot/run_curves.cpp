@@ -69,8 +69,17 @@ RunCurves read_run_curves(const std::string& path) {
       c.lr.push_back({step, r.number("lr")});
       if (r.has("grad_norm")) c.grad_norm.push_back({step, r.number("grad_norm")});
       c.tokens_per_s.push_back({step, r.number("tokens_per_s")});
+      if (r.has("rewards/accuracies")) {
+        c.accuracies.push_back({step, r.number("rewards/accuracies")});
+        c.margins.push_back({step, r.number("rewards/margins")});
+      }
     } else if (event == "eval") {
-      c.val_loss.push_back({r.number("step"), r.number("val_loss")});
+      const double step = r.number("step");
+      c.val_loss.push_back({step, r.number("val_loss")});
+      if (r.has("rewards/accuracies")) {
+        c.val_accuracies.push_back({step, r.number("rewards/accuracies")});
+        c.val_margins.push_back({step, r.number("rewards/margins")});
+      }
     }
   }
   if (in.bad()) fail("{}: read error: {}", path, std::strerror(errno));

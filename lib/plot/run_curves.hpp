@@ -1,6 +1,7 @@
 #pragma once
 // The curves of one run, read from its metrics file (JSON Lines, docs/metrics.md): train loss,
-// learning rate, gradient norm and throughput of each step record, val loss of each eval record.
+// learning rate, gradient norm and throughput of each step record, val loss of each eval record;
+// preference training's reward accuracy and margin of each step and eval record that has them.
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@ struct RunCurves {
   std::string path;
   std::string label;  // the legend's name for the run: the file name without .jsonl
   std::vector<Point> loss, val_loss, lr, grad_norm, tokens_per_s;
+  std::vector<Point> accuracies, val_accuracies, margins, val_margins;  // rewards/accuracies, rewards/margins
 };
 
 // Throws zt::Error naming the file (and the line) for a file that cannot be read, a line that is

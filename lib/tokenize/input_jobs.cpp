@@ -53,9 +53,9 @@ std::shared_ptr<const nlohmann::ordered_json> read_json_array(const std::string&
   try {
     array = std::make_shared<const nlohmann::ordered_json>(nlohmann::ordered_json::parse(text));
   } catch (const nlohmann::ordered_json::parse_error& e) {
-    fail("{}: not valid JSON: {}", path, e.what());
+    refuse("{}: not valid JSON: {}", path, e.what());
   }
-  if (!array->is_array()) fail("{}: expected a JSON array of records", path);
+  if (!array->is_array()) refuse("{}: expected a JSON array of records", path);
   return array;
 }
 
@@ -91,11 +91,11 @@ DataInput inspect_input(const std::string& path) {
   ::close(open_input(path, &f.size));  // the reason it cannot be read, in tokenize's words
   const ContentKind content = sniff_content(path);
   if (is_columnar(content))
-    fail("{}: {}, which zerotrain does not read: write its records as JSON lines first (Hugging Face datasets: "
+    refuse("{}: {}, which zerotrain does not read: write its records as JSON lines first (Hugging Face datasets: "
          "`dataset.to_json(\"train.jsonl\")`)",
          path, content_kind_name(content));
   if (content == ContentKind::LlmcTokens)
-    fail("{}: already a token file (an llm.c header): train on it as it is (--data {})", path, path);
+    refuse("{}: already a token file (an llm.c header): train on it as it is (--data {})", path, path);
   const std::string ext = lower_extension(path);
   if (ext == ".jsonl" || ext == ".ndjson") {
     f.kind = DataInput::JsonLines;

@@ -141,7 +141,7 @@ PairPieces pair_pieces(const JobContext& c, const PreferencePair& p) {
 }
 
 void skip_or_fail(Encoded& out, const JobContext& c, const std::string& where, const std::string& what) {
-  if (!c.skip_invalid) fail("{}: {}", where, what);
+  if (!c.skip_invalid) refuse("{}: {}", where, what);
   if (out.skipped_first.size() < kSkippedListed) out.skipped_first.push_back(where + ": " + what);
   ++out.skipped;
 }
@@ -150,7 +150,7 @@ void skip_or_fail(Encoded& out, const JobContext& c, const std::string& where, c
 void add_pair(Encoded& out, const JobContext& c, const nlohmann::ordered_json& record, PreferenceForm form,
               const std::string& where) {
   if (!preference_form_is_text(form) && !c.chat_format)
-    fail("{}: {}", where, c.chat_format_problem);
+    refuse("{}: {}", where, c.chat_format_problem);
   PairPieces pieces;
   try {
     pieces = pair_pieces(c, preference_pair_of(record, form, c.record_options.system));
@@ -174,7 +174,7 @@ void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json&
   const FileForm file_form = file < c.forms.size() ? c.forms[file] : FileForm{};
   const PreferenceForm form = preference_form_of(record);
   auto mixed = [&] {
-    fail("{}: {}, but the file's first record ({}) is {}: a file holds records of one form", where,
+    refuse("{}: {}, but the file's first record ({}) is {}: a file holds records of one form", where,
          preference_form_name(form), file_form.where, preference_form_name(file_form.form));
   };
   if (form != PreferenceForm::None) {
@@ -195,7 +195,7 @@ void add_record(Encoded& out, const JobContext& c, const nlohmann::ordered_json&
     return;
   }
   if (file_form.form != PreferenceForm::None) mixed();
-  if (d.kind == Document::Chat && !c.chat_format) fail("{}: {}", where, c.chat_format_problem);
+  if (d.kind == Document::Chat && !c.chat_format) refuse("{}: {}", where, c.chat_format_problem);
   try {
     piece = piece_of(c, d);
   } catch (const Error& e) {
@@ -227,7 +227,7 @@ Encoded encode_job(const InputJob& job, const JobContext& c) {
   switch (job.kind) {
     case DataInput::Text: {
       if (size_t bad = unicode::invalid_utf8_offset(job.bytes); bad != std::string::npos)
-        fail("{}: not UTF-8 at byte offset {}", path, job.offset + bad);
+        refuse("{}: not UTF-8 at byte offset {}", path, job.offset + bad);
       append(out, text_piece(c, job.bytes, job.continuation), !job.continuation);
       out.documents = job.continuation ? 0 : 1;  // a document cut in pieces counts with its first
       break;

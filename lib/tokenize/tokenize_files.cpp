@@ -30,7 +30,7 @@ double parse_val_percent(const std::string& val) {
   char* end = nullptr;
   const double p = std::strtod(val.c_str(), &end);
   if (end == val.c_str() || std::string(end) != "%" || !(p > 0 && p < 100))
-    fail("--val {}: expected a percentage of the documents above 0 and below 100, such as 5%", val);
+    refuse("--val {}: expected a percentage of the documents above 0 and below 100, such as 5%", val);
   return p;
 }
 
@@ -57,10 +57,10 @@ void check_outputs(const TokenizeOptions& o, const std::vector<std::string>& out
   for (const std::string& out : outputs) {
     for (const std::string& in : inputs)
       if (fs::exists(out, ec) && fs::equivalent(out, in, ec))
-        fail("-o {}: {} would overwrite the input {}", o.output, out, in);
+        refuse("-o {}: {} would overwrite the input {}", o.output, out, in);
     const fs::path dir = fs::path(out).parent_path();
     if (!dir.empty() && !fs::is_directory(dir, ec))
-      fail("-o {}: the directory {} does not exist", o.output, dir.string());
+      refuse("-o {}: the directory {} does not exist", o.output, dir.string());
   }
 }
 
@@ -131,7 +131,7 @@ void choose_chat_format(JobContext& context, const std::string& chat_format, std
   const Tokenizer& tokenizer = context.tokenizer;
   if (!chat_format.empty()) {
     context.chat_format = kChatFormatNames.find(chat_format);
-    if (!context.chat_format) fail("--chat-format {}: expected one of {}", chat_format, kChatFormatNames.list(","));
+    if (!context.chat_format) refuse("--chat-format {}: expected one of {}", chat_format, kChatFormatNames.list(","));
     check_chat_format(*context.chat_format, tokenizer);
     told = "--chat-format";
     return;
@@ -168,7 +168,7 @@ std::vector<FileForm> file_forms(const std::vector<DataInput>& inputs, std::stri
     if (forms.find(name) == std::string::npos) forms += (forms.empty() ? "" : ", ") + name;
   }
   if (pairs && other)
-    fail("{} holds preference pairs ({}, told by {}), but {} holds {}: pairs and other data are not tokenized into "
+    refuse("{} holds preference pairs ({}, told by {}), but {} holds {}: pairs and other data are not tokenized into "
          "one file",
          inputs[*pairs].path, preference_form_name(out[*pairs].form), out[*pairs].where, inputs[*other].path,
          inputs[*other].kind == DataInput::Text ? "text" : "other records");
@@ -184,7 +184,7 @@ JobContext job_context(const Tokenizer& tokenizer, const std::vector<DataInput>&
   const AddedToken* eos = tokenizer.added_tokens().by_content(tokenizer.config_string("eos_token"));
   context.end_of_text = eos ? eos->id : context.separator;
   const auto train_on = kTrainOnNames.find(o.train_on);
-  if (!train_on) fail("--train-on {}: expected {}", o.train_on, kTrainOnNames.list());
+  if (!train_on) refuse("--train-on {}: expected {}", o.train_on, kTrainOnNames.list());
   context.record_options = {o.system, *train_on};
   context.skip_invalid = o.skip_invalid;
   choose_chat_format(context, o.chat_format, format_told);
@@ -229,7 +229,7 @@ void encode_in_order(JobReader& reader, const JobContext& context, int threads, 
 int64_t val_tokens_of(int64_t tokens, double val_percent, const std::string& val) {
   const int64_t val_tokens = std::llround(double(tokens) * val_percent / 100.0);
   if (val_tokens < 1 || val_tokens >= tokens)
-    fail("--val {}: {} tokens in all leave {} for validation and {} for training: both need some", val, tokens,
+    refuse("--val {}: {} tokens in all leave {} for validation and {} for training: both need some", val, tokens,
          val_tokens, tokens - val_tokens);
   return val_tokens;
 }
@@ -256,9 +256,10 @@ TokenFileWriter::Outputs outputs_of(const TokenizeOptions& o, double val_percent
     };
     summary.val_documents = val_records * per_record;
   } else if (out.samples) {
-    fail("--val {}: {} {} in all leave {} for validation and {} for training: both need some, and a {} is never split",
-         o.val, records, out.pairs ? "pairs" : "records", val_records, records - val_records,
-         out.pairs ? "pair" : "record");
+    refuse("--val {}: {} {} in all leave {} for validation and {} for training: both need some, and a {} is never "
+           "split",
+           o.val, records, out.pairs ? "pairs" : "records", val_records, records - val_records,
+           out.pairs ? "pair" : "record");
   } else {
     out.val_tail_tokens = val_tokens_of(summary.tokens, val_percent, o.val);
   }
@@ -339,7 +340,7 @@ double seconds(Clock::time_point from, Clock::time_point to) {
 
 TokenizeSummary run_tokenize(const TokenizeOptions& o) {
   const auto start = Clock::now();
-  if (o.inputs.empty()) fail("tokenize: no input files");
+  if (o.inputs.empty()) refuse("tokenize: no input files");
   const double val_percent = parse_val_percent(o.val);
   const std::string val_path = val_percent > 0 ? val_file_of(o.output) : "";
   check_outputs(o, output_paths(o.output, val_path));

@@ -18,7 +18,11 @@
 
 namespace zt {
 
-MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, bool samples) {
+int planned_head_rows(const DataSampler& train, const DataSampler* val) {
+  return std::max(train.max_counted_targets(), val ? val->max_counted_targets() : 0);
+}
+
+MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, bool samples, int head_rows) {
   const GptShape& shape = c.model.shape;
   const TrainedParts parts = config::trained_parts(c);
   const ParamLayout layout = make_training_layout(shape, parts);
@@ -34,7 +38,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
   p.host_activations = Trainer::staging_bytes(c, samples) + p.step_values_host;
-  p.activations = GptActivations::bytes(shape, B, T, slots, ops) +
+  p.head_rows = head_rows > 0 ? std::min(head_rows, B * T) : B * T;
+  p.logit_rows = logit_rows(shape, size_t(p.head_rows), ops.dtype());
+  p.activations = GptActivations::bytes(shape, B, T, slots, ops, kLogitsBytes, head_rows) +
                   MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size()) +
                   ops.own_bytes(B, T, shape.d_model) +
                   LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
@@ -90,8 +96,9 @@ void warn_if_too_big(const MemoryPlan& p, int local_ranks, const Device& device)
 
 }  // namespace
 
-void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend, bool samples) {
-  MemoryPlan p = plan_memory(c, world, backend.model, samples);
+void print_memory_plan(const config::Config& c, int world, int local_ranks, const Backend& backend, bool samples,
+                       int head_rows) {
+  MemoryPlan p = plan_memory(c, world, backend.model, samples, head_rows);
   const bool gpu = backend.device.kind() == DeviceKind::Cuda;
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
@@ -133,6 +140,12 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
               mib(p.activations), p.activations, (long long)c.micro_batch_rows(), (long long)c.data.seq_len,
               std::string(dtype_name(p.activation_dtype)).c_str(),
               c.recompute_activations() ? ", one block kept (activation checkpointing)" : "");
+  const long long tokens = (long long)c.micro_batch_rows() * (long long)c.data.seq_len;
+  const size_t logits = size_t(p.logit_rows) * size_t(c.model.shape.padded_vocab()) * dtype_size(p.activation_dtype);
+  std::printf("  %-12s %12.2f MiB   of them the LM head's logits, %d rows at once; the head computes the rows whose "
+              "target counts, at most %d of the %lld in a micro-batch%s\n",
+              "", mib(logits), p.logit_rows, p.head_rows, tokens,
+              p.head_rows < tokens ? " (the data's most)" : "");
   if (gpu) {
     std::printf("  %-12s <= %9.2f MiB   everything above but offload, GPU memory (%s, %.2f GiB)\n", "per rank",
                 mib(plan_device_total(p)), backend.device.name().c_str(), gib(backend.device.memory_bytes()));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/config.hpp"
+#include "data/data_sampler.hpp"
 #include "kernels/backend.hpp"
 #include "zero/engine.hpp"
 
@@ -20,14 +21,20 @@ struct MemoryPlan : EnginePlan {
   // staging, the engine's step values.
   size_t activations = 0;
   size_t host_activations = 0;  // of activations, the bytes in host (pinned) memory
+  // The LM head: the most rows it computes in a micro-batch (those whose target counts, as the data
+  // bounds them; B·T without a bound) and the rows of logits it holds at once.
+  int head_rows = 0, logit_rows = 0;
   DType activation_dtype = DType::F32;  // what the backend's model operators compute in
 };
 
 // `ops`: the model operators the run computes with; their dtype, their attention's saved floats and
 // scratch, and their own buffers size the activations. `samples`: the data has samples, whose
-// micro-batches carry their RowSegments (train/run_data.hpp, has_samples).
+// micro-batches carry their RowSegments (train/run_data.hpp, has_samples). `head_rows`: the most
+// targets that count in a micro-batch (planned_head_rows; 0: every target of B·T).
 MemoryPlan plan_memory(const config::Config& config, int world_size, const ModelOps& ops = cpu_backend().model,
-                       bool samples = false);
+                       bool samples = false, int head_rows = 0);
+// The most targets that count in a micro-batch of training or evaluation: the LM head's rows.
+int planned_head_rows(const DataSampler& train, const DataSampler* val);
 // Bytes of memory one rank holds at most: model states, transient buffers and activations (not
 // what offload keeps in files).
 size_t plan_total(const MemoryPlan& plan);
@@ -41,6 +48,6 @@ size_t plan_offload_in_memory(const MemoryPlan& plan);
 // its share of this machine's memory (MemTotal divided among the `local_ranks` ranks on it), on a
 // GPU the GPU's memory for what lives there and the host share for what offload moves out.
 void print_memory_plan(const config::Config& config, int world_size, int local_ranks, const Backend& backend,
-                       bool samples = false);
+                       bool samples = false, int head_rows = 0);
 
 }  // namespace zt

@@ -50,7 +50,8 @@ int dry_run(const World& world, const config::Config& config, const Backend& bac
   if (world.rank() == 0) {
     config::log_provenance(config);
     log_data_plan(config, *data);
-    print_memory_plan(config, config.world_size, world.info().local_size, backend, has_samples(*data));
+    print_memory_plan(config, config.world_size, world.info().local_size, backend, has_samples(*data),
+                      planned_head_rows(*data->train_sampler, data->val_sampler.get()));
   }
   return 0;
 }

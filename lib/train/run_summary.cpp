@@ -37,6 +37,15 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
                               "mean)",
                               s.aux_loss ? show_loss(*s.aux_loss) : "-",
                               s.expert_load ? fmt::format("{:.2f}", *s.expert_load) : "-"));
+  auto preference = [&](const std::optional<PreferenceMetrics>& m, const char* which) {
+    if (!m) return;
+    out.push_back(fmt::format("  preference ({}): rewards accuracies {:.3f}, margins {:.4f}, chosen {:.4f}, "
+                              "rejected {:.4f} | logps chosen {:.4f}, rejected {:.4f}",
+                              which, m->rewards_accuracies, m->rewards_margins, m->rewards_chosen,
+                              m->rewards_rejected, m->logps_chosen, m->logps_rejected));
+  };
+  preference(s.preference, "train, last step");
+  preference(s.val_preference, "val, last evaluation");
 
   // Peak memory per rank and category, under the plan of this stage (its ZeRO formula).
   std::string head = fmt::format("  {:<28}", "peak memory (MiB)");

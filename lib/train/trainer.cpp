@@ -63,17 +63,19 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   std::string error;
   int status = kExitFailed;
   try {
-    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
-                                   config::trained_parts(config));
-    if (config.expert_parallel.size() > 1) model_->set_expert_group(expert_group(comm, config.expert_parallel.size()));
     const std::string text_tokenizer = open_data();
+    // The LM head's logits for the most rows it computes: the targets that count, as the data says.
+    const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
+    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
+                                   config::trained_parts(config), kLogitsBytes, head_rows);
+    if (config.expert_parallel.size() > 1) model_->set_expert_group(expert_group(comm, config.expert_parallel.size()));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
     if (const CheckpointReader* ckpt = start_->checkpoint())
       judge_against_checkpoint(data_tokenizer_, ckpt->meta(), ckpt->dir(), config, comm.rank());
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
       prepare_checkpoint_root(config.training.checkpoint_dir);
-    plan_ = plan_memory(config, comm.world_size(), backend.model, !segments_.empty());
+    plan_ = plan_memory(config, comm.world_size(), backend.model, !segments_.empty(), head_rows);
     sinks_ = open_run_sinks(config, comm.rank(), !start_->resumed_from().empty(), evaluates(), plan_);
   } catch (const std::exception& e) {
     error = e.what();
@@ -293,13 +295,15 @@ void Trainer::start_preference() {
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With
 // training.cuda_graph, after the first step, a graph of them replays (captured again when the
-// weight or the loss scale it holds changes, or the micro-batch's shape: padding to its longest row).
+// weight or the loss scale it holds changes, or the micro-batch's shape: padding to its longest row,
+// and the rows the LM head computes, those whose target counts).
 void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weights) {
   int32_t* inputs = inputs_[size_t(micro)].data();
   int32_t* targets = targets_[size_t(micro)].data();
   RowSegments* rows = train_sampler_->has_samples() ? segments(micro) : nullptr;
   const BatchShape shape = train_sampler_->fill_micro_batch(step - 1, micro, inputs, targets, rows);
-  const double weight = weights.of(count_targets(targets, shape.tokens()));
+  const int64_t counted = count_targets(targets, shape.tokens());
+  const double weight = weights.of(counted);
   const float dloss = float(engine_->backward_scale() * weight);
   // LoRA dropout's masks: one per micro-batch of each rank, the same again when a resumed run
   // redoes the step.
@@ -333,7 +337,7 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     return;
   }
   clock.time(&StepBreakdown::forward, [&] {
-    graphs_.launch(micro, {weight, double(dloss), shape.batch, shape.seq}, [&] {
+    graphs_.launch(micro, {weight, double(dloss), shape.batch, shape.seq, counted}, [&] {
       forward();
       backward();
     });
@@ -361,19 +365,15 @@ double Trainer::evaluate() {
   return sums[1] > 0 ? sums[0] / sums[1] : NAN;
 }
 
-// The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' accuracy and margin
-// in the log.
+// The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' means over them
+// (eval_preference_) in the eval record.
 double Trainer::evaluate_preference() {
   const int64_t batches = val_sampler_->eval_batches(config_.training.eval_batches);
   PreferenceSums sums = preference_->evaluate(
       *model_, *engine_, dynamic_cast<const SampleSampler&>(*val_sampler_), batches, val_reference_,
       {inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }});
   comm_.control().all_reduce_sum(sums.v.data(), sums.v.size());
-  const PreferenceMetrics m = sums.means();
-  if (comm_.rank() == 0)
-    spdlog::info("eval preference: {} pairs | rewards accuracies {:.3f} margins {:.4f} chosen {:.4f} rejected {:.4f}",
-                 sums.v[PreferenceSums::Pairs], m.rewards_accuracies, m.rewards_margins, m.rewards_chosen,
-                 m.rewards_rejected);
+  eval_preference_ = sums.means();
   return sums.loss(config_.preference);
 }
 
@@ -514,8 +514,9 @@ int Trainer::run() {
     bool new_best = false, stopped_early = false;
     if (evaluates() && (step % config_.training.eval_interval == 0 || last)) {
       const double val_loss = evaluate();
-      totals_.add_eval(val_loss);
-      sinks_.eval(step, val_loss);
+      const EvalRecord eval{step, val_loss, eval_preference_};
+      totals_.add_eval(eval);
+      sinks_.eval(eval);
       stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best) && !last;
     }
     if (sample_->due(step, steps)) {

@@ -121,6 +121,7 @@ private:
   double aux_sum_ = 0, max_load_ = 0;  // the step's load-balancing losses and busiest expert (experts only)
   std::unique_ptr<PreferenceObjective> preference_;  // the preference block
   PreferenceReference val_reference_;                // of the validation pairs
+  std::optional<PreferenceMetrics> eval_preference_;  // the last evaluation's means over them
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it

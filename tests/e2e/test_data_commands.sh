@@ -21,11 +21,6 @@ ln -s "$src/data" data
 ln -s "$src/scripts" scripts
 mkdir build && ln -s "$zerotrain" build/zerotrain
 ln -s "$src/tests/fixtures/tokenizer/trimmed/gpt2" gpt2
-run() {  # run NAME COMMAND: stdout to NAME.out, stderr to NAME.err
-  local name=$1
-  shift
-  (export OMP_NUM_THREADS=1; eval "$*") >"$name.out" 2>"$name.err"
-}
 run tokenize "${commands[0]}" || fail "tokenize exited $?: $(cat tokenize.err tokenize.out)"
 [ -s tiny.bin ] && [ -s tiny.val.bin ] || fail "tokenize wrote no tiny.bin and tiny.val.bin: $(cat tokenize.out)"
 train=$(sed -E 's/--steps [0-9]+/--steps 4/; s/sample_every=[0-9]+/sample_every=2/' <<<"${commands[1]}")

@@ -18,18 +18,9 @@ mapfile -t commands < <(documented_commands "$src/docs/models.md" "tests/e2e/tes
 cd "$tmp" || exit 1
 ln -s "$src/scripts" scripts
 mkdir build && ln -s "$zerotrain" build/zerotrain
-run() {  # run NAME COMMAND: stdout to NAME.out, stderr to NAME.err
-  local name=$1
-  shift
-  (export OMP_NUM_THREADS=1; eval "$*") >"$name.out" 2>"$name.err"
-}
 
-# The downloaded model: a Qwen3 of Qwen's vocabulary and two small layers, as save_pretrained writes it.
-run base build/zerotrain --model qwen3-tiny --set model.vocab_size=151936 --set model.d_model=32 \
-  --set model.head_dim=16 --set model.d_ff=64 --set data.format=synthetic --set data.train=synthetic:vocab=65536 \
-  --set data.seq_len=8 --set train_micro_batch_size_per_gpu=1 --set training.eval_interval=0 --steps 1 \
-  --set training.save_final=qwen3-0.6b || fail "making the base model exited $?: $(tail -3 base.err)"
-cp "$src/tests/fixtures/tokenizer/trimmed/qwen3/"* qwen3-0.6b/
+# The downloaded model: a small Qwen3 of Qwen's vocabulary.
+small_qwen3 qwen3-0.6b
 for i in $(seq 1 24); do
   printf '{"messages": [{"role": "user", "content": "What is %d plus %d?"}, {"role": "assistant", "content": "%d plus %d is %d."}]}\n' \
     "$i" "$i" "$i" "$i" $((2 * i))

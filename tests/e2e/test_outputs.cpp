@@ -159,9 +159,13 @@ TEST_CASE("the console logs each printed step with its fields, the MFU formula o
 
 TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry-run]") {
   // GPT-2, and a llama-family model with and without activation checkpointing; 96 tokens are two
-  // of the CPU attention's blocks of query rows.
-  for (const std::string options :
-       {"", " --model qwen3-tiny", " --model qwen3-tiny --set activation_checkpointing.number_checkpoints=1"}) {
+  // of the CPU attention's blocks of query rows. Preference pairs: the LM head's logits for the
+  // data's most completion rows in a micro-batch (3 pairs, 6 rows, of at most 22 such rows each).
+  const std::string fixtures = std::string(ZT_SOURCE_DIR) + "/tests/fixtures";
+  const std::string pairs = " --model " + fixtures + "/lora/qwen3/base --data " + fixtures +
+                            "/dpo/qwen3_sigmoid/pairs.bin --set preference.loss_type=sigmoid";
+  const std::string checkpointing = " --model qwen3-tiny --set activation_checkpointing.number_checkpoints=1";
+  for (const std::string options : {std::string(), std::string(" --model qwen3-tiny"), checkpointing, pairs}) {
     INFO(options);
     auto dir = fresh_dir("dry-run-activations");
     const std::string common = std::string(ZT_ZEROTRAIN) + " --config zero1 --set data.seq_len=96" +
@@ -172,7 +176,11 @@ TEST_CASE("--dry-run's activation memory is what the run then holds", "[e2e][dry
     INFO(plan << run);
     std::smatch planned;
     REQUIRE(std::regex_search(plan, planned,
-                              std::regex(R"(activations +\d+\.\d\d MiB \((\d+) bytes\) +micro-batch 3 x 96 tokens)")));
+                              std::regex(
+                                  R"(activations +\d+\.\d\d MiB \((\d+) bytes\) +micro-batch [36] x 96 tokens)")));
+    if (options == pairs)
+      CHECK(plan.find("the head computes the rows whose target counts, at most 132 of the 576 in a micro-batch") !=
+            std::string::npos);
     // The activations the run held at their peak (the summary record), to the byte.
     Metrics m = read_metrics(dir + "/metrics.jsonl");
     const uint64_t held = m.summary.at("memory_peak").at(0).at("activations").get<uint64_t>();

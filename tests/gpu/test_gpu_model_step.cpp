@@ -7,18 +7,21 @@
 // as their samples one by one, wait for nothing either, and a graph replays the segments of each
 // step from their pinned table; and record data made into rows by the sampler gives each sample
 // its loss alone. A model with experts (which waits for its routing, read on the host) gives the
-// CPU's loss, load-balancing loss and gradients.
+// CPU's loss, load-balancing loss and gradients. The LM head on the rows whose target counts gives
+// the full head's losses and gradients, and a graph replays each micro-batch's rows.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "core/buffer.hpp"
 #include "core/device.hpp"
 #include "core/dtype.hpp"
+#include "core/ignored_target.hpp"
 #include "core/param_hooks.hpp"
 #include "config/model_block.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
@@ -82,6 +85,14 @@ private:
   DType dtype_;
   Buffer<uint8_t> params_, grads_;
 };
+
+// A micro-step run eagerly (the first step always: it sizes the operators' buffers), or as a graph
+// captured from it once and replayed.
+void eager_or_replayed(Device& device, Graph& graph, bool replay, const std::function<void()>& micro_step) {
+  if (!replay) return micro_step();
+  if (!graph.handle) graph = device.capture(micro_step);
+  device.launch(graph);
+}
 
 #ifdef ZT_TEST_EMULATED
 // What the emulated runtime saw before the traced region's last device work: the calls that waited
@@ -197,12 +208,7 @@ TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, s
       for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919 + size_t(s) * 131) % 256);
       segments.set_row(0, std::vector<int32_t>{0, 3 + s, 20 - s});
       segments.set_row(1, std::vector<int32_t>{0, 30 - 4 * s});
-      if (!graphs || s == 0) {  // the first step eager: it sizes the operators' buffers
-        micro_step();
-      } else {
-        if (!graph.handle) graph = device.capture(micro_step);
-        device.launch(graph);
-      }
+      eager_or_replayed(device, graph, graphs && s > 0, micro_step);
       params.update(backend.vector);
       r.losses.push_back(backend.model.take_losses());  // waits: the tokens may be written again
     }
@@ -217,6 +223,70 @@ TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, s
   CHECK(replayed.losses == eager.losses);
   CHECK(replayed.params == eager.params);
   CHECK(replayed.grads == eager.grads);
+}
+
+TEST_CASE("the LM head on the rows that count on the GPU gives the full head's losses and gradients; a graph "
+          "replays each micro-batch's rows",
+          "[gpu][model][head]") {
+  // Rows of a prompt (ignored targets) and an answer; the prompts move at every step, their rows in
+  // all staying 24, so that one captured graph replays every step with rows it finds on the device.
+  const DType dt = GENERATE(DType::F32, DType::BF16);
+  INFO(dtype_name(dt));
+  Backend& backend = cuda::backend(0, dt);
+  Device& device = backend.device;
+  const GptShape shape = *gpt_preset("llama-tiny");
+  const int B = 2, T = 32, N = B * T;
+  Buffer<int32_t> tokens(device, MemSpace::Pinned, MemCategory::Buffers, size_t(N));
+  Buffer<int32_t> targets(device, MemSpace::Pinned, MemCategory::Buffers, size_t(N));
+  struct Run {
+    std::vector<double> losses;
+    std::vector<float> grads;  // the last step's
+    int head_rows = 0;
+  };
+  auto run = [&](bool counted_rows_only, bool graphs) {
+    Gpt model(shape, B, T, false, backend);
+    model.set_head_on_counted_rows(counted_rows_only);
+    DeviceParams params(model, device);
+    auto micro_step = [&] {
+      model.forward(tokens.data(), targets.data(), B, T, params);
+      model.backward(params, 1.0f);
+    };
+    Graph graph;
+    Run r;
+    backend.model.keep_losses(true);
+    for (int s = 0; s < 4; ++s) {
+      for (int i = 0; i < N; ++i) {
+        const int t = i % T, prompt = i < T ? 10 + s : 14 - s;
+        tokens[size_t(i)] = int32_t((i * 7919 + s * 131) % 256);
+        targets[size_t(i)] = t < prompt ? kIgnoredTarget : int32_t((i * 31 + s) % 256);
+      }
+      params.zero_grads(device);
+      eager_or_replayed(device, graph, graphs && s > 0, micro_step);
+      r.head_rows = model.head_rows();
+      r.grads = params.grad_values(device);
+      params.update(backend.vector);
+      r.losses.push_back(backend.model.take_losses());  // waits: the tokens may be written again
+    }
+    device.destroy_graph(graph);
+    backend.model.keep_losses(false);
+    return r;
+  };
+  const Run full = run(false, false), counted = run(true, false), replayed = run(true, true);
+  CHECK(full.head_rows == N);
+  CHECK(counted.head_rows == N - 24);
+  CHECK(replayed.losses == counted.losses);
+  CHECK(replayed.grads == counted.grads);  // the last step's, after three updates
+  // The same rows' logits and losses; the head's weight gradient sums fewer zero products. bf16:
+  // the gradients rounded as they are added, and each step's update moves the next step's inputs.
+  const double loss_rtol = dt == DType::F32 ? 1e-6 : 1e-3, grad_rtol = dt == DType::F32 ? 1e-5 : 2e-2;
+  for (size_t s = 0; s < full.losses.size(); ++s)
+    CHECK(std::abs(counted.losses[s] - full.losses[s]) <= loss_rtol * std::abs(full.losses[s]));
+  double num = 0, den = 0;
+  for (size_t i = 0; i < full.grads.size(); ++i) {
+    num += (double(counted.grads[i]) - full.grads[i]) * (double(counted.grads[i]) - full.grads[i]);
+    den += double(full.grads[i]) * full.grads[i];
+  }
+  CHECK(std::sqrt(num / den) <= grad_rtol);
 }
 
 TEST_CASE("packed and padded rows on the GPU train as their samples one by one", "[gpu][model][packed]") {

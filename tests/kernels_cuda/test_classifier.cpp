@@ -9,6 +9,7 @@
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/cross_entropy.hpp"
 #include "kernels/cuda/classifier.hpp"
+#include "kernels/cuda/cuda_moe.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -249,5 +250,44 @@ TEST_CASE("classifier: soft-capped logits and their gradient before the cap matc
                               1.0f, s.N, s.V, s.Vp, nullptr, cap);
     device_sync();
     require_close(dt, x.values(), dlogits_ref, {1e-2}, 1e-4);
+  }
+}
+
+// The LM head on the rows that count (Gpt): their numbers and targets found on the device in one
+// block (tiles of 1024 targets, more than one here), the final norm's rows gathered, and their
+// gradient scattered back over rows of zeros, as kernels/cpu computes them.
+TEST_CASE("classifier: the rows whose target counts, gathered and scattered back", "[cuda][classifier][mask]") {
+  const int N = small_shapes() ? 2500 : 40000, C = 24;
+  std::vector<int32_t> targets(size_t(N), kIgnoredTarget);
+  Rng rng(57);
+  for (int n = 0; n < N; n++)
+    if (n % 1024 == 1023 || rng.below(3) == 0) targets[size_t(n)] = int32_t(rng.below(50000));
+  std::vector<int32_t> want_rows(static_cast<size_t>(N)), want_targets(static_cast<size_t>(N));
+  const int M = cpu::counted_rows(want_rows.data(), want_targets.data(), targets.data(), N);
+  want_rows.resize(size_t(M));
+  want_targets.resize(size_t(M));
+  REQUIRE((M > 0 && M < N));
+
+  DeviceBuffer dtg = upload_raw(targets), rows(size_t(N) * 4), row_targets(size_t(N) * 4);
+  cuda::counted_rows(rows.as<int32_t>(), row_targets.as<int32_t>(), dtg.as<int32_t>(), N, nullptr);
+  device_sync();
+  CHECK(download_raw<int32_t>(rows, size_t(M)) == want_rows);
+  CHECK(download_raw<int32_t>(row_targets, size_t(M)) == want_targets);
+
+  for (DType dt : {DType::F32, DType::BF16}) {
+    INFO(dtype_name(dt));
+    const Vec x = rounded(dt, random_vec(size_t(N) * C, 58));
+    const Vec drows = rounded(dt, random_vec(size_t(M) * C, 59));
+    DeviceTensor dx(dt, x), gathered(dt, size_t(M) * C), grad(dt, drows);
+    DeviceTensor scattered(dt, random_vec(size_t(N) * C, 60));  // written over, garbage and all
+    cuda::moe_gather(dt, gathered.ptr(), dx.ptr(), rows.as<int32_t>(), M, C, nullptr);
+    cuda::scatter_rows(dt, scattered.ptr(), grad.ptr(), rows.as<int32_t>(), M, N, C, nullptr);
+    device_sync();
+    Vec want_gathered(size_t(M) * C), want_scattered(size_t(N) * C);
+    for (int r = 0; r < M; r++)
+      for (int c = 0; c < C; c++) want_gathered[size_t(r) * C + c] = x[size_t(want_rows[size_t(r)]) * C + c];
+    cpu::scatter_rows(want_scattered.data(), drows.data(), want_rows.data(), M, N, C);
+    CHECK(gathered.values() == want_gathered);
+    CHECK(scattered.values() == want_scattered);
   }
 }

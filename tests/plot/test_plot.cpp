@@ -225,3 +225,35 @@ TEST_CASE("the README's curves (docs/quickstart-curves.svg) are a well-formed SV
   CHECK(series == std::vector<std::string>{"run: gradient norm", "run: learning rate", "run: tokens/s",
                                            "run: train loss", "run: val loss"});
 }
+
+TEST_CASE("preference training's rewards: accuracy and margin charts, train and val, one point per record") {
+  // A DPO run's records: the rewards' means in every step and eval record (docs/metrics.md).
+  std::string t;
+  for (int s = 1; s <= 6; ++s) {
+    const std::string rewards = ",\"rewards/chosen\":0.1,\"rewards/rejected\":-0.1,\"rewards/accuracies\":" +
+                                std::to_string(0.5 + 0.05 * s) + ",\"rewards/margins\":" + std::to_string(0.1 * s) +
+                                ",\"logps/chosen\":-20.5,\"logps/rejected\":-24.0";
+    t += "{\"event\":\"step\",\"step\":" + std::to_string(s) + ",\"loss\":0.69" + rewards +
+         ",\"lr\":1e-6,\"grad_norm\":1.5,\"tokens\":512,\"tokens_per_s\":900}\n";
+    if (s % 3 == 0) t += "{\"event\":\"eval\",\"step\":" + std::to_string(s) + ",\"val_loss\":0.68" + rewards + "}\n";
+  }
+  const auto dpo = write("dpo.jsonl", t), sft = write("sft.jsonl", metrics_text(6, 3));
+  const auto out = scratch("dpo.svg");
+  plot_metrics_files({dpo, sft}, out);
+  const XmlElement svg = parse_xml(read(out));
+  std::map<std::string, size_t> points;
+  for (const auto* p : svg.find_all("path")) points[p->children[0].text] = points_in(p->attributes.at("d"));
+  CHECK(points.at("dpo: train rewards/accuracies") == 6);
+  CHECK(points.at("dpo: val rewards/accuracies") == 2);
+  CHECK(points.at("dpo: train rewards/margins") == 6);
+  CHECK(points.at("dpo: val rewards/margins") == 2);
+  CHECK(points.count("sft: train rewards/accuracies") == 0);  // a run without them draws none
+  std::vector<std::string> texts;
+  for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
+  for (const char* title : {"preference accuracy", "reward margin"})
+    CHECK(std::find(texts.begin(), texts.end(), title) != texts.end());
+  // Without preference metrics, the two rows of four charts only.
+  plot_metrics_files({sft}, out);
+  const XmlElement plain = parse_xml(read(out));
+  for (const auto* e : plain.find_all("text")) CHECK(e->text != "preference accuracy");
+}

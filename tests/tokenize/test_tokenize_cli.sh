@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `zerotrain tokenize` through the binary: text to an llm.c file that zerotrain trains on; chat data
 # gets its loss mask, which training takes (the loss on the answers only), each conversation as its
-# template writes it; --system, --train-on and --skip-invalid (naming the records it leaves out); bad input: one message naming file and line, exit status 1; a bad command line:
-# exit status 2.
+# template writes it; --system, --train-on and --skip-invalid (naming the records it leaves out); bad
+# input: one message naming file and line, exit status 2 (as a bad command line).
 #   test_tokenize_cli.sh ZEROTRAIN SOURCE_DIR
 set -u
 zerotrain=$1
@@ -49,11 +49,11 @@ grep -q "data: $tmp/chat.bin (llmc, $count tokens, the loss on the targets its m
   fail "mask not named: $(grep data: "$tmp/run.log")"
 grep -q "step     1/1 | loss [0-9]" "$tmp/run.log" || fail "no loss of the masked step: $(tail -3 "$tmp/run.log")"
 
-# 4. Bad input: file and line, exit 1, nothing written; a bad command line: exit 2.
+# 4. Bad input: file and line, exit 2, nothing written; a bad command line: exit 2.
 printf '{"text": "ok"}\n{"text": }\n' >"$tmp/bad.jsonl"
 "$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$tmp/bad.jsonl" -o "$tmp/bad.bin" >"$tmp/out" 2>&1
 code=$?
-[ $code -eq 1 ] || fail "bad line exited $code"
+[ $code -eq 2 ] || fail "bad line exited $code"
 grep -q "error: tokenize: $tmp/bad.jsonl:2: not valid JSON" "$tmp/out" || fail "bad line message: $(cat "$tmp/out")"
 [ ! -e "$tmp/bad.bin" ] && [ ! -e "$tmp/bad.bin.tmp" ] || fail "output left after an error"
 "$zerotrain" tokenize --tokenizer "$fixtures/gpt2" "$tmp/bad.jsonl" >"$tmp/out" 2>&1
@@ -80,7 +80,7 @@ cmp -s "$tmp/all.bin" "$tmp/written.bin" && fail "without --system, the tokens o
 cat "$tmp/plain.jsonl" "$tmp/plain.jsonl" >"$tmp/good.jsonl"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/some_bad.jsonl" -o "$tmp/skip.bin" >"$tmp/out" 2>&1
 code=$?
-[ $code -eq 1 ] && grep -q "error: tokenize: $tmp/some_bad.jsonl:2: the conversation has no assistant message" "$tmp/out" ||
+[ $code -eq 2 ] && grep -q "error: tokenize: $tmp/some_bad.jsonl:2: the conversation has no assistant message" "$tmp/out" ||
   fail "an invalid record without --skip-invalid: exit $code: $(cat "$tmp/out")"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/some_bad.jsonl" -o "$tmp/skip.bin" --skip-invalid >"$tmp/out" 2>&1 ||
   fail "--skip-invalid exited $?: $(cat "$tmp/out")"
@@ -100,7 +100,7 @@ grep -qx "tokenize: skipped 23 invalid records (--skip-invalid):" "$tmp/out" &&
 cmp -s "$tmp/skip.bin" "$tmp/good.bin" && cmp -s "$tmp/skip.mask" "$tmp/good.mask" ||
   fail "--skip-invalid gave other tokens than the file without the bad record"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen2.5" "$tmp/plain.jsonl" -o "$tmp/x.bin" --train-on first >"$tmp/out" 2>&1
-[ $? -eq 1 ] && grep -q "error: tokenize: --train-on first: expected all or last" "$tmp/out" || fail "--train-on first: $(cat "$tmp/out")"
+[ $? -eq 2 ] && grep -q "error: tokenize: --train-on first: expected all or last" "$tmp/out" || fail "--train-on first: $(cat "$tmp/out")"
 
 # 5. Preference pairs: the summary counts them, the index is of pairs (magic 20240525, S even); a
 # record of another form than the file's first is refused by line.
@@ -116,7 +116,7 @@ read -r magic version samples <<<"$(od -A n -t d4 -N 12 "$tmp/pairs.idx")"
 printf '%s\n' '{"chosen": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}], "rejected": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Go."}]}' >>"$tmp/pairs.jsonl"
 "$zerotrain" tokenize --tokenizer "$fixtures/qwen3" "$tmp/pairs.jsonl" -o "$tmp/mixed.bin" --skip-invalid >"$tmp/out" 2>&1
 code=$?
-[ $code -eq 1 ] && grep -qx "error: tokenize: $tmp/pairs.jsonl:3: TRL's chosen/rejected as conversations with an implicit prompt, but the file's first record ($tmp/pairs.jsonl:1) is TRL's prompt/chosen/rejected as conversations: a file holds records of one form" "$tmp/out" ||
+[ $code -eq 2 ] && grep -qx "error: tokenize: $tmp/pairs.jsonl:3: TRL's chosen/rejected as conversations with an implicit prompt, but the file's first record ($tmp/pairs.jsonl:1) is TRL's prompt/chosen/rejected as conversations: a file holds records of one form" "$tmp/out" ||
   fail "a mixed file: exit $code: $(cat "$tmp/out")"
 [ ! -e "$tmp/mixed.bin" ] || fail "output left after a mixed file"
 

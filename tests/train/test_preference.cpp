@@ -136,6 +136,12 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
             const double loss = evals[0].at("val_loss"), want = r.at("evaluation").at("loss");
             INFO("val loss " << loss << ", TRL's eval_loss " << want);
             CHECK(std::abs(loss - want) <= 1e-4 * want);
+            // The rewards over the validation pairs, as TRL's eval_rewards/*.
+            for (const char* key : {"rewards/accuracies", "rewards/margins"}) {
+              const double got = evals[0].at(key), trl = r.at("evaluation").at(key);
+              INFO(key << " " << got << ", TRL's " << trl);
+              CHECK(std::abs(got - trl) <= 1e-4 * std::abs(trl));
+            }
           }
         }
       }

@@ -85,8 +85,8 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
     rec.time = time;
     totals.add_step(rec);
   }
-  totals.add_eval(4.25);
-  totals.add_eval(3.75);
+  totals.add_eval({2, 4.25});
+  totals.add_eval({3, 3.75});
   SummaryRecord s = totals.summarize(comm, true, 2.0, 1e9);
   s.samples = true;
   CHECK(s.steps == 3);
@@ -110,7 +110,7 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
   const auto path = std::filesystem::temp_directory_path() / ("zt_summary_" + std::to_string(getpid()) + ".jsonl");
   {
     MetricsWriter w(path.string());
-    w.eval(3, 3.75);
+    w.eval({3, 3.75});
     w.summary(s);
   }
   std::ifstream in(path);
@@ -156,4 +156,48 @@ TEST_CASE("the summary adds up the steps and is written as the last metrics reco
     CHECK(all.find("    rank " + std::to_string(k) + " ") != std::string::npos);
   CHECK(all.find("reduce_scatter                    6       6.0 KB       750.0") != std::string::npos);
   if (comm.world_size() > 1) CHECK(all.find("80% overlapped with compute") != std::string::npos);
+}
+
+TEST_CASE("a preference run's summary holds the last step's rewards and the last evaluation's", "[summary]") {
+  RunTotals totals;
+  for (int64_t s = 1; s <= 2; ++s) {
+    StepRecord rec;
+    rec.step = s;
+    rec.loss = 0.7 - 0.1 * double(s);
+    rec.preference = PreferenceMetrics{0.25 * double(s), -0.5, 0.75, 0.5 + double(s), -31.5, -40.25};
+    totals.add_step(rec);
+  }
+  totals.add_eval({2, 0.625, PreferenceMetrics{0.125, -0.25, 1.0, 0.375, -30.0, -35.5}});
+  const SummaryRecord s = totals.summarize(world(), false, 1.0, 1e9);
+  REQUIRE(s.preference);
+  REQUIRE(s.val_preference);
+  CHECK(s.preference->rewards_margins == 2.5);
+  CHECK(s.val_preference->rewards_accuracies == 1.0);
+  if (world().rank() != 0) return;
+
+  const auto path = std::filesystem::temp_directory_path() / ("zt_summary_dpo_" + std::to_string(getpid()) + ".jsonl");
+  {
+    MetricsWriter w(path.string());
+    w.eval({2, 0.625, s.val_preference});
+    w.summary(s);
+  }
+  std::ifstream in(path);
+  std::vector<nlohmann::json> records;
+  for (std::string line; std::getline(in, line);) records.push_back(nlohmann::json::parse(line));
+  std::filesystem::remove(path);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0]["rewards/accuracies"] == 1.0);
+  CHECK(records[0]["logps/rejected"] == -35.5);
+  CHECK(records[1]["rewards/chosen"] == 0.5);
+  CHECK(records[1]["rewards/margins"] == 2.5);
+  CHECK(records[1]["eval_rewards/margins"] == 0.375);
+  CHECK(records[1]["eval_logps/chosen"] == -30.0);
+  CHECK(records[1]["val_loss"] == 0.625);
+
+  std::string all;
+  for (const auto& l : summary_lines(s, MemoryPlan{}, 0)) all += l + "\n";
+  INFO(all);
+  CHECK(all.find("  preference (train, last step): rewards accuracies 0.750, margins 2.5000, chosen 0.5000, rejected "
+                 "-0.5000 | logps chosen -31.5000, rejected -40.2500") != std::string::npos);
+  CHECK(all.find("  preference (val, last evaluation): rewards accuracies 1.000, margins 0.3750") != std::string::npos);
 }

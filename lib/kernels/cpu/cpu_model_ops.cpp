@@ -219,4 +219,12 @@ void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, cons
   cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp, softcap);
 }
 
+void CpuModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {
+  cpu::counted_rows(rows, row_targets, targets, N);
+}
+
+void CpuModelOps::scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) {
+  cpu::scatter_rows(f(dx), f(drows), rows, M, N, C);
+}
+
 }  // namespace zt::cpu

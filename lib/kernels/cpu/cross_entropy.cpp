@@ -119,4 +119,20 @@ void cross_entropy_backward(float* dlogits, const float* logits, const float* ls
   }
 }
 
+int counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {
+  int m = 0;
+  for (int n = 0; n < N; n++) {
+    if (targets[n] == kIgnoredTarget) continue;
+    rows[m] = n;
+    row_targets[m++] = targets[n];
+  }
+  return m;
+}
+
+void scatter_rows(float* dx, const float* drows, const int32_t* rows, int M, int N, int C) {
+  std::fill_n(dx, size_t(N) * size_t(C), 0.0f);
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < M; r++) std::copy_n(drows + size_t(r) * C, C, dx + size_t(rows[r]) * C);
+}
+
 }  // namespace zt::cpu

@@ -30,4 +30,10 @@ void cross_entropy_backward(float* dlogits, const float* logits, const float* ls
 // x = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
 void softcap_forward(float* x, size_t n, float cap);
 
+// The rows whose target counts (ModelOps::counted_rows): rows[r] = the r-th n with
+// targets[n] != kIgnoredTarget, row_targets[r] = targets[n]; returns their number.
+int counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N);
+// dx [N, C] = 0 but rows rows[r] = drows[r], r < M.
+void scatter_rows(float* dx, const float* drows, const int32_t* rows, int M, int N, int C);
+
 }  // namespace zt::cpu

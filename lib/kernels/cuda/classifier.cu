@@ -148,6 +148,41 @@ __global__ void __launch_bounds__(kMeanBlock) mean_loss_kernel(float* mean_loss,
   }
 }
 
+// One block over the targets, a tile of blockDim.x at a time: each tile's flags scanned in shared
+// memory (Hillis and Steele), the rows that count written at the tiles' running total.
+__global__ void __launch_bounds__(kMeanBlock) counted_rows_kernel(int32_t* rows, int32_t* row_targets,
+                                                                  const int32_t* targets, int N) {
+  __shared__ int scan[kMeanBlock];
+  int before = 0;  // rows that count in the earlier tiles
+  for (int tile = 0; tile < N; tile += blockDim.x) {
+    const int n = tile + int(threadIdx.x);
+    const int target = n < N ? targets[n] : kIgnoredTarget;
+    const bool counts = target != kIgnoredTarget;
+    scan[threadIdx.x] = counts ? 1 : 0;
+    __syncthreads();
+    for (unsigned o = 1; o < blockDim.x; o <<= 1) {
+      const int add = threadIdx.x >= o ? scan[threadIdx.x - o] : 0;
+      __syncthreads();
+      scan[threadIdx.x] += add;
+      __syncthreads();
+    }
+    if (counts) {
+      const int r = before + scan[threadIdx.x] - 1;
+      rows[r] = n;
+      row_targets[r] = target;
+    }
+    before += scan[blockDim.x - 1];
+    __syncthreads();  // every thread has read the tile's total before the next tile writes scan
+  }
+}
+
+template <typename T>
+__global__ void scatter_rows_kernel(T* dx, const T* drows, const int32_t* rows, int M, int C) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= size_t(M) * size_t(C)) return;
+  dx[size_t(rows[i / size_t(C)]) * size_t(C) + i % size_t(C)] = drows[i];
+}
+
 void check_shape(int N, int V, int Vp, const char* op) {
   require(N >= 0 && V > 0 && Vp >= V, op, ": bad shape N = ", N, ", V = ", V, ", Vp = ", Vp, " (need V > 0, Vp >= V)");
 }
@@ -239,6 +274,25 @@ void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* 
            stream, "classifier_fused_kernel", static_cast<T*>(logits), lse, losses, targets, scale, V, Vp);
   });
   launch_mean(mean_loss, nullptr, losses, targets, N, stream);
+}
+
+void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N, cudaStream_t stream) {
+  require(N >= 0, "counted_rows: bad row count ", N);
+  if (N == 0) return;
+  launch(counted_rows_kernel, 1, kMeanBlock, 0, stream, "counted_rows_kernel", rows, row_targets, targets, N);
+}
+
+void scatter_rows(DType dt, void* dx, const void* drows, const int32_t* rows, int M, int N, int C,
+                  cudaStream_t stream) {
+  require(M >= 0 && M <= N && C > 0, "scatter_rows: bad shape M = ", M, ", N = ", N, ", C = ", C);
+  ZT_CUDA_CHECK(cudaMemsetAsync(dx, 0, size_t(N) * size_t(C) * dtype_size(dt), stream));
+  if (M == 0) return;
+  dispatch_activation(dt, "scatter_rows", [&](auto tag) {
+    using T = decltype(tag);
+    launch(scatter_rows_kernel<T>, grid_size(size_t(M) * size_t(C), kElementwiseBlock, "scatter_rows"),
+           kElementwiseBlock, 0, stream, "scatter_rows_kernel", static_cast<T*>(dx), static_cast<const T*>(drows),
+           rows, M, C);
+  });
 }
 
 void add_mean_loss(double* sum, const float* mean_loss, double weight, cudaStream_t stream) {

@@ -51,6 +51,13 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
 // x[n] = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
 void softcap_forward(DType dt, void* x, size_t n, float cap, cudaStream_t stream);
 
+// The LM head's rows that count (ModelOps::counted_rows, scatter_rows): rows[r] the r-th n < N
+// whose target is not kIgnoredTarget, row_targets[r] its target (one block scans the targets in
+// order); dx [N, C] written over with zeros but rows[r] = drows[r], rows of C elements of dt.
+void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N, cudaStream_t stream);
+void scatter_rows(DType dt, void* dx, const void* drows, const int32_t* rows, int M, int N, int C,
+                  cudaStream_t stream);
+
 // sum[0] += double(mean_loss[0]) · weight in double: the weighted losses of several micro-batches
 // kept on the device.
 void add_mean_loss(double* sum, const float* mean_loss, double weight, cudaStream_t stream);

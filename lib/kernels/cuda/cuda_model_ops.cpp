@@ -302,4 +302,12 @@ void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, con
   classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream(), softcap);
 }
 
+void CudaModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {
+  cuda::counted_rows(rows, row_targets, targets, N, stream());
+}
+
+void CudaModelOps::scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) {
+  cuda::scatter_rows(dtype_, dx, drows, rows, M, N, C, stream());
+}
+
 }  // namespace zt::cuda
