@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -20,8 +19,10 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/cuda_device.hpp"
 #include "optim/grad_clip.hpp"
+#include "random_floats.hpp"
 
 using namespace zt;
+using zt::test::random_floats;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -29,14 +30,6 @@ namespace {
 Backend& gpu(DType dtype = DType::BF16) { return cuda::backend(0, dtype); }
 Device& device() { return gpu().device; }
 VectorOps& cpu_ops() { return cpu_backend().vector; }
-
-std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal(0.f, scale);
-  std::vector<float> x(n);
-  for (float& f : x) f = normal(gen);
-  return x;
-}
 
 // n elements of `dtype` holding `values` converted, in host memory (bytes).
 std::vector<uint8_t> as_dtype(const std::vector<float>& values, DType dtype) {

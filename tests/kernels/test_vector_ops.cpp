@@ -10,21 +10,16 @@
 
 #include "kernels/backend.hpp"
 #include "optim/adamw.hpp"
+#include "random_floats.hpp"
 
 using namespace zt;
+using zt::test::random_floats;
 
 namespace {
 VectorOps& ops() { return cpu_backend().vector; }
 ConstView cview(const void* p, DType t) { return {p, t, MemSpace::Host}; }
 View view(void* p, DType t) { return {p, t, MemSpace::Host}; }
 
-std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> normal(0.f, scale);
-  std::vector<float> x(n);
-  for (float& f : x) f = normal(gen);
-  return x;
-}
 }  // namespace
 
 TEST_CASE("sum_of_squares is accurate and independent of the thread count", "[kernels][vector]") {

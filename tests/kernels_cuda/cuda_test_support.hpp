@@ -102,4 +102,13 @@ struct Bf16Tolerance {
 };
 void require_close(DType dt, const Vec& got, const Vec& want, Bf16Tolerance bf16, double fp32_rtol = 1e-5);
 
+// A kernel test's cases: each dtype the kernels store, each shape, and the tensors packed tight
+// (pad 0) or each one element past an aligned start (pad 1), the vector paths' edge.
+template <typename Shapes, typename Body>
+void for_dtype_shape_pad(const Shapes& shapes, Body body) {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (const auto& s : shapes)
+      for (size_t pad : {0, 1}) body(dt, s, pad);
+}
+
 }  // namespace zt::test

@@ -38,45 +38,43 @@ Outputs run_backward(DType dt, const Vec& dinp0, const Vec& dw0, const Vec& db0,
 }  // namespace
 
 TEST_CASE("layernorm matches the CPU forward and backward", "[cuda][layernorm]") {
-  for (DType dt : {DType::F32, DType::BF16})
-    for (Shape s : shapes())
-      for (size_t pad : {0, 1}) {
-        INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
-        const size_t n = size_t(s.N) * s.C;
-        Vec x = random_vec(n, 31, 2.0f);
-        for (auto& v : x) v += 3.0f;  // a mean far from 0: the variance takes a second pass
-        x = rounded(dt, x);
-        const Vec w = rounded(dt, random_vec(size_t(s.C), 32)), b = rounded(dt, random_vec(size_t(s.C), 33));
-        Vec out_ref(n), mean_ref(size_t(s.N)), rstd_ref(size_t(s.N));
-        cpu::layernorm_forward(out_ref.data(), mean_ref.data(), rstd_ref.data(), x.data(), w.data(), b.data(), s.N,
-                               s.C);
+  for_dtype_shape_pad(shapes(), [&](DType dt, Shape s, size_t pad) {
+    INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
+    const size_t n = size_t(s.N) * s.C;
+    Vec x = random_vec(n, 31, 2.0f);
+    for (auto& v : x) v += 3.0f;  // a mean far from 0: the variance takes a second pass
+    x = rounded(dt, x);
+    const Vec w = rounded(dt, random_vec(size_t(s.C), 32)), b = rounded(dt, random_vec(size_t(s.C), 33));
+    Vec out_ref(n), mean_ref(size_t(s.N)), rstd_ref(size_t(s.N));
+    cpu::layernorm_forward(out_ref.data(), mean_ref.data(), rstd_ref.data(), x.data(), w.data(), b.data(), s.N,
+                           s.C);
 
-        DeviceTensor dx(dt, x, pad), dw(dt, w, pad), dbias(dt, b, pad), dout_y(dt, n, pad);
-        DeviceBuffer mean(size_t(s.N) * 4), rstd(size_t(s.N) * 4);
-        cuda::layernorm_forward(dt, dout_y.ptr(), mean.as<float>(), rstd.as<float>(), dx.ptr(), dw.ptr(),
-                                dbias.ptr(), s.N, s.C, nullptr);
-        device_sync();
-        require_close(dt, dout_y.values(), out_ref, {1e-2});
-        require_close(DType::F32, download_raw<float>(mean, size_t(s.N)), mean_ref, {0});
-        require_close(DType::F32, download_raw<float>(rstd, size_t(s.N)), rstd_ref, {0});
+    DeviceTensor dx(dt, x, pad), dw(dt, w, pad), dbias(dt, b, pad), dout_y(dt, n, pad);
+    DeviceBuffer mean(size_t(s.N) * 4), rstd(size_t(s.N) * 4);
+    cuda::layernorm_forward(dt, dout_y.ptr(), mean.as<float>(), rstd.as<float>(), dx.ptr(), dw.ptr(),
+                            dbias.ptr(), s.N, s.C, nullptr);
+    device_sync();
+    require_close(dt, dout_y.values(), out_ref, {1e-2});
+    require_close(DType::F32, download_raw<float>(mean, size_t(s.N)), mean_ref, {0});
+    require_close(DType::F32, download_raw<float>(rstd, size_t(s.N)), rstd_ref, {0});
 
-        const Vec dy = rounded(dt, random_vec(n, 34));
-        const Vec dinp0 = rounded(dt, random_vec(n, 35)), dw0 = rounded(dt, random_vec(size_t(s.C), 36));
-        const Vec db0 = rounded(dt, random_vec(size_t(s.C), 37));
-        Vec dinp_ref = dinp0, dw_ref = dw0, db_ref = db0;
-        cpu::layernorm_backward(dinp_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(), w.data(),
-                                mean_ref.data(), rstd_ref.data(), s.N, s.C);
-        DeviceTensor ddy(dt, dy, pad);
-        const Outputs got = run_backward(dt, dinp0, dw0, db0, ddy, dx, dw, mean, rstd, s, pad);
-        require_close(dt, got.dinp, dinp_ref, {1e-1});
-        require_close(dt, got.dweight, dw_ref, {5e-1});
-        require_close(dt, got.dbias, db_ref, {5e-1});
+    const Vec dy = rounded(dt, random_vec(n, 34));
+    const Vec dinp0 = rounded(dt, random_vec(n, 35)), dw0 = rounded(dt, random_vec(size_t(s.C), 36));
+    const Vec db0 = rounded(dt, random_vec(size_t(s.C), 37));
+    Vec dinp_ref = dinp0, dw_ref = dw0, db_ref = db0;
+    cpu::layernorm_backward(dinp_ref.data(), dw_ref.data(), db_ref.data(), dy.data(), x.data(), w.data(),
+                            mean_ref.data(), rstd_ref.data(), s.N, s.C);
+    DeviceTensor ddy(dt, dy, pad);
+    const Outputs got = run_backward(dt, dinp0, dw0, db0, ddy, dx, dw, mean, rstd, s, pad);
+    require_close(dt, got.dinp, dinp_ref, {1e-1});
+    require_close(dt, got.dweight, dw_ref, {5e-1});
+    require_close(dt, got.dbias, db_ref, {5e-1});
 
-        const Outputs again = run_backward(dt, dinp0, dw0, db0, ddy, dx, dw, mean, rstd, s, pad);
-        CHECK(again.dinp_bits == got.dinp_bits);
-        CHECK(again.dweight_bits == got.dweight_bits);
-        CHECK(again.dbias_bits == got.dbias_bits);
-      }
+    const Outputs again = run_backward(dt, dinp0, dw0, db0, ddy, dx, dw, mean, rstd, s, pad);
+    CHECK(again.dinp_bits == got.dinp_bits);
+    CHECK(again.dweight_bits == got.dweight_bits);
+    CHECK(again.dbias_bits == got.dbias_bits);
+  });
 }
 
 TEST_CASE("layernorm_backward without dweight and dbias needs no scratch", "[cuda][layernorm]") {

@@ -91,83 +91,79 @@ TEST_CASE("moe routing matches the CPU forward and backward, in fp32 whatever th
 }
 
 TEST_CASE("moe gather, combine and scatter match the CPU forward and backward", "[cuda][moe]") {
-  for (DType dt : {DType::F32, DType::BF16})
-    for (Shape s : shapes())
-      for (size_t pad : {0, 1}) {
-        INFO(dtype_name(dt) << " N=" << s.N << " E=" << s.E << " K=" << s.K << " C=" << s.C << " pad=" << pad);
-        const size_t NK = size_t(s.N) * s.K, NC = size_t(s.N) * s.C, RC = NK * s.C;
-        Vec probs(size_t(s.N) * s.E), weights(NK);
-        std::vector<int32_t> experts(NK);
-        cpu::moe_route(probs.data(), experts.data(), weights.data(), random_vec(probs.size(), 91).data(), s.N, s.E,
-                       s.K, true);
-        const Grouping g = group(experts, s.E, s.K);
-        const Vec x = rounded(dt, random_vec(NC, 92)), y = rounded(dt, random_vec(RC, 93));
-        const Vec dout = rounded(dt, random_vec(NC, 94)), drows = rounded(dt, random_vec(RC, 95));
-        const Vec base = rounded(dt, random_vec(NC, 96));
-        Vec rows_ref(RC), out_ref(NC), dy_ref(RC), dweights_ref(NK), dx_ref = base, dx_over_ref(NC);
-        cpu::moe_gather(rows_ref.data(), x.data(), g.token.data(), int(NK), s.C);
-        cpu::moe_combine(out_ref.data(), y.data(), weights.data(), g.row.data(), s.N, s.K, s.C);
-        cpu::moe_combine_backward(dy_ref.data(), dweights_ref.data(), dout.data(), y.data(), weights.data(),
-                                  g.row.data(), s.N, s.K, s.C);
-        cpu::moe_scatter(dx_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, true);
-        cpu::moe_scatter(dx_over_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, false);
+  for_dtype_shape_pad(shapes(), [&](DType dt, Shape s, size_t pad) {
+    INFO(dtype_name(dt) << " N=" << s.N << " E=" << s.E << " K=" << s.K << " C=" << s.C << " pad=" << pad);
+    const size_t NK = size_t(s.N) * s.K, NC = size_t(s.N) * s.C, RC = NK * s.C;
+    Vec probs(size_t(s.N) * s.E), weights(NK);
+    std::vector<int32_t> experts(NK);
+    cpu::moe_route(probs.data(), experts.data(), weights.data(), random_vec(probs.size(), 91).data(), s.N, s.E,
+                   s.K, true);
+    const Grouping g = group(experts, s.E, s.K);
+    const Vec x = rounded(dt, random_vec(NC, 92)), y = rounded(dt, random_vec(RC, 93));
+    const Vec dout = rounded(dt, random_vec(NC, 94)), drows = rounded(dt, random_vec(RC, 95));
+    const Vec base = rounded(dt, random_vec(NC, 96));
+    Vec rows_ref(RC), out_ref(NC), dy_ref(RC), dweights_ref(NK), dx_ref = base, dx_over_ref(NC);
+    cpu::moe_gather(rows_ref.data(), x.data(), g.token.data(), int(NK), s.C);
+    cpu::moe_combine(out_ref.data(), y.data(), weights.data(), g.row.data(), s.N, s.K, s.C);
+    cpu::moe_combine_backward(dy_ref.data(), dweights_ref.data(), dout.data(), y.data(), weights.data(),
+                              g.row.data(), s.N, s.K, s.C);
+    cpu::moe_scatter(dx_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, true);
+    cpu::moe_scatter(dx_over_ref.data(), drows.data(), g.row.data(), s.N, s.K, s.C, false);
 
-        DeviceTensor dx_in(dt, x, pad), dy_in(dt, y, pad), ddout(dt, dout, pad), ddrows(dt, drows, pad);
-        DeviceBuffer dweights_in = upload_raw(weights), token = upload_raw(g.token), row = upload_raw(g.row);
-        auto run = [&] {
-          DeviceTensor rows(dt, RC, pad), out(dt, NC, pad), dy(dt, RC, pad), dx(dt, base, pad);
-          DeviceTensor dx_over(dt, random_vec(NC, 97), pad);  // written over: its contents ignored
-          DeviceBuffer dweights(NK * 4);
-          cuda::moe_gather(dt, rows.ptr(), dx_in.ptr(), token.as<int32_t>(), int(NK), s.C, nullptr);
-          cuda::moe_combine(dt, out.ptr(), dy_in.ptr(), dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C,
-                            nullptr);
-          cuda::moe_combine_backward(dt, dy.ptr(), dweights.as<float>(), ddout.ptr(), dy_in.ptr(),
-                                     dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C, nullptr);
-          cuda::moe_scatter(dt, dx.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Accumulate,
-                            nullptr);
-          cuda::moe_scatter(dt, dx_over.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Overwrite,
-                            nullptr);
-          device_sync();
-          return std::tuple{rows.bits(), out.bits(), dy.bits(), download_raw<float>(dweights, NK), dx.bits(),
-                            dx_over.bits()};
-        };
-        const auto got = run();
-        CHECK(decode(dt, std::get<0>(got)) == rows_ref);  // a copy: the same bits
-        require_close(dt, decode(dt, std::get<1>(got)), out_ref, {1e-2});
-        require_close(dt, decode(dt, std::get<2>(got)), dy_ref, {1e-2});
-        require_close(DType::F32, std::get<3>(got), dweights_ref, {0});  // fp32 sums of the same products
-        require_close(dt, decode(dt, std::get<4>(got)), dx_ref, {1e-2});
-        require_close(dt, decode(dt, std::get<5>(got)), dx_over_ref, {1e-2});
-        CHECK(run() == got);
-      }
+    DeviceTensor dx_in(dt, x, pad), dy_in(dt, y, pad), ddout(dt, dout, pad), ddrows(dt, drows, pad);
+    DeviceBuffer dweights_in = upload_raw(weights), token = upload_raw(g.token), row = upload_raw(g.row);
+    auto run = [&] {
+      DeviceTensor rows(dt, RC, pad), out(dt, NC, pad), dy(dt, RC, pad), dx(dt, base, pad);
+      DeviceTensor dx_over(dt, random_vec(NC, 97), pad);  // written over: its contents ignored
+      DeviceBuffer dweights(NK * 4);
+      cuda::moe_gather(dt, rows.ptr(), dx_in.ptr(), token.as<int32_t>(), int(NK), s.C, nullptr);
+      cuda::moe_combine(dt, out.ptr(), dy_in.ptr(), dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C,
+                        nullptr);
+      cuda::moe_combine_backward(dt, dy.ptr(), dweights.as<float>(), ddout.ptr(), dy_in.ptr(),
+                                 dweights_in.as<float>(), row.as<int32_t>(), s.N, s.K, s.C, nullptr);
+      cuda::moe_scatter(dt, dx.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Accumulate,
+                        nullptr);
+      cuda::moe_scatter(dt, dx_over.ptr(), ddrows.ptr(), row.as<int32_t>(), s.N, s.K, s.C, GradInto::Overwrite,
+                        nullptr);
+      device_sync();
+      return std::tuple{rows.bits(), out.bits(), dy.bits(), download_raw<float>(dweights, NK), dx.bits(),
+                        dx_over.bits()};
+    };
+    const auto got = run();
+    CHECK(decode(dt, std::get<0>(got)) == rows_ref);  // a copy: the same bits
+    require_close(dt, decode(dt, std::get<1>(got)), out_ref, {1e-2});
+    require_close(dt, decode(dt, std::get<2>(got)), dy_ref, {1e-2});
+    require_close(DType::F32, std::get<3>(got), dweights_ref, {0});  // fp32 sums of the same products
+    require_close(dt, decode(dt, std::get<4>(got)), dx_ref, {1e-2});
+    require_close(dt, decode(dt, std::get<5>(got)), dx_over_ref, {1e-2});
+    CHECK(run() == got);
+  });
 }
 
 TEST_CASE("the gated shared expert matches the CPU forward and backward", "[cuda][moe]") {
-  for (DType dt : {DType::F32, DType::BF16})
-    for (Shape s : shapes())
-      for (size_t pad : {0, 1}) {
-        INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
-        const size_t NC = size_t(s.N) * s.C;
-        const Vec y = rounded(dt, random_vec(NC, 101)), gate = rounded(dt, random_vec(size_t(s.N), 102, 3.0f));
-        const Vec base = rounded(dt, random_vec(NC, 103)), dout = rounded(dt, random_vec(NC, 104));
-        Vec out_ref = base, dy_ref(NC), dgate_ref(size_t(s.N));
-        cpu::moe_gate_add(out_ref.data(), y.data(), gate.data(), s.N, s.C);
-        cpu::moe_gate_add_backward(dy_ref.data(), dgate_ref.data(), dout.data(), y.data(), gate.data(), s.N, s.C);
-        DeviceTensor dy_in(dt, y, pad), dgate_in(dt, gate, pad), ddout(dt, dout, pad);
-        auto run = [&] {
-          DeviceTensor out(dt, base, pad), dy(dt, random_vec(NC, 105), pad), dgate(dt, size_t(s.N), pad);
-          cuda::moe_gate_add(dt, out.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C, nullptr);
-          cuda::moe_gate_add_backward(dt, dy.ptr(), dgate.ptr(), ddout.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C,
-                                      nullptr);
-          device_sync();
-          return std::tuple{out.bits(), dy.bits(), dgate.bits()};
-        };
-        const auto got = run();
-        require_close(dt, decode(dt, std::get<0>(got)), out_ref, {1e-2});
-        require_close(dt, decode(dt, std::get<1>(got)), dy_ref, {1e-2});
-        require_close(dt, decode(dt, std::get<2>(got)), dgate_ref, {1e-2});
-        CHECK(run() == got);
-      }
+  for_dtype_shape_pad(shapes(), [&](DType dt, Shape s, size_t pad) {
+    INFO(dtype_name(dt) << " N=" << s.N << " C=" << s.C << " pad=" << pad);
+    const size_t NC = size_t(s.N) * s.C;
+    const Vec y = rounded(dt, random_vec(NC, 101)), gate = rounded(dt, random_vec(size_t(s.N), 102, 3.0f));
+    const Vec base = rounded(dt, random_vec(NC, 103)), dout = rounded(dt, random_vec(NC, 104));
+    Vec out_ref = base, dy_ref(NC), dgate_ref(size_t(s.N));
+    cpu::moe_gate_add(out_ref.data(), y.data(), gate.data(), s.N, s.C);
+    cpu::moe_gate_add_backward(dy_ref.data(), dgate_ref.data(), dout.data(), y.data(), gate.data(), s.N, s.C);
+    DeviceTensor dy_in(dt, y, pad), dgate_in(dt, gate, pad), ddout(dt, dout, pad);
+    auto run = [&] {
+      DeviceTensor out(dt, base, pad), dy(dt, random_vec(NC, 105), pad), dgate(dt, size_t(s.N), pad);
+      cuda::moe_gate_add(dt, out.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C, nullptr);
+      cuda::moe_gate_add_backward(dt, dy.ptr(), dgate.ptr(), ddout.ptr(), dy_in.ptr(), dgate_in.ptr(), s.N, s.C,
+                                  nullptr);
+      device_sync();
+      return std::tuple{out.bits(), dy.bits(), dgate.bits()};
+    };
+    const auto got = run();
+    require_close(dt, decode(dt, std::get<0>(got)), out_ref, {1e-2});
+    require_close(dt, decode(dt, std::get<1>(got)), dy_ref, {1e-2});
+    require_close(dt, decode(dt, std::get<2>(got)), dgate_ref, {1e-2});
+    CHECK(run() == got);
+  });
 }
 
 TEST_CASE("moe operators reject a bad shape", "[cuda][moe][errors]") {

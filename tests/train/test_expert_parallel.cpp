@@ -10,30 +10,23 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <random>
 
 #include "comm/comm_volume.hpp"
 #include "comm/control_channel.hpp"
 #include "config/config.hpp"
 #include "model/moe_block.hpp"
 #include "mpi_world.hpp"
+#include "random_floats.hpp"
 #include "step_records.hpp"
 #include "train/expert_group.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
 
 using namespace zt;
+using zt::test::random_floats;
 using zt::test::world;
 
 namespace {
-
-std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
-  std::mt19937 gen(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
-}
 
 // The group sizes a world of `world` ranks is tested with (1: no expert parallelism).
 std::vector<int> group_sizes(int world) { return world == 4 ? std::vector<int>{2, 4} : std::vector<int>{world}; }
@@ -60,10 +53,10 @@ struct LayerResult {
 LayerResult run_layer(const GptShape& shape, int N, int group, uint32_t seed) {
   const int C = shape.d_model, E = shape.moe.num_experts, I = shape.expert_width();
   Communicator& comm = world();
-  const std::vector<float> x = random_values(size_t(N) * size_t(C), seed + uint32_t(comm.rank()), 1.0f);
-  const std::vector<float> dout = random_values(size_t(N) * size_t(C), seed + 100 + uint32_t(comm.rank()), 1.0f);
-  const std::vector<float> router = random_values(size_t(E) * size_t(C), seed + 200, 0.5f);
-  const std::vector<float> experts = random_values(size_t(E) * 3 * size_t(I) * size_t(C), seed + 300, 0.1f);
+  const std::vector<float> x = random_floats(size_t(N) * size_t(C), seed + uint32_t(comm.rank()), 1.0f);
+  const std::vector<float> dout = random_floats(size_t(N) * size_t(C), seed + 100 + uint32_t(comm.rank()), 1.0f);
+  const std::vector<float> router = random_floats(size_t(E) * size_t(C), seed + 200, 0.5f);
+  const std::vector<float> experts = random_floats(size_t(E) * 3 * size_t(I) * size_t(C), seed + 300, 0.1f);
   LayerResult r;
   r.out.resize(x.size());
   r.dx.resize(x.size());
@@ -83,8 +76,8 @@ LayerResult run_layer(const GptShape& shape, int N, int group, uint32_t seed) {
 // Tokens each expert gets from this rank's x (the test's own routing: top-k of x · routerᵀ).
 std::vector<double> expert_counts(const GptShape& shape, int N, uint32_t seed) {
   const int C = shape.d_model, E = shape.moe.num_experts, K = shape.moe.top_k;
-  const std::vector<float> x = random_values(size_t(N) * size_t(C), seed + uint32_t(world().rank()), 1.0f);
-  const std::vector<float> router = random_values(size_t(E) * size_t(C), seed + 200, 0.5f);
+  const std::vector<float> x = random_floats(size_t(N) * size_t(C), seed + uint32_t(world().rank()), 1.0f);
+  const std::vector<float> router = random_floats(size_t(E) * size_t(C), seed + 200, 0.5f);
   std::vector<double> counts(size_t(E), 0.0);
   for (int n = 0; n < N; ++n) {
     std::vector<std::pair<double, int>> logits;
