@@ -25,7 +25,7 @@ namespace zt::test {
 struct PackedRows {
   int B, T;
   std::vector<std::vector<int32_t>> starts;  // per row, where its samples start (0 first)
-  std::vector<uint8_t> padded;               // per row, whether its last segment is padding (empty: none)
+  std::vector<uint8_t> padded = {};          // per row, whether its last segment is padding (empty: none)
 
   struct Sample {
     int b, begin, end;  // positions [begin, end) of row b

@@ -140,7 +140,7 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
   DeviceParams params(model, backend.device);
   std::vector<int32_t> tokens(size_t(B) * (T + 1));
   for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919) % 256);
-  const RowSegments segments = PackedRows{B, T, {{0, 5, 20}, {0, 17}}, {}}.segments(backend.device, MemSpace::Pinned);
+  const RowSegments segments = PackedRows{B, T, {{0, 5, 20}, {0, 17}}}.segments(backend.device, MemSpace::Pinned);
   auto step = [&] {
     const float loss = model.forward(tokens.data(), tokens.data() + 1, B, T, params, packed ? &segments : nullptr);
     model.backward(params, 1.0f);
