@@ -23,8 +23,9 @@ The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp3
 TRL trains on the CPU in fp32, data in order (no shuffle), one process, each step one batch of
 `pairs_per_step` pairs; the last pair's prompt fills max_length, so TRL drops it. DPO and its
 family: DPOTrainer with precompute_ref_log_probs; rpo_alpha: loss_type [loss_type, "sft"] with
-loss_weights [1, rpo_alpha]; simpo: CPOTrainer (loss_type simpo, cpo_alpha 0) on the pairs
-DPOTrainer keeps, truncated as it truncates them.
+loss_weights [1, rpo_alpha]; simpo: CPOTrainer (loss_type simpo, cpo_alpha 0), orpo: ORPOTrainer, each
+on the pairs DPOTrainer keeps, truncated as it truncates them (an orpo step also records TRL's
+nll_loss, log_odds_ratio and log_odds_chosen).
 tests/train/test_preference.cpp reads it; CI never runs Python.
 
 Dev-only: needs torch 2.x, transformers, peft and trl (PyPI's trl 1.16).
@@ -42,6 +43,7 @@ import torch
 import transformers
 import trl
 import trl.experimental.cpo
+import trl.experimental.orpo
 from datasets import Dataset
 from tokenizers import Tokenizer, models
 from torch.utils.data import SequentialSampler
@@ -76,7 +78,15 @@ CASES = {
     # SimPO, reference-free: TRL's CPOTrainer with loss_type "simpo" and cpo_alpha 0.
     "qwen3_simpo": dict(model="qwen3", loss_type="simpo", beta=2.0, simpo_gamma=0.5),
     "llama3_simpo": dict(model="llama3", loss_type="simpo", beta=2.5, simpo_gamma=1.0),
+    # ORPO, reference-free: TRL's ORPOTrainer (the chosen sequence's NLL, prompt included, plus beta
+    # times the odds-ratio term); full fine-tuning and LoRA.
+    "qwen3_orpo": dict(model="qwen3", loss_type="orpo", beta=0.1),
+    "llama3_orpo": dict(model="llama3", loss_type="orpo", beta=0.5),
+    "qwen3_lora_orpo": dict(model="qwen3", loss_type="orpo", beta=0.25,
+                            lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "gate_proj", "down_proj"])),
 }
+REFERENCE_FREE = ("simpo", "orpo")
+RECORDED = ("rewards/", "logps/", "nll_loss", "log_odds_ratio", "log_odds_chosen")
 
 
 def write_header(f, magic, version, count):
@@ -154,10 +164,11 @@ class AdaptersOffRecorder(Recorder):
         return super()._precompute_ref_logps(dataset, name, batch_size)
 
 
-class CpoRecorder(trl.experimental.cpo.CPOTrainer):
-    """TRL's CPOTrainer on the ids TRL's DPOTrainer trains on (its own tokenizer rule bypassed: the
-    pairs arrive truncated as DPOTrainer truncates them, the pair whose prompt fills max_length left
-    out), read in order, each step's loss and metrics kept as computed."""
+class PairsRecorder:
+    """A TRL trainer of its own tokenization (CPOTrainer, ORPOTrainer) on the ids TRL's DPOTrainer trains
+    on (its tokenizer rule bypassed: the pairs arrive truncated as DPOTrainer truncates them, the pair
+    whose prompt fills max_length left out), read in order, each step's loss and metrics kept as
+    computed."""
 
     def tokenize_row(self, feature, model=None):
         row = {"prompt_input_ids": feature["prompt_ids"], "prompt_attention_mask": [1] * len(feature["prompt_ids"])}
@@ -174,9 +185,17 @@ class CpoRecorder(trl.experimental.cpo.CPOTrainer):
     def get_batch_loss_metrics(self, model, batch, train_eval="train"):
         loss, metrics = super().get_batch_loss_metrics(model, batch, train_eval)
         if train_eval == "train":
-            self.records.append(dict(loss=loss.item(), **{k: v for k, v in metrics.items()
-                                                         if k.startswith(("rewards/", "logps/"))}))
+            self.records.append(dict(loss=loss.item(), **{k: float(v) for k, v in metrics.items()
+                                                         if k.startswith(RECORDED)}))
         return loss, metrics
+
+
+class CpoRecorder(PairsRecorder, trl.experimental.cpo.CPOTrainer):
+    pass
+
+
+class OrpoRecorder(PairsRecorder, trl.experimental.orpo.ORPOTrainer):
+    pass
 
 
 def preference_keys(case):
@@ -188,21 +207,27 @@ def preference_keys(case):
     return keys
 
 
-def train_cpo(case, model, pairs, vocab, tmp):
-    """SimPO: CPOTrainer on the pairs DPOTrainer keeps, truncated as it truncates them."""
+def train_reference_free(case, model, pairs, vocab, tmp):
+    """SimPO (CPOTrainer) or ORPO (ORPOTrainer) on the pairs DPOTrainer keeps, truncated as it truncates them."""
     kept = [(p, (p + c)[:MAX_LENGTH][len(p):], (p + r)[:MAX_LENGTH][len(p):]) for p, c, r in pairs
             if len(p) < MAX_LENGTH]
     data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in kept], "chosen_ids": [c for _, c, _ in kept],
                               "rejected_ids": [r for _, _, r in kept]})
-    args = trl.experimental.cpo.CPOConfig(
+    common = dict(
         output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS, learning_rate=OPT["lr"],
         adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"], adam_epsilon=OPT["eps"],
         weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"], lr_scheduler_type="constant", logging_steps=1,
         save_strategy="no", report_to=[], bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
-        max_length=MAX_LENGTH, max_completion_length=MAX_LENGTH, loss_type="simpo", cpo_alpha=0.0,
-        beta=case["beta"], simpo_gamma=case["simpo_gamma"], seed=SEED, dataloader_drop_last=False,
-        remove_unused_columns=False)
-    trainer = CpoRecorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab))
+        max_length=MAX_LENGTH, max_completion_length=MAX_LENGTH, beta=case["beta"], seed=SEED,
+        dataloader_drop_last=False, remove_unused_columns=False)
+    if case["loss_type"] == "simpo":
+        args = trl.experimental.cpo.CPOConfig(**common, loss_type="simpo", cpo_alpha=0.0,
+                                              simpo_gamma=case["simpo_gamma"])
+        recorder = CpoRecorder
+    else:
+        args = trl.experimental.orpo.ORPOConfig(**common)
+        recorder = OrpoRecorder
+    trainer = recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab))
     trainer.records = []
     trainer.train()
     return trainer, len(kept)
@@ -262,8 +287,8 @@ def run_case(name, case, out_dir):
         os.remove(os.path.join(out, "init_adapter", "README.md"))  # PEFT's model card template
     evaluation, ref_logps = None, None
     with tempfile.TemporaryDirectory() as tmp:
-        if case["loss_type"] == "simpo":
-            trainer, kept = train_cpo(case, model, pairs, vocab, tmp)
+        if case["loss_type"] in REFERENCE_FREE:
+            trainer, kept = train_reference_free(case, model, pairs, vocab, tmp)
         else:
             trainer, ref_logps, evaluation = train_dpo(case, model, data, vocab, tmp)
             kept = len(ref_logps)
