@@ -269,13 +269,14 @@ struct LoraConfig {
 // rejected completion, with TRL's DPOConfig names.
 constexpr double kPreferenceLearningRate = 1e-6;  // training.lr's default with a preference block (DPOConfig's)
 // preference.loss_type: DPO's sigmoid, robust (label_smoothing) and ipo against a reference; SimPO
-// (CPOTrainer's loss_type "simpo") without one.
-enum class PreferenceLoss { Sigmoid, Robust, Ipo, Simpo };
+// (CPOTrainer's loss_type "simpo") and ORPO (ORPOTrainer) without one.
+enum class PreferenceLoss { Sigmoid, Robust, Ipo, Simpo, Orpo };
 inline constexpr auto kPreferenceLossNames =
     name_table<PreferenceLoss>({{PreferenceLoss::Sigmoid, "sigmoid"},
                                 {PreferenceLoss::Robust, "robust"},
                                 {PreferenceLoss::Ipo, "ipo"},
-                                {PreferenceLoss::Simpo, "simpo"}});
+                                {PreferenceLoss::Simpo, "simpo"},
+                                {PreferenceLoss::Orpo, "orpo"}});
 struct PreferenceConfig {
   bool enabled = false;  // true when the block is given
   PreferenceLoss loss_type = PreferenceLoss::Sigmoid;
@@ -285,8 +286,13 @@ struct PreferenceConfig {
   // for simpo); 0: none.
   double rpo_alpha = 0.0;
   double simpo_gamma = 0.5;  // simpo: the target margin of the length-normalised rewards
-  // Whether the loss compares against reference log-probabilities (SimPO does not: no reference pass).
-  bool has_reference() const { return loss_type != PreferenceLoss::Simpo; }
+  // Whether the loss compares against reference log-probabilities (SimPO and ORPO do not: no
+  // reference pass).
+  bool has_reference() const { return loss_type != PreferenceLoss::Simpo && loss_type != PreferenceLoss::Orpo; }
+  // ORPO's NLL covers the chosen sequence's prompt too: its targets count in the chosen rows.
+  bool chosen_prompt_counts() const { return loss_type == PreferenceLoss::Orpo; }
+  // The weight of the chosen sequences' mean NLL in the loss: ORPO's 1, else rpo_alpha.
+  double nll_weight() const { return loss_type == PreferenceLoss::Orpo ? 1.0 : rpo_alpha; }
   // The reference log-probabilities, one pass before training: of the initial weights (precompute),
   // or of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model).
   std::string reference = "precompute";

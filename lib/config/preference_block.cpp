@@ -71,6 +71,9 @@ PreferenceConfig read_preference(Block& b, bool given, bool lora) {
              fmt::format("applies to loss_type robust (TRL's conservative DPO), not {}", loss));
   if (gamma && p.loss_type != PreferenceLoss::Simpo)
     b.reject("simpo_gamma", fmt::format("applies to loss_type simpo, not {}", loss));
+  if (p.rpo_alpha > 0 && p.loss_type == PreferenceLoss::Orpo)
+    b.reject(b.present("rpo_alpha") ? "rpo_alpha" : "loss_type",
+             "loss_type orpo has its own NLL term (of the whole chosen sequence): no sft term goes beside it");
   if (reference && !p.has_reference())
     b.reject("reference", fmt::format("loss_type {} compares against no reference", loss));
   if (p.reference == "adapters_off" && !lora)

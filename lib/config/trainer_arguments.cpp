@@ -122,7 +122,7 @@ const std::vector<TrainerArgument>& trainer_arguments() {
       {"beta", "preference.beta", V::Value, "DPO's beta (preference.beta); turns preference training on", {}, "",
        ArgumentFamily::Trl},
       {"loss_type", "preference.loss_type", V::Value,
-       "sigmoid, robust, ipo or simpo (preference.loss_type); turns preference training on", {}, "",
+       "sigmoid, robust, ipo, simpo or orpo (preference.loss_type); turns preference training on", {}, "",
        ArgumentFamily::Trl},
       {"label_smoothing", "preference.label_smoothing", V::Value,
        "loss_type robust's share of flipped pairs (preference.label_smoothing)", {}, "", ArgumentFamily::Trl},

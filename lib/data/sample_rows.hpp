@@ -24,6 +24,9 @@ struct RowOptions {
   Padding padding = Padding::Longest;  // a micro-batch's rows padded to its longest row, or to seq_len
   Truncation truncation = Truncation::Truncate;
   int seq_len = 0;
+  // Preference pairs: the chosen sequence's prompt targets count too, not only its completion's
+  // (ORPO's NLL of the whole chosen sequence); the rejected sequence's stay its completion's.
+  bool chosen_prompt_counts = false;
 };
 
 // The config's names (data.packing, data.padding, data.truncation).

@@ -42,7 +42,8 @@ SampleSampler::SampleSampler(const TokenDataset& data, const RowOptions& options
   if (grad_accum < 1) fail("data sampler: gradient accumulation {} must be positive", grad_accum);
   if (data.has_pairs()) {
     unit_rows_ = 2;
-    rows_ = plan_pair_rows(data.sample_offsets(), prompt_lengths(data), options, data.path());
+    prompt_lengths_ = prompt_lengths(data);
+    rows_ = plan_pair_rows(data.sample_offsets(), prompt_lengths_, options, data.path());
   } else {
     rows_ = plan_rows(data.sample_offsets(), options, data.path());
   }
@@ -94,7 +95,7 @@ BatchShape SampleSampler::fill_rows(const std::vector<int64_t>& rows, int32_t* i
       data_.read(first, n, in + at);
       if (n > 1) data_.read(first + 1, n - 1, tg + at);
       tg[at + n - 1] = kIgnoredTarget;  // the next token is another sample's, or cut off
-      if (data_.has_loss_mask() && n > 1) {
+      if (data_.has_loss_mask() && n > 1 && !counts_every_target(row)) {
         counts.resize(size_t(n - 1));
         data_.read_loss_mask(first + 1, n - 1, counts.data());
         for (int i = 0; i < n - 1; ++i)
@@ -135,6 +136,16 @@ std::vector<int64_t> SampleSampler::micro_batch_pairs(int64_t step, int micro) c
   return pairs;
 }
 
+bool SampleSampler::counts_every_target(int64_t row) const {
+  return options_.chosen_prompt_counts && unit_rows_ == 2 && row % 2 == 0;
+}
+
+std::vector<int> SampleSampler::prompt_targets(const std::vector<int64_t>& pairs) const {
+  std::vector<int> out;
+  for (int64_t pair : pairs) out.push_back(int(std::max<int64_t>(0, prompt_lengths_.at(size_t(pair)) - 1)));
+  return out;
+}
+
 int64_t SampleSampler::counted_in_row(int64_t row) const {
   const auto offsets = data_.sample_offsets();
   int64_t counted = 0;
@@ -142,7 +153,7 @@ int64_t SampleSampler::counted_in_row(int64_t row) const {
   for (int64_t e = rows_.row_begin[size_t(row)]; e < rows_.row_begin[size_t(row) + 1]; ++e) {
     const int n = rows_.length[size_t(e)];
     if (n <= 1) continue;
-    if (!data_.has_loss_mask()) {
+    if (!data_.has_loss_mask() || counts_every_target(row)) {
       counted += n - 1;
       continue;
     }

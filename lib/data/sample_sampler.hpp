@@ -14,7 +14,9 @@
 // Preference pairs (TokenDataset::has_pairs) are read as units of two rows, the chosen and the
 // rejected sequence of a pair, never apart: "rows" above are then pairs (B pairs, 2B rows, to a
 // micro-batch), each sequence cut to its first seq_len tokens (TRL's max_length, keep_start), and a
-// pair whose prompt alone fills seq_len is left out, as TRL drops it.
+// pair whose prompt alone fills seq_len is left out, as TRL drops it. A pair's targets that count are
+// its completions' (the loss mask's), and with RowOptions::chosen_prompt_counts (ORPO) every target
+// of its chosen row.
 //
 // A row's samples lie side by side from position 0, each with its RowSegments entry; a sample's
 // target after its last token, and the padding after the row's samples, are kIgnoredTarget (and
@@ -65,6 +67,9 @@ public:
   std::vector<int64_t> micro_batch_pairs(int64_t step, int micro) const;
   // The pairs of evaluation round `round` (empty for a stand-in micro-batch).
   std::vector<int64_t> eval_batch_pairs(int64_t round, int64_t batches) const;
+  // Of each of `pairs`: the targets of its prompt (its length less one, the first token being no
+  // target), which start each of its rows; the completion's targets follow them.
+  std::vector<int> prompt_targets(const std::vector<int64_t>& pairs) const;
   int64_t rows_per_step() const { return int64_t(batch_) * grad_accum_ * world_size_; }
   // The unit (row, or pair) global index `global_row` reads (its epoch's permutation applied).
   int64_t row_of(int64_t global_row) const;
@@ -81,6 +86,9 @@ private:
   // The micro-batch's row length: its longest row, or seq_len.
   int micro_batch_seq(const std::vector<int64_t>& rows) const;
   int64_t counted_in_row(int64_t row) const;
+  // Whether every target of `row` counts, whatever the loss mask says (a chosen row with
+  // RowOptions::chosen_prompt_counts).
+  bool counts_every_target(int64_t row) const;
   // The rows of units [first, first + count) of the read order (global indexes; shuffled or not).
   std::vector<int64_t> rows_of_units(int64_t first, int64_t count) const;
   // The rows of evaluation micro-batch `mb`, in order, never shuffled.
@@ -95,6 +103,7 @@ private:
   uint64_t seed_;
   SampleRows rows_;
   std::vector<int32_t> row_length_;
+  std::vector<int64_t> prompt_lengths_;  // preference pairs: each pair's prompt tokens
   int64_t resumed_step_ = 0, resumed_row_ = 0;  // step resumed_step_ starts at global row resumed_row_
 };
 

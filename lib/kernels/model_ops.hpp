@@ -260,9 +260,12 @@ public:
   // micro-batch reads that micro-batch's count). Overwrites dlogits, which may be the logits
   // buffer itself. softcap > 0: the logits are soft-capped ones (softcap_forward) and dlogits is
   // the gradient of the logits before the cap, times 1 - (logit / softcap)².
+  // weights (device memory, N floats, or null): row n's gradient is dloss · weights[n] · (softmax -
+  // onehot(target)) instead, counted not read: each target weighted in the loss as it counts there
+  // (preference training's sums of log-probabilities, ORPO's NLL beside them).
   virtual void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                                       const int32_t* counted, float dloss, int N, int V, int Vp,
-                                      float softcap = 0.0f) = 0;
+                                      float softcap = 0.0f, const float* weights = nullptr) = 0;
 
   // The LM head on the rows whose target counts only (the rows of a prompt or of a masked turn never
   // reach the vocabulary): counted_rows writes rows[r] = the r-th n < N (ascending) whose target is

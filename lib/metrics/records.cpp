@@ -1,5 +1,7 @@
 #include "metrics/records.hpp"
 
+#include <fmt/format.h>
+
 #include "comm/control_channel.hpp"
 #include "core/ledger.hpp"
 
@@ -20,6 +22,12 @@ std::vector<RankMemory> gather_setup_memory(Communicator& comm) {
     memory.push_back({k, m.params, m.grads, m.optimizer, m.buffers, m.offload});
   }
   return memory;
+}
+
+std::string odds_ratio_text(const PreferenceMetrics& m) {
+  if (!m.odds_ratio) return "";
+  return fmt::format(" | nll_loss {:.4f}, log_odds_ratio {:.4f}, log_odds_chosen {:.4f}", m.odds_ratio->nll_loss,
+                     m.odds_ratio->log_odds_ratio, m.odds_ratio->log_odds_chosen);
 }
 
 }  // namespace zt

@@ -27,16 +27,29 @@ struct SetupRecord {
   std::vector<RankMemory> memory;
 };
 
+// ORPO's own metrics (TRL's ORPOTrainer): the chosen sequences' mean NLL (nll_loss), the mean of
+// log σ of the pairs' log-odds ratios (log_odds_ratio) and of the ratios (log_odds_chosen).
+struct OddsRatioMetrics {
+  double nll_loss = 0, log_odds_ratio = 0, log_odds_chosen = 0;
+};
+
 // Preference training's means over a step's pairs (TRL's names: rewards/chosen, ...): a reward is
 // β · (logp - logp of the reference), an accuracy whether the chosen reward beats the rejected one.
 struct PreferenceMetrics {
   double rewards_chosen = 0, rewards_rejected = 0, rewards_accuracies = 0, rewards_margins = 0;
   double logps_chosen = 0, logps_rejected = 0;
+  std::optional<OddsRatioMetrics> odds_ratio;  // loss_type orpo
   // (name, value) in the order of the metrics file.
-  std::array<std::pair<const char*, double>, 6> fields() const {
-    return {{{"rewards/chosen", rewards_chosen}, {"rewards/rejected", rewards_rejected},
-             {"rewards/accuracies", rewards_accuracies}, {"rewards/margins", rewards_margins},
-             {"logps/chosen", logps_chosen}, {"logps/rejected", logps_rejected}}};
+  std::vector<std::pair<const char*, double>> fields() const {
+    std::vector<std::pair<const char*, double>> f = {
+        {"rewards/chosen", rewards_chosen}, {"rewards/rejected", rewards_rejected},
+        {"rewards/accuracies", rewards_accuracies}, {"rewards/margins", rewards_margins},
+        {"logps/chosen", logps_chosen}, {"logps/rejected", logps_rejected}};
+    if (odds_ratio)
+      f.insert(f.end(), {{"nll_loss", odds_ratio->nll_loss},
+                         {"log_odds_ratio", odds_ratio->log_odds_ratio},
+                         {"log_odds_chosen", odds_ratio->log_odds_chosen}});
+    return f;
   }
 };
 
@@ -115,5 +128,8 @@ struct SummaryRecord {
 // states in device memory per category, transient buffers, and what lives in host memory or files
 // ("offload"). A collective.
 std::vector<RankMemory> gather_setup_memory(Communicator& comm);
+
+// " | nll_loss ..., log_odds_ratio ..., log_odds_chosen ..." of ORPO's metrics for the console, or "".
+std::string odds_ratio_text(const PreferenceMetrics& m);
 
 }  // namespace zt

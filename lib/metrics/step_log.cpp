@@ -44,9 +44,9 @@ void StepLog::step(const StepRecord& r) {
   if (r.preference) {
     const PreferenceMetrics& m = *r.preference;
     spdlog::info("           rewards chosen {:.4f} rejected {:.4f} accuracies {:.3f} margins {:.4f} | logps chosen "
-                 "{:.2f} rejected {:.2f}",
+                 "{:.2f} rejected {:.2f}{}",
                  m.rewards_chosen, m.rewards_rejected, m.rewards_accuracies, m.rewards_margins, m.logps_chosen,
-                 m.logps_rejected);
+                 m.logps_rejected, odds_ratio_text(m));
   }
   if (r.breakdown) log_breakdown(r.time, r.step_ms / 1e3);
 }

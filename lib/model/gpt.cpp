@@ -593,7 +593,7 @@ void Gpt::copy_losses(float* out) {
   for (size_t r = 0; r < head.size(); ++r) out[counted_rows_[r]] = head[r];
 }
 
-void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, float aux_dloss) {
+void Gpt::backward(ParamHooks& hooks, float dloss, const float* target_weights, float aux_dloss) {
   if (!backward_ready_)
     fail("Gpt::backward: needs a forward with targets first (and runs once per forward)");
   backward_ready_ = false;
@@ -614,26 +614,17 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* row_weights, flo
   const void* w_head = fetch(hooks, head);
   auto dw_head = static_cast<char*>(grads_if_trained(hooks, head));
   void* dlogits = acts_.logits.data();  // in place over the logits
+  if (target_weights) {  // the weights of the head's rows, on the device
+    head_weights_.resize(size_t(M));
+    for (int r = 0; r < M; r++) head_weights_[size_t(r)] = target_weights[batch_row_of_head_row(r)];
+    device_.copy(acts_.head_weights.data(), head_weights_.data(), sizeof(float) * size_t(M), device_.compute());
+  }
   for (int c = chunks - 1; c >= 0; c--) {
     const HeadChunk chunk = head_chunk(c, M);
     if (c != chunks - 1) head_logits(w_head, chunk);
-    if (!row_weights) {
-      ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
-                                  head_targets() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
-                                  final_softcap_);
-    } else {  // the chunk's rows piece by piece, a row of the batch each with its weight and a count of 1
-      const size_t row_bytes = size_t(Vp) * dtype_size(ops_.dtype());
-      const int chunk_end = chunk.first + chunk.rows;
-      for (int first = chunk.first; first < chunk_end;) {
-        const int b = batch_row_of_head_row(first) / T;
-        int end = first + 1;
-        while (end < chunk_end && batch_row_of_head_row(end) / T == b) end++;
-        auto* d = static_cast<char*>(dlogits) + size_t(first - chunk.first) * row_bytes;
-        ops_.cross_entropy_backward(d, d, acts_.lse.data() + first, head_targets() + first, acts_.one.data(),
-                                    dloss * row_weights[b], end - first, V, Vp, final_softcap_);
-        first = end;
-      }
-    }
+    ops_.cross_entropy_backward(dlogits, acts_.logits.data(), acts_.lse.data() + chunk.first,
+                                head_targets() + chunk.first, acts_.counted.data(), dloss, chunk.rows, V, Vp,
+                                final_softcap_, target_weights ? acts_.head_weights.data() + chunk.first : nullptr);
     const size_t rows_at = size_t(chunk.first) * C * esz;
     ops_.matmul_backward(static_cast<char*>(head_input_grad()) + rows_at, dw_head, nullptr, dlogits,
                          static_cast<const char*>(head_input()) + rows_at, w_head, chunk.rows, C, Vp,

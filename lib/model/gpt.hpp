@@ -102,13 +102,14 @@ public:
   // gradient is zero (the groups still pass through the hooks). The LM head goes chunk by chunk
   // from the last (whose logits forward left in place): the logits again, their gradient over
   // them, its products into the final norm's gradient and the head's.
-  // row_weights (host memory, one per row of the last forward, or null): the gradient of
-  // dloss · Σ_b row_weights[b] · (the sum of row b's losses) instead, each counted target's loss
-  // weighted by its row's weight rather than divided by the count (preference training: a
-  // sequence's log-probability is the sum over its tokens).
+  // target_weights (host memory, one per target of the last forward's [B, T], or null): the
+  // gradient of dloss · Σ_n target_weights[n] · (target n's loss) instead, each counted target's
+  // loss weighted by its own weight rather than divided by the count (preference training: a
+  // sequence's log-probability is the sum over its tokens; ORPO adds the chosen sequence's mean
+  // NLL, prompt included, with other weights). Those of targets that do not count are not read.
   // aux_dloss: what the load-balancing loss (output_router_logits) is multiplied by in the loss
   // backward differentiates, before its coefficient; NaN: dloss.
-  void backward(ParamHooks& hooks, float dloss, const float* row_weights = nullptr,
+  void backward(ParamHooks& hooks, float dloss, const float* target_weights = nullptr,
                 float aux_dloss = std::numeric_limits<float>::quiet_NaN());
 
   // The loss of each target of the last forward, [B·T] (NaN where the target does not count), into
@@ -261,6 +262,7 @@ private:
   bool compact_head_ = false;   // only the rows whose target counts
   bool head_on_counted_rows_ = true;
   std::vector<int32_t> counted_rows_;  // the rows of [B, T] whose target counts, in order (host)
+  std::vector<float> head_weights_;    // a backward's target weights of the head's rows (host)
   const TokenSegment* segments_ = nullptr;  // the last forward's, on the device (null: one sample per row)
   bool backward_ready_ = false;
 };

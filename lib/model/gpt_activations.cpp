@@ -13,10 +13,11 @@ struct ActSizes {
   size_t residual, ln1, qkv, qkv_att, atty, residual2, ln2, fch, fch_act, post;  // whole buffers (all slots)
   size_t proj, lnf, logits, dresidual, dln, datty, dqkv, dqkv_att, dfch_act, dfch;
   // fp32.
-  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, rope, rope_local, datt, post_rstd;
+  size_t ln_mean, ln_rstd, qk_rstd, att, lnf_mean, lnf_rstd, lse, losses, head_weights, rope, rope_local, datt,
+      post_rstd;
   size_t tokens;    // int32, for inputs and for targets
   size_t segments;  // TokenSegment (two int32)
-  size_t counted;   // int32, for the count and for a count of 1
+  size_t counted;   // int32, the count
   size_t head_rows; // int32, for the rows the LM head computes and for their targets
 
   size_t dtype_elements() const {
@@ -24,10 +25,10 @@ struct ActSizes {
            dresidual + dln + datty + dqkv + dqkv_att + dfch_act + dfch;
   }
   size_t floats() const {
-    return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + 2 * rope +
+    return 2 * ln_mean + 2 * ln_rstd + qk_rstd + att + lnf_mean + lnf_rstd + lse + losses + head_weights + 2 * rope +
            2 * rope_local + datt + 2 * post_rstd;
   }
-  size_t int32s() const { return 2 * tokens + 2 * segments + 2 * counted + 2 * head_rows; }
+  size_t int32s() const { return 2 * tokens + 2 * segments + counted + 2 * head_rows; }
 };
 
 // The rows the LM head computes at most: head_rows when it bounds them below BT.
@@ -61,7 +62,7 @@ ActSizes sizes_of(const GptShape& shape, int max_batch, int max_seq, int block_s
   s.qk_rstd = r.qk_norm ? slots * BT * heads : 0;
   s.att = slots * ops.attention_saved_floats(max_batch, max_seq, shape.n_head);
   s.lnf_mean = r.rms_norm ? 0 : BT;
-  s.lnf_rstd = s.lse = s.losses = BT;
+  s.lnf_rstd = s.lse = s.losses = s.head_weights = BT;
   s.rope = r.rotary ? size_t(max_seq) * size_t(shape.head_size() / 2) : 0;
   s.rope_local = shape.rope_local_base_freq > 0 ? s.rope : 0;
   s.post = r.gemma ? slots * BT * C : 0;
@@ -128,10 +129,7 @@ GptActivations::GptActivations(const GptShape& shape, int max_batch, int max_seq
   targets = int32s(s.tokens);
   segments = Buffer<TokenSegment>(dev, MemSpace::Device, MemCategory::Activations, s.segments);
   counted = int32s(s.counted);
-  one = int32s(s.counted);
-  const int32_t one_value = 1;
-  dev.copy(one.data(), &one_value, sizeof one_value, dev.compute());
-  dev.synchronize(dev.compute());
+  head_weights = floats(s.head_weights);
   this->head_rows = int32s(s.head_rows);  // (the parameter is the bound)
   head_targets = int32s(s.head_rows);
   rope_cos = floats(s.rope);

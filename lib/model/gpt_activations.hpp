@@ -97,7 +97,7 @@ public:
   Buffer<int32_t> inputs, targets;  // the last forward's tokens, on the device
   Buffer<TokenSegment> segments;    // [BT] the last forward's samples of packed rows (RowSegments' table)
   Buffer<int32_t> counted;          // [1] the last forward's targets that count, on the device
-  Buffer<int32_t> one;              // [1] = 1: the count of a backward by row weights (Gpt::backward)
+  Buffer<float> head_weights;       // [BT] the weight of each head row's loss in a backward by weights
   // [BT] the rows whose target counts (ModelOps::counted_rows), when the head computes only those,
   // and their targets.
   Buffer<int32_t> head_rows, head_targets;

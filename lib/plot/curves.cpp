@@ -59,7 +59,10 @@ std::string curves_svg(const std::vector<RunCurves>& runs) {
   // Preference training: a third row, the chosen answer's reward against the rejected one's.
   Chart accuracy{"preference accuracy", "step", "rewards/accuracies", {}, true};
   Chart margin{"reward margin", "step", "rewards/margins", {}, false};
-  bool any_val = false, any_preference = false;
+  // ORPO: a fourth row, its NLL term and its log σ of the log-odds ratio.
+  Chart nll{"ORPO NLL of the chosen", "step", "nll_loss", {}, false};
+  Chart log_odds{"ORPO log odds ratio", "step", "log_odds_ratio", {}, false};
+  bool any_val = false, any_preference = false, any_orpo = false;
   // A series and its evaluations (dashed, with markers) on one chart.
   auto add = [&](Chart& chart, const std::string& run, const std::string& what, const std::string& c,
                  const std::vector<Point>& train, const std::vector<Point>& val) {
@@ -80,8 +83,12 @@ std::string curves_svg(const std::vector<RunCurves>& runs) {
     any_preference = true;
     add(accuracy, n, "rewards/accuracies", c, r.accuracies, r.val_accuracies);
     add(margin, n, "rewards/margins", c, r.margins, r.val_margins);
+    if (r.log_odds.empty() && r.val_log_odds.empty()) continue;
+    any_orpo = true;
+    add(nll, n, "nll_loss", c, r.nll, r.val_nll);
+    add(log_odds, n, "log_odds_ratio", c, r.log_odds, r.val_log_odds);
   }
-  Svg svg(kWidth, kHeader + (any_preference ? 3 : 2) * kChartH);
+  Svg svg(kWidth, kHeader + (any_orpo ? 4 : any_preference ? 3 : 2) * kChartH);
   draw_legend(svg, names, any_val);
   draw_chart(svg, loss, {0, kHeader, kChartW, kChartH});
   draw_chart(svg, lr, {kChartW, kHeader, kChartW, kChartH});
@@ -90,6 +97,10 @@ std::string curves_svg(const std::vector<RunCurves>& runs) {
   if (any_preference) {
     draw_chart(svg, accuracy, {0, kHeader + 2 * kChartH, kChartW, kChartH});
     draw_chart(svg, margin, {kChartW, kHeader + 2 * kChartH, kChartW, kChartH});
+  }
+  if (any_orpo) {
+    draw_chart(svg, nll, {0, kHeader + 3 * kChartH, kChartW, kChartH});
+    draw_chart(svg, log_odds, {kChartW, kHeader + 3 * kChartH, kChartW, kChartH});
   }
   return svg.finish();
 }

@@ -73,12 +73,20 @@ RunCurves read_run_curves(const std::string& path) {
         c.accuracies.push_back({step, r.number("rewards/accuracies")});
         c.margins.push_back({step, r.number("rewards/margins")});
       }
+      if (r.has("log_odds_ratio")) {
+        c.nll.push_back({step, r.number("nll_loss")});
+        c.log_odds.push_back({step, r.number("log_odds_ratio")});
+      }
     } else if (event == "eval") {
       const double step = r.number("step");
       c.val_loss.push_back({step, r.number("val_loss")});
       if (r.has("rewards/accuracies")) {
         c.val_accuracies.push_back({step, r.number("rewards/accuracies")});
         c.val_margins.push_back({step, r.number("rewards/margins")});
+      }
+      if (r.has("log_odds_ratio")) {
+        c.val_nll.push_back({step, r.number("nll_loss")});
+        c.val_log_odds.push_back({step, r.number("log_odds_ratio")});
       }
     }
   }

@@ -17,6 +17,11 @@ namespace {
 
 double log_sigmoid(double x) { return x >= 0 ? -std::log1p(std::exp(-x)) : x - std::log1p(std::exp(x)); }
 double sigmoid(double x) { return x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)); }
+// log(1 - e^m) for m < 0, branched at -ln 2 as TRL's log1mexp against cancellation.
+double log1mexp(double m) { return m < -std::log(2.0) ? std::log1p(-std::exp(m)) : std::log(-std::expm1(m)); }
+// A completion's mean log-probability m and its log-odds, log(p / (1 - p)) with p = e^m.
+double mean_logp(double logp, int64_t tokens) { return logp / double(std::max<int64_t>(1, tokens)); }
+double log_odds(double m) { return m - log1mexp(m); }
 
 // What identifies the data a reference was computed from: a digest of its tokens, loss mask and
 // sample offsets.
@@ -41,6 +46,11 @@ std::string data_digest(const TokenDataset& data) {
 
 }  // namespace
 
+double orpo_log_odds(const PairLogps& policy) {
+  return log_odds(mean_logp(policy.chosen, policy.chosen_tokens)) -
+         log_odds(mean_logp(policy.rejected, policy.rejected_tokens));
+}
+
 PairLoss pair_loss(const config::PreferenceConfig& c, const PairLogps& policy, const PairLogps& reference) {
   using config::PreferenceLoss;
   const double beta = c.beta;
@@ -48,6 +58,13 @@ PairLoss pair_loss(const config::PreferenceConfig& c, const PairLogps& policy, c
   const double nr = double(std::max<int64_t>(1, policy.rejected_tokens));
   const double chosen_ratio = policy.chosen - reference.chosen, rejected_ratio = policy.rejected - reference.rejected;
   PairLoss out;
+  if (c.loss_type == PreferenceLoss::Orpo) {  // d log-odds / d m = 1 / (1 - e^m)
+    const double x = orpo_log_odds(policy), dx = -beta * sigmoid(-x);
+    out.loss = -beta * log_sigmoid(x);
+    out.dchosen = dx / -std::expm1(mean_logp(policy.chosen, policy.chosen_tokens)) / nc;
+    out.drejected = -dx / -std::expm1(mean_logp(policy.rejected, policy.rejected_tokens)) / nr;
+    return out;
+  }
   if (c.loss_type == PreferenceLoss::Ipo) {
     const double gap = chosen_ratio / nc - rejected_ratio / nr - 1 / (2 * beta);
     out.loss = gap * gap;
@@ -78,21 +95,33 @@ PairLoss pair_loss(const config::PreferenceConfig& c, const PairLogps& policy, c
   return out;
 }
 
-std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, int pairs, int T) {
-  std::vector<PairLogps> out(static_cast<size_t>(pairs));
-  for (int j = 0; j < pairs; ++j)
+std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, const std::vector<int>& prompt_targets,
+                                  int T) {
+  std::vector<PairLogps> out(prompt_targets.size());
+  for (size_t j = 0; j < out.size(); ++j) {
+    PairLogps& p = out[j];
     for (int k = 0; k < 2; ++k) {
-      const size_t row = size_t(2 * j + k) * size_t(T);
-      double sum = 0;
-      int64_t n = 0;
+      const size_t row = (2 * j + size_t(k)) * size_t(T);
+      double sum = 0, sequence = 0;
+      int64_t n = 0, sequence_n = 0;
       for (int t = 0; t < T; ++t)
         if (targets[row + size_t(t)] != kIgnoredTarget) {
-          sum -= double(losses[row + size_t(t)]);
-          ++n;
+          const double logp = -double(losses[row + size_t(t)]);
+          sequence += logp;
+          ++sequence_n;
+          if (t >= prompt_targets[j]) {
+            sum += logp;
+            ++n;
+          }
         }
-      (k == 0 ? out[size_t(j)].chosen : out[size_t(j)].rejected) = sum;
-      (k == 0 ? out[size_t(j)].chosen_tokens : out[size_t(j)].rejected_tokens) = n;
+      (k == 0 ? p.chosen : p.rejected) = sum;
+      (k == 0 ? p.chosen_tokens : p.rejected_tokens) = n;
+      if (k == 0) {
+        p.chosen_sequence = sequence;
+        p.chosen_sequence_tokens = sequence_n;
+      }
     }
+  }
   return out;
 }
 
@@ -100,8 +129,8 @@ void PreferenceSums::add(const config::PreferenceConfig& c, const PairLogps& pol
                          double loss) {
   double logp_c = policy.chosen, logp_r = policy.rejected;
   if (!c.has_reference()) {
-    logp_c /= double(std::max<int64_t>(1, policy.chosen_tokens));
-    logp_r /= double(std::max<int64_t>(1, policy.rejected_tokens));
+    logp_c = mean_logp(logp_c, policy.chosen_tokens);
+    logp_r = mean_logp(logp_r, policy.rejected_tokens);
   }
   const double chosen = c.beta * (logp_c - reference.chosen);
   const double rejected = c.beta * (logp_r - reference.rejected);
@@ -113,19 +142,27 @@ void PreferenceSums::add(const config::PreferenceConfig& c, const PairLogps& pol
   v[Margins] += chosen - rejected;
   v[LogpsChosen] += logp_c;
   v[LogpsRejected] += logp_r;
-  v[ChosenNll] -= policy.chosen;
-  v[ChosenTokens] += double(policy.chosen_tokens);
+  v[ChosenNll] -= policy.chosen_sequence;
+  v[ChosenTokens] += double(policy.chosen_sequence_tokens);
+  if (c.loss_type == config::PreferenceLoss::Orpo) {
+    const double x = orpo_log_odds(policy);
+    v[LogOddsRatio] += log_sigmoid(x);
+    v[LogOddsChosen] += x;
+  }
 }
 
 double PreferenceSums::loss(const config::PreferenceConfig& c) const {
   const double pairs = v[Loss] / v[Pairs];
-  return c.rpo_alpha > 0 ? pairs + c.rpo_alpha * v[ChosenNll] / v[ChosenTokens] : pairs;
+  return c.nll_weight() > 0 ? pairs + c.nll_weight() * v[ChosenNll] / v[ChosenTokens] : pairs;
 }
 
-PreferenceMetrics PreferenceSums::means() const {
+PreferenceMetrics PreferenceSums::means(const config::PreferenceConfig& c) const {
   const double n = v[Pairs] > 0 ? v[Pairs] : NAN;
-  return {v[RewardsChosen] / n, v[RewardsRejected] / n, v[Accuracies] / n,
-          v[Margins] / n,       v[LogpsChosen] / n,     v[LogpsRejected] / n};
+  PreferenceMetrics m{v[RewardsChosen] / n, v[RewardsRejected] / n, v[Accuracies] / n, v[Margins] / n,
+                      v[LogpsChosen] / n,   v[LogpsRejected] / n,   std::nullopt};
+  if (c.loss_type == config::PreferenceLoss::Orpo)
+    m.odds_ratio = OddsRatioMetrics{v[ChosenNll] / v[ChosenTokens], v[LogOddsRatio] / n, v[LogOddsChosen] / n};
+  return m;
 }
 
 void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
@@ -140,7 +177,7 @@ void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, 
     if (ids.empty()) continue;
     losses.resize(size_t(shape.tokens()));
     model.copy_losses(losses.data());
-    visit(ids, pair_logps(losses.data(), b.targets, int(ids.size()), shape.seq));
+    visit(ids, pair_logps(losses.data(), b.targets, sampler.prompt_targets(ids), shape.seq));
   }
 }
 
@@ -205,23 +242,30 @@ PairLogps PreferenceObjective::reference_of(const config::PreferenceConfig& c, c
 }
 
 const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
-                                              const std::vector<int64_t>& pairs) {
-  if (shape.batch != 2 * int(pairs.size()))
+                                              const std::vector<int64_t>& pairs, const std::vector<int>& prompt_targets) {
+  if (shape.batch != 2 * int(pairs.size()) || prompt_targets.size() != pairs.size())
     fail("preference training: a micro-batch of {} rows holds {} pairs", shape.batch, pairs.size());
   losses_.resize(size_t(shape.tokens()));
   model.copy_losses(losses_.data());
-  const std::vector<PairLogps> logps = pair_logps(losses_.data(), targets, int(pairs.size()), shape.seq);
-  // The sft term's d loss / d logp_c, -rpo_alpha / (the step's chosen tokens), for every pair alike.
-  const double dsft = chosen_tokens_ > 0 ? -config_.rpo_alpha / double(chosen_tokens_) : 0.0;
-  weights_.assign(size_t(shape.batch), 0.0f);
+  const std::vector<PairLogps> logps = pair_logps(losses_.data(), targets, prompt_targets, shape.seq);
+  // The NLL term's d loss / d (a chosen target's loss), nll_weight / (the step's chosen targets).
+  const double dnll = chosen_tokens_ > 0 ? config_.nll_weight() / double(chosen_tokens_) : 0.0;
+  const size_t T = size_t(shape.seq);
+  weights_.assign(size_t(shape.tokens()), 0.0f);
   for (size_t j = 0; j < pairs.size(); ++j) {
     const PairLogps ref = reference_of(config_, reference_, pairs[j]);
     const PairLoss l = pair_loss(config_, logps[j], ref);
     sums_.add(config_, logps[j], ref, l.loss);
-    // A row's summed target losses are -logp of its completion; the engine's mean over its
-    // micro-batches makes a pair's share 1 / (pairs per micro-batch), the sft term's n / tokens.
-    weights_[2 * j] = float(-l.dchosen / double(pairs_per_micro_batch_) - dsft * double(micro_batches_));
-    weights_[2 * j + 1] = float(-l.drejected / double(pairs_per_micro_batch_));
+    // A completion's summed target losses are -logp; the engine's mean over its micro-batches makes
+    // a pair's share 1 / (pairs per micro-batch), the NLL term's micro-batches / tokens.
+    const float chosen = float(-l.dchosen / double(pairs_per_micro_batch_));
+    const float rejected = float(-l.drejected / double(pairs_per_micro_batch_));
+    const float nll = float(dnll * double(micro_batches_));
+    for (size_t t = 0; t < T; ++t) {
+      const bool completion = int(t) >= prompt_targets[j];
+      weights_[2 * j * T + t] = (completion ? chosen : 0.0f) + nll;
+      weights_[(2 * j + 1) * T + t] = completion ? rejected : 0.0f;
+    }
   }
   return weights_.data();
 }

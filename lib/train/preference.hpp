@@ -8,7 +8,9 @@
 // tokens' log-probabilities (the targets the mask counts; the model's per-target losses negated).
 // Each pair's loss depends on that pair alone, so a step's loss, the mean over its pairs on all
 // ranks and micro-batches, is reached by weighting each pair's gradient by 1 / (the step's pairs):
-// the backward of each row is that of its sequence's log-probability times d loss / d logp.
+// the backward of each row is that of its sequence's log-probability times d loss / d logp. The
+// NLL term (rpo_alpha's, ORPO's) is the mean over the step's chosen targets on all ranks, each
+// target weighted 1 / (their number) beside its completion's weight.
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -24,10 +26,13 @@
 
 namespace zt {
 
-// Log-probabilities of a pair's two completions, and their numbers of tokens.
+// Log-probabilities of a pair's two completions, and their numbers of tokens; of the chosen row's
+// every target that counts (the NLL term's: its completion's, with ORPO its prompt's too).
 struct PairLogps {
   double chosen = 0, rejected = 0;
   int64_t chosen_tokens = 0, rejected_tokens = 0;
+  double chosen_sequence = 0;
+  int64_t chosen_sequence_tokens = 0;
 };
 
 // A pair's loss and its derivatives by the policy's log-probabilities.
@@ -38,12 +43,19 @@ struct PairLoss {
 // loss_type sigmoid: -log σ(β D), D = (logp_c - ref_c) - (logp_r - ref_r); robust: with label
 // smoothing ε, (-(1 - ε) log σ(β D) + ε log σ(-β D)) / (1 - 2ε); ipo: (D' - 1/(2β))², D' with each
 // log-ratio divided by its completion's tokens; simpo (no reference): -log σ(β (m_c - m_r) - γ), m a
-// completion's mean log-probability. The sft term of rpo_alpha is not a pair's: PreferenceObjective.
+// completion's mean log-probability; orpo (no reference): -β log σ(o_c - o_r), o = m - log(1 - e^m)
+// the log-odds of m. The NLL term (rpo_alpha's sft, ORPO's) is not a pair's: PreferenceObjective.
 PairLoss pair_loss(const config::PreferenceConfig& config, const PairLogps& policy, const PairLogps& reference);
 
+// ORPO's log-odds ratio o_c - o_r of a pair (pair_loss).
+double orpo_log_odds(const PairLogps& policy);
+
 // The pairs of a forward of 2·pairs rows of T targets: each row's sum of -loss over the targets
-// that count (losses: the model's per-target losses, NaN where none counts).
-std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, int pairs, int T);
+// that count (losses: the model's per-target losses, NaN where none counts), the completion's from
+// target prompt_targets[j] of pair j's chosen row on (the prompt's tokens but its first: those that
+// count only when the chosen prompt counts, ORPO's), every one into chosen_sequence.
+std::vector<PairLogps> pair_logps(const float* losses, const int32_t* targets, const std::vector<int>& prompt_targets,
+                                  int T);
 
 // Where a pass over pairs reads its micro-batches into, and what it calls before each forward.
 struct PairBuffers {
@@ -55,14 +67,16 @@ struct PairBuffers {
 
 // Forwards of `batches` micro-batches of pairs in evaluation rounds (rank r takes micro-batches r,
 // r + W, ...: every rank runs as many forwards, so stage 3's gathers stay in step); `visit` gets the
-// pairs of each micro-batch this rank holds and their log-probabilities.
+// pairs of each micro-batch this rank holds and their log-probabilities (pair_logps, the prompts'
+// targets from the sampler).
 void forward_pairs(Gpt& model, ParamHooks& hooks, const SampleSampler& sampler, int64_t batches,
                    const PairBuffers& buffers,
                    const std::function<void(const std::vector<int64_t>&, const std::vector<PairLogps>&)>& visit);
 
 // What a step's (or an evaluation's) pairs sum to, in the order all_reduce_sum adds them.
-// Without a reference (simpo) the rewards and logps are those of the mean log-probabilities, as
-// TRL's CPOTrainer logs them.
+// Without a reference (simpo, orpo) the rewards and logps are those of the mean log-probabilities,
+// as TRL's CPOTrainer and ORPOTrainer log them; orpo adds ORPOTrainer's nll_loss, log_odds_ratio
+// (the mean of log σ(o_c - o_r)) and log_odds_chosen (the mean of o_c - o_r).
 struct PreferenceSums {
   enum : size_t {
     Pairs,
@@ -73,17 +87,20 @@ struct PreferenceSums {
     Margins,
     LogpsChosen,
     LogpsRejected,
-    ChosenNll,     // -Σ logp of the chosen completions
-    ChosenTokens,  // their tokens
+    ChosenNll,     // -Σ logp of the chosen rows' targets that count (PairLogps::chosen_sequence)
+    ChosenTokens,  // their number
+    LogOddsRatio,
+    LogOddsChosen,
     Count
   };
   std::array<double, Count> v{};
   void add(const config::PreferenceConfig& config, const PairLogps& policy, const PairLogps& reference, double loss);
-  // The loss: the mean of the pairs' losses, plus rpo_alpha times the chosen completions' mean NLL
-  // over all their tokens (TRL's "sft" loss, a mean over the batch's tokens, not of the pairs' means).
+  // The loss: the mean of the pairs' losses, plus nll_weight() (rpo_alpha, or ORPO's 1) times the
+  // chosen rows' mean NLL over all their counted tokens (TRL's "sft" loss and ORPO's nll_loss, a mean
+  // over the batch's tokens, not of the pairs' means).
   double loss(const config::PreferenceConfig& config) const;
-  // Means over the pairs (NaN without any), in the record's fields.
-  PreferenceMetrics means() const;
+  // Means over the pairs (NaN without any), in the record's fields; orpo's odds-ratio ones with it.
+  PreferenceMetrics means(const config::PreferenceConfig& config) const;
 };
 
 // The reference log-probabilities of every pair of a data set (by the pair's number in the file; NaN
@@ -122,17 +139,18 @@ public:
         reference_(std::move(reference)),
         pairs_per_micro_batch_(pairs_per_micro_batch),
         micro_batches_(micro_batches) {}
-  // chosen_tokens: the step's chosen completion tokens on all ranks (StepTokens::chosen), the
-  // divisor of the sft term's mean.
+  // chosen_tokens: the step's chosen rows' targets that count on all ranks (StepTokens::chosen),
+  // the divisor of the NLL term's mean.
   void begin_step(int64_t chosen_tokens) {
     sums_ = {};
     chosen_tokens_ = chosen_tokens;
   }
-  // After the forward of a micro-batch of pairs `pairs` (rows 2j, 2j + 1: pair j): adds their losses
-  // and metrics to the step's, and returns the weights of its rows (host memory, until the next
-  // call): d (step loss) / d (the row's summed target losses), times the engine's micro-batches.
+  // After the forward of a micro-batch of pairs `pairs` (rows 2j, 2j + 1: pair j; the prompt's
+  // targets of each, pair_logps): adds their losses and metrics to the step's, and returns the
+  // weights of its targets (host memory, [B, T], until the next call): d (step loss) / d (the
+  // target's loss), times the engine's micro-batches.
   const float* micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
-                           const std::vector<int64_t>& pairs);
+                           const std::vector<int64_t>& pairs, const std::vector<int>& prompt_targets);
   // The step's sums on this rank (all_reduce_sum them for the step's).
   PreferenceSums& sums() { return sums_; }
   // The evaluation of `batches` micro-batches of the validation pairs against their reference

@@ -61,7 +61,8 @@ RunData open_and_judge(const config::Config& c, int world_size, int rank) {
     if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);
   }
   const int B = int(c.train_micro_batch_size_per_gpu), GA = int(c.gradient_accumulation_steps);
-  const RowOptions rows = config::row_options(d);
+  RowOptions rows = config::row_options(d);
+  rows.chosen_prompt_counts = c.preference.enabled && c.preference.chosen_prompt_counts();
   r.train_sampler = make_sampler(*r.train, rows, B, world_size, rank, GA, d.shuffle, c.training.seed);
   if (r.val) r.val_sampler = make_sampler(*r.val, rows, B, world_size, rank, 1, false, c.training.seed);
   r.text_tokenizer = text_tokenizer_of(c, r, model_dir);

@@ -40,9 +40,9 @@ std::vector<std::string> summary_lines(const SummaryRecord& s, const MemoryPlan&
   auto preference = [&](const std::optional<PreferenceMetrics>& m, const char* which) {
     if (!m) return;
     out.push_back(fmt::format("  preference ({}): rewards accuracies {:.3f}, margins {:.4f}, chosen {:.4f}, "
-                              "rejected {:.4f} | logps chosen {:.4f}, rejected {:.4f}",
+                              "rejected {:.4f} | logps chosen {:.4f}, rejected {:.4f}{}",
                               which, m->rewards_accuracies, m->rewards_margins, m->rewards_chosen,
-                              m->rewards_rejected, m->logps_chosen, m->logps_rejected));
+                              m->rewards_rejected, m->logps_chosen, m->logps_rejected, odds_ratio_text(*m)));
   };
   preference(s.preference, "train, last step");
   preference(s.val_preference, "val, last evaluation");

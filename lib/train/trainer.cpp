@@ -246,7 +246,7 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
   out.loss = p.loss(config_.preference);
-  out.preference = p.means();
+  out.preference = p.means(config_.preference);
 }
 
 void Trainer::start_preference() {
@@ -320,12 +320,13 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
       max_load_ = std::max(max_load_, model_->max_expert_load());
     }
   };
-  if (preference_) {  // the rows' weights come from the pairs' log-probabilities of this forward
+  if (preference_) {  // the targets' weights come from the pairs' log-probabilities of this forward
     clock.time(&StepBreakdown::forward, forward);
-    const auto& pairs = dynamic_cast<const SampleSampler&>(*train_sampler_).micro_batch_pairs(step - 1, micro);
-    const float* row_weights = preference_->micro_batch(*model_, targets, shape, pairs);
+    const auto& sampler = dynamic_cast<const SampleSampler&>(*train_sampler_);
+    const std::vector<int64_t> pairs = sampler.micro_batch_pairs(step - 1, micro);
+    const float* target_weights = preference_->micro_batch(*model_, targets, shape, pairs, sampler.prompt_targets(pairs));
     const float scale = float(engine_->backward_scale());
-    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, scale, row_weights); });
+    clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, scale, target_weights); });
     return;
   }
   // Every micro-batch's load-balancing loss weighs the same, whatever its targets.
@@ -373,7 +374,7 @@ double Trainer::evaluate_preference() {
       *model_, *engine_, dynamic_cast<const SampleSampler&>(*val_sampler_), batches, val_reference_,
       {inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }});
   comm_.control().all_reduce_sum(sums.v.data(), sums.v.size());
-  eval_preference_ = sums.means();
+  eval_preference_ = sums.means(config_.preference);
   return sums.loss(config_.preference);
 }
 

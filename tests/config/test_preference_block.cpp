@@ -1,5 +1,5 @@
 // The preference block: TRL's DPOConfig names and defaults, its learning rate of 1e-6 where none is
-// given, TRL's --beta / --loss_type / --label_smoothing / --simpo_gamma, and the values refused.
+// given, TRL's --beta / --loss_type / --label_smoothing / --simpo_gamma, orpo, and the values refused.
 #include "config_test_support.hpp"
 
 using namespace zt::config;
@@ -45,6 +45,29 @@ TEST_CASE("rpo_alpha adds the sft term to any loss; simpo takes simpo_gamma and 
   CHECK(simpo.preference.beta == 2.0);
 }
 
+TEST_CASE("orpo: no reference, its own NLL term (the chosen prompt's targets count), no sft beside it") {
+  ResolveOptions o = world(1);
+  o.trainer_arguments = {{"loss_type", "orpo"}, {"beta", "0.2"}};
+  const Config c = resolve(with({}), o);
+  CHECK(c.preference.loss_type == PreferenceLoss::Orpo);
+  CHECK(c.preference.beta == 0.2);
+  CHECK(!c.preference.has_reference());
+  CHECK(c.preference.chosen_prompt_counts());
+  CHECK(c.preference.nll_weight() == 1.0);
+  CHECK(!resolve(with({{"preference", {{"loss_type", "simpo"}}}})).preference.chosen_prompt_counts());
+  CHECK(resolve(with({{"preference", {{"rpo_alpha", 0.3}}}})).preference.nll_weight() == 0.3);
+  CHECK(error_of(with({{"preference", {{"loss_type", "orpo"}, {"reference", "precompute"}}}})) ==
+        "test.json: preference.reference: loss_type orpo compares against no reference");
+  CHECK(error_of(with({{"preference", {{"loss_type", "orpo"}, {"rpo_alpha", 0.5}}}})) ==
+        "test.json: preference.rpo_alpha: loss_type orpo has its own NLL term (of the whole chosen sequence): no "
+        "sft term goes beside it");
+  CHECK(error_of(with({{"preference", {{"loss_type", {"orpo", "sft"}}}}})) ==
+        "test.json: preference.loss_type: loss_type orpo has its own NLL term (of the whole chosen sequence): no "
+        "sft term goes beside it");
+  CHECK(error_of(with({{"preference", {{"loss_type", "orpo"}, {"simpo_gamma", 1.0}}}})) ==
+        "test.json: preference.simpo_gamma: applies to loss_type simpo, not orpo");
+}
+
 TEST_CASE("TRL 1.16's loss_type list: a preference loss and sft beside it, sft's loss_weights entry rpo_alpha") {
   const Config c = resolve(with({{"preference", {{"loss_type", {"ipo", "sft"}}, {"loss_weights", {1.0, 0.3}}}}}));
   CHECK(c.preference.loss_type == PreferenceLoss::Ipo);
@@ -56,7 +79,7 @@ TEST_CASE("TRL 1.16's loss_type list: a preference loss and sft beside it, sft's
   CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "ipo"}}}}})) ==
         "test.json: preference.loss_type: sigmoid and ipo: one preference loss at a time (sft may go beside it)");
   CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "hinge"}}}}})) ==
-        "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust, ipo or simpo, or sft "
+        "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust, ipo, simpo or orpo, or sft "
         "beside one of them)");
   CHECK(error_of(with({{"preference", {{"loss_type", {"sigmoid", "sft"}}, {"loss_weights", {0.5, 1.0}}}}})) ==
         "test.json: preference.loss_weights: sigmoid's weight is 0.5: the preference loss weighs 1 (only sft's "
@@ -73,7 +96,8 @@ TEST_CASE("TRL 1.16's loss_type list: a preference loss and sft beside it, sft's
 TEST_CASE("the printed preference block resolves to itself, for every loss_type") {
   for (const json& block : {json{{"loss_type", "sigmoid"}, {"rpo_alpha", 0.5}},
                             json{{"loss_type", "robust"}, {"label_smoothing", 0.2}},
-                            json{{"loss_type", "simpo"}, {"simpo_gamma", 1.0}}}) {
+                            json{{"loss_type", "simpo"}, {"simpo_gamma", 1.0}},
+                            json{{"loss_type", "orpo"}, {"beta", 0.2}}}) {
     const json once = to_json(resolve(with({{"preference", block}})));
     INFO(once["preference"].dump());
     CHECK(to_json(resolve(once)) == once);
@@ -89,7 +113,7 @@ TEST_CASE("reference adapters_off takes a LoRA run's adapters off; without adapt
 
 TEST_CASE("the preference block refuses what it does not compute") {
   CHECK(error_of(with({{"preference", {{"loss_type", "hinge"}}}})) ==
-        "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust, ipo or simpo)");
+        "test.json: preference.loss_type: \"hinge\" is not valid (expected sigmoid, robust, ipo, simpo or orpo)");
   CHECK(error_of(with({{"preference", {{"beta", 0}}}})) ==
         "test.json: preference.beta: 0 is out of range (expected > 0)");
   CHECK(error_of(with({{"preference", {{"label_smoothing", 0.1}}}})) ==

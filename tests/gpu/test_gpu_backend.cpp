@@ -360,40 +360,48 @@ TEST_CASE("the GPU model table: the loss comes to the host, attention saves one 
   }
 }
 
-TEST_CASE("the GPU's loss gradient is dloss over the targets the device counted", "[gpu][model]") {
+TEST_CASE("the GPU's loss gradient is dloss over the targets the device counted, or by each target's weight",
+          "[gpu][model]") {
   const int N = 37, V = 250, Vp = 256;
   const auto logits = random_floats(size_t(N) * Vp, 9, 2.0f);
   std::vector<int32_t> targets(N);
   for (int i = 0; i < N; ++i) targets[size_t(i)] = i % 4 == 1 ? kIgnoredTarget : (i * 17) % V;
+  // Preference training's weights, one per row (an ignored row's never read).
+  std::vector<float> weights(N);
+  for (int i = 0; i < N; ++i) weights[size_t(i)] = i % 4 == 1 ? 1e30f : 0.05f * float(i % 7) - 0.12f;
   for (DType dt : {DType::F32, DType::BF16}) {
     ModelOps& ops = gpu(dt).model;
     const auto values = as_dtype(logits, dt);
     auto d_targets = upload(targets);
+    auto d_weights = upload(weights);
     const auto* t = reinterpret_cast<const int32_t*>(d_targets.data());
     Buffer<float> d_lse(device(), MemSpace::Device, MemCategory::Buffers, N);
     Buffer<float> d_losses(device(), MemSpace::Device, MemCategory::Buffers, N);
     Buffer<int32_t> d_counted(device(), MemSpace::Device, MemCategory::Buffers, 1);
-    for (float dloss : {1.0f, 0.5f}) {
-      INFO(dtype_name(dt) << " dloss " << dloss);
-      std::vector<float> want = logits, lse(N), losses(N);
-      cpu::CpuModelOps cpu_ops;
-      int32_t counted = 0;
-      cpu_ops.cross_entropy_forward(lse.data(), losses.data(), want.data(), targets.data(), N, V, Vp);
-      cpu_ops.cross_entropy_loss(&counted, losses.data(), targets.data(), N);
-      cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), &counted, dloss, N, V, Vp);
-      auto d_logits = upload(values);
-      ops.cross_entropy_forward(d_lse.data(), d_losses.data(), d_logits.data(), t, N, V, Vp);
-      ops.cross_entropy_loss(d_counted.data(), d_losses.data(), t, N);
-      ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, d_counted.data(), dloss, N, V, Vp);
-      std::vector<float> got(size_t(N) * Vp);
-      to_f32(dt, download(d_logits.data(), values.size()).data(), got.data(), got.size());
-      double err = 0, norm = 0;
-      for (size_t i = 0; i < got.size(); ++i) {
-        err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-        norm += double(want[i]) * want[i];
+    for (float dloss : {1.0f, 0.5f})
+      for (bool weighted : {false, true}) {
+        INFO(dtype_name(dt) << " dloss " << dloss << (weighted ? " weighted" : ""));
+        std::vector<float> want = logits, lse(N), losses(N);
+        cpu::CpuModelOps cpu_ops;
+        int32_t counted = 0;
+        cpu_ops.cross_entropy_forward(lse.data(), losses.data(), want.data(), targets.data(), N, V, Vp);
+        cpu_ops.cross_entropy_loss(&counted, losses.data(), targets.data(), N);
+        cpu_ops.cross_entropy_backward(want.data(), want.data(), lse.data(), targets.data(), &counted, dloss, N, V, Vp,
+                                       0.0f, weighted ? weights.data() : nullptr);
+        auto d_logits = upload(values);
+        ops.cross_entropy_forward(d_lse.data(), d_losses.data(), d_logits.data(), t, N, V, Vp);
+        ops.cross_entropy_loss(d_counted.data(), d_losses.data(), t, N);
+        ops.cross_entropy_backward(d_logits.data(), d_logits.data(), d_lse.data(), t, d_counted.data(), dloss, N, V, Vp,
+                                   0.0f, weighted ? reinterpret_cast<const float*>(d_weights.data()) : nullptr);
+        std::vector<float> got(size_t(N) * Vp);
+        to_f32(dt, download(d_logits.data(), values.size()).data(), got.data(), got.size());
+        double err = 0, norm = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          err += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+          norm += double(want[i]) * want[i];
+        }
+        CHECK(std::sqrt(err / norm) < (dt == DType::F32 ? 1e-6 : 1e-2));
       }
-      CHECK(std::sqrt(err / norm) < (dt == DType::F32 ? 1e-6 : 1e-2));
-    }
   }
 }
 

@@ -1,7 +1,7 @@
 // The classifier against kernels/cpu/cross_entropy: lse, per-row losses and their mean;
 // dlogits out of place, in place and fused with the forward; padded vocabularies with vector
 // (Vp % 8 == 0) and scalar rows; a target outside the vocabulary; the gradient's scale from the
-// count of rows that count, read on the device.
+// count of rows that count, read on the device; each row's own weight instead of the count.
 #include <cmath>
 
 #include "core/ignored_target.hpp"
@@ -152,6 +152,48 @@ TEST_CASE("classifier: ignored targets carry no loss and no gradient, as on the 
     for (int n : {1, 3})
       for (int v = 0; v < s.Vp; v++) REQUIRE(d[size_t(n) * s.Vp + size_t(v)] == 0.0f);
   }
+}
+
+TEST_CASE("classifier: rows weighted each by its own weight, as on the CPU", "[cuda][classifier][preference]") {
+  for (DType dt : {DType::F32, DType::BF16})
+    for (float softcap : {0.0f, 2.0f}) {
+      INFO(dtype_name(dt) << " softcap " << softcap);
+      const Shape s{5, 50, 56};
+      Vec logits = rounded(dt, logits_for(s, 56));
+      for (size_t i = 0; i < logits.size(); i++)
+        if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;
+      if (softcap > 0)
+        for (size_t i = 0; i < logits.size(); i++)
+          if (i % size_t(s.Vp) < size_t(s.V)) logits[i] = rounded(dt, Vec{softcap * std::tanh(logits[i] / softcap)})[0];
+      const std::vector<int32_t> targets{7, kIgnoredTarget, 49, 3, 0};
+      // A negative weight, a zero, and one on the ignored row that must not be read.
+      const std::vector<float> weights{0.7f, 1e30f, -0.25f, 0.0f, 1.5f};
+      const float dloss = 0.5f;
+      Vec lse_host(size_t(s.N)), want_d(logits.size());
+      cpu::cross_entropy_forward(lse_host.data(), logits.data(), targets.data(), s.N, s.V, s.Vp);
+      cpu::cross_entropy_backward(want_d.data(), logits.data(), lse_host.data(), targets.data(), dloss, s.N, s.V, s.Vp,
+                                  softcap, weights.data());
+      // The CPU's rows are its unweighted gradient times dloss · the weight.
+      Vec unit(logits.size());
+      cpu::cross_entropy_backward(unit.data(), logits.data(), lse_host.data(), targets.data(), 1.0f, s.N, s.V, s.Vp,
+                                  softcap);
+      for (int n : {0, 2, 4})
+        for (int v = 0; v < s.V; v++)
+          REQUIRE(want_d[size_t(n) * s.Vp + size_t(v)] ==
+                  Approx(dloss * weights[size_t(n)] * unit[size_t(n) * s.Vp + size_t(v)]).margin(1e-7));
+
+      DeviceTensor dlog(dt, logits), ddl(dt, logits.size());
+      DeviceBuffer dtg = upload_raw(targets), dw = upload_raw(weights), lse(20), losses(20), mean(4);
+      cuda::classifier_forward(dt, lse.as<float>(), losses.as<float>(), mean.as<float>(), dlog.ptr(),
+                               dtg.as<int32_t>(), s.N, s.V, s.Vp, nullptr);
+      cuda::classifier_backward(dt, ddl.ptr(), dlog.ptr(), lse.as<float>(), dtg.as<int32_t>(), nullptr, dloss, s.N,
+                                s.V, s.Vp, nullptr, softcap, dw.as<float>());
+      device_sync();
+      require_close(dt, ddl.values(), want_d, {1e-4});
+      const Vec d = ddl.values();
+      for (int n : {1, 3})
+        for (int v = 0; v < s.Vp; v++) REQUIRE(d[size_t(n) * s.Vp + size_t(v)] == 0.0f);
+    }
 }
 
 TEST_CASE("classifier: the mean loss of rows that are all ignored is NaN", "[cuda][classifier][mask]") {

@@ -20,7 +20,7 @@ using namespace zt;
 namespace {
 
 // A forward and backward with the head in chunks of `rows_per_chunk` rows, on the rows whose target
-// counts (the default) or on every row; by dloss, or by the row weights of preference training.
+// counts (the default) or on every row; by dloss, or by the target weights of preference training.
 struct Result {
   float loss;
   std::vector<float> grads, logits, losses;
@@ -29,7 +29,7 @@ struct Result {
 
 Result run(const GptShape& shape, int B, int T, int rows_per_chunk, const std::vector<int32_t>& inputs,
            const std::vector<int32_t>& targets, bool counted_rows_only = true,
-           const std::vector<float>* row_weights = nullptr) {
+           const std::vector<float>* target_weights = nullptr) {
   const size_t logits_bytes = size_t(rows_per_chunk) * size_t(shape.padded_vocab()) * sizeof(float);
   Gpt model(shape, B, T, false, cpu_backend(), TrainedParts{}, logits_bytes);
   REQUIRE(model.logit_rows() == std::min(rows_per_chunk, B * T));
@@ -45,7 +45,7 @@ Result run(const GptShape& shape, int B, int T, int rows_per_chunk, const std::v
   r.logits.assign(model.logits(), model.logits() + kept);
   r.losses.resize(size_t(B * T));
   model.copy_losses(r.losses.data());
-  model.backward(params, 0.75f, row_weights ? row_weights->data() : nullptr);
+  model.backward(params, 0.75f, target_weights ? target_weights->data() : nullptr);
   r.grads.assign(params.grad.data(), params.grad.data() + params.grad.size());
   return r;
 }
@@ -174,10 +174,12 @@ TEST_CASE("the LM head on the rows whose target counts gives the full head's los
   }
 }
 
-TEST_CASE("the LM head on the completions of preference pairs, by row weights, gives the full head's gradients",
+TEST_CASE("the LM head on the completions of preference pairs, by target weights, gives the full head's gradients",
           "[model][head][preference]") {
   // Two pairs: rows of prompt + chosen and prompt + rejected, the prompt's targets and the padding
-  // after the completion ignored; each row's summed log-probability weighted as DPO weighs it.
+  // after the completion ignored; each target weighted on its own, as ORPO weighs a chosen row's
+  // (its completion's sum and the NLL's mean), the weights of the targets that do not count
+  // garbage that must not be read.
   const int B = 4, T = 12, N = B * T;
   const int prompt[] = {5, 5, 3, 3}, completion[] = {4, 6, 7, 2};
   for (const GptShape& shape : head_shapes()) {
@@ -193,7 +195,10 @@ TEST_CASE("the LM head on the completions of preference pairs, by row weights, g
           counted++;
         }
       }
-    const std::vector<float> weights = {0.31f, -0.42f, 0.17f, -0.05f};
+    const float row_weights[] = {0.31f, -0.42f, 0.17f, -0.05f};
+    std::vector<float> weights(N);
+    for (int i = 0; i < N; i++)
+      weights[size_t(i)] = targets[size_t(i)] == kIgnoredTarget ? 1e30f : row_weights[i / T] * (1.0f + 0.1f * float(i % T));
     const Result full = run(shape, B, T, N, inputs, targets, false, &weights);
     for (int rows : {N, 5}) {
       INFO(rows << " rows per chunk");
@@ -202,6 +207,34 @@ TEST_CASE("the LM head on the completions of preference pairs, by row weights, g
       check_same_losses(completions.losses, full.losses, rows == N ? 0.0 : 1e-6);
       CHECK(norm_relative(completions.grads, full.grads) <= 1e-6);
     }
+  }
+}
+
+TEST_CASE("target weights of 1 / (the targets that count) give the mean loss's gradients, in any chunks",
+          "[model][head][preference]") {
+  const int B = 2, T = 12, N = B * T;
+  for (const GptShape& shape : head_shapes()) {
+    INFO(describe(shape));
+    std::vector<int32_t> inputs(N), targets(N);
+    Rng rng(37);
+    int counted = 0;
+    for (int i = 0; i < N; i++) {
+      inputs[size_t(i)] = int32_t(rng.below(uint64_t(shape.vocab_size)));
+      const bool ignored = i % T < 4 || i % 5 == 0;
+      targets[size_t(i)] = ignored ? kIgnoredTarget : int32_t(rng.below(uint64_t(shape.vocab_size)));
+      counted += !ignored;
+    }
+    const std::vector<float> weights(N, 1.0f / float(counted));
+    const Result mean = run(shape, B, T, N, inputs, targets);
+    for (int rows : {N, 5}) {
+      INFO(rows << " rows per chunk");
+      CHECK(norm_relative(run(shape, B, T, rows, inputs, targets, true, &weights).grads, mean.grads) <= 1e-6);
+    }
+    // Twice the weights, twice the gradients: the weights are read, not a count of 1.
+    const std::vector<float> doubled(N, 2.0f / float(counted));
+    std::vector<float> twice = mean.grads;
+    for (float& g : twice) g *= 2.0f;
+    CHECK(norm_relative(run(shape, B, T, 5, inputs, targets, true, &doubled).grads, twice) <= 1e-6);
   }
 }
 

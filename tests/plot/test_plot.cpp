@@ -252,8 +252,37 @@ TEST_CASE("preference training's rewards: accuracy and margin charts, train and 
   for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
   for (const char* title : {"preference accuracy", "reward margin"})
     CHECK(std::find(texts.begin(), texts.end(), title) != texts.end());
+  for (const auto* e : svg.find_all("text")) CHECK(e->text != "ORPO log odds ratio");  // DPO has none
   // Without preference metrics, the two rows of four charts only.
   plot_metrics_files({sft}, out);
   const XmlElement plain = parse_xml(read(out));
   for (const auto* e : plain.find_all("text")) CHECK(e->text != "preference accuracy");
+}
+
+TEST_CASE("ORPO's nll_loss and log_odds_ratio: a fourth row of charts, train and val") {
+  std::string t;
+  for (int s = 1; s <= 4; ++s) {
+    const std::string metrics = ",\"rewards/chosen\":-0.6,\"rewards/rejected\":-0.7,\"rewards/accuracies\":0.75,"
+                                "\"rewards/margins\":0.1,\"logps/chosen\":-6.0,\"logps/rejected\":-7.0,"
+                                "\"nll_loss\":" + std::to_string(6.0 - 0.1 * s) + ",\"log_odds_ratio\":-0.6,"
+                                "\"log_odds_chosen\":0.3";
+    t += "{\"event\":\"step\",\"step\":" + std::to_string(s) + ",\"loss\":6.1" + metrics +
+         ",\"lr\":1e-6,\"grad_norm\":1.5,\"tokens\":512,\"tokens_per_s\":900}\n";
+    if (s % 2 == 0) t += "{\"event\":\"eval\",\"step\":" + std::to_string(s) + ",\"val_loss\":6.2" + metrics + "}\n";
+  }
+  const auto orpo = write("orpo.jsonl", t);
+  const auto out = scratch("orpo.svg");
+  plot_metrics_files({orpo}, out);
+  const XmlElement svg = parse_xml(read(out));
+  std::map<std::string, size_t> points;
+  for (const auto* p : svg.find_all("path")) points[p->children[0].text] = points_in(p->attributes.at("d"));
+  CHECK(points.at("orpo: train nll_loss") == 4);
+  CHECK(points.at("orpo: val nll_loss") == 2);
+  CHECK(points.at("orpo: train log_odds_ratio") == 4);
+  CHECK(points.at("orpo: val log_odds_ratio") == 2);
+  CHECK(points.at("orpo: train rewards/accuracies") == 4);
+  std::vector<std::string> texts;
+  for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
+  for (const char* title : {"ORPO NLL of the chosen", "ORPO log odds ratio", "preference accuracy"})
+    CHECK(std::find(texts.begin(), texts.end(), title) != texts.end());
 }

@@ -1,7 +1,8 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
 // loss_type sigmoid, robust and ipo, with rpo_alpha's sft term (TRL's loss_type [.., "sft"]), and
-// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's CPOTrainer trains it; at
+// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's CPOTrainer trains it,
+// orpo as TRL's ORPOTrainer does (with its nll_loss, log_odds_ratio and log_odds_chosen); at
 // stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
 // metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
 // adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
@@ -12,6 +13,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "adamw_block.hpp"
 #include "comm/control_channel.hpp"
@@ -31,6 +34,7 @@ namespace {
 const fs::path kFixtures = fs::path(ZT_SOURCE_DIR) / "tests" / "fixtures" / "dpo";
 const char* const kMetrics[] = {"rewards/chosen", "rewards/rejected", "rewards/accuracies",
                                 "rewards/margins", "logps/chosen",   "logps/rejected"};
+const char* const kOrpoMetrics[] = {"nll_loss", "log_odds_ratio", "log_odds_chosen"};
 
 nlohmann::json reference_of(const std::string& name) {
   return nlohmann::json::parse(std::ifstream(kFixtures / name / "reference.json"));
@@ -83,11 +87,16 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
     const double norm = steps[i].at("grad_norm"), want_norm = want.at("grad_norm");
     INFO("grad norm " << norm << ", TRL " << want_norm);
     CHECK(std::abs(norm - want_norm) <= 1e-4 * want_norm);
-    for (const char* key : kMetrics) {
+    std::vector<std::string> keys(std::begin(kMetrics), std::end(kMetrics));
+    if (r.at("preference").at("loss_type") == "orpo") keys.insert(keys.end(), std::begin(kOrpoMetrics), std::end(kOrpoMetrics));
+    for (const std::string& key : keys) {
       const double got = steps[i].at(key), expected = want.at(key);
       INFO(key << " " << got << ", TRL " << expected);
-      const bool reward = std::string(key).starts_with("rewards/") && std::string(key) != "rewards/accuracies";
-      CHECK(std::abs(got - expected) <= 1e-4 * std::abs(expected) + (reward ? 1e-4 * beta * logps : 0.0));
+      // log_odds_chosen is a difference of log-odds of about the size of the logps.
+      const double slack = key.starts_with("rewards/") && key != "rewards/accuracies" ? beta * logps
+                           : key == "log_odds_chosen"                                ? logps
+                                                                                     : 0.0;
+      CHECK(std::abs(got - expected) <= 1e-4 * (std::abs(expected) + slack));
     }
   }
 }
@@ -99,7 +108,7 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
   REQUIRE(4 % world().world_size() == 0);
   for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
                            "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
-                           "llama3_simpo"}) {
+                           "llama3_simpo", "qwen3_orpo", "llama3_orpo", "qwen3_lora_orpo"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -114,8 +123,9 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
           p["loss_type"] = {p.at("loss_type"), "sft"};
           p.erase("rpo_alpha");
         }
-        // Without a reference (simpo) no reference pass runs, so none is kept beside the checkpoints.
-        const bool reference_free = r.at("preference").at("loss_type") == "simpo";
+        // Without a reference (simpo, orpo) no reference pass runs, so none is kept beside the checkpoints.
+        const std::string loss_type = r.at("preference").at("loss_type");
+        const bool reference_free = loss_type == "simpo" || loss_type == "orpo";
         if (reference_free) raw["training"]["checkpoint_dir"] = dir + "/checkpoints";
         const bool evaluates = r.contains("evaluation") && !r.at("evaluation").is_null();
         if (evaluates) {  // the same pairs as validation data, evaluated after the last step

@@ -214,9 +214,10 @@ double CpuModelOps::take_losses() {
 }
 
 void CpuModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                                         const int32_t* counted, float dloss, int N, int V, int Vp, float softcap) {
-  const float scale = counted[0] > 0 ? dloss / float(counted[0]) : 0.0f;
-  cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp, softcap);
+                                         const int32_t* counted, float dloss, int N, int V, int Vp, float softcap,
+                                         const float* weights) {
+  const float scale = weights ? dloss : counted[0] > 0 ? dloss / float(counted[0]) : 0.0f;
+  cpu::cross_entropy_backward(f(dlogits), f(logits), lse, targets, scale, N, V, Vp, softcap, weights);
 }
 
 void CpuModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {

@@ -93,10 +93,11 @@ void softcap_forward(float* x, size_t n, float cap) {
 }
 
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
-                            float scale, int N, int V, int Vp, float softcap) {
+                            float scale_all, int N, int V, int Vp, float softcap, const float* weights) {
   KernelTimer timer(KernelKind::CrossEntropyBackward);
 #pragma omp parallel for schedule(static)
   for (int n = 0; n < N; n++) {
+    const float scale = weights ? scale_all * weights[n] : scale_all;
     const float* row = logits + size_t(n) * Vp;
     float* drow = dlogits + size_t(n) * Vp;
     if (targets[n] == kIgnoredTarget) {

@@ -24,9 +24,10 @@ float cross_entropy_forward(float* lse, const float* logits, const int32_t* targ
 // buffer itself (computed in place). scale = dloss / (rows that count) gives the gradient of
 // dloss · mean loss.
 // softcap > 0: logits are soft-capped (softcap_forward) and dlogits is the gradient of the logits
-// before the cap.
+// before the cap. weights (N, or null): row n's scale is scale · weights[n] (each target's own
+// weight in the loss: preference training).
 void cross_entropy_backward(float* dlogits, const float* logits, const float* lse, const int32_t* targets,
-                            float scale, int N, int V, int Vp, float softcap = 0.0f);
+                            float scale, int N, int V, int Vp, float softcap = 0.0f, const float* weights = nullptr);
 // x = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
 void softcap_forward(float* x, size_t n, float cap);
 

@@ -96,11 +96,13 @@ __global__ void __launch_bounds__(kBlock) classifier_forward_kernel(float* lse, 
 template <typename T, bool kVector>
 __global__ void __launch_bounds__(kBlock) classifier_backward_kernel(T* dlogits, const T* logits, const float* lse,
                                                                      const int32_t* targets, const int32_t* counted,
-                                                                     float scale, int V, int Vp, float cap) {
+                                                                     const float* weights, float scale, int V, int Vp,
+                                                                     float cap) {
   const int n = blockIdx.x;
   const int target = targets[n];
-  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target,
-                           row_scale(target, gradient_scale(counted, scale)), V, Vp, cap);
+  const float s = weights ? scale * weights[n] : gradient_scale(counted, scale);
+  row_gradient<T, kVector>(dlogits + size_t(n) * Vp, logits + size_t(n) * Vp, lse[n], target, row_scale(target, s),
+                           V, Vp, cap);
 }
 
 template <typename T>
@@ -201,7 +203,7 @@ void launch_mean(float* mean_loss, int32_t* counted, const float* losses, const 
 
 void launch_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                      const int32_t* counted, float scale, int N, int V, int Vp, cudaStream_t stream,
-                     float cap = 0.0f) {
+                     float cap = 0.0f, const float* weights = nullptr) {
   check_shape(N, V, Vp, "classifier_backward");
   if (N == 0) return;
   const bool vector = vector_path(Vp, logits, dlogits);
@@ -209,7 +211,7 @@ void launch_backward(DType dt, void* dlogits, const void* logits, const float* l
     using T = decltype(tag);
     launch(vector ? classifier_backward_kernel<T, true> : classifier_backward_kernel<T, false>, unsigned(N), kBlock,
            0, stream, "classifier_backward_kernel", static_cast<T*>(dlogits), static_cast<const T*>(logits), lse,
-           targets, counted, scale, V, Vp, cap);
+           targets, counted, weights, scale, V, Vp, cap);
   });
 }
 
@@ -258,9 +260,9 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
 
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream,
-                         float softcap) {
-  require(counted != nullptr, "classifier_backward: counted is null");
-  launch_backward(dt, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream, softcap);
+                         float softcap, const float* weights) {
+  require(counted != nullptr || weights != nullptr, "classifier_backward: counted and weights are null");
+  launch_backward(dt, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream, softcap, weights);
 }
 
 void classifier_fused(DType dt, void* logits, float* lse, float* losses, float* mean_loss, const int32_t* targets,

@@ -44,10 +44,11 @@ void classifier_backward(DType dt, void* dlogits, const void* logits, const floa
 // The same with scale = dloss / counted[0] (0 when counted[0] is 0), counted[0] read by the kernel
 // when it runs: a captured graph replays with the count of the rows it is replayed for.
 // softcap > 0: the logits are soft-capped (softcap_forward) and dlogits is the gradient of the
-// logits before the cap.
+// logits before the cap. weights (device memory, N floats, or null): row n's scale is dloss ·
+// weights[n] instead, counted not read (ModelOps::cross_entropy_backward).
 void classifier_backward(DType dt, void* dlogits, const void* logits, const float* lse, const int32_t* targets,
                          const int32_t* counted, float dloss, int N, int V, int Vp, cudaStream_t stream,
-                         float softcap = 0.0f);
+                         float softcap = 0.0f, const float* weights = nullptr);
 // x[n] = cap · tanh(x / cap) in place (Gemma's final_logit_softcapping).
 void softcap_forward(DType dt, void* x, size_t n, float cap, cudaStream_t stream);
 

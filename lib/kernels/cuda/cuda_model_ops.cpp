@@ -298,8 +298,8 @@ void CudaModelOps::take_losses_into(double* host) {
 
 void CudaModelOps::cross_entropy_backward(void* dlogits, const void* logits, const float* lse,
                                           const int32_t* targets, const int32_t* counted, float dloss, int N, int V,
-                                          int Vp, float softcap) {
-  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream(), softcap);
+                                          int Vp, float softcap, const float* weights) {
+  classifier_backward(dtype_, dlogits, logits, lse, targets, counted, dloss, N, V, Vp, stream(), softcap, weights);
 }
 
 void CudaModelOps::counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) {
