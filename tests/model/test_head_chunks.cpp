@@ -210,7 +210,7 @@ TEST_CASE("the LM head on the completions of preference pairs, by target weights
   }
 }
 
-TEST_CASE("target weights of 1 / (the targets that count) give the mean loss's gradients, in any chunks",
+TEST_CASE("target weights: 1 / (the targets that count) give the mean loss's gradients, each target its own",
           "[model][head][preference]") {
   const int B = 2, T = 12, N = B * T;
   for (const GptShape& shape : head_shapes()) {
@@ -235,6 +235,19 @@ TEST_CASE("target weights of 1 / (the targets that count) give the mean loss's g
     std::vector<float> twice = mean.grads;
     for (float& g : twice) g *= 2.0f;
     CHECK(norm_relative(run(shape, B, T, 5, inputs, targets, true, &doubled).grads, twice) <= 1e-6);
+    // Each target its own weight, two in one row: Σ_k w_k · (the gradient of target k's loss alone).
+    const int picked[] = {6, 9, 17};
+    const float picked_weight[] = {0.5f, -0.3f, 0.8f};
+    std::vector<float> sparse(N, 0.0f), want(mean.grads.size(), 0.0f);
+    for (int k = 0; k < 3; k++) {
+      REQUIRE(targets[size_t(picked[k])] != kIgnoredTarget);
+      sparse[size_t(picked[k])] = picked_weight[k];
+      std::vector<int32_t> alone(N, kIgnoredTarget);
+      alone[size_t(picked[k])] = targets[size_t(picked[k])];
+      const Result one = run(shape, B, T, N, inputs, alone);  // the mean over one target: its loss
+      for (size_t i = 0; i < want.size(); i++) want[i] += picked_weight[k] * one.grads[i];
+    }
+    CHECK(norm_relative(run(shape, B, T, 5, inputs, targets, true, &sparse).grads, want) <= 1e-5);
   }
 }
 

@@ -47,6 +47,23 @@ size_t points_in(const std::string& d) {
   return n;
 }
 
+// The points of each series of an SVG (by its title: run and series), and the SVG's texts (the
+// charts' titles among them).
+std::map<std::string, size_t> series_points(const XmlElement& svg) {
+  std::map<std::string, size_t> points;
+  for (const auto* p : svg.find_all("path")) points[p->children[0].text] = points_in(p->attributes.at("d"));
+  return points;
+}
+std::vector<std::string> texts_of(const XmlElement& svg) {
+  std::vector<std::string> texts;
+  for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
+  return texts;
+}
+bool has_text(const XmlElement& svg, const std::string& text) {
+  const auto texts = texts_of(svg);
+  return std::find(texts.begin(), texts.end(), text) != texts.end();
+}
+
 // A metrics file of `steps` step records and an eval every `every` steps (none when 0).
 std::string metrics_text(int steps, int every, double loss0 = 5.5) {
   std::string t =
@@ -137,8 +154,7 @@ TEST_CASE("the SVG is well-formed XML with one path per series and one point per
   CHECK(stroke["zero1: train loss"] != stroke["zero3: train loss"]);
   CHECK(stroke["zero1: train loss"] == stroke["zero1: val loss"]);
   CHECK(stroke["zero1: train loss"] == stroke["zero1: tokens/s"]);
-  std::vector<std::string> texts;
-  for (const auto* t : svg.find_all("text")) texts.push_back(t->text);
+  const std::vector<std::string> texts = texts_of(svg);
   for (const char* expected : {"zero1", "zero3", "loss", "learning rate", "gradient norm", "throughput", "step",
                                "train", "val (eval)", "tokens/s (all ranks)"})
     CHECK(std::find(texts.begin(), texts.end(), expected) != texts.end());
@@ -171,9 +187,7 @@ TEST_CASE("names that need escaping stay readable and the XML well-formed") {
   const auto out = scratch("escaped.svg");
   plot_metrics_files({f}, out);
   const XmlElement svg = parse_xml(read(out));
-  std::vector<std::string> texts;
-  for (const auto* t : svg.find_all("text")) texts.push_back(t->text);
-  CHECK(std::find(texts.begin(), texts.end(), "a&b<c>\"d'") != texts.end());
+  CHECK(has_text(svg, "a&b<c>\"d'"));
 }
 
 TEST_CASE("two runs of the same file name are told apart by their paths") {
@@ -181,10 +195,8 @@ TEST_CASE("two runs of the same file name are told apart by their paths") {
   std::filesystem::create_directories(scratch("y"));
   const auto a = write("x/metrics.jsonl", metrics_text(3, 0)), b = write("y/metrics.jsonl", metrics_text(3, 0));
   const XmlElement svg = parse_xml(curves_svg({read_run_curves(a), read_run_curves(b)}));
-  std::vector<std::string> texts;
-  for (const auto* t : svg.find_all("text")) texts.push_back(t->text);
-  CHECK(std::find(texts.begin(), texts.end(), a) != texts.end());
-  CHECK(std::find(texts.begin(), texts.end(), b) != texts.end());
+  CHECK(has_text(svg, a));
+  CHECK(has_text(svg, b));
 }
 
 TEST_CASE("bad input: one error naming the file, and the line where there is one") {
@@ -241,22 +253,17 @@ TEST_CASE("preference training's rewards: accuracy and margin charts, train and 
   const auto out = scratch("dpo.svg");
   plot_metrics_files({dpo, sft}, out);
   const XmlElement svg = parse_xml(read(out));
-  std::map<std::string, size_t> points;
-  for (const auto* p : svg.find_all("path")) points[p->children[0].text] = points_in(p->attributes.at("d"));
+  const auto points = series_points(svg);
   CHECK(points.at("dpo: train rewards/accuracies") == 6);
   CHECK(points.at("dpo: val rewards/accuracies") == 2);
   CHECK(points.at("dpo: train rewards/margins") == 6);
   CHECK(points.at("dpo: val rewards/margins") == 2);
   CHECK(points.count("sft: train rewards/accuracies") == 0);  // a run without them draws none
-  std::vector<std::string> texts;
-  for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
-  for (const char* title : {"preference accuracy", "reward margin"})
-    CHECK(std::find(texts.begin(), texts.end(), title) != texts.end());
-  for (const auto* e : svg.find_all("text")) CHECK(e->text != "ORPO log odds ratio");  // DPO has none
+  for (const char* title : {"preference accuracy", "reward margin"}) CHECK(has_text(svg, title));
+  CHECK(!has_text(svg, "ORPO log odds ratio"));  // DPO has none
   // Without preference metrics, the two rows of four charts only.
   plot_metrics_files({sft}, out);
-  const XmlElement plain = parse_xml(read(out));
-  for (const auto* e : plain.find_all("text")) CHECK(e->text != "preference accuracy");
+  CHECK(!has_text(parse_xml(read(out)), "preference accuracy"));
 }
 
 TEST_CASE("ORPO's nll_loss and log_odds_ratio: a fourth row of charts, train and val") {
@@ -274,15 +281,12 @@ TEST_CASE("ORPO's nll_loss and log_odds_ratio: a fourth row of charts, train and
   const auto out = scratch("orpo.svg");
   plot_metrics_files({orpo}, out);
   const XmlElement svg = parse_xml(read(out));
-  std::map<std::string, size_t> points;
-  for (const auto* p : svg.find_all("path")) points[p->children[0].text] = points_in(p->attributes.at("d"));
+  const auto points = series_points(svg);
   CHECK(points.at("orpo: train nll_loss") == 4);
   CHECK(points.at("orpo: val nll_loss") == 2);
   CHECK(points.at("orpo: train log_odds_ratio") == 4);
   CHECK(points.at("orpo: val log_odds_ratio") == 2);
   CHECK(points.at("orpo: train rewards/accuracies") == 4);
-  std::vector<std::string> texts;
-  for (const auto* e : svg.find_all("text")) texts.push_back(e->text);
   for (const char* title : {"ORPO NLL of the chosen", "ORPO log odds ratio", "preference accuracy"})
-    CHECK(std::find(texts.begin(), texts.end(), title) != texts.end());
+    CHECK(has_text(svg, title));
 }

@@ -164,10 +164,12 @@ TEST_CASE("a preference run's summary holds the last step's rewards and the last
     StepRecord rec;
     rec.step = s;
     rec.loss = 0.7 - 0.1 * double(s);
-    rec.preference = PreferenceMetrics{0.25 * double(s), -0.5, 0.75, 0.5 + double(s), -31.5, -40.25};
+    rec.preference = PreferenceMetrics{0.25 * double(s), -0.5, 0.75, 0.5 + double(s), -31.5, -40.25, std::nullopt};
     totals.add_step(rec);
   }
-  totals.add_eval({2, 0.625, PreferenceMetrics{0.125, -0.25, 1.0, 0.375, -30.0, -35.5}});
+  // ORPO's odds-ratio metrics beside the rewards in the evaluation.
+  totals.add_eval({2, 0.625, PreferenceMetrics{0.125, -0.25, 1.0, 0.375, -30.0, -35.5,
+                                               OddsRatioMetrics{5.75, -0.625, 0.25}}});
   const SummaryRecord s = totals.summarize(world(), false, 1.0, 1e9);
   REQUIRE(s.preference);
   REQUIRE(s.val_preference);
@@ -193,6 +195,10 @@ TEST_CASE("a preference run's summary holds the last step's rewards and the last
   CHECK(records[1]["eval_rewards/margins"] == 0.375);
   CHECK(records[1]["eval_logps/chosen"] == -30.0);
   CHECK(records[1]["val_loss"] == 0.625);
+  CHECK(records[0]["nll_loss"] == 5.75);
+  CHECK(records[1]["eval_log_odds_ratio"] == -0.625);
+  CHECK(records[1]["eval_log_odds_chosen"] == 0.25);
+  CHECK(!records[1].contains("nll_loss"));  // the train step's metrics had none
 
   std::string all;
   for (const auto& l : summary_lines(s, MemoryPlan{}, 0)) all += l + "\n";
@@ -200,4 +206,6 @@ TEST_CASE("a preference run's summary holds the last step's rewards and the last
   CHECK(all.find("  preference (train, last step): rewards accuracies 0.750, margins 2.5000, chosen 0.5000, rejected "
                  "-0.5000 | logps chosen -31.5000, rejected -40.2500") != std::string::npos);
   CHECK(all.find("  preference (val, last evaluation): rewards accuracies 1.000, margins 0.3750") != std::string::npos);
+  CHECK(all.find("logps chosen -30.0000, rejected -35.5000 | nll_loss 5.7500, log_odds_ratio -0.6250, "
+                 "log_odds_chosen 0.2500") != std::string::npos);
 }
