@@ -60,7 +60,8 @@ __device__ void row_gradient(T* drow, const T* row, float lse, int target, float
       const int col = v + k;
       const float p = col < V ? expf(x[k] - lse) : 0.0f;
       const float t = cap > 0.0f ? x[k] / cap : 0.0f;
-      x[k] = scale * (p - (col == target ? 1.0f : 0.0f)) * (1.0f - t * t);
+      // The padding's columns are 0 whatever they hold (a huge soft-capped value would give 0 · -inf).
+      x[k] = col < V ? scale * (p - (col == target ? 1.0f : 0.0f)) * (1.0f - t * t) : 0.0f;
     }
     store_floats<kVector>(drow, x, size_t(v), size_t(Vp));
   }
