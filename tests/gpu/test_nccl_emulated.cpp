@@ -149,7 +149,7 @@ NcclHostSide thread_host_side(std::shared_ptr<Boards> boards, std::string scope,
     CommCounters uncounted;
     ThreadChannel channel(boards->get(scope + "/" + std::to_string((*made)++), size), rank, size, uncounted);
     const std::array<int, 2> mine{color, key};
-    std::vector<std::array<int, 2>> all(size_t(size));
+    std::vector<std::array<int, 2>> all(static_cast<size_t>(size));
     channel.all_gather(mine.data(), all.data(), sizeof mine);
     std::vector<std::pair<int, int>> members;  // (key, rank) of the ranks of this color
     for (int r = 0; r < size; ++r)
