@@ -167,6 +167,8 @@ TEST_CASE("a second sharding domain: each group of ranks trains its own values, 
       CHECK(delta(MemCategory::Params) == 4 * (held0 + held1));
       CHECK(delta(MemCategory::Grads) == 4 * (grads0 + grads1));
       CHECK(delta(MemCategory::Optimizer) == 8 * (opt0 + opt1));
+      // What reads every group's trainable space at once says it cannot, before any collective.
+      CHECK_THROWS_WITH(engine.held(), Catch::Contains("not supported with a second sharding domain"));
 
       const Run got = run(engine, layout, kSteps, [&](size_t g, int step, std::vector<float>& out) {
         for (size_t j = 0; j < out.size(); ++j) out[j] = gradient(g, me, step, j);
