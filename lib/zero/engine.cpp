@@ -166,7 +166,28 @@ std::string state_formula(size_t psi_whole, size_t psi_sharded, size_t t_whole, 
 }  // namespace
 
 EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
-                        size_t held_group_elements) {
+                        size_t held_group_elements, SecondDomainSize second) {
+  EnginePlan p = domain_plan(o, numel, trainable, world_size, held_group_elements);
+  if (second.numel == 0) return p;
+  const EnginePlan q = domain_plan(o, second.numel, second.trainable, second.world_size, 0);
+  p.params += q.params;
+  p.grads += q.grads;
+  p.optimizer += q.optimizer;
+  p.offload += q.offload;
+  p.buffers_bound += q.buffers_bound;
+  p.host_buffers += q.host_buffers;
+  // The second half of the norm partials, and every rank's partials of its group.
+  p.step_values += (size_t(world_size) + size_t(world_size) * size_t(second.world_size)) * sizeof(double);
+  std::string terms = q.formula;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"/N", "/M"}, {"Ψ", "Ψ'"}, {"T", "T'"}})
+    for (size_t at = terms.find(from); at != std::string::npos; at = terms.find(from, at + to.size()))
+      terms.replace(at, from.size(), to);
+  p.formula += " + " + terms;
+  return p;
+}
+
+EnginePlan Engine::domain_plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
+                               size_t held_group_elements) {
   const Partition part(numel, world_size, 0), train(trainable, world_size, 0);
   const bool frozen = trainable != numel;
   EnginePlan p;

@@ -48,6 +48,13 @@ struct EnginePlan {
   size_t step_values = 0, step_values_host = 0;
 };
 
+// The size of an engine's second sharding domain: its elements, of which `trainable` train, over
+// `world_size` ranks.
+struct SecondDomainSize {
+  size_t numel = 0, trainable = 0;
+  int world_size = 1;
+};
+
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with
 // the reason on the lowest failing rank and an empty one elsewhere, before any collective ran.
 struct EngineSetupFailed : Error {
@@ -72,8 +79,10 @@ public:
   // The plan of an engine over `numel` parameters of which `trainable` are trained (the others
   // frozen) on `world_size` ranks. held_group_elements: the most elements of parameter groups the
   // model holds at once, each with a copy in the model's dtype and its gradients (fp32 at most).
+  // second: the groups of domain 1, over the ranks of their communicator (none when numel is 0):
+  // their model states and buffers are added, the formula's terms written with Ψ' and M.
   static EnginePlan plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
-                         size_t held_group_elements);
+                         size_t held_group_elements, SecondDomainSize second = {});
 
   ConstView fetch(int g) override;
   void release(int g) override;
@@ -138,6 +147,9 @@ private:
     Domain* domain = nullptr;
     int group = 0;
   };
+  // plan() of one domain.
+  static EnginePlan domain_plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
+                                size_t held_group_elements);
   // Every domain's gradient-norm partials into grad_sums_ (collective); how many there are.
   size_t norm_partials(float factor);
   // What reads or writes the trainable space of every group at once: one domain only, for now.

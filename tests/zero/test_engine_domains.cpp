@@ -167,6 +167,17 @@ TEST_CASE("a second sharding domain: each group of ranks trains its own values, 
       CHECK(delta(MemCategory::Params) == 4 * (held0 + held1));
       CHECK(delta(MemCategory::Grads) == 4 * (grads0 + grads1));
       CHECK(delta(MemCategory::Optimizer) == 8 * (opt0 + opt1));
+      // The plan says the same, and writes the second domain's terms with Ψ' and M.
+      const EnginePlan plan = Engine::plan(options(stage), 73, 73, W, 0, {78, 78, M});
+      CHECK(plan.params == delta(MemCategory::Params));
+      CHECK(plan.grads == delta(MemCategory::Grads));
+      CHECK(plan.optimizer == delta(MemCategory::Optimizer));
+      CHECK(plan.step_values == delta(MemCategory::Activations));  // both domains' norm partials
+      CHECK(plan.formula == Engine::plan(options(stage), 73, 73, W, 0).formula + " + " +
+                                std::string(stage == 0   ? "16Ψ'"
+                                            : stage == 1 ? "8Ψ' + 8Ψ'/M"
+                                            : stage == 2 ? "4Ψ' + 12Ψ'/M"
+                                                         : "16Ψ'/M"));
       // What reads every group's trainable space at once says it cannot, before any collective.
       CHECK_THROWS_WITH(engine.held(), Catch::Contains("not supported with a second sharding domain"));
 
