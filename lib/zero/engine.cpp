@@ -30,6 +30,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
     stage_ = make_stage(ctx_);
     optimizer_ = ShardOptimizer::make(
         {trainable_.layout(), stage_->update_range(), options_, backend, host, stage_->params(), clock_});
+    fp32_ = std::make_unique<Fp32Parts>(ctx_);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -37,6 +38,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
   stage_->init_params(init);
   optimizer_->init_master();
+  fp32_->init(init, *optimizer_, held());
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
   // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
@@ -63,7 +65,7 @@ std::string state_formula(size_t psi_whole, size_t psi_sharded, size_t t_whole, 
 }  // namespace
 
 EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
-                        size_t held_group_elements) {
+                        size_t held_group_elements, size_t fp32_bytes) {
   const Partition part(numel, world_size, 0), train(trainable, world_size, 0);
   const bool frozen = trainable != numel;
   EnginePlan p;
@@ -96,7 +98,7 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, 
   // (zero/trainable_params.hpp): the whole trainable space at stage 0, a shard otherwise.
   const size_t d = dtype_size(o.dtype);
   const size_t compact = frozen ? d * (o.stage == 0 ? p.train_padded : p.train_shard) : 0;
-  p.params = (host_params ? 0 : params_state) + compact;
+  p.params = (host_params ? 0 : params_state) + compact + fp32_bytes;
   p.grads = size_t(train_row.grads);
   p.optimizer = host_optimizer ? 0 : optimizer_state;
   p.offload = (host_params ? params_state : 0) + (host_optimizer ? optimizer_state : 0);
@@ -126,6 +128,12 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, 
   // Stage 3 gathers the updated trainable parameters into one buffer before keeping its own.
   if (o.stage == 3 && frozen) p.buffers_bound += trainable * d;
   return p;
+}
+
+ConstView Engine::fetch(int g) {
+  ConstView v = stage_->fetch(g);
+  fp32_->overlay(g, v);
+  return v;
 }
 
 View Engine::grads(int g) {
@@ -175,6 +183,7 @@ void Engine::queue_step(double lr, double beta1, double beta2) {
                          float(options_.weight_decay), options_.bias_correction, options_.adam_w_mode};
   optimizer_->update(stage_->grads(), grad_norm_.data(), hyper, steps_ + 1);
   stage_->publish_params();  // unchanged parameters when the update was skipped
+  fp32_->refresh(*optimizer_, held());
   stage_->zero_grads();
   Device& dev = backend_.device;
   dev.copy(grad_norm_host_.data(), grad_norm_.data(), sizeof(GradNorm), dev.compute());
@@ -238,6 +247,7 @@ void Engine::write_state(StateTensor t, Range r, const float* host) {
 void Engine::publish_written_state() {
   optimizer_->round_params();
   stage_->publish_params();
+  fp32_->refresh(*optimizer_, held());
 }
 
 void Engine::set_counters(const Counters& c) {

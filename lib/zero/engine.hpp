@@ -17,6 +17,7 @@
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
+#include "zero/fp32_parts.hpp"
 #include "zero/loss_scaler.hpp"
 #include "zero/partition.hpp"
 #include "zero/shard_optimizer.hpp"
@@ -66,10 +67,11 @@ public:
   // The plan of an engine over `numel` parameters of which `trainable` are trained (the others
   // frozen) on `world_size` ranks. held_group_elements: the most elements of parameter groups the
   // model holds at once, each with a copy in the model's dtype and its gradients (fp32 at most).
+  // fp32_bytes: the working copy of the parameters kept in fp32 (Fp32Parts::bytes).
   static EnginePlan plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
-                         size_t held_group_elements);
+                         size_t held_group_elements, size_t fp32_bytes = 0);
 
-  ConstView fetch(int g) override { return stage_->fetch(g); }
+  ConstView fetch(int g) override;
   void release(int g) override { stage_->release(g); }
   View grads(int g) override;
   void grads_ready(int g) override;
@@ -139,6 +141,7 @@ private:
   StageContext ctx_;
   std::unique_ptr<Stage> stage_;
   std::unique_ptr<ShardOptimizer> optimizer_;
+  std::unique_ptr<Fp32Parts> fp32_;  // the parameters kept in fp32 (empty when none are)
   LossScaler scaler_;
   std::vector<void*> open_grads_;  // the model's gradients per group in flight (from pool_)
   int64_t steps_ = 0;
