@@ -3,6 +3,8 @@
 // rounding; the plan counts the fp32 copy at 4 bytes per element, as the ledger measures it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "core/ledger.hpp"
 #include "engine_harness.hpp"
 #include "model_state_memory.hpp"
@@ -35,9 +37,14 @@ TEST_CASE("kept parameters: the model reads their fp32 master at every stage, th
           "[engine][fp32]") {
   auto& comm = world();
   std::vector<double> stage0_losses;
-  for (int stage = 0; stage <= 3; ++stage) {
+  // Stage 4: stage 3 with parameters and optimizer state offloaded to host memory.
+  for (int stage = 0; stage <= 4; ++stage) {
     INFO("stage " << stage << " N " << comm.world_size());
-    const config::Config c = kept_config(stage, comm.world_size());
+    config::Config c = kept_config(std::min(stage, 3), comm.world_size());
+    if (stage == 4) {
+      c.zero.offload_param.device = OffloadDevice::Cpu;
+      c.zero.offload_optimizer.device = OffloadDevice::Cpu;
+    }
     Trainer trainer(c, comm);
     std::vector<double> losses;
     for (int s = 1; s <= 3; ++s) losses.push_back(trainer.train_step(s).loss);
