@@ -16,9 +16,10 @@ Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx) {
       slot += p.size;
     }
   if (slot && ctx.model_dtype != DType::F32)
-    fail("data_types.keep_in_fp32_modules: the model computes in {} on this device and reads a group in one dtype; "
-         "parameters kept in fp32 need the CPU backend (training.device cpu) or an empty list",
-         dtype_name(ctx.model_dtype));
+    fail(
+        "data_types.keep_in_fp32_modules: the model computes in {} on this device and reads a group in one dtype; "
+        "parameters kept in fp32 need the CPU backend (training.device cpu) or an empty list",
+        dtype_name(ctx.model_dtype));
   if (slot) values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
 }
 
