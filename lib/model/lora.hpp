@@ -89,8 +89,8 @@ struct TrainedPartsError : Error {
 int lora_group(const GptShape& shape, int layer);
 // The model's parameter layout (gpt_layout.hpp) with the adapter groups after its own, every
 // tensor marked trainable or frozen, and kept in fp32 or not. Throws TrainedPartsError for a freeze or
-// keep_fp32 pattern that is malformed or matches no tensor, a target module the family does not have, or a freeze that leaves nothing
-// to train.
+// keep_fp32 pattern that is malformed or matches no tensor, a target module the family does not have,
+// or a freeze that leaves nothing to train.
 ParamLayout make_training_layout(const GptShape& shape, const TrainedParts& parts);
 
 }  // namespace zt

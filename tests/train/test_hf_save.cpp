@@ -121,7 +121,8 @@ TEST_CASE("a bf16 Qwen3-MoE keeps its routers in fp32: trained, checkpointed, re
     std::vector<float> out;
     for (const ParamGroup& g : layout.groups)
       for (const TensorSpec& t : g.tensors)
-        if (t.keep_fp32) out.insert(out.end(), flat.begin() + long(t.offset), flat.begin() + long(t.offset + t.numel()));
+        if (t.keep_fp32)
+          out.insert(out.end(), flat.begin() + long(t.offset), flat.begin() + long(t.offset + t.numel()));
     return out;
   };
   for (int stage : {0, 3}) {
