@@ -33,9 +33,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   MemoryPlan p;
   const EngineOptions options = engine_options(c);
   const size_t fp32 = Fp32Parts::bytes(layout, options.dtype);
-  static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, fp32);
+  static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, {}, fp32);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
-  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, layout.total, layout.total, world, held, fp32);
+  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, layout.total, layout.total, world, held, {}, fp32);
   const bool recompute = c.recompute_activations();
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
