@@ -24,6 +24,8 @@ PreferenceConfig read_preference(Block& preference, bool given, bool lora);
 // Top level: batch sizes, clipping and the other scalar keys, and the keys that have no effect.
 void read_top_level_scalars(Block& top, const AutoValues& auto_values, Config& config);
 void read_ignored_top_level_keys(Block& top);
+// data_types: its keys without effect, and keep_in_fp32_modules ("auto": the model family's modules).
+void read_data_types(Block& top, const ModelConfig& model, Config& config);
 // The keys DeepSpeed 0.19.8 removed: refused, or warned about where they ask for nothing.
 void read_removed_top_level_keys(Block& top);
 void read_removed_zero_keys(Block& zero);

@@ -320,6 +320,9 @@ struct Config {
   bool zero_allow_untested_optimizer = false;
   bool zero_force_ds_cpu_optimizer = true;
   bool dump_state = false;
+  // data_types.keep_in_fp32_modules: name patterns of the parameters kept in fp32 under bf16/fp16
+  // ("auto" resolved to the family's, model/gpt_layout.hpp fp32_module_patterns).
+  std::vector<std::string> keep_in_fp32_modules;
 
   ZeroConfig zero;
   Fp16Config fp16;

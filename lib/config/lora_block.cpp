@@ -37,6 +37,7 @@ LoraConfig read_lora(Block& b, const ModelConfig& model, bool given) {
 TrainedParts trained_parts(const Config& c) {
   TrainedParts parts;
   parts.freeze = c.training.freeze;
+  parts.keep_fp32 = c.keep_in_fp32_modules;
   if (c.lora.enabled)
     parts.lora = LoraSpec{int(c.lora.r), c.lora.alpha, c.lora.dropout, c.lora.use_rslora, c.lora.target_modules};
   return parts;

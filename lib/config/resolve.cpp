@@ -146,8 +146,10 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("preference lr", {"training", "preference"}, [&] {
     if (c.preference.enabled && !has_key(raw, "training.lr")) c.training.lr = kPreferenceLearningRate;
   });
-  // The patterns of training.freeze against the model's names, and what is left to train.
-  readers.run("trained parts", {"model", "training", "lora"}, [&] {
+  readers.run("data_types", {"model"}, [&] { read_data_types(top, c.model, c); });
+  // The patterns of training.freeze and data_types.keep_in_fp32_modules against the model's names,
+  // and what is left to train.
+  readers.run("trained parts", {"model", "training", "lora", "data_types"}, [&] {
     try {
       make_training_layout(c.model.shape, trained_parts(c));
     } catch (const TrainedPartsError& e) {

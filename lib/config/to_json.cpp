@@ -209,6 +209,7 @@ nlohmann::json to_json(const Config& c) {
         {"hysteresis", f.hysteresis},
         {"consecutive_hysteresis", f.consecutive_hysteresis},
         {"min_loss_scale", f.min_loss_scale}}},
+      {"data_types", {{"keep_in_fp32_modules", c.keep_in_fp32_modules}}},
       {"bf16", {{"enabled", c.bf16.enabled}, {"check_grad_overflow", c.bf16.check_grad_overflow}}},
       {"optimizer", optimizer_json(c.optimizer)},
       {"scheduler", scheduler_json(c.scheduler)},

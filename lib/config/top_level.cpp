@@ -5,6 +5,7 @@
 
 #include "config/batch_size.hpp"
 #include "config/blocks.hpp"
+#include "model/gpt_layout.hpp"
 
 namespace zt::config {
 
@@ -46,28 +47,28 @@ void read_top_level_scalars(Block& top, const AutoValues& av, Config& c) {
 
 namespace {
 
+}  // namespace
+
 // data_types: the dtypes DeepSpeed may keep apart from the training dtype, and the parameters kept in
-// fp32 under bf16. zerotrain accumulates gradients in the training dtype and keeps no parameter apart
-// ("auto" or [] is what it does).
-void read_data_types(Block& top) {
+// fp32 under a 16-bit dtype. zerotrain accumulates gradients in the training dtype.
+void read_data_types(Block& top, const ModelConfig& model, Config& c) {
   Block b = top.child("data_types", UnknownKeys::Warn);
   b.unimplemented("grad_accum_dtype", nullptr);
   b.unimplemented("param_dtype", nullptr);
   b.unimplemented("buffer_dtype", nullptr);
   if (b.is_auto("keep_in_fp32_modules")) {
     b.raw("keep_in_fp32_modules");
+    c.keep_in_fp32_modules = fp32_module_patterns(model.shape);
   } else if (b.present("keep_in_fp32_modules") && !b.raw("keep_in_fp32_modules")->is_array()) {
     b.reject("keep_in_fp32_modules", fmt::format("{} is not a list (expected \"auto\" or a list of name patterns)",
                                                  show(*b.raw("keep_in_fp32_modules"))));
   } else {
-    const std::vector<std::string> patterns = b.texts("keep_in_fp32_modules");
-    if (!patterns.empty())
-      b.warn("keep_in_fp32_modules",
-             fmt::format("{} has no effect (zerotrain keeps every parameter in the training dtype); ignored",
-                         show(nlohmann::json(patterns))));
+    c.keep_in_fp32_modules = b.texts("keep_in_fp32_modules");
   }
   b.finish();
 }
+
+namespace {
 
 // A block counts as "in use" when it is enabled; blocks without an "enabled" key when non-empty.
 bool block_in_use(const nlohmann::json& v) {
@@ -99,7 +100,6 @@ void read_ignored_top_level_keys(Block& top) {
   top.unimplemented("sequence_parallel_size", 1);
   // Python's garbage collector during training: nothing to turn off in C++.
   top.boolean("disable_python_gc", false);
-  read_data_types(top);
   read_removed_top_level_keys(top);
 }
 

@@ -29,6 +29,9 @@ struct TensorSpec {
   // Trained, or frozen (training.freeze, a LoRA run's base weights): a frozen tensor keeps its
   // parameters but has no gradient and no optimizer state.
   bool trainable = true;
+  // Kept in fp32 under a 16-bit training dtype (data_types.keep_in_fp32_modules): the model reads
+  // its fp32 values, not the training dtype's rounding of them.
+  bool keep_fp32 = false;
   size_t numel() const { return numel_of(shape); }
 };
 
@@ -52,6 +55,13 @@ struct ParamLayout {
     size_t n = 0;
     for (auto& g : groups)
       for (auto& t : g.tensors) n += t.trainable ? t.numel() : 0;
+    return n;
+  }
+  // Elements of the tensors kept in fp32.
+  size_t fp32_numel() const {
+    size_t n = 0;
+    for (auto& g : groups)
+      for (auto& t : g.tensors) n += t.keep_fp32 ? t.numel() : 0;
     return n;
   }
   bool has_frozen() const { return trainable_numel() != total; }

@@ -23,6 +23,9 @@ void validate_gpt_shape(const GptShape& s) {
 
 namespace {
 
+// The module of a sparse block's router and experts: transformers' attribute name.
+std::string moe_module(const GptShape& s) { return s.model_type == ModelType::Mixtral ? "block_sparse_moe." : "mlp."; }
+
 // One tensor of a block, relative to the block's name prefix.
 struct BlockTensorDef {
   std::string suffix;
@@ -72,7 +75,7 @@ std::vector<BlockTensorDef> block_tensors(const GptShape& s, int layer) {
   if (s.sparse(layer)) {  // the router, then each expert's gate and up (one packed [2I, C]) and down
     const size_t E = size_t(s.moe.num_experts), I = size_t(s.expert_width()), S = size_t(s.moe.d_shared);
     const bool mixtral = s.model_type == ModelType::Mixtral;
-    const std::string mlp = mixtral ? "block_sparse_moe." : "mlp.";
+    const std::string mlp = moe_module(s);
     const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
     if (mixtral) names[0] = "w1", names[1] = "w3", names[2] = "w2";
     t.push_back({mlp + "gate.weight", {E, C}, RouterWeight});
@@ -119,6 +122,11 @@ struct GroupBuilder {
 };
 
 }  // namespace
+
+std::vector<std::string> fp32_module_patterns(const GptShape& shape) {
+  if (!shape.moe.enabled()) return {};
+  return {"model.layers.*." + moe_module(shape) + "gate"};
+}
 
 bool has_vocabulary_rows(std::string_view name) {
   return name == "wte.weight" || name == "model.embed_tokens.weight" || name == "lm_head.weight";

@@ -42,6 +42,10 @@ void validate_gpt_shape(const GptShape& shape);
 
 ParamLayout make_gpt_layout(const GptShape& shape);
 
+// The modules a family keeps in fp32 under a 16-bit dtype (data_types.keep_in_fp32_modules "auto"),
+// as name patterns (model/name_pattern.hpp): the routers of a mixture of experts; none for dense models.
+std::vector<std::string> fp32_module_patterns(const GptShape& shape);
+
 // The tensors whose rows are the (padded) vocabulary: the token embedding, an untied LM head.
 bool has_vocabulary_rows(std::string_view name);
 

@@ -155,24 +155,28 @@ void add_adapter_groups(const GptShape& shape, const LoraSpec& spec, ParamLayout
   }
 }
 
-void apply_freeze(const std::vector<std::string>& patterns, ParamLayout& layout) {
+// Marks, with `mark`, every tensor a pattern of `patterns` (the config key `key`) matches; a malformed
+// pattern or one matching nothing is refused.
+template <typename Mark>
+void apply_patterns(const std::vector<std::string>& patterns, const std::string& key, ParamLayout& layout,
+                    Mark&& mark) {
   for (size_t i = 0; i < patterns.size(); ++i) {
     const NamePattern pattern = [&] {
       try {
         return NamePattern(patterns[i]);
       } catch (const Error& e) {
-        throw TrainedPartsError(fmt::format("training.freeze[{}]", i), e.what());
+        throw TrainedPartsError(fmt::format("{}[{}]", key, i), e.what());
       }
     }();
     bool matched = false;
     for (ParamGroup& g : layout.groups)
       for (TensorSpec& t : g.tensors)
         if (pattern.matches(t.name)) {
-          t.trainable = false;
+          mark(t);
           matched = true;
         }
     if (!matched)
-      throw TrainedPartsError(fmt::format("training.freeze[{}]", i),
+      throw TrainedPartsError(fmt::format("{}[{}]", key, i),
                               fmt::format("\"{}\" matches no parameter (the names are Hugging Face's, such as {}, {})",
                                           pattern.text(), layout.groups.front().tensors.front().name,
                                           layout.groups[1].tensors.front().name));
@@ -192,7 +196,9 @@ ParamLayout make_training_layout(const GptShape& shape, const TrainedParts& part
       throw TrainedPartsError("lora.target_modules", e.what());
     }
   }
-  apply_freeze(parts.freeze, layout);
+  apply_patterns(parts.freeze, "training.freeze", layout, [](TensorSpec& t) { t.trainable = false; });
+  apply_patterns(parts.keep_fp32, "data_types.keep_in_fp32_modules", layout,
+                 [](TensorSpec& t) { t.keep_fp32 = true; });
   if (layout.trainable_numel() == 0)
     throw TrainedPartsError("training.freeze", "every parameter is frozen: nothing would train (expected patterns "
                                                "that leave some parameters out)");

@@ -69,6 +69,8 @@ LoraPart lora_part(std::string_view layout_name);
 struct TrainedParts {
   LoraSpec lora;
   std::vector<std::string> freeze;
+  // Patterns of the tensors kept in fp32 under a 16-bit dtype (data_types.keep_in_fp32_modules).
+  std::vector<std::string> keep_fp32;
   bool operator==(const TrainedParts&) const = default;
 };
 
@@ -83,9 +85,9 @@ struct TrainedPartsError : Error {
 // Index of the adapter group of `layer` (after the model's own groups) in the training layout.
 int lora_group(const GptShape& shape, int layer);
 // The model's parameter layout (gpt_layout.hpp) with the adapter groups after its own, every
-// tensor marked trainable or frozen. Throws TrainedPartsError for a freeze pattern that is malformed
-// or matches no tensor, a target module the family does not have, or a freeze that leaves nothing
-// to train.
+// tensor marked trainable or frozen, and kept in fp32 or not. Throws TrainedPartsError for a freeze or
+// keep_fp32 pattern that is malformed or matches no tensor, a target module the family does not have,
+// or a freeze that leaves nothing to train.
 ParamLayout make_training_layout(const GptShape& shape, const TrainedParts& parts);
 
 }  // namespace zt

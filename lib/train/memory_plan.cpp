@@ -31,9 +31,11 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const size_t adapters = parts.lora.enabled() ? layout.groups[size_t(lora_group(shape, 0))].size : 0;
   const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.max_block_params() + adapters;
   MemoryPlan p;
-  static_cast<EnginePlan&>(p) = Engine::plan(engine_options(c), layout.total, layout.trainable_numel(), world, held);
+  const EngineOptions options = engine_options(c);
+  const size_t fp32 = Fp32Parts::bytes(layout, options.dtype);
+  static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, {}, fp32);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
-  if (layout.has_frozen()) p.unfrozen = Engine::plan(engine_options(c), layout.total, layout.total, world, held);
+  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, layout.total, layout.total, world, held, {}, fp32);
   const bool recompute = c.recompute_activations();
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;

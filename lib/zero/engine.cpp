@@ -47,6 +47,9 @@ struct Engine::Domain {
   StageContext ctx;
   std::unique_ptr<Stage> stage;
   std::unique_ptr<ShardOptimizer> optimizer;
+  std::unique_ptr<Fp32Parts> fp32;  // its parameters kept in fp32 (empty when none are)
+  // The trained elements this domain's optimizer updates, in its trainable space.
+  Range held() const { return stage->update_range().intersect({0, train_partition.numel()}); }
 };
 
 Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
@@ -89,6 +92,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       d->stage = make_stage(d->ctx);
       d->optimizer = ShardOptimizer::make(
           {d->trainable.layout(), d->stage->update_range(), d->options, backend, host, d->stage->params(), clock_});
+      d->fp32 = std::make_unique<Fp32Parts>(d->ctx);
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -96,8 +100,10 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   const int first = comm.control().first_failure(!error.empty());
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
   for (auto& d : domains_) {
-    d->stage->init_params(domains_.size() == 1 ? init : d->values(init));
+    const ParamInit values = domains_.size() == 1 ? init : d->values(init);
+    d->stage->init_params(values);
     d->optimizer->init_master();
+    d->fp32->init(values, *d->optimizer, d->held());
   }
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
@@ -125,7 +131,9 @@ const Partition& Engine::train_partition() const { return domains_[0]->train_par
 
 ConstView Engine::fetch(int g) {
   const Place& p = places_[size_t(g)];
-  return p.domain->stage->fetch(p.group);
+  ConstView v = p.domain->stage->fetch(p.group);
+  p.domain->fp32->overlay(p.group, v);
+  return v;
 }
 
 void Engine::release(int g) {
@@ -166,8 +174,9 @@ std::string state_formula(size_t psi_whole, size_t psi_sharded, size_t t_whole, 
 }  // namespace
 
 EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
-                        size_t held_group_elements, SecondDomainSize second) {
+                        size_t held_group_elements, SecondDomainSize second, size_t fp32_bytes) {
   EnginePlan p = domain_plan(o, numel, trainable, world_size, held_group_elements);
+  p.params += fp32_bytes;
   if (second.numel == 0) return p;
   const EnginePlan q = domain_plan(o, second.numel, second.trainable, second.world_size, 0);
   p.params += q.params;
@@ -302,6 +311,7 @@ void Engine::queue_step(double lr, double beta1, double beta2) {
   for (auto& d : domains_) {
     d->optimizer->update(d->stage->grads(), grad_norm_.data(), hyper, steps_ + 1);
     d->stage->publish_params();  // unchanged parameters when the update was skipped
+    d->fp32->refresh(*d->optimizer, d->held());
     d->stage->zero_grads();
   }
   Device& dev = backend_.device;
@@ -370,7 +380,7 @@ void Engine::gather_master(float* full) {
 
 Range Engine::held() const {
   require_one_domain("held");
-  return domains_[0]->stage->update_range().intersect({0, train_partition().numel()});
+  return domains_[0]->held();
 }
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
@@ -391,6 +401,7 @@ void Engine::publish_written_state() {
   require_one_domain("publish_written_state");
   domains_[0]->optimizer->round_params();
   domains_[0]->stage->publish_params();
+  domains_[0]->fp32->refresh(*domains_[0]->optimizer, held());
 }
 
 void Engine::set_counters(const Counters& c) {

@@ -17,6 +17,7 @@
 #include "kernels/backend.hpp"
 #include "zero/buffer_pool.hpp"
 #include "zero/engine_options.hpp"
+#include "zero/fp32_parts.hpp"
 #include "zero/loss_scaler.hpp"
 #include "zero/partition.hpp"
 #include "zero/shard_optimizer.hpp"
@@ -81,8 +82,9 @@ public:
   // model holds at once, each with a copy in the model's dtype and its gradients (fp32 at most).
   // second: the groups of domain 1, over the ranks of their communicator (none when numel is 0):
   // their model states and buffers are added, the formula's terms written with Ψ' and M.
+  // fp32_bytes: the working copy of the parameters kept in fp32 (Fp32Parts::bytes).
   static EnginePlan plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
-                         size_t held_group_elements, SecondDomainSize second = {});
+                         size_t held_group_elements, SecondDomainSize second = {}, size_t fp32_bytes = 0);
 
   ConstView fetch(int g) override;
   void release(int g) override;

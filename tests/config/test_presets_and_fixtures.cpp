@@ -118,7 +118,8 @@ TEST_CASE("to_json prints canonical names and nothing else") {
       "steps_per_print", "wall_clock_breakdown", "prescale_gradients", "gradient_predivide_factor",
       "communication_data_type", "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "dump_state",
       "zero_optimization", "fp16", "bf16", "optimizer", "scheduler", "csv_monitor", "tensorboard", "wandb",
-      "comms_logger", "checkpoint", "activation_checkpointing", "aio", "expert_parallel", "model", "data", "training",
+      "comms_logger", "checkpoint", "activation_checkpointing", "aio", "expert_parallel", "data_types", "model", "data",
+      "training",
       "lora",
       "preference"};
   CHECK(keys == expected);

@@ -14,6 +14,7 @@
 #include "comm/control_channel.hpp"
 #include "comm/mpi_communicator.hpp"
 #include "config/model_block.hpp"
+#include "model/gpt_layout.hpp"
 #include "engine_harness.hpp"
 #include "mpi_world.hpp"
 
@@ -101,4 +102,79 @@ TEST_CASE("a checkpoint does not resume a run of another model type with the sam
   c.model = config::read_model_block(block("llama"), "test");
   Trainer resumed(c, comm);
   CHECK(resumed.start_step() == 2);
+}
+
+TEST_CASE("a bf16 Qwen3-MoE keeps its routers in fp32: trained, checkpointed, resumed and exported bit for bit",
+          "[trainer][hf][fp32]") {
+  auto& comm = world();
+  const std::string dir = shared_dir("hf-save", "fp32-routers");
+  auto moe_config = [&](int stage, bool keep) {
+    config::Config c = make_config({.stage = stage, .dtype = "bf16", .world = comm.world_size()});
+    c.model = config::read_model_block({{"preset", "qwen3-moe-tiny"}}, "test");
+    c.keep_in_fp32_modules = keep ? fp32_module_patterns(c.model.shape) : std::vector<std::string>{};
+    c.training.steps = 2;
+    c.training.save_final = dir + "/final";
+    c.training.checkpoint_dir = dir + "/ckpt";
+    return c;
+  };
+  auto routers = [](const ParamLayout& layout, const std::vector<float>& flat) {
+    std::vector<float> out;
+    for (const ParamGroup& g : layout.groups)
+      for (const TensorSpec& t : g.tensors)
+        if (t.keep_fp32)
+          out.insert(out.end(), flat.begin() + long(t.offset), flat.begin() + long(t.offset + t.numel()));
+    return out;
+  };
+  for (int stage : {0, 3}) {
+    DYNAMIC_SECTION("stage " << stage) {
+      fs::remove_all(dir);
+      comm.control().barrier();
+      const config::Config c = moe_config(stage, true);
+      std::vector<float> master, read;
+      {
+        Trainer trainer(c, comm);
+        REQUIRE(trainer.run() == 0);
+        master.resize(trainer.model().layout().total);
+        trainer.engine().gather_master(master.data());
+        read = gather_params(trainer);
+        const std::vector<float> kept = routers(trainer.model().layout(), master);
+        const GptShape& shape = c.model.shape;
+        REQUIRE(kept.size() == size_t(shape.n_layer * shape.moe.num_experts * shape.d_model));  // every router
+        // The model computes with the trained fp32 values, not their bf16 rounding.
+        CHECK(routers(trainer.model().layout(), read) == kept);
+        std::vector<float> rounded = kept;
+        cpu_backend().vector.round_to(DType::BF16, rounded.data(), rounded.size());
+        CHECK(rounded != kept);
+      }
+      // The model reads the routers it keeps: with bf16 routers the same steps compute other losses.
+      {
+        auto unsaved = [&](bool keep) {
+          config::Config u = moe_config(stage, keep);
+          u.training.save_final.clear();
+          u.training.checkpoint_dir.clear();
+          return u;
+        };
+        const config::Config kept = unsaved(true), plain = unsaved(false);
+        const RunResult with = train(kept, comm, 2), without = train(plain, comm, 2);
+        CHECK(with.params == master);
+        CHECK(with.losses != without.losses);
+      }
+      // A resumed run reads the checkpoint's fp32 routers back.
+      {
+        config::Config resumed = c;
+        resumed.training.resume.from = config::ResumeFrom::Latest;
+        resumed.training.save_final.clear();
+        Trainer trainer(resumed, comm);
+        REQUIRE(trainer.start_step() == 2);
+        CHECK(gather_params(trainer) == read);
+      }
+      if (comm.rank() == 0) {
+        // save_final and export (fp32) write the trained fp32 values.
+        CHECK(read_hf_weights(c.training.save_final, c.model.shape, "F32") == master);
+        export_checkpoint(c.training.checkpoint_dir, dir + "/export", HfOutput());
+        CHECK(read_hf_weights(dir + "/export", c.model.shape, "F32") == master);
+      }
+      comm.control().barrier();
+    }
+  }
 }

@@ -1,0 +1,91 @@
+#include "zero/fp32_parts.hpp"
+
+#include "core/error.hpp"
+
+namespace zt {
+
+Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx) {
+  if (ctx.dtype() == DType::F32) return;  // every parameter is fp32 already
+  size_t slot = 0;
+  for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
+    for (const TensorSpec& t : ctx.layout.groups[g].tensors) {
+      if (!t.keep_fp32) continue;
+      Piece p{int(g), t.offset, t.numel(), slot, t.trainable, 0};
+      if (t.trainable) p.compact = ctx.trainable.compact_at(t.offset);
+      pieces_.push_back(p);
+      slot += p.size;
+    }
+  if (slot && ctx.model_dtype != DType::F32)
+    fail(
+        "data_types.keep_in_fp32_modules: the model computes in {} on this device and reads a group in one dtype; "
+        "parameters kept in fp32 need the CPU backend (training.device cpu) or an empty list",
+        dtype_name(ctx.model_dtype));
+  if (slot) values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
+}
+
+size_t Fp32Parts::bytes(const ParamLayout& layout, DType dtype) {
+  return dtype == DType::F32 ? 0 : layout.fp32_numel() * sizeof(float);
+}
+
+Range Fp32Parts::own_part(const Piece& p, Range held) {
+  const Range r = Range{p.compact, p.compact + p.size}.intersect(held);
+  return r.empty() ? Range{} : Range{r.begin - p.compact, r.end - p.compact};
+}
+
+void Fp32Parts::upload(const Piece& p, Range part, const float* host) {
+  Device& dev = ctx_.device();
+  dev.copy(values_.data() + p.slot + part.begin, host, part.size() * sizeof(float), dev.compute());
+  dev.synchronize(dev.compute());  // the host values are reused
+}
+
+void Fp32Parts::init(const ParamInit& init, ShardOptimizer& optimizer, Range held) {
+  std::vector<float> host;
+  for (const Piece& p : pieces_) {
+    host.resize(p.size);
+    init(host.data(), p.flat, p.size);
+    upload(p, {0, p.size}, host.data());
+    const Range own = own_part(p, held);
+    if (p.trained && !own.empty())
+      optimizer.write(StateTensor::Master, {p.compact + own.begin, p.compact + own.end}, host.data() + own.begin);
+  }
+}
+
+void Fp32Parts::refresh(ShardOptimizer& optimizer, Range held) {
+  const Partition& part = ctx_.train_partition;
+  // Stage 0 updates every element on every rank: the master is whole everywhere.
+  const bool gather = part.world_size() > 1 && ctx_.options.stage > 0;
+  std::vector<float> host;
+  std::vector<std::vector<size_t>> counts;
+  std::vector<WorkPtr> works;
+  for (const Piece& p : pieces_) {
+    if (!p.trained) continue;
+    const Range own = own_part(p, held);
+    if (!own.empty()) {
+      host.resize(own.size());
+      optimizer.read(StateTensor::Master, {p.compact + own.begin, p.compact + own.end}, host.data());
+      upload(p, own, host.data());
+    }
+    if (!gather) continue;
+    // In place: this rank's piece already lies at its place among the others'.
+    counts.push_back(part.pieces({p.compact, p.compact + p.size}));
+    float* base = values_.data() + p.slot;
+    works.push_back(ctx_.comm.all_gather(base + own.begin, base, counts.back(), DType::F32, true));
+  }
+  ctx_.clock.time(&StepBreakdown::gather_wait, [&] {
+    for (auto& w : works) w->sync(ctx_.device().compute());
+  });
+}
+
+void Fp32Parts::overlay(int g, ConstView group) const {
+  if (pieces_.empty()) return;
+  if (group.dtype != DType::F32)
+    fail("Fp32Parts: group {} is read as {}: its fp32 parameters cannot be put in it", g, dtype_name(group.dtype));
+  Device& dev = ctx_.device();
+  const size_t offset = ctx_.layout.groups[size_t(g)].offset;
+  // The model's copy is the stage's (a pool buffer made for this fetch), written before the model reads it.
+  auto* dst = static_cast<float*>(const_cast<void*>(group.data));
+  for (const Piece& p : pieces_)
+    if (p.group == g) dev.copy(dst + (p.flat - offset), values_.data() + p.slot, p.size * sizeof(float), dev.compute());
+}
+
+}  // namespace zt
