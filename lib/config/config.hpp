@@ -276,6 +276,10 @@ inline constexpr auto kPreferenceLossNames =
                                 {PreferenceLoss::Robust, "robust"},
                                 {PreferenceLoss::Ipo, "ipo"},
                                 {PreferenceLoss::Simpo, "simpo"}});
+// preference.reference: "precompute", "adapters_off", or a model directory (Model, which has no name).
+enum class PreferenceReferenceSource { Precompute, AdaptersOff, Model };
+inline constexpr auto kPreferenceReferenceNames = name_table<PreferenceReferenceSource>(
+    {{PreferenceReferenceSource::Precompute, "precompute"}, {PreferenceReferenceSource::AdaptersOff, "adapters_off"}});
 struct PreferenceConfig {
   bool enabled = false;  // true when the block is given
   PreferenceLoss loss_type = PreferenceLoss::Sigmoid;
@@ -288,8 +292,15 @@ struct PreferenceConfig {
   // Whether the loss compares against reference log-probabilities (SimPO does not: no reference pass).
   bool has_reference() const { return loss_type != PreferenceLoss::Simpo; }
   // The reference log-probabilities, one pass before training: of the initial weights (precompute),
-  // or of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model).
-  std::string reference = "precompute";
+  // of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model), or
+  // of another model directory's weights in the policy's place (model: TRL's ref_model).
+  PreferenceReferenceSource reference = PreferenceReferenceSource::Precompute;
+  std::string reference_model;  // with reference model: the directory
+  // The reference as the config writes it: its name, or the directory.
+  std::string reference_text() const {
+    return reference == PreferenceReferenceSource::Model ? reference_model
+                                                         : std::string(kPreferenceReferenceNames.name(reference));
+  }
 };
 
 // How the learning rate, the schedule, the batch and the precision were decided, in words

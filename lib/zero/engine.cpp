@@ -45,6 +45,12 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
 }
 
+void Engine::reinitialize(const ParamInit& init) {
+  if (steps_ > 0) fail("Engine::reinitialize after {} optimizer steps: only before the first", steps_);
+  stage_->init_params(init);
+  optimizer_->init_master();
+}
+
 namespace {
 
 // a·Ψ + b·Ψ/N + c·T + e·T/N as text, the terms that are zero left out.

@@ -5,7 +5,9 @@
 // stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
 // metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
 // adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
-// run kept and goes on as TRL did; the reference of other data is refused.
+// run kept and goes on as TRL did; the reference of other data is refused. A reference model other
+// than the policy's start (TRL's ref_model), full fine-tuning and LoRA: its log-probabilities are
+// TRL's, and a resume with another reference is refused.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -36,6 +38,14 @@ nlohmann::json reference_of(const std::string& name) {
   return nlohmann::json::parse(std::ifstream(kFixtures / name / "reference.json"));
 }
 
+// The fixture's preference keys, with its reference model directory when it has one (TRL's ref_model).
+nlohmann::json with_ref_model(const std::string& name, const nlohmann::json& r) {
+  nlohmann::json p = r.at("preference");
+  if (r.contains("ref_model") && !r.at("ref_model").is_null())
+    p["reference"] = (kFixtures / name / r.at("ref_model").get<std::string>()).string();
+  return p;
+}
+
 // The fixture's run on this world: each step's pairs split over the ranks and `accumulation`
 // micro-batches.
 nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int stage, int accumulation) {
@@ -49,7 +59,7 @@ nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int st
           {"model", {{"path", model}}},
           {"data",
            {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")}, {"shuffle", false}}},
-          {"preference", r.at("preference")},
+          {"preference", with_ref_model(name, r)},
           {"training",
            {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
 }
@@ -99,7 +109,7 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
   REQUIRE(4 % world().world_size() == 0);
   for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
                            "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
-                           "llama3_simpo"}) {
+                           "llama3_simpo", "qwen3_ref_model", "qwen3_lora_ref_model"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -269,4 +279,48 @@ TEST_CASE("A resumed preference run reads the reference its first run kept; othe
     status = e.status;
   }
   CHECK(status == 2);
+}
+
+TEST_CASE("A reference model's log-probabilities are TRL's; its record refuses a resume with another reference",
+          "[trainer][preference][resume]") {
+  const std::string name = "qwen3_ref_model";
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", "ref-model-resume");
+  nlohmann::json raw = run_json(name, r, 3, 1);
+  raw["training"]["steps"] = 2;
+  raw["training"]["save_interval"] = 2;
+  raw["training"]["checkpoint_dir"] = dir + "/first";
+  const config::Config first = resolve(raw);
+  {
+    Trainer trainer(first, world());
+    REQUIRE(trainer.run() == 0);
+  }
+  const fs::path model = kFixtures / name / "ref_model";
+  if (world().rank() == 0) {
+    const nlohmann::json kept = read_json_file(reference_logps_path(dir + "/first"));
+    CHECK(kept.at("reference") == fs::absolute(model).lexically_normal().string());
+    PairTable got;
+    for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
+      got.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
+    compare_logps(got, trl_reference(name), 1e-4);
+  }
+  // Resumed with the policy's own start as the reference: refused before any step, as bad input.
+  raw["training"]["steps"] = 4;
+  raw["training"]["resume"] = dir + "/first/step_00000002";
+  raw["training"]["checkpoint_dir"] = dir + "/second";
+  raw["preference"]["reference"] = "precompute";
+  const config::Config other = resolve(raw);
+  int status = 0;
+  try {
+    Trainer trainer(other, world());
+  } catch (const SetupFailed& e) {
+    status = e.status;
+  }
+  CHECK(status == 2);
+  CHECK(!fs::exists(dir + "/second/step_00000004"));
+  // With the reference it started with, it goes on.
+  raw["preference"]["reference"] = model.string();
+  const config::Config same = resolve(raw);
+  Trainer trainer(same, world());
+  CHECK(trainer.start_step() == 2);
 }
