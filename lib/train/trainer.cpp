@@ -187,7 +187,10 @@ RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr :
 
 double Trainer::step_flops(const StepTokens& t) const {
   const Gpt::PairFlops pair = model_->flops_per_pair();
-  return double(model_->flops_per_token(0)) * double(t.tokens) + double(pair.full) * double(t.attended) +
+  // The LM head computes the rows whose target counts (every row when every target does).
+  const double head = double(model_->head_flops_per_row());
+  return (double(model_->flops_per_token(0)) - head) * double(t.tokens) + head * double(t.counted) +
+         double(pair.full) * double(t.attended) +
          double(pair.sliding) * double(t.attended_in_window);
 }
 

@@ -12,6 +12,8 @@
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -323,4 +325,62 @@ TEST_CASE("A reference model's log-probabilities are TRL's; its record refuses a
   const config::Config same = resolve(raw);
   Trainer trainer(same, world());
   CHECK(trainer.start_step() == 2);
+}
+
+namespace {
+
+// The first `samples` samples of a fixture's pairs cut to `max_length`: their tokens, the targets that
+// count (the completion tokens: each follows a prompt token or another of its own), and Σ length².
+StepTokens first_samples(const std::string& name, int samples, int max_length) {
+  auto read = [&](const char* ext, size_t elem, size_t count) {
+    std::ifstream f(kFixtures / name / (std::string("pairs.") + ext), std::ios::binary);
+    f.seekg(256 * sizeof(int32_t));
+    std::vector<char> bytes(elem * count);
+    f.read(bytes.data(), std::streamsize(bytes.size()));
+    return bytes;
+  };
+  std::vector<uint64_t> offsets(size_t(samples) + 1);
+  const std::vector<char> idx = read("idx", sizeof(uint64_t), offsets.size());
+  std::memcpy(offsets.data(), idx.data(), idx.size());
+  const std::vector<char> mask = read("mask", 1, offsets.back());
+  StepTokens t;
+  for (int i = 0; i < samples; ++i) {
+    const int64_t length = std::min<int64_t>(max_length, int64_t(offsets[size_t(i) + 1] - offsets[size_t(i)]));
+    t.tokens += length;
+    t.attended += length * length;
+    for (int64_t k = 0; k < length; ++k) t.counted += mask[offsets[size_t(i)] + size_t(k)];
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("MFU counts the LM head over the rows it computes, the completions' targets", "[trainer][preference][mfu]") {
+  const std::string name = "qwen3_sigmoid";
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", "mfu");
+  nlohmann::json raw = run_json(name, r, 0, 1);
+  raw["training"]["steps"] = 1;
+  raw["training"]["metrics"] = dir + "/metrics.jsonl";
+  setenv("ZT_PEAK_TFLOPS", "1", 1);
+  const config::Config c = resolve(raw);
+  {
+    Trainer trainer(c, world());
+    REQUIRE(trainer.run() == 0);
+  }
+  unsetenv("ZT_PEAK_TFLOPS");
+  if (world().rank() != 0) return;
+  const nlohmann::json step = step_records(dir + "/metrics.jsonl").at(0);
+  const int pairs = r.at("pairs_per_step");
+  const StepTokens t = first_samples(name, 2 * pairs, r.at("max_length"));
+  REQUIRE(step.at("tokens") == t.tokens);
+  const Gpt model(c.model.shape, 2, c.data.seq_len);
+  const double head = double(model.head_flops_per_row());
+  const double want = (double(model.flops_per_token(0)) - head) * double(t.tokens) + head * double(t.counted) +
+                      double(model.flops_per_pair().full) * double(t.attended);
+  const double got = step.at("mfu").get<double>() * step.at("step_ms").get<double>() / 1e3 *
+                     world().world_size() * 1e12;
+  INFO("step FLOPs " << got << ", expected " << want << " (" << t.counted << " of " << t.tokens << " rows in the head)");
+  CHECK(t.counted < t.tokens);
+  CHECK(std::abs(got - want) <= 1e-6 * want);
 }
