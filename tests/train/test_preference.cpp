@@ -80,6 +80,33 @@ config::Config resolve(const nlohmann::json& raw) {
   return config::resolve_config(raw, options, "preference.json");
 }
 
+// Fixture `name`'s run at stage 3 for `steps` steps, its last one saved in dir/first.
+nlohmann::json first_run(const std::string& name, const nlohmann::json& r, const std::string& dir, int steps) {
+  nlohmann::json raw = run_json(name, r, 3, 1);
+  raw["training"]["steps"] = steps;
+  raw["training"]["save_interval"] = steps;
+  raw["training"]["checkpoint_dir"] = dir + "/first";
+  return raw;
+}
+
+// Trains the run `raw` to its end.
+void train(const nlohmann::json& raw) {
+  const config::Config c = resolve(raw);
+  Trainer trainer(c, world());
+  REQUIRE(trainer.run() == 0);
+}
+
+// The exit status of the run `raw` when its set-up refuses it (0: not refused).
+int refused_status(const nlohmann::json& raw) {
+  const config::Config c = resolve(raw);
+  try {
+    Trainer trainer(c, world());
+  } catch (const SetupFailed& e) {
+    return e.status;
+  }
+  return 0;
+}
+
 // Steps [first, first + steps.size()) of the metrics file against TRL's: the loss and the metrics
 // within 1e-4 of TRL's value; a reward, β times a difference of log-probabilities (0 at the first
 // step), within 1e-4 of β times the log-probabilities it is the difference of.
@@ -165,6 +192,14 @@ namespace {
 
 using PairTable = std::vector<std::array<double, 2>>;  // a pair's chosen and rejected log-probabilities
 
+// The kept reference file's log-probabilities of the pairs TRL keeps.
+PairTable kept_pairs(const nlohmann::json& kept, const nlohmann::json& r) {
+  PairTable out;
+  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
+    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
+  return out;
+}
+
 // The reference log-probabilities a one-step run of fixture `name` keeps with preference.reference
 // `reference`, those of the pairs TRL keeps (rank 0; empty elsewhere).
 PairTable kept_reference(const std::string& name, const std::string& reference) {
@@ -174,15 +209,9 @@ PairTable kept_reference(const std::string& name, const std::string& reference) 
   raw["preference"]["reference"] = reference;
   raw["training"]["steps"] = 1;
   raw["training"]["checkpoint_dir"] = dir;
-  const config::Config c = resolve(raw);
-  Trainer trainer(c, world());
-  REQUIRE(trainer.run() == 0);
-  PairTable out;
-  if (world().rank() != 0) return out;
-  const nlohmann::json kept = read_json_file(reference_logps_path(dir));
-  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
-    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
-  return out;
+  train(raw);
+  if (world().rank() != 0) return {};
+  return kept_pairs(read_json_file(reference_logps_path(dir)), r);
 }
 
 // The reference log-probabilities TRL precomputed for fixture `name`.
@@ -236,16 +265,9 @@ TEST_CASE("A resumed preference run reads the reference its first run kept; othe
   const std::string name = "qwen3_sigmoid";
   const nlohmann::json r = reference_of(name);
   const std::string dir = shared_dir("preference", "resume");
-  nlohmann::json raw = run_json(name, r, 3, 1);
-  raw["training"]["steps"] = 4;
-  raw["training"]["save_interval"] = 4;
-  raw["training"]["checkpoint_dir"] = dir + "/first";
+  nlohmann::json raw = first_run(name, r, dir, 4);
   raw["training"]["metrics"] = dir + "/first.jsonl";
-  const config::Config first = resolve(raw);
-  {
-    Trainer trainer(first, world());
-    REQUIRE(trainer.run() == 0);
-  }
+  train(raw);
   REQUIRE(fs::exists(reference_logps_path(dir + "/first")));
   // The whole run, resumed after step 4 into other checkpoints: TRL's steps 5-8 (a reference
   // computed again from step 4's weights would give other losses).
@@ -273,14 +295,7 @@ TEST_CASE("A resumed preference run reads the reference its first run kept; othe
   }
   world().control().barrier();
   raw["training"]["checkpoint_dir"] = dir + "/third";
-  const config::Config third = resolve(raw);
-  int status = 0;
-  try {
-    Trainer trainer(third, world());
-  } catch (const SetupFailed& e) {
-    status = e.status;
-  }
-  CHECK(status == 2);
+  CHECK(refused_status(raw) == 2);
 }
 
 TEST_CASE("A reference model's log-probabilities are TRL's; its record refuses a resume with another reference",
@@ -288,37 +303,20 @@ TEST_CASE("A reference model's log-probabilities are TRL's; its record refuses a
   const std::string name = "qwen3_ref_model";
   const nlohmann::json r = reference_of(name);
   const std::string dir = shared_dir("preference", "ref-model-resume");
-  nlohmann::json raw = run_json(name, r, 3, 1);
-  raw["training"]["steps"] = 2;
-  raw["training"]["save_interval"] = 2;
-  raw["training"]["checkpoint_dir"] = dir + "/first";
-  const config::Config first = resolve(raw);
-  {
-    Trainer trainer(first, world());
-    REQUIRE(trainer.run() == 0);
-  }
+  nlohmann::json raw = first_run(name, r, dir, 2);
+  train(raw);
   const fs::path model = kFixtures / name / "ref_model";
   if (world().rank() == 0) {
     const nlohmann::json kept = read_json_file(reference_logps_path(dir + "/first"));
     CHECK(kept.at("reference") == fs::absolute(model).lexically_normal().string());
-    PairTable got;
-    for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
-      got.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
-    compare_logps(got, trl_reference(name), 1e-4);
+    compare_logps(kept_pairs(kept, r), trl_reference(name), 1e-4);
   }
   // Resumed with the policy's own start as the reference: refused before any step, as bad input.
   raw["training"]["steps"] = 4;
   raw["training"]["resume"] = dir + "/first/step_00000002";
   raw["training"]["checkpoint_dir"] = dir + "/second";
   raw["preference"]["reference"] = "precompute";
-  const config::Config other = resolve(raw);
-  int status = 0;
-  try {
-    Trainer trainer(other, world());
-  } catch (const SetupFailed& e) {
-    status = e.status;
-  }
-  CHECK(status == 2);
+  CHECK(refused_status(raw) == 2);
   CHECK(!fs::exists(dir + "/second/step_00000004"));
   // With the reference it started with, it goes on.
   raw["preference"]["reference"] = model.string();
@@ -363,18 +361,14 @@ TEST_CASE("MFU counts the LM head over the rows it computes, the completions' ta
   raw["training"]["steps"] = 1;
   raw["training"]["metrics"] = dir + "/metrics.jsonl";
   setenv("ZT_PEAK_TFLOPS", "1", 1);
-  const config::Config c = resolve(raw);
-  {
-    Trainer trainer(c, world());
-    REQUIRE(trainer.run() == 0);
-  }
+  train(raw);
   unsetenv("ZT_PEAK_TFLOPS");
   if (world().rank() != 0) return;
   const nlohmann::json step = step_records(dir + "/metrics.jsonl").at(0);
   const int pairs = r.at("pairs_per_step");
   const StepTokens t = first_samples(name, 2 * pairs, r.at("max_length"));
   REQUIRE(step.at("tokens") == t.tokens);
-  const Gpt model(c.model.shape, 2, c.data.seq_len);
+  const Gpt model(resolve(raw).model.shape, 2, r.at("max_length").get<int>());
   const double head = double(model.head_flops_per_row());
   const double want = (double(model.flops_per_token(0)) - head) * double(t.tokens) + head * double(t.counted) +
                       double(model.flops_per_pair().full) * double(t.attended);
