@@ -18,7 +18,7 @@
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 #include "train/expert_group.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"

@@ -23,7 +23,7 @@
 #include "train/micro_batch_graphs.hpp"
 #include "train/memory_plan.hpp"
 #include "train/micro_batch_weights.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 #include "train/best_model.hpp"
 #include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
