@@ -15,6 +15,12 @@ For each case below, writes tests/fixtures/dpo/<case>/:
                                      the same pairs after the last step (loss, rewards/accuracies,
                                      rewards/margins); ref_logps: the reference log-probabilities
                                      TRL precomputed for each kept pair (null without a reference)
+A case with `ref_model` adds
+  ref_model/                         a second model directory, the base model trained a few steps of
+                                     next-token loss on the chosen sequences: TRL's DPOTrainer gets it
+                                     as ref_model, so the reference log-probabilities are its own and
+                                     not the policy's starting weights' (zerotrain: preference.reference
+                                     set to that directory)
 The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32); a LoRA case adds
   init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train (the
                                      reference: TRL's forward with the adapters disabled); with
@@ -77,6 +83,10 @@ CASES = {
     "llama3_rpo": dict(model="llama3", loss_type="ipo", beta=0.5, rpo_alpha=0.3),
     # SimPO, reference-free: TRL's CPOTrainer with loss_type "simpo" and cpo_alpha 0.
     "qwen3_simpo": dict(model="qwen3", loss_type="simpo", beta=2.0, simpo_gamma=0.5),
+    # A reference model other than the policy's start (TRL's ref_model), full fine-tuning and LoRA.
+    "qwen3_ref_model": dict(model="qwen3", loss_type="sigmoid", beta=0.2, ref_model=True),
+    "qwen3_lora_ref_model": dict(model="qwen3", loss_type="sigmoid", beta=0.1, ref_model=True,
+                                 lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "down_proj"])),
     "llama3_simpo": dict(model="llama3", loss_type="simpo", beta=2.5, simpo_gamma=1.0),
     # ORPO, reference-free: TRL's ORPOTrainer (the chosen sequence's NLL, prompt included, plus beta
     # times the odds-ratio term); full fine-tuning and LoRA.
@@ -233,7 +243,23 @@ def train_reference_free(case, model, pairs, vocab, tmp):
     return trainer, len(kept)
 
 
-def train_dpo(case, model, data, vocab, tmp):
+def make_ref_model(model_dir, pairs, out):
+    """The base model after a few AdamW steps of next-token loss on the chosen sequences, saved as a
+    model directory: a reference that differs from the policy's starting weights."""
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    for step in range(3):
+        for prompt, chosen, _ in pairs[step * 8:(step + 1) * 8]:
+            ids = torch.tensor([(prompt + chosen)[:MAX_LENGTH]])
+            model(input_ids=ids, labels=ids).loss.backward()
+        opt.step()
+        opt.zero_grad()
+    path = os.path.join(out, "ref_model")
+    model.save_pretrained(path)
+    return transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+
+
+def train_dpo(case, model, data, vocab, tmp, ref_model=None):
     """DPOTrainer with the reference precomputed; rpo_alpha as TRL 1.16 spells it, an "sft" loss
     weighted rpo_alpha beside the preference loss."""
     losses = [case["loss_type"]] + (["sft"] if case.get("rpo_alpha") else [])
@@ -247,8 +273,8 @@ def train_dpo(case, model, data, vocab, tmp):
                          loss_weights=weights, beta=case["beta"], label_smoothing=case.get("label_smoothing", 0.0),
                          seed=SEED, dataloader_drop_last=False)
     recorder = AdaptersOffRecorder if case.get("reference") == "adapters_off" else Recorder
-    trainer = recorder(model=model, args=args, train_dataset=data, processing_class=word_tokenizer(vocab),
-                       eval_dataset=data if case.get("eval") else None)
+    trainer = recorder(model=model, ref_model=ref_model, args=args, train_dataset=data,
+                       processing_class=word_tokenizer(vocab), eval_dataset=data if case.get("eval") else None)
     trainer.records = []
     ref = trainer.train_dataset
     ref_logps = [[float(c), float(r)] for c, r in zip(ref["ref_chosen_logps"], ref["ref_rejected_logps"])]
@@ -272,6 +298,7 @@ def run_case(name, case, out_dir):
     write_pairs(out, pairs)
     data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in pairs], "chosen_ids": [c for _, c, _ in pairs],
                               "rejected_ids": [r for _, _, r in pairs]})
+    ref_model = make_ref_model(model_dir, pairs, out) if case.get("ref_model") else None
     model = transformers.AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32)
     if "lora" in case:
         l = case["lora"]
@@ -290,7 +317,7 @@ def run_case(name, case, out_dir):
         if case["loss_type"] in REFERENCE_FREE:
             trainer, kept = train_reference_free(case, model, pairs, vocab, tmp)
         else:
-            trainer, ref_logps, evaluation = train_dpo(case, model, data, vocab, tmp)
+            trainer, ref_logps, evaluation = train_dpo(case, model, data, vocab, tmp, ref_model)
             kept = len(ref_logps)
         records = list(trainer.records)
     assert len(records) == STEPS, len(records)
@@ -301,7 +328,7 @@ def run_case(name, case, out_dir):
     reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
                      pairs=len(pairs), kept_pairs=kept, **OPT, preference=preference_keys(case),
                      lora={k: v for k, v in case["lora"].items() if k != "trained"} if "lora" in case else None,
-                     evaluation=evaluation,
+                     evaluation=evaluation, ref_model="ref_model" if ref_model is not None else None,
                      steps_trl=records, ref_logps=ref_logps, versions=dict(
                          trl=trl.__version__, transformers=transformers.__version__, torch=torch.__version__))
     with open(os.path.join(out, "reference.json"), "w") as f:

@@ -18,8 +18,9 @@ DataConfig read_data(Block& data, const ModelConfig& model);
 // the model's family.
 LoraConfig read_lora(Block& lora, const ModelConfig& model, bool given);
 // The preference block (given: preference training unless it says enabled false).
-// lora: whether the run has LoRA adapters (what reference adapters_off turns off).
-PreferenceConfig read_preference(Block& preference, bool given, bool lora);
+// lora: whether the run has LoRA adapters (what reference adapters_off turns off); model: the
+// policy's, which a reference model directory must match.
+PreferenceConfig read_preference(Block& preference, bool given, bool lora, const ModelConfig& model);
 
 // Top level: batch sizes, clipping and the other scalar keys, and the keys that have no effect.
 void read_top_level_scalars(Block& top, const AutoValues& auto_values, Config& config);

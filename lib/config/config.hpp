@@ -277,6 +277,10 @@ inline constexpr auto kPreferenceLossNames =
                                 {PreferenceLoss::Ipo, "ipo"},
                                 {PreferenceLoss::Simpo, "simpo"},
                                 {PreferenceLoss::Orpo, "orpo"}});
+// preference.reference: "precompute", "adapters_off", or a model directory (Model, which has no name).
+enum class PreferenceReferenceSource { Precompute, AdaptersOff, Model };
+inline constexpr auto kPreferenceReferenceNames = name_table<PreferenceReferenceSource>(
+    {{PreferenceReferenceSource::Precompute, "precompute"}, {PreferenceReferenceSource::AdaptersOff, "adapters_off"}});
 struct PreferenceConfig {
   bool enabled = false;  // true when the block is given
   PreferenceLoss loss_type = PreferenceLoss::Sigmoid;
@@ -294,8 +298,15 @@ struct PreferenceConfig {
   // The weight of the chosen sequences' mean NLL in the loss: ORPO's 1, else rpo_alpha.
   double nll_weight() const { return loss_type == PreferenceLoss::Orpo ? 1.0 : rpo_alpha; }
   // The reference log-probabilities, one pass before training: of the initial weights (precompute),
-  // or of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model).
-  std::string reference = "precompute";
+  // of the model with its LoRA adapters off (adapters_off: PEFT's reference without a ref_model), or
+  // of another model directory's weights in the policy's place (model: TRL's ref_model).
+  PreferenceReferenceSource reference = PreferenceReferenceSource::Precompute;
+  std::string reference_model;  // with reference model: the directory
+  // The reference as the config writes it: its name, or the directory.
+  std::string reference_text() const {
+    return reference == PreferenceReferenceSource::Model ? reference_model
+                                                         : std::string(kPreferenceReferenceNames.name(reference));
+  }
 };
 
 // How the learning rate, the schedule, the batch and the precision were decided, in words

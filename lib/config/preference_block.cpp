@@ -4,6 +4,10 @@
 #include <optional>
 
 #include "config/blocks.hpp"
+#include "config/model_block.hpp"
+#include "core/error.hpp"
+#include "hf/hf_config.hpp"
+#include "hf/hf_dir.hpp"
 
 namespace zt::config {
 
@@ -43,9 +47,39 @@ double read_loss_list(Block& b, const nlohmann::json& names, PreferenceConfig& p
   return sft;
 }
 
+// Why `dir` cannot be the reference model of a policy of `policy`'s architecture ("" when it can):
+// its weights take the policy's place for the reference pass, so it must be a model directory with
+// weights, of the policy's family and shape (its vocabulary that of the policy's data).
+std::string unfit_reference_model(const std::string& dir, const ModelConfig& policy) {
+  const PathKind kind = classify_path(dir);
+  if (kind == PathKind::Missing) return fmt::format("{}: no such directory (expected precompute, adapters_off or a "
+                                                    "Hugging Face model directory)", dir);
+  if (kind != PathKind::ModelDir || !has_hf_config(dir) || !has_hf_weights(dir))
+    return fmt::format("{}: not a model directory (expected config.json and model.safetensors or its index, as "
+                       "save_pretrained writes them)",
+                       dir);
+  ModelConfig reference;
+  try {
+    reference = read_model_block({{"path", dir}}, hf_file(dir, kHfConfigFile));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  nlohmann::json want = model_keys(policy.shape), got = model_keys(reference.shape);
+  want.erase("max_seq_len");  // positions beyond the data's are never computed
+  std::vector<std::string> keys = {"model_type"};  // the family first: it says the most
+  for (const auto& [key, value] : want.items())
+    if (key != "model_type") keys.push_back(key);
+  for (const std::string& key : keys)
+    if (const nlohmann::json& value = want.at(key); got.value(key, nlohmann::json()) != value)
+      return fmt::format("{}: {} is {}, the policy's is {}: the reference model computes the log-probabilities of "
+                         "the policy's data in the policy's place, so it has the policy's family, vocabulary and shape",
+                         hf_file(dir, kHfConfigFile), key, got.value(key, nlohmann::json()).dump(), value.dump());
+  return "";
+}
+
 }  // namespace
 
-PreferenceConfig read_preference(Block& b, bool given, bool lora) {
+PreferenceConfig read_preference(Block& b, bool given, bool lora, const ModelConfig& model) {
   PreferenceConfig p;
   p.enabled = b.boolean("enabled", given);
   const nlohmann::json* losses = b.raw("loss_type");
@@ -63,7 +97,13 @@ PreferenceConfig read_preference(Block& b, bool given, bool lora) {
   const bool gamma = b.present("simpo_gamma");
   p.simpo_gamma = b.number("simpo_gamma", p.simpo_gamma, NumberRange::non_negative());
   const bool reference = b.present("reference");
-  p.reference = b.choice("reference", p.reference, {"precompute", "adapters_off"});
+  const std::string text = b.file_path("reference", p.reference_text());
+  if (const auto named = kPreferenceReferenceNames.find(text)) {
+    p.reference = *named;
+  } else {
+    p.reference = PreferenceReferenceSource::Model;
+    p.reference_model = text;
+  }
   b.finish();
   const std::string_view loss = kPreferenceLossNames.name(p.loss_type);
   if (p.label_smoothing > 0 && p.loss_type != PreferenceLoss::Robust)
@@ -76,8 +116,11 @@ PreferenceConfig read_preference(Block& b, bool given, bool lora) {
              "loss_type orpo has its own NLL term (of the whole chosen sequence): no sft term goes beside it");
   if (reference && !p.has_reference())
     b.reject("reference", fmt::format("loss_type {} compares against no reference", loss));
-  if (p.reference == "adapters_off" && !lora)
+  if (p.reference == PreferenceReferenceSource::AdaptersOff && !lora)
     b.reject("reference", "adapters_off needs LoRA adapters (a lora block) to turn off");
+  if (p.reference == PreferenceReferenceSource::Model && p.has_reference())
+    if (const std::string why = unfit_reference_model(p.reference_model, model); !why.empty())
+      b.reject("reference", why);
   return p;
 }
 

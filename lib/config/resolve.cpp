@@ -137,10 +137,10 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     Block b = top.child("lora", UnknownKeys::Error);
     c.lora = read_lora(b, c.model, given);
   });
-  readers.run("preference", {"lora"}, [&] {
+  readers.run("preference", {"lora", "model"}, [&] {
     const bool given = top.present("preference");
     Block b = top.child("preference", UnknownKeys::Error);
-    c.preference = read_preference(b, given, c.lora.enabled);
+    c.preference = read_preference(b, given, c.lora.enabled, c.model);
   });
   // TRL's DPOConfig: a learning rate of 1e-6 where none is given.
   readers.run("preference lr", {"training", "preference"}, [&] {

@@ -162,7 +162,7 @@ json preference_json(const PreferenceConfig& p) {
           {"rpo_alpha", p.rpo_alpha},
           // What the loss does not read is null, so that the printed config reads back.
           {"simpo_gamma", p.loss_type == PreferenceLoss::Simpo ? json(p.simpo_gamma) : json(nullptr)},
-          {"reference", p.has_reference() ? json(p.reference) : json(nullptr)}};
+          {"reference", p.has_reference() ? json(p.reference_text()) : json(nullptr)}};
 }
 
 json lora_json(const LoraConfig& l) {

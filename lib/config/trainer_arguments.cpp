@@ -128,6 +128,10 @@ const std::vector<TrainerArgument>& trainer_arguments() {
        "loss_type robust's share of flipped pairs (preference.label_smoothing)", {}, "", ArgumentFamily::Trl},
       {"simpo_gamma", "preference.simpo_gamma", V::Value, "SimPO's target margin (preference.simpo_gamma)", {}, "",
        ArgumentFamily::Trl},
+      {"ref_model", "preference.reference", V::Value,
+       "the reference model directory of preference training (preference.reference), as LLaMA-Factory's and "
+       "ms-swift's ref_model and TRL's DPOTrainer(ref_model=...)", {}, "",
+       ArgumentFamily::LlamaFactory},
       // LLaMA-Factory's finetuning and data arguments.
       {"finetuning_type", "lora.enabled", V::Value,
        "lora (adapters, with LLaMA-Factory's defaults r 8, alpha 2r, dropout 0, all linear modules) or full "

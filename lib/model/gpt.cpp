@@ -189,6 +189,17 @@ size_t Gpt::flops_per_token(int keys) const {
   return flops;
 }
 
+size_t Gpt::head_flops_per_row() const {
+  const size_t VC = size_t(shape_.vocab_size) * size_t(shape_.d_model);
+  if (!layout_.has_frozen()) return 6 * VC;
+  // The head is the token embedding when tied, else its own matrix; backward always reaches it.
+  for (size_t g = 0; g < layout_.groups.size(); ++g)
+    for (const TensorSpec& t : layout_.groups[g].tensors)
+      if (has_vocabulary_rows(t.name) && (g == size_t(kEmbeddingsGroup)) == shape_.tied_head)
+        return VC * (4 + (t.trainable ? 2 : 0));
+  return 0;
+}
+
 std::vector<int> Gpt::fetch_order() const {
   const int L = shape_.n_layer, lnf = gpt_ln_f_group(shape_), head = gpt_head_group(shape_);
   std::vector<int> order{kEmbeddingsGroup};

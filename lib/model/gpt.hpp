@@ -174,6 +174,9 @@ public:
   // count as parameters.
   size_t flops_per_token() const { return flops_per_token(max_seq_); }
   size_t flops_per_token(int keys) const;
+  // Of flops_per_token, the LM head's vocabulary projection: it computes only the rows whose target
+  // counts, where the rest computes every token.
+  size_t head_flops_per_row() const;
   // The attention part of the above per query-key pair, summed over the full layers and over the
   // sliding ones: a step costs flops_per_token(0)·tokens + full·pairs + sliding·pairs in window
   // (StepTokens::attended and attended_in_window).

@@ -22,9 +22,14 @@ WeightSources recorded_weight_sources(const config::RecordedRun& run, const Para
 
 InitialWeights::InitialWeights(const GptShape& shape, const TrainedParts& parts, const ParamLayout& layout,
                                const WeightSources& sources, const HfWeights* base)
-    : shape_(shape), layout_(layout), seed_(sources.seed), base_end_(make_gpt_layout(shape).total), base_(base) {
+    : shape_(shape),
+      layout_(layout),
+      seed_(sources.seed),
+      base_key_(sources.base_key),
+      base_end_(make_gpt_layout(shape).total),
+      base_(base) {
   if (!base_ && !sources.init_from.empty())
-    own_base_ = with_key("training.init_from",
+    own_base_ = with_key(sources.base_key.c_str(),
                          [&] { return std::make_unique<HfWeights>(sources.init_from, hf_tensors(shape)); });
   if (own_base_) base_ = own_base_.get();
   if (!sources.lora_init_from.empty() && parts.lora.enabled())
@@ -44,7 +49,7 @@ void InitialWeights::read(float* dst, size_t begin, size_t count) const {
   if (!base.empty()) {
     float* out = dst + (base.begin - begin);
     if (base_)
-      with_key("training.init_from", [&] { base_->read(out, base.begin, base.size()); });
+      with_key(base_key_.c_str(), [&] { base_->read(out, base.begin, base.size()); });
     else
       init_gpt_params(shape_, layout_, out, base.begin, base.size(), seed_);
   }

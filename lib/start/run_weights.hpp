@@ -36,6 +36,7 @@ struct WeightSources {
   std::string init_from;       // training.init_from: a model directory or safetensors file ("": seeded)
   std::string lora_init_from;  // lora.init_from: a PEFT adapter directory ("": PEFT's initialisation)
   uint64_t seed = 0;           // training.seed
+  std::string base_key = "training.init_from";  // the key that errors about init_from's weights name
 };
 
 // Where the frozen tensors of `layout` came from in the run `run` (what a checkpoint recorded):
@@ -59,6 +60,7 @@ private:
   GptShape shape_;
   ParamLayout layout_;
   uint64_t seed_;
+  std::string base_key_;
   size_t base_end_;  // the base model's elements: [0, base_end_)
   std::unique_ptr<HfWeights> own_base_, adapters_;
   const HfWeights* base_;

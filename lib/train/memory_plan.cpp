@@ -13,6 +13,7 @@
 #include "model/gpt_activations.hpp"
 #include "model/lora_adapters.hpp"
 #include "train/engine_config.hpp"
+#include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/trainer.hpp"
 
@@ -148,6 +149,13 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
               "target counts, at most %d of the %lld in a micro-batch%s\n",
               "", mib(logits), p.logit_rows, p.head_rows, tokens,
               p.head_rows < tokens ? " (the data's most)" : "");
+  // The reference pass runs in the training buffers; a reference model's weights take the parameters' place.
+  if (c.preference.enabled && c.preference.has_reference())
+    std::printf("  %-12s %12.2f MiB   one forward pass before training%s, in the buffers above%s\n", "reference", 0.0,
+                reference_pass_words(c.preference).c_str(),
+                c.preference.reference == config::PreferenceReferenceSource::Model
+                    ? " (its weights read into the parameters, the run's read back after)"
+                    : "");
   if (gpu) {
     std::printf("  %-12s <= %9.2f MiB   everything above but offload, GPU memory (%s, %.2f GiB)\n", "per rank",
                 mib(plan_device_total(p)), backend.device.name().c_str(), gib(backend.device.memory_bytes()));

@@ -205,18 +205,19 @@ PreferenceReference PreferenceReference::compute(Gpt& model, ParamHooks& hooks, 
   return r;
 }
 
-void PreferenceReference::save(const std::string& path, const TokenDataset& data) const {
+void PreferenceReference::save(const std::string& path, const TokenDataset& data, const std::string& source) const {
   nlohmann::json logps = nlohmann::json::array();
   for (const PairLogps& p : logps_) logps.push_back({p.chosen, p.rejected});
   nlohmann::json files = nlohmann::json::array();
   for (const DataFile& f : data.files()) files.push_back({{"path", f.path}, {"tokens", f.tokens}});
-  const nlohmann::json j = {{"data", files}, {"digest", data_digest(data)}, {"pairs", logps_.size()},
-                            {"logps", logps}};
+  const nlohmann::json j = {{"data", files},        {"digest", data_digest(data)}, {"reference", source},
+                            {"pairs", logps_.size()}, {"logps", logps}};
   write_file_atomically(path, "preference: the reference log-probabilities",
                         [&](CheckedFile& f) { f.write(j.dump(1) + "\n"); });
 }
 
-PreferenceReference PreferenceReference::load(const std::string& path, const TokenDataset& data) {
+PreferenceReference PreferenceReference::load(const std::string& path, const TokenDataset& data,
+                                              const std::string& source) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw BadInput(fmt::format("{}: missing: a resumed preference run reads the reference log-probabilities its "
@@ -229,6 +230,10 @@ PreferenceReference PreferenceReference::load(const std::string& path, const Tok
     throw BadInput(fmt::format("{}: the reference log-probabilities were computed from other data than {}: the data "
                                "changed since the run started (start afresh, or train on the data it started with)",
                                path, data.path()));
+  if (j.contains("reference") && j.at("reference") != source)
+    throw BadInput(fmt::format("{}: the reference log-probabilities were computed with preference.reference {}, and "
+                               "this run's is {} (resume with the reference it started with, or start afresh)",
+                               path, j.at("reference").dump(), nlohmann::json(source).dump()));
   PreferenceReference r;
   for (const auto& p : j.at("logps"))
     r.logps_.push_back({p.at(0).is_number() ? p.at(0).get<double>() : NAN,
@@ -282,6 +287,20 @@ PreferenceSums PreferenceObjective::evaluate(Gpt& model, ParamHooks& hooks, cons
                   }
                 });
   return sums;
+}
+
+std::string reference_source(const config::PreferenceConfig& c) {
+  if (c.reference != config::PreferenceReferenceSource::Model) return c.reference_text();
+  return std::filesystem::absolute(c.reference_model).lexically_normal().string();
+}
+
+std::string reference_pass_words(const config::PreferenceConfig& c) {
+  switch (c.reference) {
+    case config::PreferenceReferenceSource::AdaptersOff: return " with the adapters off";
+    case config::PreferenceReferenceSource::Model: return " of the reference model " + c.reference_model;
+    case config::PreferenceReferenceSource::Precompute: break;
+  }
+  return "";
 }
 
 std::string reference_logps_path(const std::string& checkpoint_dir, bool val) {

@@ -117,10 +117,11 @@ public:
   static PreferenceReference compute(Gpt& model, ParamHooks& hooks, Communicator& comm, const SampleSampler& sampler,
                                      const TokenDataset& data, const PairBuffers& buffers);
   // Written by rank 0 to `path`, with what identifies the data (its files and a digest of their
-  // tokens, mask and index).
-  void save(const std::string& path, const TokenDataset& data) const;
-  // Throws zt::BadInput naming the file when it is missing, malformed, or made from other data.
-  static PreferenceReference load(const std::string& path, const TokenDataset& data);
+  // tokens, mask and index) and the reference that made them (`source`: reference_source).
+  void save(const std::string& path, const TokenDataset& data, const std::string& source) const;
+  // Throws zt::BadInput naming the file when it is missing, malformed, made from other data, or by
+  // another reference than `source` (a file that records none is taken as it is).
+  static PreferenceReference load(const std::string& path, const TokenDataset& data, const std::string& source);
 
 private:
   std::vector<PairLogps> logps_;
@@ -170,6 +171,13 @@ private:
   PreferenceSums sums_;
   std::vector<float> losses_, weights_;
 };
+
+// What made a run's reference log-probabilities, as their file records it: precompute, adapters_off,
+// or the reference model's directory as an absolute path.
+std::string reference_source(const config::PreferenceConfig& config);
+// How the log line of the reference pass says what it ran: "", " with the adapters off", " of the
+// reference model DIR".
+std::string reference_pass_words(const config::PreferenceConfig& config);
 
 // The file of the reference beside the checkpoints of `checkpoint_dir` (of the validation pairs: val).
 std::string reference_logps_path(const std::string& checkpoint_dir, bool val = false);

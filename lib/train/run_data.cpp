@@ -56,6 +56,13 @@ RunData open_and_judge(const config::Config& c, int world_size, int rank) {
                 .data;
   r.train = std::move(train.data);
   r.tokenizer = std::move(train.tokenizer);
+  // A reference model computes the log-probabilities of the same ids: its tokenizer is the data's.
+  const config::PreferenceConfig& p = c.preference;
+  if (p.enabled && p.has_reference() && p.reference == config::PreferenceReferenceSource::Model)
+    if (auto reference = tokenizer_of_model_directory(p.reference_model).reference) {
+      reference->where = "the tokenizer of the reference model directory " + p.reference_model;
+      judge_data_tokenizer(r.tokenizer, *reference, judgement_of(c, "preference.reference", rank));
+    }
   if (rank == 0) {
     warn_about_text_data(*r.train, "data.train", vocab, model_dir, /*coverage=*/true);
     if (r.val) warn_about_text_data(*r.val, "data.val", vocab, model_dir, /*coverage=*/false);

@@ -79,10 +79,11 @@ void log_run_start(const config::Config& c, const SetupRecord& setup, const Gpt&
       pair.sliding == 0 ? std::string()
                         : fmt::format(" + {} FLOP x the sum of sample length x min(length, {})", pair.sliding,
                                       model.shape().sliding_window);
+  const size_t head = model.head_flops_per_row();
   if (sampler.has_samples())
-    spdlog::info("MFU = ({} FLOP/token x tokens + {} FLOP x the sum of squared sample lengths{}) / s / (ranks x "
-                 "peak); peak per rank {:.1f} GFLOP/s = {}",
-                 model.flops_per_token(0), pair.full, sliding, peak.flops / 1e9, peak.explanation);
+    spdlog::info("MFU = ({} FLOP/token x tokens + {} FLOP x the targets that count (the LM head's rows) + {} FLOP x "
+                 "the sum of squared sample lengths{}) / s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
+                 model.flops_per_token(0) - head, head, pair.full, sliding, peak.flops / 1e9, peak.explanation);
   else
     spdlog::info("MFU = {} FLOP/token x tokens/s / (ranks x peak); peak per rank {:.1f} GFLOP/s = {}",
                  model.flops_per_token(), peak.flops / 1e9, peak.explanation);

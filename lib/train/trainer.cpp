@@ -113,10 +113,16 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     if (*e.what()) spdlog::error("{}", e.what());  // the lowest failing rank speaks for all
     throw SetupFailed();
   }
-  agree_on_setup(load_error.empty() ? error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); })
-                                    : load_error);
+  agree_on_setup(load_error);
+  // A reference model's pass runs on the values the engine was made with, before a checkpoint's are
+  // read in (fp32 parameters are their own master weights, which a checkpoint fills).
+  const config::PreferenceConfig& p = config.preference;
+  if (p.enabled && p.has_reference() && p.reference == config::PreferenceReferenceSource::Model &&
+      start_->resumed_from().empty())
+    with_reference_model(init, load_error, [this] { start_preference(); });
+  agree_on_setup(error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); }));
   start_step_ = start_->apply(*engine_, *train_sampler_);
-  if (config.preference.enabled) start_preference();
+  if (p.enabled && !preference_) start_preference();
   // Set up, so starting afresh as asked: an earlier run's checkpoints go before this run saves any.
   agree_on_setup(error_of([&] {
     const std::string& root = config.training.checkpoint_dir;
@@ -183,7 +189,10 @@ RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr :
 
 double Trainer::step_flops(const StepTokens& t) const {
   const Gpt::PairFlops pair = model_->flops_per_pair();
-  return double(model_->flops_per_token(0)) * double(t.tokens) + double(pair.full) * double(t.attended) +
+  // The LM head computes the rows whose target counts (every row when every target does).
+  const double head = double(model_->head_flops_per_row());
+  return (double(model_->flops_per_token(0)) - head) * double(t.tokens) + head * double(t.counted) +
+         double(pair.full) * double(t.attended) +
          double(pair.sliding) * double(t.attended_in_window);
 }
 
@@ -268,37 +277,65 @@ void Trainer::start_preference() {
       !resumed.empty() ? std::filesystem::path(resumed).parent_path().string() : config_.training.checkpoint_dir;
   const std::string& own_root = config_.training.checkpoint_dir;
   const PairBuffers buffers{inputs_[0].data(), targets_[0].data(), segments(0), [&] { engine_->begin_micro_batch(); }};
+  const std::string source = reference_source(config_.preference);
   // The training pairs' reference, and the validation pairs' (val).
   auto reference_of = [&](const TokenDataset& data, const DataSampler& sampler, bool val) {
     PreferenceReference reference;
     if (!resumed.empty()) {
-      agree_on_setup(error_of([&] { reference = PreferenceReference::load(reference_logps_path(root, val), data); }),
+      agree_on_setup(error_of([&] {
+                       reference = PreferenceReference::load(reference_logps_path(root, val), data, source);
+                     }),
                      kExitBadInput);
       // This run's checkpoints carry it on, wherever they go.
       if (comm_.rank() == 0 && !own_root.empty() && !std::filesystem::exists(reference_logps_path(own_root, val))) {
         std::filesystem::create_directories(own_root);
-        reference.save(reference_logps_path(own_root, val), data);
+        reference.save(reference_logps_path(own_root, val), data, source);
       }
       return reference;
     }
-    const bool adapters_off = config_.preference.reference == "adapters_off";
+    // A reference model has no adapters either.
+    const bool adapters_off = config_.preference.reference == config::PreferenceReferenceSource::AdaptersOff ||
+                              (config_.preference.reference == config::PreferenceReferenceSource::Model &&
+                               config_.lora.enabled);
     model_->set_adapters_off(adapters_off);
     reference = PreferenceReference::compute(*model_, *engine_, comm_, dynamic_cast<const SampleSampler&>(sampler),
                                              data, buffers);
     model_->set_adapters_off(false);
     if (comm_.rank() == 0 && !root.empty()) {
       std::filesystem::create_directories(root);
-      reference.save(reference_logps_path(root, val), data);
+      reference.save(reference_logps_path(root, val), data, source);
     }
     if (comm_.rank() == 0)
       spdlog::info("preference: the reference log-probabilities of {} {}pairs computed in one forward pass{}{}",
-                   reference.pairs(), val ? "validation " : "", adapters_off ? " with the adapters off" : "",
+                   reference.pairs(), val ? "validation " : "", reference_pass_words(config_.preference),
                    root.empty() ? "" : fmt::format(", kept in {}", reference_logps_path(root, val)));
     return reference;
   };
   PreferenceReference train = reference_of(*train_data_, *train_sampler_, false);
   if (evaluates()) val_reference_ = reference_of(*val_data_, *val_sampler_, true);
   preference_ = std::make_unique<PreferenceObjective>(config_.preference, std::move(train), B_, micro_batches);
+}
+
+void Trainer::with_reference_model(const ParamInit& own, const std::string& own_error,
+                                   const std::function<void()>& pass) {
+  const config::Config& c = config_;
+  std::unique_ptr<InitialWeights> reference;
+  agree_on_setup(error_of([&] {
+                   reference = std::make_unique<InitialWeights>(
+                       c.model.shape, config::trained_parts(c), model_->layout(),
+                       WeightSources{c.preference.reference_model, "", c.training.seed, "preference.reference"});
+                 }),
+                 kExitBadInput);
+  std::string error;
+  engine_->reinitialize([&](float* dst, size_t begin, size_t count) {
+    if (error.empty()) error = error_of([&] { reference->read(dst, begin, count); });
+    if (!error.empty()) std::fill(dst, dst + count, 0.0f);
+  });
+  agree_on_setup(error);
+  reference.reset();
+  pass();
+  engine_->reinitialize(own);
+  agree_on_setup(own_error);
 }
 
 // One micro-batch's forward and backward, its loss kept on the device with its weight. With

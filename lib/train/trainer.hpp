@@ -3,6 +3,7 @@
 // step (docs/architecture.md, "One training step") in one function; what the run records goes to
 // its metrics sinks (train/run_sinks.hpp).
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,6 +95,9 @@ private:
   bool lora_dropout() const;  // adapters with dropout train this run
   // Preference training: the reference log-probabilities, computed or read back (collective).
   void start_preference();
+  // preference.reference a model directory: its weights in the parameters' place while `pass` runs,
+  // then the run's own from `own` again (own_error: what reading them failed with).
+  void with_reference_model(const ParamInit& own, const std::string& own_error, const std::function<void()>& pass);
   double evaluate_preference();
   // The step's loss (and preference metrics) and the stop flags, as all ranks agree on them.
   void agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights);

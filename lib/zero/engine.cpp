@@ -99,12 +99,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   }
   const int first = comm.control().first_failure(!error.empty());
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
-  for (auto& d : domains_) {
-    const ParamInit values = domains_.size() == 1 ? init : d->values(init);
-    d->stage->init_params(values);
-    d->optimizer->init_master();
-    d->fp32->init(values, *d->optimizer, d->held());
-  }
+  reinitialize(init);
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
   // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
@@ -121,6 +116,16 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
   grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * domains_.size());
   grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
+}
+
+void Engine::reinitialize(const ParamInit& init) {  // the constructor's initialisation too
+  if (steps_ > 0) fail("Engine::reinitialize after {} optimizer steps: only before the first", steps_);
+  for (auto& d : domains_) {
+    const ParamInit values = domains_.size() == 1 ? init : d->values(init);
+    d->stage->init_params(values);
+    d->optimizer->init_master();
+    d->fp32->init(values, *d->optimizer, d->held());
+  }
 }
 
 Engine::~Engine() = default;

@@ -91,6 +91,11 @@ public:
   View grads(int g) override;
   void grads_ready(int g) override;
 
+  // The parameters filled again from `init`, and the master weights from them, as construction
+  // left them (before any step; every rank calls it). A pass of forwards may run in between on other
+  // values put in their place the same way, with no memory of their own.
+  void reinitialize(const ParamInit& init);
+
   // Call before each micro-batch's forward.
   void begin_micro_batch();
   // What backward multiplies the loss gradient by (the fp16 loss scale, and any predivision).

@@ -1,5 +1,8 @@
 // The preference block: TRL's DPOConfig names and defaults, its learning rate of 1e-6 where none is
-// given, TRL's --beta / --loss_type / --label_smoothing / --simpo_gamma, orpo, and the values refused.
+// given, TRL's --beta / --loss_type / --label_smoothing / --simpo_gamma, orpo, --ref_model, and the
+// values refused.
+#include <filesystem>
+
 #include "config_test_support.hpp"
 
 using namespace zt::config;
@@ -12,7 +15,7 @@ TEST_CASE("a preference block takes DPOConfig's defaults, and its learning rate 
   CHECK(c.preference.beta == 0.1);
   CHECK(c.preference.label_smoothing == 0.0);
   CHECK(c.preference.rpo_alpha == 0.0);
-  CHECK(c.preference.reference == "precompute");
+  CHECK(c.preference.reference == PreferenceReferenceSource::Precompute);
   CHECK(c.preference.has_reference());
   CHECK(c.optimizer.lr == 1e-6);
   CHECK(!resolve(with({})).preference.enabled);
@@ -106,7 +109,7 @@ TEST_CASE("the printed preference block resolves to itself, for every loss_type"
 
 TEST_CASE("reference adapters_off takes a LoRA run's adapters off; without adapters it is refused") {
   const Config c = resolve(with({{"lora", json::object()}, {"preference", {{"reference", "adapters_off"}}}}));
-  CHECK(c.preference.reference == "adapters_off");
+  CHECK(c.preference.reference == PreferenceReferenceSource::AdaptersOff);
   CHECK(error_of(with({{"preference", {{"reference", "adapters_off"}}}})) ==
         "test.json: preference.reference: adapters_off needs LoRA adapters (a lora block) to turn off");
 }
@@ -128,4 +131,56 @@ TEST_CASE("the preference block refuses what it does not compute") {
         "test.json: preference.reference: loss_type simpo compares against no reference");
   CHECK(error_of(with({{"preference", {{"rpo_alpha", -1}}}})).find("preference.rpo_alpha: -1 is out of range") !=
         std::string::npos);
+}
+
+namespace {
+
+const std::string kLoraFixtures = std::string(ZT_SOURCE_DIR) + "/tests/fixtures/lora";
+
+// A config whose policy is the tiny Qwen3 directory, with `preference`.
+json qwen3_with(const json& preference) {
+  return with({{"model", {{"path", kLoraFixtures + "/qwen3/base"}}}, {"preference", preference}});
+}
+
+}  // namespace
+
+TEST_CASE("reference: a model directory of the policy's architecture, also as --ref_model; printed as given") {
+  const std::string dir = kLoraFixtures + "/qwen3/merged";
+  const Config c = resolve(qwen3_with({{"reference", dir}}));
+  CHECK(c.preference.reference == PreferenceReferenceSource::Model);
+  CHECK(c.preference.reference_model == dir);
+  const json printed = to_json(c);
+  CHECK(printed["preference"]["reference"] == dir);
+  CHECK(to_json(resolve(printed)) == printed);
+  ResolveOptions o = world(1);
+  o.trainer_arguments = {{"ref_model", dir}};
+  const Config flag = resolve(with({{"model", {{"path", kLoraFixtures + "/qwen3/base"}}}}), o);
+  CHECK(flag.preference.enabled);
+  CHECK(flag.preference.reference_model == dir);
+}
+
+TEST_CASE("reference: a directory that is no model, or a model of another architecture, is refused in one line") {
+  const std::string missing = kLoraFixtures + "/none";
+  CHECK(error_of(qwen3_with({{"reference", missing}})) ==
+        "test.json: preference.reference: " + missing +
+            ": no such directory (expected precompute, adapters_off or a Hugging Face model directory)");
+  const std::string adapter = kLoraFixtures + "/qwen3/init_adapter";
+  CHECK(error_of(qwen3_with({{"reference", adapter}})) ==
+        "test.json: preference.reference: " + adapter +
+            ": not a model directory (expected config.json and model.safetensors or its index, as save_pretrained "
+            "writes them)");
+  // Llama 3 is another family: its model_type (the first key that differs) is named with both values.
+  const std::string llama = kLoraFixtures + "/llama3/base";
+  CHECK(error_of(qwen3_with({{"reference", llama}})) ==
+        "test.json: preference.reference: " + llama +
+            "/config.json: model_type is \"llama\", the policy's is \"qwen3\": the reference model computes the "
+            "log-probabilities of the policy's data in the policy's place, so it has the policy's family, "
+            "vocabulary and shape");
+  // The same family with another vocabulary.
+  const json other_vocab = with({{"model", {{"path", kLoraFixtures + "/qwen3/base"}, {"vocab_size", 320}}},
+                                 {"preference", {{"reference", kLoraFixtures + "/qwen3/merged"}}}});
+  CHECK(error_of(other_vocab).find("config.json: vocab_size is 300, the policy's is 320") != std::string::npos);
+  // A loss without a reference takes no reference model.
+  CHECK(error_of(qwen3_with({{"loss_type", "simpo"}, {"reference", kLoraFixtures + "/qwen3/merged"}})) ==
+        "test.json: preference.reference: loss_type simpo compares against no reference");
 }

@@ -44,4 +44,16 @@ run generate build/zerotrain generate --model dpo_merged --chat --prompt "'What 
   fail "generate from the merged model exited $?: $(cat generate.err)"
 run plot "${commands[3]}" || fail "plot exited $?: $(cat plot.err)"
 grep -q "preference accuracy" dpo.svg && grep -q "reward margin" dpo.svg || fail "the plot has no preference charts"
+
+# Another reference model (docs/preference.md, "Another reference model"): the merged model, by --ref_model.
+one_step="build/zerotrain --model qwen3-0.6b --data prefs.bin --loss_type sigmoid --set data.seq_len=128 --steps 1"
+run ref $one_step --ref_model dpo_merged || fail "a run with --ref_model exited $?: $(tail -3 ref.err)"
+grep -q "reference log-probabilities of 30 pairs computed in one forward pass of the reference model dpo_merged" \
+  ref.out ref.err || fail "no reference pass of the reference model: $(grep -h reference ref.out ref.err)"
+# The same model with another tokenizer beside it: refused before the run, naming the key.
+cp -r dpo_merged other_tokenizer && cp "$src/tests/fixtures/tokenizer/trimmed/llama3/"* other_tokenizer/
+run other $one_step --ref_model other_tokenizer
+status=$?
+[ "$status" -eq 2 ] && grep -q "preference.reference" other.err ||
+  fail "a reference model with another tokenizer than the data's: exit $status, $(tail -2 other.err)"
 finish

@@ -324,3 +324,27 @@ TEST_CASE("FLOPs per token: frozen weights cost no gradient of their own, frozen
   CHECK(adapted.flops_per_token() ==
         4 * (full.num_params() - (shape.tied_head ? 0 : head)) + 6 * adapters + 12 * size_t(shape.n_layer) * attention);
 }
+
+TEST_CASE("The LM head's FLOPs per row: all of flops_per_token that grows with the vocabulary, trained or frozen",
+          "[model][lora][frozen][flops]") {
+  // The lookup multiplies nothing, so the head is the only part of a token's FLOPs that grows with V.
+  auto head_share = [](const GptShape& shape, const TrainedParts& parts) {
+    GptShape wider = shape;
+    wider.vocab_size += 1;
+    const Gpt model(shape, 2, 8, false, cpu_backend(), parts), more(wider, 2, 8, false, cpu_backend(), parts);
+    CHECK(model.head_flops_per_row() * size_t(shape.vocab_size + 1) ==
+          more.head_flops_per_row() * size_t(shape.vocab_size));
+    return (more.flops_per_token() - model.flops_per_token()) * size_t(shape.vocab_size);
+  };
+  GptShape tied = qwen3_shape();
+  tied.tied_head = true;
+  for (const GptShape& shape : {qwen3_shape(), tied}) {
+    TrainedParts frozen_head;
+    frozen_head.freeze = {shape.tied_head ? "model.embed_tokens" : "lm_head"};
+    for (const TrainedParts& parts : {TrainedParts{}, lora(4, {"q_proj"}), frozen_head}) {
+      const Gpt model(shape, 2, 8, false, cpu_backend(), parts);
+      INFO("tied " << shape.tied_head << ", frozen " << model.layout().has_frozen());
+      CHECK(model.head_flops_per_row() == head_share(shape, parts));
+    }
+  }
+}

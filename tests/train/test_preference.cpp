@@ -6,11 +6,15 @@
 // stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
 // metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
 // adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
-// run kept and goes on as TRL did; the reference of other data is refused.
+// run kept and goes on as TRL did; the reference of other data is refused. A reference model other
+// than the policy's start (TRL's ref_model), full fine-tuning and LoRA: its log-probabilities are
+// TRL's, and a resume with another reference is refused.
 #include <catch2/catch.hpp>
 
 #include <array>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -40,6 +44,14 @@ nlohmann::json reference_of(const std::string& name) {
   return nlohmann::json::parse(std::ifstream(kFixtures / name / "reference.json"));
 }
 
+// The fixture's preference keys, with its reference model directory when it has one (TRL's ref_model).
+nlohmann::json with_ref_model(const std::string& name, const nlohmann::json& r) {
+  nlohmann::json p = r.at("preference");
+  if (r.contains("ref_model") && !r.at("ref_model").is_null())
+    p["reference"] = (kFixtures / name / r.at("ref_model").get<std::string>()).string();
+  return p;
+}
+
 // The fixture's run on this world: each step's pairs split over the ranks and `accumulation`
 // micro-batches.
 nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int stage, int accumulation) {
@@ -53,7 +65,7 @@ nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int st
           {"model", {{"path", model}}},
           {"data",
            {{"train", (kFixtures / name / "pairs.bin").string()}, {"seq_len", r.at("max_length")}, {"shuffle", false}}},
-          {"preference", r.at("preference")},
+          {"preference", with_ref_model(name, r)},
           {"training",
            {{"steps", r.at("steps")}, {"eval_interval", 0}, {"lr_scheduler_type", "constant"}, {"init_from", model}}}};
 }
@@ -70,6 +82,33 @@ config::Config resolve(const nlohmann::json& raw) {
   config::ResolveOptions options;
   options.world_size = world().world_size();
   return config::resolve_config(raw, options, "preference.json");
+}
+
+// Fixture `name`'s run at stage 3 for `steps` steps, its last one saved in dir/first.
+nlohmann::json first_run(const std::string& name, const nlohmann::json& r, const std::string& dir, int steps) {
+  nlohmann::json raw = run_json(name, r, 3, 1);
+  raw["training"]["steps"] = steps;
+  raw["training"]["save_interval"] = steps;
+  raw["training"]["checkpoint_dir"] = dir + "/first";
+  return raw;
+}
+
+// Trains the run `raw` to its end.
+void train(const nlohmann::json& raw) {
+  const config::Config c = resolve(raw);
+  Trainer trainer(c, world());
+  REQUIRE(trainer.run() == 0);
+}
+
+// The exit status of the run `raw` when its set-up refuses it (0: not refused).
+int refused_status(const nlohmann::json& raw) {
+  const config::Config c = resolve(raw);
+  try {
+    Trainer trainer(c, world());
+  } catch (const SetupFailed& e) {
+    return e.status;
+  }
+  return 0;
 }
 
 // Steps [first, first + steps.size()) of the metrics file against TRL's: the loss and the metrics
@@ -108,7 +147,8 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
   REQUIRE(4 % world().world_size() == 0);
   for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
                            "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
-                           "llama3_simpo", "qwen3_orpo", "llama3_orpo", "qwen3_lora_orpo"}) {
+                           "llama3_simpo", "qwen3_orpo", "llama3_orpo", "qwen3_lora_orpo", "qwen3_ref_model",
+                           "qwen3_lora_ref_model"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
       // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
@@ -163,6 +203,14 @@ namespace {
 
 using PairTable = std::vector<std::array<double, 2>>;  // a pair's chosen and rejected log-probabilities
 
+// The kept reference file's log-probabilities of the pairs TRL keeps.
+PairTable kept_pairs(const nlohmann::json& kept, const nlohmann::json& r) {
+  PairTable out;
+  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
+    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
+  return out;
+}
+
 // The reference log-probabilities a one-step run of fixture `name` keeps with preference.reference
 // `reference`, those of the pairs TRL keeps (rank 0; empty elsewhere).
 PairTable kept_reference(const std::string& name, const std::string& reference) {
@@ -172,15 +220,9 @@ PairTable kept_reference(const std::string& name, const std::string& reference) 
   raw["preference"]["reference"] = reference;
   raw["training"]["steps"] = 1;
   raw["training"]["checkpoint_dir"] = dir;
-  const config::Config c = resolve(raw);
-  Trainer trainer(c, world());
-  REQUIRE(trainer.run() == 0);
-  PairTable out;
-  if (world().rank() != 0) return out;
-  const nlohmann::json kept = read_json_file(reference_logps_path(dir));
-  for (int i = 0; i < r.at("kept_pairs").get<int>(); ++i)
-    out.push_back({kept.at("logps").at(i).at(0).get<double>(), kept.at("logps").at(i).at(1).get<double>()});
-  return out;
+  train(raw);
+  if (world().rank() != 0) return {};
+  return kept_pairs(read_json_file(reference_logps_path(dir)), r);
 }
 
 // The reference log-probabilities TRL precomputed for fixture `name`.
@@ -234,16 +276,9 @@ TEST_CASE("A resumed preference run reads the reference its first run kept; othe
   const std::string name = "qwen3_sigmoid";
   const nlohmann::json r = reference_of(name);
   const std::string dir = shared_dir("preference", "resume");
-  nlohmann::json raw = run_json(name, r, 3, 1);
-  raw["training"]["steps"] = 4;
-  raw["training"]["save_interval"] = 4;
-  raw["training"]["checkpoint_dir"] = dir + "/first";
+  nlohmann::json raw = first_run(name, r, dir, 4);
   raw["training"]["metrics"] = dir + "/first.jsonl";
-  const config::Config first = resolve(raw);
-  {
-    Trainer trainer(first, world());
-    REQUIRE(trainer.run() == 0);
-  }
+  train(raw);
   REQUIRE(fs::exists(reference_logps_path(dir + "/first")));
   // The whole run, resumed after step 4 into other checkpoints: TRL's steps 5-8 (a reference
   // computed again from step 4's weights would give other losses).
@@ -271,12 +306,86 @@ TEST_CASE("A resumed preference run reads the reference its first run kept; othe
   }
   world().control().barrier();
   raw["training"]["checkpoint_dir"] = dir + "/third";
-  const config::Config third = resolve(raw);
-  int status = 0;
-  try {
-    Trainer trainer(third, world());
-  } catch (const SetupFailed& e) {
-    status = e.status;
+  CHECK(refused_status(raw) == 2);
+}
+
+TEST_CASE("A reference model's log-probabilities are TRL's; its record refuses a resume with another reference",
+          "[trainer][preference][resume]") {
+  const std::string name = "qwen3_ref_model";
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", "ref-model-resume");
+  nlohmann::json raw = first_run(name, r, dir, 2);
+  train(raw);
+  const fs::path model = kFixtures / name / "ref_model";
+  if (world().rank() == 0) {
+    const nlohmann::json kept = read_json_file(reference_logps_path(dir + "/first"));
+    CHECK(kept.at("reference") == fs::absolute(model).lexically_normal().string());
+    compare_logps(kept_pairs(kept, r), trl_reference(name), 1e-4);
   }
-  CHECK(status == 2);
+  // Resumed with the policy's own start as the reference: refused before any step, as bad input.
+  raw["training"]["steps"] = 4;
+  raw["training"]["resume"] = dir + "/first/step_00000002";
+  raw["training"]["checkpoint_dir"] = dir + "/second";
+  raw["preference"]["reference"] = "precompute";
+  CHECK(refused_status(raw) == 2);
+  CHECK(!fs::exists(dir + "/second/step_00000004"));
+  // With the reference it started with, it goes on.
+  raw["preference"]["reference"] = model.string();
+  const config::Config same = resolve(raw);
+  Trainer trainer(same, world());
+  CHECK(trainer.start_step() == 2);
+}
+
+namespace {
+
+// The first `samples` samples of a fixture's pairs cut to `max_length`: their tokens, the targets that
+// count (the completion tokens: each follows a prompt token or another of its own), and Σ length².
+StepTokens first_samples(const std::string& name, int samples, int max_length) {
+  auto read = [&](const char* ext, size_t elem, size_t count) {
+    std::ifstream f(kFixtures / name / (std::string("pairs.") + ext), std::ios::binary);
+    f.seekg(256 * sizeof(int32_t));
+    std::vector<char> bytes(elem * count);
+    f.read(bytes.data(), std::streamsize(bytes.size()));
+    return bytes;
+  };
+  std::vector<uint64_t> offsets(size_t(samples) + 1);
+  const std::vector<char> idx = read("idx", sizeof(uint64_t), offsets.size());
+  std::memcpy(offsets.data(), idx.data(), idx.size());
+  const std::vector<char> mask = read("mask", 1, offsets.back());
+  StepTokens t;
+  for (int i = 0; i < samples; ++i) {
+    const int64_t length = std::min<int64_t>(max_length, int64_t(offsets[size_t(i) + 1] - offsets[size_t(i)]));
+    t.tokens += length;
+    t.attended += length * length;
+    for (int64_t k = 0; k < length; ++k) t.counted += mask[offsets[size_t(i)] + size_t(k)];
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("MFU counts the LM head over the rows it computes, the completions' targets", "[trainer][preference][mfu]") {
+  const std::string name = "qwen3_sigmoid";
+  const nlohmann::json r = reference_of(name);
+  const std::string dir = shared_dir("preference", "mfu");
+  nlohmann::json raw = run_json(name, r, 0, 1);
+  raw["training"]["steps"] = 1;
+  raw["training"]["metrics"] = dir + "/metrics.jsonl";
+  setenv("ZT_PEAK_TFLOPS", "1", 1);
+  train(raw);
+  unsetenv("ZT_PEAK_TFLOPS");
+  if (world().rank() != 0) return;
+  const nlohmann::json step = step_records(dir + "/metrics.jsonl").at(0);
+  const int pairs = r.at("pairs_per_step");
+  const StepTokens t = first_samples(name, 2 * pairs, r.at("max_length"));
+  REQUIRE(step.at("tokens") == t.tokens);
+  const Gpt model(resolve(raw).model.shape, 2, r.at("max_length").get<int>());
+  const double head = double(model.head_flops_per_row());
+  const double want = (double(model.flops_per_token(0)) - head) * double(t.tokens) + head * double(t.counted) +
+                      double(model.flops_per_pair().full) * double(t.attended);
+  const double got = step.at("mfu").get<double>() * step.at("step_ms").get<double>() / 1e3 *
+                     world().world_size() * 1e12;
+  INFO("step FLOPs " << got << ", expected " << want << " (" << t.counted << " of " << t.tokens << " rows in the head)");
+  CHECK(t.counted < t.tokens);
+  CHECK(std::abs(got - want) <= 1e-6 * want);
 }
