@@ -253,19 +253,24 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     CHECK(lines >= 2);                // the setup record and a step or more
     CHECK(lines <= size_t(k) + 1);    // no step after the failure
   }
-  SECTION("csv_monitor") {
+  // A monitor writing under dir/<folder>/run past a limit of `blocks`: the run ends with status 1
+  // after a step or more, naming the file (`file`, a pattern) that could not be written.
+  auto monitor_stops = [&](const std::string& monitor, const std::string& folder, int blocks, const std::string& file) {
     int code =
-        run_with_file_size_limit(1,
-                                 many_steps + " --set csv_monitor.enabled=true --set csv_monitor.output_path=" + dir +
-                                     "/csv --set csv_monitor.job_name=run",
+        run_with_file_size_limit(blocks,
+                                 many_steps + " --set " + monitor + ".enabled=true --set " + monitor +
+                                     ".output_path=" + dir + "/" + folder + " --set " + monitor + ".job_name=run",
                                  dir);
     std::string out = read_file(dir + "/out.log");
     INFO(out);
     CHECK(code == 1);
-    CHECK(std::regex_search(out, std::regex("csv_monitor: cannot write '" + dir + "/csv/run/[A-Za-z_]+\\.csv': File "
-                                            "too large")));
+    CHECK(std::regex_search(
+        out, std::regex(monitor + ": cannot write '" + dir + "/" + folder + "/run/" + file + "': File too large")));
     CHECK(stopped_after(out) > 1);
     CHECK(stopped_after(out) < 300);
+  };
+  SECTION("csv_monitor") {
+    monitor_stops("csv_monitor", "csv", 1, "[A-Za-z_]+\\.csv");
     for (const auto& file : fs::directory_iterator(dir + "/csv/run")) {
       const std::string text = read_file(file.path().string());
       INFO(file.path() << ":\n" << text);
@@ -274,19 +279,7 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     }
   }
   SECTION("tensorboard") {
-    int code =
-        run_with_file_size_limit(2,
-                                 many_steps + " --set tensorboard.enabled=true --set tensorboard.output_path=" + dir +
-                                     "/tb --set tensorboard.job_name=run",
-                                 dir);
-    std::string out = read_file(dir + "/out.log");
-    INFO(out);
-    CHECK(code == 1);
-    CHECK(std::regex_search(out, std::regex("tensorboard: cannot write '" + dir +
-                                            "/tb/run/events\\.out\\.tfevents\\.[^']+': "
-                                            "File too large")));
-    CHECK(stopped_after(out) > 1);
-    CHECK(stopped_after(out) < 300);
+    monitor_stops("tensorboard", "tb", 2, "events\\.out\\.tfevents\\.[^']+");
     std::vector<fs::path> files(fs::directory_iterator(dir + "/tb/run"), fs::directory_iterator());
     REQUIRE(files.size() == 1);
     std::vector<TbEvent> events;
