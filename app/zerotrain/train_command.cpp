@@ -195,27 +195,37 @@ int train(const TrainArgs& a, int argc, char** argv) {
     world.first_failure(false);
     for (const auto& dir : made) remove_empty_directories(dir);
   };
-  std::string error;
-  try {
-    init_logging(log_options(rank, a.log_level));
-    if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
-    check_local_rank(a);
-    const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
-    config = resolve(a, planned);
-    check_output_paths(config, planned);  // before anything is opened for writing
-    check_previous_run(config);
-    if (!a.dry_run) made = prepare_outputs(config, rank, world.size());
-    if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
-    init_logging(log_options(rank, a.log_level, config.training.log_dir));
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  const int first_failure = world.first_failure(!error.empty());
-  if (first_failure >= 0) {
+  // Runs `phase` on every rank; true when it failed on any (the first failing rank says why).
+  auto failed_anywhere = [&](auto phase) {
+    std::string error;
+    try {
+      phase();
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const int first_failure = world.first_failure(!error.empty());
+    if (first_failure < 0) return false;
     if (rank == first_failure) usage_error(error);
     unmake();
+    return true;
+  };
+  // Every rank judges the outputs as the user left them before any rank creates or probes one.
+  if (failed_anywhere([&] {
+        init_logging(log_options(rank, a.log_level));
+        if (rank != 0) spdlog::set_level(spdlog::level::err);  // config warnings once, from rank 0
+        check_local_rank(a);
+        const int planned = *a.world_opt ? a.world_size : world.size();  // --world-size: --dry-run plans for N ranks
+        config = resolve(a, planned);
+        check_output_paths(config, planned);  // before anything is opened for writing
+        check_previous_run(config);
+      }))
     return kExitBadInput;
-  }
+  if (failed_anywhere([&] {
+        if (!a.dry_run) made = prepare_outputs(config, rank, world.size());
+        if (!a.dry_run && rank == 0) locks.emplace(config, world.size());
+        init_logging(log_options(rank, a.log_level, config.training.log_dir));
+      }))
+    return kExitBadInput;
   if (rank == 0 && world.uses_mpi() && !world.mpi_thread_multiple())
     spdlog::warn("MPI does not provide MPI_THREAD_MULTIPLE; communication overlap may serialize");
   if (rank == 0) log_resolved_config(config);

@@ -45,6 +45,13 @@ size_t line_count(const std::string& path) {
   return size_t(std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
 }
 
+bool nonempty_file(const std::string& path) {
+  std::error_code ec;
+  const bool regular = fs::is_regular_file(path, ec);
+  const uintmax_t size = regular ? fs::file_size(path, ec) : 0;
+  return regular && !ec && size > 0;  // a file gone between the two questions is not there
+}
+
 // The first file of a saved model or adapter in `dir`, if any.
 std::optional<std::string> saved_model_file(const std::string& dir) {
   std::error_code ec;
@@ -72,8 +79,7 @@ void check_previous_run(const config::Config& config) {
     fail("training.checkpoint_dir {} holds an earlier run, saved up to {}, and a run starts afresh over it only when "
          "asked: resume it with {}, or start afresh with {}, which removes its checkpoints",
          t.checkpoint_dir, *run, kResume, kOverwrite);
-  std::error_code ec;
-  if (!t.metrics.empty() && fs::is_regular_file(t.metrics, ec) && fs::file_size(t.metrics, ec) > 0)
+  if (!t.metrics.empty() && nonempty_file(t.metrics))
     fail("training.metrics {} holds {} lines of an earlier run, which a fresh start would replace: start afresh with "
          "{}, or give training.metrics another path",
          t.metrics, line_count(t.metrics), kOverwrite);
