@@ -6,6 +6,7 @@
 //   OMP_NUM_THREADS=2 bench_step --model llama-125m   # a Llama of 125M parameters, B=4, T=256
 //   OMP_NUM_THREADS=2 bench_step --model toy --batch 8 --seq 128 --steps 10
 //   OMP_NUM_THREADS=1 bench_step --model DIR          # a Hugging Face directory's config.json
+//   OMP_NUM_THREADS=1 bench_step --model DIR --cpu-time   # times by CPU time, on a machine others share
 #include <CLI/CLI.hpp>
 #include <omp.h>
 
@@ -30,7 +31,7 @@
 #include "optim/grad_clip.hpp"
 
 using namespace zt;
-using Clock = SteadyClock;
+using cpu::KernelProfile;
 
 namespace {
 
@@ -40,10 +41,10 @@ namespace {
 class TimedHooks : public ResidentParams {
 public:
   explicit TimedHooks(const ParamLayout& layout) : ResidentParams(layout), group_seconds(layout.groups.size(), 0.0) {}
-  void mark() { last_ = Clock::now(); }
+  void mark() { last_ = KernelProfile::now(); }
   void charge(int g) {
-    const auto now = Clock::now();
-    group_seconds[g] += std::chrono::duration<double>(now - last_).count();
+    const double now = KernelProfile::now();
+    group_seconds[g] += now - last_;
     last_ = now;
   }
   ConstView fetch(int g) override {
@@ -55,7 +56,7 @@ public:
   std::vector<double> group_seconds;
 
 private:
-  Clock::time_point last_ = Clock::now();
+  double last_ = KernelProfile::now();
 };
 
 // A Llama 2-style model of GPT-2 124M's size, for comparing the two families: 12 layers, d_model
@@ -116,7 +117,7 @@ int main(int argc, char** argv) {
   CLI::App app{"One training step (forward + backward + clip + AdamW) of a model, fp32, one process"};
   std::string preset = "gpt2-124m";
   int B = 0, T = 0, steps = 5, warmup = 1;
-  bool recompute = false;
+  bool recompute = false, cpu_time = false;
   app.add_option("--model", preset, "model preset, llama-125m, or a Hugging Face directory or model file")
       ->capture_default_str();
   app.add_option("--batch", B, "micro-batch size B (default: 4)");
@@ -124,7 +125,11 @@ int main(int argc, char** argv) {
   app.add_option("--steps", steps, "measured steps")->capture_default_str();
   app.add_option("--warmup", warmup, "steps run before measuring")->capture_default_str();
   app.add_flag("--recompute", recompute, "recompute each block's forward in backward");
+  app.add_flag("--cpu-time", cpu_time,
+               "time steps, phases and kernels by the main thread's CPU time instead of the wall clock (with "
+               "OMP_NUM_THREADS=1, the step's whole CPU time: what to compare on a machine other jobs share)");
   CLI11_PARSE(app, argc, argv);
+  KernelProfile::use_thread_cpu_time(cpu_time);
 
   std::optional<BenchModel> bench;
   try {
@@ -144,7 +149,7 @@ int main(int argc, char** argv) {
     Gpt model(*shape, B, T, recompute);
     const ParamLayout& layout = model.layout();
     TimedHooks hooks(layout);
-    auto t_init = Clock::now();
+    auto t_init = SteadyClock::now();
     model.init_params(hooks.params.data(), 0, layout.total, 1234);
     const double init_s = seconds_since(t_init);
     Buffer<float> m(MemCategory::Optimizer, layout.total), v(MemCategory::Optimizer, layout.total);
@@ -162,9 +167,9 @@ int main(int argc, char** argv) {
       targets[i] = int32_t(rng.below(uint64_t(shape->vocab_size)));
     }
 
-    std::printf("bench_step: %s (%s; %zu parameters, flat buffer %zu), B=%d T=%d, fp32, %d OpenMP threads%s\n",
-                preset.c_str(), describe(*shape).c_str(), model.num_params(), layout.total, B, T,
-                omp_get_max_threads(), recompute ? ", recompute" : "");
+    std::printf("bench_step: %s (%s; %zu parameters, flat buffer %zu), B=%d T=%d, fp32, %d OpenMP threads%s%s\n",
+                preset.c_str(), describe(*shape).c_str(), model.num_params(), layout.total, B, T, omp_get_max_threads(),
+                recompute ? ", recompute" : "", cpu_time ? "; times are the main thread's CPU time" : "");
     std::printf("load average before: %s; init %.2f s\n", load_average().c_str(), init_s);
 
     enum Phase { ZeroGrad, Forward, Backward, Clip, AdamW, PhaseCount };
@@ -185,34 +190,35 @@ int main(int argc, char** argv) {
       cpu::KernelProfile::reset();
       cpu::KernelProfile::enable(measured);
       std::fill(hooks.group_seconds.begin(), hooks.group_seconds.end(), 0.0);
-      const auto step0 = Clock::now();
-      auto t0 = Clock::now();
+      const double step0 = KernelProfile::now();
+      double t0 = step0;
+      auto since = [](double t) { return KernelProfile::now() - t; };
       hooks.zero_grads();
-      rec.phase[ZeroGrad] = seconds_since(t0);
-      t0 = Clock::now();
+      rec.phase[ZeroGrad] = since(t0);
+      t0 = KernelProfile::now();
       hooks.mark();
       const float loss = model.forward(inputs.data(), targets.data(), B, T, hooks);
       hooks.charge(0);
-      rec.phase[Forward] = seconds_since(t0);
-      t0 = Clock::now();
+      rec.phase[Forward] = since(t0);
+      t0 = KernelProfile::now();
       hooks.mark();
       model.backward(hooks, 1.0f);
-      rec.phase[Backward] = seconds_since(t0);
-      t0 = Clock::now();
+      rec.phase[Backward] = since(t0);
+      t0 = KernelProfile::now();
       const double norm =
           std::sqrt(vector.sum_of_squares({hooks.grad.data(), DType::F32, MemSpace::Host}, layout.total, 1.0f));
       const float clip = float(clip_coefficient(norm, 1.0));
       float* grad = hooks.grad.data();
 #pragma omp parallel for schedule(static)
       for (size_t i = 0; i < layout.total; ++i) grad[i] *= clip;
-      rec.phase[Clip] = seconds_since(t0);
-      t0 = Clock::now();
+      rec.phase[Clip] = since(t0);
+      t0 = KernelProfile::now();
       for (auto& g : layout.groups)
         for (auto& ts : g.tensors)
           adamw_update(hooks.params.data() + ts.offset, hooks.grad.data() + ts.offset, m.data() + ts.offset,
                        v.data() + ts.offset, ts.numel(), hyper, s + 1, ts.weight_decay);
-      rec.phase[AdamW] = seconds_since(t0);
-      rec.total = seconds_since(step0);
+      rec.phase[AdamW] = since(t0);
+      rec.total = since(step0);
       rec.kernels = cpu::KernelProfile::totals();
       rec.groups = hooks.group_seconds;
       std::printf("  step %d%s: %.1f ms  loss %.4f  grad norm %.3f\n", s + 1, measured ? "" : " (warm-up)",

@@ -11,9 +11,10 @@ removed, the console logs with timestamps, timings and resident memory removed (
 writer's "checkpoint ... written" lines compared as a set: they come when the writer finishes),
 every checkpoint file (meta.json and shards) and the final weights with cmp; then `zerotrain export` of
 the last checkpoint (its files with cmp; a LoRA run's merged with --merge, so that eval reads a model
-directory) and `zerotrain eval` of the export on the val file (its line, times removed). Both binaries write to
-the same paths and read the same data, so that the paths recorded are the same. Prints one line per compared output and exits 1 when
-any differs. A refactoring must leave every line "same".
+directory) and `zerotrain eval` of the export and of the checkpoint on the val file (their lines, times
+removed). Both binaries write to the same paths and read the same data, so that the paths recorded are
+the same. Prints one line per compared output and exits 1 when any differs. A refactoring must leave
+every line "same".
 """
 import argparse
 import filecmp
@@ -77,9 +78,9 @@ def run(binary, config, ranks, steps, extra, out, final, merge):
         sys.exit(f"{binary} --config {config} exited with {rc}: see {out}/log.txt")
     env = dict(os.environ, OMP_NUM_THREADS="1")
     export = [binary, "export", f"{out}/ckpt", "-o", f"{out}/export", "--dtype", "bf16"] + (["--merge"] if merge else [])
-    for what, cmd in (("export", export),
-                      ("eval", [binary, "eval", "--model", f"{out}/export", "--data",
-                                f"{ROOT}/data/tinytext/val.txt", "--max-windows", "8"])):
+    evaluate = [binary, "eval", "--data", f"{ROOT}/data/tinytext/val.txt", "--max-windows", "8", "--model"]
+    for what, cmd in (("export", export), ("eval", evaluate + [f"{out}/export"]),
+                      ("eval_ckpt", evaluate + [f"{out}/ckpt"])):
         with open(f"{out}/{what}.txt", "w") as log:
             rc = subprocess.run(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT).returncode
         if rc != 0:
@@ -93,7 +94,9 @@ def files_under(top):
 def compare(a, b):
     results = [("metrics (times removed)", metrics(f"{a}/metrics.jsonl") == metrics(f"{b}/metrics.jsonl")),
                ("log (times removed)", log_lines(f"{a}/log.txt") == log_lines(f"{b}/log.txt")),
-               ("eval of the export (times removed)", log_lines(f"{a}/eval.txt") == log_lines(f"{b}/eval.txt"))]
+               ("eval of the export (times removed)", log_lines(f"{a}/eval.txt") == log_lines(f"{b}/eval.txt")),
+               ("eval of the checkpoint (times removed)",
+                log_lines(f"{a}/eval_ckpt.txt") == log_lines(f"{b}/eval_ckpt.txt"))]
     for top in ("ckpt", "final", "export") if os.path.exists(f"{a}/final") else ("ckpt", "export"):
         names_a, names_b = files_under(f"{a}/{top}"), files_under(f"{b}/{top}")
         if names_a != names_b:

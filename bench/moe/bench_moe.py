@@ -12,10 +12,12 @@ B x T = 4 x 256 random tokens. transformers runs Qwen3MoeForCausalLM with expert
 "eager" (a Python loop over the experts that received tokens) and "grouped_mm" (torch's grouped
 GEMM), attention "sdpa", and Qwen3ForCausalLM; zerotrain runs bench_step on config.json
 directories this script writes (the same shapes). Every run gets one thread (OMP_NUM_THREADS=1,
-torch.set_num_threads(1)). Prints each step's median wall time and mean CPU time (the CPU time is
-what to compare on a machine other jobs share) and the ratios bench/RESULTS.md records.
+torch.set_num_threads(1)), and every step is timed by CPU time (bench_step --cpu-time; torch:
+the process's), what to compare on a machine other jobs share. The five run one after another in
+each of --repeat rounds, zerotrain's and transformers' alternating; each round gives its ratios,
+and the script prints every round and the medians over the rounds, which bench/RESULTS.md records.
 
-  /work/venv/bin/python bench/moe/bench_moe.py --bench-step build/bench/bench_step [--steps 5]
+  /work/venv/bin/python bench/moe/bench_moe.py --bench-step build/bench/bench_step [--steps 3] [--repeat 3]
 
 Needs torch 2.x and transformers 5 (a virtual environment); zerotrain's side needs only the
 bench_step binary.
@@ -24,7 +26,6 @@ import argparse
 import json
 import os
 import re
-import resource
 import statistics
 import subprocess
 import tempfile
@@ -39,7 +40,7 @@ B, T = 4, 256
 
 
 def torch_step_ms(config, experts, steps, warmup):
-    """The median wall time and the mean CPU time of a step, in ms."""
+    """The median CPU time of a step, in ms."""
     import torch
     import transformers
 
@@ -51,71 +52,87 @@ def torch_step_ms(config, experts, steps, warmup):
     model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa", **extra).float().train()
     opt = torch.optim.AdamW(model.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
     ids = torch.randint(0, cfg.vocab_size, (B, T))
-    wall, cpu = [], []
+    cpu = []
     for s in range(warmup + steps):
-        t0, c0 = time.perf_counter(), time.process_time()
+        c0 = time.process_time()
         opt.zero_grad(set_to_none=False)
         loss = model(input_ids=ids, labels=ids).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         if s >= warmup:
-            wall.append((time.perf_counter() - t0) * 1e3)
             cpu.append((time.process_time() - c0) * 1e3)
-    return statistics.median(wall), statistics.mean(cpu)
+    return statistics.median(cpu)
 
 
-def run_bench_step(bench_step, model_dir, steps, warmup):
-    """bench_step's output and the CPU time (user + system) its process took."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+def zerotrain_step_ms(bench_step, model_dir, steps, warmup):
+    """The median CPU time of a step, in ms, and bench_step's breakdown of it."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     out = subprocess.run([bench_step, "--model", model_dir, "--batch", str(B), "--seq", str(T), "--steps",
-                          str(steps), "--warmup", str(warmup)], env=env, check=True, capture_output=True,
-                         text=True).stdout
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return out, (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1e3
+                          str(steps), "--warmup", str(warmup), "--cpu-time"], env=env, check=True,
+                         capture_output=True, text=True).stdout
+    return float(re.search(r"median step: ([0-9.]+) ms", out).group(1)), out
 
 
-def zerotrain_step_ms(bench_step, config, steps, warmup):
-    """The median wall time of a step, and its mean CPU time: the difference between a run of
-    warmup + steps steps and one of warmup + 1 (the set-up and the warm-up cancel out)."""
-    with tempfile.TemporaryDirectory() as d:
-        with open(os.path.join(d, "config.json"), "w") as f:
-            json.dump(config, f)
-        out, cpu_long = run_bench_step(bench_step, d, steps, warmup)
-        _, cpu_short = run_bench_step(bench_step, d, 1, warmup)
-    print(out)
-    wall = float(re.search(r"median step: ([0-9.]+) ms", out).group(1))
-    return wall, (cpu_long - cpu_short) / (steps - 1)
+def load_average():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def ratios(ms):
+    """transformers' fastest MoE step over zerotrain's; zerotrain's MoE over its dense; transformers'."""
+    fastest = min(ms["transformers moe eager"], ms["transformers moe grouped_mm"])
+    return (fastest / ms["zerotrain moe"], ms["zerotrain moe"] / ms["zerotrain dense"],
+            fastest / ms["transformers dense"])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bench-step", default="build/bench/bench_step")
-    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of the five runs")
+    ap.add_argument("--breakdown", action="store_true", help="print bench_step's breakdowns")
     args = ap.parse_args()
-    with open("/proc/loadavg") as f:
-        print("load average before:", " ".join(f.read().split()[:3]))
-    ms = {
-        "zerotrain moe": zerotrain_step_ms(args.bench_step, MOE, args.steps, args.warmup),
-        "zerotrain dense": zerotrain_step_ms(args.bench_step, DENSE, args.steps, args.warmup),
-        "transformers moe eager": torch_step_ms(MOE, "eager", args.steps, args.warmup),
-        "transformers moe grouped_mm": torch_step_ms(MOE, "grouped_mm", args.steps, args.warmup),
-        "transformers dense": torch_step_ms(DENSE, None, args.steps, args.warmup),
-    }
-    with open("/proc/loadavg") as f:
-        print("load average after:", " ".join(f.read().split()[:3]))
-    print(f"step, B x T = {B} x {T}, fp32, one thread, {args.steps} steps after {args.warmup} warm-up:")
-    print(f"  {'':<30} {'wall (median)':>14} {'CPU (mean)':>14}")
-    for name, (wall, cpu) in ms.items():
-        print(f"  {name:<30} {wall:11.1f} ms {cpu:11.1f} ms")
-    for i, what in enumerate(["wall", "CPU"]):
-        fastest = min(ms["transformers moe eager"][i], ms["transformers moe grouped_mm"][i])
-        zt_moe, zt_dense = ms["zerotrain moe"][i], ms["zerotrain dense"][i]
-        print(f"{what}: transformers' fastest MoE step / zerotrain's: {fastest / zt_moe:.2f} (aim >= 2); "
-              f"zerotrain MoE / dense: {zt_moe / zt_dense:.2f} (aim <= 1.5); "
-              f"transformers MoE (fastest) / dense: {fastest / ms['transformers dense'][i]:.2f}")
+    print("load average before:", load_average())
+    runs = [
+        ("zerotrain moe", lambda d: zerotrain_step_ms(args.bench_step, d["moe"], args.steps, args.warmup)),
+        ("transformers moe grouped_mm", lambda d: torch_step_ms(MOE, "grouped_mm", args.steps, args.warmup)),
+        ("zerotrain dense", lambda d: zerotrain_step_ms(args.bench_step, d["dense"], args.steps, args.warmup)),
+        ("transformers moe eager", lambda d: torch_step_ms(MOE, "eager", args.steps, args.warmup)),
+        ("transformers dense", lambda d: torch_step_ms(DENSE, None, args.steps, args.warmup)),
+    ]
+    rounds = []
+    with tempfile.TemporaryDirectory() as tmp:
+        dirs = {}
+        for name, config in (("moe", MOE), ("dense", DENSE)):
+            dirs[name] = os.path.join(tmp, name)
+            os.makedirs(dirs[name])
+            with open(os.path.join(dirs[name], "config.json"), "w") as f:
+                json.dump(config, f)
+        for r in range(args.repeat):
+            ms = {}
+            for name, run in runs:
+                got = run(dirs)
+                if isinstance(got, tuple):
+                    got, out = got
+                    if args.breakdown:
+                        print(out)
+                ms[name] = got
+            rounds.append(ms)
+            print(f"round {r + 1} (load average {load_average()}): " +
+                  ", ".join(f"{name} {v:.1f} ms" for name, v in ms.items()) +
+                  "; ratios {:.2f} {:.2f} {:.2f}".format(*ratios(ms)), flush=True)
+    print("load average after:", load_average())
+    print(f"step CPU time, B x T = {B} x {T}, fp32, one thread, median of {args.steps} steps after "
+          f"{args.warmup} warm-up, median of {args.repeat} rounds:")
+    for name, _ in runs:
+        print(f"  {name:<30} {statistics.median(ms[name] for ms in rounds):9.1f} ms")
+    per_round = [ratios(ms) for ms in rounds]
+    med = [statistics.median(r[i] for r in per_round) for i in range(3)]
+    print(f"median over the rounds: transformers' fastest MoE step / zerotrain's: {med[0]:.2f} (aim >= 2); "
+          f"zerotrain MoE / dense: {med[1]:.2f} (aim <= 1.5); transformers MoE (fastest) / dense: {med[2]:.2f}")
+
 
 if __name__ == "__main__":
     main()

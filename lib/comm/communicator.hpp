@@ -96,6 +96,11 @@ public:
                          bool async = false);
   WorkPtr all_gather(const void* send, void* recv, size_t count, DType dtype, bool async = false);
 
+  // The ranks that pass the same color as a communicator of their own, ranked by key (ties by
+  // rank): a group whose collectives run among its ranks only, with their own counters (stats()).
+  // Collective over this communicator; every rank gets the one of its color.
+  virtual std::unique_ptr<Communicator> split(int color, int key) = 0;
+
   // Host-side channel for small control values between the same ranks; its traffic is counted in
   // stats() with the data's.
   virtual ControlChannel& control() = 0;

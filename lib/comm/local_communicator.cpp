@@ -31,6 +31,7 @@ class LocalCommunicator final : public CommunicatorBase {
 public:
   explicit LocalCommunicator(Device& device) : CommunicatorBase(0, 1, 0, 1), device_(device) {}
   ControlChannel& control() override { return control_; }
+  std::unique_ptr<Communicator> split(int, int) override { return std::make_unique<LocalCommunicator>(device_); }
 
 protected:
   WorkPtr issue(Collective c, bool) override {

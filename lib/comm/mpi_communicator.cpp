@@ -72,14 +72,17 @@ struct Op : Collective {
 
 class MpiCommunicator final : public CommunicatorBase {
 public:
-  MpiCommunicator(const MpiCommOptions& options, const WorldInfo& world);
+  // Over the ranks of `base` (duplicated; collective over it).
+  MpiCommunicator(const MpiCommOptions& options, MPI_Comm base);
   ~MpiCommunicator() override;
   ControlChannel& control() override { return *control_; }
+  std::unique_ptr<Communicator> split(int color, int key) override;
 
 protected:
   WorkPtr issue(Collective c, bool async) override;
 
 private:
+  MpiCommunicator(const MpiCommOptions& options, MPI_Comm base, const WorldInfo& world);
   void worker_loop();
   void run(Op& op);
   void execute(const Op& op);
@@ -120,7 +123,10 @@ private:
   Buffer<unsigned char> staging_;
 };
 
-MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, const WorldInfo& world)
+MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, MPI_Comm base)
+    : MpiCommunicator(options, base, mpi_world_info(base)) {}
+
+MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, MPI_Comm base, const WorldInfo& world)
     : CommunicatorBase(world.rank, world.world_size, world.local_rank, world.local_size),
       options_(options),
       rank_(world.rank),
@@ -133,8 +139,8 @@ MpiCommunicator::MpiCommunicator(const MpiCommOptions& options, const WorldInfo&
         "more; initialise MPI through zt::MpiSession",
         level, int(MPI_THREAD_SERIALIZED));
   sequence_check_ = options.sequence_check.value_or(sequence_check_default());
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
-  control_ = std::make_unique<MpiControlChannel>(counters(), options.timeout_seconds, step_source());
+  MPI_Comm_dup(base, &comm_);
+  control_ = std::make_unique<MpiControlChannel>(counters(), options.timeout_seconds, step_source(), comm_);
   // Messages carry at most INT_MAX elements (MPI counts are int).
   chunk_ = std::min<size_t>(
       options.chunk_elements > 0 ? options.chunk_elements : kDefaultChunkElements, size_t(1) << 30);
@@ -146,6 +152,14 @@ MpiCommunicator::~MpiCommunicator() {
   int finalised = 0;
   MPI_Finalized(&finalised);
   if (!finalised) MPI_Comm_free(&comm_);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm group = MPI_COMM_NULL;
+  MPI_Comm_split(comm_, color, key, &group);
+  auto sub = std::make_unique<MpiCommunicator>(options_, group);
+  MPI_Comm_free(&group);
+  return sub;
 }
 
 WorkPtr MpiCommunicator::issue(Collective c, bool async) {
@@ -478,7 +492,7 @@ std::unique_ptr<Communicator> make_mpi_communicator(double timeout_seconds) {
 
 std::unique_ptr<Communicator> make_mpi_communicator(const MpiCommOptions& options) {
   ensure_mpi_initialised();
-  return std::make_unique<MpiCommunicator>(options, mpi_world_info());
+  return std::make_unique<MpiCommunicator>(options, MPI_COMM_WORLD);
 }
 
 }  // namespace zt

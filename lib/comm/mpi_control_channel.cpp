@@ -9,10 +9,11 @@
 
 namespace zt {
 
-MpiControlChannel::MpiControlChannel(CommCounters& counters, double timeout_seconds, const std::atomic<int64_t>* step)
+MpiControlChannel::MpiControlChannel(CommCounters& counters, double timeout_seconds, const std::atomic<int64_t>* step,
+                                     MPI_Comm base)
     : counters_(counters), timeout_seconds_(timeout_seconds), step_(step) {
   ensure_mpi_initialised();
-  MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  MPI_Comm_dup(base, &comm_);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
 }

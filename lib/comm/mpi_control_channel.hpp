@@ -9,13 +9,18 @@
 
 #include "comm/comm_counters.hpp"
 #include "comm/control_channel.hpp"
+#include "comm/mpi_session.hpp"
 
 namespace zt {
 
+// Where this rank sits in the ranks of `comm` (mpi_world_info is MPI_COMM_WORLD's).
+WorldInfo mpi_world_info(MPI_Comm comm);
+
 class MpiControlChannel final : public ControlChannel {
 public:
-  // Duplicates MPI_COMM_WORLD (collective). step: what messages name as the current step.
-  MpiControlChannel(CommCounters& counters, double timeout_seconds, const std::atomic<int64_t>* step = nullptr);
+  // Duplicates `base` (collective over it). step: what messages name as the current step.
+  MpiControlChannel(CommCounters& counters, double timeout_seconds, const std::atomic<int64_t>* step = nullptr,
+                    MPI_Comm base = MPI_COMM_WORLD);
   ~MpiControlChannel() override;
   MpiControlChannel(const MpiControlChannel&) = delete;
   MpiControlChannel& operator=(const MpiControlChannel&) = delete;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "comm/mpi_control_channel.hpp"
 #include "core/error.hpp"
 
 namespace zt {
@@ -14,11 +15,15 @@ WorldInfo mpi_world_info() {
   int initialised = 0;
   MPI_Initialized(&initialised);
   if (!initialised) fail("mpi_world_info: MPI is not initialised (create a zt::MpiSession first)");
+  return mpi_world_info(MPI_COMM_WORLD);
+}
+
+WorldInfo mpi_world_info(MPI_Comm comm) {
   WorldInfo w;
-  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &w.world_size);
+  MPI_Comm_rank(comm, &w.rank);
+  MPI_Comm_size(comm, &w.world_size);
   MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local);
+  MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local);
   MPI_Comm_rank(local, &w.local_rank);
   MPI_Comm_size(local, &w.local_size);
   MPI_Comm_free(&local);

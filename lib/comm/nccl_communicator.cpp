@@ -111,6 +111,8 @@ public:
   ~NcclCommunicator() override;
   ControlChannel& control() override { return *control_; }
   CommStats stats() const override;
+  // A communicator of its own over the group's ranks (a new NCCL communicator, on this device).
+  std::unique_ptr<Communicator> split(int color, int key) override;
 
 protected:
   WorkPtr issue(Collective c, bool async) override;
@@ -133,6 +135,7 @@ private:
   void watchdog_loop();
 
   NcclCommOptions options_;
+  NcclHostSide host_;
   bool sequence_check_ = false;
   const int rank_, size_;
   int device_ = 0;
@@ -156,6 +159,7 @@ private:
 NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const NcclHostSide& host)
     : CommunicatorBase(host.world.rank, host.world.world_size, host.world.local_rank, host.world.local_size),
       options_(options),
+      host_(host),
       rank_(host.world.rank),
       size_(host.world.world_size) {
   control_ = host.channel(counters(), step_source());
@@ -183,6 +187,11 @@ NcclCommunicator::NcclCommunicator(const NcclCommOptions& options, const NcclHos
   ZT_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&barrier_scratch_), sizeof(float)));
   ZT_CUDA_CHECK(cudaMemset(barrier_scratch_, 0, sizeof(float)));
   watchdog_ = std::thread([this] { watchdog_loop(); });
+}
+
+std::unique_ptr<Communicator> NcclCommunicator::split(int color, int key) {
+  if (!host_.split) fail("NCCL communicator: its host side cannot split into groups");
+  return std::make_unique<NcclCommunicator>(options_, host_.split(color, key));
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -435,13 +444,37 @@ std::unique_ptr<Communicator> make_nccl_communicator(double timeout_seconds) {
   return make_nccl_communicator(NcclCommOptions{.timeout_seconds = timeout_seconds});
 }
 
+namespace {
+
+// Host channels over the ranks of `comm` (owned by the host side, freed with its last copy).
+NcclHostSide mpi_host_side(std::shared_ptr<MPI_Comm> comm, WorldInfo world, double timeout) {
+  NcclHostSide host;
+  host.world = world;
+  host.channel = [comm, timeout](CommCounters& counters, const std::atomic<int64_t>* step) {
+    return std::unique_ptr<ControlChannel>(std::make_unique<MpiControlChannel>(counters, timeout, step, *comm));
+  };
+  host.split = [comm, world, timeout](int color, int key) {
+    auto group = std::shared_ptr<MPI_Comm>(new MPI_Comm(MPI_COMM_NULL), [](MPI_Comm* c) {
+      int finalised = 0;
+      MPI_Finalized(&finalised);
+      if (!finalised && *c != MPI_COMM_NULL) MPI_Comm_free(c);
+      delete c;
+    });
+    MPI_Comm_split(*comm, color, key, group.get());
+    WorldInfo sub = mpi_world_info(*group);
+    sub.local_rank = world.local_rank;
+    sub.local_size = world.local_size;
+    return mpi_host_side(group, sub, timeout);
+  };
+  return host;
+}
+
+}  // namespace
+
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options) {
   ensure_mpi_initialised();
-  const double timeout = options.timeout_seconds;
   return make_nccl_communicator(
-      options, {mpi_world_info(), [timeout](CommCounters& counters, const std::atomic<int64_t>* step) {
-                  return std::unique_ptr<ControlChannel>(std::make_unique<MpiControlChannel>(counters, timeout, step));
-                }});
+      options, mpi_host_side(std::make_shared<MPI_Comm>(MPI_COMM_WORLD), mpi_world_info(), options.timeout_seconds));
 }
 
 std::unique_ptr<Communicator> make_nccl_communicator(const NcclCommOptions& options, NcclHostSide host) {

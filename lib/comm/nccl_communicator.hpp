@@ -49,9 +49,12 @@ struct NcclCommOptions {
 // between the same ranks (each counting into `counters`, naming `step` when it times out). The
 // communicator makes two: control() (counted in its stats) and one of its own for set-up and the
 // sequence check.
+// split: the host side of the ranks that pass the same color (Communicator::split), whose world
+// keeps this rank's local_rank and local_size, which chose its device; empty: split is refused.
 struct NcclHostSide {
   WorldInfo world;
   std::function<std::unique_ptr<ControlChannel>(CommCounters& counters, const std::atomic<int64_t>* step)> channel;
+  std::function<NcclHostSide(int color, int key)> split;
 };
 
 // Requires a CUDA device for every local rank; initialises MPI when nothing has (as

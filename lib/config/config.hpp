@@ -222,7 +222,7 @@ struct TrainingConfig {
   std::string checkpoint_dir;
   Resume resume;
   // A Hugging Face model directory, a safetensors file or a checkpoint, or "random"; resolved from
-  // "" to model.path's own weights, else random (config/initial_weights.hpp).
+  // "" to model.path's own weights, else random (config/model_block.hpp).
   std::string init_from;
   bool random_init() const { return init_from.empty() || init_from == kRandomInit; }
   std::string save_final;       // directory

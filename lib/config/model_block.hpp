@@ -5,13 +5,14 @@
 // layer_types; Gemma's query_pre_attn_scalar, attn_logit_softcapping, final_logit_softcapping,
 // rope_local_base_freq), a
 // preset with some keys overridden, or model.path (a Hugging Face model directory's config.json,
-// hf/hf_config.hpp); and `--model FILE|PRESET|DIR`.
+// hf/hf_config.hpp); `--model FILE|PRESET|DIR`; and where the model's weights start.
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
+#include "config/value_sources.hpp"
 #include "model/gpt_shape.hpp"
 
 namespace zt::config {
@@ -37,5 +38,13 @@ ModelConfig read_recorded_model(const nlohmann::json& block, const std::string& 
 // named, and `origins` (may be null) records each added key as coming from "DIR/config.json
 // (key)". Returns config.json as read, or null for a block without path (or with path "").
 nlohmann::ordered_json expand_model_path(nlohmann::json& model, class ValueOrigins* origins);
+
+// Where a run's weights start, as a Hugging Face user expects: `--model DIR` (model.path) loads the
+// directory's own weights, as from_pretrained does, unless training.init_from says otherwise: a
+// model directory, a safetensors file or a checkpoint to take them from, or "random" for random
+// values of the architecture (from_config). Without model.path they start random. Sets
+// training.init_from to the path the weights come from, or "random", and returns the start line's
+// account of it ("weights from DIR (model.path: ...)").
+std::string resolve_initial_weights(Config& config, const ValueSources& sources);
 
 }  // namespace zt::config

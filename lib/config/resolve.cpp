@@ -11,7 +11,6 @@
 #include "config/blocks.hpp"
 #include "config/config.hpp"
 #include "config/config_search.hpp"
-#include "config/initial_weights.hpp"
 #include "core/json_file.hpp"
 #include "config/model_block.hpp"
 #include "config/overrides.hpp"

@@ -37,6 +37,10 @@ struct ParamGroup {
   size_t offset = 0;
   size_t size = 0;
   std::vector<TensorSpec> tensors;  // in order, exactly covering [offset, offset + size)
+  // The ranks its parameters, gradients and optimizer state are sharded over: 0 every rank's, 1 a
+  // group of ranks that hold the same values (the engine's second communicator), where each group
+  // of ranks holds its own.
+  int domain = 0;
 };
 
 struct ParamLayout {

@@ -56,7 +56,7 @@ struct HfOutput {
   nlohmann::ordered_json model_config;
   // The directory whose tokenizer files and generation_config.json ship with the model, or "":
   // model_dir's, or the directory of the tokenizer the run's data was made with
-  // (train/tokenizer_shipping.hpp).
+  // (train/model_export.hpp).
   std::string tokenizer_dir;
 };
 

@@ -4,18 +4,15 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "ckpt/checkpoint_dir.hpp"
-#include "ckpt/checkpoint_reader.hpp"
 #include "config/model_block.hpp"
 #include "core/error.hpp"
-#include "core/trainable_space.hpp"
 #include "hf/hf_dir.hpp"
 #include "hf/hf_weights.hpp"
 #include "hf/peft_adapter.hpp"
-#include "start/initial_weights.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "model/gpt_layout.hpp"
 #include "model/lora.hpp"
+#include "start/run_weights.hpp"
 
 namespace zt {
 
@@ -23,48 +20,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every parameter of a run that froze some (training.freeze, LoRA's base model): the frozen ones
-// from where the run started, the trained ones from the checkpoint, LoRA's adapters merged into
-// the weights they adapt.
-void read_partly_frozen(const CheckpointReader& ckpt, const config::RecordedRun& run, const ParamLayout& layout,
-                        LoadedModel& m) {
-  const TrainedParts& parts = run.parts;
-  std::vector<float> all(layout.total);
-  InitialWeights(m.shape, parts, layout, recorded_weight_sources(run, layout))
-      .read(all.data(), 0, all.size());
-  const TrainableSpace space(layout);
-  std::vector<float> trained(space.numel());
-  ckpt.read(StateTensor::Master, {0, trained.size()}, trained.data());
-  for (const TrainableSpace::Run& run : space.runs())
-    std::copy_n(trained.data() + run.compact, run.size, all.data() + run.flat);
-  merge_all_lora(m.shape, parts.lora, layout, all.data());
-  const size_t base_total = make_gpt_layout(m.shape).total;
-  m.weights = Buffer<float>(MemCategory::Params, base_total, Init::Uninitialised);
-  std::copy_n(all.data(), base_total, m.weights.data());
-}
-
 LoadedModel read_checkpoint(const std::string& path) {
-  const CheckpointReader ckpt(resolve_checkpoint(path));
-  const CheckpointMeta& meta = ckpt.meta();
-  if (!meta.config.contains("model"))
-    fail("{}: its meta.json records no model block in \"config\" (a checkpoint of an older zerotrain?)", ckpt.dir());
-  LoadedModel m{
-      config::read_recorded_model(meta.config.at("model"), ckpt.dir() + "/meta.json config").shape, {}, "", "", {}};
-  const config::RecordedRun run = config::read_recorded_run(meta.config, ckpt.dir() + "/meta.json config");
-  const TrainedParts& parts = run.parts;
-  const ParamLayout layout = make_training_layout(m.shape, parts);
-  ckpt.check_layout(layout);
-  for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
-  if (layout.has_frozen()) {
-    read_partly_frozen(ckpt, run, layout, m);
-  } else {
-    m.weights = Buffer<float>(MemCategory::Params, layout.total, Init::Uninitialised);
-    ckpt.read(StateTensor::Master, {0, layout.total}, m.weights.data());
-  }
-  m.what = fmt::format("checkpoint {} (step {}{})", ckpt.dir(), meta.step,
-                       parts.lora.enabled() ? ", LoRA adapters merged" : "");
+  const RunReadBack back(path);
+  const CheckpointMeta& meta = back.checkpoint().meta();
+  const TrainedModel& model = back.model();
+  back.verify();
+  LoadedModel m{model.shape, {}, "", "", {}};
+  m.weights = Buffer<float>(MemCategory::Params, make_gpt_layout(model.shape).total, Init::Uninitialised);
+  back.groups(SavedForm::Model).read_model(m.weights.data());
+  m.what = fmt::format("checkpoint {} (step {}{})", back.checkpoint().dir(), meta.step,
+                       model.parts.lora.enabled() ? ", LoRA adapters merged" : "");
   m.trained_dtype = dtype_from_name(meta.dtype);
-  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, run, ckpt.dir());
+  const ModelTokenizer tokenizer = tokenizer_of_checkpoint(meta, back.run(), back.checkpoint().dir());
   m.tokenizer = tokenizer.path;
   m.tokenizer_reference = tokenizer.reference;
   return m;
@@ -116,8 +83,8 @@ AdapterOnBase read_adapter_on_base(const std::string& dir) {
 
 LoadedModel read_adapter_dir(const std::string& dir) {
   AdapterOnBase a = read_adapter_on_base(dir);
-  merge_all_lora(a.model.shape, a.parts.lora, a.layout, a.values.data());
-  std::copy_n(a.values.data(), a.model.weights.size(), a.model.weights.data());
+  const TrainedModel model{a.model.shape, a.parts, a.layout};
+  ModelGroups::of_values(model, SavedForm::Model, a.values.data()).read_model(a.model.weights.data());
   a.model.what = fmt::format("PEFT adapter {} on {} (merged)", dir, a.base);
   return std::move(a.model);
 }

@@ -108,14 +108,6 @@ void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const
   }
 }
 
-void merge_all_lora(const GptShape& shape, const LoraSpec& spec, const ParamLayout& layout, float* flat) {
-  if (!spec.enabled()) return;
-  const ParamLayout base = make_gpt_layout(shape);
-  for (int l = 0; l < shape.n_layer; ++l)
-    merge_lora(shape, spec, flat + base.groups[size_t(gpt_block_group(l))].offset,
-               flat + layout.groups[size_t(lora_group(shape, l))].offset);
-}
-
 namespace {
 
 constexpr std::string_view kLoraA = ".lora_A.weight", kLoraB = ".lora_B.weight";

@@ -57,9 +57,6 @@ std::vector<LoraSite> lora_sites(const GptShape& shape, const LoraSpec& spec);
 // packed projections take the update in their rows (nn.Linear [out, in]) or columns (GPT-2's
 // Conv1D [in, out]) of the adapted module.
 void merge_lora(const GptShape& shape, const LoraSpec& spec, float* block, const float* adapters);
-// merge_lora for every block of `flat`, the fp32 values of make_training_layout's whole buffer
-// (`layout`): afterwards its base model's part [0, make_gpt_layout(shape).total) is the merged model.
-void merge_all_lora(const GptShape& shape, const LoraSpec& spec, const ParamLayout& layout, float* flat);
 
 // Which matrix of an adapter a tensor of the training layout is (its name, as make_training_layout
 // gives it: "<block>.<module>.lora_A.weight"); None for the model's own tensors. The one reader of

@@ -4,17 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <memory>
 
-#include "ckpt/checkpoint_dir.hpp"
-#include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/checkpoint_writer.hpp"
 #include "comm/control_channel.hpp"
-#include "config/model_block.hpp"
 #include "core/buffer.hpp"
-#include "core/trainable_space.hpp"
+#include "data/data_tokenizer.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "hf/hf_config.hpp"
 #include "hf/hf_dir.hpp"
@@ -22,7 +17,6 @@
 #include "inference/model_source.hpp"
 #include "inference/model_tokenizer.hpp"
 #include "train/output_paths.hpp"
-#include "train/tokenizer_shipping.hpp"
 
 namespace zt {
 
@@ -41,63 +35,31 @@ void set_source(HfOutput& out, const std::string& model_path, const nlohmann::or
     out.model_config = read_hf_config_json(out.model_dir);
 }
 
-// Reads the master weights of a range of the trainable space (collective in a running job).
-using TrainedReader = std::function<void(Range compact, float* out)>;
-
-// The values of a group of the training layout: its trained tensors from the master weights, its
-// frozen ones from where the run started (`initial`; null when nothing is frozen). Every rank
-// reads the same groups' trained values in the same order (read_trained); the writer then puts
-// the group together (assemble).
-class GroupValues {
-public:
-  GroupValues(const ParamLayout& layout, TrainedReader trained, const InitialWeights* initial)
-      : layout_(layout), space_(layout), trained_(std::move(trained)), initial_(initial) {}
-
-  void read_trained(size_t g) {
-    const Range compact = compact_of(g);
-    trained_values_.resize(compact.size());
-    if (!compact.empty()) trained_(compact, trained_values_.data());
+// The tokenizer that ships (model_export.hpp): `output.tokenizer_dir` holds the model directory the
+// run started from ("" without one) and becomes the directory whose tokenizer files ship. `what`
+// names the source for messages ("training.save_final", the checkpoint exported), `override` the
+// setting that turns a refusal into a warning.
+void choose_shipped_tokenizer(HfOutput& output, const std::optional<TokenizerIdentity>& data_tokenizer,
+                              TokenizerMismatch policy, const std::string& what, const std::string& override) {
+  if (!data_tokenizer) return;  // data of llm.c's scripts or an older zerotrain: the model directory's, as before
+  const std::optional<TokenizerReference> model =
+      output.tokenizer_dir.empty() ? std::nullopt : tokenizer_of_model_directory(output.tokenizer_dir).reference;
+  const bool model_has_one = model.has_value();
+  if (model_has_one) {
+    if (same_tokenizer(*data_tokenizer, model->identity)) return;
+    const TokenizerJudgement judgement{what, override, policy, true};
+    judge_data_tokenizer({data_tokenizer, "the run's data", {}}, *model, judgement);  // refuses under error
   }
-  void assemble(size_t g, std::vector<float>& values) const {
-    const ParamGroup& group = layout_.groups[g];
-    const Range flat{group.offset, group.offset + group.size}, compact = compact_of(g);
-    values.assign(group.size, 0.0f);
-    if (compact.size() != group.size) {
-      if (!initial_) fail("group {} has frozen tensors and nothing to read them from", group.name);
-      initial_->read(values.data(), flat.begin, flat.size());
-    }
-    for (const TrainableSpace::Run& run : space_.in_flat(flat))
-      std::copy_n(trained_values_.data() + (run.compact - compact.begin), run.size,
-                  values.data() + (run.flat - flat.begin));
+  if (!tokenizer_files_unchanged(*data_tokenizer)) {
+    spdlog::warn("{}: the tokenizer the run's data was made with, {}, is no longer there as it was: {}", what,
+                 describe(*data_tokenizer),
+                 model_has_one ? "the model directory's ships instead" : "no tokenizer ships with the model");
+    return;
   }
-
-private:
-  Range compact_of(size_t g) const {
-    const ParamGroup& group = layout_.groups[g];
-    return {space_.compact_at(group.offset), space_.compact_at(group.offset + group.size)};
-  }
-
-  const ParamLayout& layout_;
-  TrainableSpace space_;
-  TrainedReader trained_;
-  const InitialWeights* initial_;
-  std::vector<float> trained_values_;
-};
-
-// The groups of the training layout a form needs, in the order the writer takes them: a merged
-// model's adapters first (kept for the blocks they merge into), then the base groups; an adapter
-// directory's adapter groups.
-std::vector<size_t> saved_groups(SavedForm form, const TrainedModel& m) {
-  const size_t base = make_gpt_layout(m.shape).groups.size();
-  std::vector<size_t> adapters, own;
-  for (size_t g = base; g < m.layout.groups.size(); ++g) adapters.push_back(g);
-  for (size_t g = 0; g < base; ++g) own.push_back(g);
-  if (form == SavedForm::Adapter) return adapters;
-  if (m.parts.lora.enabled()) own.insert(own.begin(), adapters.begin(), adapters.end());
-  return own;
+  output.tokenizer_dir = tokenizer_directory(*data_tokenizer);
 }
 
-// The writer of one form, group by group in saved_groups' order.
+// The writer of one form, group by group in ModelGroups' order.
 class SavedModelWriter {
 public:
   SavedModelWriter(const std::string& out_dir, SavedForm form, const TrainedModel& m, const HfOutput& output)
@@ -108,16 +70,8 @@ public:
       hf_ = std::make_unique<HfModelWriter>(out_dir, base_, m.shape, output);
   }
 
-  void take(size_t g, std::vector<float>& values) {
+  void take(size_t g, const std::vector<float>& values) {
     if (adapter_) return adapter_->write_group(model_.layout.groups[g], values.data());
-    if (g >= base_.groups.size()) {  // an adapter group, for the block it merges into
-      adapters_[g] = values;
-      return;
-    }
-    for (int l = 0; l < model_.shape.n_layer && model_.parts.lora.enabled(); ++l)
-      if (g == size_t(gpt_block_group(l)))
-        merge_lora(model_.shape, model_.parts.lora, values.data(),
-                   adapters_.at(size_t(lora_group(model_.shape, l))).data());
     hf_->write_group(base_.groups[g], values.data());
   }
 
@@ -131,30 +85,18 @@ private:
   ParamLayout base_;
   std::unique_ptr<HfModelWriter> hf_;
   std::unique_ptr<PeftAdapterWriter> adapter_;
-  std::map<size_t, std::vector<float>> adapters_;
 };
+
+// Every group of `values` through `out`, then the output committed.
+void write_groups(ModelGroups values, SavedModelWriter& out) {
+  values.read_all([&](size_t g, const std::vector<float>& group) { out.take(g, group); });
+  out.commit();
+}
 
 size_t largest_group(const ParamLayout& layout) {
   size_t largest = 0;
   for (auto& g : layout.groups) largest = std::max(largest, g.size);
   return largest;
-}
-
-// What of a model a checkpoint's run trained, from its recorded config (config::to_json's lora
-// block and training.freeze), checked against its recorded layout.
-TrainedModel recorded_model(const CheckpointMeta& meta, const config::RecordedRun& run, const std::string& meta_path) {
-  TrainedModel m{config::read_recorded_model(meta.model, meta_path).shape, run.parts, {}};
-  m.layout = make_training_layout(m.shape, m.parts);
-  bool same = m.layout.total == meta.layout.total;
-  for (auto& g : meta.layout.groups)
-    for (auto& t : g.tensors) {
-      const TensorSpec* mine = m.layout.find(t.name);
-      same = same && mine && mine->offset == t.offset && mine->trainable == t.trainable;
-    }
-  if (!same)
-    fail("{}: the parameter layout differs from the one its config's model, lora block and training.freeze give",
-         meta_path);
-  return m;
 }
 
 // What `zerotrain export -o` must leave alone: the checkpoint, the model directory the run started
@@ -188,46 +130,31 @@ SavedForm final_form(const config::Config& c) {
 
 void export_checkpoint(const std::string& checkpoint, const std::string& out_dir, HfOutput output, bool merge,
                        std::optional<TokenizerMismatch> tokenizer_mismatch, bool overwrite) {
-  const CheckpointReader ckpt(resolve_checkpoint(checkpoint));
-  const CheckpointMeta& meta = ckpt.meta();
-  const std::string meta_path = ckpt.dir() + "/" + std::string(kMetaFile);
-  const config::RecordedRun run = config::read_recorded_run(meta.config, meta_path);
-  const TrainedModel model = recorded_model(meta, run, meta_path);
+  const RunReadBack back(checkpoint);  // frozen tensors' sources opened before the output is created
+  const std::string& dir = back.checkpoint().dir();
+  const config::RecordedRun& run = back.run();
+  const TrainedModel& model = back.model();
   const SavedForm form = model.parts.lora.enabled() && !merge ? SavedForm::Adapter : SavedForm::Model;
   if (merge && !model.parts.lora.enabled())
-    spdlog::info("--merge: {} holds no LoRA adapters; the model is exported as it trained", ckpt.dir());
+    spdlog::info("--merge: {} holds no LoRA adapters; the model is exported as it trained", dir);
   if (output.model_dir.empty() && output.tokenizer_dir.empty()) {
     // The run's model directory, where it is still there to give its tokenizer and config.json.
     const bool gone = !run.model_path.empty() && !has_hf_config(run.model_path);
     set_source(output, gone ? "" : run.model_path, nullptr, run.init_from);
     const TokenizerMismatch policy = tokenizer_mismatch.value_or(run.tokenizer_mismatch);
-    choose_shipped_tokenizer(output, recorded_data_tokenizer(meta, ckpt.dir()), policy, ckpt.dir(),
+    choose_shipped_tokenizer(output, recorded_data_tokenizer(back.checkpoint().meta(), dir), policy, dir,
                              "--tokenizer-mismatch warn");
   }
-  // Frozen tensors come from where the run started: opened before the output is created.
-  const WeightSources sources =
-      model.layout.has_frozen() ? recorded_weight_sources(run, model.layout) : WeightSources{};
-  std::unique_ptr<InitialWeights> initial;
-  if (model.layout.has_frozen())
-    initial = std::make_unique<InitialWeights>(model.shape, model.parts, model.layout, sources);
   // Every input the run recorded is guarded, read here or not (trained adapters come from the
   // checkpoint, yet the directory they started from is the user's).
-  WeightSources guarded = sources;
+  WeightSources guarded = back.frozen_from();
   guarded.init_from = run.init_from;
   guarded.lora_init_from = run.lora_init_from;
   check_output_against(model_directory_output("-o", out_dir, form == SavedForm::Adapter),
                        export_inputs(checkpoint, output, guarded), overwrite);
   SavedModelWriter out(out_dir, form, model, output);  // the output can be written: before the long reads
-  for (size_t i = 0; i < meta.shards.size(); ++i) ckpt.verify(i);
-  GroupValues values(model.layout, [&](Range r, float* to) { ckpt.read(StateTensor::Master, r, to); },
-                     initial.get());
-  std::vector<float> group;
-  for (size_t g : saved_groups(form, model)) {
-    values.read_trained(g);
-    values.assemble(g, group);
-    out.take(g, group);
-  }
-  out.commit();
+  back.verify();
+  write_groups(back.groups(form), out);
 }
 
 void export_adapter(const std::string& adapter_dir, const std::string& out_dir, HfOutput output, bool merge,
@@ -244,13 +171,7 @@ void export_adapter(const std::string& adapter_dir, const std::string& out_dir, 
                         model_directory_input("its base model", a.base)},
                        overwrite);
   SavedModelWriter out(out_dir, form, model, output);
-  std::vector<float> group;
-  for (size_t g : saved_groups(form, model)) {
-    const ParamGroup& pg = model.layout.groups[g];
-    group.assign(a.values.begin() + ptrdiff_t(pg.offset), a.values.begin() + ptrdiff_t(pg.offset + pg.size));
-    out.take(g, group);
-  }
-  out.commit();
+  write_groups(ModelGroups::of_values(model, form, a.values.data()), out);
 }
 
 void save_gathered_weights(const std::string& out_dir, SavedForm form, const TrainedModel& model,
@@ -290,14 +211,13 @@ void save_gathered_weights(const std::string& out_dir, SavedForm form, const Tra
     device.copy(to, gathered.data(), range.size() * sizeof(float), device.compute());
     device.synchronize(device.compute());
   };
-  GroupValues values(model.layout, gather, &initial);
+  ModelGroups values(model, form, gather, [&](Range r, float* to) { initial.read(to, r.begin, r.size()); });
   std::vector<float> group;
-  for (size_t g : saved_groups(form, model)) {
+  for (size_t g : values.order()) {
     values.read_trained(g);  // collective: every rank, whatever happened
     if (rank == 0)
       attempt([&] {
-        values.assemble(g, group);
-        out->take(g, group);
+        if (values.assemble(g, group)) out->take(g, group);
       });
   }
   if (rank == 0) attempt([&] { out->commit(); });

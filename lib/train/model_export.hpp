@@ -2,9 +2,7 @@
 // The trained model as a Hugging Face model directory (hf/hf_writer.hpp) or, for a LoRA run, as a
 // PEFT adapter directory (hf/peft_adapter.hpp), from its two sources: the ranks of a running job
 // (training.save_final) and a checkpoint's shard files (`zerotrain export`). One writer, so the
-// same state gives the same bytes. Trained tensors come from the master weights (of the trainable
-// space, core/trainable_space.hpp); frozen ones from where the run started
-// (start/initial_weights.hpp).
+// same state gives the same bytes; the model's groups are read back by start/run_weights.hpp.
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,24 +14,16 @@
 #include "core/state_access.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "hf/hf_writer.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 
 namespace zt {
 
-// What a saved model holds: every tensor under the base model's names (a LoRA run's adapters
-// merged into the weights they adapt, as PEFT's merge_and_unload), or a LoRA run's adapters alone.
-enum class SavedForm { Model, Adapter };
-
-// A model as it trained: its architecture, what of it trained, and its training layout.
-struct TrainedModel {
-  GptShape shape;
-  TrainedParts parts;
-  ParamLayout layout;  // make_training_layout(shape, parts)
-};
-
 // What training.save_final writes: training.save_dtype, and the model directory the run started
-// from (model.path, else training.init_from) with its config.json; the tokenizer that ships is
-// chosen with the one the data records (train/tokenizer_shipping.hpp).
+// from (model.path, else training.init_from) with its config.json. The tokenizer that ships (for
+// save_final and export alike): the model directory's when the run's data was made with that
+// tokenizer (or records none); the data's when there is no model directory or it holds no
+// tokenizer; when the two differ, a refusal naming both, or with data.tokenizer_mismatch warn a
+// warning and the data's tokenizer, whose ids the model was trained on (docs/data.md).
 HfOutput final_weights_output(const config::Config& config,
                               const std::optional<TokenizerIdentity>& data_tokenizer = std::nullopt);
 // The adapter directory for a LoRA run (unless lora.save_merged), else the model.

@@ -18,7 +18,7 @@
 #include "metrics/output_failure.hpp"
 #include "optim/lr_schedule.hpp"
 #include "train/engine_config.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 #include "train/expert_group.hpp"
 #include "train/last_line.hpp"
 #include "train/launcher_markers.hpp"
@@ -60,6 +60,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
       best_(config.training) {
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
+  // A collective that bad input cannot fail (the config judged the group size): before anything can.
+  if (config.expert_parallel.size() > 1) expert_comm_ = split_expert_group(comm, config.expert_parallel.size());
   std::string error;
   int status = kExitFailed;
   try {
@@ -68,7 +70,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
     model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config), kLogitsBytes, head_rows);
-    if (config.expert_parallel.size() > 1) model_->set_expert_group(expert_group(comm, config.expert_parallel.size()));
+    if (expert_comm_) model_->set_expert_group(expert_group(*expert_comm_));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
     start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
     if (const CheckpointReader* ckpt = start_->checkpoint())
@@ -228,6 +230,12 @@ TrainStepResult Trainer::train_step(int64_t step) {
 // The stop flags travel with the loss: every rank learns of a request on any rank in the same step.
 // The load-balancing loss is each micro-batch's own (as transformers' model computes it per
 // forward), averaged with equal weights as the engine averages the gradients.
+CommStats Trainer::comm_stats() const {
+  CommStats s = comm_.stats();
+  if (expert_comm_) s += expert_comm_->stats();
+  return s;
+}
+
 void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights) {
   const MoeShape& moe = model_->shape().moe;
   const bool aux = moe.enabled() && moe.output_router_logits;
@@ -495,7 +503,7 @@ int Trainer::run() {
   bool interrupted = false;
   std::string early_stop;  // why early stopping ended the run, "" when it did not
   for (int64_t step = start_step_ + 1; step <= steps; ++step) {
-    CommStats before = comm_.stats();
+    CommStats before = comm_stats();
     auto t0 = SteadyClock::now();
     TrainStepResult out = train_step(step);
     double seconds = seconds_since(t0);
@@ -505,7 +513,7 @@ int Trainer::run() {
     const bool last = step == steps;
     const bool stopping = interrupted || out.output_failures > 0;
 
-    StepRecord rec = step_record(step, out, seconds, comm_.stats() - before);
+    StepRecord rec = step_record(step, out, seconds, comm_stats() - before);
     const int64_t log_every = config_.training.logging_steps;  // 0: only the first and the last
     rec.logged = step == 1 || last || stopping || (log_every > 0 && step % log_every == 0);
     totals_.add_step(rec);

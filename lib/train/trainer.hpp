@@ -22,7 +22,7 @@
 #include "train/micro_batch_graphs.hpp"
 #include "train/memory_plan.hpp"
 #include "train/micro_batch_weights.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 #include "train/best_model.hpp"
 #include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
@@ -97,12 +97,15 @@ private:
   double evaluate_preference();
   // The step's loss (and preference metrics) and the stop flags, as all ranks agree on them.
   void agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weights);
+  // What this rank's communicators sent so far: the world's and its expert group's.
+  CommStats comm_stats() const;
 
   const config::Config& config_;
   Communicator& comm_;
   const Backend& backend_;
   int B_, T_, GA_;
   int rows_;  // rows of a micro-batch: B_, or 2·B_ for preference pairs
+  std::unique_ptr<Communicator> expert_comm_;  // expert parallelism's group (train/expert_group.hpp), or null
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<DataSampler> train_sampler_, val_sampler_;

@@ -13,36 +13,139 @@
 
 namespace zt {
 
+// The groups of one domain, one after the other from offset 0, sharded over one communicator's
+// ranks as a whole engine's are: its own partitions, stage and optimizer.
+struct Engine::Domain {
+  Domain(const EngineOptions& engine, ParamLayout groups, std::vector<size_t> origins, Communicator& comm,
+         const Backend& backend, VectorOps& host, BufferPool& pool, StepClock& clock)
+      : options(engine), layout(std::move(groups)), origins(std::move(origins)), comm(comm),
+        partition(layout.total, comm.world_size(), comm.rank()), trainable(layout),
+        train_partition(trainable.numel(), comm.world_size(), comm.rank()),
+        ctx{options, layout, comm, partition, trainable, train_partition, backend, host, backend.model.dtype(),
+            pool, clock, gathers} {}
+
+  // init's values of this domain's flat elements, which lie at their groups' origins.
+  ParamInit values(const ParamInit& init) const {
+    return [this, &init](float* dst, size_t begin, size_t count) {
+      const Range wanted{begin, begin + count};
+      for (size_t i = 0; i < layout.groups.size(); ++i) {
+        const ParamGroup& g = layout.groups[i];
+        const Range r = wanted.intersect({g.offset, g.offset + g.size});
+        if (!r.empty()) init(dst + (r.begin - begin), origins[i] + (r.begin - g.offset), r.size());
+      }
+    };
+  }
+
+  EngineOptions options;  // the engine's, with the fetch order of this domain's groups
+  ParamLayout layout;
+  std::vector<size_t> origins;  // where each group lies in the engine's layout
+  Communicator& comm;
+  Partition partition;
+  TrainableSpace trainable;
+  Partition train_partition;
+  std::vector<int64_t> gathers;
+  StageContext ctx;
+  std::unique_ptr<Stage> stage;
+  std::unique_ptr<ShardOptimizer> optimizer;
+};
+
 Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-               VectorOps& host, const ParamInit& init)
-    : options_(options), layout_(layout), comm_(comm), backend_(backend),
-      partition_(layout.total, comm.world_size(), comm.rank()),
-      trainable_(layout),
-      train_partition_(trainable_.numel(), comm.world_size(), comm.rank()),
-      pool_(backend.device),
-      ctx_{options_, layout, comm, partition_, trainable_, train_partition_, backend, host, backend.model.dtype(),
-           pool_, clock_, group_gathers_},
-      open_grads_(layout.groups.size(), nullptr) {
+               VectorOps& host, const ParamInit& init, Communicator* group)
+    : options_(options), layout_(layout), comm_(comm), backend_(backend), pool_(backend.device),
+      places_(layout.groups.size()), open_grads_(layout.groups.size(), nullptr) {
+  for (int d : {0, 1}) {
+    ParamLayout sub;
+    std::vector<size_t> origins;
+    std::vector<int> local(layout.groups.size(), -1);
+    for (size_t g = 0; g < layout.groups.size(); ++g) {
+      const ParamGroup& from = layout.groups[g];
+      if (from.domain != d) continue;
+      local[g] = int(sub.groups.size());
+      ParamGroup& to = sub.groups.emplace_back(from);
+      to.offset = sub.total;
+      for (TensorSpec& t : to.tensors) t.offset = t.offset - from.offset + to.offset;
+      origins.push_back(from.offset);
+      sub.total += from.size;
+    }
+    if (d == 1 && sub.groups.empty()) break;
+    if (d == 1 && !group) fail("Engine: the layout has groups of domain 1 and no communicator of theirs");
+    EngineOptions own = options;
+    own.fetch_order.clear();
+    for (int g : options.fetch_order)
+      if (local[size_t(g)] >= 0) own.fetch_order.push_back(local[size_t(g)]);
+    domains_.push_back(std::make_unique<Domain>(own, std::move(sub), std::move(origins), d ? *group : comm, backend,
+                                                host, pool_, clock_));
+    for (size_t g = 0; g < layout.groups.size(); ++g)
+      if (local[g] >= 0) places_[g] = {domains_.back().get(), local[g]};
+  }
   // Storage first, on every rank, then agreement, then the collectives of initialisation: a rank
   // that cannot allocate (memory, an offload file on a full disk) stops every rank at once.
   std::string error;
   try {
-    stage_ = make_stage(ctx_);
-    optimizer_ = ShardOptimizer::make(
-        {trainable_.layout(), stage_->update_range(), options_, backend, host, stage_->params(), clock_});
+    if (domains_.size() > 1 && (options.offload_param.device == OffloadDevice::Nvme ||
+                                options.offload_optimizer.device == OffloadDevice::Nvme))
+      fail("Engine: offload to nvme with a second sharding domain is not supported");
+    for (auto& d : domains_) {
+      d->stage = make_stage(d->ctx);
+      d->optimizer = ShardOptimizer::make(
+          {d->trainable.layout(), d->stage->update_range(), d->options, backend, host, d->stage->params(), clock_});
+    }
   } catch (const std::exception& e) {
     error = e.what();
   }
   const int first = comm.control().first_failure(!error.empty());
   if (first >= 0) throw EngineSetupFailed(first == comm.rank() ? error : "");
-  stage_->init_params(init);
-  optimizer_->init_master();
+  for (auto& d : domains_) {
+    d->stage->init_params(domains_.size() == 1 ? init : d->values(init));
+    d->optimizer->init_master();
+  }
   if (fp16()) scaler_ = LossScaler(options.loss_scaler);
   Device& dev = backend.device;
   // A step's working values, as the model's loss is (not the bucketed transfers of Buffers).
-  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, size_t(comm.world_size()));
+  const size_t W = size_t(comm.world_size());
+  if (domains_.size() > 1) {
+    // Each group of the second domain has its partials on its first rank, where every rank reads them.
+    const std::vector<int> ranks = comm.control().gather_all(group->rank());
+    for (int r = 0; r < int(W); ++r)
+      if (ranks[size_t(r)] == 0) group_firsts_.push_back(r);
+    if (group_firsts_.size() * size_t(group->world_size()) != W)
+      fail("Engine: the groups of domain 1 ({} ranks each) do not split the {} ranks evenly", group->world_size(), W);
+    group_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * size_t(group->world_size()));
+  }
+  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * domains_.size());
   grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
+}
+
+Engine::~Engine() = default;
+
+const Partition& Engine::partition() const { return domains_[0]->partition; }
+const TrainableSpace& Engine::trainable() const { return domains_[0]->trainable; }
+const Partition& Engine::train_partition() const { return domains_[0]->train_partition; }
+
+ConstView Engine::fetch(int g) {
+  const Place& p = places_[size_t(g)];
+  return p.domain->stage->fetch(p.group);
+}
+
+void Engine::release(int g) {
+  const Place& p = places_[size_t(g)];
+  p.domain->stage->release(p.group);
+}
+
+void Engine::begin_micro_batch() {
+  for (auto& d : domains_) d->stage->begin_micro_batch();
+}
+
+std::vector<int64_t> Engine::group_gathers() const {
+  std::vector<int64_t> all;
+  for (const Place& p : places_)
+    if (!p.domain->gathers.empty()) all.push_back(p.domain->gathers[size_t(p.group)]);
+  return all;
+}
+
+void Engine::require_one_domain(const char* what) const {
+  if (domains_.size() > 1) fail("Engine::{}: not supported with a second sharding domain", what);
 }
 
 namespace {
@@ -63,7 +166,28 @@ std::string state_formula(size_t psi_whole, size_t psi_sharded, size_t t_whole, 
 }  // namespace
 
 EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
-                        size_t held_group_elements) {
+                        size_t held_group_elements, SecondDomainSize second) {
+  EnginePlan p = domain_plan(o, numel, trainable, world_size, held_group_elements);
+  if (second.numel == 0) return p;
+  const EnginePlan q = domain_plan(o, second.numel, second.trainable, second.world_size, 0);
+  p.params += q.params;
+  p.grads += q.grads;
+  p.optimizer += q.optimizer;
+  p.offload += q.offload;
+  p.buffers_bound += q.buffers_bound;
+  p.host_buffers += q.host_buffers;
+  // The second half of the norm partials, and every rank's partials of its group.
+  p.step_values += (size_t(world_size) + size_t(world_size) * size_t(second.world_size)) * sizeof(double);
+  std::string terms = q.formula;
+  for (auto [from, to] : {std::pair<std::string, std::string>{"/N", "/M"}, {"Ψ", "Ψ'"}, {"T", "T'"}})
+    for (size_t at = terms.find(from); at != std::string::npos; at = terms.find(from, at + to.size()))
+      terms.replace(at, from.size(), to);
+  p.formula += " + " + terms;
+  return p;
+}
+
+EnginePlan Engine::domain_plan(const EngineOptions& o, size_t numel, size_t trainable, int world_size,
+                               size_t held_group_elements) {
   const Partition part(numel, world_size, 0), train(trainable, world_size, 0);
   const bool frozen = trainable != numel;
   EnginePlan p;
@@ -131,19 +255,21 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, 
 View Engine::grads(int g) {
   if (!layout_.group_trainable(size_t(g)))
     fail("grads({}): every tensor of group {} is frozen: it has no gradients", g, layout_.groups[size_t(g)].name);
-  View direct = stage_->grads_in_place(g);
+  const Place& p = places_[size_t(g)];
+  View direct = p.domain->stage->grads_in_place(p.group);
   if (direct.data) return direct;
   void*& open = open_grads_[size_t(g)];
-  const DType dt = ctx_.model_dtype;
+  const DType dt = p.domain->ctx.model_dtype;
   if (!open) open = pool_.acquire(layout_.groups[size_t(g)].size * dtype_size(dt), /*zeroed=*/true);
-  return ctx_.view(open, dt);
+  return p.domain->ctx.view(open, dt);
 }
 
 void Engine::grads_ready(int g) {
-  if (stage_->grads_in_place(g).data) return;  // the model accumulated them where they belong
+  const Place& p = places_[size_t(g)];
+  if (p.domain->stage->grads_in_place(p.group).data) return;  // the model accumulated them where they belong
   void*& open = open_grads_[size_t(g)];
   if (!open) fail("grads_ready({}) without gradients for group {}", g, layout_.groups[size_t(g)].name);
-  stage_->grads_ready(g, ctx_.view(open, ctx_.model_dtype));
+  p.domain->stage->grads_ready(p.group, p.domain->ctx.view(open, p.domain->ctx.model_dtype));
   pool_.release(open);
   open = nullptr;
 }
@@ -161,23 +287,44 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
 
 void Engine::queue_step(double lr, double beta1, double beta2) {
   queued_scale_ = scaler_.scale();
-  stage_->reduce_gradients();
+  for (auto& d : domains_) d->stage->reduce_gradients();
   const double pre = options_.prescale_gradients ? options_.gradient_predivide_factor : 1.0;
-  const float factor = float(pre / (double(scaler_.scale()) * partition_.world_size() *
+  // Every domain's gradients are summed over the ranks whose tokens reached them: the world's.
+  const float factor = float(pre / (double(scaler_.scale()) * comm_.world_size() *
                                     double(options_.gradient_accumulation_steps)));
-  // One partial per shard, summed in rank order: the same bits whichever stage runs.
-  stage_->norm_partials(factor, grad_sums_.data());
+  const size_t partials = norm_partials(factor);
   // As DeepSpeed's bf16 optimizer without the overflow check, bf16 takes a step with inf/nan.
   const bool skip_nonfinite = !(options_.dtype == DType::BF16 && !options_.bf16_check_overflow);
-  backend_.vector.grad_norm(grad_sums_.data(), partition_.world_size(), factor, options_.gradient_clipping,
-                            skip_nonfinite, grad_norm_.data());
+  backend_.vector.grad_norm(grad_sums_.data(), int(partials), factor, options_.gradient_clipping, skip_nonfinite,
+                            grad_norm_.data());
   const AdamWHyper hyper{float(lr),           float(beta1), float(beta2), float(options_.adam_eps),
                          float(options_.weight_decay), options_.bias_correction, options_.adam_w_mode};
-  optimizer_->update(stage_->grads(), grad_norm_.data(), hyper, steps_ + 1);
-  stage_->publish_params();  // unchanged parameters when the update was skipped
-  stage_->zero_grads();
+  for (auto& d : domains_) {
+    d->optimizer->update(d->stage->grads(), grad_norm_.data(), hyper, steps_ + 1);
+    d->stage->publish_params();  // unchanged parameters when the update was skipped
+    d->stage->zero_grads();
+  }
   Device& dev = backend_.device;
   dev.copy(grad_norm_host_.data(), grad_norm_.data(), sizeof(GradNorm), dev.compute());
+}
+
+// One partial per shard, summed in rank order: the same bits whichever stage runs. The second
+// domain's follow the world's: each of its groups' partials, from the group's first rank, groups
+// in world rank order.
+size_t Engine::norm_partials(float factor) {
+  domains_[0]->stage->norm_partials(factor, grad_sums_.data());
+  const size_t W = size_t(comm_.world_size());
+  if (domains_.size() == 1) return W;
+  Domain& d = *domains_[1];
+  const size_t M = size_t(d.comm.world_size());
+  Device& dev = backend_.device;
+  double* own = group_sums_.data() + size_t(comm_.rank()) * M;
+  d.stage->norm_partials(factor, own);
+  comm_.all_gather(own, group_sums_.data(), 2 * M, DType::F32)->sync(dev.compute());  // doubles as fp32 pairs
+  for (size_t k = 0; k < group_firsts_.size(); ++k)
+    dev.copy(grad_sums_.data() + W + k * M, group_sums_.data() + size_t(group_firsts_[k]) * M, M * sizeof(double),
+             dev.compute());
+  return W + group_firsts_.size() * M;
 }
 
 UpdateResult Engine::finish_step() {
@@ -199,18 +346,20 @@ UpdateResult Engine::finish_step() {
 }
 
 void Engine::gather_master(float* full) {
+  require_one_domain("gather_master");
   Device& dev = backend_.device;
-  const Partition& part = train_partition_;
+  const Partition& part = train_partition();
+  ShardOptimizer& optimizer = *domains_[0]->optimizer;
   const Range held = this->held();
   if (held.begin == 0 && held.end == part.numel()) {
-    optimizer_->read(StateTensor::Master, held, full);
+    optimizer.read(StateTensor::Master, held, full);
     return;
   }
   // This rank's shard of the master through device memory (where the communicator works), then
   // everyone's.
   const Range own = part.own();
   std::vector<float> mine(own.size(), 0.0f);
-  optimizer_->read(StateTensor::Master, held, mine.data());
+  optimizer.read(StateTensor::Master, held, mine.data());
   Buffer<float> all(dev, MemSpace::Device, MemCategory::Buffers, part.padded(), Init::Uninitialised);
   float* own_slot = all.data() + own.begin;
   dev.copy(own_slot, mine.data(), own.size() * sizeof(float), dev.compute());
@@ -219,25 +368,29 @@ void Engine::gather_master(float* full) {
   dev.synchronize(dev.compute());
 }
 
-Range Engine::held() const { return stage_->update_range().intersect({0, train_partition_.numel()}); }
+Range Engine::held() const {
+  require_one_domain("held");
+  return domains_[0]->stage->update_range().intersect({0, train_partition().numel()});
+}
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
   const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  optimizer_->read(t, r, host);
+  domains_[0]->optimizer->read(t, r, host);
 }
 
 void Engine::write_state(StateTensor t, Range r, const float* host) {
   const Range held = this->held();
   if (r.intersect(held).size() != r.size())
     fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  optimizer_->write(t, r, host);
+  domains_[0]->optimizer->write(t, r, host);
 }
 
 void Engine::publish_written_state() {
-  optimizer_->round_params();
-  stage_->publish_params();
+  require_one_domain("publish_written_state");
+  domains_[0]->optimizer->round_params();
+  domains_[0]->stage->publish_params();
 }
 
 void Engine::set_counters(const Counters& c) {

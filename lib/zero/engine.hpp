@@ -48,6 +48,13 @@ struct EnginePlan {
   size_t step_values = 0, step_values_host = 0;
 };
 
+// The size of an engine's second sharding domain: its elements, of which `trainable` train, over
+// `world_size` ranks.
+struct SecondDomainSize {
+  size_t numel = 0, trainable = 0;
+  int world_size = 1;
+};
+
 // The engine could not be set up on some rank (memory, an offload file). Thrown on every rank, with
 // the reason on the lowest failing rank and an empty one elsewhere, before any collective ran.
 struct EngineSetupFailed : Error {
@@ -60,22 +67,30 @@ public:
   // computes in backend.model.dtype(): fetch and grads hand out views in that dtype. host: the
   // host's vector operators (initial values, offloaded state). Collective; throws
   // EngineSetupFailed on every rank when its storage cannot be made on one.
+  // The groups of domain 1 (ParamGroup::domain) are a second sharding domain over `group`, a
+  // sub-communicator of `comm` whose ranks hold the same values of them: their parameters (stage
+  // 3), gradients and optimizer state are sharded over it, their gradients reduced and their
+  // parameters gathered among its ranks only. Its groups of ranks each hold their own; the
+  // gradient norm and its clipping are over all of them.
   Engine(const EngineOptions& options, const ParamLayout& layout, Communicator& comm, const Backend& backend,
-         VectorOps& host, const ParamInit& init);
+         VectorOps& host, const ParamInit& init, Communicator* group = nullptr);
+  ~Engine() override;
 
   // The plan of an engine over `numel` parameters of which `trainable` are trained (the others
   // frozen) on `world_size` ranks. held_group_elements: the most elements of parameter groups the
   // model holds at once, each with a copy in the model's dtype and its gradients (fp32 at most).
+  // second: the groups of domain 1, over the ranks of their communicator (none when numel is 0):
+  // their model states and buffers are added, the formula's terms written with Ψ' and M.
   static EnginePlan plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
-                         size_t held_group_elements);
+                         size_t held_group_elements, SecondDomainSize second = {});
 
-  ConstView fetch(int g) override { return stage_->fetch(g); }
-  void release(int g) override { stage_->release(g); }
+  ConstView fetch(int g) override;
+  void release(int g) override;
   View grads(int g) override;
   void grads_ready(int g) override;
 
   // Call before each micro-batch's forward.
-  void begin_micro_batch() { stage_->begin_micro_batch(); }
+  void begin_micro_batch();
   // What backward multiplies the loss gradient by (the fp16 loss scale, and any predivision).
   float backward_scale() const;
   // Finishes reductions, unscales, clips, applies AdamW to this rank's shard and publishes the
@@ -109,11 +124,12 @@ public:
   void set_counters(const Counters& c);
 
   const EngineOptions& options() const { return options_; }
-  const Partition& partition() const { return partition_; }
-  // The trainable elements as one compact space, and its partition: where gradients and optimizer
-  // state live, what checkpoints hold. The flat buffer and partition() when nothing is frozen.
-  const TrainableSpace& trainable() const { return trainable_; }
-  const Partition& train_partition() const { return train_partition_; }
+  // Of the groups of domain 0 (all of them without a second domain): their partition, their
+  // trainable elements as one compact space and its partition: where gradients and optimizer state
+  // live, what checkpoints hold. The flat buffer and partition() when nothing is frozen.
+  const Partition& partition() const;
+  const TrainableSpace& trainable() const;
+  const Partition& train_partition() const;
   DType dtype() const { return options_.dtype; }
   bool fp16() const { return options_.dtype == DType::F16; }  // dynamic loss scaling
   int64_t optimizer_steps() const { return steps_; }
@@ -122,27 +138,37 @@ public:
   // step() with it; the engine adds its waits on communication and offload.
   StepClock& clock() { return clock_; }
   // All-gathers of each group's parameters so far (stage 3; empty where parameters stay resident).
-  const std::vector<int64_t>& group_gathers() const { return group_gathers_; }
+  std::vector<int64_t> group_gathers() const;
 
 private:
+  struct Domain;
+  // Group g's domain and its index there.
+  struct Place {
+    Domain* domain = nullptr;
+    int group = 0;
+  };
+  // plan() of one domain.
+  static EnginePlan domain_plan(const EngineOptions& options, size_t numel, size_t trainable, int world_size,
+                                size_t held_group_elements);
+  // Every domain's gradient-norm partials into grad_sums_ (collective); how many there are.
+  size_t norm_partials(float factor);
+  // What reads or writes the trainable space of every group at once: one domain only, for now.
+  void require_one_domain(const char* what) const;
 
   const EngineOptions options_;
   const ParamLayout& layout_;
   Communicator& comm_;
   const Backend& backend_;
-  Partition partition_;
-  TrainableSpace trainable_;
-  Partition train_partition_;
   BufferPool pool_;
   StepClock clock_;
-  std::vector<int64_t> group_gathers_;
-  StageContext ctx_;
-  std::unique_ptr<Stage> stage_;
-  std::unique_ptr<ShardOptimizer> optimizer_;
+  std::vector<std::unique_ptr<Domain>> domains_;  // 0: over comm; 1, when the layout has it: over group
+  std::vector<Place> places_;
+  std::vector<int> group_firsts_;  // domain 1: the world rank of each of its groups' first rank
   LossScaler scaler_;
   std::vector<void*> open_grads_;  // the model's gradients per group in flight (from pool_)
   int64_t steps_ = 0;
-  Buffer<double> grad_sums_;               // per rank, in device memory
+  Buffer<double> grad_sums_;               // per shard of every domain, in device memory
+  Buffer<double> group_sums_;              // domain 1: every rank's partials of its group
   Buffer<GradNorm> grad_norm_, grad_norm_host_;  // in device memory, and its copy in pinned memory
   float queued_scale_ = 1.0f;              // the loss scale of the queued step's backward
 };

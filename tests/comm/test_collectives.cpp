@@ -320,3 +320,40 @@ TEST_CASE("all_to_all: uneven and empty pieces, within groups of ranks, every dt
   CHECK_THROWS_WITH(c.all_to_all(&x, send, &y, recv, DType::F32),
                     "all_to_all: this rank sends itself 1 elements and expects 0");
 }
+
+TEST_CASE("split: each group's collectives run among its ranks, counted in its own stats", "[comm]") {
+  Communicator& world = comm();
+  const int W = world.world_size(), me = world.rank();
+  const int colors = W >= 2 ? 2 : 1, color = me % colors;
+  // Keyed from the highest rank down: the group ranks its members in that order.
+  std::unique_ptr<Communicator> group = world.split(color, W - me);
+  std::vector<int> members;
+  for (int r = W - 1; r >= 0; --r)
+    if (r % colors == color) members.push_back(r);
+  REQUIRE(group->world_size() == int(members.size()));
+  CHECK(members[size_t(group->rank())] == me);
+
+  const CommStats world_before = world.stats();
+  std::vector<float> mine{float(me + 1)}, sum{0.0f};
+  group->all_reduce(mine.data(), sum.data(), 1, DType::F32, ReduceOp::Sum);
+  float expected = 0.0f;
+  for (int r : members) expected += float(r + 1);
+  CHECK(sum[0] == expected);
+
+  std::vector<float> all(members.size(), -1.0f);
+  group->all_gather(mine.data(), all.data(), 1, DType::F32);
+  for (size_t q = 0; q < members.size(); ++q) CHECK(all[q] == float(members[q] + 1));
+
+  // Every member sends each other member its own world rank; an element to each.
+  std::vector<size_t> ones(members.size(), 1);
+  std::vector<float> sent(members.size(), float(me)), got(members.size(), -1.0f);
+  group->all_to_all(sent.data(), ones, got.data(), ones, DType::F32);
+  for (size_t q = 0; q < members.size(); ++q) CHECK(got[q] == float(members[q]));
+
+  const CommStats in_world = world.stats() - world_before, in_group = group->stats();
+  CHECK(in_world.calls[size_t(CommOp::AllReduce)] == 0);
+  CHECK(in_world.calls[size_t(CommOp::AllGather)] == 0);
+  CHECK(in_group.calls[size_t(CommOp::AllReduce)] == 1);
+  CHECK(in_group.bytes(CommOp::AllGather) == (members.size() - 1) * sizeof(float));
+  world.barrier();
+}

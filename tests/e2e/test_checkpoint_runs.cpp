@@ -1,7 +1,8 @@
 // Checkpoints through the zerotrain binary and scripts/launch.sh: a resumed job continues bit for
 // bit; 4 ranks at stage 2 -> 2 ranks at stage 3 -> 3 ranks at stage 1 carry the full state over
 // exactly; a rank killed during a save leaves the previous checkpoint and `latest`; damaged
-// checkpoints and failed writes stop the job with the file named; export equals save_final; shards
+// checkpoints and failed writes stop the job with the file named; export equals save_final, and
+// refuses a recorded config of another layout as eval does; shards
 // read as one stream train as their concatenation and resume mid-stream at another world size.
 #include <signal.h>
 
@@ -343,6 +344,33 @@ TEST_CASE("export writes the files save_final writes, in fp32 and bf16", "[e2e][
     CHECK(slurp(out + "/model.safetensors") == written);
     CHECK(slurp(out + "/config.json") == slurp(dir + final_dir + "/config.json"));
   }
+}
+
+TEST_CASE("a checkpoint whose recorded config gives another layout: export and eval refuse it with one line",
+          "[e2e][checkpoint][export][refuse]") {
+  auto dir = fresh_dir("ckpt-layout");
+  REQUIRE(run_command(launch(1) + " --config zero1 --steps 2 --set 'training.freeze=[\"wte.weight\"]' " +
+                          "--set training.checkpoint_dir=" + dir + "/ckpt",
+                      dir + "/train.log") == 0);
+  // The recorded config no longer freezes what the shards leave out (meta.json's checksum kept right).
+  const std::string step = dir + "/ckpt/step_00000002";
+  zt::CheckpointMeta meta = zt::read_meta(step);
+  meta.config["training"]["freeze"] = nlohmann::json::array();
+  std::ofstream(step + "/meta.json", std::ios::binary) << zt::meta_file_text(meta);
+  const std::string line =
+      step + ": tensor wte.weight is frozen in the checkpoint and trains in this run (training.freeze and the lora "
+             "block decide what trains";
+  const std::string zerotrain = ZT_ZEROTRAIN;
+  for (const auto& [name, command] :
+       {std::pair{"export", zerotrain + " export " + dir + "/ckpt -o " + dir + "/out"},
+        {"eval", zerotrain + " eval --model " + dir + "/ckpt --data " + ZT_SOURCE_DIR + "/data/tinytext/val.txt"}}) {
+    const int code = run_command(command, dir + "/" + name + ".log");
+    const std::string out = read_file(dir + "/" + name + ".log");
+    INFO(name << ": " << out);
+    CHECK(code == 1);
+    CHECK(occurrences(out, line) == 1);
+  }
+  CHECK(!fs::exists(dir + "/out"));
 }
 
 TEST_CASE("init_from: what it cannot start from is named", "[e2e][checkpoint][init_from]") {

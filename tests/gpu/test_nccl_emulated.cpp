@@ -14,13 +14,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <stdexcept>
 #include <mutex>
@@ -119,27 +123,56 @@ struct Failures {
   }
 };
 
+// The boards of every rank thread's host channels, by name: the k-th channel the ranks of one
+// scope make shares the board "scope/k".
+struct Boards {
+  std::mutex mutex;
+  std::map<std::string, std::shared_ptr<Board>> named;
+  std::shared_ptr<Board> get(const std::string& name, int n) {
+    std::lock_guard lock(mutex);
+    auto& b = named[name];
+    if (!b) b = std::make_shared<Board>(n);
+    return b;
+  }
+};
+
+// Rank `rank` of the `size` ranks of `scope`, which split into the scopes of their colors.
+NcclHostSide thread_host_side(std::shared_ptr<Boards> boards, std::string scope, int rank, int size, int local_rank,
+                              int local_size) {
+  auto made = std::make_shared<size_t>(0);
+  NcclHostSide host{WorldInfo{rank, size, local_rank, local_size}, {}, {}};
+  host.channel = [=](CommCounters& c, const std::atomic<int64_t>*) {
+    return std::unique_ptr<ControlChannel>(
+        std::make_unique<ThreadChannel>(boards->get(scope + "/" + std::to_string((*made)++), size), rank, size, c));
+  };
+  host.split = [=](int color, int key) {
+    CommCounters uncounted;
+    ThreadChannel channel(boards->get(scope + "/" + std::to_string((*made)++), size), rank, size, uncounted);
+    const std::array<int, 2> mine{color, key};
+    std::vector<std::array<int, 2>> all(static_cast<size_t>(size));
+    channel.all_gather(mine.data(), all.data(), sizeof mine);
+    std::vector<std::pair<int, int>> members;  // (key, rank) of the ranks of this color
+    for (int r = 0; r < size; ++r)
+      if (all[size_t(r)][0] == color) members.emplace_back(all[size_t(r)][1], r);
+    std::sort(members.begin(), members.end());
+    const int sub_rank = int(std::find(members.begin(), members.end(), std::pair{key, rank}) - members.begin());
+    return thread_host_side(boards, scope + "/" + std::to_string(*made) + ":" + std::to_string(color), sub_rank,
+                            int(members.size()), local_rank, local_size);
+  };
+  return host;
+}
+
 // n ranks as threads: rank r runs body(r, its host side, its failures) on the devices show(r)
 // shows it (empty: all); then every rank's failures and exceptions are reported.
 void run_ranks(int n, const std::function<std::vector<int>(int)>& show,
                const std::function<void(int, NcclHostSide, Failures&)>& body) {
-  std::mutex mutex;
-  std::vector<std::shared_ptr<Board>> boards;  // the k-th channel every rank makes shares boards[k]
-  auto board = [&](size_t k) {
-    std::lock_guard lock(mutex);
-    while (boards.size() <= k) boards.push_back(std::make_shared<Board>(n));
-    return boards[k];
-  };
+  auto boards = std::make_shared<Boards>();
   std::vector<std::thread> threads;
   std::vector<Failures> failures(static_cast<size_t>(n));
   for (int r = 0; r < n; ++r)
     threads.emplace_back([&, r] {
       emu::show_devices(show(r));
-      auto made = std::make_shared<size_t>(0);
-      NcclHostSide host{WorldInfo{r, n, r, n}, [&, r, made](CommCounters& c, const std::atomic<int64_t>*) {
-                          return std::unique_ptr<ControlChannel>(
-                              std::make_unique<ThreadChannel>(board((*made)++), r, n, c));
-                        }};
+      NcclHostSide host = thread_host_side(boards, "world", r, n, r, n);
       try {
         body(r, host, failures[size_t(r)]);
       } catch (const std::exception& e) {
@@ -295,6 +328,31 @@ TEST_CASE("emulated NCCL: all_to_all with uneven and empty pieces, as ncclSend a
                std::string(dtype_name(dt)) + " all_to_all's bytes: every piece but the own one");
       for (void* p : {send, recv}) cuda_ok(cudaFree(p), "cudaFree");
     }
+  });
+}
+
+TEST_CASE("emulated NCCL: split groups reduce among their own ranks, on the parent's device", "[nccl][emulated]") {
+  const int n = 4;
+  run_ranks(n, all_devices, [&](int me, NcclHostSide host, Failures& f) {
+    Rank rank(host);
+    std::unique_ptr<Communicator> group = rank.comm->split(me % 2, me);
+    f.expect(group->world_size() == 2 && group->rank() == me / 2, "the group's size and rank");
+    const float mine = float(me + 1);
+    Bytes input(sizeof mine);
+    std::memcpy(input.data(), &mine, sizeof mine);
+    void* buf = rank.upload(input, sizeof mine);
+    const CommStats world_before = rank.comm->stats();
+    group->all_reduce(buf, buf, 1, DType::F32, ReduceOp::Sum);
+    float sum = 0.0f;
+    const Bytes got = rank.download(buf, sizeof(float));
+    cuda_ok(cudaStreamSynchronize(rank.compute), "cudaStreamSynchronize");
+    std::memcpy(&sum, got.data(), sizeof sum);
+    f.expect(sum == float(me % 2 + 1) + float(me % 2 + 3), "the sum over the ranks of one color");
+    f.expect((rank.comm->stats() - world_before).calls[size_t(CommOp::AllReduce)] == 0,
+             "the group's all_reduce is not counted by the world");
+    f.expect(group->stats().calls[size_t(CommOp::AllReduce)] == 1, "the group counts its own all_reduce");
+    group.reset();
+    cuda_ok(cudaFree(buf), "cudaFree");
   });
 }
 

@@ -1,3 +1,6 @@
+#include <chrono>
+#include <thread>
+
 #include "kernels/cpu/kernel_profile.hpp"
 #include "kernels/cpu/residual.hpp"
 
@@ -24,4 +27,18 @@ TEST_CASE("the kernel profile counts calls only while enabled", "[kernels][profi
   REQUIRE(kernel_kind_name(KernelKind::ResidualBackward) == "residual bwd");
   KernelProfile::reset();
   REQUIRE(KernelProfile::totals().calls[int(KernelKind::ResidualForward)] == 0);
+}
+
+TEST_CASE("the kernel profile's CPU-time clock leaves out time the thread does not run", "[kernels][profile]") {
+  auto slept = [] {
+    const double t0 = KernelProfile::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return KernelProfile::now() - t0;
+  };
+  REQUIRE(slept() >= 0.05);
+  KernelProfile::use_thread_cpu_time(true);
+  const double cpu = slept();
+  KernelProfile::use_thread_cpu_time(false);
+  REQUIRE(cpu >= 0.0);
+  REQUIRE(cpu < 0.025);
 }

@@ -63,12 +63,13 @@ LayerResult run_layer(const GptShape& shape, int N, int group, uint32_t seed) {
   r.drouter.assign(router.size(), 0.0f);
   r.dexperts.assign(experts.size(), 0.0f);
   MoeBlock block(shape, 1, N, 1, cpu_backend());
-  if (group > 1) block.set_group(expert_group(comm, group));
-  const CommStats before = comm.stats();
+  const std::unique_ptr<Communicator> ranks = split_expert_group(comm, group);
+  if (group > 1) block.set_group(expert_group(*ranks));
+  const CommStats before = ranks->stats();
   block.forward(0, 0, r.out.data(), x.data(), MoeWeights{router.data(), experts.data(), nullptr, nullptr}, N);
   block.backward(0, r.dx.data(), MoeGrads{r.drouter.data(), r.dexperts.data(), nullptr, nullptr}, dout.data(),
                  x.data(), MoeWeights{router.data(), experts.data(), nullptr, nullptr}, N);
-  r.all_to_all_bytes = (comm.stats() - before).bytes(CommOp::AllToAll);
+  r.all_to_all_bytes = (ranks->stats() - before).bytes(CommOp::AllToAll);
   comm.all_reduce(r.dexperts.data(), r.dexperts.data(), r.dexperts.size(), DType::F32, ReduceOp::Sum);
   return r;
 }

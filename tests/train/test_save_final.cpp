@@ -12,7 +12,7 @@
 #include "core/json_file.hpp"
 #include "core/sha256.hpp"
 #include "hf/peft_adapter.hpp"
-#include "start/initial_weights.hpp"
+#include "start/run_weights.hpp"
 #include "model/gpt_layout.hpp"
 #include "train/model_export.hpp"
 #include "ckpt/safetensors.hpp"

@@ -8,6 +8,7 @@ std::string_view kernel_kind_name(KernelKind k) {
       "layernorm bwd", "gelu fwd",      "gelu bwd",      "xent fwd",      "xent bwd",
       "embedding fwd", "embedding bwd", "residual fwd",  "residual bwd",  "rmsnorm fwd",
       "rmsnorm bwd",   "rope fwd",      "rope bwd",      "swiglu fwd",    "swiglu bwd",
+      "moe routing",
   };
   return names[int(k)];
 }

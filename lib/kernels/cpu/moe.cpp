@@ -5,10 +5,13 @@
 #include <cstddef>
 #include <vector>
 
+#include "kernels/cpu/kernel_profile.hpp"
+
 namespace zt::cpu {
 
 void moe_route(float* probs, int32_t* experts, float* weights, const float* logits, int N, int E, int K,
                bool normalize) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel
   {
     std::vector<int> order(size_t(E), 0);
@@ -38,11 +41,13 @@ void moe_route(float* probs, int32_t* experts, float* weights, const float* logi
 }
 
 void moe_gather(float* rows, const float* x, const int32_t* token, int R, int C) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int r = 0; r < R; ++r) std::copy_n(x + size_t(token[r]) * C, C, rows + size_t(r) * C);
 }
 
 void moe_combine(float* out, const float* y, const float* weights, const int32_t* row, int N, int K, int C) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int n = 0; n < N; ++n) {
     float* o = out + size_t(n) * C;
@@ -57,6 +62,7 @@ void moe_combine(float* out, const float* y, const float* weights, const int32_t
 
 void moe_combine_backward(float* dy, float* dweights, const float* dout, const float* y, const float* weights,
                           const int32_t* row, int N, int K, int C) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int n = 0; n < N; ++n) {
     const float* d = dout + size_t(n) * C;
@@ -76,6 +82,7 @@ void moe_combine_backward(float* dy, float* dweights, const float* dout, const f
 }
 
 void moe_scatter(float* dx, const float* drows, const int32_t* row, int N, int K, int C, bool accumulate) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int n = 0; n < N; ++n) {
     float* d = dx + size_t(n) * C;
@@ -89,6 +96,7 @@ void moe_scatter(float* dx, const float* drows, const int32_t* row, int N, int K
 
 void moe_route_backward(float* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                         const float* daux, int N, int E, int K, bool normalize) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel
   {
     std::vector<float> dp(size_t(E), 0.0f);
@@ -119,6 +127,7 @@ float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 }  // namespace
 
 void moe_gate_add(float* out, const float* y, const float* gate, int N, int C) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int n = 0; n < N; ++n) {
     const float s = sigmoid(gate[n]);
@@ -130,6 +139,7 @@ void moe_gate_add(float* out, const float* y, const float* gate, int N, int C) {
 
 void moe_gate_add_backward(float* dy, float* dgate, const float* dout, const float* y, const float* gate, int N,
                            int C) {
+  KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for
   for (int n = 0; n < N; ++n) {
     const float s = sigmoid(gate[n]);
