@@ -28,6 +28,7 @@ try:
     import torch
     import torch.nn as nn
     import torch.nn.functional as F
+    from gpt2_block import Block
 except ImportError as e:
     if __name__ == "__main__":
         sys.exit("gpu_torch: no torch (%s)" % e)
@@ -57,24 +58,8 @@ def init_weights(model, n_layer, vocab_size, padded_vocab, wte, scaled_projectio
         wte.weight[vocab_size:].zero_()
 
 
-class Block(nn.Module):
-    def __init__(self, C, NH):
-        super().__init__()
-        self.n_head = NH
-        self.ln_1 = nn.LayerNorm(C, eps=1e-5)
-        self.c_attn = nn.Linear(C, 3 * C)
-        self.attn_proj = nn.Linear(C, C)
-        self.ln_2 = nn.LayerNorm(C, eps=1e-5)
-        self.c_fc = nn.Linear(C, 4 * C)
-        self.mlp_proj = nn.Linear(4 * C, C)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, C // self.n_head).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(B, T, C))
-        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+def causal_attention(q, k, v):
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 class GPT2(nn.Module):
@@ -82,7 +67,7 @@ class GPT2(nn.Module):
         super().__init__()
         self.wte = nn.Embedding(padded_vocab, d_model)
         self.wpe = nn.Embedding(max_seq_len, d_model)
-        self.h = nn.ModuleList(Block(d_model, n_head) for _ in range(n_layer))
+        self.h = nn.ModuleList(Block(d_model, n_head, causal_attention) for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(d_model, eps=1e-5)
         init_weights(self, n_layer, vocab_size, padded_vocab, self.wte, True)
 

@@ -21,6 +21,7 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from gpt2_block import Block
 
 PRESETS = {
     "toy": dict(n_layer=2, n_head=4, d_model=64, vocab_size=256, max_seq_len=128),
@@ -37,35 +38,12 @@ LLAMA_PRESETS = {
 SEQ_DEFAULT = {"llama-125m": 256}
 
 
-class Block(nn.Module):
-    def __init__(self, C, NH):
-        super().__init__()
-        self.n_head = NH
-        self.ln_1 = nn.LayerNorm(C, eps=1e-5)
-        self.c_attn = nn.Linear(C, 3 * C)
-        self.attn_proj = nn.Linear(C, C)
-        self.ln_2 = nn.LayerNorm(C, eps=1e-5)
-        self.c_fc = nn.Linear(C, 4 * C)
-        self.mlp_proj = nn.Linear(4 * C, C)
-
-    def forward(self, x, mask):
-        B, T, C = x.shape
-        hs = C // self.n_head
-        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
-        q, k, v = (t.view(B, T, self.n_head, hs).transpose(1, 2) for t in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(hs))
-        att = torch.softmax(att.masked_fill(mask[:T, :T] == 0, float("-inf")), dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
-        x = x + self.attn_proj(y)
-        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
-
-
 class GPT2(nn.Module):
     def __init__(self, n_layer, n_head, d_model, vocab_size, max_seq_len):
         super().__init__()
         self.wte = nn.Embedding(vocab_size, d_model)
         self.wpe = nn.Embedding(max_seq_len, d_model)
-        self.h = nn.ModuleList(Block(d_model, n_head) for _ in range(n_layer))
+        self.h = nn.ModuleList(Block(d_model, n_head, self.causal_attention) for _ in range(n_layer))
         self.ln_f = nn.LayerNorm(d_model, eps=1e-5)
         self.register_buffer("mask", torch.tril(torch.ones(max_seq_len, max_seq_len)))
         for name, p in self.named_parameters():
@@ -75,11 +53,17 @@ class GPT2(nn.Module):
             elif name.endswith("bias"):
                 nn.init.zeros_(p)
 
+    def causal_attention(self, q, k, v):  # written out: Debian's torch 1.13 has no scaled_dot_product_attention
+        T = q.size(-2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(q.size(-1)))
+        att = torch.softmax(att.masked_fill(self.mask[:T, :T] == 0, float("-inf")), dim=-1)
+        return att @ v
+
     def forward(self, idx, targets):
         B, T = idx.shape
         x = self.wte(idx) + self.wpe(torch.arange(T))
         for block in self.h:
-            x = block(x, self.mask)
+            x = block(x)
         logits = self.ln_f(x) @ self.wte.weight.T  # LM head tied to the token embedding
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 

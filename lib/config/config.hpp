@@ -12,6 +12,7 @@
 #include "config/trainer_arguments.hpp"
 #include "core/device.hpp"
 #include "core/dtype_names.hpp"
+#include "core/loss_scaler_options.hpp"
 #include "core/name_table.hpp"
 #include "core/offload_device.hpp"
 #include "data/sample_rows.hpp"
@@ -60,14 +61,8 @@ struct ZeroConfig {
   OffloadParamConfig offload_param;
 };
 
-struct Fp16Config {
+struct Fp16Config : LossScalerOptions {
   bool enabled = false;
-  double loss_scale = 0.0;  // 0: dynamic
-  int initial_scale_power = 16;
-  int64_t loss_scale_window = 1000;
-  int hysteresis = 2;
-  bool consecutive_hysteresis = false;
-  double min_loss_scale = 1.0;
 };
 
 struct Bf16Config {

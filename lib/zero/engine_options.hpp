@@ -6,26 +6,14 @@
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/loss_scaler_options.hpp"
 #include "core/offload_device.hpp"
+#include "zero/async_file.hpp"
 
 namespace zt {
 
-// DeepSpeed's dynamic loss scaler (fp16).
-struct LossScalerOptions {
-  double loss_scale = 0.0;  // 0: dynamic
-  int initial_scale_power = 16;
-  int64_t loss_scale_window = 1000;
-  int hysteresis = 2;
-  bool consecutive_hysteresis = false;
-  double min_loss_scale = 1.0;
-};
-
-// DeepSpeed's asynchronous I/O settings (the aio block), for NVMe offload.
-struct AioSettings {
-  size_t block_size = size_t(1) << 20;
-  int queue_depth = 8;
-  int threads = 1;
-};
+// DeepSpeed's asynchronous I/O settings (the aio block), for NVMe offload: what AsyncFile runs by.
+using AioSettings = AioOptions;
 
 struct OptimizerOffload {
   OffloadDevice device = OffloadDevice::None;

@@ -111,4 +111,20 @@ std::string first_difference(const Bytes& got, const Bytes& expected, DType dtyp
   return {};
 }
 
+std::string sum_difference(const Bytes& got, const Bytes& expected, DType dtype, int world, size_t first_index) {
+  if (got.size() != expected.size()) return first_difference(got, expected, dtype);
+  const size_t n = expected.size() / dtype_size(dtype);
+  std::vector<float> g(n), e(n);
+  to_f32(dtype, got.data(), g.data(), n);
+  to_f32(dtype, expected.data(), e.data(), n);
+  const float eps = dtype == DType::F32 ? 0x1p-23f : dtype == DType::BF16 ? 0x1p-7f : 0x1p-10f;
+  for (size_t i = 0; i < n; ++i) {
+    float magnitude = 0;
+    for (int r = 0; r < world; ++r) magnitude += std::fabs(input_value(r, first_index + i, dtype));
+    if (!(std::fabs(g[i] - e[i]) <= 2.0f * float(world) * eps * magnitude))
+      return fmt::format("element {}: got {} expected {}", i, g[i], e[i]);
+  }
+  return {};
+}
+
 }  // namespace zt::test

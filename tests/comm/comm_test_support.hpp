@@ -41,4 +41,10 @@ Bytes filled(size_t count, DType dtype, float value);
 // Empty string when equal; otherwise names the first differing element and both values.
 std::string first_difference(const Bytes& got, const Bytes& expected, DType dtype);
 
+// Empty string when every element of `got` is the sum over `world` ranks of input_value(r,
+// first_index + i) as NCCL's ring may add it, in its own order: within a few roundings of the
+// largest partial sum (bounded by the sum of magnitudes) of `expected`; otherwise names the first
+// element that is not, or the sizes.
+std::string sum_difference(const Bytes& got, const Bytes& expected, DType dtype, int world, size_t first_index);
+
 }  // namespace zt::test

@@ -49,6 +49,23 @@ inline std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Runs `command` with its output in `log` and checks that it exits with `status` (the log is shown
+// when it does not). Returns the log.
+inline std::string run_status(const std::string& command, const std::string& log, int status) {
+  const int code = run_command(command, log);
+  const std::string out = read_file(log);
+  INFO(out);
+  CHECK(code == status);
+  return out;
+}
+
+// How many times `what` stands in `text`, overlapping ones included.
+inline size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 // Runs `command` with its output in `log`; the run must succeed (the log is shown when it does
 // not). Returns the log.
 inline std::string run_ok(const std::string& command, const std::string& log) {

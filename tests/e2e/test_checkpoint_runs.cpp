@@ -33,12 +33,6 @@ std::string slurp(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
-size_t occurrences(const std::string& text, const std::string& part) {
-  size_t n = 0;
-  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
-  return n;
-}
-
 // The whole fp32 state of a checkpoint (master, m, v over every flat element), read back.
 struct FullState {
   zt::CheckpointMeta meta;
@@ -220,12 +214,10 @@ TEST_CASE("damaged checkpoints stop every rank before training, naming the file"
   const std::string step = dir + "/ckpt/step_00000002";
   const std::string shard1 = step + "/shard-00001-of-00002.safetensors";
   auto resume = [&](const std::string& extra, const std::string& name) {
-    const int code = run_command(
+    const std::string out = run_status(
         common + " --steps 4 --set training.resume=latest --set training.checkpoint_dir=" + dir + "/ckpt" + extra,
-        dir + "/" + name + ".log");
-    std::string out = read_file(dir + "/" + name + ".log");
+        dir + "/" + name + ".log", 1);
     INFO(out);
-    CHECK(code == 1);
     CHECK(out.find("step     3/") == std::string::npos);  // nothing trained
     return out;
   };
@@ -278,10 +270,8 @@ TEST_CASE("a second job on a checkpoint_dir or nvme_path in use is refused namin
   const std::string holder = "pid " + std::to_string(me.pid) + " on host " + me.host + ", started ";
   {
     zt::DirLock running(ckpt, "training.checkpoint_dir");  // as a job that still runs holds it
-    const int code = run_command(common + " --steps 4 --set training.resume=auto", dir + "/second.log");
-    const std::string out = read_file(dir + "/second.log");
+    const std::string out = run_status(common + " --steps 4 --set training.resume=auto", dir + "/second.log", 2);
     INFO(out);
-    CHECK(code == 2);
     CHECK(occurrences(out, "error: training.checkpoint_dir: " + ckpt + " is in use by another job: " + holder) == 1);
     CHECK(out.find("step     1/") == std::string::npos);  // nothing trained
     CHECK(slurp(ckpt + "/latest") == "step_00000002\n");
@@ -289,13 +279,13 @@ TEST_CASE("a second job on a checkpoint_dir or nvme_path in use is refused namin
   {
     fs::create_directories(dir + "/swap");
     zt::DirLock running(dir + "/swap", "zero_optimization.offload_optimizer.nvme_path");
-    const int code = run_command(std::string(ZT_ZEROTRAIN) +
-                                     " --config zero2 --steps 1 --set zero_optimization.offload_optimizer.device=nvme "
-                                     "--set zero_optimization.offload_optimizer.nvme_path=" + dir + "/swap",
-                                 dir + "/nvme.log");
-    const std::string out = read_file(dir + "/nvme.log");
+    const std::string out =
+        run_status(std::string(ZT_ZEROTRAIN) +
+                       " --config zero2 --steps 1 --set zero_optimization.offload_optimizer.device=nvme "
+                       "--set zero_optimization.offload_optimizer.nvme_path=" +
+                       dir + "/swap",
+                   dir + "/nvme.log", 2);
     INFO(out);
-    CHECK(code == 2);
     CHECK(occurrences(out, "error: zero_optimization.offload_optimizer.nvme_path: " + dir +
                                "/swap is in use by another job: " + holder) == 1);
   }
@@ -303,10 +293,8 @@ TEST_CASE("a second job on a checkpoint_dir or nvme_path in use is refused namin
   zt::LockHolder gone = me;
   gone.pid = 1 << 22;  // PID_MAX_LIMIT: no process has it
   std::ofstream(ckpt + "/zerotrain.lock") << zt::lock_file_text(gone);
-  const int code = run_command(common + " --steps 3 --set training.resume=auto", dir + "/takeover.log");
-  const std::string out = read_file(dir + "/takeover.log");
+  const std::string out = run_status(common + " --steps 3 --set training.resume=auto", dir + "/takeover.log", 0);
   INFO(out);
-  CHECK(code == 0);
   CHECK(occurrences(out, "training.checkpoint_dir: taking over the lock " + ckpt + "/zerotrain.lock of a job that is "
                          "gone (pid 4194304") == 1);
   CHECK_FALSE(fs::exists(ckpt + "/zerotrain.lock"));
@@ -388,12 +376,10 @@ TEST_CASE("a checkpoint whose recorded config gives another layout: export and e
 TEST_CASE("init_from: what it cannot start from is named", "[e2e][checkpoint][init_from]") {
   auto dir = fresh_dir("ckpt-init-from");
   fs::create_directories(dir + "/empty");
-  const int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 2 --set training.init_from=" + dir +
-                                   "/empty",
-                               dir + "/out.log");
-  const std::string out = read_file(dir + "/out.log");
+  const std::string out =
+      run_status(std::string(ZT_ZEROTRAIN) + " --config zero1 --steps 2 --set training.init_from=" + dir + "/empty",
+                 dir + "/out.log", 1);
   INFO(out);
-  CHECK(code == 1);
   CHECK(occurrences(
             out, "training.init_from: " + dir +
                      "/empty: holds no model.safetensors, model.safetensors.index.json, meta.json or `latest`") == 1);

@@ -9,12 +9,6 @@
 
 using namespace zt::test;
 
-static size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST_CASE("a missing data file stops every rank with one message", "[e2e][failure]") {
   auto dir = fresh_dir("missing-data");
   int code = run_command(launch(2) + " --config zero2 --steps 3 --data " + dir + "/nope.bin", dir + "/out.log");
@@ -54,10 +48,8 @@ TEST_CASE("resume latest with no checkpoint stops before training, saying why", 
 
 TEST_CASE("--dry-run prints the per-rank memory plan and allocates nothing", "[e2e][dry-run]") {
   auto dir = fresh_dir("dry-run");
-  int code = run_command(launch(4) + " --config zero3 --dry-run --model gpt2-124m", dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  const std::string out = run_status(launch(4) + " --config zero3 --dry-run --model gpt2-124m", dir + "/out.log", 0);
   INFO(out);
-  CHECK(code == 0);
   CHECK(out.find("memory plan per rank: ZeRO stage 3, 4 ranks") != std::string::npos);
   CHECK(out.find("16Ψ/N") != std::string::npos);
   CHECK(out.find("| loss ") == std::string::npos);  // no training
@@ -66,10 +58,9 @@ TEST_CASE("--dry-run prints the per-rank memory plan and allocates nothing", "[e
 TEST_CASE("training.comm_timeout beyond any run means no timeout", "[e2e][failure]") {
   auto dir = fresh_dir("comm-timeout-never");
   // Past the end of the clock's 64-bit nanoseconds (about 9.2e9 s): it used to wrap into the past.
-  int code = run_command(launch(2) + " --config zero2 --steps 3 --set training.comm_timeout=1e10", dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  const std::string out =
+      run_status(launch(2) + " --config zero2 --steps 3 --set training.comm_timeout=1e10", dir + "/out.log", 0);
   INFO(out);
-  CHECK(code == 0);
   CHECK(out.find("done: 3 steps") != std::string::npos);
 }
 
@@ -78,13 +69,11 @@ TEST_CASE("a monitor job_name is one directory name inside output_path", "[e2e][
   for (const std::string monitor : {"csv_monitor", "tensorboard"})
     for (const std::string& job : std::vector<std::string>{"../../evil", dir + "/evil"}) {
       INFO(monitor << ".job_name " << job);
-      int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 2 --set " + monitor +
-                                 ".enabled=true --set " + monitor + ".output_path=" + dir + "/out/logs --set " +
-                                 monitor + ".job_name=" + job,
-                             dir + "/out.log");
-      std::string out = read_file(dir + "/out.log");
+      const std::string out =
+          run_status(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 2 --set " + monitor + ".enabled=true --set " +
+                         monitor + ".output_path=" + dir + "/out/logs --set " + monitor + ".job_name=" + job,
+                     dir + "/out.log", 2);
       INFO(out);
-      CHECK(code == 2);
       CHECK(out.find(monitor + ".job_name: \"" + job + "\" is not a directory name (expected one path component") !=
             std::string::npos);
       CHECK_FALSE(std::filesystem::exists(dir + "/evil"));
@@ -111,11 +100,9 @@ TEST_CASE("a config nested too deep is refused, naming the file", "[e2e][failure
 
 TEST_CASE("an integer key kept in an int is range-checked before it is narrowed", "[e2e][failure]") {
   auto dir = fresh_dir("seq-len-wrap");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --set data.seq_len=2147483648",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  const std::string out = run_status(
+      std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --set data.seq_len=2147483648", dir + "/out.log", 2);
   INFO(out);
-  CHECK(code == 2);
   CHECK(out.find("data.seq_len: 2147483648 exceeds model.max_seq_len 128") != std::string::npos);
 }
 
@@ -201,18 +188,15 @@ TEST_CASE("a run's peaks stay within --dry-run's plan with checkpoints and with 
 TEST_CASE("--dry-run warns when a rank's plan exceeds this machine's memory", "[e2e][dry-run]") {
   auto dir = fresh_dir("dry-run-too-big");
   // About 6.4e12 parameters: 100 TB of model states on one rank.
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run --set model.d_model=16384" +
-                             " --set model.n_layer=2000 --set model.n_head=128",
-                         dir + "/big.log");
-  std::string out = read_file(dir + "/big.log");
+  const std::string out = run_status(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run --set model.d_model=16384" +
+                                         " --set model.n_layer=2000 --set model.n_head=128",
+                                     dir + "/big.log", 0);
   INFO(out);
-  CHECK(code == 0);
   CHECK(std::regex_search(out, std::regex(R"(warning: the plan needs \d+\.\d\d GiB of host memory per rank, )"
                                           R"(more than this machine's share: \d+\.\d\d GiB )"
                                           R"(\(MemTotal \d+\.\d\d GiB / 1 rank here\))")));
-  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run", dir + "/small.log");
-  CHECK(code == 0);
-  CHECK(read_file(dir + "/small.log").find("more than this machine's share") == std::string::npos);
+  CHECK(run_status(std::string(ZT_ZEROTRAIN) + " --config zero2 --dry-run", dir + "/small.log", 0)
+            .find("more than this machine's share") == std::string::npos);
 }
 
 TEST_CASE("keys and values are shown with control characters escaped, never raw", "[e2e][failure]") {
@@ -220,16 +204,14 @@ TEST_CASE("keys and values are shown with control characters escaped, never raw"
   const std::string config = dir + "/ds.json";
   // An unknown key holding a newline, a forged log line and a terminal colour sequence.
   { std::ofstream(config) << R"({"train_micro_batch_size_per_gpu": 1, "x\n[rank 0] info: forged\u001b[31m": 1})"; }
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config " + config + " --steps 1", dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  std::string out = run_status(std::string(ZT_ZEROTRAIN) + " --config " + config + " --steps 1", dir + "/out.log", 0);
   INFO(out);
-  CHECK(code == 0);
   CHECK(out.find(R"(x\n[rank 0] info: forged\x1b[31m: unknown key)") != std::string::npos);
   CHECK(out.find("\n[rank 0] info: forged") == std::string::npos);
   CHECK(out.find('\x1b') == std::string::npos);
   // A value echoed in an error: a file name with a newline.
-  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data '" + dir + "/a\nb.bin'",
-                     dir + "/out2.log");
+  const int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data '" + dir + "/a\nb.bin'",
+                               dir + "/out2.log");
   out = read_file(dir + "/out2.log");
   INFO(out);
   CHECK(code != 0);
@@ -238,10 +220,8 @@ TEST_CASE("keys and values are shown with control characters escaped, never raw"
 
 TEST_CASE("a config path that is a directory, and an unreadable data file, say so", "[e2e][failure]") {
   auto dir = fresh_dir("config-dir");
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config " + dir + " --steps 1", dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  std::string out = run_status(std::string(ZT_ZEROTRAIN) + " --config " + dir + " --steps 1", dir + "/out.log", 2);
   INFO(out);
-  CHECK(code == 2);
   CHECK(out.find("--config " + dir + ": is a directory, not a config file") != std::string::npos);
 
   // A file this process may not read: mode 000 for an ordinary user; root reads anything but a
@@ -254,7 +234,8 @@ TEST_CASE("a config path that is a directory, and an unreadable data file, say s
     WARN("skipped: no file here that this user cannot read");
     return;
   }
-  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data " + unreadable, dir + "/data.log");
+  const int code =
+      run_command(std::string(ZT_ZEROTRAIN) + " --config zero2 --steps 1 --data " + unreadable, dir + "/data.log");
   out = read_file(dir + "/data.log");
   INFO(out);
   CHECK(code != 0);

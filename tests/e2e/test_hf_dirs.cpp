@@ -19,12 +19,6 @@ namespace {
 
 const std::string kFixture = std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/llama3_dir_fp32";
 
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The lines of `out` that say "error".
 size_t error_lines(const std::string& out) {
   size_t n = 0;

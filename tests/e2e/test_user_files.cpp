@@ -19,12 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-size_t occurrences(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 std::string copy_of_corpus(const std::string& dir, const std::string& name) {
   const std::string path = dir + "/" + name;
   fs::copy_file(std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt", path);
@@ -110,10 +104,9 @@ TEST_CASE("an output that names an input is refused before anything is written, 
     DYNAMIC_SECTION(c.name) {
       // The first through the launcher: the ranks agree, and one of them says it.
       const std::string zerotrain = &c == &cases.front() ? launch(2) : std::string(ZT_ZEROTRAIN);
-      int code = run_command(zerotrain + " --config " + config + " --steps 3 " + c.args, dir + "/out.log");
-      std::string out = read_file(dir + "/out.log");
+      const std::string out =
+          run_status(zerotrain + " --config " + config + " --steps 3 " + c.args, dir + "/out.log", 2);
       INFO(out);
-      CHECK(code == 2);
       // "OUTPUT_KEY 'path' names the same file as INPUT_KEY 'path': writing it would destroy the input; ..."
       const size_t at = out.find("error: " + c.output_key + " '");
       REQUIRE(at != std::string::npos);
@@ -138,34 +131,29 @@ TEST_CASE("save_final may not overwrite the weights init_from reads, nor share a
   const std::string weights = read_file(dir + "/w/model.safetensors");
   REQUIRE(!weights.empty());
 
-  int code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set training.save_final=" + dir +
-                             "/w --set training.init_from=" + dir + "/w/model.safetensors",
-                         dir + "/out.log");
-  std::string out = read_file(dir + "/out.log");
+  std::string out =
+      run_status(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set training.save_final=" + dir +
+                     "/w --set training.init_from=" + dir + "/w/model.safetensors",
+                 dir + "/out.log", 2);
   INFO(out);
-  CHECK(code == 2);
   CHECK(out.find("training.save_final '" + dir + "/w' would write '" + dir + "/w/model.safetensors', which is " +
                  "training.init_from") != std::string::npos);
   CHECK(read_file(dir + "/w/model.safetensors") == weights);
 
   // Two outputs: the metrics file inside save_final's directory under a name save_final writes.
-  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set training.save_final=" + dir +
-                         "/w --set training.metrics=" + dir + "/w/config.json",
-                     dir + "/out2.log");
-  out = read_file(dir + "/out2.log");
+  out = run_status(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 1 --set training.save_final=" + dir +
+                       "/w --set training.metrics=" + dir + "/w/config.json",
+                   dir + "/out2.log", 2);
   INFO(out);
-  CHECK(code == 2);
   CHECK(out.find("training.save_final '" + dir + "/w' would write '" + dir + "/w/config.json', which is " +
                  "training.metrics") != std::string::npos);
   CHECK(out.find("the two outputs would overwrite each other") != std::string::npos);
 
   // DeepSpeed configs often give every monitor the same directory: their files differ, so that is fine.
-  code = run_command(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 2 --set csv_monitor.enabled=true" +
-                         " --set tensorboard.enabled=true --set csv_monitor.output_path=" + dir +
-                         "/mon --set tensorboard.output_path=" + dir + "/mon",
-                     dir + "/out3.log");
-  INFO(read_file(dir + "/out3.log"));
-  CHECK(code == 0);
+  run_status(std::string(ZT_ZEROTRAIN) + " --config zero0 --steps 2 --set csv_monitor.enabled=true" +
+                 " --set tensorboard.enabled=true --set csv_monitor.output_path=" + dir +
+                 "/mon --set tensorboard.output_path=" + dir + "/mon",
+             dir + "/out3.log", 0);
 }
 
 TEST_CASE("an output location that cannot be made fails at set-up, naming the key", "[e2e][user-files]") {
@@ -190,11 +178,9 @@ TEST_CASE("an output location that cannot be made fails at set-up, naming the ke
     DYNAMIC_SECTION(c.key << "=" << c.value) {
       // Many steps: the error must come at set-up, not after them.
       const std::string zerotrain = &c == &cases.front() ? launch(2) : std::string(ZT_ZEROTRAIN);
-      int code = run_command(zerotrain + " --config zero2 --steps 100000 --set " + c.key + "=" + c.value,
-                             dir + "/out.log");
-      std::string out = read_file(dir + "/out.log");
+      const std::string out =
+          run_status(zerotrain + " --config zero2 --steps 100000 --set " + c.key + "=" + c.value, dir + "/out.log", 2);
       INFO(out);
-      CHECK(code == 2);
       CHECK(occurrences(out, c.expected) == 1);
       CHECK_FALSE(trained(out));
     }
@@ -253,19 +239,24 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     CHECK(lines >= 2);                // the setup record and a step or more
     CHECK(lines <= size_t(k) + 1);    // no step after the failure
   }
-  SECTION("csv_monitor") {
+  // A monitor writing under dir/<folder>/run past a limit of `blocks`: the run ends with status 1
+  // after a step or more, naming the file (`file`, a pattern) that could not be written.
+  auto monitor_stops = [&](const std::string& monitor, const std::string& folder, int blocks, const std::string& file) {
     int code =
-        run_with_file_size_limit(1,
-                                 many_steps + " --set csv_monitor.enabled=true --set csv_monitor.output_path=" + dir +
-                                     "/csv --set csv_monitor.job_name=run",
+        run_with_file_size_limit(blocks,
+                                 many_steps + " --set " + monitor + ".enabled=true --set " + monitor +
+                                     ".output_path=" + dir + "/" + folder + " --set " + monitor + ".job_name=run",
                                  dir);
     std::string out = read_file(dir + "/out.log");
     INFO(out);
     CHECK(code == 1);
-    CHECK(std::regex_search(out, std::regex("csv_monitor: cannot write '" + dir + "/csv/run/[A-Za-z_]+\\.csv': File "
-                                            "too large")));
+    CHECK(std::regex_search(
+        out, std::regex(monitor + ": cannot write '" + dir + "/" + folder + "/run/" + file + "': File too large")));
     CHECK(stopped_after(out) > 1);
     CHECK(stopped_after(out) < 300);
+  };
+  SECTION("csv_monitor") {
+    monitor_stops("csv_monitor", "csv", 1, "[A-Za-z_]+\\.csv");
     for (const auto& file : fs::directory_iterator(dir + "/csv/run")) {
       const std::string text = read_file(file.path().string());
       INFO(file.path() << ":\n" << text);
@@ -274,19 +265,7 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
     }
   }
   SECTION("tensorboard") {
-    int code =
-        run_with_file_size_limit(2,
-                                 many_steps + " --set tensorboard.enabled=true --set tensorboard.output_path=" + dir +
-                                     "/tb --set tensorboard.job_name=run",
-                                 dir);
-    std::string out = read_file(dir + "/out.log");
-    INFO(out);
-    CHECK(code == 1);
-    CHECK(std::regex_search(out, std::regex("tensorboard: cannot write '" + dir +
-                                            "/tb/run/events\\.out\\.tfevents\\.[^']+': "
-                                            "File too large")));
-    CHECK(stopped_after(out) > 1);
-    CHECK(stopped_after(out) < 300);
+    monitor_stops("tensorboard", "tb", 2, "events\\.out\\.tfevents\\.[^']+");
     std::vector<fs::path> files(fs::directory_iterator(dir + "/tb/run"), fs::directory_iterator());
     REQUIRE(files.size() == 1);
     std::vector<TbEvent> events;
@@ -295,11 +274,9 @@ TEST_CASE("a full disk stops the run after the current step with an error naming
   }
   SECTION("/dev/full") {
     // A character device is written as it is (never truncated or probed); its first write fails.
-    int code = run_command(std::string(ZT_ZEROTRAIN) + " " + many_steps + " --set training.metrics=/dev/full",
-                           dir + "/out.log");
-    std::string out = read_file(dir + "/out.log");
+    const std::string out = run_status(
+        std::string(ZT_ZEROTRAIN) + " " + many_steps + " --set training.metrics=/dev/full", dir + "/out.log", 1);
     INFO(out);
-    CHECK(code == 1);
     CHECK(out.find("training.metrics: cannot write '/dev/full': No space left on device") != std::string::npos);
     CHECK(stopped_after(out) == 1);
   }

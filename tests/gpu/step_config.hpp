@@ -6,6 +6,7 @@
 
 #include "config/config.hpp"
 #include "config/model_block.hpp"
+#include "tinytext_run.hpp"
 
 namespace zt::test {
 
@@ -27,13 +28,7 @@ inline config::Config step_config(const std::string& model, int stage, const std
   c.communication_data_type = dtype;
   c.optimizer.lr = 3e-3;
   c.model = config::resolve_model_argument(model);
-  c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
-  c.data.format = "text";
-  c.data.seq_len = 32;
-  c.data.shuffle = false;
-  c.training.steps = 3;
-  c.training.seed = 42;
-  c.training.eval_interval = 0;
+  short_tinytext_run(c, 32);
   return c;
 }
 

@@ -57,6 +57,24 @@ std::map<const void*, std::array<uint32_t, 4>> preferences;  // minimum alignmen
 zt::emu::EpilogueAnswer epilogue_answer = zt::emu::EpilogueAnswer::Run;
 uint64_t epilogue_calls = 0;
 
+// A new opaque object of kind H, recorded in `table` with `value`: a creation.
+template <typename H, typename Value>
+cublasStatus_t create_object(H** object, std::map<const void*, Value>& table, Value value) {
+  std::lock_guard lock(mutex);
+  ++creations;
+  *object = new H{};
+  table[*object] = std::move(value);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+template <typename H, typename Value>
+cublasStatus_t destroy_object(H* object, std::map<const void*, Value>& table) {
+  std::lock_guard lock(mutex);
+  table.erase(object);
+  delete object;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
 constexpr uint64_t kMmaK = 16;  // products one bf16 MMA sums before the accumulator
 
 // k per slice of a split-K product: 4096, or ZT_EMU_SPLIT_K (a measurement of how much the
@@ -186,18 +204,9 @@ const char* cublasLtGetStatusString(cublasStatus_t) { return "error in the emula
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t compute, cudaDataType_t scale) {
   if (compute != CUBLAS_COMPUTE_32F || scale != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
-  std::lock_guard lock(mutex);
-  ++creations;
-  *desc = new cublasLtMatmulDescOpaque_t{};
-  descs[*desc] = Desc{};
-  return CUBLAS_STATUS_SUCCESS;
+  return create_object(desc, descs, Desc{});
 }
-cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  std::lock_guard lock(mutex);
-  descs.erase(desc);
-  delete desc;
-  return CUBLAS_STATUS_SUCCESS;
-}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return destroy_object(desc, descs); }
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
                                               const void* buf, size_t size) {
   std::lock_guard lock(mutex);
@@ -218,31 +227,15 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld) {
-  std::lock_guard lock(mutex);
-  ++creations;
-  *layout = new cublasLtMatrixLayoutOpaque_t{};
-  layouts[*layout] = Layout{type, rows, cols, ld};
-  return CUBLAS_STATUS_SUCCESS;
+  return create_object(layout, layouts, Layout{type, rows, cols, ld});
 }
-cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  std::lock_guard lock(mutex);
-  layouts.erase(layout);
-  delete layout;
-  return CUBLAS_STATUS_SUCCESS;
-}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) { return destroy_object(layout, layouts); }
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t* pref) {
-  std::lock_guard lock(mutex);
-  ++creations;
-  *pref = new cublasLtMatmulPreferenceOpaque_t{};
-  preferences[*pref] = {1, 1, 1, 1};
-  return CUBLAS_STATUS_SUCCESS;
+  return create_object(pref, preferences, std::array<uint32_t, 4>{1, 1, 1, 1});
 }
 cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
-  std::lock_guard lock(mutex);
-  preferences.erase(pref);
-  delete pref;
-  return CUBLAS_STATUS_SUCCESS;
+  return destroy_object(pref, preferences);
 }
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
                                                     cublasLtMatmulPreferenceAttributes_t attr, const void* buf,

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -101,6 +102,26 @@ struct Bf16Tolerance {
   double norm_rtol = 1e-2;
 };
 void require_close(DType dt, const Vec& got, const Vec& want, Bf16Tolerance bf16, double fp32_rtol = 1e-5);
+
+// What one output of a computation should be: close to `values` (require_close with `bf16`).
+struct Want {
+  const Vec& values;
+  Bf16Tolerance bf16;
+};
+
+// Runs `compute` (the raw bytes of its outputs, in the order of `want`) twice: each output close to
+// what it should be the first time, and the same bits the second.
+template <typename Compute>
+void require_close_and_repeatable(DType dt, Compute compute, std::initializer_list<Want> want) {
+  const std::vector<Bytes> got = compute();
+  size_t i = 0;
+  for (const Want& w : want) require_close(dt, decode(dt, got[i++]), w.values, w.bf16);
+  const std::vector<Bytes> again = compute();
+  for (size_t k = 0; k < got.size(); k++) {
+    INFO("output " << k << " again");
+    CHECK(again[k] == got[k]);
+  }
+}
 
 // A kernel test's cases: each dtype the kernels store, each shape, and the tensors packed tight
 // (pad 0) or each one element past an aligned start (pad 1), the vector paths' edge.

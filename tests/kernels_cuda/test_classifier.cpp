@@ -40,6 +40,25 @@ Vec logits_for(Shape s, uint64_t seed) {
   return x;
 }
 
+// logits_for's as dt holds them, the padding columns `padding` again after the rounding.
+Vec rounded_logits(DType dt, Shape s, uint64_t seed, float padding) {
+  Vec logits = rounded(dt, logits_for(s, seed));
+  for (size_t i = 0; i < logits.size(); i++)
+    if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = padding;
+  return logits;
+}
+
+// Five rows, the second and the fourth ignored.
+struct MaskedRows {
+  Shape s;
+  Vec logits;
+  std::vector<int32_t> targets;
+};
+MaskedRows masked_rows(DType dt, uint64_t seed) {
+  const Shape s{5, 50, 56};
+  return {s, rounded_logits(dt, s, seed, 1e30f), {7, kIgnoredTarget, 49, kIgnoredTarget, 0}};
+}
+
 struct Reference {
   Vec lse, losses, dlogits;
   float mean;
@@ -61,9 +80,7 @@ TEST_CASE("classifier forward, backward and fused match the CPU", "[cuda][classi
     for (Shape s : shapes())
       for (size_t pad : {0, 1}) {
         INFO(dtype_name(dt) << " N=" << s.N << " V=" << s.V << " Vp=" << s.Vp << " pad=" << pad);
-        Vec logits = rounded(dt, logits_for(s, 51));
-        for (size_t i = 0; i < logits.size(); i++)
-          if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;  // bf16 rounding kept them huge
+        const Vec logits = rounded_logits(dt, s, 51, 1e30f);  // bf16 rounding kept them huge
         const auto targets = random_targets(s.N, s.V, 52);
         const float scale = 1.0f / float(s.N);
         const Reference ref = reference(logits, targets, scale, s);
@@ -124,11 +141,7 @@ TEST_CASE("classifier: a target outside the vocabulary gives a NaN loss and no o
 TEST_CASE("classifier: ignored targets carry no loss and no gradient, as on the CPU", "[cuda][classifier][mask]") {
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
-    const Shape s{5, 50, 56};
-    Vec logits = rounded(dt, logits_for(s, 54));
-    for (size_t i = 0; i < logits.size(); i++)
-      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;
-    const std::vector<int32_t> targets{7, kIgnoredTarget, 49, kIgnoredTarget, 0};
+    const auto [s, logits, targets] = masked_rows(dt, 54);
     const float scale = 1.0f / 3.0f;  // dloss / the rows that count
     Vec want_lse(size_t(s.N)), want_d(logits.size());
     const float want_mean = cpu::cross_entropy_forward(want_lse.data(), logits.data(), targets.data(), s.N, s.V, s.Vp);
@@ -214,11 +227,7 @@ TEST_CASE("classifier: the mean loss of rows that are all ignored is NaN", "[cud
 TEST_CASE("classifier: the gradient's scale is dloss over the rows counted on the device", "[cuda][classifier][mask]") {
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
-    const Shape s{5, 50, 56};
-    Vec logits = rounded(dt, logits_for(s, 56));
-    for (size_t i = 0; i < logits.size(); i++)
-      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 1e30f;
-    const std::vector<int32_t> targets{7, kIgnoredTarget, 49, kIgnoredTarget, 0};
+    const auto [s, logits, targets] = masked_rows(dt, 56);
     const float dloss = 0.7f;
     DeviceTensor dlog(dt, logits), by_count(dt, logits.size()), by_scale(dt, logits.size());
     DeviceBuffer dtg = upload_raw(targets), lse(20), losses(20), mean(4), mean2(4), counted(4);
@@ -268,9 +277,7 @@ TEST_CASE("classifier: soft-capped logits and their gradient before the cap matc
   const float cap = 2.0f;
   for (DType dt : {DType::F32, DType::BF16}) {
     INFO(dtype_name(dt));
-    Vec logits = rounded(dt, logits_for(s, 61));
-    for (size_t i = 0; i < logits.size(); i++)
-      if (i % size_t(s.Vp) >= size_t(s.V)) logits[i] = 0.0f;  // the padding columns the head writes
+    const Vec logits = rounded_logits(dt, s, 61, 0.0f);  // the padding columns the head writes
     const auto targets = random_targets(s.N, s.V, 62);
     Vec capped = logits;
     cpu::softcap_forward(capped.data(), capped.size(), cap);

@@ -115,13 +115,10 @@ config::Config make(const std::string& model_dir, const std::string& data, const
 TEST_CASE("a save_pretrained directory trains from its weights: the first loss is transformers'", "[trainer][hf]") {
   REQUIRE(2 % world().world_size() == 0);
   for (const char* name : {"llama3_dir_fp32", "qwen2_dir_bf16"}) {
-    const std::string dir = (kFixtures / name).string();
-    const nlohmann::json ref = reference_of(name);
+    const auto [dir, ref, source, data] = fixture_run(name);
     const double want = ref.at("loss");
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
-        const int vocab = nlohmann::json::parse(std::ifstream(kFixtures / name / "config.json")).at("vocab_size");
-        const std::string data = write_tokens(ref, name, vocab);
         Trainer trainer(make(dir, data, ref, stage), world());
         const TrainStepResult first = trainer.train_step(1);
         INFO("loss " << first.loss << ", transformers " << want);
@@ -135,14 +132,11 @@ TEST_CASE("sliding-window directories train step by step as transformers does, a
           "[trainer][hf][window]") {
   REQUIRE(2 % world().world_size() == 0);
   for (const char* name : {"mistral_swa_fp32", "qwen2_swa_fp32", "gemma2_swa_fp32", "gemma3_text_swa_fp32"}) {
-    const std::string dir = (kFixtures / name).string();
-    const nlohmann::json ref = reference_of(name);
+    const auto [dir, ref, source, data] = fixture_run(name);
     const std::vector<double> want = ref.at("adamw").at("losses");
-    const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
     REQUIRE(source.at("sliding_window").get<int>() * 3 == ref.at("T").get<int>());  // the window is a third
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
-        const std::string data = write_tokens(ref, name, source.at("vocab_size"));
         const fs::path out = fresh_run_dir("hf-sliding", name, stage);
         const nlohmann::json training = {{"steps", want.size()},
                                          {"save_final", (out / "final").string()},
@@ -197,17 +191,14 @@ TEST_CASE("mixture-of-experts directories train step by step as transformers doe
   for (const char* name :
        {"qwen3_moe_fp32", "qwen3_moe_aux_fp32", "qwen3_moe_idle_fp32", "qwen2_moe_fp32", "mixtral_fp32",
         "olmoe_fp32"}) {
-    const std::string dir = (kFixtures / name).string();
-    const nlohmann::json ref = reference_of(name);
+    const auto [dir, ref, source, data] = fixture_run(name);
     const std::vector<double> want = ref.at("adamw").at("losses");
     const std::vector<double> want_aux = ref.value("aux_losses", std::vector<double>{});
-    const nlohmann::json source = nlohmann::json::parse(std::ifstream(fs::path(dir) / "config.json"));
     if (std::string(name) == "qwen3_moe_idle_fp32")  // the premise: experts idle in every micro-batch
       REQUIRE(ref.at("B").get<int>() * ref.at("T").get<int>() * source.at("num_experts_per_tok").get<int>() <
               source.at("num_local_experts").get<int>());
     for (int stage : {0, 3}) {
       DYNAMIC_SECTION(name << " at stage " << stage) {
-        const std::string data = write_tokens(ref, name, source.at("vocab_size"));
         const fs::path out = fresh_run_dir("hf-moe", name, stage);
         // At stage 3 the blocks are recomputed in backward (the experts' routing too).
         const nlohmann::json training = {{"steps", want.size()},

@@ -9,6 +9,7 @@
 
 #include "comm/communicator.hpp"
 #include "config/config.hpp"
+#include "tinytext_run.hpp"
 #include "train/trainer.hpp"
 
 namespace zt::test {
@@ -48,13 +49,7 @@ inline config::Config make_config(const RunSpec& s) {
   c.optimizer.weight_decay = 0.1;
   // 22525 parameters = 5^2 x 17 x 53: not a multiple of 2, 3 or 4, so the last shard is padded.
   c.model = {"custom", GptShape(2, 5, 25, 256, 17)};
-  c.data.train = {std::string(ZT_SOURCE_DIR) + "/data/tinytext/train.txt"};
-  c.data.format = "text";
-  c.data.seq_len = 16;
-  c.data.shuffle = false;
-  c.training.steps = 3;
-  c.training.seed = 42;
-  c.training.eval_interval = 0;
+  short_tinytext_run(c, 16);
   c.training.eval_batches = 4;  // where a test evaluates: a few windows, not the whole file
   return c;
 }

@@ -9,6 +9,7 @@
 #include "engine_harness.hpp"
 #include "model/gpt_layout.hpp"
 #include "mpi_world.hpp"
+#include "steady_allocations.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -24,15 +25,9 @@ TEST_CASE("no step after the first allocates: buffers are planned, pooled and re
         c.data.val = c.data.train;  // evaluation between steps uses the same buffers
         c.training.eval_interval = 1;
         Trainer trainer(c, comm);
-        trainer.train_step(1);
-        trainer.evaluate();
-        const uint64_t after_first = MemoryLedger::instance().stats().allocations;
-        for (int64_t s = 2; s <= 4; ++s) {
-          trainer.train_step(s);
-          trainer.evaluate();
-        }
+        const uint64_t allocations = allocations_after_first_step(trainer);
         INFO(dtype << " stage " << stage << " accumulation " << accumulation);
-        CHECK(MemoryLedger::instance().stats().allocations == after_first);
+        CHECK(allocations == 0);
       }
     }
   }

@@ -118,6 +118,18 @@ __device__ __forceinline__ void load_floats(float (&x)[kVec], const T* p, size_t
   }
 }
 
+// A gradient's values before this kernel adds to them: x = p[i..] when accumulating onto the buffer,
+// zeros when writing over it (whatever it holds, NaNs included).
+template <bool kVector, typename T>
+__device__ __forceinline__ void load_grad_start(float (&x)[kVec], const T* p, size_t i, size_t n, bool accumulate) {
+  if (accumulate) {
+    load_floats<kVector>(x, p, i, n);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVec; k++) x[k] = 0.0f;
+  }
+}
+
 template <bool kVector, bool kExact = false, typename T>
 __device__ __forceinline__ void store_floats(T* p, const float (&x)[kVec], size_t i, size_t n) {
   if (kVector && i + kVec <= n) {

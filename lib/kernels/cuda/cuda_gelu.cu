@@ -25,12 +25,7 @@ __global__ void gelu_backward_kernel(T* dinp, const T* inp, const T* dout, size_
   float x[kVec], dy[kVec], dx[kVec];
   load_floats<kVector>(x, inp, i, n);
   load_floats<kVector>(dy, dout, i, n);
-  if (accumulate) {
-    load_floats<kVector>(dx, dinp, i, n);
-  } else {
-#pragma unroll
-    for (int k = 0; k < kVec; k++) dx[k] = 0.0f;
-  }
+  load_grad_start<kVector>(dx, dinp, i, n, accumulate);
 #pragma unroll
   for (int k = 0; k < kVec; k++) dx[k] += gelu_grad(x[k]) * dy[k];
   store_floats<kVector>(dinp, dx, i, n);

@@ -93,12 +93,7 @@ __global__ void layernorm_backward_dinp_kernel(T* dinp, const T* dout, const T* 
     float g[kVec], w[kVec], d[kVec];
     load_floats<kVector>(g, dy, size_t(c), size_t(C));
     load_floats<kVector>(w, weight, size_t(c), size_t(C));
-    if (accumulate) {
-      load_floats<kVector>(d, dx, size_t(c), size_t(C));
-    } else {
-#pragma unroll
-      for (int k = 0; k < kVec; k++) d[k] = 0.0f;
-    }
+    load_grad_start<kVector>(d, dx, size_t(c), size_t(C), accumulate);
 #pragma unroll
     for (int k = 0; k < kVec; k++) {
       const float norm = (v[k] - m) * s;

@@ -89,18 +89,10 @@ __global__ void rmsnorm_backward_dinp_kernel(T* dinp, const T* dout, const T* in
   const T* x = inp + o;
   const T* dy = dout + o;
   T* dx = dinp + o;
-  auto start = [&](float (&d)[kVec], int c) {
-    if (accumulate) {
-      load_floats<kVector>(d, dx, size_t(c), size_t(C));
-    } else {
-#pragma unroll
-      for (int k = 0; k < kVec; k++) d[k] = 0.0f;
-    }
-  };
   if (h >= g.nq + g.nk) {  // a v head: its gradient passes through
     for_row_groups<kVector>(dy, C, lane, [&](int c, const float(&gv)[kVec]) {
       float d[kVec];
-      start(d, c);
+      load_grad_start<kVector>(d, dx, size_t(c), size_t(C), accumulate);
 #pragma unroll
       for (int k = 0; k < kVec; k++) d[k] += gv[k];
       store_floats<kVector>(dx, d, size_t(c), size_t(C));
@@ -122,7 +114,7 @@ __global__ void rmsnorm_backward_dinp_kernel(T* dinp, const T* dout, const T* in
     float gv[kVec], wv[kVec], d[kVec];
     load_floats<kVector>(gv, dy, size_t(c), size_t(C));
     load_floats<kVector>(wv, w, size_t(c), size_t(C));
-    start(d, c);
+    load_grad_start<kVector>(d, dx, size_t(c), size_t(C), accumulate);
 #pragma unroll
     for (int k = 0; k < kVec; k++) d[k] += ((g.offset + wv[k]) * gv[k] - v[k] * r * mean) * r;
     store_floats<kVector>(dx, d, size_t(c), size_t(C));
