@@ -247,7 +247,8 @@ PairLogps PreferenceObjective::reference_of(const config::PreferenceConfig& c, c
 }
 
 const float* PreferenceObjective::micro_batch(Gpt& model, const int32_t* targets, const BatchShape& shape,
-                                              const std::vector<int64_t>& pairs, const std::vector<int>& prompt_targets) {
+                                              const std::vector<int64_t>& pairs,
+                                              const std::vector<int>& prompt_targets) {
   if (shape.batch != 2 * int(pairs.size()) || prompt_targets.size() != pairs.size())
     fail("preference training: a micro-batch of {} rows holds {} pairs", shape.batch, pairs.size());
   losses_.resize(size_t(shape.tokens()));

@@ -369,7 +369,8 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     clock.time(&StepBreakdown::forward, forward);
     const auto& sampler = dynamic_cast<const SampleSampler&>(*train_sampler_);
     const std::vector<int64_t> pairs = sampler.micro_batch_pairs(step - 1, micro);
-    const float* target_weights = preference_->micro_batch(*model_, targets, shape, pairs, sampler.prompt_targets(pairs));
+    const float* target_weights =
+        preference_->micro_batch(*model_, targets, shape, pairs, sampler.prompt_targets(pairs));
     const float scale = float(engine_->backward_scale());
     clock.time(&StepBreakdown::backward, [&] { model_->backward(*engine_, scale, target_weights); });
     return;

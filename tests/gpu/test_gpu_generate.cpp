@@ -1,7 +1,7 @@
 // Generation on the GPU: GPT-2's greedy tokens against a KV cache, and those of a model with a
 // sliding layer (whose cache keeps its window's rows only), are the argmax of the full forward over
-// prompt + generated tokens on the same device (no drift of the cache), in fp32 and bf16, and in fp32 they are the CPU's tokens with logits within its tolerance; a seed samples the
-// same tokens twice.
+// prompt + generated tokens on the same device (no drift of the cache), in fp32 and bf16, and in fp32 they are the
+// CPU's tokens with logits within its tolerance; a seed samples the same tokens twice.
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -198,7 +198,8 @@ TEST_CASE("the LM head on the completions of preference pairs, by target weights
     const float row_weights[] = {0.31f, -0.42f, 0.17f, -0.05f};
     std::vector<float> weights(N);
     for (int i = 0; i < N; i++)
-      weights[size_t(i)] = targets[size_t(i)] == kIgnoredTarget ? 1e30f : row_weights[i / T] * (1.0f + 0.1f * float(i % T));
+      weights[size_t(i)] =
+          targets[size_t(i)] == kIgnoredTarget ? 1e30f : row_weights[i / T] * (1.0f + 0.1f * float(i % T));
     const Result full = run(shape, B, T, N, inputs, targets, false, &weights);
     for (int rows : {N, 5}) {
       INFO(rows << " rows per chunk");

@@ -1,14 +1,14 @@
 // Preference training against TRL's DPOTrainer (tests/fixtures/dpo, scripts/make_dpo_fixtures.py):
 // a small Qwen3 and Llama 3 trained 8 steps on pairs with the reference log-probabilities precomputed,
 // loss_type sigmoid, robust and ipo, with rpo_alpha's sft term (TRL's loss_type [.., "sft"]), and
-// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's CPOTrainer trains it,
-// orpo as TRL's ORPOTrainer does (with its nll_loss, log_odds_ratio and log_odds_chosen); at
+// LoRA adapters as TRL + PEFT train them, with the reference of the adapters off; simpo without a reference as TRL's
+// CPOTrainer trains it, orpo as TRL's ORPOTrainer does (with its nll_loss, log_odds_ratio and log_odds_chosen); at
 // stages 0 and 3 on this world (1 or 2 ranks): each step's loss, gradient norm and rewards / logps
 // metrics are TRL's, and the evaluation of validation pairs TRL's eval_loss. The reference of the
-// adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads the reference its first
-// run kept and goes on as TRL did; the reference of other data is refused. A reference model other
-// than the policy's start (TRL's ref_model), full fine-tuning and LoRA: its log-probabilities are
-// TRL's, and a resume with another reference is refused.
+// adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads
+// the reference its first run kept and goes on as TRL did; the reference of other data is refused. A reference model
+// other than the policy's start (TRL's ref_model), full fine-tuning and LoRA: its log-probabilities are TRL's, and a
+// resume with another reference is refused.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -127,7 +127,8 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
     INFO("grad norm " << norm << ", TRL " << want_norm);
     CHECK(std::abs(norm - want_norm) <= 1e-4 * want_norm);
     std::vector<std::string> keys(std::begin(kMetrics), std::end(kMetrics));
-    if (r.at("preference").at("loss_type") == "orpo") keys.insert(keys.end(), std::begin(kOrpoMetrics), std::end(kOrpoMetrics));
+    if (r.at("preference").at("loss_type") == "orpo")
+      keys.insert(keys.end(), std::begin(kOrpoMetrics), std::end(kOrpoMetrics));
     for (const std::string& key : keys) {
       const double got = steps[i].at(key), expected = want.at(key);
       INFO(key << " " << got << ", TRL " << expected);
@@ -385,7 +386,8 @@ TEST_CASE("MFU counts the LM head over the rows it computes, the completions' ta
                       double(model.flops_per_pair().full) * double(t.attended);
   const double got = step.at("mfu").get<double>() * step.at("step_ms").get<double>() / 1e3 *
                      world().world_size() * 1e12;
-  INFO("step FLOPs " << got << ", expected " << want << " (" << t.counted << " of " << t.tokens << " rows in the head)");
+  INFO("step FLOPs " << got << ", expected " << want << " (" << t.counted << " of " << t.tokens
+                     << " rows in the head)");
   CHECK(t.counted < t.tokens);
   CHECK(std::abs(got - want) <= 1e-6 * want);
 }

@@ -109,7 +109,8 @@ public:
                              int Vp) override;
   float cross_entropy_loss(int32_t* counted, const float* losses, const int32_t* targets, int N) override;
   void cross_entropy_backward(void* dlogits, const void* logits, const float* lse, const int32_t* targets,
-                              const int32_t* counted, float dloss, int N, int V, int Vp, float softcap = 0.0f, const float* weights = nullptr) override;
+                              const int32_t* counted, float dloss, int N, int V, int Vp, float softcap = 0.0f,
+                              const float* weights = nullptr) override;
   void counted_rows(int32_t* rows, int32_t* row_targets, const int32_t* targets, int N) override;
   void scatter_rows(void* dx, const void* drows, const int32_t* rows, int M, int N, int C) override;
   void keep_losses(bool keep) override { keep_losses_ = keep; }
