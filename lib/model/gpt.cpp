@@ -80,27 +80,29 @@ int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool 
   return shape.n_layer;
 }
 
-std::vector<RoleOffsets> layer_offsets(const GptShape& shape) {
+std::vector<RoleOffsets> layer_offsets(const GptShape& shape, bool experts_apart) {
   std::vector<RoleOffsets> offsets;
-  for (int l = 0; l < shape.n_layer; ++l) offsets.push_back(block_role_offsets(shape, l));
+  for (int l = 0; l < shape.n_layer; ++l) offsets.push_back(block_role_offsets(shape, l, experts_apart));
   return offsets;
 }
 
 }  // namespace
 
 Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, const Backend& backend,
-         const TrainedParts& parts, size_t logits_bytes, int head_rows)
+         const TrainedParts& parts, size_t logits_bytes, int head_rows, ExpertPlace experts)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
       max_batch_(checked_bound(shape, max_batch, max_seq)),
       max_seq_(max_seq),
       recompute_(recompute),
-      layout_(make_training_layout(shape, parts)),
+      place_(experts),
+      whole_layout_(make_training_layout(shape, parts)),
+      layout_(expert_parallel_layout(shape, whole_layout_, experts)),
       recipe_(shape.recipe()),
-      blocks_(layer_offsets(shape)),
+      blocks_(layer_offsets(shape, layout_.groups.size() != whole_layout_.groups.size())),
       lora_(shape, parts.lora, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend),
-      lowest_trained_block_(lowest_trained_block(layout_, shape, lora_.enabled())),
+      lowest_trained_block_(lowest_trained_block(whole_layout_, shape, lora_.enabled())),
       weights_(recipe_.output_major ? WeightLayout::OutputMajor : WeightLayout::InputMajor),
       norm_offset_(recipe_.gemma ? 1.0f : 0.0f),
       gate_(recipe_.gemma ? Gate::GeluTanh : Gate::Silu),
@@ -112,6 +114,16 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes, head_rows),
       moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
   if (recipe_.rotary) fill_rope_tables();
+  for (int l = 0; l < shape.n_layer; ++l) expert_groups_.push_back(expert_group_of(shape, layout_, l));
+  if (layout_.groups.size() != whole_layout_.groups.size())
+    map_ = std::make_shared<const LayoutMap>(layout_, whole_layout_);
+}
+
+void Gpt::set_expert_group(ExpertGroup group) {
+  if (group.size != place_.size || group.index != place_.index)
+    fail("Gpt: an expert group of {} ranks at place {}, and the layout holds place {} of {}", group.size, group.index,
+         place_.index, place_.size);
+  moe_.set_group(std::move(group));
 }
 
 void Gpt::fill_rope_tables() {
@@ -164,7 +176,7 @@ size_t Gpt::flops_per_token(int keys) const {
   const int window = shape_.sliding_window;
   const size_t attention = pair.full * size_t(keys) + pair.sliding * size_t(window > 0 ? std::min(keys, window) : keys);
   const size_t C = size_t(shape_.d_model);
-  if (!layout_.has_frozen()) {
+  if (!whole_layout_.has_frozen()) {
     const size_t lookup = shape_.tied_head ? 0 : size_t(shape_.vocab_size) * C;
     return 6 * (shape_.active_params() - lookup) + attention;
   }
@@ -177,8 +189,8 @@ size_t Gpt::flops_per_token(int keys) const {
     return shape_.n_layer;  // the final norm and the head
   };
   size_t flops = attention;
-  for (size_t g = 0; g < layout_.groups.size(); ++g)
-    for (const TensorSpec& t : layout_.groups[g].tensors) {
+  for (size_t g = 0; g < whole_layout_.groups.size(); ++g)
+    for (const TensorSpec& t : whole_layout_.groups[g].tensors) {
       if (g == size_t(kEmbeddingsGroup) && (!shape_.tied_head || t.name == "wpe.weight")) continue;
       size_t n = has_vocabulary_rows(t.name) ? size_t(shape_.vocab_size) * C : t.numel();
       if (t.name.find(".experts.") != std::string::npos)  // a token passes through top_k of them
@@ -191,10 +203,10 @@ size_t Gpt::flops_per_token(int keys) const {
 
 size_t Gpt::head_flops_per_row() const {
   const size_t VC = size_t(shape_.vocab_size) * size_t(shape_.d_model);
-  if (!layout_.has_frozen()) return 6 * VC;
+  if (!whole_layout_.has_frozen()) return 6 * VC;
   // The head is the token embedding when tied, else its own matrix; backward always reaches it.
-  for (size_t g = 0; g < layout_.groups.size(); ++g)
-    for (const TensorSpec& t : layout_.groups[g].tensors)
+  for (size_t g = 0; g < whole_layout_.groups.size(); ++g)
+    for (const TensorSpec& t : whole_layout_.groups[g].tensors)
       if (has_vocabulary_rows(t.name) && (g == size_t(kEmbeddingsGroup)) == shape_.tied_head)
         return VC * (4 + (t.trainable ? 2 : 0));
   return 0;
@@ -206,6 +218,7 @@ std::vector<int> Gpt::fetch_order() const {
   auto block = [&](int l) {
     order.push_back(gpt_block_group(l));
     if (lora_.enabled()) order.push_back(lora_group(shape_, l));
+    if (expert_groups_[size_t(l)] >= 0) order.push_back(expert_groups_[size_t(l)]);
   };
   for (int l = 0; l < L; ++l) block(l);
   order.push_back(lnf);
@@ -219,10 +232,13 @@ std::vector<int> Gpt::fetch_order() const {
 
 Gpt::BlockParams Gpt::fetch_block(ParamHooks& hooks, int layer) {
   const void* params = fetch(hooks, gpt_block_group(layer));
-  return {params, lora_.enabled() ? fetch(hooks, lora_group(shape_, layer)) : nullptr};
+  const void* adapters = lora_.enabled() ? fetch(hooks, lora_group(shape_, layer)) : nullptr;
+  const int experts = expert_groups_[size_t(layer)];
+  return {params, adapters, experts >= 0 ? fetch(hooks, experts) : nullptr};
 }
 
 void Gpt::release_block(ParamHooks& hooks, int layer) {
+  if (expert_groups_[size_t(layer)] >= 0) hooks.release(expert_groups_[size_t(layer)]);
   if (lora_.enabled()) hooks.release(lora_group(shape_, layer));
   hooks.release(gpt_block_group(layer));
 }
@@ -331,7 +347,9 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     // The experts' output goes straight to proj: recomputation for backward needs their saved
     // products too.
     moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2,
-                 {w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight)}, N);
+                 {w(RouterWeight), bp.experts ? bp.experts : w(ExpertWeights), w(SharedExpertWeights),
+                  w(SharedGateWeight)},
+                 N);
     if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
     return;
   }
@@ -540,9 +558,14 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
   const void* dmlp = post_norm(a.mlp_out, PostFfNormWeight, a.mlp_rstd);
   if (shape_.sparse(layer)) {
+    const bool apart = bp.experts != nullptr;
     moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(),
-                  {dw(RouterWeight), dw(ExpertWeights), dw(SharedExpertWeights), dw(SharedGateWeight)}, dmlp, a.ln2,
-                  {w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight)}, N);
+                  {dw(RouterWeight), apart ? bg.experts : dw(ExpertWeights), dw(SharedExpertWeights),
+                   dw(SharedGateWeight)},
+                  dmlp, a.ln2,
+                  {w(RouterWeight), apart ? bp.experts : w(ExpertWeights), w(SharedExpertWeights),
+                   w(SharedGateWeight)},
+                  N);
   } else if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dmlp, a.fch_gelu, w(FcProjWeight),
                          N, F, C, weights_, Set);
@@ -658,12 +681,14 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* target_weights, 
     const BlockParams p = fetch_block(hooks, l);
     const BlockActivations a = acts_.block(recompute_ ? 0 : l);
     if (recompute_) block_forward(l, p, a, B, T, false);
-    const int adapters = lora_.enabled() ? lora_group(shape_, l) : -1;
+    const int adapters = lora_.enabled() ? lora_group(shape_, l) : -1, experts = expert_groups_[size_t(l)];
     const BlockGrads g{grads_if_trained(hooks, gpt_block_group(l)),
-                       adapters >= 0 ? grads_if_trained(hooks, adapters) : nullptr};
+                       adapters >= 0 ? grads_if_trained(hooks, adapters) : nullptr,
+                       experts >= 0 ? grads_if_trained(hooks, experts) : nullptr};
     block_backward(l, p, g, a, B, T);
     grads_ready_if_trained(hooks, gpt_block_group(l));
     if (adapters >= 0) grads_ready_if_trained(hooks, adapters);
+    if (experts >= 0) grads_ready_if_trained(hooks, experts);
     release_block(hooks, l);
   }
 

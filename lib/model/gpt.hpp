@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "model/gpt_shape.hpp"
 #include "model/kv_cache.hpp"
 #include "model/lora.hpp"
+#include "model/expert_layout.hpp"
 #include "model/lora_adapters.hpp"
 #include "model/moe_block.hpp"
 
@@ -48,13 +50,21 @@ public:
   // logits_bytes: what the LM head's logits may take at once (GptActivations' logit_rows).
   // head_rows: the most targets that count in a forward's micro-batch, when the data says (0: B·T):
   // the logits need not hold more rows at once (a forward with more computes more chunks).
+  // experts: expert parallelism's place of this rank; the layout holds its own experts alone
+  // (model/expert_layout.hpp), and set_expert_group must give the group of that place.
   // Throws zt::Error naming the field for an invalid shape or bound.
   Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute = false,
       const Backend& backend = cpu_backend(), const TrainedParts& parts = {}, size_t logits_bytes = kLogitsBytes,
-      int head_rows = 0);
+      int head_rows = 0, ExpertPlace experts = {});
 
   const GptShape& shape() const { return shape_; }
+  // The groups this rank holds (and the hooks serve), and the model's every tensor: the same but under
+  // expert parallelism, where layout() holds this rank's experts only in groups of domain 1.
   const ParamLayout& layout() const { return layout_; }
+  const ParamLayout& whole_layout() const { return whole_layout_; }
+  ExpertPlace expert_place() const { return place_; }
+  // Where layout()'s tensors lie in whole_layout()'s; null when they are the same.
+  const LayoutMap* layout_map() const { return map_.get(); }
   int padded_vocab() const { return shape_.padded_vocab(); }
   int max_batch() const { return max_batch_; }
   int max_seq() const { return max_seq_; }
@@ -120,7 +130,7 @@ public:
   // model without experts. (forward returns the cross-entropy alone.)
   double aux_loss() const { return moe_.aux_loss(); }
   // Expert parallelism (MoeBlock::set_group): this rank computes only its group's share of the experts.
-  void set_expert_group(ExpertGroup group) { moe_.set_group(std::move(group)); }
+  void set_expert_group(ExpertGroup group);
   // Tokens routed to the busiest expert over the mean in the last forward (the largest over the
   // sparse layers); NaN without experts.
   double max_expert_load() const { return moe_.enabled() ? moe_.max_load() : std::numeric_limits<double>::quiet_NaN(); }
@@ -209,15 +219,18 @@ private:
   // The row of [B, T] the head's row r is.
   int batch_row_of_head_row(int r) const;
   // cache: attend to its positions and add this block's keys and values (generation).
-  // A block's parameters and its adapters' (null without adapters), with their gradients in backward
+  // A block's parameters, its adapters' (null without adapters) and its experts' when they lie in a
+  // group of their own (expert parallelism; null: in the block's), with their gradients in backward
   // (null where frozen).
   struct BlockParams {
     const void* params;
     const void* adapters;
+    const void* experts;
   };
   struct BlockGrads {
     void* params;
     void* adapters;
+    void* experts;
   };
   void block_forward(int layer, BlockParams p, const BlockActivations& a, int B, int T, bool write_output,
                      KvCache* cache = nullptr);
@@ -244,7 +257,10 @@ private:
   ModelOps& ops_;
   int max_batch_, max_seq_;
   bool recompute_;
-  ParamLayout layout_;
+  ExpertPlace place_;
+  ParamLayout whole_layout_, layout_;
+  std::shared_ptr<const LayoutMap> map_;
+  std::vector<int> expert_groups_;  // per layer, its experts' own group (expert parallelism), or -1
   BlockRecipe recipe_;
   std::vector<RoleOffsets> blocks_;  // each block's (a sparse block's MLP part differs)
   LoraAdapters lora_;

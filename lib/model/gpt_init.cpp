@@ -18,7 +18,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 void Gpt::init_params(float* dst, size_t begin, size_t count, uint64_t seed) const {
-  init_gpt_params(shape_, layout_, dst, begin, count, seed);
+  if (!map_) return init_gpt_params(shape_, layout_, dst, begin, count, seed);
+  // An expert-parallel layout's tensors take their values in the whole layout: the same as without.
+  map_->read({begin, begin + count}, dst, [&](float* out, size_t at, size_t n) {
+    init_gpt_params(shape_, whole_layout_, out, at, n, seed);
+  });
 }
 
 void init_gpt_params(const GptShape& shape, const ParamLayout& layout, float* dst, size_t begin, size_t count,

@@ -183,11 +183,12 @@ std::vector<HfTensor> hf_tensors(const GptShape& shape) {
   return out;
 }
 
-RoleOffsets block_role_offsets(const GptShape& shape, int layer) {
+RoleOffsets block_role_offsets(const GptShape& shape, int layer, bool experts_apart) {
   RoleOffsets offsets;
   offsets.fill(kAbsent);
   size_t cursor = 0;
   for (const BlockTensorDef& t : block_tensors(shape, layer)) {
+    if (experts_apart && t.role == BlockRole::ExpertWeights) continue;
     size_t& o = offsets[size_t(t.role)];
     if (o == kAbsent) o = cursor;
     size_t n = 1;

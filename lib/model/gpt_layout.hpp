@@ -83,9 +83,10 @@ constexpr int kBlockRoles = int(BlockRole::Count);
 constexpr size_t kAbsent = ~size_t(0);
 // Offset of each role's first element from the start of block `layer`'s group (the same for every
 // block but in the MLP's part: a sparse block holds its router and experts there); kAbsent for a
-// role the block does not have.
+// role the block does not have. experts_apart: the experts lie in a group of their own (expert
+// parallelism, model/expert_layout.hpp), not in the block's.
 using RoleOffsets = std::array<size_t, kBlockRoles>;
-RoleOffsets block_role_offsets(const GptShape& shape, int layer = 0);
+RoleOffsets block_role_offsets(const GptShape& shape, int layer = 0, bool experts_apart = false);
 
 // Group indices.
 constexpr int kEmbeddingsGroup = 0;

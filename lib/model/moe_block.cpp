@@ -204,12 +204,11 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
   const int R = N * K_;
   ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
   if (group_.size == 1) {
-    experts_forward(s, experts, 0, s.count, rows_.data(), s.y.data());
+    experts_forward(s, experts, s.count, rows_.data(), s.y.data());
   } else {
     exchange_counts(s);
     dispatch(s, rows_.data(), s.ep_rows.data());
-    const int own = E_ / group_.size;
-    experts_forward(s, experts, group_.index * own, own_counts(s), s.ep_rows.data(), ep_a_.data());
+    experts_forward(s, experts, own_counts(s), s.ep_rows.data(), ep_a_.data());
     combine_back(s, ep_a_.data(), s.y.data());
   }
   ops_.moe_combine(out, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
@@ -289,12 +288,10 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   ops_.moe_combine_backward(dy_.data(), dweights_.data(), dout, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
   if (group_.size == 1) {
     ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
-    experts_backward(s, experts, dexperts, 0, s.count, rows_.data(), dy_.data(), drows_.data());
+    experts_backward(s, experts, dexperts, s.count, rows_.data(), dy_.data(), drows_.data());
   } else {
     dispatch(s, dy_.data(), ep_b_.data());
-    const int own = E_ / group_.size;
-    experts_backward(s, experts, dexperts, group_.index * own, own_counts(s), s.ep_rows.data(), ep_b_.data(),
-                     ep_a_.data());
+    experts_backward(s, experts, dexperts, own_counts(s), s.ep_rows.data(), ep_b_.data(), ep_a_.data());
     combine_back(s, ep_a_.data(), drows_.data());
   }
   ops_.moe_scatter(dx, drows_.data(), s.row.data(), N, K_, C_, GradInto::Overwrite);
@@ -340,14 +337,14 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   }
 }
 
-void MoeBlock::experts_forward(Slot& s, const void* experts, int first_expert, const std::vector<int>& counts,
-                               const void* rows, void* y) {
+void MoeBlock::experts_forward(Slot& s, const void* experts, const std::vector<int>& counts, const void* rows,
+                               void* y) {
   const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
   size_t first = 0;
   for (size_t j = 0; j < counts.size(); ++j) {
     const int n = counts[j];
     if (n == 0) continue;  // an expert without tokens computes nothing
-    const char* w = expert(experts, first_expert + int(j));
+    const char* w = expert(experts, int(j));
     auto* gu = static_cast<char*>(s.gate_up.data()) + first * 2 * I * esz;
     auto* h = static_cast<char*>(s.act.data()) + first * I * esz;
     ops_.matmul_forward(gu, static_cast<const char*>(rows) + first * C * esz, w, nullptr, n, C_, 2 * I_,
@@ -359,15 +356,15 @@ void MoeBlock::experts_forward(Slot& s, const void* experts, int first_expert, c
   }
 }
 
-void MoeBlock::experts_backward(Slot& s, const void* experts, void* dexperts, int first_expert,
-                                const std::vector<int>& counts, const void* rows, const void* dy, void* drows) {
+void MoeBlock::experts_backward(Slot& s, const void* experts, void* dexperts, const std::vector<int>& counts,
+                                const void* rows, const void* dy, void* drows) {
   const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
   size_t first = 0;
   for (size_t j = 0; j < counts.size(); ++j) {
     const int n = counts[j];
     if (n == 0) continue;  // no token, no gradient: the expert's stays as it was (zero this step)
-    const char* w = expert(experts, first_expert + int(j));
-    char* dw = dexperts ? expert(dexperts, first_expert + int(j)) : nullptr;
+    const char* w = expert(experts, int(j));
+    char* dw = dexperts ? expert(dexperts, int(j)) : nullptr;
     auto in = [&](const void* t, size_t width) { return static_cast<const char*>(t) + first * width * esz; };
     auto out = [&](void* t, size_t width) { return static_cast<char*>(t) + first * width * esz; };
     ops_.matmul_backward(out(dact_.data(), I), dw ? dw + 2 * I * C * esz : nullptr, nullptr, in(dy, C),

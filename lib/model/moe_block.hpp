@@ -56,7 +56,9 @@ public:
 
   bool enabled() const { return enabled_; }
   // From now on this rank computes only its own experts, over the rows its group routes to them,
-  // which travel through the group's all-to-all (model/moe_block.cpp, "Expert parallelism").
+  // which travel through the group's all-to-all (model/moe_block.cpp, "Expert parallelism"): the
+  // weights' `experts` (and their gradients) are then this rank's E/size experts alone, side by side
+  // (model/expert_layout.hpp).
   void set_group(ExpertGroup group);
 
   // The micro-batch's rows (null: B rows of T tokens without padding), whose padding the
@@ -95,11 +97,10 @@ private:
     std::vector<int> ep_count;           // [G · E/G] (host)
   };
   void group(Slot& s, int N);  // count, token and row from experts
-  // The experts [first, first + counts.size()) over their rows side by side; forward keeps what
-  // backward needs in s.
-  void experts_forward(Slot& s, const void* experts, int first, const std::vector<int>& counts, const void* rows,
-                       void* y);
-  void experts_backward(Slot& s, const void* experts, void* dexperts, int first, const std::vector<int>& counts,
+  // The experts `experts` holds (counts.size() of them) over their rows side by side; forward keeps
+  // what backward needs in s.
+  void experts_forward(Slot& s, const void* experts, const std::vector<int>& counts, const void* rows, void* y);
+  void experts_backward(Slot& s, const void* experts, void* dexperts, const std::vector<int>& counts,
                         const void* rows, const void* dy, void* drows);
   // Expert parallelism: the counts the group's ranks route to this rank's experts, and the orders.
   void exchange_counts(Slot& s);

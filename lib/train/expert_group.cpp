@@ -10,6 +10,15 @@ std::unique_ptr<Communicator> split_expert_group(Communicator& world, int size) 
   return world.split(rank / size, rank % size);
 }
 
+std::unique_ptr<Communicator> split_expert_data_group(Communicator& world, int size) {
+  const int rank = world.rank();
+  if (size < 1 || world.world_size() % size != 0)
+    fail("expert parallelism: groups of {} ranks do not divide {} ranks", size, world.world_size());
+  return world.split(rank % size, rank);
+}
+
+ExpertPlace expert_place(const Communicator& world, int size) { return {size, world.rank() % size}; }
+
 ExpertGroup expert_group(Communicator& group) {
   ExpertGroup g;
   g.size = group.world_size();

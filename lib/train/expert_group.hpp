@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "comm/communicator.hpp"
+#include "model/expert_layout.hpp"
 #include "model/moe_block.hpp"
 
 namespace zt {
@@ -12,6 +13,14 @@ namespace zt {
 // The group of `world`'s rank as a communicator of its own (collective over `world`), ranked by
 // place: the ranks [g·size, (g+1)·size).
 std::unique_ptr<Communicator> split_expert_group(Communicator& world, int size);
+
+// The ranks holding the same experts as `world`'s rank, DeepSpeed's expert data-parallel group: the
+// ranks at the same place of every group of `size` (collective over `world`). Where the experts' parameters,
+// gradients and optimizer state are sharded (model/expert_layout.hpp).
+std::unique_ptr<Communicator> split_expert_data_group(Communicator& world, int size);
+
+// The place of `world`'s rank in groups of `size` ranks.
+ExpertPlace expert_place(const Communicator& world, int size);
 
 // The model's view of the group: its size, this rank's place and its all-to-all. `group` must
 // outlive what is returned.

@@ -10,6 +10,7 @@
 #include "core/dtype.hpp"
 #include "core/ledger.hpp"
 #include "core/machine_memory.hpp"
+#include "model/expert_layout.hpp"
 #include "model/gpt_activations.hpp"
 #include "model/lora_adapters.hpp"
 #include "train/engine_config.hpp"
@@ -33,10 +34,27 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.max_block_params() + adapters;
   MemoryPlan p;
   const EngineOptions options = engine_options(c);
-  const size_t fp32 = Fp32Parts::bytes(layout, options.dtype);
-  static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, {}, fp32);
+  // Expert parallelism: a rank's own experts (the first place's) are a second domain over the
+  // ranks holding the same experts (model/expert_layout.hpp).
+  const int ep = c.expert_parallel.size();
+  const ParamLayout own = expert_parallel_layout(shape, layout, {ep, 0});
+  size_t numel = 0, trainable = 0;
+  SecondDomainSize second, second_unfrozen;
+  for (const ParamGroup& g : own.groups) {
+    size_t trained = 0;
+    for (const TensorSpec& t : g.tensors) trained += t.trainable ? t.numel() : 0;
+    if (g.domain == 0) {
+      numel += g.size;
+      trainable += trained;
+    } else {
+      second = {second.numel + g.size, second.trainable + trained, world / ep};
+      second_unfrozen = {second.numel, second.numel, world / ep};
+    }
+  }
+  const size_t fp32 = Fp32Parts::bytes(own, options.dtype);
+  static_cast<EnginePlan&>(p) = Engine::plan(options, numel, trainable, world, held, second, fp32);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
-  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, layout.total, layout.total, world, held, {}, fp32);
+  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, numel, numel, world, held, second_unfrozen, fp32);
   const bool recompute = c.recompute_activations();
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;

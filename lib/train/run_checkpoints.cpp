@@ -28,13 +28,14 @@ size_t RunCheckpoints::staging_bytes(const config::Config& config, const Partiti
 }
 
 RunCheckpoints::RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine,
-                               const Gpt& model, const DataSampler& sampler, const std::string& resumed_from,
-                               std::optional<TokenizerIdentity> data_tokenizer)
-    : config_(config), engine_(engine), model_(model), sampler_(sampler), data_tokenizer_(std::move(data_tokenizer)) {
+                               WholeState& state, const Gpt& model, const DataSampler& sampler,
+                               const std::string& resumed_from, std::optional<TokenizerIdentity> data_tokenizer)
+    : config_(config), engine_(engine), state_(state), model_(model), sampler_(sampler),
+      data_tokenizer_(std::move(data_tokenizer)) {
   const std::string& root = config.training.checkpoint_dir;
   if (root.empty()) return;
   rank_ = comm.rank();
-  const Range mine = checkpoint_pieces(engine.train_partition())[size_t(comm.rank())];
+  const Range mine = checkpoint_pieces(state.partition())[size_t(comm.rank())];
   writer_ = std::make_unique<CheckpointWriter>(root, config.training.keep_last, comm.control(), device, mine);
   // Resumed from a checkpoint of this directory: that step is saved already.
   std::error_code ec;
@@ -78,7 +79,8 @@ void RunCheckpoints::finish(int64_t step) {
 }
 
 void RunCheckpoints::save(int64_t step) {
-  writer_->save(meta(step), engine_);
+  state_.gather();
+  writer_->save(meta(step), state_);
   last_saved_ = step;
 }
 
@@ -86,13 +88,13 @@ CheckpointMeta RunCheckpoints::meta(int64_t step) const {
   const config::Config& c = config_;
   CheckpointMeta m;
   m.step = step;
-  m.world_size = engine_.partition().world_size();
+  m.world_size = state_.partition().world_size();
   m.stage = c.zero.stage;
   m.dtype = c.dtype();
-  m.flat_params = engine_.trainable().numel();
-  m.padded_params = engine_.train_partition().padded();
+  m.flat_params = state_.numel();
+  m.padded_params = state_.partition().padded();
   m.model = config::model_json(c.model);
-  m.layout = model_.layout();
+  m.layout = model_.whole_layout();
   const Engine::Counters counters = engine_.counters();
   m.optimizer_steps = counters.optimizer_steps;
   m.next_lr = lr_at(c.scheduler, c.optimizer.lr, counters.optimizer_steps);

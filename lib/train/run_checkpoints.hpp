@@ -11,6 +11,7 @@
 #include "data/data_sampler.hpp"
 #include "data/tokenizer_identity.hpp"
 #include "model/gpt.hpp"
+#include "train/whole_state.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -25,8 +26,9 @@ public:
   // the tokenizer data.train records, written into meta.json's data block (generate, eval and export
   // find it there). Without a checkpoint_dir nothing is ever written. The staging buffer lives in
   // `device`'s pinned memory.
-  RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, const Gpt& model,
-                 const DataSampler& sampler, const std::string& resumed_from,
+  // state: the engine's as the whole training layout's (train/whole_state.hpp), what is written.
+  RunCheckpoints(const config::Config& config, Communicator& comm, Device& device, Engine& engine, WholeState& state,
+                 const Gpt& model, const DataSampler& sampler, const std::string& resumed_from,
                  std::optional<TokenizerIdentity> data_tokenizer = std::nullopt);
   // Bytes of pinned host memory the checkpoints of `config` stage in on the rank that writes the
   // most of `partition`; 0 without a checkpoint_dir.
@@ -53,6 +55,7 @@ private:
 
   const config::Config& config_;
   Engine& engine_;
+  WholeState& state_;
   const Gpt& model_;
   const DataSampler& sampler_;
   std::optional<TokenizerIdentity> data_tokenizer_;

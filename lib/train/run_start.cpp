@@ -121,9 +121,8 @@ void RunStart::open_checkpoint(const std::string& step_dir, const ParamLayout& l
                  step_dir, m.dtype, config.dtype(), config.fp16.enabled ? "; the fp16 loss scale starts afresh" : "");
 }
 
-void RunStart::read_into(Engine& engine, int rank, int world_size) const {
-  if (!checkpoint_) return;
-  load_state(*checkpoint_, engine, weights_only_, rank, world_size);
+void RunStart::read_into(const WholeState& state) const {
+  if (checkpoint_) state.load(*checkpoint_, weights_only_);
 }
 
 int64_t RunStart::apply(Engine& engine, DataSampler& sampler) const {

@@ -12,6 +12,7 @@
 #include "config/config.hpp"
 #include "core/param_layout.hpp"
 #include "data/data_sampler.hpp"
+#include "train/whole_state.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -35,9 +36,9 @@ public:
   // The step directory a resume reads, or "".
   std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }
 
-  // Copies the checkpoint's state of this rank's elements into the engine, checking the CRC32C of
-  // the files it reads. Local: the ranks agree that every read succeeded before apply().
-  void read_into(Engine& engine, int rank, int world_size) const;
+  // Copies the checkpoint's state of this rank's elements into the engine (through `state`: the
+  // whole layout's, whatever the expert parallelism), checking the CRC32C of the files it reads. Local: the ranks agree that every read succeeded before apply().
+  void read_into(const WholeState& state) const;
   // Collective: the weights read become the parameters everywhere; a resume also restores the
   // counters (optimizer steps, loss scaler) and the data position. Returns the last step done
   // (0 when the run starts fresh).

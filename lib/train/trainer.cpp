@@ -47,6 +47,16 @@ std::string error_of(F&& f) {
   return "";
 }
 
+// The values of the model's flat range [begin, begin + count) from `whole`, a reader of the whole
+// layout's (a rank's expert-parallel layout holds its own experts alone).
+void read_own(const Gpt& model, float* dst, size_t begin, size_t count,
+              const std::function<void(float*, size_t, size_t)>& whole) {
+  if (const LayoutMap* map = model.layout_map())
+    map->read({begin, begin + count}, dst, whole);
+  else
+    whole(dst, begin, count);
+}
+
 }  // namespace
 
 Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend& backend)
@@ -61,7 +71,11 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   // What can fail on bad input (files, shapes) happens before the first collective, and the ranks
   // agree on it: one message, every rank exits, none is left waiting in the engine's set-up.
   // A collective that bad input cannot fail (the config judged the group size): before anything can.
-  if (config.expert_parallel.size() > 1) expert_comm_ = split_expert_group(comm, config.expert_parallel.size());
+  const int ep = config.expert_parallel.size();
+  if (ep > 1) {
+    expert_comm_ = split_expert_group(comm, ep);
+    expert_data_comm_ = split_expert_data_group(comm, ep);
+  }
   std::string error;
   int status = kExitFailed;
   try {
@@ -69,10 +83,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     // The LM head's logits for the most rows it computes: the targets that count, as the data says.
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
     model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
-                                   config::trained_parts(config), kLogitsBytes, head_rows);
+                                   config::trained_parts(config), kLogitsBytes, head_rows, expert_place(comm, ep));
     if (expert_comm_) model_->set_expert_group(expert_group(*expert_comm_));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
-    start_ = std::make_unique<RunStart>(config, model_->layout(), comm.rank());
+    start_ = std::make_unique<RunStart>(config, model_->whole_layout(), comm.rank());
     if (const CheckpointReader* ckpt = start_->checkpoint())
       judge_against_checkpoint(data_tokenizer_, ckpt->meta(), ckpt->dir(), config, comm.rank());
     if (comm.rank() == 0 && !config.training.checkpoint_dir.empty())
@@ -92,14 +106,19 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     // The base model's weights are training.init_from's as RunStart opened them (none from a
     // checkpoint); a resume's adapters come from the checkpoint, not lora.init_from.
     const bool resumed = start_->from_checkpoint();
-    initial_ = std::make_unique<InitialWeights>(config.model.shape, config::trained_parts(config), model_->layout(),
+    initial_ = std::make_unique<InitialWeights>(config.model.shape, config::trained_parts(config),
+                                                model_->whole_layout(),
                                                 WeightSources{"", resumed ? "" : config.lora.init_from,
                                                               config.training.seed},
                                                 start_->weights());
   }));
   std::string load_error;
+  // The initial weights are the whole layout's; a rank's expert-parallel layout reads its own there.
   ParamInit init = [this, &load_error](float* dst, size_t begin, size_t count) {
-    if (load_error.empty()) load_error = error_of([&] { initial_->read(dst, begin, count); });
+    if (load_error.empty())
+      load_error = error_of([&] {
+        read_own(*model_, dst, begin, count, [&](float* out, size_t at, size_t n) { initial_->read(out, at, n); });
+      });
     if (!load_error.empty()) std::fill(dst, dst + count, 0.0f);
   };
   if (start_->from_checkpoint() && !model_->layout().has_frozen())  // every element is read from the checkpoint
@@ -108,7 +127,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   options.fetch_order = model_->fetch_order();
   options.rank = comm.rank();
   try {
-    engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, cpu_backend().vector, init);
+    engine_ = std::make_unique<Engine>(options, model_->layout(), comm, backend, cpu_backend().vector, init,
+                                       expert_data_comm_.get());
   } catch (const EngineSetupFailed& e) {
     if (*e.what()) spdlog::error("{}", e.what());  // the lowest failing rank speaks for all
     throw SetupFailed();
@@ -120,7 +140,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   if (p.enabled && p.has_reference() && p.reference == config::PreferenceReferenceSource::Model &&
       start_->resumed_from().empty())
     with_reference_model(init, load_error, [this] { start_preference(); });
-  agree_on_setup(error_of([&] { start_->read_into(*engine_, comm.rank(), comm.world_size()); }));
+  state_ = std::make_unique<WholeState>(*engine_, *model_, comm);
+  agree_on_setup(error_of([&] { start_->read_into(*state_); }));
   start_step_ = start_->apply(*engine_, *train_sampler_);
   if (p.enabled && !preference_) start_preference();
   // Set up, so starting afresh as asked: an earlier run's checkpoints go before this run saves any.
@@ -132,7 +153,8 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
       spdlog::info("training.overwrite: starting afresh; removed the earlier run's checkpoints in {}: {}", root,
                    fmt::join(removed, ", "));
   }));
-  checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *model_, *train_sampler_,
+  checkpoints_ = std::make_unique<RunCheckpoints>(config, comm, backend.device, *engine_, *state_, *model_,
+                                                  *train_sampler_,
                                                   start_->resumed_from(), data_tokenizer_.identity);
   if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
@@ -322,13 +344,16 @@ void Trainer::with_reference_model(const ParamInit& own, const std::string& own_
   std::unique_ptr<InitialWeights> reference;
   agree_on_setup(error_of([&] {
                    reference = std::make_unique<InitialWeights>(
-                       c.model.shape, config::trained_parts(c), model_->layout(),
+                       c.model.shape, config::trained_parts(c), model_->whole_layout(),
                        WeightSources{c.preference.reference_model, "", c.training.seed, "preference.reference"});
                  }),
                  kExitBadInput);
   std::string error;
   engine_->reinitialize([&](float* dst, size_t begin, size_t count) {
-    if (error.empty()) error = error_of([&] { reference->read(dst, begin, count); });
+    if (error.empty())
+      error = error_of([&] {
+        read_own(*model_, dst, begin, count, [&](float* out, size_t at, size_t n) { reference->read(out, at, n); });
+      });
     if (!error.empty()) std::fill(dst, dst + count, 0.0f);
   });
   agree_on_setup(error);
@@ -462,10 +487,11 @@ StepRecord Trainer::step_record(int64_t step, const TrainStepResult& out, double
 
 // Every rank takes part (each group's weights are all-gathered in turn); rank 0 writes.
 void Trainer::save_final() {
-  const TrainedModel trained{config_.model.shape, config::trained_parts(config_), model_->layout()};
+  const TrainedModel trained{config_.model.shape, config::trained_parts(config_), model_->whole_layout()};
+  state_->gather(/*master_only=*/true);
   save_gathered_weights(config_.training.save_final, final_form(config_), trained,
-                        final_weights_output(config_, data_tokenizer_.identity), comm_, backend_.device, *engine_,
-                        checkpoint_pieces(engine_->train_partition()), *initial_);
+                        final_weights_output(config_, data_tokenizer_.identity), comm_, backend_.device, *state_,
+                        checkpoint_pieces(state_->partition()), *initial_);
   if (comm_.rank() == 0) spdlog::info("saved final weights to {}", printable(config_.training.save_final));
 }
 
@@ -520,7 +546,7 @@ void Trainer::load_best_checkpoint(int64_t step) {
   const std::string dir = (std::filesystem::path(config_.training.checkpoint_dir) / step_dir_name(step)).string();
   agree_on_setup(error_of([&] {
     const CheckpointReader best(dir);
-    load_state(best, *engine_, /*weights_only=*/true, comm_.rank(), comm_.world_size());
+    state_->load(best, /*weights_only=*/true);
   }));
   engine_->publish_written_state();
   if (comm_.rank() == 0)

@@ -28,6 +28,7 @@
 #include "train/preference.hpp"
 #include "train/run_checkpoints.hpp"
 #include "train/run_start.hpp"
+#include "train/whole_state.hpp"
 #include "zero/engine.hpp"
 
 namespace zt {
@@ -110,11 +111,13 @@ private:
   int B_, T_, GA_;
   int rows_;  // rows of a micro-batch: B_, or 2·B_ for preference pairs
   std::unique_ptr<Communicator> expert_comm_;  // expert parallelism's group (train/expert_group.hpp), or null
+  std::unique_ptr<Communicator> expert_data_comm_;  // the ranks holding the same experts, or null
   std::unique_ptr<Gpt> model_;
   std::unique_ptr<TokenDataset> train_data_, val_data_;
   std::unique_ptr<DataSampler> train_sampler_, val_sampler_;
   DataTokenizer data_tokenizer_;  // what data.train's files record of the tokenizer that made them
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<WholeState> state_;  // the engine's as the whole layout's: what checkpoints and exports take
   std::unique_ptr<RunStart> start_;               // training.resume / training.init_from
   std::unique_ptr<InitialWeights> initial_;       // where the parameters start (frozen ones stay there)
   int64_t start_step_ = 0;

@@ -385,28 +385,43 @@ void Engine::gather_master(float* full) {
 
 Range Engine::held() const {
   require_one_domain("held");
-  return domains_[0]->held();
+  return held(0);
 }
 
 void Engine::read_state(StateTensor t, Range r, float* host) const {
-  const Range held = this->held();
-  if (r.intersect(held).size() != r.size())
-    fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  domains_[0]->optimizer->read(t, r, host);
+  require_one_domain("read_state");
+  read_state(0, t, r, host);
 }
 
 void Engine::write_state(StateTensor t, Range r, const float* host) {
-  const Range held = this->held();
+  require_one_domain("write_state");
+  write_state(0, t, r, host);
+}
+
+const TrainableSpace& Engine::trainable(int domain) const { return domains_.at(size_t(domain))->trainable; }
+const Partition& Engine::train_partition(int domain) const { return domains_.at(size_t(domain))->train_partition; }
+Range Engine::held(int domain) const { return domains_.at(size_t(domain))->held(); }
+
+void Engine::read_state(int domain, StateTensor t, Range r, float* host) const {
+  const Range held = this->held(domain);
+  if (r.intersect(held).size() != r.size())
+    fail("Engine::read_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
+  domains_[size_t(domain)]->optimizer->read(t, r, host);
+}
+
+void Engine::write_state(int domain, StateTensor t, Range r, const float* host) {
+  const Range held = this->held(domain);
   if (r.intersect(held).size() != r.size())
     fail("Engine::write_state: elements [{}, {}) are not held here ([{}, {}))", r.begin, r.end, held.begin, held.end);
-  domains_[0]->optimizer->write(t, r, host);
+  domains_[size_t(domain)]->optimizer->write(t, r, host);
 }
 
 void Engine::publish_written_state() {
-  require_one_domain("publish_written_state");
-  domains_[0]->optimizer->round_params();
-  domains_[0]->stage->publish_params();
-  domains_[0]->fp32->refresh(*domains_[0]->optimizer, held());
+  for (auto& d : domains_) {
+    d->optimizer->round_params();
+    d->stage->publish_params();
+    d->fp32->refresh(*d->optimizer, d->held());
+  }
 }
 
 void Engine::set_counters(const Counters& c) {

@@ -120,6 +120,11 @@ public:
   Range held() const override;
   void read_state(StateTensor t, Range r, float* host) const override;
   void write_state(StateTensor t, Range r, const float* host) override;
+  // The same of domain d's trainable space (the layout's groups of domain d one after the other),
+  // with a second sharding domain too.
+  Range held(int domain) const;
+  void read_state(int domain, StateTensor t, Range r, float* host) const;
+  void write_state(int domain, StateTensor t, Range r, const float* host);
   // After every rank wrote the master of what it holds: the parameters take the master's values
   // (rounded to the training dtype) on every rank that uses them. Collective.
   void publish_written_state();
@@ -137,6 +142,11 @@ public:
   const Partition& partition() const;
   const TrainableSpace& trainable() const;
   const Partition& train_partition() const;
+  // The sharding domains (1, or 2 with groups of domain 1), and each one's trainable space and its
+  // partition over the domain's communicator.
+  int domains() const { return int(domains_.size()); }
+  const TrainableSpace& trainable(int domain) const;
+  const Partition& train_partition(int domain) const;
   DType dtype() const { return options_.dtype; }
   bool fp16() const { return options_.dtype == DType::F16; }  // dynamic loss scaling
   int64_t optimizer_steps() const { return steps_; }

@@ -18,6 +18,9 @@
 #include "mpi_world.hpp"
 #include "random_floats.hpp"
 #include "step_records.hpp"
+#include "core/ledger.hpp"
+#include "model/gpt_layout.hpp"
+#include "train/engine_config.hpp"
 #include "train/expert_group.hpp"
 #include "train/memory_plan.hpp"
 #include "train/trainer.hpp"
@@ -65,11 +68,17 @@ LayerResult run_layer(const GptShape& shape, int N, int group, uint32_t seed) {
   MoeBlock block(shape, 1, N, 1, cpu_backend());
   const std::unique_ptr<Communicator> ranks = split_expert_group(comm, group);
   if (group > 1) block.set_group(expert_group(*ranks));
+  // The rank holds its own experts alone, side by side.
+  const size_t per = 3 * size_t(I) * size_t(C), own = size_t(E / group), first = size_t(comm.rank() % group) * own;
+  const std::vector<float> mine(experts.begin() + std::ptrdiff_t(first * per),
+                                experts.begin() + std::ptrdiff_t((first + own) * per));
+  std::vector<float> dmine(mine.size(), 0.0f);
   const CommStats before = ranks->stats();
-  block.forward(0, 0, r.out.data(), x.data(), MoeWeights{router.data(), experts.data(), nullptr, nullptr}, N);
-  block.backward(0, r.dx.data(), MoeGrads{r.drouter.data(), r.dexperts.data(), nullptr, nullptr}, dout.data(),
-                 x.data(), MoeWeights{router.data(), experts.data(), nullptr, nullptr}, N);
+  block.forward(0, 0, r.out.data(), x.data(), MoeWeights{router.data(), mine.data(), nullptr, nullptr}, N);
+  block.backward(0, r.dx.data(), MoeGrads{r.drouter.data(), dmine.data(), nullptr, nullptr}, dout.data(), x.data(),
+                 MoeWeights{router.data(), mine.data(), nullptr, nullptr}, N);
   r.all_to_all_bytes = (ranks->stats() - before).bytes(CommOp::AllToAll);
+  std::copy(dmine.begin(), dmine.end(), r.dexperts.begin() + std::ptrdiff_t(first * per));
   comm.all_reduce(r.dexperts.data(), r.dexperts.data(), r.dexperts.size(), DType::F32, ReduceOp::Sum);
   return r;
 }
@@ -173,13 +182,70 @@ void check_steps(const std::vector<double>& got, const std::vector<double>& want
 
 TEST_CASE("training with expert parallelism gives the losses and gradient norms of training without it",
           "[trainer][moe][expert_parallel]") {
-  for (int stage : {0, 3}) {
+  for (int stage : {0, 1, 2, 3}) {
     const Steps whole = train(stage, 1);
     for (int group : group_sizes(world().world_size())) {
       INFO("stage " << stage << ", groups of " << group);
       const Steps split = train(stage, group);
       check_steps(split.loss, whole.loss, "loss");
       check_steps(split.grad_norm, whole.grad_norm, "gradient norm");
+    }
+  }
+}
+
+// Each rank holds its own experts alone, sharded over the ranks holding the same ones: its
+// parameters, gradients and optimizer state are the plan's to the byte, where the experts' part is
+// theirs over M = W/N ranks (the formula's Ψ' terms), counted here from the shape.
+TEST_CASE("with expert parallelism a rank keeps the model states of its own experts alone, sharded over the ranks "
+          "holding the same experts",
+          "[trainer][moe][expert_parallel]") {
+  Communicator& comm = world();
+  const int W = comm.world_size();
+  const GptShape shape = gpt_preset("qwen3-moe-tiny")->resolved();
+  const size_t expert = 3 * size_t(shape.expert_width()) * size_t(shape.d_model);
+  size_t sparse = 0;
+  for (int l = 0; l < shape.n_layer; ++l) sparse += shape.sparse(l) ? 1 : 0;
+  const size_t experts = sparse * size_t(shape.moe.num_experts) * expert;
+  auto states = [](const auto& p) { return p.params + p.grads + p.optimizer; };
+  for (int stage : {0, 1, 2, 3}) {
+    const config::Config whole_config = moe_config(stage, 1, W);
+    const EngineOptions options = engine_options(whole_config);
+    // Without the experts, over the world: what every rank keeps of the rest in either run.
+    const size_t psi = make_gpt_layout(shape).total;
+    const EnginePlan rest = Engine::plan(options, psi - experts, psi - experts, W, 0);
+    for (int group : group_sizes(W)) {
+      INFO("stage " << stage << ", groups of " << group);
+      const config::Config c = moe_config(stage, group, W);
+      auto& ledger = MemoryLedger::instance();
+      const MemStats before = ledger.stats();
+      size_t measured = 0, own = 0;
+      {
+        Trainer trainer(c, comm);
+        trainer.train_step(1);
+        const MemStats after = ledger.stats();
+        auto delta = [&](MemCategory k) { return after.cur(k) - before.cur(k); };
+        const MemoryPlan plan = plan_memory(c, W);
+        CHECK(delta(MemCategory::Params) == plan.params);
+        CHECK(delta(MemCategory::Grads) == plan.grads);
+        CHECK(delta(MemCategory::Optimizer) == plan.optimizer);
+        CHECK_THAT(plan.formula, Catch::Contains(stage == 0 ? "16Ψ'" : "Ψ'/M"));
+        measured = delta(MemCategory::Params) + delta(MemCategory::Grads) + delta(MemCategory::Optimizer);
+        own = trainer.model().layout().total;
+      }
+      // The experts' part: E/N of them, fp32 (4 bytes each of parameters and gradients, 8 of Adam's
+      // m and v), padded for M ranks, the parts ZeRO shards at this stage over M.
+      const size_t M = size_t(W / group), mine = experts / size_t(group);
+      CHECK(own == psi - experts + mine);
+      const size_t padded = (mine + 64 * M - 1) / (64 * M) * (64 * M);
+      const size_t held = 4 * padded / (stage == 3 ? M : 1) + 4 * padded / (stage >= 2 ? M : 1) +
+                          8 * padded / (stage >= 1 ? M : 1);
+      CHECK(measured == states(rest) + held);
+      // Less than without expert parallelism, but at stage 3, where ZeRO shards the experts over all
+      // W = N·M ranks either way.
+      if (stage < 3)
+        CHECK(measured < states(plan_memory(whole_config, W)));
+      else
+        CHECK(measured <= states(plan_memory(whole_config, W)));
     }
   }
 }
