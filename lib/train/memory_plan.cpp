@@ -51,6 +51,8 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
       second_unfrozen = {second.numel, second.numel, world / ep};
     }
   }
+  p.experts = second;
+  p.rest = numel;
   const size_t fp32 = Fp32Parts::bytes(own, options.dtype);
   static_cast<EnginePlan&>(p) = Engine::plan(options, numel, trainable, world, held, second, fp32);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
@@ -124,8 +126,20 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
   auto mib = [](size_t b) { return double(b) / 1048576.0; };
   std::printf("memory plan per rank: ZeRO stage %d, %d rank%s, %s\n", c.zero.stage, world, world == 1 ? "" : "s",
               c.dtype().c_str());
-  std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
   const GptShape& shape = c.model.shape;
+  if (p.experts.numel == 0) {
+    std::printf("  parameters Ψ = %zu (flat buffer padded to %zu, shard %zu)\n", p.num_params, p.padded, p.shard);
+  } else {  // expert parallelism: the experts of a place over its M ranks, the rest over all N
+    const int ep = c.expert_parallel.size(), M = p.experts.world_size;
+    const Partition experts(p.experts.numel, M, 0);
+    std::printf("  parameters %zu in all; Ψ = %zu of them over the N = %d ranks (flat buffer padded to %zu, shard "
+                "%zu)\n",
+                p.num_params, p.rest, world, p.padded, p.shard);
+    std::printf("  experts Ψ' = %zu per rank: %d of the %d experts of each sparse layer, over the M = %d ranks "
+                "holding the same (padded to %zu, shard %zu)\n",
+                p.experts.numel, shape.moe.num_experts / ep, shape.moe.num_experts, M, experts.padded(),
+                experts.shard_size());
+  }
   if (shape.moe.enabled()) {  // every expert is held (and sharded); a token multiplies by top_k of them
     int sparse = 0;
     for (int l = 0; l < shape.n_layer; ++l) sparse += shape.sparse(l);

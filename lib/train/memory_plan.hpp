@@ -15,6 +15,10 @@ namespace zt {
 struct MemoryPlan : EnginePlan {
   size_t checkpoint_staging = 0;  // of buffers_bound and host_buffers: training.checkpoint_dir's staging
   size_t num_params = 0;  // the model's and its LoRA adapters'
+  // Expert parallelism: the experts of a rank's place, the engine's second domain over the ranks
+  // holding the same experts (numel 0 without), and the rest's elements, over every rank.
+  SecondDomainSize experts;
+  size_t rest = 0;
   // With frozen parameters: the engine's plan if every parameter trained (what freezing saves).
   std::optional<EnginePlan> unfrozen;
   // The model's forward results and backward scratch (LoRA's included), the trainer's token

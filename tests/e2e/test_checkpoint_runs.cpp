@@ -2,7 +2,8 @@
 // bit; 4 ranks at stage 2 -> 2 ranks at stage 3 -> 3 ranks at stage 1 carry the full state over
 // exactly; a rank killed during a save leaves the previous checkpoint and `latest`; damaged
 // checkpoints and failed writes stop the job with the file named; export equals save_final, and
-// refuses a recorded config of another layout as eval does; shards
+// refuses a recorded config of another layout as eval does; expert parallelism checkpoints and
+// exports the whole model and resumes at another group size or none; shards
 // read as one stream train as their concatenation and resume mid-stream at another world size.
 #include <signal.h>
 
@@ -15,6 +16,7 @@
 #include "ckpt/checkpoint_dir.hpp"
 #include "ckpt/checkpoint_reader.hpp"
 #include "ckpt/dir_lock.hpp"
+#include "ckpt/safetensors.hpp"
 #include "run_helpers.hpp"
 
 using namespace zt::test;
@@ -343,6 +345,73 @@ TEST_CASE("export writes the files save_final writes, in fp32 and bf16", "[e2e][
     CHECK(written.size() > 100000);
     CHECK(slurp(out + "/model.safetensors") == written);
     CHECK(slurp(out + "/config.json") == slurp(dir + final_dir + "/config.json"));
+  }
+}
+
+// Expert parallelism keeps each rank's own experts, and checkpoints the whole model: a checkpoint
+// of 2 ranks in groups of 2 resumes on 4 ranks in groups of 4 and on 1 rank without expert
+// parallelism (the same global batch of 8 rows each time), the losses those of the run that never
+// stopped; its export is save_final's and, bit for bit, what a run without expert parallelism saves
+// of the same checkpoint, every expert under its own name; the weights those of training without
+// expert parallelism within fp32 rounding (as Adam's first steps amplify it: a parameter whose
+// gradient is near zero moves by up to lr either way).
+TEST_CASE("expert parallelism: a checkpoint resumes at another group size or none, and exports the whole model",
+          "[e2e][checkpoint][expert_parallel]") {
+  auto dir = fresh_dir("ckpt-expert-parallel");
+  auto job = [&](int ranks, int group, const std::string& name, const std::string& extra) {
+    std::string cmd = launch(ranks) + " --config zero2 --steps 4 --set model.preset=qwen3-moe-tiny" +
+                      " --set train_micro_batch_size_per_gpu=2 --set gradient_accumulation_steps=" +
+                      std::to_string(4 / ranks) + " --set training.metrics=" + dir + "/" + name + ".jsonl" + extra;
+    if (group > 1)
+      cmd += " --set expert_parallel.enabled=true --set expert_parallel.autoep_size=" + std::to_string(group);
+    const int code = run_command(cmd, dir + "/" + name + ".log");
+    INFO(read_file(dir + "/" + name + ".log"));
+    REQUIRE(code == 0);
+    return losses(dir + "/" + name + ".jsonl");
+  };
+  const std::vector<double> split = job(2, 2, "split", " --set training.save_interval=2 --set training.checkpoint_dir=" +
+                                                           dir + "/split --set training.save_final=" + dir + "/final");
+  const std::vector<double> whole = job(1, 1, "whole", " --set training.save_final=" + dir + "/whole-final");
+  const std::vector<double> wider = job(4, 4, "wider", " --set training.resume=" + dir + "/split/step_00000002");
+  const std::vector<double> none = job(1, 1, "none", " --set training.resume=" + dir + "/split/step_00000002");
+  // The last checkpoint again without expert parallelism, with nothing left to train.
+  job(1, 1, "same", " --set training.resume=" + dir + "/split/step_00000004 --set training.save_final=" + dir +
+                        "/same-final");
+  REQUIRE(split.size() == 4);
+  REQUIRE(whole.size() == 4);
+  for (const std::vector<double>* resumed : {&wider, &none}) {
+    REQUIRE(resumed->size() == 2);  // steps 3 and 4
+    for (size_t k = 0; k < 2; ++k) CHECK(std::abs((*resumed)[k] - split[k + 2]) <= 1e-5 * split[k + 2]);
+  }
+  for (size_t k = 0; k < 4; ++k) CHECK(std::abs(whole[k] - split[k]) <= 1e-5 * split[k]);
+  // The checkpoint records the whole layout: every expert, in its block.
+  const zt::ParamLayout recorded = zt::CheckpointReader(zt::resolve_checkpoint(dir + "/split")).meta().layout;
+  CHECK(recorded.find("model.layers.0.mlp.experts.3.down_proj.weight") != nullptr);
+  for (const zt::ParamGroup& g : recorded.groups) CHECK(g.domain == 0);
+  const std::string out = dir + "/export";
+  const int exported = run_command(std::string(ZT_ZEROTRAIN) + " export " + dir + "/split -o " + out, out + ".log");
+  INFO(read_file(out + ".log"));
+  REQUIRE(exported == 0);
+  CHECK(slurp(out + "/model.safetensors") == slurp(dir + "/final/model.safetensors"));
+  CHECK(slurp(out + "/model.safetensors") == slurp(dir + "/same-final/model.safetensors"));
+  CHECK(slurp(out + "/config.json") == slurp(dir + "/same-final/config.json"));
+  const zt::SafetensorsReader got(out + "/model.safetensors"), want(dir + "/whole-final/model.safetensors");
+  REQUIRE(got.tensors().size() == want.tensors().size());
+  CHECK(got.find("model.layers.0.mlp.experts.3.down_proj.weight") != nullptr);
+  for (const zt::SafetensorsEntry& t : want.tensors()) {
+    INFO(t.name);
+    const zt::SafetensorsEntry* mine = got.find(t.name);
+    REQUIRE(mine != nullptr);
+    REQUIRE(mine->shape == t.shape);
+    std::vector<float> a(t.numel()), b(t.numel());
+    got.read_f32(*mine, a.data());
+    want.read_f32(t, b.data());
+    double norm = 0, diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      norm += double(b[i]) * b[i];
+      diff += double(a[i] - b[i]) * (a[i] - b[i]);
+    }
+    CHECK(std::sqrt(diff) <= 1e-4 * std::sqrt(norm));
   }
 }
 

@@ -109,16 +109,27 @@ TEST_CASE("an integer key kept in an int is range-checked before it is narrowed"
 TEST_CASE("--dry-run's figures are what the run allocates, at every stage", "[e2e][dry-run]") {
   auto dir = fresh_dir("dry-run-equals-run");
   // Three ranks and a vocabulary of 300 (padded to 384 rows): shards and padding are not round.
-  for (const std::string preset : {"zero0", "zero1", "zero2", "zero3", "zero3_offload"}) {
-    INFO(preset);
-    const std::string common = launch(3) + " --config " + preset + " --set model.vocab_size=300";
+  // Expert parallelism: 4 ranks in groups of 2, each rank's experts over the 2 holding the same.
+  const std::string experts = " --set model.preset=qwen3-moe-tiny --set expert_parallel.enabled=true "
+                              "--set expert_parallel.autoep_size=2";
+  const struct {
+    int ranks;
+    std::string preset, extra;
+  } runs[] = {{3, "zero0", ""},      {3, "zero1", ""},      {3, "zero2", ""},      {3, "zero3", ""},
+              {3, "zero3_offload", ""}, {4, "zero1", experts}, {4, "zero2", experts}, {4, "zero3", experts}};
+  for (const auto& [ranks, preset, extra] : runs) {
+    INFO(preset << extra);
+    const std::string common =
+        launch(ranks) + " --config " + preset + " --set model.vocab_size=300" + extra;
     REQUIRE(run_command(common + " --dry-run", dir + "/plan.log") == 0);
-    const std::string metrics = dir + "/" + preset + ".jsonl";  // a run of its own: a file of its own
+    // a run of its own: a file of its own
+    const std::string metrics = dir + "/" + preset + (extra.empty() ? "" : "-ep") + ".jsonl";
     REQUIRE(run_command(common + " --steps 1 --set training.metrics=" + metrics, dir + "/run.log") == 0);
     const std::string plan = read_file(dir + "/plan.log");
     INFO(plan);
     Metrics m = read_metrics(metrics);
-    REQUIRE(m.setup["memory"].size() == 3);
+    REQUIRE(m.setup["memory"].size() == size_t(ranks));
+    if (!extra.empty()) CHECK(plan.find("experts Ψ' = ") != std::string::npos);
     for (const std::string category : {"params", "grads", "optimizer", "offload"}) {
       std::smatch planned;
       const bool printed =
