@@ -21,6 +21,7 @@ const char* const kEstimateExamples = R"(Examples:
   zerotrain estimate --params 7b --world-size 64 --nodes 8 --largest-layer 131m
   zerotrain estimate --model configs/models/gpt2-124m.json --world-size 4 --dtype fp32
   zerotrain estimate --model Qwen3-0.6B/ --world-size 8
+  zerotrain estimate --model qwen3-30b-a3b --world-size 16 --autoep-size 8
 
 --model takes a preset, a model file or a Hugging Face model directory of any family zerotrain
 trains (GPT-2, the llama family, Gemma, the mixtures of experts: every expert counted). Below
@@ -30,7 +31,7 @@ as DeepSpeed computes them) and why the two differ.
 
 struct EstimateArgs {
   std::string model, params, largest_layer, dtype = "bf16";
-  int world_size = 0, nodes = 1;
+  int world_size = 0, nodes = 1, autoep_size = 1;
 };
 
 // The world size asked for, else the launcher's; stated, so that a table for one rank is never
@@ -58,6 +59,13 @@ std::string model_of(const EstimateArgs& a, MemoryEstimateOptions& o, DeepSpeedE
     tensors.emplace_back(t.name, n);
   }
   ds.largest_layer_params = largest_module_params(tensors);
+  if (a.autoep_size > 1) {  // expert parallelism: the experts split over groups of autoep_size ranks
+    if (!model.shape.moe.enabled() || model.shape.moe.num_experts % a.autoep_size != 0)
+      fail("estimate --autoep-size {}: the model ({}) has no experts to split into {} equal shares", a.autoep_size,
+           model.preset, a.autoep_size);
+    o.autoep_size = a.autoep_size;
+    for (const auto& [name, n] : tensors) o.expert_params += name.find(".experts.") != std::string::npos ? n : 0;
+  }
   const std::string active = model.shape.moe.enabled()
                                  ? fmt::format(", {} parameters ({} active per token)", model.shape.num_params(),
                                                model.shape.active_params())
@@ -78,6 +86,7 @@ int estimate(const EstimateArgs& a) {
       what = model_of(a, o, ds);
       largest_source = "the model's largest module";
     } else {
+      if (a.autoep_size > 1) fail("estimate --autoep-size: only with --model (a model with experts)");
       o.num_params = parse_param_count(a.params, "estimate --params");
     }
     if (!a.largest_layer.empty()) {
@@ -110,6 +119,11 @@ Subcommand estimate_subcommand(CLI::App& app) {
                   "SLURM_NTASKS, WORLD_SIZE), else 1")
       ->check(positive_int());
   est->add_option("--nodes", a->nodes, "number of nodes M (host memory is reported per node)")
+      ->check(positive_int())
+      ->capture_default_str();
+  est->add_option("--autoep-size", a->autoep_size,
+                  "expert parallelism (expert_parallel.autoep_size): the experts of --model split over groups of "
+                  "this many ranks, each rank's sharded over the ranks holding the same")
       ->check(positive_int())
       ->capture_default_str();
   est->add_option("--dtype", a->dtype, "bf16 or fp16 (2+2+12 bytes per parameter) or fp32 (4+4+8)")

@@ -17,13 +17,19 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-// a·Ψ + b·Ψ/N as text; the terms that are zero are left out.
-std::string psi_formula(int whole, int sharded) {
+// a·Ψ + b·Ψ/N as text (with expert parallelism + a·Ψ' + b·Ψ'/M); the terms that are zero are left out.
+std::string psi_formula(int whole, int sharded, bool experts = false) {
   std::string s;
-  if (whole) s = fmt::format("{}Ψ", whole);
-  if (sharded) s += fmt::format("{}{}Ψ/N", s.empty() ? "" : " + ", sharded);
+  auto add = [&](const char* psi, const char* n) {
+    if (whole) s += fmt::format("{}{}{}", s.empty() ? "" : " + ", whole, psi);
+    if (sharded) s += fmt::format("{}{}{}/{}", s.empty() ? "" : " + ", sharded, psi, n);
+  };
+  add("Ψ", "N");
+  if (experts) add("Ψ'", "M");
   return s.empty() ? "0" : s;
 }
+
+bool splits_experts(const MemoryEstimateOptions& o) { return o.autoep_size > 1; }
 
 }  // namespace
 
@@ -48,8 +54,16 @@ std::vector<MemoryEstimateRow> estimate_model_state_memory(const MemoryEstimateO
   if (o.nodes < 1 || o.world_size % o.nodes != 0)
     fail("memory estimate: {} nodes do not divide world size {} (expected ranks spread evenly over nodes)", o.nodes,
          o.world_size);
+  const bool experts = splits_experts(o);
+  if (experts && (o.world_size % o.autoep_size != 0 || o.expert_params == 0 || o.expert_params > o.num_params))
+    fail("memory estimate: expert parallelism over groups of {} ranks needs a world size it divides ({}) and a "
+         "model with experts",
+         o.autoep_size, o.world_size);
   const BytesPerParam b = bytes_per_param(o.dtype);
-  const double psi = double(o.num_params), n = double(o.world_size);
+  // The rest over N ranks; with expert parallelism each rank's experts over the M holding the same.
+  const double psi = double(o.num_params - (experts ? o.expert_params : 0)), n = double(o.world_size);
+  const double psi_e = experts ? double(o.expert_params) / o.autoep_size : 0;
+  const double m = double(o.world_size / std::max(1, o.autoep_size));
   const double ranks_per_node = double(o.world_size / o.nodes);
 
   auto row = [&](int stage, Offload offload) {
@@ -61,7 +75,7 @@ std::vector<MemoryEstimateRow> estimate_model_state_memory(const MemoryEstimateO
     auto place = [&](int bytes, bool sharded, bool on_host) {
       int& slot = on_host ? (sharded ? host_sharded : host_whole) : (sharded ? device_sharded : device_whole);
       slot += bytes;
-      return on_host ? 0.0 : bytes * psi / (sharded ? n : 1.0);
+      return on_host ? 0.0 : bytes * (psi / (sharded ? n : 1.0) + psi_e / (sharded ? m : 1.0));
     };
     MemoryEstimateRow r;
     r.stage = stage;
@@ -69,10 +83,10 @@ std::vector<MemoryEstimateRow> estimate_model_state_memory(const MemoryEstimateO
     r.params = place(b.params, shard_params, host_params);
     r.grads = place(b.grads, shard_grads, false);
     r.optimizer = place(b.optimizer, shard_optimizer, host_optimizer);
-    r.offloaded = host_whole * psi + host_sharded * psi / n;
+    r.offloaded = host_whole * (psi + psi_e) + host_sharded * (psi / n + psi_e / m);
     r.host_per_node = r.offloaded * ranks_per_node;
-    r.formula = psi_formula(device_whole, device_sharded);
-    if (offload != Offload::None) r.host_formula = psi_formula(host_whole, host_sharded);
+    r.formula = psi_formula(device_whole, device_sharded, experts);
+    if (offload != Offload::None) r.host_formula = psi_formula(host_whole, host_sharded, experts);
     return r;
   };
 
@@ -85,10 +99,17 @@ std::vector<MemoryEstimateRow> estimate_model_state_memory(const MemoryEstimateO
 
 std::string format_memory_estimate(const MemoryEstimateOptions& o, const std::vector<MemoryEstimateRow>& rows) {
   const BytesPerParam b = bytes_per_param(o.dtype);
+  const std::string params =
+      splits_experts(o)
+          ? fmt::format("Ψ = {} parameters besides the experts, Ψ' = {} of the experts on each rank ({} of them "
+                        "over groups of {} ranks), M = {} ranks holding the same experts, ",
+                        o.num_params - o.expert_params, o.expert_params / uint64_t(o.autoep_size), o.expert_params,
+                        o.autoep_size, o.world_size / o.autoep_size)
+          : fmt::format("Ψ = {} parameters, ", o.num_params);
   std::string out = fmt::format(
-      "Model-state memory per rank: Ψ = {} parameters, N = {} ranks on {} node{}, {} ({} + {} + {} bytes per "
+      "Model-state memory per rank: {}N = {} ranks on {} node{}, {} ({} + {} + {} bytes per "
       "parameter: params + grads + optimizer)\n",
-      o.num_params, o.world_size, o.nodes, o.nodes == 1 ? "" : "s",
+      params, o.world_size, o.nodes, o.nodes == 1 ? "" : "s",
       o.dtype == "fp32" ? "fp32 training" : o.dtype + " mixed precision", b.params, b.grads, b.optimizer);
   out += fmt::format("{:<6}{:<18}{:>10}{:>10}{:>11}{:>11}{:>12}  {}\n", "stage", "offload", "params", "grads",
                      "optimizer", "total/GPU", "host/node", "formula (per rank; offloaded per rank)");

@@ -16,6 +16,11 @@ struct MemoryEstimateOptions {
   int world_size = 1;       // N, all ranks
   int nodes = 1;            // M; must divide N
   std::string dtype = "bf16";  // bf16 | fp16 (16-bit mixed precision) | fp32
+  // Expert parallelism: of num_params, the experts', split over groups of autoep_size ranks; a
+  // rank holds the experts of its place, Ψ' = expert_params / autoep_size, sharded over the
+  // M = N / autoep_size ranks holding the same, and the rest, Ψ = num_params - expert_params, over N.
+  uint64_t expert_params = 0;
+  int autoep_size = 1;
 };
 
 enum class Offload { None, Optimizer, OptimizerAndParams };

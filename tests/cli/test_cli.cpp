@@ -428,6 +428,19 @@ TEST_CASE("estimate prints the table; GPT-2 1.5B on 8 ranks is 23.21 GiB at stag
   CHECK(zerotrain("estimate --model no-such-model --world-size 2").code == 2);
 }
 
+TEST_CASE("estimate --autoep-size splits a model's experts over groups of ranks; a model without experts is refused") {
+  auto r = zerotrain("estimate --model qwen3-moe-tiny --world-size 4 --autoep-size 2");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(contains(r.out, "M = 2 ranks holding the same experts"));
+  CHECK(contains(r.out, "2Ψ + 14Ψ/N + 2Ψ' + 14Ψ'/M"));
+  auto dense = zerotrain("estimate --model qwen3-tiny --world-size 4 --autoep-size 2");
+  CHECK(dense.code == 2);
+  CHECK(contains(dense.err, "estimate --autoep-size 2: the model (qwen3-tiny) has no experts"));
+  CHECK(zerotrain("estimate --model qwen3-moe-tiny --world-size 4 --autoep-size 3").code == 2);
+  CHECK(zerotrain("estimate --params 7b --world-size 4 --autoep-size 2").code == 2);
+}
+
 TEST_CASE("estimate: the world size defaults to the launcher's, else 1, and says which") {
   auto alone = zerotrain("estimate --model gpt2-1.5b", "-u SLURM_NTASKS");
   CHECK(alone.code == 0);

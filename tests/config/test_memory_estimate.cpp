@@ -64,6 +64,30 @@ TEST_CASE("the four stages follow the mixed-precision formulas for several Ψ an
     }
 }
 
+// Expert parallelism: each rank holds its place's experts, Ψ' = experts / G, over the M = N / G
+// ranks holding the same; the rest, Ψ, over all N.
+TEST_CASE("expert parallelism: a rank's experts over the M ranks holding them, the rest over N") {
+  MemoryEstimateOptions o;
+  o.num_params = 3000000;
+  o.expert_params = 2000000;
+  o.autoep_size = 4;
+  o.world_size = 8;
+  auto rows = estimate_model_state_memory(o);
+  const double P = 1e6, E = 2e6 / 4, N = 8, M = 2;
+  CHECK(find(rows, 0, Offload::None).device_total() == Approx(16 * P + 16 * E));
+  CHECK(find(rows, 1, Offload::None).device_total() == Approx(4 * P + 12 * P / N + 4 * E + 12 * E / M));
+  CHECK(find(rows, 2, Offload::None).device_total() == Approx(2 * P + 14 * P / N + 2 * E + 14 * E / M));
+  CHECK(find(rows, 3, Offload::None).device_total() == Approx(16 * P / N + 16 * E / M));
+  CHECK(find(rows, 2, Offload::None).formula == "2Ψ + 14Ψ/N + 2Ψ' + 14Ψ'/M");
+  CHECK(find(rows, 3, Offload::OptimizerAndParams).host_formula == "14Ψ/N + 14Ψ'/M");
+  CHECK(find(rows, 3, Offload::OptimizerAndParams).offloaded == Approx(14 * P / N + 14 * E / M));
+  const std::string table = format_memory_estimate(o, rows);
+  CHECK(table.find("Ψ = 1000000 parameters besides the experts, Ψ' = 500000 of the experts on each rank") !=
+        std::string::npos);
+  o.world_size = 6;  // groups of 4 do not divide 6 ranks
+  CHECK_THROWS_WITH(estimate_model_state_memory(o), Catch::Contains("groups of 4 ranks"));
+}
+
 TEST_CASE("fp32 training: 4 + 4 + 8 bytes, the same 16Ψ at stage 0") {
   MemoryEstimateOptions o;
   o.num_params = 1000000;
