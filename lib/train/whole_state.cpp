@@ -7,42 +7,64 @@
 
 namespace zt {
 
-WholeState::WholeState(Engine& engine, const Gpt& model, Communicator& comm)
+WholeState::WholeState(Engine& engine, const Gpt& model, Communicator& comm, size_t chunk)
     : engine_(engine),
       device_(model.device()),
       map_(model.layout_map()),
       comm_(comm),
-      partition_(TrainableSpace(model.whole_layout()).numel(), comm.world_size(), comm.rank()) {}
+      partition_(TrainableSpace(model.whole_layout()).numel(), comm.world_size(), comm.rank()),
+      chunk_(chunk) {}
 
 void WholeState::gather(bool master_only) {
   if (!map_) return;
   Device& dev = device_;
   const size_t T = numel();
-  std::vector<size_t> counts;  // each rank's piece, padding left out
-  for (int r = 0; r < partition_.world_size(); ++r) counts.push_back(partition_.trained(r).size());
-  const size_t own = counts[size_t(comm_.rank())];
-  Buffer<float> whole(dev, MemSpace::Device, MemCategory::Buffers, T, Init::Uninitialised);
-  Buffer<float> mine(dev, MemSpace::Device, MemCategory::Buffers, std::max<size_t>(1, own), Init::Uninitialised);
-  std::vector<float> host(T), piece;
+  const Range held = this->held();
+  const size_t kChunk = chunk_;
+  Buffer<float> chunk(dev, MemSpace::Device, MemCategory::Buffers, std::min(T, kChunk), Init::Uninitialised);
+  Buffer<float> mine(dev, MemSpace::Device, MemCategory::Buffers, std::max<size_t>(1, std::min(held.size(), kChunk)),
+                     Init::Uninitialised);
+  std::vector<float> host(std::min(T, kChunk));
+  std::vector<size_t> counts(size_t(partition_.world_size()));
+  // What this rank updates of each domain, and where its pieces lie in the whole space.
+  std::vector<float> updated[2];
+  std::vector<std::pair<int, LayoutMap::Piece>> pieces;
+  for (int d = 0; d < engine_.domains(); ++d) {
+    const Partition& p = engine_.train_partition(d);
+    for (LayoutMap::Piece m : map_->compact(d, p.trained(p.rank()))) {
+      m.from -= p.trained(p.rank()).begin;  // an offset into updated[d]
+      pieces.push_back({d, m});
+    }
+  }
   for (size_t k = 0; k < 3; ++k) {
     const StateTensor t = kStateTensors[k];
     gathered_[k].clear();
     if (master_only && t != StateTensor::Master) continue;
-    std::fill(host.begin(), host.end(), 0.0f);
-    for (int d = 0; d < engine_.domains(); ++d) {  // what this rank updates of each domain, in its place
+    for (int d = 0; d < engine_.domains(); ++d) {
       const Partition& p = engine_.train_partition(d);
-      const Range updated = p.trained(p.rank());
-      if (updated.empty()) continue;
-      piece.resize(updated.size());
-      engine_.read_state(d, t, updated, piece.data());
-      for (const LayoutMap::Piece& m : map_->compact(d, updated))
-        std::copy_n(piece.data() + (m.from - updated.begin), m.size, host.data() + m.to);
+      const Range own = p.trained(p.rank());
+      updated[d].resize(own.size());
+      if (!own.empty()) engine_.read_state(d, t, own, updated[d].data());
     }
-    dev.copy(whole.data(), host.data(), T * sizeof(float), dev.compute());
-    comm_.reduce_scatter(whole.data(), mine.data(), counts, DType::F32, ReduceOp::Sum)->wait();
-    gathered_[k].resize(own);
-    dev.copy(gathered_[k].data(), mine.data(), own * sizeof(float), dev.compute());
-    dev.synchronize(dev.compute());
+    gathered_[k].resize(held.size());
+    // Chunk by chunk: each element from the one rank that updates it, zeros from the others.
+    for (size_t first = 0; first < T; first += kChunk) {
+      const Range range{first, std::min(T, first + kChunk)};
+      std::fill(host.begin(), host.end(), 0.0f);
+      for (const auto& [d, m] : pieces) {
+        const Range to = range.intersect({m.to, m.to + m.size});
+        if (!to.empty())
+          std::copy_n(updated[d].data() + m.from + (to.begin - m.to), to.size(), host.data() + (to.begin - first));
+      }
+      for (int r = 0; r < partition_.world_size(); ++r) counts[size_t(r)] = partition_.trained(r).intersect(range).size();
+      dev.copy(chunk.data(), host.data(), range.size() * sizeof(float), dev.compute());
+      comm_.reduce_scatter(chunk.data(), mine.data(), counts, DType::F32, ReduceOp::Sum)->wait();
+      const Range got = held.intersect(range);
+      if (!got.empty())
+        dev.copy(gathered_[k].data() + (got.begin - held.begin), mine.data(), got.size() * sizeof(float),
+                 dev.compute());
+      dev.synchronize(dev.compute());
+    }
   }
 }
 

@@ -17,7 +17,8 @@ namespace zt {
 
 class WholeState final : public StateAccess {
 public:
-  WholeState(Engine& engine, const Gpt& model, Communicator& comm);
+  // chunk: elements of the whole space gather() moves at a time.
+  WholeState(Engine& engine, const Gpt& model, Communicator& comm, size_t chunk = size_t(4) << 20);
 
   // The whole trainable space over the world's ranks: the piece each rank writes of a checkpoint.
   const Partition& partition() const { return partition_; }
@@ -25,8 +26,8 @@ public:
 
   // Collective: what the engine holds of the state tensors (the master alone when master_only) moved
   // to this rank's piece of partition(), which read_state then serves. Nothing to do without expert
-  // parallelism. The move goes through a reduce-scatter of the whole space in fp32 (each element
-  // comes from the one rank that updates it), a transient buffer of numel() elements.
+  // parallelism. The move goes through reduce-scatters of the whole space in fp32, `chunk` elements
+  // (16 MiB) at a time (each element comes from the one rank that updates it, zeros from the others).
   void gather(bool master_only = false);
 
   // Without expert parallelism the engine's; with it, this rank's piece of partition() after
@@ -45,6 +46,7 @@ private:
   const LayoutMap* map_;
   Communicator& comm_;
   Partition partition_;
+  size_t chunk_;
   std::vector<float> gathered_[3];  // per state tensor: this rank's piece of partition_
 };
 

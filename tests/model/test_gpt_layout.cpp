@@ -125,3 +125,65 @@ TEST_CASE("GPT activation bytes are known before allocating, exactly as the ledg
     CHECK(GptActivations::bytes(shape, B, T, slots) == held);
   }
 }
+
+// Expert parallelism: the rank at place 1 of groups of 2 holds experts 2 and 3 of each sparse
+// layer, in a group of domain 1 per layer after every other group; its tensors map onto the
+// whole layout by name, flat and in each domain's trainable space, and the seeded values are the
+// whole layout's.
+TEST_CASE("an expert-parallel layout holds the place's experts apart, mapped onto the whole layout",
+          "[model][layout][expert_parallel]") {
+  using namespace zt;
+  const GptShape shape = gpt_preset("qwen3-moe-tiny")->resolved();
+  REQUIRE(shape.moe.num_experts == 4);
+  const ParamLayout whole = make_gpt_layout(shape);
+  const ParamLayout part = expert_parallel_layout(shape, whole, {2, 1});
+  REQUIRE(part.groups.size() > whole.groups.size());
+  for (size_t g = 0; g < whole.groups.size(); ++g) {
+    INFO(whole.groups[g].name);
+    CHECK(part.groups[g].name == whole.groups[g].name);
+    CHECK(part.groups[g].domain == 0);
+    for (const TensorSpec& t : part.groups[g].tensors) CHECK(t.name.find(".experts.") == std::string::npos);
+  }
+  size_t expert_elements = 0, at = 0;
+  for (const ParamGroup& g : part.groups) {
+    CHECK(g.offset == at);  // the groups cover the flat buffer in order
+    at += g.size;
+  }
+  CHECK(at == part.total);
+  for (int l = 0; l < shape.n_layer; ++l) {
+    const int g = expert_group_of(shape, part, l);
+    if (!shape.sparse(l)) {
+      CHECK(g < 0);
+      continue;
+    }
+    REQUIRE(g >= int(whole.groups.size()));
+    const ParamGroup& experts = part.groups[size_t(g)];
+    CHECK(experts.domain == 1);
+    CHECK(experts.name == "model.layers." + std::to_string(l) + ".mlp.experts");
+    REQUIRE(experts.tensors.size() == 6);
+    CHECK(experts.tensors.front().name == "model.layers." + std::to_string(l) + ".mlp.experts.2.gate_proj.weight");
+    CHECK(experts.tensors.back().name == "model.layers." + std::to_string(l) + ".mlp.experts.3.down_proj.weight");
+    expert_elements += experts.size;
+  }
+  CHECK(part.total + expert_elements == whole.total);  // the other place's experts are not here
+  CHECK(expert_parallel_layout(shape, whole, {1, 0}).groups.size() == whole.groups.size());
+
+  const LayoutMap map(part, whole);
+  for (const ParamGroup& g : part.groups)
+    for (const TensorSpec& t : g.tensors) {
+      const std::vector<LayoutMap::Piece> pieces = map.flat({t.offset, t.offset + t.numel()});
+      REQUIRE(pieces.size() == 1);
+      CHECK(pieces[0].to == whole.find(t.name)->offset);
+    }
+  // Nothing frozen: each domain's trainable space is its groups one after the other.
+  const std::vector<LayoutMap::Piece> experts = map.compact(1, {0, expert_elements});
+  REQUIRE(!experts.empty());
+  CHECK(experts.front().to == whole.find("model.layers.0.mlp.experts.2.gate_proj.weight")->offset);
+  Gpt model(shape, 1, 8, false, cpu_backend(), {}, kLogitsBytes, 0, {2, 1});
+  Gpt reference(shape, 1, 8);
+  std::vector<float> mine(part.total), all(whole.total);
+  model.init_params(mine.data(), 0, mine.size(), 7);
+  reference.init_params(all.data(), 0, all.size(), 7);
+  for (const LayoutMap::Piece& p : map.flat({0, part.total}))
+    for (size_t i = 0; i < p.size; ++i) REQUIRE(mine[p.from + i] == all[p.to + i]);
+}
