@@ -298,3 +298,57 @@ TEST_CASE("the grouped expert GEMMs reject a bad shape", "[cuda][moe][errors]") 
   REQUIRE_THROWS_WITH(cuda::moe_group(nullptr, nullptr, nullptr, nullptr, 4, 2, 3, nullptr),
                       Catch::Contains("moe_group") && Catch::Contains("K = 3"));
 }
+
+TEST_CASE("the load-balancing loss's statistics match the CPU's bit for bit, padding left out", "[cuda][moe]") {
+  // Two layers of 3 rows of 5 tokens, routed at random; the second row's last two tokens are
+  // padding, the third row's last one.
+  const int B = 3, T = 5, N = B * T, E = 8, K = 2, L = 2;
+  const std::vector<int32_t> padding_from{5, 3, 4};
+  const size_t width = 2 * E + 1;
+  std::vector<double> stats_ref(L * width);
+  std::vector<Vec> probs(L);
+  std::vector<std::vector<int32_t>> experts(L);
+  for (int l = 0; l < L; ++l) {
+    probs[size_t(l)].resize(size_t(N) * E);
+    experts[size_t(l)].resize(size_t(N) * K);
+    Vec weights(size_t(N) * K);
+    cpu::moe_route(probs[size_t(l)].data(), experts[size_t(l)].data(), weights.data(),
+                   random_vec(size_t(N) * E, 131 + l, 2.0f).data(), N, E, K, true);
+    cpu::moe_route_stats(stats_ref.data() + l * width, probs[size_t(l)].data(), experts[size_t(l)].data(),
+                         padding_from.data(), T, N, E, K);
+  }
+  CHECK(stats_ref[2 * E] == 12);  // the tokens that count
+  std::vector<float> daux_ref(E);
+  cpu::moe_aux_grad(daux_ref.data(), stats_ref.data(), L, E, 0.25f);
+  double acc_ref[2] = {0.5, 1.0};
+  cpu::moe_aux_accumulate(acc_ref, stats_ref.data(), L, E);
+  const Vec x = random_vec(size_t(N) * E, 141);
+  Vec x_ref = x;
+  cpu::moe_zero_padding(x_ref.data(), padding_from.data(), B, T, E);
+
+  DeviceBuffer dpadding = upload_raw(padding_from);
+  auto run = [&] {
+    DeviceBuffer stats(L * width * sizeof(double)), daux(E * sizeof(float));
+    DeviceBuffer acc = upload_raw(std::vector<double>{0.5, 1.0});
+    std::vector<DeviceBuffer> dprobs, dexperts;
+    for (int l = 0; l < L; ++l) {
+      dprobs.push_back(upload_raw(probs[size_t(l)]));
+      dexperts.push_back(upload_raw(experts[size_t(l)]));
+      cuda::moe_route_stats(stats.as<double>() + l * width, dprobs.back().as<float>(), dexperts.back().as<int32_t>(),
+                            dpadding.as<int32_t>(), T, N, E, K, nullptr);
+    }
+    cuda::moe_aux_grad(daux.as<float>(), stats.as<double>(), L, E, 0.25f, nullptr);
+    cuda::moe_aux_accumulate(acc.as<double>(), stats.as<double>(), L, E, nullptr);
+    DeviceTensor dx(DType::F32, x);
+    cuda::moe_zero_padding(DType::F32, dx.ptr(), dpadding.as<int32_t>(), B, T, E, nullptr);
+    device_sync();
+    return std::tuple{download_raw<double>(stats, L * width), download_raw<float>(daux, E),
+                      download_raw<double>(acc, 2), dx.values()};
+  };
+  const auto got = run();
+  CHECK(std::get<0>(got) == stats_ref);
+  CHECK(std::get<1>(got) == daux_ref);
+  CHECK(std::get<2>(got) == std::vector<double>{acc_ref[0], acc_ref[1]});
+  CHECK(std::get<3>(got) == x_ref);
+  CHECK(run() == got);
+}

@@ -235,12 +235,13 @@ __global__ void moe_aux_grad_kernel(float* daux, const double* stats, int L, int
   daux[e] = tokens > 0 ? float(double(scale) * double(E) * (layers_sum(stats, L, E, e) / tokens) / tokens) : 0.0f;
 }
 
-// One thread: the sums in the CPU's order.
+// One thread: the sums in the CPU's order, rounded as the CPU rounds them.
 __global__ void moe_aux_accumulate_kernel(double* acc, const double* stats, int L, int E) {
   const double tokens = layers_sum(stats, L, E, 2 * E);
   double sum = 0;
   if (tokens > 0)
-    for (int e = 0; e < E; e++) sum += (layers_sum(stats, L, E, e) / tokens) * (layers_sum(stats, L, E, E + e) / tokens);
+    for (int e = 0; e < E; e++)  // never contracted into a fused multiply-add: the CPU's bits
+      sum = __dadd_rn(sum, __dmul_rn(layers_sum(stats, L, E, e) / tokens, layers_sum(stats, L, E, E + e) / tokens));
   acc[0] += double(E) * sum;
   for (int l = 0; l < L; l++) {
     const double* count = stats + size_t(l) * (2 * E + 1);
