@@ -208,31 +208,28 @@ phase_sanitize() {
   done
 }
 
+# One bench_kernels run (its arguments after the log file), its output added to the results.
+bench_kernels_run() {  # log args...
+  local log=$1
+  shift
+  if timeout "$(($(left) - 2))" "$BUILD/bench/cuda/bench_kernels" "$@" --iters "$KERNEL_ITERS" >"$log" 2>&1; then
+    { echo '```'; cat "$log"; echo '```'; } >>"$RESULTS"
+  else
+    excerpt "$log" 20
+    failed "bench_kernels $*"
+  fi
+}
+
 phase_kernels() {
-  section "bench_kernels ($KERNEL_RUNS)"
-  local run model dt log
+  section "bench_kernels ($KERNEL_RUNS${MOE_KERNELS:+; --moe $MOE_KERNELS})"
+  local run model dt layer tokens
   for run in $KERNEL_RUNS; do
     model=${run%%:*} dt=${run#*:}
-    log=$OUTDIR/kernels-$model-$dt.log
-    if timeout "$(($(left) - 2))" "$BUILD/bench/cuda/bench_kernels" --model "$model" --batch "$KERNEL_BATCH" --seq "$T" \
-      --dtype "$dt" --iters "$KERNEL_ITERS" >"$log" 2>&1; then
-      { echo '```'; cat "$log"; echo '```'; } >>"$RESULTS"
-    else
-      excerpt "$log" 20
-      failed "bench_kernels --model $model --dtype $dt"
-    fi
+    bench_kernels_run "$OUTDIR/kernels-$model-$dt.log" --model "$model" --batch "$KERNEL_BATCH" --seq "$T" --dtype "$dt"
   done
-  local layer tokens
   for run in $MOE_KERNELS; do
     IFS=: read -r layer dt tokens <<<"$run"
-    log=$OUTDIR/kernels-moe-$layer-$dt.log
-    if timeout "$(($(left) - 2))" "$BUILD/bench/cuda/bench_kernels" --moe "$layer" --batch 1 --seq "$tokens" \
-      --dtype "$dt" --iters "$KERNEL_ITERS" >"$log" 2>&1; then
-      { echo '```'; cat "$log"; echo '```'; } >>"$RESULTS"
-    else
-      excerpt "$log" 20
-      failed "bench_kernels --moe $layer --dtype $dt"
-    fi
+    bench_kernels_run "$OUTDIR/kernels-moe-$layer-$dt.log" --moe "$layer" --batch 1 --seq "$tokens" --dtype "$dt"
   done
 }
 
