@@ -392,6 +392,7 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
   compact_head_ = false;
   head_rows_ = B * T;
   segments_ = nullptr;  // a generated sequence is one sample
+  moe_.set_rows(nullptr, B, T);
   logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
 }
