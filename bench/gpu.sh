@@ -42,8 +42,9 @@
 # CUDA_ARCH (90), ZT_PEAK_TFLOPS (the GPU's peak when zerotrain's table does not know it),
 # TORCH_BENCH (the PyTorch benchmark's command: python3 bench/gpu_torch.py). For a small run (the
 # rehearsal, bench/gpu_rehearsal.sh): GPT2_MODEL, GPT2_BATCHES, LLAMA_MODEL, LLAMA_BATCHES,
-# KERNEL_RUNS ("model:dtype ..."), KERNEL_BATCH, KERNEL_ITERS, MOE_KERNELS ("layer:dtype:tokens ..."); and ZT_GPU_SH_STALL=PHASE (that
-# phase hangs, as on a hung GPU: how tests/gpu/test_gpu_sh.sh checks the limits).
+# KERNEL_RUNS ("model:dtype ..."), KERNEL_BATCH, KERNEL_ITERS, MOE_KERNELS ("layer:dtype:tokens ...");
+# and ZT_GPU_SH_STALL=PHASE (that phase hangs, as on a hung GPU: how tests/gpu/test_gpu_sh.sh checks
+# the limits).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

@@ -185,8 +185,8 @@ __device__ bool find_row_tile(const int32_t* offsets, int E, int tile, int& e, i
 // out [R, OC] = in [R, C] · W_eᵀ: grid (row tiles, OC tiles).
 template <typename T>
 __global__ void __launch_bounds__(kGemmThreads)
-    moe_expert_forward_kernel(T* out, const T* in, const T* weight, size_t stride, const int32_t* offsets, int E,
-                              int C, int OC) {
+    moe_expert_forward_kernel(T* out, const T* in, const T* weight, size_t stride, const int32_t* offsets, int E, int C,
+                              int OC) {
   int e, row0, rows;
   if (!find_row_tile(offsets, E, int(blockIdx.x), e, row0, rows)) return;
   const int n0 = int(blockIdx.y) * kTile;
@@ -198,8 +198,8 @@ __global__ void __launch_bounds__(kGemmThreads)
 // dinp [R, C] (+)= dout [R, OC] · W_e: grid (row tiles, C tiles).
 template <typename T>
 __global__ void __launch_bounds__(kGemmThreads)
-    moe_expert_dinp_kernel(T* dinp, const T* dout, const T* weight, size_t stride, const int32_t* offsets, int E,
-                           int C, int OC, bool accumulate) {
+    moe_expert_dinp_kernel(T* dinp, const T* dout, const T* weight, size_t stride, const int32_t* offsets, int E, int C,
+                           int OC, bool accumulate) {
   int e, row0, rows;
   if (!find_row_tile(offsets, E, int(blockIdx.x), e, row0, rows)) return;
   const int n0 = int(blockIdx.y) * kTile;
@@ -219,9 +219,9 @@ __global__ void __launch_bounds__(kGemmThreads)
   const int n0 = int(blockIdx.x) * kTile, m0 = int(blockIdx.y) * kTile;
   const Operand<T> a{dout + size_t(first) * OC + m0, 1, size_t(OC), min(kTile, OC - m0), rows};
   const Operand<T> b{in + size_t(first) * C + n0, 1, size_t(C), min(kTile, C - n0), rows};
-  tile_product<false, false>(
-      a, b, Target<T>{dweight + size_t(e) * stride + size_t(m0) * C + n0, size_t(C), min(kTile, OC - m0),
-                      min(kTile, C - n0), true});
+  tile_product<false, false>(a, b,
+                             Target<T>{dweight + size_t(e) * stride + size_t(m0) * C + n0, size_t(C),
+                                       min(kTile, OC - m0), min(kTile, C - n0), true});
 }
 
 void check_experts(const char* op, int E, int R, int C, int OC) {
@@ -242,8 +242,8 @@ void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* ex
          experts, N, E, K);
 }
 
-void moe_expert_forward(DType dt, void* out, const void* in, const void* weight, size_t stride,
-                        const int32_t* offsets, int E, int R, int C, int OC, cudaStream_t stream) {
+void moe_expert_forward(DType dt, void* out, const void* in, const void* weight, size_t stride, const int32_t* offsets,
+                        int E, int R, int C, int OC, cudaStream_t stream) {
   check_experts("moe_expert_forward", E, R, C, OC);
   if (R == 0) return;
   dispatch_activation(dt, "moe_expert_forward", [&](auto tag) {
@@ -262,8 +262,8 @@ void moe_expert_backward(DType dt, void* dinp, void* dweight, const void* dout, 
   dispatch_activation(dt, "moe_expert_backward", [&](auto tag) {
     using T = decltype(tag);
     if (dinp)
-      launch(moe_expert_dinp_kernel<T>, dim3(row_tiles(R, E, "moe_expert_backward"), tiles(C)), kGemmThreads, 0,
-             stream, "moe_expert_dinp_kernel", static_cast<T*>(dinp), static_cast<const T*>(dout),
+      launch(moe_expert_dinp_kernel<T>, dim3(row_tiles(R, E, "moe_expert_backward"), tiles(C)), kGemmThreads, 0, stream,
+             "moe_expert_dinp_kernel", static_cast<T*>(dinp), static_cast<const T*>(dout),
              static_cast<const T*>(weight), stride, offsets, E, C, OC, dinp_into == GradInto::Accumulate);
     if (dweight)
       launch(moe_expert_dweight_kernel<T>, dim3(tiles(C), tiles(OC), unsigned(E)), kGemmThreads, 0, stream,

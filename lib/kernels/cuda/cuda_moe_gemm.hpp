@@ -25,8 +25,8 @@ namespace zt::cuda {
 void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K,
                cudaStream_t stream);
 // out[r] = in[r] · W_eᵀ for each of expert e's rows r, [R, OC] from [R, C]; written over.
-void moe_expert_forward(DType dt, void* out, const void* in, const void* weight, size_t stride,
-                        const int32_t* offsets, int E, int R, int C, int OC, cudaStream_t stream);
+void moe_expert_forward(DType dt, void* out, const void* in, const void* weight, size_t stride, const int32_t* offsets,
+                        int E, int R, int C, int OC, cudaStream_t stream);
 // dinp[r] (+)= dout[r] · W_e (null: skipped); dweight_e += Σ_r dout[r]ᵀ · in[r] over expert e's rows
 // (dweight + e · stride; null: skipped), an expert without rows left as it was.
 void moe_expert_backward(DType dt, void* dinp, void* dweight, const void* dout, const void* in, const void* weight,
