@@ -55,6 +55,8 @@ Subcommand generate_subcommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")
       ->capture_default_str();
+  cmd->add_flag("--dry-run,--dry_run", o->dry_run,
+                "print the memory generation would hold (weights, KV cache per layer kind, activations) and exit");
   return {cmd, [o = o](int, char**) {
             init_logging(log_options(0, "info"));  // warnings go to stderr, the text to stdout
             return exit_status("generate", [&] { run_generate(*o, stdout); });
