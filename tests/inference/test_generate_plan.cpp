@@ -47,16 +47,21 @@ LoadedModel fixture(const std::string& name) {
   return read_hf_model_dir(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/" + name);
 }
 
+// The plan of `positions` positions, checked against a generation's allocations.
+GeneratePlan checked_plan(const LoadedModel& model, int positions) {
+  const GeneratePlan plan = plan_generate(model.shape, positions, cpu_backend().model);
+  const Measured got = measure_generation(model, positions);
+  CHECK(plan.weights == got.weights);
+  CHECK(plan.kv_cache + plan.activations == got.activations);
+  return plan;
+}
+
 }  // namespace
 
 TEST_CASE("generate's plan is what generation allocates: sliding and full layers", "[inference][plan]") {
   const LoadedModel gemma = fixture("gemma3_text_swa_fp32");  // layers sliding, sliding, full; window 8
   const int positions = 20;
-  const GeneratePlan plan = plan_generate(gemma.shape, positions, cpu_backend().model);
-  const Measured got = measure_generation(gemma, positions);
-  CHECK(plan.weights == got.weights);
-  CHECK(plan.kv_cache + plan.activations == got.activations);
-
+  const GeneratePlan plan = checked_plan(gemma, positions);
   REQUIRE(plan.kinds.size() == 2);
   const GenerateLayerKind &sliding = plan.kinds[0], &full = plan.kinds[1];
   CHECK(sliding.window == 8);
@@ -79,11 +84,7 @@ TEST_CASE("generate's plan is what generation allocates: sliding and full layers
 
 TEST_CASE("generate's plan is what generation allocates: experts", "[inference][plan]") {
   const LoadedModel moe = fixture("qwen3_moe_fp32");
-  const int positions = 12;
-  const GeneratePlan plan = plan_generate(moe.shape, positions, cpu_backend().model);
-  const Measured got = measure_generation(moe, positions);
-  CHECK(plan.weights == got.weights);
-  CHECK(plan.kv_cache + plan.activations == got.activations);
+  const GeneratePlan plan = checked_plan(moe, 12);
   REQUIRE(plan.kinds.size() == 1);
   CHECK(plan.kinds[0].experts);
   CHECK(plan.kinds[0].layers == moe.shape.n_layer);
