@@ -56,7 +56,8 @@ void WholeState::gather(bool master_only) {
         if (!to.empty())
           std::copy_n(updated[d].data() + m.from + (to.begin - m.to), to.size(), host.data() + (to.begin - first));
       }
-      for (int r = 0; r < partition_.world_size(); ++r) counts[size_t(r)] = partition_.trained(r).intersect(range).size();
+      for (int r = 0; r < partition_.world_size(); ++r)
+        counts[size_t(r)] = partition_.trained(r).intersect(range).size();
       dev.copy(chunk.data(), host.data(), range.size() * sizeof(float), dev.compute());
       comm_.reduce_scatter(chunk.data(), mine.data(), counts, DType::F32, ReduceOp::Sum)->wait();
       const Range got = held.intersect(range);

@@ -369,8 +369,10 @@ TEST_CASE("expert parallelism: a checkpoint resumes at another group size or non
     REQUIRE(code == 0);
     return losses(dir + "/" + name + ".jsonl");
   };
-  const std::vector<double> split = job(2, 2, "split", " --set training.save_interval=2 --set training.checkpoint_dir=" +
-                                                           dir + "/split --set training.save_final=" + dir + "/final");
+  const std::vector<double> split =
+      job(2, 2, "split",
+          " --set training.save_interval=2 --set training.checkpoint_dir=" + dir + "/split --set training.save_final=" +
+              dir + "/final");
   const std::vector<double> whole = job(1, 1, "whole", " --set training.save_final=" + dir + "/whole-final");
   const std::vector<double> wider = job(4, 4, "wider", " --set training.resume=" + dir + "/split/step_00000002");
   const std::vector<double> none = job(1, 1, "none", " --set training.resume=" + dir + "/split/step_00000002");
