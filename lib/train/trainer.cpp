@@ -262,7 +262,7 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   if (!preference_) return;
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
-  out.loss = p.loss(config_.preference);
+  out.loss = p.loss(config_.preference) + (aux ? moe.router_aux_loss_coef * *out.aux_loss : 0.0);
   out.preference = p.means(config_.preference);
 }
 
