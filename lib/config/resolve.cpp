@@ -142,13 +142,6 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
     Block b = top.child("preference", UnknownKeys::Error);
     c.preference = read_preference(b, given, c.lora.enabled, c.model);
   });
-  // TRL's DPOTrainer adds the load-balancing loss of a model with experts whenever its coefficient is
-  // not 0, output_router_logits or not (its CPOTrainer and ORPOTrainer only with output_router_logits).
-  readers.run("preference aux loss", {"model", "preference"}, [&] {
-    MoeShape& moe = c.model.shape.moe;
-    if (c.preference.enabled && c.preference.has_reference() && moe.enabled() && moe.router_aux_loss_coef != 0)
-      moe.output_router_logits = true;
-  });
   // TRL's DPOConfig: a learning rate of 1e-6 where none is given.
   readers.run("preference lr", {"training", "preference"}, [&] {
     if (c.preference.enabled && !has_key(raw, "training.lr")) c.training.lr = kPreferenceLearningRate;

@@ -68,7 +68,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     const std::string text_tokenizer = open_data();
     // The LM head's logits for the most rows it computes: the targets that count, as the data says.
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
-    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
+    model_ = std::make_unique<Gpt>(trained_model_shape(config), rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config), kLogitsBytes, head_rows);
     if (expert_comm_) model_->set_expert_group(expert_group(*expert_comm_));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
