@@ -137,11 +137,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
-  // dropout: a graph would replay the masks it was captured with; not with experts: each step's
-  // routing sizes their products on the host).
+  // dropout: a graph would replay the masks it was captured with; not with expert parallelism:
+  // its all-to-all is sized on the host by each step's routing).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
-      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() &&
-      !config.model.shape.moe.enabled())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() && !expert_comm_)
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
@@ -175,14 +174,14 @@ std::string Trainer::open_data() {
     targets_.emplace_back(dev, space, MemCategory::Activations, size_t(rows_) * T_);
     if (samples) segments_.emplace_back(dev, space, rows_, T_);
   }
-  step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
+  step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 3);  // the losses, the experts' two
   return data.text_tokenizer;
 }
 
 size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
   const int B = int(c.micro_batch_rows()), T = c.data.seq_len;
   const size_t per_micro = 2 * size_t(B) * size_t(T) * sizeof(int32_t) + (samples ? RowSegments::bytes(B, T) : 0);
-  return size_t(c.gradient_accumulation_steps) * per_micro + sizeof(double);
+  return size_t(c.gradient_accumulation_steps) * per_micro + 3 * sizeof(double);
 }
 
 RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr : &segments_[size_t(micro)]; }
@@ -215,8 +214,8 @@ TrainStepResult Trainer::train_step(int64_t step) {
   out.tokens = train_sampler_->step_tokens(step - 1, model_->shape().sliding_window);
   const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
-  aux_sum_ = 0.0;
-  max_load_ = 0.0;
+  double* expert_stats = step_losses_.data() + 1;
+  model_->take_expert_stats_into(expert_stats);  // the evaluations' forwards since the last step left out
   if (preference_) preference_->begin_step(out.tokens.chosen);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
@@ -226,7 +225,10 @@ TrainStepResult Trainer::train_step(int64_t step) {
     AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
     engine_->queue_step(out.lr, betas.beta1, betas.beta2);
     backend_.model.take_losses_into(step_losses_.data());
+    model_->take_expert_stats_into(expert_stats);
     backend_.device.synchronize(backend_.device.compute());
+    aux_sum_ = expert_stats[0];
+    max_load_ = expert_stats[1];
     out.result = engine_->finish_step();
   });
   backend_.model.keep_losses(false);
@@ -360,10 +362,6 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     engine_->begin_micro_batch();
     backend_.model.kept_loss_weight(weight > 0 && !preference_ ? weight : 0.0);
     model_->forward(inputs, targets, shape.batch, shape.seq, *engine_, rows);
-    if (model_->shape().moe.enabled()) {
-      if (model_->shape().moe.output_router_logits) aux_sum_ += model_->aux_loss();
-      max_load_ = std::max(max_load_, model_->max_expert_load());
-    }
   };
   if (preference_) {  // the targets' weights come from the pairs' log-probabilities of this forward
     clock.time(&StepBreakdown::forward, forward);
