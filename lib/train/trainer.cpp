@@ -82,7 +82,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     const std::string text_tokenizer = open_data();
     // The LM head's logits for the most rows it computes: the targets that count, as the data says.
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
-    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
+    model_ = std::make_unique<Gpt>(trained_model_shape(config), rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config), kLogitsBytes, head_rows, expert_place(comm, ep));
     if (expert_comm_) model_->set_expert_group(expert_group(*expert_comm_));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
@@ -286,7 +286,7 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   if (!preference_) return;
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
-  out.loss = p.loss(config_.preference);
+  out.loss = p.loss(config_.preference) + (aux ? moe.router_aux_loss_coef * *out.aux_loss : 0.0);
   out.preference = p.means(config_.preference);
 }
 
@@ -430,9 +430,12 @@ double Trainer::evaluate() {
   const LossSums share = evaluate_batches(*model_, *engine_, *val_sampler_, batches,
                                           {inputs_[0].data(), targets_[0].data(), segments(0)},
                                           [&] { engine_->begin_micro_batch(); });
-  double sums[2] = {share.loss, share.counted};
-  comm_.control().all_reduce_sum(sums, 2);
-  return sums[1] > 0 ? sums[0] / sums[1] : NAN;
+  double sums[4] = {share.loss, share.counted, share.aux, share.aux_batches};
+  comm_.control().all_reduce_sum(sums, 4);
+  const double loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
+  // As transformers' forward adds it (the Trainer's eval_loss): each micro-batch's, equal weights.
+  eval_aux_loss_ = sums[3] > 0 ? std::optional(sums[2] / sums[3]) : std::nullopt;
+  return eval_aux_loss_ ? loss + model_->shape().moe.router_aux_loss_coef * *eval_aux_loss_ : loss;
 }
 
 // The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' means over them
@@ -585,7 +588,7 @@ int Trainer::run() {
     bool new_best = false, stopped_early = false;
     if (evaluates() && (step % config_.training.eval_interval == 0 || last)) {
       const double val_loss = evaluate();
-      const EvalRecord eval{step, val_loss, eval_preference_};
+      const EvalRecord eval{step, val_loss, eval_preference_, eval_aux_loss_};
       totals_.add_eval(eval);
       sinks_.eval(eval);
       stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best) && !last;
