@@ -210,14 +210,17 @@ private:
   int batch_row_of_head_row(int r) const;
   // cache: attend to its positions and add this block's keys and values (generation).
   // A block's parameters and its adapters' (null without adapters), with their gradients in backward
-  // (null where frozen).
+  // (null where frozen); router: its router's fp32 values (gradients) when it is kept in fp32 under
+  // a 16-bit dtype (ParamHooks::fetch_fp32), else null.
   struct BlockParams {
     const void* params;
     const void* adapters;
+    const float* router = nullptr;
   };
   struct BlockGrads {
     void* params;
     void* adapters;
+    float* router = nullptr;
   };
   void block_forward(int layer, BlockParams p, const BlockActivations& a, int B, int T, bool write_output,
                      KvCache* cache = nullptr);

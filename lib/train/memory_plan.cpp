@@ -35,6 +35,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const EngineOptions options = engine_options(c);
   const size_t fp32 = Fp32Parts::bytes(layout, options.dtype);
   static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, {}, fp32);
+  p.grads += Fp32Parts::grad_bytes(layout, options.dtype, ops.dtype());
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
   if (layout.has_frozen()) p.unfrozen = Engine::plan(options, layout.total, layout.total, world, held, {}, fp32);
   const bool recompute = c.recompute_activations();
@@ -44,7 +45,7 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   p.head_rows = head_rows > 0 ? std::min(head_rows, B * T) : B * T;
   p.logit_rows = logit_rows(shape, size_t(p.head_rows), ops.dtype());
   p.activations = GptActivations::bytes(shape, B, T, slots, ops, kLogitsBytes, head_rows) +
-                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size()) +
+                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size(), layout.fp32_numel() > 0) +
                   ops.own_bytes(B, T, shape.d_model) +
                   LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
                   p.step_values;

@@ -141,6 +141,16 @@ ConstView Engine::fetch(int g) {
   return v;
 }
 
+ConstView Engine::fetch_fp32(int g) {
+  const Place& p = places_[size_t(g)];
+  return p.domain->fp32->values(p.group);
+}
+
+View Engine::grads_fp32(int g) {
+  const Place& p = places_[size_t(g)];
+  return p.domain->fp32->grads(p.group);
+}
+
 void Engine::release(int g) {
   const Place& p = places_[size_t(g)];
   p.domain->stage->release(p.group);
@@ -280,10 +290,16 @@ View Engine::grads(int g) {
 
 void Engine::grads_ready(int g) {
   const Place& p = places_[size_t(g)];
-  if (p.domain->stage->grads_in_place(p.group).data) return;  // the model accumulated them where they belong
+  const View in_place = p.domain->stage->grads_in_place(p.group);
+  if (in_place.data) {  // the model accumulated them where they belong
+    p.domain->fp32->add_grads(p.group, in_place);
+    return;
+  }
   void*& open = open_grads_[size_t(g)];
   if (!open) fail("grads_ready({}) without gradients for group {}", g, layout_.groups[size_t(g)].name);
-  p.domain->stage->grads_ready(p.group, p.domain->ctx.view(open, p.domain->ctx.model_dtype));
+  const View grads = p.domain->ctx.view(open, p.domain->ctx.model_dtype);
+  p.domain->fp32->add_grads(p.group, grads);
+  p.domain->stage->grads_ready(p.group, grads);
   pool_.release(open);
   open = nullptr;
 }

@@ -4,7 +4,7 @@
 
 namespace zt {
 
-Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx) {
+Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx), first_slot_(ctx.layout.groups.size(), kNone) {
   if (ctx.dtype() == DType::F32) return;  // every parameter is fp32 already
   size_t slot = 0;
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
@@ -12,19 +12,43 @@ Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx) {
       if (!t.keep_fp32) continue;
       Piece p{int(g), t.offset, t.numel(), slot, t.trainable, 0};
       if (t.trainable) p.compact = ctx.trainable.compact_at(t.offset);
+      if (first_slot_[g] == kNone) first_slot_[g] = slot;
       pieces_.push_back(p);
       slot += p.size;
     }
-  if (slot && ctx.model_dtype != DType::F32)
-    fail(
-        "data_types.keep_in_fp32_modules: the model computes in {} on this device and reads a group in one dtype; "
-        "parameters kept in fp32 need the CPU backend (training.device cpu) or an empty list",
-        dtype_name(ctx.model_dtype));
-  if (slot) values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
+  if (!slot) return;
+  values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
+  if (ctx.model_dtype != DType::F32) grads_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Grads, slot);
 }
 
 size_t Fp32Parts::bytes(const ParamLayout& layout, DType dtype) {
   return dtype == DType::F32 ? 0 : layout.fp32_numel() * sizeof(float);
+}
+
+size_t Fp32Parts::grad_bytes(const ParamLayout& layout, DType dtype, DType model_dtype) {
+  return model_dtype == DType::F32 ? 0 : bytes(layout, dtype);
+}
+
+ConstView Fp32Parts::values(int g) const {
+  if (!beside(g)) return {};
+  return {values_.data() + first_slot_[size_t(g)], DType::F32, MemSpace::Device};
+}
+
+View Fp32Parts::grads(int g) {
+  if (!beside(g)) return {};
+  return {grads_.data() + first_slot_[size_t(g)], DType::F32, MemSpace::Device};
+}
+
+void Fp32Parts::add_grads(int g, View group) {
+  if (!beside(g)) return;
+  Device& dev = ctx_.device();
+  const size_t offset = ctx_.layout.groups[size_t(g)].offset;
+  for (const Piece& p : pieces_) {
+    if (p.group != g) continue;
+    float* slot = grads_.data() + p.slot;
+    if (p.trained) ctx_.vector().add({slot, DType::F32, MemSpace::Device}, group.at(p.flat - offset), p.size);
+    dev.fill_zero(slot, p.size * sizeof(float), dev.compute());
+  }
 }
 
 Range Fp32Parts::own_part(const Piece& p, Range held) {
@@ -77,7 +101,7 @@ void Fp32Parts::refresh(ShardOptimizer& optimizer, Range held) {
 }
 
 void Fp32Parts::overlay(int g, ConstView group) const {
-  if (pieces_.empty()) return;
+  if (pieces_.empty() || ctx_.model_dtype != DType::F32) return;
   if (group.dtype != DType::F32)
     fail("Fp32Parts: group {} is read as {}: its fp32 parameters cannot be put in it", g, dtype_name(group.dtype));
   Device& dev = ctx_.device();

@@ -1,11 +1,14 @@
 #pragma once
 // The parameters kept in fp32 under a 16-bit training dtype (TensorSpec::keep_fp32,
 // data_types.keep_in_fp32_modules): a second working copy of them in fp32, whole on every rank at
-// every stage, which the model's fp32 copy of their group takes in place of the training dtype's
-// rounding. Trained ones take the optimizer's fp32 master after every update (all-gathered from
-// the ranks that update them, in fp32); frozen ones keep their initial values. The master of a kept
-// tensor starts at its exact initial values, so what is trained, checkpointed and exported is the
-// fp32 value the model computed with. Gradients are reduced in the training dtype as all others.
+// every stage. A model that computes in fp32 (the CPU's) reads them in its fp32 copy of their
+// group, which takes them in place of the training dtype's rounding; one that computes in the
+// 16-bit dtype (a GPU's) reads them here beside the group (values(g)) and writes their fp32
+// gradients here too (grads(g)). Trained ones take the optimizer's fp32 master after every update
+// (all-gathered from the ranks that update them, in fp32); frozen ones keep their initial values.
+// The master of a kept tensor starts at its exact initial values, so what is trained, checkpointed
+// and exported is the fp32 value the model computed with. Gradients are reduced in the training
+// dtype as all others.
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -17,16 +20,25 @@ namespace zt {
 class Fp32Parts {
 public:
   explicit Fp32Parts(const StageContext& ctx);
-  // The device bytes of the copy: 4 per kept element under a 16-bit dtype, none in fp32 training.
+  // The device bytes of the copy: 4 per kept element under a 16-bit dtype, none in fp32 training;
+  // and of the gradients a 16-bit model writes here (grad_bytes), as many.
   static size_t bytes(const ParamLayout& layout, DType dtype);
+  static size_t grad_bytes(const ParamLayout& layout, DType dtype, DType model_dtype);
   bool empty() const { return pieces_.empty(); }
   // Initial values from init; the master of the kept elements this rank updates (`held`, in the
   // trainable space) takes them exactly. After the optimizer's init_master.
   void init(const ParamInit& init, ShardOptimizer& optimizer, Range held);
   // After an update or a written master: the trained kept values from the master. Collective.
   void refresh(ShardOptimizer& optimizer, Range held);
-  // The kept tensors of group g into the model's copy of it (fp32, group-relative).
+  // The kept tensors of group g into the model's copy of it (fp32, group-relative), when the model
+  // computes in fp32.
   void overlay(int g, ConstView group) const;
+  // When the model computes in the 16-bit dtype: group g's kept tensors side by side in its order,
+  // in fp32 (null views when it keeps none, or the model computes in fp32); their gradients start
+  // at zero, and add_grads adds them into the group's (`group`, the model's dtype) and clears them.
+  ConstView values(int g) const;
+  View grads(int g);
+  void add_grads(int g, View group);
 
 private:
   struct Piece {
@@ -40,9 +52,15 @@ private:
   static Range own_part(const Piece& p, Range held);
   void upload(const Piece& p, Range part, const float* host);
 
+  // Whether the model reads group g's kept tensors here; their first slot.
+  bool beside(int g) const { return ctx_.model_dtype != DType::F32 && first_slot_[size_t(g)] != kNone; }
+  static constexpr size_t kNone = ~size_t(0);
+
   const StageContext& ctx_;
   std::vector<Piece> pieces_;
+  std::vector<size_t> first_slot_;  // per group: its first kept element in values_, or kNone
   Buffer<float> values_;
+  Buffer<float> grads_;  // a 16-bit model's gradients of the kept tensors, as values_
 };
 
 }  // namespace zt
