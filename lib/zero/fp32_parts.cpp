@@ -4,29 +4,37 @@
 
 namespace zt {
 
-Fp32Parts::Fp32Parts(const StageContext& ctx) : ctx_(ctx), first_slot_(ctx.layout.groups.size(), kNone) {
+Fp32Parts::Fp32Parts(const StageContext& ctx)
+    : ctx_(ctx), first_slot_(ctx.layout.groups.size(), kNone), first_grad_(ctx.layout.groups.size(), kNone) {
   if (ctx.dtype() == DType::F32) return;  // every parameter is fp32 already
-  size_t slot = 0;
+  size_t slot = 0, grad_slot = 0;
   for (size_t g = 0; g < ctx.layout.groups.size(); ++g)
     for (const TensorSpec& t : ctx.layout.groups[g].tensors) {
       if (!t.keep_fp32) continue;
-      Piece p{int(g), t.offset, t.numel(), slot, t.trainable, 0};
-      if (t.trainable) p.compact = ctx.trainable.compact_at(t.offset);
+      Piece p{int(g), t.offset, t.numel(), slot, t.trainable, 0, 0};
       if (first_slot_[g] == kNone) first_slot_[g] = slot;
+      if (t.trainable) {
+        p.compact = ctx.trainable.compact_at(t.offset);
+        p.grad_slot = grad_slot;
+        if (first_grad_[g] == kNone) first_grad_[g] = grad_slot;
+        grad_slot += p.size;
+      }
       pieces_.push_back(p);
       slot += p.size;
     }
-  if (!slot) return;
-  values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
-  if (ctx.model_dtype != DType::F32) grads_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Grads, slot);
+  if (slot) values_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Params, slot);
+  if (grad_slot) grads_ = Buffer<float>(ctx.device(), MemSpace::Device, MemCategory::Grads, grad_slot);
 }
 
 size_t Fp32Parts::bytes(const ParamLayout& layout, DType dtype) {
   return dtype == DType::F32 ? 0 : layout.fp32_numel() * sizeof(float);
 }
 
-size_t Fp32Parts::grad_bytes(const ParamLayout& layout, DType dtype, DType model_dtype) {
-  return model_dtype == DType::F32 ? 0 : bytes(layout, dtype);
+size_t Fp32Parts::grad_bytes(const ParamLayout& layout, DType dtype) {
+  size_t n = 0;
+  for (const ParamGroup& g : layout.groups)
+    for (const TensorSpec& t : g.tensors) n += t.keep_fp32 && t.trainable ? t.numel() : 0;
+  return dtype == DType::F32 ? 0 : n * sizeof(float);
 }
 
 ConstView Fp32Parts::values(int g) const {
@@ -35,20 +43,36 @@ ConstView Fp32Parts::values(int g) const {
 }
 
 View Fp32Parts::grads(int g) {
-  if (!beside(g)) return {};
-  return {grads_.data() + first_slot_[size_t(g)], DType::F32, MemSpace::Device};
+  if (!beside(g) || first_grad_[size_t(g)] == kNone) return {};
+  return {grads_.data() + first_grad_[size_t(g)], DType::F32, MemSpace::Device};
 }
 
-void Fp32Parts::add_grads(int g, View group) {
-  if (!beside(g)) return;
+void Fp32Parts::take_grads(int g, View group) {
+  if (ctx_.model_dtype != DType::F32) return;  // the model wrote them here
   Device& dev = ctx_.device();
   const size_t offset = ctx_.layout.groups[size_t(g)].offset;
   for (const Piece& p : pieces_) {
-    if (p.group != g) continue;
-    float* slot = grads_.data() + p.slot;
-    if (p.trained) ctx_.vector().add({slot, DType::F32, MemSpace::Device}, group.at(p.flat - offset), p.size);
-    dev.fill_zero(slot, p.size * sizeof(float), dev.compute());
+    if (p.group != g || !p.trained) continue;
+    const View from = group.at(p.flat - offset);
+    ctx_.vector().add(from, {grads_.data() + p.grad_slot, DType::F32, MemSpace::Device}, p.size);
+    dev.fill_zero(from.data, p.size * sizeof(float), dev.compute());
   }
+}
+
+void Fp32Parts::reduce_grads() {
+  if (grads_.empty() || ctx_.comm.world_size() == 1) return;
+  ctx_.clock.time(&StepBreakdown::reduce_wait, [&] {
+    ctx_.comm.all_reduce(grads_.data(), grads_.data(), grads_.size(), DType::F32, ReduceOp::Sum, true)
+        ->sync(ctx_.device().compute());
+  });
+}
+
+void Fp32Parts::norm_partial(float factor, double* sum) {
+  ctx_.vector().sum_of_squares_into({grads_.data(), DType::F32, MemSpace::Device}, grads_.size(), factor, sum);
+}
+
+void Fp32Parts::zero_grads() {
+  if (!grads_.empty()) ctx_.device().fill_zero(grads_.data(), grads_.bytes(), ctx_.device().compute());
 }
 
 Range Fp32Parts::own_part(const Piece& p, Range held) {

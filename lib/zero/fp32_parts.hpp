@@ -7,8 +7,11 @@
 // gradients here too (grads(g)). Trained ones take the optimizer's fp32 master after every update
 // (all-gathered from the ranks that update them, in fp32); frozen ones keep their initial values.
 // The master of a kept tensor starts at its exact initial values, so what is trained, checkpointed
-// and exported is the fp32 value the model computed with. Gradients are reduced in the training
-// dtype as all others.
+// and exported is the fp32 value the model computed with. The trained ones' gradients have an fp32
+// space of their own here, as DeepSpeed and transformers keep an fp32 module's gradients in fp32:
+// accumulated over micro-batches and summed over the ranks in fp32 (reduce_grads), and read by the
+// optimizer from here (ShardOptimizer::update's kept gradients), while their places in the
+// training dtype's gradient buffers stay zero.
 #include <vector>
 
 #include "core/buffer.hpp"
@@ -21,9 +24,9 @@ class Fp32Parts {
 public:
   explicit Fp32Parts(const StageContext& ctx);
   // The device bytes of the copy: 4 per kept element under a 16-bit dtype, none in fp32 training;
-  // and of the gradients a 16-bit model writes here (grad_bytes), as many.
+  // and of the gradients (grad_bytes): 4 per trained kept element.
   static size_t bytes(const ParamLayout& layout, DType dtype);
-  static size_t grad_bytes(const ParamLayout& layout, DType dtype, DType model_dtype);
+  static size_t grad_bytes(const ParamLayout& layout, DType dtype);
   bool empty() const { return pieces_.empty(); }
   // Initial values from init; the master of the kept elements this rank updates (`held`, in the
   // trainable space) takes them exactly. After the optimizer's init_master.
@@ -34,11 +37,21 @@ public:
   // computes in fp32.
   void overlay(int g, ConstView group) const;
   // When the model computes in the 16-bit dtype: group g's kept tensors side by side in its order,
-  // in fp32 (null views when it keeps none, or the model computes in fp32); their gradients start
-  // at zero, and add_grads adds them into the group's (`group`, the model's dtype) and clears them.
+  // in fp32, and where it adds their gradients (null views when it keeps none, or none it trains,
+  // or the model computes in fp32).
   ConstView values(int g) const;
   View grads(int g);
-  void add_grads(int g, View group);
+  // A model computing in fp32: the trained kept tensors' gradients of the micro-batch, from `group`
+  // (its gradients of group g, fp32), added here; zeros left in their place.
+  void take_grads(int g, View group);
+  // At the accumulation boundary: the gradients summed over the ranks, in fp32 (collective).
+  void reduce_grads();
+  // The reduced gradients' sum of squares times `factor` into *sum (device memory).
+  void norm_partial(float factor, double* sum);
+  // The reduced gradients of the trained kept tensors, side by side in layout order (the trainable
+  // space's order): what ShardOptimizer::update reads for them. Null when there are none.
+  const float* kept_grads() const { return grads_.empty() ? nullptr : grads_.data(); }
+  void zero_grads();
 
 private:
   struct Piece {
@@ -46,21 +59,23 @@ private:
     size_t flat = 0, size = 0;  // the tensor's flat elements
     size_t slot = 0;            // its first element in values_
     bool trained = false;
-    size_t compact = 0;  // trained: its first element in the trainable space
+    size_t compact = 0;    // trained: its first element in the trainable space
+    size_t grad_slot = 0;  // trained: its first element in grads_
   };
   // The part of a trained piece this rank's master holds, relative to the piece.
   static Range own_part(const Piece& p, Range held);
   void upload(const Piece& p, Range part, const float* host);
 
-  // Whether the model reads group g's kept tensors here; their first slot.
+  // Whether the model reads group g's kept tensors here.
   bool beside(int g) const { return ctx_.model_dtype != DType::F32 && first_slot_[size_t(g)] != kNone; }
   static constexpr size_t kNone = ~size_t(0);
 
   const StageContext& ctx_;
   std::vector<Piece> pieces_;
-  std::vector<size_t> first_slot_;  // per group: its first kept element in values_, or kNone
+  // Per group: its first kept element in values_, its first trained one in grads_ (or kNone).
+  std::vector<size_t> first_slot_, first_grad_;
   Buffer<float> values_;
-  Buffer<float> grads_;  // a 16-bit model's gradients of the kept tensors, as values_
+  Buffer<float> grads_;  // the trained pieces' gradients, side by side
 };
 
 }  // namespace zt
