@@ -138,9 +138,9 @@ const Partition& Engine::train_partition() const { return domains_[0]->train_par
 
 ConstView Engine::fetch(int g) {
   const Place& p = places_[size_t(g)];
-  ConstView v = p.domain->stage->fetch(p.group);
-  p.domain->fp32->overlay(p.group, v);
-  return v;
+  const FetchedGroup f = p.domain->stage->fetch(p.group);
+  p.domain->fp32->overlay(p.group, f.copy);
+  return f.view;
 }
 
 ConstView Engine::fetch_fp32(int g) {

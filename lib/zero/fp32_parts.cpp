@@ -124,14 +124,13 @@ void Fp32Parts::refresh(ShardOptimizer& optimizer, Range held) {
   });
 }
 
-void Fp32Parts::overlay(int g, ConstView group) const {
-  if (pieces_.empty() || ctx_.model_dtype != DType::F32) return;
-  if (group.dtype != DType::F32)
-    fail("Fp32Parts: group {} is read as {}: its fp32 parameters cannot be put in it", g, dtype_name(group.dtype));
+void Fp32Parts::overlay(int g, View group) const {
+  if (pieces_.empty() || ctx_.model_dtype != DType::F32 || first_slot_[size_t(g)] == kNone) return;
+  if (!group.data || group.dtype != DType::F32)
+    fail("Fp32Parts: group {} is not handed out as an fp32 copy: its fp32 parameters cannot be put in it", g);
   Device& dev = ctx_.device();
   const size_t offset = ctx_.layout.groups[size_t(g)].offset;
-  // The model's copy is the stage's (a pool buffer made for this fetch), written before the model reads it.
-  auto* dst = static_cast<float*>(const_cast<void*>(group.data));
+  auto* dst = static_cast<float*>(group.data);
   for (const Piece& p : pieces_)
     if (p.group == g) dev.copy(dst + (p.flat - offset), values_.data() + p.slot, p.size * sizeof(float), dev.compute());
 }

@@ -33,9 +33,9 @@ public:
   void init(const ParamInit& init, ShardOptimizer& optimizer, Range held);
   // After an update or a written master: the trained kept values from the master. Collective.
   void refresh(ShardOptimizer& optimizer, Range held);
-  // The kept tensors of group g into the model's copy of it (fp32, group-relative), when the model
-  // computes in fp32.
-  void overlay(int g, ConstView group) const;
+  // The kept tensors of group g into the model's copy of it (fp32, group-relative: the stage's
+  // FetchedGroup::copy), when the model computes in fp32.
+  void overlay(int g, View group) const;
   // When the model computes in the 16-bit dtype: group g's kept tensors side by side in its order,
   // in fp32, and where it adds their gradients (null views when it keeps none, or none it trains,
   // or the model computes in fp32).

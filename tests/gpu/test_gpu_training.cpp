@@ -294,6 +294,17 @@ TEST_CASE("bf16 with the routers kept in fp32: the GPU follows the CPU within 1%
   CHECK(train("cuda", spec, steps(20)).losses != stage0);
 }
 
+TEST_CASE("on the GPU only routers are read in fp32: another kept parameter is refused by name",
+          "[gpu][train][moe][fp32]") {
+  config::Config c = run_config({0, "bf16", false, "cpu", kMoeFamilies[0]});
+  c.keep_in_fp32_modules = {"model.norm"};
+  Backend& backend = backend_for("cuda", c);
+  auto comm = make_local_communicator(backend.device);
+  REQUIRE_THROWS_WITH(Gpt(c.model.shape, 2, 16, false, backend, config::trained_parts(c)),
+                      Catch::Contains("model.norm.weight is kept in fp32") && Catch::Contains("only the routers"));
+  CHECK_THROWS(Trainer(c, *comm, backend));  // which says so and stops
+}
+
 TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinism]") {
   for (Spec spec : {Spec{3, "bf16"}, Spec{2, "fp32"}}) {
     INFO(spec.dtype << " stage " << spec.stage);
