@@ -20,8 +20,8 @@ void ModelOps::moe_combine_backward(void*, float*, const void*, const void*, con
   no_experts();
 }
 void ModelOps::moe_scatter(void*, const void*, const int32_t*, int, int, int, GradInto) { no_experts(); }
-void ModelOps::moe_route_backward(void*, const float*, const float*, const int32_t*, const float*, int, int, int,
-                                  bool, bool) {
+void ModelOps::moe_route_backward(void*, const float*, const float*, const int32_t*, const float*, int, int, int, bool,
+                                  bool) {
   no_experts();
 }
 
@@ -34,9 +34,8 @@ void ModelOps::matmul_fp32_forward(float* out, const void* inp, const float* wei
   matmul_forward(out, inp, weight, nullptr, N, C, OC, layout);
 }
 
-void ModelOps::matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp,
-                                    const float* weight, float*, int N, int C, int OC, WeightLayout layout,
-                                    GradInto dinp_into) {
+void ModelOps::matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp, const float* weight,
+                                    float*, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) {
   if (dtype() != DType::F32) fail("this backend has no fp32 projections in {}", dtype_name(dtype()));
   matmul_backward(dinp, dweight, nullptr, dout, inp, weight, N, C, OC, layout, dinp_into);
 }

@@ -94,9 +94,8 @@ public:
   // (the input's cast; unused when dtype() is fp32, where these are matmul_forward/backward).
   virtual void matmul_fp32_forward(float* out, const void* inp, const float* weight, float* scratch, int N, int C,
                                    int OC, WeightLayout layout);
-  virtual void matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp,
-                                    const float* weight, float* scratch, int N, int C, int OC, WeightLayout layout,
-                                    GradInto dinp_into);
+  virtual void matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp, const float* weight,
+                                    float* scratch, int N, int C, int OC, WeightLayout layout, GradInto dinp_into);
 
   // The backward of a projection whose input was gelu(pre) (the MLP's output projection), through
   // the GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), dweight += gelu_outᵀ · dout, dbias += Σ_rows dout.

@@ -89,14 +89,15 @@ bool keeps_fp32_routers(const ParamLayout& layout, const GptShape& shape, DType 
     for (const TensorSpec& t : layout.groups[g].tensors) {
       if (!t.keep_fp32) continue;
       const int layer = int(g) - gpt_block_group(0);
-      const bool router = layer >= 0 && layer < shape.n_layer && shape.sparse(layer) &&
-                          t.offset == layout.groups[g].offset +
-                                          block_role_offsets(shape, layer)[size_t(BlockRole::RouterWeight)];
+      const bool router =
+          layer >= 0 && layer < shape.n_layer && shape.sparse(layer) &&
+          t.offset == layout.groups[g].offset + block_role_offsets(shape, layer)[size_t(BlockRole::RouterWeight)];
       if (!router && dtype != DType::F32)
-        fail("data_types.keep_in_fp32_modules: {} is kept in fp32, and the model computes in {} on this device, "
-             "where only the routers of a mixture of experts are read in fp32; leave it out of the list, or train on "
-             "the CPU (training.device cpu)",
-             t.name, dtype_name(dtype));
+        fail(
+            "data_types.keep_in_fp32_modules: {} is kept in fp32, and the model computes in {} on this device, "
+            "where only the routers of a mixture of experts are read in fp32; leave it out of the list, or train on "
+            "the CPU (training.device cpu)",
+            t.name, dtype_name(dtype));
       routers = routers || router;
     }
   return routers;
@@ -356,8 +357,8 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     // The experts' output goes straight to proj: recomputation for backward needs their saved
     // products too.
     moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2,
-                 {bp.router ? static_cast<const void*>(bp.router) : w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights),
-                  w(SharedGateWeight), bp.router != nullptr},
+                 {bp.router ? static_cast<const void*>(bp.router) : w(RouterWeight), w(ExpertWeights),
+                  w(SharedExpertWeights), w(SharedGateWeight), bp.router != nullptr},
                  N);
     if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
     return;
@@ -572,8 +573,8 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
                   {fp32 ? static_cast<void*>(bg.router) : dw(RouterWeight), dw(ExpertWeights), dw(SharedExpertWeights),
                    dw(SharedGateWeight), fp32},
                   dmlp, a.ln2,
-                  {fp32 ? static_cast<const void*>(bp.router) : w(RouterWeight), w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight),
-                   fp32},
+                  {fp32 ? static_cast<const void*>(bp.router) : w(RouterWeight), w(ExpertWeights),
+                   w(SharedExpertWeights), w(SharedGateWeight), fp32},
                   N);
   } else if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dmlp, a.fch_gelu, w(FcProjWeight),

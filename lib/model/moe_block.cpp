@@ -36,8 +36,8 @@ struct MoeSizes {
   size_t router_scratch() const { return fp32_routers ? tokens * C : 0; }  // floats
   size_t scratch_bytes(size_t esz) const {
     return logits_bytes(esz) + (3 * routed * C + expert_rows() * 3 * I) * esz +
-           (tokens * K + E + router_scratch()) * sizeof(float) +
-           shared_bytes(esz) + (ep > 1 ? 2 * expert_rows() * C * esz + 2 * E * sizeof(float) : 0);
+           (tokens * K + E + router_scratch()) * sizeof(float) + shared_bytes(esz) +
+           (ep > 1 ? 2 * expert_rows() * C * esz + 2 * E * sizeof(float) : 0);
   }
   // A slot's expert-parallel part: the rows received, and where they came from and go back to.
   size_t parallel_slot_bytes(size_t esz) const {
@@ -52,8 +52,8 @@ int sparse_slots(const GptShape& shape, int slots) {
 
 }  // namespace
 
-size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops,
-                       int ep_size, bool fp32_routers) {
+size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops, int ep_size,
+                       bool fp32_routers) {
   if (!shape.moe.enabled()) return 0;
   const MoeSizes z(shape, max_batch, max_seq, ep_size, fp32_routers && ops.dtype() != DType::F32);
   const size_t esz = dtype_size(ops.dtype());

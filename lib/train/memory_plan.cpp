@@ -45,7 +45,8 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   const size_t held = size_t(shape.padded_vocab()) * size_t(shape.d_model) + shape.max_block_params() + adapters;
   MemoryPlan p;
   const EngineOptions options = engine_options(c);
-  const size_t fp32 = Fp32Parts::bytes(layout, options.dtype), fp32_grads = Fp32Parts::grad_bytes(layout, options.dtype);
+  const size_t fp32 = Fp32Parts::bytes(layout, options.dtype),
+               fp32_grads = Fp32Parts::grad_bytes(layout, options.dtype);
   static_cast<EnginePlan&>(p) = Engine::plan(options, layout.total, layout.trainable_numel(), world, held, {}, fp32);
   p.kept_fp32 = fp32 / sizeof(float);
   p.kept_fp32_trained = fp32_grads / sizeof(float);
@@ -65,9 +66,8 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   p.logit_rows = logit_rows(shape, size_t(p.head_rows), ops.dtype());
   p.activations = GptActivations::bytes(shape, B, T, slots, ops, kLogitsBytes, head_rows) +
                   MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size(), layout.fp32_numel() > 0) +
-                  ops.own_bytes(B, T, shape.d_model) +
-                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
-                  p.step_values;
+                  ops.own_bytes(B, T, shape.d_model) + LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) +
+                  Trainer::staging_bytes(c, samples) + p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(layout.trainable_numel(), world, 0));
   p.buffers_bound += p.checkpoint_staging;

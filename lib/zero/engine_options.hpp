@@ -62,7 +62,7 @@ struct EngineOptions {
 
   OptimizerOffload offload_optimizer;
   ParamOffload offload_param;  // stage 3 only
-  AioOptions aio;  // DeepSpeed's aio block, for NVMe offload: what AsyncFile runs by
+  AioOptions aio;              // DeepSpeed's aio block, for NVMe offload: what AsyncFile runs by
   int rank = 0;  // names this rank's offload files
 };
 

@@ -129,7 +129,7 @@ private:
   StepClock& clock_;
   std::unique_ptr<OffloadedState> state_;
   Buffer<uint8_t> grad_stage_[kGradStages], param_stage_;  // a sub-group's gradients (two), its parameters
-  Buffer<float> kept_stage_;  // a kept tensor's gradients in a sub-group
+  Buffer<float> kept_stage_;                               // a kept tensor's gradients in a sub-group
   Event grads_arrived_[kGradStages];
   Event grads_final_;  // the gradients are complete on the compute stream
 };
@@ -192,8 +192,7 @@ void OffloadedOptimizer::update_kept(Range sub, AdamState st, const float* kept_
                  device_.compute());
     device_.synchronize(device_.compute());
     host_.adamw(segments_in(k.segments, piece, k.offset), {st.master + in_sub, st.m + in_sub, st.v + in_sub},
-                {kept_stage_.data(), DType::F32, MemSpace::Host}, grad_factor, staged_params().at(in_sub), hyper,
-                step);
+                {kept_stage_.data(), DType::F32, MemSpace::Host}, grad_factor, staged_params().at(in_sub), hyper, step);
   }
 }
 

@@ -146,8 +146,8 @@ std::unique_ptr<OffloadedState> make_memory_state(size_t size, size_t sub_group,
   return std::make_unique<MemoryState>(size, sub_group, device, space);
 }
 
-std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count,
-                                                const std::string& dir, int rank, const AioOptions& aio) {
+std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count, const std::string& dir,
+                                                int rank, const AioOptions& aio) {
   return std::make_unique<FileState>(size, sub_group, buffer_count, dir, rank, aio);
 }
 

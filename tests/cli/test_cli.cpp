@@ -569,8 +569,8 @@ std::pair<double, double> plan_formula_and_bytes(const std::string& out, double 
 TEST_CASE("--dry-run's formula counts the parameters kept in fp32, as its bytes do") {
   for (const char* config : {"zero0", "zero2", "zero3"}) {
     INFO(config);
-    const std::string run = std::string("--model qwen3-30b-a3b --config ") + config +
-                            " --set data.seq_len=1024 --dry-run --world-size 8";
+    const std::string run =
+        std::string("--model qwen3-30b-a3b --config ") + config + " --set data.seq_len=1024 --dry-run --world-size 8";
     auto kept = zerotrain(run + " --set data_types.keep_in_fp32_modules=auto");
     INFO(kept.err);
     REQUIRE(kept.code == 0);

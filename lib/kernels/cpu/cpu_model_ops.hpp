@@ -59,8 +59,7 @@ public:
                             const int32_t* row, int N, int K, int C) override;
   void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into) override;
   void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
-                          const float* daux, int N, int E, int K, bool normalize,
-                          bool fp32_logits) override;
+                          const float* daux, int N, int E, int K, bool normalize, bool fp32_logits) override;
   void moe_gate_add(void* out, const void* y, const void* gate, int N, int C) override;
   void moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
                              int C) override;

@@ -255,10 +255,10 @@ void CudaModelOps::moe_scatter(void* dx, const void* drows, const int32_t* row, 
   cuda::moe_scatter(dtype_, dx, drows, row, N, K, C, dx_into, stream());
 }
 
-void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs,
-                                      const int32_t* experts, const float* daux, int N, int E, int K,
-                                      bool normalize, bool fp32_logits) {
-  cuda::moe_route_backward(fp32_logits ? DType::F32 : dtype_, dlogits, dweights, probs, experts, daux, N, E, K, normalize, stream());
+void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                                      const float* daux, int N, int E, int K, bool normalize, bool fp32_logits) {
+  cuda::moe_route_backward(fp32_logits ? DType::F32 : dtype_, dlogits, dweights, probs, experts, daux, N, E, K,
+                           normalize, stream());
 }
 
 void CudaModelOps::moe_gate_add(void* out, const void* y, const void* gate, int N, int C) {
