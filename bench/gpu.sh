@@ -21,7 +21,9 @@
 #   bench     GPT-2 124M at T=1024 in bf16, the largest micro-batch of 64, 32, 16, 8 the memory plan
 #             fits: tokens/s and MFU; PyTorch eager at the same shape (bench/gpu_torch.py)
 #   sanitize  compute-sanitizer memcheck, then racecheck, on test_kernels_cuda (small shapes)
-#   kernels   bench_kernels at GPT-2 124M shapes, bf16 and fp32, and at Llama 3.2 1B's, bf16
+#   kernels   bench_kernels at GPT-2 124M shapes, bf16 and fp32, and at Llama 3.2 1B's, bf16; then one
+#             Qwen3-30B-A3B-shaped sparse layer's experts over 4096 tokens, bf16 (bench_kernels --moe):
+#             a GEMM per expert against the grouped GEMM
 #   llama     the bench phase for a Llama 3.2 1B-shaped model (preset llama-3.2-1b: GQA 32/8,
 #             SwiGLU, RoPE, RMSNorm, tied head), micro-batches 32, 16, 8, 4, against PyTorch eager
 #   compile   PyTorch's GPT-2 124M with torch.compile, at the bench phase's micro-batch
@@ -40,8 +42,9 @@
 # CUDA_ARCH (90), ZT_PEAK_TFLOPS (the GPU's peak when zerotrain's table does not know it),
 # TORCH_BENCH (the PyTorch benchmark's command: python3 bench/gpu_torch.py). For a small run (the
 # rehearsal, bench/gpu_rehearsal.sh): GPT2_MODEL, GPT2_BATCHES, LLAMA_MODEL, LLAMA_BATCHES,
-# KERNEL_RUNS ("model:dtype ..."), KERNEL_BATCH, KERNEL_ITERS; and ZT_GPU_SH_STALL=PHASE (that
-# phase hangs, as on a hung GPU: how tests/gpu/test_gpu_sh.sh checks the limits).
+# KERNEL_RUNS ("model:dtype ..."), KERNEL_BATCH, KERNEL_ITERS, MOE_KERNELS ("layer:dtype:tokens ...");
+# and ZT_GPU_SH_STALL=PHASE (that phase hangs, as on a hung GPU: how tests/gpu/test_gpu_sh.sh checks
+# the limits).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,6 +63,7 @@ LLAMA_BATCHES=${LLAMA_BATCHES:-32 16 8 4}
 KERNEL_RUNS=${KERNEL_RUNS:-gpt2-124m:bf16 gpt2-124m:fp32 llama-3.2-1b:bf16}
 KERNEL_BATCH=${KERNEL_BATCH:-8}
 KERNEL_ITERS=${KERNEL_ITERS:-20}
+MOE_KERNELS=${MOE_KERNELS-qwen3-30b-a3b:bf16:4096}  # layer:dtype:tokens for bench_kernels --moe ("": none)
 read -r -a TORCH_CMD <<<"${TORCH_BENCH:-python3 $ROOT/bench/gpu_torch.py}"
 PHASES="unpack build versions check test bench sanitize kernels llama compile"
 
@@ -205,19 +209,28 @@ phase_sanitize() {
   done
 }
 
+# One bench_kernels run (its arguments after the log file), its output added to the results.
+bench_kernels_run() {  # log args...
+  local log=$1
+  shift
+  if timeout "$(($(left) - 2))" "$BUILD/bench/cuda/bench_kernels" "$@" --iters "$KERNEL_ITERS" >"$log" 2>&1; then
+    { echo '```'; cat "$log"; echo '```'; } >>"$RESULTS"
+  else
+    excerpt "$log" 20
+    failed "bench_kernels $*"
+  fi
+}
+
 phase_kernels() {
-  section "bench_kernels ($KERNEL_RUNS)"
-  local run model dt log
+  section "bench_kernels ($KERNEL_RUNS${MOE_KERNELS:+; --moe $MOE_KERNELS})"
+  local run model dt layer tokens
   for run in $KERNEL_RUNS; do
     model=${run%%:*} dt=${run#*:}
-    log=$OUTDIR/kernels-$model-$dt.log
-    if timeout "$(($(left) - 2))" "$BUILD/bench/cuda/bench_kernels" --model "$model" --batch "$KERNEL_BATCH" --seq "$T" \
-      --dtype "$dt" --iters "$KERNEL_ITERS" >"$log" 2>&1; then
-      { echo '```'; cat "$log"; echo '```'; } >>"$RESULTS"
-    else
-      excerpt "$log" 20
-      failed "bench_kernels --model $model --dtype $dt"
-    fi
+    bench_kernels_run "$OUTDIR/kernels-$model-$dt.log" --model "$model" --batch "$KERNEL_BATCH" --seq "$T" --dtype "$dt"
+  done
+  for run in $MOE_KERNELS; do
+    IFS=: read -r layer dt tokens <<<"$run"
+    bench_kernels_run "$OUTDIR/kernels-moe-$layer-$dt.log" --moe "$layer" --batch 1 --seq "$tokens" --dtype "$dt"
   done
 }
 

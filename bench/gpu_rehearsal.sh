@@ -77,7 +77,7 @@ in_namespace "$COPY" '
   export PATH=$COPY/tests/gpu/rehearsal:$PATH TORCH_BENCH=$COPY/tests/gpu/rehearsal/gpu_torch
   export ZT_TEST_SPEC="[smoke]" ZT_EMU_DEVICES=4 SEQ=32 STEPS=2 WARMUP=1 GPT2_MODEL=toy GPT2_BATCHES="4 2"
   export LLAMA_MODEL=llama-tiny LLAMA_BATCHES="4 2" KERNEL_RUNS="toy:bf16 toy:fp32 llama-tiny:bf16" KERNEL_BATCH=1
-  export KERNEL_ITERS=1 ZT_PEAK_TFLOPS=989
+  export KERNEL_ITERS=1 MOE_KERNELS=qwen3-moe-tiny:bf16:32 ZT_PEAK_TFLOPS=989
   OUT=$COPY/out1 bench/gpu.sh call1 >$COPY/call1.log 2>&1; echo $? >$COPY/call1.code
   OUT=$COPY/out2 bench/gpu.sh call2 >$COPY/call2.log 2>&1; echo $? >$COPY/call2.code
 '
@@ -108,7 +108,8 @@ if [ -f "$r1" ]; then
 fi
 if [ -f "$r2" ]; then
   for s in "## compute-sanitizer" "- memcheck: exit 0" "- racecheck: exit 0" "## bench_kernels" \
-    "## llama-tiny training" "| zerotrain llama-tiny |" "| PyTorch stand-in compile toy |"; do has "$r2" "$s"; done
+    "## llama-tiny training" "| zerotrain llama-tiny |" "| PyTorch stand-in compile toy |" \
+    "grouped / per expert: fwd"; do has "$r2" "$s"; done
 fi
 echo "rehearsal: $((SECONDS - start)) s"
 [ $failed -eq 0 ] && echo PASS

@@ -21,7 +21,8 @@ A case with `ref_model` adds
                                      as ref_model, so the reference log-probabilities are its own and
                                      not the policy's starting weights' (zerotrain: preference.reference
                                      set to that directory)
-The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32); a LoRA case adds
+The model is tests/fixtures/lora's base directory (a small Qwen3 or Llama 3, fp32), or with `model_dir`
+that directory of tests/fixtures (a small Qwen3-MoE); a LoRA case adds
   init_adapter/                      PEFT's adapter before training, which TRL + PEFT then train (the
                                      reference: TRL's forward with the adapters disabled); with
                                      `trained`, its B drawn (std `trained`), so that the adapters-off
@@ -31,7 +32,11 @@ TRL trains on the CPU in fp32, data in order (no shuffle), one process, each ste
 family: DPOTrainer with precompute_ref_log_probs; rpo_alpha: loss_type [loss_type, "sft"] with
 loss_weights [1, rpo_alpha]; simpo: CPOTrainer (loss_type simpo, cpo_alpha 0), orpo: ORPOTrainer, each
 on the pairs DPOTrainer keeps, truncated as it truncates them (an orpo step also records TRL's
-nll_loss, log_odds_ratio and log_odds_chosen).
+nll_loss, log_odds_ratio and log_odds_chosen). With `micro_pairs`, each step is micro-batches of that
+many pairs (gradient accumulation): a step's loss and metrics are the mean of its micro-batches'.
+A model with experts: DPOTrainer adds router_aux_loss_coef times the load-balancing loss whenever
+the coefficient is not 0, output_router_logits or not, and records it as aux_loss; ORPOTrainer and
+CPOTrainer add it only with output_router_logits.
 tests/train/test_preference.cpp reads it; CI never runs Python.
 
 Dev-only: needs torch 2.x, transformers, peft and trl (PyPI's trl 1.16).
@@ -94,9 +99,19 @@ CASES = {
     "llama3_orpo": dict(model="llama3", loss_type="orpo", beta=0.5),
     "qwen3_lora_orpo": dict(model="qwen3", loss_type="orpo", beta=0.25,
                             lora=dict(r=4, alpha=8, target_modules=["q_proj", "v_proj", "gate_proj", "down_proj"])),
+    # Qwen3-MoE, DPO in two micro-batches of 2 pairs a step (the aux loss is each forward's own): with
+    # output_router_logits (coefficient 0.1), and without it (DPOTrainer adds the aux loss all the same,
+    # coefficient 0.001); ORPO with it, one micro-batch of 4 pairs (its NLL is each micro-batch's mean in
+    # TRL, the step's in zerotrain).
+    "qwen3_moe_sigmoid": dict(model="qwen3_moe", model_dir="hf/qwen3_moe_aux_fp32", loss_type="sigmoid", beta=0.1,
+                              micro_pairs=2),
+    "qwen3_moe_quiet_sigmoid": dict(model="qwen3_moe", model_dir="hf/qwen3_moe_fp32", loss_type="sigmoid",
+                                    beta=0.1, micro_pairs=2),
+    "qwen3_moe_orpo": dict(model="qwen3_moe", model_dir="hf/qwen3_moe_aux_fp32", loss_type="orpo", beta=0.1,
+                           micro_pairs=4),
 }
 REFERENCE_FREE = ("simpo", "orpo")
-RECORDED = ("rewards/", "logps/", "nll_loss", "log_odds_ratio", "log_odds_chosen")
+RECORDED = ("rewards/", "logps/", "nll_loss", "log_odds_ratio", "log_odds_chosen", "aux_loss")
 
 
 def write_header(f, magic, version, count):
@@ -158,7 +173,7 @@ class Recorder(trl.DPOTrainer):
     def _compute_loss(self, model, inputs, return_outputs):
         out = super()._compute_loss(model, inputs, return_outputs)
         loss = out[0] if return_outputs else out
-        metrics = {k: v[-1] for k, v in self._metrics["train"].items() if k.startswith(("rewards/", "logps/")) and v}
+        metrics = {k: v[-1] for k, v in self._metrics["train"].items() if k.startswith(RECORDED) and v}
         self.records.append(dict(loss=loss.item(), **metrics))
         return out
 
@@ -217,6 +232,24 @@ def preference_keys(case):
     return keys
 
 
+def batching(case):
+    """TRL's batch and accumulation: a step of PAIRS_PER_STEP pairs, in micro-batches of micro_pairs."""
+    micro = case.get("micro_pairs", PAIRS_PER_STEP)
+    return dict(per_device_train_batch_size=micro, gradient_accumulation_steps=PAIRS_PER_STEP // micro)
+
+
+def step_means(records, per_step):
+    """Each step's mean of its micro-batches' records."""
+    steps = [records[i:i + per_step] for i in range(0, len(records), per_step)]
+    return [{k: sum(r[k] for r in step) / len(step) for k in step[0]} for step in steps]
+
+
+def model_dir_of(case):
+    if "model_dir" in case:
+        return os.path.join(ROOT, "tests", "fixtures", case["model_dir"])
+    return os.path.join(ROOT, "tests", "fixtures", "lora", case["model"], "base")
+
+
 def train_reference_free(case, model, pairs, vocab, tmp):
     """SimPO (CPOTrainer) or ORPO (ORPOTrainer) on the pairs DPOTrainer keeps, truncated as it truncates them."""
     kept = [(p, (p + c)[:MAX_LENGTH][len(p):], (p + r)[:MAX_LENGTH][len(p):]) for p, c, r in pairs
@@ -224,7 +257,7 @@ def train_reference_free(case, model, pairs, vocab, tmp):
     data = Dataset.from_dict({"prompt_ids": [p for p, _, _ in kept], "chosen_ids": [c for _, c, _ in kept],
                               "rejected_ids": [r for _, _, r in kept]})
     common = dict(
-        output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS, learning_rate=OPT["lr"],
+        output_dir=tmp, **batching(case), max_steps=STEPS, learning_rate=OPT["lr"],
         adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"], adam_epsilon=OPT["eps"],
         weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"], lr_scheduler_type="constant", logging_steps=1,
         save_strategy="no", report_to=[], bf16=False, fp16=False, use_cpu=True, gradient_checkpointing=False,
@@ -264,7 +297,7 @@ def train_dpo(case, model, data, vocab, tmp, ref_model=None):
     weighted rpo_alpha beside the preference loss."""
     losses = [case["loss_type"]] + (["sft"] if case.get("rpo_alpha") else [])
     weights = [1.0, case["rpo_alpha"]] if case.get("rpo_alpha") else None
-    args = trl.DPOConfig(output_dir=tmp, per_device_train_batch_size=PAIRS_PER_STEP, max_steps=STEPS,
+    args = trl.DPOConfig(output_dir=tmp, **batching(case), max_steps=STEPS,
                          learning_rate=OPT["lr"], adam_beta1=OPT["beta1"], adam_beta2=OPT["beta2"],
                          adam_epsilon=OPT["eps"], weight_decay=OPT["weight_decay"], max_grad_norm=OPT["clip"],
                          lr_scheduler_type="constant", logging_steps=1, save_strategy="no", report_to=[],
@@ -289,7 +322,7 @@ def train_dpo(case, model, data, vocab, tmp, ref_model=None):
 
 def run_case(name, case, out_dir):
     torch.manual_seed(SEED)
-    model_dir = os.path.join(ROOT, "tests", "fixtures", "lora", case["model"], "base")
+    model_dir = model_dir_of(case)
     vocab = json.load(open(os.path.join(model_dir, "config.json")))["vocab_size"]
     gen = torch.Generator().manual_seed(SEED)
     pairs = make_pairs(vocab, gen)
@@ -319,13 +352,14 @@ def run_case(name, case, out_dir):
         else:
             trainer, ref_logps, evaluation = train_dpo(case, model, data, vocab, tmp, ref_model)
             kept = len(ref_logps)
-        records = list(trainer.records)
+        records = step_means(trainer.records, batching(case)["gradient_accumulation_steps"])
     assert len(records) == STEPS, len(records)
     norms = [h["grad_norm"] for h in trainer.state.log_history if "grad_norm" in h]
     assert len(norms) == STEPS, norms
     for record, norm in zip(records, norms):
         record["grad_norm"] = float(norm)
-    reference = dict(model=case["model"], max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
+    reference = dict(model=case["model"], model_dir=case.get("model_dir"), micro_pairs=case.get("micro_pairs"),
+                     max_length=MAX_LENGTH, pairs_per_step=PAIRS_PER_STEP, steps=STEPS,
                      pairs=len(pairs), kept_pairs=kept, **OPT, preference=preference_keys(case),
                      lora={k: v for k, v in case["lora"].items() if k != "trained"} if "lora" in case else None,
                      evaluation=evaluation, ref_model="ref_model" if ref_model is not None else None,

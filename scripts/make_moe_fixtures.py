@@ -18,6 +18,12 @@ safetensors shards, the experts under their per-expert names) and tests/fixtures
   aux_losses    with output_router_logits: each step's load-balancing loss, the mean of the two
                 windows' (before the coefficient)
   trained_loss  step 0's loss (windows 0 and 1) of the model those steps trained
+With --trainer-eval NAME ..., adds to NAME's reference (the directory as it is, not rewritten):
+  trainer_eval  transformers' Trainer.evaluate() of the directory's weights over every window of
+                `tokens` (per_device_eval_batch_size B, float64): `loss` its eval_loss (each
+                window's mean cross-entropy plus, with output_router_logits, router_aux_loss_coef
+                times its load-balancing loss, averaged over the windows), `aux_loss` the windows'
+                mean load-balancing loss, `windows` their count
 The tests read both without torch or transformers. With --check NAME=DIR ..., writes nothing:
 loads each DIR (what zerotrain's save_final wrote after training NAME's steps) with transformers'
 from_pretrained and prints its trained_loss against the reference's.
@@ -161,13 +167,46 @@ def make_dir(name, spec, out_dir, seed):
     print(f"wrote {path}: {sorted(os.listdir(path))}, losses {losses}")
 
 
+def trainer_eval(name, out_dir):
+    """transformers' Trainer evaluating the directory over the reference's windows (window k's inputs
+    its first B·T tokens, its targets the same shifted by one: `shift_labels`, as the loss reads them)."""
+    import tempfile
+    path = os.path.join(out_dir, name + ".reference.json")
+    with open(path) as f:
+        ref = json.load(f)
+    model = transformers.AutoModelForCausalLM.from_pretrained(
+        os.path.join(out_dir, name), attn_implementation="eager", experts_implementation="eager",
+        dtype=torch.float64).eval()
+    tokens, b, t = torch.tensor(ref["tokens"]), ref["B"], ref["T"]
+    windows = (len(tokens) - 1) // (b * t)
+    rows = [dict(input_ids=w[:-1].view(b, t)[i], labels=w[:-1].view(b, t)[i], shift_labels=w[1:].view(b, t)[i])
+            for w in (tokens[k * b * t:(k + 1) * b * t + 1] for k in range(windows)) for i in range(b)]
+    with tempfile.TemporaryDirectory() as tmp:
+        args = transformers.TrainingArguments(output_dir=tmp, per_device_eval_batch_size=b, use_cpu=True,
+                                              report_to=[], remove_unused_columns=False)
+        loss = transformers.Trainer(model=model, args=args, eval_dataset=rows).evaluate()["eval_loss"]
+    with torch.no_grad():
+        aux = [window_loss(model, tokens, k, t, b)[1] for k in range(windows)]
+    ref["trainer_eval"] = dict(windows=windows, loss=loss,
+                               aux_loss=None if aux[0] is None else sum(a.item() for a in aux) / windows)
+    with open(path, "w") as f:
+        json.dump(ref, f, indent=1)
+        f.write("\n")
+    print(name, ref["trainer_eval"])
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out-dir", default=os.path.join(here, "..", "tests", "fixtures", "hf"))
     ap.add_argument("--check", nargs="+", metavar="NAME=DIR", help="directories zerotrain saved, to load back")
     ap.add_argument("names", nargs="*", help="the models to write (all by default)")
+    ap.add_argument("--trainer-eval", nargs="+", metavar="NAME", help="add transformers' Trainer's evaluation")
     args = ap.parse_args()
+    if args.trainer_eval:
+        for name in args.trainer_eval:
+            trainer_eval(name, os.path.abspath(args.out_dir))
+        return
     if args.check:
         for item in args.check:
             name, path = item.split("=", 1)

@@ -17,7 +17,8 @@ namespace zt::cli {
 namespace {
 
 const char* const kEvalFooter = R"(--model: a checkpoint, a Hugging Face model directory of any family zerotrain trains
-(GPT-2, Llama, Mistral, Qwen2, Qwen3) or a PEFT adapter directory on its base model, as for generate.
+(GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE) or a
+PEFT adapter directory on its base model, as for generate.
 --data: a token file as training reads it
 (data.format auto: llm.c .bin with its loss mask when one lies beside it, .u16, text as bytes). The
 file is cut into windows of B x T + 1 tokens as training cuts it, read in order; record data (a

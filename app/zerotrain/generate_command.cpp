@@ -13,8 +13,8 @@ namespace {
 
 const char* const kGenerateFooter =
     R"(--model: a checkpoint (training.checkpoint_dir, or one step directory in it), or a Hugging Face
-model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3: config.json and
-model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
+model directory of any family zerotrain trains (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3,
+Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE: config.json and model.safetensors or its shards, as transformers, training.save_final and zerotrain export write
 them), or a PEFT adapter directory (a LoRA run's training.save_final or --output_dir: its adapters
 merged into the base model its adapter_config.json names). --tokenizer: the tokenizer the training
 data was made with (default: the one in the model directory, or for a checkpoint the one its data's
@@ -55,6 +55,8 @@ Subcommand generate_subcommand(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--seed", o->sampling.seed, "seed of the draws (the same seed, the same text)")
       ->capture_default_str();
+  cmd->add_flag("--dry-run,--dry_run", o->dry_run,
+                "print the memory generation would hold (weights, KV cache per layer kind, activations) and exit");
   return {cmd, [o = o](int, char**) {
             init_logging(log_options(0, "info"));  // warnings go to stderr, the text to stdout
             return exit_status("generate", [&] { run_generate(*o, stdout); });

@@ -11,6 +11,7 @@
 #include "comm/foreign_launcher.hpp"
 #include "comm/world.hpp"
 #include "config/config.hpp"
+#include "model/gpt_shape.hpp"
 #include "config/local_rank_argument.hpp"
 #include "core/directories.hpp"
 #include "core/error.hpp"
@@ -87,11 +88,13 @@ void add_train_options(CLI::App& app, TrainArgs& t) {
                  "DeepSpeed JSON config: a file, or a preset in configs/ (zero0, zero1, zero2, zero2_offload, zero3, "
                  "zero3_offload); --deepspeed (the Hugging Face Trainer's spelling) and --deepspeed_config are the "
                  "same option");
+  std::string presets;
+  for (const GptPreset& p : gpt_presets()) presets += (presets.empty() ? "" : ", ") + std::string(p.name);
   t.model_opt = app.add_option("--model", t.model,
-                               "model: a preset (toy, gpt2-tiny, gpt2-124m, gpt2-350m, gpt2-774m, gpt2-1.5b, "
-                               "llama-tiny, qwen3-tiny, llama-3.2-1b, qwen3-0.6b, qwen2.5-0.5b), a JSON file such "
-                               "as configs/models/toy.json, or a Hugging Face model directory (GPT-2, Llama, "
-                               "Mistral, Qwen2, Qwen3) whose config.json gives the architecture");
+                               "model: a preset (" + presets +
+                                   "), a JSON file such as configs/models/toy.json, or a Hugging Face model "
+                                   "directory (GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3, Qwen3-MoE, "
+                                   "Qwen2-MoE, Mixtral, OLMoE) whose config.json gives the architecture");
   t.data_opt = app.add_option("--data", t.data, "training data file (data.train)");
   t.steps_opt =
       app.add_option("--steps", t.steps, "optimizer steps (training.steps; default 100)")->check(positive_int64());

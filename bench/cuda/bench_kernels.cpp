@@ -7,6 +7,8 @@
 //   bench_kernels --dtype fp32 --batch 16
 //   bench_kernels --model llama-3.2-1b    # the llama family's kernels (RMSNorm, RoPE, SwiGLU, GQA)
 //   bench_kernels_emulated --model toy --batch 1 --seq 16 --iters 1   # the emulated GPU's run of it
+//   bench_kernels --moe qwen3-30b-a3b --batch 4 --seq 1024   # one sparse layer's experts: one cuBLASLt
+//                                                           # GEMM per expert against the grouped GEMM
 #include <CLI/CLI.hpp>
 #include <cuda_runtime_api.h>
 
@@ -26,6 +28,8 @@
 #include "kernels/cuda/cuda_gelu.hpp"
 #include "kernels/cuda/cuda_layernorm.hpp"
 #include "kernels/cuda/cuda_matmul.hpp"
+#include "kernels/cuda/cuda_moe.hpp"
+#include "kernels/cuda/cuda_moe_gemm.hpp"
 #include "kernels/cuda/cuda_rmsnorm.hpp"
 #include "kernels/cuda/cuda_rope.hpp"
 #include "kernels/cuda/cuda_swiglu.hpp"
@@ -273,6 +277,85 @@ void bench_adamw(const Run& r) {
   }, r.iters), bytes);
 }
 
+// The experts of one sparse layer (SwiGLU experts: gate and up [2I, C], down [C, I], [out, in]).
+struct MoeLayer {
+  const char* name;
+  int E, K, C, I;
+};
+
+const MoeLayer kMoeLayers[] = {
+    {"qwen3-30b-a3b", 128, 8, 2048, 768},  // Qwen3-30B-A3B's sparse layers
+    {"qwen3-moe-tiny", 8, 2, 64, 32},      // for bench_kernels_emulated
+};
+
+// The experts' four products of a layer over N tokens routed at random: one cuBLASLt GEMM per
+// expert over its rows (the counts read on the host beforehand, as model/moe_block.cpp once did)
+// against one grouped GEMM per product over every expert (the offsets read on the device).
+void bench_moe(const MoeLayer& l, DType dt, int N, int iters) {
+  const int R = N * l.K, E = l.E, C = l.C, I = l.I;
+  const size_t stride = 3 * size_t(I) * C, es = dtype_size(dt);
+  Buffer logits(size_t(N) * E, dt), probs(size_t(N) * E, DType::F32), weights(size_t(N) * l.K, DType::F32);
+  Buffer experts(size_t(R), DType::F32), offsets(size_t(E) + 1, DType::F32), token(size_t(R), DType::F32),
+      row(size_t(R), DType::F32);
+  cuda::moe_route(dt, probs.as<float>(), experts.as<int32_t>(), weights.as<float>(), logits.ptr, N, E, l.K, true,
+                  nullptr);
+  cuda::moe_group(offsets.as<int32_t>(), token.as<int32_t>(), row.as<int32_t>(), experts.as<int32_t>(), N, E, l.K,
+                  nullptr);
+  std::vector<int32_t> host(size_t(E) + 1);
+  ZT_CUDA_CHECK(cudaMemcpy(host.data(), offsets.ptr, host.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+  int busiest = 0;
+  for (int e = 0; e < E; e++) busiest = std::max(busiest, host[size_t(e) + 1] - host[size_t(e)]);
+  std::printf("experts: E = %d, top-%d, C = %d, I = %d; N = %d tokens, R = %d rows, the busiest expert %d rows "
+              "(mean %.1f)\n\n", E, l.K, C, I, N, R, busiest, double(R) / E);
+
+  Buffer rows(size_t(R) * C, dt), w(stride * E, dt, 0.02f), dw(stride * E, dt), gate_up(size_t(R) * 2 * I, dt),
+      act(size_t(R) * I, dt), y(size_t(R) * C, dt), dy(size_t(R) * C, dt), dact(size_t(R) * I, dt),
+      dgate_up(size_t(R) * 2 * I, dt), drows(size_t(R) * C, dt);
+  auto at = [&](const Buffer& b, size_t elements) { return static_cast<char*>(b.ptr) + elements * es; };
+  const auto O = cuda::WeightLayout::OutputMajor;
+  cuda::MatmulContext ctx;
+  const double flops = 6.0 * R * C * I;  // gate_up (2·R·C·2I) and down (2·R·I·C)
+  const double per_expert_fwd = time_ms([&] {
+    for (int e = 0; e < E; e++) {
+      const int first = host[size_t(e)], n = host[size_t(e) + 1] - first;
+      if (n == 0) continue;
+      cuda::matmul_forward(ctx, dt, at(gate_up, size_t(first) * 2 * I), at(rows, size_t(first) * C),
+                           at(w, e * stride), nullptr, n, C, 2 * I, O, nullptr);
+      cuda::matmul_forward(ctx, dt, at(y, size_t(first) * C), at(act, size_t(first) * I),
+                           at(w, e * stride + 2 * size_t(I) * C), nullptr, n, I, C, O, nullptr);
+    }
+  }, iters);
+  const double grouped_fwd = time_ms([&] {
+    cuda::moe_expert_forward(dt, gate_up.ptr, rows.ptr, w.ptr, stride, offsets.as<int32_t>(), E, R, C, 2 * I, nullptr);
+    cuda::moe_expert_forward(dt, y.ptr, act.ptr, at(w, 2 * size_t(I) * C), stride, offsets.as<int32_t>(), E, R, I, C,
+                             nullptr);
+  }, iters);
+  const double per_expert_bwd = time_ms([&] {
+    for (int e = 0; e < E; e++) {
+      const int first = host[size_t(e)], n = host[size_t(e) + 1] - first;
+      if (n == 0) continue;
+      cuda::matmul_backward(ctx, dt, at(dact, size_t(first) * I), at(dw, e * stride + 2 * size_t(I) * C), nullptr,
+                            at(dy, size_t(first) * C), at(act, size_t(first) * I),
+                            at(w, e * stride + 2 * size_t(I) * C), n, I, C, O, nullptr, GradInto::Overwrite);
+      cuda::matmul_backward(ctx, dt, at(drows, size_t(first) * C), at(dw, e * stride), nullptr,
+                            at(dgate_up, size_t(first) * 2 * I), at(rows, size_t(first) * C), at(w, e * stride), n, C,
+                            2 * I, O, nullptr, GradInto::Overwrite);
+    }
+  }, iters);
+  const double grouped_bwd = time_ms([&] {
+    cuda::moe_expert_backward(dt, dact.ptr, at(dw, 2 * size_t(I) * C), dy.ptr, act.ptr, at(w, 2 * size_t(I) * C),
+                              stride, offsets.as<int32_t>(), E, R, I, C, GradInto::Overwrite, nullptr);
+    cuda::moe_expert_backward(dt, drows.ptr, dw.ptr, dgate_up.ptr, rows.ptr, w.ptr, stride, offsets.as<int32_t>(), E,
+                              R, C, 2 * I, GradInto::Overwrite, nullptr);
+  }, iters);
+  report_flops("experts fwd, a GEMM per expert", per_expert_fwd, flops);
+  report_flops("experts fwd, grouped", grouped_fwd, flops);
+  report_flops("experts bwd, a GEMM per expert", per_expert_bwd, 2 * flops);
+  report_flops("experts bwd, grouped", grouped_bwd, 2 * flops);
+  std::printf("grouped / per expert: fwd %.2f, bwd %.2f (time; below 1: the grouped GEMM is faster)\n",
+              grouped_fwd / per_expert_fwd, grouped_bwd / per_expert_bwd);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -287,6 +370,13 @@ int main(int argc, char** argv) {
   app.add_option("--seq", T, "T (tokens per sequence)")->check(CLI::PositiveNumber);
   app.add_option("--dtype", dtype_arg, "bf16 or fp32")->check(CLI::IsMember({"bf16", "fp32"}));
   app.add_option("--iters", iters, "timed repetitions per op")->check(CLI::PositiveNumber);
+  std::string moe_arg;
+  std::vector<std::string> moe_names;
+  for (const MoeLayer& l : kMoeLayers) moe_names.push_back(l.name);
+  app.add_option("--moe", moe_arg,
+                 "instead: one sparse layer's experts over B·T tokens (qwen3-30b-a3b, or the tiny qwen3-moe-tiny), "
+                 "a GEMM per expert against the grouped GEMM")
+      ->check(CLI::IsMember(moe_names));
   CLI11_PARSE(app, argc, argv);
 
   int devices = 0;
@@ -298,6 +388,15 @@ int main(int argc, char** argv) {
     const Model& model = *std::find_if(std::begin(kModels), std::end(kModels),
                                        [&](const Model& m) { return model_arg == m.name; });
     const DType dt = dtype_from_name(dtype_arg);
+    if (!moe_arg.empty()) {
+      std::printf("bench_kernels --moe %s --batch %d --seq %d --dtype %s --iters %d\n", moe_arg.c_str(), B, T,
+                  dtype_arg.c_str(), iters);
+      bench_moe(*std::find_if(std::begin(kMoeLayers), std::end(kMoeLayers),
+                              [&](const MoeLayer& l) { return moe_arg == l.name; }),
+                dt, B * T, iters);
+      ZT_CUDA_CHECK(cudaDeviceSynchronize());
+      return 0;
+    }
     const Run run{model, dt, dtype_size(dt), B, T, B * T, iters};
     cudaDeviceProp prop{};
     ZT_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));

@@ -91,7 +91,7 @@ ExpertParallelConfig read_expert_parallel(Block& top, const ModelConfig& model, 
   const int experts = model.shape.moe.num_experts;
   if (experts == 0)
     b.fail("enabled", fmt::format("true, and the model ({}) has no experts (expected a mixture-of-experts model: "
-                                  "qwen3_moe, qwen2_moe or mixtral with num_experts > 0)",
+                                  "qwen3_moe, qwen2_moe, mixtral or olmoe with num_experts > 0)",
                                   type));
   if (world_size % ep.autoep_size != 0)
     b.fail("autoep_size", fmt::format("{} does not divide the world size {} (expected a divisor of it: each group "

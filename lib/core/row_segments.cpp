@@ -1,5 +1,6 @@
 #include "core/row_segments.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/error.hpp"
@@ -8,6 +9,7 @@ namespace zt {
 
 RowSegments::RowSegments(Device& device, MemSpace space, int max_batch, int max_seq)
     : table_(device, space, MemCategory::Activations, size_t(max_batch) * size_t(max_seq), Init::Uninitialised),
+      padding_from_(device, space, MemCategory::Activations, size_t(std::max(max_batch, 0)), Init::Uninitialised),
       max_batch_(max_batch),
       max_seq_(max_seq) {
   if (max_batch <= 0 || max_seq <= 0) fail("RowSegments: room for {} rows of {} tokens", max_batch, max_seq);
@@ -15,7 +17,7 @@ RowSegments::RowSegments(Device& device, MemSpace space, int max_batch, int max_
 }
 
 size_t RowSegments::bytes(int max_batch, int max_seq) {
-  return size_t(max_batch) * size_t(max_seq) * sizeof(TokenSegment);
+  return size_t(max_batch) * size_t(max_seq) * sizeof(TokenSegment) + size_t(max_batch) * sizeof(int32_t);
 }
 
 void RowSegments::reset(int B, int T) {
@@ -24,7 +26,7 @@ void RowSegments::reset(int B, int T) {
   B_ = B;
   T_ = T;
   for (size_t i = 0; i < size_t(B) * size_t(T); i++) table_[i] = {0, T};
-  padding_from_.assign(size_t(B), T);
+  std::fill_n(padding_from_.data(), size_t(B), T);
 }
 
 void RowSegments::set_row(int b, std::span<const int32_t> starts, bool padding) {

@@ -37,8 +37,10 @@ public:
   void set_row(int b, std::span<const int32_t> starts, bool padding = false);
   // Where row b's samples start (set_row's argument, read back from the table).
   std::vector<int32_t> starts(int b) const;
-  // Where row b's padding begins (seq() for a row without padding); host memory.
+  // Where row b's padding begins (seq() for a row without padding).
   int padding_from(int b) const { return padding_from_[size_t(b)]; }
+  // [batch()] of them, in the table's memory space (what the device copies).
+  const int32_t* padding_table() const { return padding_from_.data(); }
 
   int batch() const { return B_; }
   int seq() const { return T_; }
@@ -47,7 +49,7 @@ public:
 
 private:
   Buffer<TokenSegment> table_;
-  std::vector<int32_t> padding_from_;
+  Buffer<int32_t> padding_from_;
   int max_batch_ = 0, max_seq_ = 0, B_ = 0, T_ = 0;
 };
 

@@ -23,6 +23,14 @@ bool is_hf_shard_file_name(const std::string& name) {
          name.find("-of-") != std::string::npos;
 }
 
+bool is_hf_weights_file(const std::string& name) {
+  return name == kHfWeightsFile || name == kHfIndexFile || is_hf_shard_file_name(name);
+}
+
+bool is_peft_adapter_file(const std::string& name) {
+  return name == kPeftConfigFile || name == kPeftWeightsFile || name == kPeftBaseRecordFile;
+}
+
 std::string hf_file(const std::string& dir, std::string_view name) { return (fs::path(dir) / name).string(); }
 
 const std::vector<std::string>& hf_tokenizer_files() {

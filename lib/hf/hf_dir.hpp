@@ -21,9 +21,16 @@ inline constexpr std::string_view kHfIndexFile = "model.safetensors.index.json";
 inline constexpr std::string_view kHfShardPrefix = "model-";  // model-00001-of-00003.safetensors
 inline constexpr std::string_view kPeftConfigFile = "adapter_config.json";
 inline constexpr std::string_view kPeftWeightsFile = "adapter_model.safetensors";
+inline constexpr std::string_view kPeftBaseRecordFile = "zerotrain_base_model.json";  // the base it was made on
 
 std::string hf_shard_file_name(int shard, int shards);  // shard counts from 1, as transformers names them
 bool is_hf_shard_file_name(const std::string& name);
+// The files that hold a model's weights (model.safetensors, its index and shards), and those of a
+// PEFT adapter. A directory written as the one loses the other's: transformers' from_pretrained
+// takes a directory with adapter_config.json for the adapter on its base, whatever weights lie
+// beside it, and zerotrain would read those weights.
+bool is_hf_weights_file(const std::string& name);
+bool is_peft_adapter_file(const std::string& name);
 // DIR/name
 std::string hf_file(const std::string& dir, std::string_view name);
 

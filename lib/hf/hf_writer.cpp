@@ -143,18 +143,18 @@ void HfModelWriter::commit() {
   copy_source_files();
   write_file_durably(hf_file(staged_->staging(), kHfConfigFile), config_json_.dump(2) + "\n");
   // Weight files of an earlier save that this one does not write go (transformers reads
-  // model.safetensors before an index); everything else in the directory stays.
+  // model.safetensors before an index), and an adapter's; everything else in the directory stays.
   std::vector<std::string> stale;
   staged_->install(
       [&](const std::string& name) {
-        const bool weights = name == kHfWeightsFile || name == kHfIndexFile || is_hf_shard_file_name(name);
+        const bool weights = is_hf_weights_file(name) || is_peft_adapter_file(name);
         if (weights) stale.push_back(name);
         return !weights;
       },
       std::string(kHfConfigFile));
   std::sort(stale.begin(), stale.end());
   if (!stale.empty())
-    spdlog::info("{}: removed {} weight file(s) of an earlier save ({}{})", dir_, stale.size(), stale.front(),
+    spdlog::info("{}: removed {} weight or adapter file(s) of an earlier save ({}{})", dir_, stale.size(), stale.front(),
                  stale.size() > 1 ? ", ..." : "");
 }
 

@@ -256,8 +256,8 @@ void PeftAdapterWriter::commit() {
   write_file_durably(hf_file(staged_->staging(), kPeftConfigFile),
                      peft_config_json(shape_, spec_, output_.model_dir).dump(2) + "\n");
   // The other files of an existing directory stay, as a model directory's do; a record of another
-  // base does not.
-  staged_->install([](const std::string& name) { return name != kPeftBaseRecordFile; },
+  // base and a model's weights do not.
+  staged_->install([](const std::string& name) { return name != kPeftBaseRecordFile && !is_hf_weights_file(name); },
                    std::string(kPeftConfigFile));
 }
 

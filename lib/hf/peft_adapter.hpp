@@ -39,8 +39,6 @@ std::vector<HfTensor> peft_tensors(const GptShape& shape, const ParamLayout& lay
 // adapter_config.json for adapters of `spec` on a base model named `base_model` (a path, or "").
 nlohmann::ordered_json peft_config_json(const GptShape& shape, const LoraSpec& spec, const std::string& base_model);
 
-inline constexpr std::string_view kPeftBaseRecordFile = "zerotrain_base_model.json";
-
 // What DIR/adapter_config.json says of the adapters (r, lora_alpha, lora_dropout, use_rslora,
 // target_modules as the sites' names) and of their base model (base_model_name_or_path). Errors
 // name the file and the key.

@@ -46,6 +46,10 @@ LossSums evaluate_batches(Gpt& model, ParamHooks& weights, const DataSampler& sa
       sums.counted += double(counted);
     }
     if (!shape.stand_in) sums.positions += double(shape.tokens());
+    if (!shape.stand_in && model.shape().moe.enabled() && model.shape().moe.output_router_logits) {
+      sums.aux += model.aux_loss();
+      sums.aux_batches += 1;
+    }
   }
   return sums;
 }

@@ -21,6 +21,9 @@ struct LossSums {
   double loss = 0;       // token losses over the targets that count
   double counted = 0;    // targets that count
   double positions = 0;  // the micro-batches' positions (B x T each)
+  // With output_router_logits: the micro-batches' load-balancing losses (each forward's own, before
+  // its coefficient), and how many micro-batches that is (stand-ins left out).
+  double aux = 0, aux_batches = 0;
 };
 
 // Room for one micro-batch of a sampler: inputs and targets of batch() x seq_len() tokens, and

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "inference/device_weights.hpp"
+#include "inference/generate_plan.hpp"
 #include "inference/generation.hpp"
 #include "inference/model_source.hpp"
 #include "inference/text_codec.hpp"
@@ -63,6 +64,12 @@ void run_generate(const GenerateOptions& o, std::FILE* out) {
   const DType dtype = inference_dtype(o.dtype, loaded);
   Backend& backend = select_backend(kDeviceChoiceNames.parse(o.device, "--device"), 0, 1, compute_dtype(dtype));
   const int positions = std::min<int>(shape.max_seq_len, int(prompt.size()) + o.max_new_tokens);
+  if (o.dry_run) {
+    std::fprintf(stderr, "generate: %s, %s; a prompt of %zu tokens; on %s\n", loaded.what.c_str(),
+                 describe(shape).c_str(), prompt.size(), backend.device.name().c_str());
+    std::fputs(format_generate_plan(plan_generate(shape, positions, backend.model)).c_str(), out);
+    return;
+  }
   Gpt model(shape, 1, positions, /*recompute=*/true, backend);  // one block's activations suffice
   DeviceWeights weights(model.layout(), loaded.weights.data(), backend, dtype);
   loaded.weights.reset();

@@ -25,6 +25,20 @@ void ModelOps::moe_route_backward(void*, const float*, const float*, const int32
   no_experts();
 }
 
+void ModelOps::moe_group(int32_t*, int32_t*, int32_t*, const int32_t*, int, int, int) { no_experts(); }
+void ModelOps::moe_expert_forward(void*, const void*, const void*, size_t, const int32_t*, int, int, int, int) {
+  no_experts();
+}
+void ModelOps::moe_expert_backward(void*, void*, const void*, const void*, const void*, size_t, const int32_t*, int,
+                                   int, int, int, GradInto) {
+  no_experts();
+}
+void ModelOps::moe_route_stats(double*, const float*, const int32_t*, const int32_t*, int, int, int, int) {
+  no_experts();
+}
+void ModelOps::moe_aux_grad(float*, const double*, int, int, float) { no_experts(); }
+void ModelOps::moe_aux_accumulate(double*, const double*, int, int) { no_experts(); }
+void ModelOps::moe_zero_padding(void*, const int32_t*, int, int, int) { no_experts(); }
 void ModelOps::moe_gate_add(void*, const void*, const void*, int, int) { no_experts(); }
 void ModelOps::moe_gate_add_backward(void*, void*, const void*, const void*, const void*, int, int) { no_experts(); }
 

@@ -234,6 +234,33 @@ public:
   // d probs[n, e] (the load-balancing loss's gradient).
   virtual void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                                   const float* daux, int N, int E, int K, bool normalize, bool fp32_logits);
+  // The routed rows grouped by expert where the device computes, nothing read back: offsets [E + 1]
+  // (expert e's rows [offsets[e], offsets[e+1]), experts in index order, tokens in order within
+  // each), token [R] (each row's token) and row [N·K] (where slot n·K + j went).
+  virtual void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K);
+  // The experts' products over their rows (offsets as moe_group writes them), every expert in one
+  // call: out[r] = in[r] · W_eᵀ, W_e = weight + e · stride elements, [OC, C] (OutputMajor), written
+  // over. Backward: dinp[r] (+)= dout[r] · W_e, dweight_e += Σ_r dout[r]ᵀ · in[r] (either null:
+  // skipped); an expert without rows keeps its gradient.
+  virtual void moe_expert_forward(void* out, const void* in, const void* weight, size_t stride, const int32_t* offsets,
+                                  int E, int R, int C, int OC);
+  virtual void moe_expert_backward(void* dinp, void* dweight, const void* dout, const void* in, const void* weight,
+                                   size_t stride, const int32_t* offsets, int E, int R, int C, int OC,
+                                   GradInto dinp_into);
+  // What the load-balancing loss needs of a layer, over its tokens that count (token b·T + t counts
+  // when t < padding_from[b]; every token when padding_from is null), in double: stats [2E + 1]
+  // (written over) = the top-k slots given to each expert, each expert's probabilities summed in
+  // token order, the tokens.
+  virtual void moe_route_stats(double* stats, const float* probs, const int32_t* experts,
+                               const int32_t* padding_from, int T, int N, int E, int K);
+  // Over the stats of L layers side by side ([L, 2E + 1]), f_e = slots / tokens, P_e = probabilities
+  // / tokens, the layers together: daux[e] = scale · E · f_e / tokens (fp32; 0 without tokens), the
+  // aux loss's gradient in every token's probabilities; and acc[0] += E · Σ_e f_e · P_e (the aux
+  // loss), acc[1] = max(acc[1], the busiest expert's slots over the mean, the largest over the layers).
+  virtual void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale);
+  virtual void moe_aux_accumulate(double* acc, const double* stats, int L, int E);
+  // x [B·T, width] of dtype(): the rows of padded tokens (t >= padding_from[b]) set to zero.
+  virtual void moe_zero_padding(void* x, const int32_t* padding_from, int B, int T, int width);
   // A gated shared expert (qwen2_moe): out[n] += sigmoid(gate[n]) · y[n], gate [N] (the gate's
   // logits, dtype()); backward writes dy[n] = sigmoid(gate[n]) · dout[n] and dgate[n] = (dout[n] ·
   // y[n]) · sigmoid'(gate[n]) over their contents.

@@ -88,7 +88,8 @@ void MetricsWriter::step(const StepRecord& r) {
 }
 
 void MetricsWriter::eval(const EvalRecord& r) {
-  write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}{}}}", r.step, format_float(r.val_loss),
+  write(fmt::format("{{\"event\":\"eval\",\"step\":{},\"val_loss\":{}{}{}}}", r.step, format_float(r.val_loss),
+                    r.aux_loss ? ",\"aux_loss\":" + format_float(*r.aux_loss) : std::string(),
                     preference_fields(r.preference)));
 }
 

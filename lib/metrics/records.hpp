@@ -79,6 +79,7 @@ struct EvalRecord {
   int64_t step = 0;
   double val_loss = NAN;
   std::optional<PreferenceMetrics> preference;
+  std::optional<double> aux_loss;  // with output_router_logits: the load-balancing loss in val_loss, before its coefficient
 };
 
 // What the model wrote at a step (training.sample_every).

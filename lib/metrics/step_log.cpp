@@ -58,7 +58,8 @@ void StepLog::eval(const EvalRecord& r) {
                                  r.preference->rewards_accuracies, r.preference->rewards_margins,
                                  r.preference->rewards_chosen, r.preference->rewards_rejected)
                    : "";
-  spdlog::info("eval  step {:>5} | val loss {:.4f}{}", r.step, r.val_loss, preference);
+  spdlog::info("eval  step {:>5} | val loss {:.4f}{}{}", r.step, r.val_loss,
+               r.aux_loss ? fmt::format(" | aux loss {:.4f}", *r.aux_loss) : "", preference);
 }
 
 void StepLog::sample(const SampleRecord& r) {

@@ -402,6 +402,7 @@ float Gpt::forward(const int32_t* inputs, const int32_t* targets, int B, int T, 
   if (targets) device_.copy(acts_.targets.data(), targets, sizeof(int32_t) * N, device_.compute());
   logits_forward(inputs, targets ? acts_.targets.data() : nullptr, B, T, hooks, nullptr);
   if (!targets) return std::numeric_limits<float>::quiet_NaN();
+  moe_.end_forward();
   backward_ready_ = true;
   return ops_.cross_entropy_loss(acts_.counted.data(), acts_.losses.data(), head_targets(), head_rows_);
 }
@@ -419,6 +420,7 @@ void Gpt::forward_cached(const int32_t* inputs, int B, int T, KvCache& cache, Pa
   compact_head_ = false;
   head_rows_ = B * T;
   segments_ = nullptr;  // a generated sequence is one sample
+  moe_.set_rows(nullptr, B, T);
   logits_forward(inputs, nullptr, B, T, hooks, &cache);
   cache.advance(T);
 }

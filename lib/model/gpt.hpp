@@ -124,6 +124,10 @@ public:
   // Tokens routed to the busiest expert over the mean in the last forward (the largest over the
   // sparse layers); NaN without experts.
   double max_expert_load() const { return moe_.enabled() ? moe_.max_load() : std::numeric_limits<double>::quiet_NaN(); }
+  // The sums over the forwards with targets since the last call, kept on the device: the aux loss, and
+  // the largest max_expert_load; queued into host[0..1] (memory the device writes without a wait),
+  // read after the device is waited for. Nothing without experts.
+  void take_expert_stats_into(double* host) { moe_.take_step_stats_into(host); }
 
   // Generation: the logits of T new tokens per sequence (inputs [B, T], host memory) at positions
   // [cache.length(), cache.length() + T), attending to the positions the cache holds; their keys

@@ -279,6 +279,7 @@ std::optional<ShapeProblem> architecture_problem(const GptShape& s) {
 
 std::string describe(const GptShape& s) {
   const GptShape r = s.resolved();
+  auto layers = [](int n) { return fmt::format("{} layer{}", n, n == 1 ? "" : "s"); };
   std::string heads = fmt::format("{} heads", r.n_head);
   if (r.n_kv_head != r.n_head) heads += fmt::format(" ({} key/value)", r.n_kv_head);
   heads += fmt::format(" of {}", r.head_dim);
@@ -288,19 +289,19 @@ std::string describe(const GptShape& s) {
   for (int l = 0; l < r.n_layer; ++l) sliding += r.layer_window(l) > 0;
   std::string window;
   if (sliding > 0)
-    window = fmt::format(", sliding window {}{}", r.sliding_window,
-                         sliding < r.n_layer ? fmt::format(" in {} layers", sliding) : "");
+    window =
+        fmt::format(", sliding window {}{}", r.sliding_window, sliding < r.n_layer ? " in " + layers(sliding) : "");
   std::string experts;
   if (r.moe.enabled()) {
     int sparse = 0;
     for (int l = 0; l < r.n_layer; ++l) sparse += r.sparse(l);
-    experts = fmt::format(", {} experts (top {}) of {} in {} layers{}", r.moe.num_experts, r.moe.top_k,
-                          r.expert_width(), sparse,
+    experts = fmt::format(", {} experts (top {}) of {} in {}{}", r.moe.num_experts, r.moe.top_k, r.expert_width(),
+                          layers(sparse),
                           r.moe.d_shared > 0 ? fmt::format(" with a shared expert of {}", r.moe.d_shared) : "");
   }
-  return fmt::format("{} {} layers, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}{}",
-                     kFamily[int(r.model_type)], r.n_layer, heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len,
-                     experts, window, r.tied_head ? "" : ", untied LM head");
+  return fmt::format("{} {}, {}, d_model {}, d_ff {}, vocab {}, {} positions{}{}{}", kFamily[int(r.model_type)],
+                     layers(r.n_layer), heads, r.d_model, r.d_ff, r.vocab_size, r.max_seq_len, experts, window,
+                     r.tied_head ? "" : ", untied LM head");
 }
 
 namespace {

@@ -51,6 +51,10 @@ size_t KvCache::bytes(const GptShape& shape, int batch, int capacity, DType dtyp
   return offsets_of(rows_of(shape, capacity), row_elements(shape, batch)).back() * dtype_size(dtype);
 }
 
+size_t KvCache::layer_bytes(const GptShape& shape, int layer, int batch, int capacity, DType dtype) {
+  return 2 * size_t(layer_rows(shape, layer, capacity)) * row_elements(shape, batch) * dtype_size(dtype);
+}
+
 void KvCache::advance(int count) {
   if (count < 0 || length_ + count > capacity_)
     fail("KV cache: {} more positions after {} exceed its {}", count, length_, capacity_);

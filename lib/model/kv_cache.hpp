@@ -27,6 +27,8 @@ public:
   static int layer_rows(const GptShape& shape, int layer, int capacity);
   // The bytes the cache holds: per layer, k and v of batch · layer_rows · n_kv_head · head_dim.
   static size_t bytes(const GptShape& shape, int batch, int capacity, DType dtype);
+  // Those of layer `layer` alone.
+  static size_t layer_bytes(const GptShape& shape, int layer, int batch, int capacity, DType dtype);
 
   int batch() const { return batch_; }
   int capacity() const { return capacity_; }

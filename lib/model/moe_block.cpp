@@ -1,6 +1,7 @@
 #include "model/moe_block.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -29,7 +30,7 @@ struct MoeSizes {
   size_t shared_bytes(size_t esz) const { return S > 0 ? tokens * (3 * S + C + 1) * esz : 0; }
   size_t expert_rows() const { return ep * routed; }
   size_t slot_bytes(size_t esz) const {
-    return (tokens * E + tokens * K) * sizeof(float) + (2 * tokens * K + routed) * sizeof(int32_t) +
+    return (tokens * E + tokens * K) * sizeof(float) + (2 * tokens * K + routed + E + 1) * sizeof(int32_t) +
            expert_rows() * 3 * I * esz + routed * C * esz + shared_bytes(esz) + parallel_slot_bytes(esz);
   }
   size_t logits_bytes(size_t esz) const { return tokens * E * (fp32_routers ? sizeof(float) : esz); }
@@ -41,9 +42,22 @@ struct MoeSizes {
   }
   // A slot's expert-parallel part: the rows received, and where they came from and go back to.
   size_t parallel_slot_bytes(size_t esz) const {
-    return ep > 1 ? expert_rows() * (C * esz + 2 * sizeof(int32_t)) : 0;
+    return ep > 1 ? expert_rows() * (C * esz + 2 * sizeof(int32_t)) + (E / ep + 1) * sizeof(int32_t) : 0;
   }
 };
+
+int sparse_layers(const GptShape& shape) {
+  int n = 0;
+  for (int l = 0; l < shape.n_layer; ++l) n += shape.sparse(l) ? 1 : 0;
+  return n;
+}
+
+// What every layer shares besides the scratch: each row's padding start, and the stats of every
+// sparse layer's last forward and of the step.
+size_t shared_bytes(const GptShape& shape, int max_batch) {
+  return size_t(max_batch) * sizeof(int32_t) +
+         (size_t(sparse_layers(shape)) * (2 * size_t(shape.moe.num_experts) + 1) + 4) * sizeof(double);
+}
 
 int sparse_slots(const GptShape& shape, int slots) {
   if (slots == 1) return 1;
@@ -63,7 +77,7 @@ size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int sl
   } else {
     for (int l = 0; l < shape.n_layer; ++l) kept += shape.sparse(l) ? z.slot_bytes(esz) : 0;
   }
-  return kept + z.scratch_bytes(esz);
+  return kept + z.scratch_bytes(esz) + shared_bytes(shape, max_batch);
 }
 
 MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend,
@@ -79,6 +93,7 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
       S_(shape.moe.d_shared) {
   if (!enabled_) return;
   max_tokens_ = max_batch * max_seq;
+  max_batch_ = max_batch;
   const DType dt = ops_.dtype();
   const MoeSizes z(shape, max_batch, max_seq, 1, fp32_routers && dt != DType::F32);
   Device& d = device_;
@@ -93,6 +108,7 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
     s.experts = Buffer<int32_t>(d, dev, act, z.tokens * z.K);
     s.row = Buffer<int32_t>(d, dev, act, z.tokens * z.K);
     s.token = Buffer<int32_t>(d, dev, act, z.routed);
+    s.offsets = Buffer<int32_t>(d, dev, act, z.E + 1);
     s.gate_up = ActTensor(d, dt, z.routed * 2 * z.I);
     s.act = ActTensor(d, dt, z.routed * z.I);
     s.y = ActTensor(d, dt, z.routed * z.C);
@@ -119,9 +135,14 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
   dgate_up_ = ActTensor(d, dt, z.routed * 2 * z.I);
   dweights_ = Buffer<float>(d, dev, act, z.tokens * z.K);
   daux_ = Buffer<float>(d, dev, act, z.E);
-  layer_count_.assign(size_t(shape.n_layer), {});
-  layer_prob_.assign(size_t(shape.n_layer), {});
-  layer_tokens_.assign(size_t(shape.n_layer), 0);
+  padding_from_ = Buffer<int32_t>(d, dev, act, size_t(max_batch));
+  sparse_layers_ = sparse_layers(shape);
+  stats_index_.assign(size_t(shape.n_layer), -1);
+  for (int l = 0, i = 0; l < shape.n_layer; ++l)
+    if (shape.sparse(l)) stats_index_[size_t(l)] = i++;
+  stats_ = Buffer<double>(d, dev, act, size_t(sparse_layers_) * (2 * z.E + 1));  // zeros: no tokens yet
+  step_stats_ = Buffer<double>(d, dev, act, 2);
+  last_stats_ = Buffer<double>(d, dev, act, 2);
 }
 
 const char* MoeBlock::expert(const void* experts, int e) const {
@@ -133,10 +154,17 @@ char* MoeBlock::expert(void* experts, int e) const {
 }
 
 void MoeBlock::set_rows(const RowSegments* rows, int B, int T) {
-  padding_.clear();
-  if (!rows) return;
-  for (int b = 0; b < B; ++b)
-    if (rows->padding_from(b) < T) padding_.emplace_back(b * T + rows->padding_from(b), (b + 1) * T);
+  padding_ = nullptr;
+  rows_B_ = B;
+  rows_T_ = T;
+  if (!rows || !enabled_) return;
+  // Queued from the rows' own table (pinned on a GPU): a graph replays the copy from it.
+  device_.copy(padding_from_.data(), rows->padding_table(), size_t(B) * sizeof(int32_t), device_.compute());
+  padding_ = padding_from_.data();
+}
+
+double* MoeBlock::stats(int layer) {
+  return stats_.data() + size_t(stats_index_[size_t(layer)]) * (2 * size_t(E_) + 1);
 }
 
 void MoeBlock::set_group(ExpertGroup group) {
@@ -161,6 +189,7 @@ void MoeBlock::set_group(ExpertGroup group) {
     resize(s.ep_rows, z.expert_rows() * z.C);
     s.ep_from = Buffer<int32_t>(d, MemSpace::Device, act, z.expert_rows());
     s.ep_to = Buffer<int32_t>(d, MemSpace::Device, act, z.expert_rows());
+    s.ep_offsets = Buffer<int32_t>(d, MemSpace::Device, act, z.E / z.ep + 1);
   }
   resize(dact_, z.expert_rows() * z.I);
   resize(dgate_up_, z.expert_rows() * 2 * z.I);
@@ -170,30 +199,13 @@ void MoeBlock::set_group(ExpertGroup group) {
   ep_counts_in_ = Buffer<float>(d, MemSpace::Device, act, z.E);
 }
 
-// The rows of each expert side by side, experts in index order and tokens in order within each.
-// The tokens per expert are the row counts of its GEMMs, which the host passes to the matmul (and
-// they place each expert's rows): the routing is read back here and the host waits for it, on a
-// GPU a device-to-host copy behind the router's kernels (what the device queued before them has
-// to finish too; nothing after them is queued yet).
-void MoeBlock::group(Slot& s, int N) {
-  const size_t NK = size_t(N) * size_t(K_);
-  host_experts_.resize(NK);
-  device_.copy(host_experts_.data(), s.experts.data(), NK * sizeof(int32_t), device_.compute());
+// Expert parallelism needs the tokens per expert on the host, to size its all-to-all: the offsets
+// are read back and the host waits for the routing (the one wait of a sparse layer's forward there).
+void MoeBlock::read_counts(Slot& s) {
+  host_offsets_.resize(size_t(E_) + 1);
+  device_.copy(host_offsets_.data(), s.offsets.data(), host_offsets_.size() * sizeof(int32_t), device_.compute());
   device_.synchronize(device_.compute());
-  std::fill(s.count.begin(), s.count.end(), 0);
-  for (int32_t e : host_experts_) s.count[size_t(e)]++;
-  std::vector<size_t> next(size_t(E_), 0);
-  for (int e = 1; e < E_; ++e) next[size_t(e)] = next[size_t(e - 1)] + size_t(s.count[size_t(e - 1)]);
-  host_token_.resize(NK);
-  host_row_.resize(NK);
-  for (size_t i = 0; i < NK; ++i) {
-    const size_t r = next[size_t(host_experts_[i])]++;
-    host_token_[r] = int32_t(i / size_t(K_));
-    host_row_[i] = int32_t(r);
-  }
-  device_.copy(s.token.data(), host_token_.data(), NK * sizeof(int32_t), device_.compute());
-  device_.copy(s.row.data(), host_row_.data(), NK * sizeof(int32_t), device_.compute());
-  device_.synchronize(device_.compute());  // the host vectors are reused
+  for (int e = 0; e < E_; ++e) s.count[size_t(e)] = host_offsets_[size_t(e) + 1] - host_offsets_[size_t(e)];
 }
 
 void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeWeights& wt, int N) {
@@ -208,20 +220,19 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
     ops_.matmul_forward(logits_.data(), x, wt.router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
   ops_.moe_route(s.probs.data(), s.experts.data(), s.weights.data(), logits_.data(), N, E_, K_, shape_.renormalises(),
                  fp32_router);
-  // The probabilities for the load-balancing loss read with the routing, in the same wait: read
-  // after the experts, the host would wait for their GEMMs too, with nothing queued behind them.
-  host_probs_.resize(size_t(N) * size_t(E_));
-  device_.copy(host_probs_.data(), s.probs.data(), host_probs_.size() * sizeof(float), device_.compute());
-  group(s, N);
+  ops_.moe_group(s.offsets.data(), s.token.data(), s.row.data(), s.experts.data(), N, E_, K_);
+  ops_.moe_route_stats(stats(layer), s.probs.data(), s.experts.data(), padding_, padding_ ? rows_T_ : N, N, E_, K_);
   const int R = N * K_;
   ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
   if (group_.size == 1) {
-    experts_forward(s, experts, 0, s.count, rows_.data(), s.y.data());
+    experts_forward(s, experts, s.offsets.data(), E_, R, rows_.data(), s.y.data());
   } else {
+    read_counts(s);
     exchange_counts(s);
     dispatch(s, rows_.data(), s.ep_rows.data());
     const int own = E_ / group_.size;
-    experts_forward(s, experts, group_.index * own, own_counts(s), s.ep_rows.data(), ep_a_.data());
+    experts_forward(s, expert(experts, group_.index * own), s.ep_offsets.data(), own, s.ep_received,
+                    s.ep_rows.data(), ep_a_.data());
     combine_back(s, ep_a_.data(), s.y.data());
   }
   ops_.moe_combine(out, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
@@ -235,61 +246,31 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
     ops_.matmul_forward(s.shared_gate.data(), x, wt.shared_gate, nullptr, N, C_, 1, om);
     ops_.moe_gate_add(out, s.shared_y.data(), s.shared_gate.data(), N, C_);
   }
-
-  // What the load-balancing loss needs of this layer, of the tokens that are not padding.
-  std::vector<double>& count = layer_count_[size_t(layer)];
-  std::vector<double>& prob = layer_prob_[size_t(layer)];
-  count.assign(size_t(E_), 0.0);
-  prob.assign(size_t(E_), 0.0);
-  int tokens = 0;
-  auto add_tokens = [&](int first, int end) {
-    for (int n = first; n < end; ++n) {
-      for (int j = 0; j < K_; ++j) count[size_t(host_experts_[size_t(n) * size_t(K_) + size_t(j)])] += 1;
-      for (int e = 0; e < E_; ++e) prob[size_t(e)] += host_probs_[size_t(n) * size_t(E_) + size_t(e)];
-    }
-    tokens += end - first;
-  };
-  int next = 0;
-  for (auto [first, end] : padding_) {
-    add_tokens(next, std::min(first, N));
-    next = end;
-  }
-  add_tokens(std::min(next, N), N);
-  layer_tokens_[size_t(layer)] = tokens;
 }
 
-double MoeBlock::aux_loss() const {
-  if (!enabled_) return std::numeric_limits<double>::quiet_NaN();
-  std::vector<double> count(size_t(E_), 0.0), prob(size_t(E_), 0.0);
-  double tokens = 0;
-  for (int l = 0; l < shape_.n_layer; ++l) {
-    if (!shape_.sparse(l) || layer_count_[size_t(l)].empty()) continue;
-    for (int e = 0; e < E_; ++e) {
-      count[size_t(e)] += layer_count_[size_t(l)][size_t(e)];
-      prob[size_t(e)] += layer_prob_[size_t(l)][size_t(e)];
-    }
-    tokens += layer_tokens_[size_t(l)];
-  }
-  if (tokens == 0) return 0.0;
-  double sum = 0;
-  for (int e = 0; e < E_; ++e) sum += (count[size_t(e)] / tokens) * (prob[size_t(e)] / tokens);
-  return double(E_) * sum;
+void MoeBlock::end_forward() {
+  if (enabled_) ops_.moe_aux_accumulate(step_stats_.data(), stats_.data(), sparse_layers_, E_);
 }
 
-double MoeBlock::max_load() const {
-  double most = 0;
-  for (int l = 0; l < shape_.n_layer; ++l) {
-    if (!shape_.sparse(l) || layer_count_[size_t(l)].empty()) continue;
-    const std::vector<double>& count = layer_count_[size_t(l)];
-    double total = 0, busiest = 0;
-    for (double c : count) {
-      total += c;
-      busiest = std::max(busiest, c);
-    }
-    if (total > 0) most = std::max(most, busiest / (total / double(E_)));
-  }
-  return most;
+void MoeBlock::take_step_stats_into(double* host) {
+  if (!enabled_) return;
+  device_.copy(host, step_stats_.data(), 2 * sizeof(double), device_.compute());
+  device_.fill_zero(step_stats_.data(), 2 * sizeof(double), device_.compute());
 }
+
+// The last forward's aux loss and largest load, as end_forward adds them, read back.
+std::array<double, 2> MoeBlock::read_last() const {
+  device_.fill_zero(last_stats_.data(), 2 * sizeof(double), device_.compute());
+  ops_.moe_aux_accumulate(last_stats_.data(), stats_.data(), sparse_layers_, E_);
+  std::array<double, 2> host{};
+  device_.copy(host.data(), last_stats_.data(), 2 * sizeof(double), device_.compute());
+  device_.synchronize(device_.compute());
+  return host;
+}
+
+double MoeBlock::aux_loss() const { return enabled_ ? read_last()[0] : std::numeric_limits<double>::quiet_NaN(); }
+
+double MoeBlock::max_load() const { return enabled_ ? read_last()[1] : 0.0; }
 
 void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout, const void* x, const MoeWeights& wt,
                         int N) {
@@ -301,12 +282,12 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   ops_.moe_combine_backward(dy_.data(), dweights_.data(), dout, s.y.data(), s.weights.data(), s.row.data(), N, K_, C_);
   if (group_.size == 1) {
     ops_.moe_gather(rows_.data(), x, s.token.data(), R, C_);
-    experts_backward(s, experts, dexperts, 0, s.count, rows_.data(), dy_.data(), drows_.data());
+    experts_backward(s, experts, dexperts, s.offsets.data(), E_, R, rows_.data(), dy_.data(), drows_.data());
   } else {
     dispatch(s, dy_.data(), ep_b_.data());
-    const int own = E_ / group_.size;
-    experts_backward(s, experts, dexperts, group_.index * own, own_counts(s), s.ep_rows.data(), ep_b_.data(),
-                     ep_a_.data());
+    const int own = E_ / group_.size, first = group_.index * own;
+    experts_backward(s, expert(experts, first), dexperts ? expert(dexperts, first) : nullptr, s.ep_offsets.data(),
+                     own, s.ep_received, s.ep_rows.data(), ep_b_.data(), ep_a_.data());
     combine_back(s, ep_a_.data(), drows_.data());
   }
   ops_.moe_scatter(dx, drows_.data(), s.row.data(), N, K_, C_, GradInto::Overwrite);
@@ -315,18 +296,7 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   // d aux / d probs[n, e] = E · f_e / tokens, the same for every token of every sparse layer.
   const float* daux = nullptr;
   if (shape_.moe.output_router_logits && aux_scale_ != 0.0f) {
-    std::vector<double> count(size_t(E_), 0.0);
-    double tokens = 0;
-    for (int l = 0; l < shape_.n_layer; ++l) {
-      if (!shape_.sparse(l) || layer_count_[size_t(l)].empty()) continue;
-      for (int e = 0; e < E_; ++e) count[size_t(e)] += layer_count_[size_t(l)][size_t(e)];
-      tokens += layer_tokens_[size_t(l)];
-    }
-    std::vector<float> host(static_cast<size_t>(E_));
-    for (int e = 0; e < E_; ++e)
-      host[size_t(e)] = float(double(aux_scale_) * double(E_) * (count[size_t(e)] / tokens) / tokens);
-    device_.copy(daux_.data(), host.data(), host.size() * sizeof(float), device_.compute());
-    device_.synchronize(device_.compute());
+    ops_.moe_aux_grad(daux_.data(), stats_.data(), sparse_layers_, E_, aux_scale_);
     daux = daux_.data();
   }
   constexpr WeightLayout om = WeightLayout::OutputMajor;
@@ -335,10 +305,9 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   const size_t lsz = fp32_router ? sizeof(float) : esz;
   ops_.moe_route_backward(logits_.data(), dweights_.data(), s.probs.data(), s.experts.data(), daux, N, E_, K_,
                           shape_.renormalises(), fp32_router);
-  if (daux)  // padding gets no gradient from a loss it is not part of (nor from any other)
-    for (auto [first, end] : padding_)
-      device_.fill_zero(static_cast<char*>(logits_.data()) + size_t(first) * size_t(E_) * lsz,
-                        size_t(end - first) * size_t(E_) * lsz, device_.compute());
+  // Padding gets no gradient from a loss it is not part of (nor from any other); fp32 logits are
+  // zeroed as twice as many 16-bit elements.
+  if (daux && padding_) ops_.moe_zero_padding(logits_.data(), padding_, rows_B_, rows_T_, E_ * int(lsz / esz));
   if (fp32_router)
     ops_.matmul_fp32_backward(dx, static_cast<float*>(g.router), static_cast<const float*>(logits_.data()), x,
                               static_cast<const float*>(wt.router), router_scratch_.data(), N, C_, E_, om, add);
@@ -358,45 +327,27 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   }
 }
 
-void MoeBlock::experts_forward(Slot& s, const void* experts, int first_expert, const std::vector<int>& counts,
+// Each projection of every expert as one grouped GEMM; an expert without rows computes nothing,
+// and its gradient stays as it was (zero this step).
+void MoeBlock::experts_forward(Slot& s, const void* weights, const int32_t* offsets, int experts, int R,
                                const void* rows, void* y) {
-  const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
-  size_t first = 0;
-  for (size_t j = 0; j < counts.size(); ++j) {
-    const int n = counts[j];
-    if (n == 0) continue;  // an expert without tokens computes nothing
-    const char* w = expert(experts, first_expert + int(j));
-    auto* gu = static_cast<char*>(s.gate_up.data()) + first * 2 * I * esz;
-    auto* h = static_cast<char*>(s.act.data()) + first * I * esz;
-    ops_.matmul_forward(gu, static_cast<const char*>(rows) + first * C * esz, w, nullptr, n, C_, 2 * I_,
-                        WeightLayout::OutputMajor);
-    ops_.swiglu_forward(h, gu, n, I_);
-    ops_.matmul_forward(static_cast<char*>(y) + first * C * esz, h, w + 2 * I * C * esz, nullptr, n, I_, C_,
-                        WeightLayout::OutputMajor);
-    first += size_t(n);
-  }
+  const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_), stride = 3 * I * C;
+  const auto* w = static_cast<const char*>(weights);
+  ops_.moe_expert_forward(s.gate_up.data(), rows, w, stride, offsets, experts, R, C_, 2 * I_);
+  ops_.swiglu_forward(s.act.data(), s.gate_up.data(), R, I_);
+  ops_.moe_expert_forward(y, s.act.data(), w + 2 * I * C * esz, stride, offsets, experts, R, I_, C_);
 }
 
-void MoeBlock::experts_backward(Slot& s, const void* experts, void* dexperts, int first_expert,
-                                const std::vector<int>& counts, const void* rows, const void* dy, void* drows) {
-  const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_);
-  size_t first = 0;
-  for (size_t j = 0; j < counts.size(); ++j) {
-    const int n = counts[j];
-    if (n == 0) continue;  // no token, no gradient: the expert's stays as it was (zero this step)
-    const char* w = expert(experts, first_expert + int(j));
-    char* dw = dexperts ? expert(dexperts, first_expert + int(j)) : nullptr;
-    auto in = [&](const void* t, size_t width) { return static_cast<const char*>(t) + first * width * esz; };
-    auto out = [&](void* t, size_t width) { return static_cast<char*>(t) + first * width * esz; };
-    ops_.matmul_backward(out(dact_.data(), I), dw ? dw + 2 * I * C * esz : nullptr, nullptr, in(dy, C),
-                         in(s.act.data(), I), w + 2 * I * C * esz, n, I_, C_, WeightLayout::OutputMajor,
-                         GradInto::Overwrite);
-    ops_.swiglu_backward(out(dgate_up_.data(), 2 * I), in(s.gate_up.data(), 2 * I), in(dact_.data(), I), n, I_,
-                         GradInto::Overwrite);
-    ops_.matmul_backward(out(drows, C), dw, nullptr, in(dgate_up_.data(), 2 * I), in(rows, C), w, n, C_, 2 * I_,
-                         WeightLayout::OutputMajor, GradInto::Overwrite);
-    first += size_t(n);
-  }
+void MoeBlock::experts_backward(Slot& s, const void* weights, void* grads, const int32_t* offsets, int experts, int R,
+                                const void* rows, const void* dy, void* drows) {
+  const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_), I = size_t(I_), stride = 3 * I * C;
+  const auto* w = static_cast<const char*>(weights);
+  auto* dw = static_cast<char*>(grads);
+  ops_.moe_expert_backward(dact_.data(), dw ? dw + 2 * I * C * esz : nullptr, dy, s.act.data(), w + 2 * I * C * esz,
+                           stride, offsets, experts, R, I_, C_, GradInto::Overwrite);
+  ops_.swiglu_backward(dgate_up_.data(), s.gate_up.data(), dact_.data(), R, I_, GradInto::Overwrite);
+  ops_.moe_expert_backward(drows, dw, dgate_up_.data(), rows, w, stride, offsets, experts, R, C_, 2 * I_,
+                           GradInto::Overwrite);
 }
 
 // Expert parallelism. A rank's routed rows are grouped by expert in index order, so the rows for
@@ -428,8 +379,13 @@ void MoeBlock::exchange_counts(Slot& s) {
         host_from_[r] = int32_t(received_at[size_t(q * own + j)] + size_t(k));
         host_to_[size_t(host_from_[r])] = int32_t(r);
       }
+  const std::vector<int> counts = own_counts(s);
+  host_offsets_.assign(size_t(own) + 1, 0);
+  for (int j = 0; j < own; ++j) host_offsets_[size_t(j) + 1] = host_offsets_[size_t(j)] + counts[size_t(j)];
+  s.ep_received = int(rows);
   device_.copy(s.ep_from.data(), host_from_.data(), rows * sizeof(int32_t), device_.compute());
   device_.copy(s.ep_to.data(), host_to_.data(), rows * sizeof(int32_t), device_.compute());
+  device_.copy(s.ep_offsets.data(), host_offsets_.data(), host_offsets_.size() * sizeof(int32_t), device_.compute());
   device_.synchronize(device_.compute());  // the host vectors are reused
 }
 

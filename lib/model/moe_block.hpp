@@ -4,12 +4,15 @@
 // probabilities as weights (divided by their sum with norm_topk_prob); the tokens grouped by
 // expert so that each expert runs its SwiGLU (gate and up [2I, C], down [C, I]) as one GEMM over
 // its own tokens, never over all of them; and each token's output the weighted sum of its
-// experts' outputs, in expert order. The routing goes through the host (the counts per expert
-// size the GEMMs). qwen2_moe adds a shared expert that every token goes through, its output scaled
+// experts' outputs, in expert order. The routing stays on the device: the rows are grouped there
+// and each projection of every expert is one grouped GEMM (ModelOps::moe_expert_forward) sized
+// by the offsets on the device, so a forward and backward queue the same work whatever the routing
+// (expert parallelism alone reads the counts on the host, for its all-to-all). qwen2_moe adds a shared expert that every token goes through, its output scaled
 // by sigmoid(x · shared_expert_gate). Also the load-balancing loss transformers adds with output_router_logits:
 // aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share of (token, layer) top-k
 // slots given to expert e, P_e its mean probability; the tokens of a row's padding left out (as
 // transformers leaves out what its attention mask masks), though the experts compute them.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -76,36 +79,48 @@ public:
   // loss's gradient, at the scale set_aux_scale gave, when output_router_logits.
   void backward(int slot, void* dx, const MoeGrads& g, const void* dout, const void* x, const MoeWeights& w, int N);
 
-  // The load-balancing loss of the last forward of every sparse layer (NaN without experts).
+  // Ends a training forward: its aux loss and expert load added to the step's (on the device).
+  void end_forward();
+  // Queues the step's sums since the last call (aux loss, the largest expert load) into host[0..1]
+  // (memory the device writes without a wait: pinned on a GPU) and starts the next step's from zero.
+  void take_step_stats_into(double* host);
+
+  // The load-balancing loss of the last forward of every sparse layer (NaN without experts). Reads
+  // the device: waits for it.
   double aux_loss() const;
   // The gradient of the aux loss's part of the loss that backward applies: dloss · coefficient
   // (0: none).
   void set_aux_scale(float scale) { aux_scale_ = scale; }
   // tokens routed to the busiest expert over the mean, the largest over the sparse layers of the
-  // last forward (1: perfectly balanced).
+  // last forward (1: perfectly balanced). Reads the device: waits for it.
   double max_load() const;
 
 private:
   struct Slot {
     Buffer<float> probs, weights;        // [N, E], [N, K]
     Buffer<int32_t> experts, token, row; // [N, K]; [R] each routed row's token; [N·K] each slot's row
+    Buffer<int32_t> offsets;             // [E + 1]: expert e's rows [offsets[e], offsets[e+1])
     ActTensor gate_up, act, y;           // [R, 2I], [R, I], [R, C]
     ActTensor shared_gate_up, shared_act, shared_y, shared_gate;  // [N, 2S], [N, S], [N, C], [N]
-    std::vector<int> count;              // tokens per expert (host)
-    // Expert parallelism: the rows of this rank's experts from every rank of the group, expert by
-    // expert (ep_rows), where each came from in what the all-to-all receives (ep_from) and back
-    // (ep_to), and the counts per (group rank, own expert).
+    // Expert parallelism: the tokens per expert (host), the rows of this rank's experts from every
+    // rank of the group, expert by expert (ep_rows, ep_offsets), where each came from in what the
+    // all-to-all receives (ep_from) and back (ep_to), and the counts per (group rank, own expert).
+    std::vector<int> count;              // [E]
     ActTensor ep_rows;                   // [G·R, C]
     Buffer<int32_t> ep_from, ep_to;      // [G·R]
+    Buffer<int32_t> ep_offsets;          // [E/G + 1]
     std::vector<int> ep_count;           // [G · E/G] (host)
+    int ep_received = 0;
   };
-  void group(Slot& s, int N);  // count, token and row from experts
-  // The experts [first, first + counts.size()) over their rows side by side; forward keeps what
-  // backward needs in s.
-  void experts_forward(Slot& s, const void* experts, int first, const std::vector<int>& counts, const void* rows,
+  void read_counts(Slot& s);  // count from offsets, on the host (expert parallelism)
+  // `experts` experts from `weights` (and `grads`) over R rows grouped by `offsets` (device); forward
+  // keeps what backward needs in s.
+  void experts_forward(Slot& s, const void* weights, const int32_t* offsets, int experts, int R, const void* rows,
                        void* y);
-  void experts_backward(Slot& s, const void* experts, void* dexperts, int first, const std::vector<int>& counts,
+  void experts_backward(Slot& s, const void* weights, void* grads, const int32_t* offsets, int experts, int R,
                         const void* rows, const void* dy, void* drows);
+  double* stats(int layer);  // the layer's moe_route_stats on the device
+  std::array<double, 2> read_last() const;
   // Expert parallelism: the counts the group's ranks route to this rank's experts, and the orders.
   void exchange_counts(Slot& s);
   // rows [R, C] grouped by expert (every expert) to the owners, where they arrive expert by
@@ -127,19 +142,23 @@ private:
   Buffer<float> router_scratch_;  // [N, C]: a kept router's fp32 input, then its gradient (16-bit models)
   ActTensor dshared_gate_up_, dshared_act_, dshared_y_, dshared_gate_;
   Buffer<float> dweights_, daux_;
-  std::vector<int32_t> host_experts_, host_token_, host_row_;
-  std::vector<float> host_probs_;
-  std::vector<std::pair<int, int>> padding_;  // the micro-batch's padded tokens: [first, end) per row
-  // Per layer, from its last forward: tokens per expert, probabilities summed per expert, tokens.
-  std::vector<std::vector<double>> layer_count_, layer_prob_;
-  std::vector<int> layer_tokens_;
+  // The micro-batch's padding: where each row's begins, on the device (null: none).
+  Buffer<int32_t> padding_from_;
+  const int32_t* padding_ = nullptr;
+  int rows_B_ = 0, rows_T_ = 0;
+  // Per sparse layer, from its last forward, the stats of moe_route_stats ([sparse layers, 2E + 1]),
+  // and the step's aux loss and largest load so far.
+  Buffer<double> stats_, step_stats_;
+  mutable Buffer<double> last_stats_;  // read_last's
+  std::vector<int> stats_index_;  // layer -> its row of stats_
+  int sparse_layers_ = 0;
   float aux_scale_ = 0.0f;
   ExpertGroup group_;
-  int max_tokens_ = 0;
+  int max_tokens_ = 0, max_batch_ = 0;
   ActTensor ep_a_, ep_b_;                       // [G·R, C] each: rows in flight
   Buffer<float> ep_counts_out_, ep_counts_in_;  // [E]: counts through the all-to-all
   std::vector<size_t> send_counts_, recv_counts_;
-  std::vector<int32_t> host_from_, host_to_;
+  std::vector<int32_t> host_from_, host_to_, host_offsets_;
 };
 
 }  // namespace zt

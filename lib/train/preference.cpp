@@ -290,6 +290,14 @@ PreferenceSums PreferenceObjective::evaluate(Gpt& model, ParamHooks& hooks, cons
   return sums;
 }
 
+GptShape trained_model_shape(const config::Config& c) {
+  GptShape shape = c.model.shape;
+  MoeShape& moe = shape.moe;
+  if (c.preference.enabled && c.preference.has_reference() && moe.enabled() && moe.router_aux_loss_coef != 0)
+    moe.output_router_logits = true;
+  return shape;
+}
+
 std::string reference_source(const config::PreferenceConfig& c) {
   if (c.reference != config::PreferenceReferenceSource::Model) return c.reference_text();
   return std::filesystem::absolute(c.reference_model).lexically_normal().string();

@@ -175,6 +175,13 @@ private:
 // What made a run's reference log-probabilities, as their file records it: precompute, adapters_off,
 // or the reference model's directory as an absolute path.
 std::string reference_source(const config::PreferenceConfig& config);
+
+// The shape of the model a run trains: with DPO's losses (TRL's DPOTrainer) the load-balancing loss
+// of a model with experts is on whenever its coefficient is not 0, output_router_logits or not, as
+// DPOTrainer asks the forward for it (the model's own config, and so the saved config.json, keep
+// theirs); simpo and orpo (CPOTrainer, ORPOTrainer) and training without preferences follow
+// output_router_logits.
+GptShape trained_model_shape(const config::Config& config);
 // How the log line of the reference pass says what it ran: "", " with the adapters off", " of the
 // reference model DIR".
 std::string reference_pass_words(const config::PreferenceConfig& config);

@@ -68,7 +68,7 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
     const std::string text_tokenizer = open_data();
     // The LM head's logits for the most rows it computes: the targets that count, as the data says.
     const int head_rows = planned_head_rows(*train_sampler_, val_sampler_.get());
-    model_ = std::make_unique<Gpt>(config.model.shape, rows_, T_, config.recompute_activations(), backend,
+    model_ = std::make_unique<Gpt>(trained_model_shape(config), rows_, T_, config.recompute_activations(), backend,
                                    config::trained_parts(config), kLogitsBytes, head_rows);
     if (expert_comm_) model_->set_expert_group(expert_group(*expert_comm_));
     sample_ = std::make_unique<TrainingSample>(config.training, text_tokenizer, config.model.shape.vocab_size, T_);
@@ -137,11 +137,10 @@ Trainer::Trainer(const config::Config& config, Communicator& comm, const Backend
   if (start_step_ > 0 && best_.enabled()) restore_best();
   peak_ = peak_flops(backend.device, config.training_dtype(), comm.local_size());
   // Graphs where a micro-batch queues the same work on the same buffers every time (not with LoRA
-  // dropout: a graph would replay the masks it was captured with; not with experts: each step's
-  // routing sizes their products on the host).
+  // dropout: a graph would replay the masks it was captured with; not with expert parallelism:
+  // its all-to-all is sized on the host by each step's routing).
   if (config.training.cuda_graph && backend.device.has_graphs() && config.zero.stage <= 1 && !preference_ &&
-      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() &&
-      !config.model.shape.moe.enabled())
+      engine_->options().offload_optimizer.device == OffloadDevice::None && !lora_dropout() && !expert_comm_)
     graphs_ = MicroBatchGraphs(backend.device, GA_);
 }
 
@@ -175,14 +174,14 @@ std::string Trainer::open_data() {
     targets_.emplace_back(dev, space, MemCategory::Activations, size_t(rows_) * T_);
     if (samples) segments_.emplace_back(dev, space, rows_, T_);
   }
-  step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 1);
+  step_losses_ = Buffer<double>(dev, space, MemCategory::Activations, 3);  // the losses, the experts' two
   return data.text_tokenizer;
 }
 
 size_t Trainer::staging_bytes(const config::Config& c, bool samples) {
   const int B = int(c.micro_batch_rows()), T = c.data.seq_len;
   const size_t per_micro = 2 * size_t(B) * size_t(T) * sizeof(int32_t) + (samples ? RowSegments::bytes(B, T) : 0);
-  return size_t(c.gradient_accumulation_steps) * per_micro + sizeof(double);
+  return size_t(c.gradient_accumulation_steps) * per_micro + 3 * sizeof(double);
 }
 
 RowSegments* Trainer::segments(int micro) { return segments_.empty() ? nullptr : &segments_[size_t(micro)]; }
@@ -215,8 +214,8 @@ TrainStepResult Trainer::train_step(int64_t step) {
   out.tokens = train_sampler_->step_tokens(step - 1, model_->shape().sliding_window);
   const MicroBatchWeights weights(out.tokens.counted, GA_ * comm_.world_size());
   backend_.model.keep_losses(true);
-  aux_sum_ = 0.0;
-  max_load_ = 0.0;
+  double* expert_stats = step_losses_.data() + 1;
+  model_->take_expert_stats_into(expert_stats);  // the evaluations' forwards since the last step left out
   if (preference_) preference_->begin_step(out.tokens.chosen);
   for (int micro = 0; micro < GA_; ++micro) micro_batch(step, micro, weights);
   int64_t taken = engine_->optimizer_steps();
@@ -226,7 +225,10 @@ TrainStepResult Trainer::train_step(int64_t step) {
     AdamBetas betas = betas_at(config_.scheduler, {o.beta1, o.beta2}, taken);
     engine_->queue_step(out.lr, betas.beta1, betas.beta2);
     backend_.model.take_losses_into(step_losses_.data());
+    model_->take_expert_stats_into(expert_stats);
     backend_.device.synchronize(backend_.device.compute());
+    aux_sum_ = expert_stats[0];
+    max_load_ = expert_stats[1];
     out.result = engine_->finish_step();
   });
   backend_.model.keep_losses(false);
@@ -262,7 +264,7 @@ void Trainer::agree_on_loss(TrainStepResult& out, const MicroBatchWeights& weigh
   if (!preference_) return;
   PreferenceSums& p = preference_->sums();
   comm_.control().all_reduce_sum(p.v.data(), p.v.size());
-  out.loss = p.loss(config_.preference);
+  out.loss = p.loss(config_.preference) + (aux ? moe.router_aux_loss_coef * *out.aux_loss : 0.0);
   out.preference = p.means(config_.preference);
 }
 
@@ -360,10 +362,6 @@ void Trainer::micro_batch(int64_t step, int micro, const MicroBatchWeights& weig
     engine_->begin_micro_batch();
     backend_.model.kept_loss_weight(weight > 0 && !preference_ ? weight : 0.0);
     model_->forward(inputs, targets, shape.batch, shape.seq, *engine_, rows);
-    if (model_->shape().moe.enabled()) {
-      if (model_->shape().moe.output_router_logits) aux_sum_ += model_->aux_loss();
-      max_load_ = std::max(max_load_, model_->max_expert_load());
-    }
   };
   if (preference_) {  // the targets' weights come from the pairs' log-probabilities of this forward
     clock.time(&StepBreakdown::forward, forward);
@@ -407,9 +405,12 @@ double Trainer::evaluate() {
   const LossSums share = evaluate_batches(*model_, *engine_, *val_sampler_, batches,
                                           {inputs_[0].data(), targets_[0].data(), segments(0)},
                                           [&] { engine_->begin_micro_batch(); });
-  double sums[2] = {share.loss, share.counted};
-  comm_.control().all_reduce_sum(sums, 2);
-  return sums[1] > 0 ? sums[0] / sums[1] : NAN;
+  double sums[4] = {share.loss, share.counted, share.aux, share.aux_batches};
+  comm_.control().all_reduce_sum(sums, 4);
+  const double loss = sums[1] > 0 ? sums[0] / sums[1] : NAN;
+  // As transformers' forward adds it (the Trainer's eval_loss): each micro-batch's, equal weights.
+  eval_aux_loss_ = sums[3] > 0 ? std::optional(sums[2] / sums[3]) : std::nullopt;
+  return eval_aux_loss_ ? loss + model_->shape().moe.router_aux_loss_coef * *eval_aux_loss_ : loss;
 }
 
 // The mean pair loss of the validation pairs, as TRL's eval_loss; the rewards' means over them
@@ -561,7 +562,7 @@ int Trainer::run() {
     bool new_best = false, stopped_early = false;
     if (evaluates() && (step % config_.training.eval_interval == 0 || last)) {
       const double val_loss = evaluate();
-      const EvalRecord eval{step, val_loss, eval_preference_};
+      const EvalRecord eval{step, val_loss, eval_preference_, eval_aux_loss_};
       totals_.add_eval(eval);
       sinks_.eval(eval);
       stopped_early = judge_evaluation(step, val_loss, last || stopping, new_best) && !last;

@@ -65,9 +65,11 @@ public:
   static size_t staging_bytes(const config::Config& config, bool samples = false);
 
   TrainStepResult train_step(int64_t step);  // step counts from 1
-  // Mean val loss over the targets that count (training.eval_batches micro-batches); with a
-  // preference block, the mean loss of the validation pairs.
+  // Mean val loss over the targets that count (training.eval_batches micro-batches), plus with
+  // output_router_logits router_aux_loss_coef times eval_aux_loss(); with a preference block, the
+  // mean loss of the validation pairs.
   double evaluate();
+  std::optional<double> eval_aux_loss() const { return eval_aux_loss_; }  // the last evaluate()'s mean
   bool evaluates() const;                 // validation data and an eval_interval
   Engine& engine() { return *engine_; }
   Gpt& model() { return *model_; }
@@ -129,6 +131,7 @@ private:
   std::unique_ptr<PreferenceObjective> preference_;  // the preference block
   PreferenceReference val_reference_;                // of the validation pairs
   std::optional<PreferenceMetrics> eval_preference_;  // the last evaluation's means over them
+  std::optional<double> eval_aux_loss_;               // the last evaluation's load-balancing loss
   MicroBatchGraphs graphs_;                         // training.cuda_graph
   bool warmed_up_ = false;                          // a step ran: every buffer has its size
   MemoryPlan plan_;     // made once: the start line and the metrics' setup record show it

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string_view>
 
 #include "core/error.hpp"
 
@@ -85,7 +86,10 @@ uint64_t largest_module_params(const std::vector<std::pair<std::string, uint64_t
   std::map<std::string, uint64_t> modules;
   for (const auto& [name, size] : tensors) {
     const size_t dot = name.rfind('.');
-    modules[dot == std::string::npos ? std::string() : name.substr(0, dot)] += size;
+    std::string module = dot == std::string::npos ? std::string() : name.substr(0, dot);
+    const size_t experts = module.find(".experts.");
+    if (experts != std::string::npos) module.resize(experts + std::string_view(".experts").size());
+    modules[module] += size;
   }
   uint64_t largest = 0;
   for (const auto& [module, size] : modules) largest = std::max(largest, size);

@@ -40,7 +40,9 @@ DeepSpeedEstimate deepspeed_zero3_estimate(const DeepSpeedEstimateInputs& in, bo
 std::vector<DeepSpeedEstimate> deepspeed_estimates(const DeepSpeedEstimateInputs& in);
 
 // The largest layer as DeepSpeed's estimate_zero3_model_states_mem_needs_all_live finds it: the
-// most parameters one module holds directly (tensors named MODULE.weight, MODULE.bias, ...).
+// most parameters one module holds directly (tensors named MODULE.weight, MODULE.bias, ...). A
+// layer's experts, stored one by one (MODULE.experts.E.gate_proj.weight, ...), are one module, as
+// transformers 5 holds them (gate_up_proj [E, 2I, H] and down_proj of MODULE.experts).
 uint64_t largest_module_params(const std::vector<std::pair<std::string, uint64_t>>& named_tensor_sizes);
 
 // The table, and one line on why zerotrain's figures differ.

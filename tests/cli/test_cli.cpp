@@ -90,7 +90,8 @@ TEST_CASE("--help and --version exit 0 on stdout") {
 
 TEST_CASE("every help text speaks of all the model families and devices it serves") {
   const auto help = zerotrain("--help");
-  for (const char* family : {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3"}) {
+  for (const char* family :
+       {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Gemma 2", "Gemma 3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral", "OLMoE"}) {
     INFO(family);
     CHECK(contains(help.out.substr(0, help.out.find("Options:")), family));  // the first lines say what it trains
     CHECK(contains(help.out.substr(help.out.find("--model")), family));     // and --model takes their directories
@@ -103,7 +104,16 @@ TEST_CASE("every help text speaks of all the model families and devices it serve
     CHECK(sub.code == 0);
     CHECK(contains(sub.out, "Hugging Face model directory"));
     CHECK_FALSE(contains(sub.out, "GPT-2 weights"));
-    if (std::string(command) != "estimate") CHECK(contains(sub.out, "Llama, Mistral, Qwen2, Qwen3"));
+    if (std::string(command) != "estimate")
+      for (const char* family : {"Llama, Mistral, Qwen2, Qwen3", "Gemma 2, Gemma 3", "Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE"})
+        CHECK(contains(sub.out, family));
+  }
+  // --model names every preset (those of configs/models, as --model finds them).
+  const std::string model_help = help.out.substr(help.out.find("--model"), help.out.find("--data") - help.out.find("--model"));
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ZT_SOURCE_DIR) + "/configs/models")) {
+    const std::string preset = entry.path().stem().string();
+    INFO(preset);
+    CHECK((contains(model_help, preset + ",") || contains(model_help, preset + ")")));
   }
 }
 

@@ -52,7 +52,7 @@ TEST_CASE("expert_parallel: sizes that cannot split the experts, a dense model a
         "rank of a group holds num_experts / autoep_size experts)");
   CHECK(error_of(with({{"model", {{"preset", "qwen3-tiny"}}}, {"expert_parallel", {{"enabled", true}}}})) ==
         "test.json: expert_parallel.enabled: true, and the model (qwen3) has no experts (expected a "
-        "mixture-of-experts model: qwen3_moe, qwen2_moe or mixtral with num_experts > 0)");
+        "mixture-of-experts model: qwen3_moe, qwen2_moe, mixtral or olmoe with num_experts > 0)");
   CHECK(error_of(moe_with({{"enabled", true}, {"preset_model", "mixtral"}})) ==
         "test.json: expert_parallel.preset_model: \"mixtral\" is a preset for mixtral models, and the model is "
         "qwen3_moe");

@@ -185,6 +185,16 @@ TEST_CASE("DeepSpeed's estimators over nodes: host memory per node, truncated as
 TEST_CASE("the largest layer is the largest module's own tensors; parameter counts take suffixes") {
   CHECK(largest_module_params({{"wte.weight", 100}, {"h.0.attn.c_attn.weight", 60}, {"h.0.attn.c_attn.bias", 50},
                                {"ln_f.weight", 4}}) == 110);
+  // A layer's experts are one module (transformers 5's fused experts), however they are stored.
+  std::vector<std::pair<std::string, uint64_t>> moe = {{"model.embed_tokens.weight", 100},
+                                                       {"model.layers.0.mlp.gate.weight", 8}};
+  for (int e = 0; e < 4; ++e)
+    for (const char* proj : {"gate_proj", "up_proj", "down_proj"})
+      moe.emplace_back("model.layers.0.mlp.experts." + std::to_string(e) + "." + proj + ".weight", 10);
+  CHECK(largest_module_params(moe) == 120);
+  moe.emplace_back("model.layers.1.block_sparse_moe.experts.0.w1.weight", 70);  // Mixtral's names
+  moe.emplace_back("model.layers.1.block_sparse_moe.experts.1.w2.weight", 70);
+  CHECK(largest_module_params(moe) == 140);
   CHECK(parse_param_count("7b", "--params") == 7000000000);
   CHECK(parse_param_count("1.5e9", "--params") == 1500000000);
   CHECK(parse_param_count("350M", "--params") == 350000000);

@@ -82,6 +82,22 @@ TEST_CASE("gemma: a model block without layer_types slides the layers the family
   for (int l = 0; l < 7; ++l) CHECK(again.shape.layer_window(l) == 8);
 }
 
+TEST_CASE("the model's description counts its layers in the singular and the plural") {
+  const nlohmann::json gemma2 = {{"preset", "custom"}, {"model_type", "gemma2"}, {"n_layer", 2},
+                                 {"n_head", 4},        {"d_model", 32},          {"vocab_size", 64},
+                                 {"max_seq_len", 64},  {"sliding_window", 16}};
+  const std::string two = zt::describe(resolve(with({{"model", gemma2}, {"data", {{"seq_len", 64}}}})).model.shape);
+  CHECK_THAT(two, Catch::StartsWith("Gemma 2 2 layers, ") && Catch::EndsWith(", sliding window 16 in 1 layer"));
+  nlohmann::json one = gemma2;
+  one["n_layer"] = 1;
+  CHECK_THAT(zt::describe(resolve(with({{"model", one}, {"data", {{"seq_len", 64}}}})).model.shape),
+             Catch::StartsWith("Gemma 2 1 layer, ") && Catch::EndsWith(", sliding window 16"));
+  const auto moe = resolve(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"mlp_only_layers", {0}}}}})).model;
+  CHECK_THAT(zt::describe(moe.shape), Catch::EndsWith(" experts (top 2) of 96 in 1 layer, untied LM head"));
+  const auto all = resolve(with({{"model", {{"preset", "qwen3-moe-tiny"}}}})).model;
+  CHECK_THAT(zt::describe(all.shape), Catch::EndsWith(" experts (top 2) of 96 in 2 layers, untied LM head"));
+}
+
 TEST_CASE("experts: the model block reads the mixture-of-experts keys and refuses what does not fit") {
   auto m = resolve(with({{"model", {{"preset", "qwen3-moe-tiny"}, {"mlp_only_layers", {0}},
                                     {"output_router_logits", true}, {"router_aux_loss_coef", 0.02}}}}))

@@ -24,7 +24,12 @@ TEST_CASE("row segments: every token knows its sample, and the starts read back"
     CHECK(r.table()[i].begin == want[i].first);
     CHECK(r.table()[i].end == want[i].second);
   }
-  CHECK(RowSegments::bytes(3, 8) == 3 * 8 * 2 * sizeof(int32_t));
+  CHECK(r.padding_from(0) == 6);  // no padding: the row's end
+  CHECK(r.padding_table()[1] == 6);
+  r.set_row(1, std::vector<int32_t>{0, 2}, true);
+  CHECK(r.padding_table()[1] == 2);  // what the device copies for the experts' statistics
+  // The bounds of every token, and where each row's padding begins.
+  CHECK(RowSegments::bytes(3, 8) == 3 * 8 * 2 * sizeof(int32_t) + 3 * sizeof(int32_t));
 }
 
 TEST_CASE("row segments: starts out of order, outside the row or not at 0 are refused by name", "[core][segments]") {

@@ -5,7 +5,8 @@
 # fixture's apply_chat_template(add_generation_prompt=True) length, --system in place of the
 # template's default system message; the same with a Llama-shaped model in Llama 2's [INST] format,
 # whose answers end with </s>; a Gemma 3 text model in Gemma's format, whose answers end with
-# <end_of_turn>; what has no chat gets one line and exit 1.
+# <end_of_turn>, and --dry-run prints the memory its generation holds; what has no chat gets one line and
+# exit 1.
 #   test_chat_generate.sh ZEROTRAIN SOURCE_DIR
 source "$(dirname "$0")/e2e_checks.sh"
 fixtures=$(cd "$src/tests/fixtures/tokenizer" && pwd)
@@ -92,6 +93,14 @@ solo "$zerotrain" generate --model gemma-run --chat --system "You are terse." --
 [ "$(cat gen.out)" = "$answer" ] || fail "the gemma answer: '$(cat gen.out)', expected '$answer' ($(cat gen.err))"
 grep -q "generate: [0-9]* tokens after a prompt of 21 in .*, ended at the end of its turn" gen.err ||
   fail "gemma: not the fixture's prompt of 21 tokens, or not ended at <end_of_turn>: $(cat gen.err)"
+# --dry-run: the memory plan of the same generation (21 + 20 positions), nothing generated; the
+# sliding layer's KV cache its window's 16 rows, the full layer's all 41.
+solo "$zerotrain" generate --model gemma-run --chat --system "You are terse." --prompt "Say hello." \
+  --max-new-tokens 20 --dry-run >plan.out 2>plan.err || fail "generate --dry-run exited $?: $(cat plan.err)"
+grep -q "batch 1, 41 positions" plan.out && grep -qE "^  sliding \(window 16\), dense MLP +1 +[0-9.]+ MiB +16 " plan.out &&
+  grep -qE "^  full attention, dense MLP +1 +[0-9.]+ MiB +41 " plan.out && grep -q "^  KV cache " plan.out ||
+  fail "generate --dry-run's plan: $(cat plan.out)"
+grep -q "tokens after a prompt" plan.err && fail "generate --dry-run generated: $(cat plan.err)"
 
 # Bad input: one error line, exit 1.
 check_refused() {

@@ -6,8 +6,9 @@
 // the losses returned one by one. Packed rows (samples side by side, attention inside each) train
 // as their samples one by one, wait for nothing either, and a graph replays the segments of each
 // step from their pinned table; and record data made into rows by the sampler gives each sample
-// its loss alone. A model with experts (which waits for its routing, read on the host) gives the
-// CPU's loss, load-balancing loss and gradients. The LM head on the rows whose target counts gives
+// its loss alone. A model with experts (its routing, grouping and grouped GEMMs all on the device)
+// waits for nothing either, replays as a graph with padded rows, and gives the CPU's loss,
+// load-balancing loss and gradients. The LM head on the rows whose target counts gives
 // the full head's losses and gradients, and a graph replays each micro-batch's rows.
 #include <catch2/catch.hpp>
 
@@ -27,6 +28,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/backend.hpp"
 #include "model/gpt.hpp"
+#include "model/kv_cache.hpp"
 #include "data/temp_dir.hpp"
 #include "packed_rows.hpp"
 #include "sample_losses.hpp"
@@ -86,6 +88,12 @@ private:
   Buffer<uint8_t> params_, grads_;
 };
 
+// A preset, or a transformers-made directory of tests/fixtures/hf (the models with experts).
+GptShape model_shape(const std::string& name) {
+  if (auto preset = gpt_preset(name)) return *preset;
+  return config::resolve_model_argument(std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/" + name).shape;
+}
+
 // A micro-step run eagerly (the first step always: it sizes the operators' buffers), or as a graph
 // captured from it once and replayed.
 void eager_or_replayed(Device& device, Graph& graph, bool replay, const std::function<void()>& micro_step) {
@@ -128,18 +136,22 @@ Traced traced(F&& region) {  // a GPU counts nothing: the losses alone are check
 
 TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are the returned ones",
           "[gpu][model][smoke]") {
-  // GPT-2's operators (toy), the llama family's (llama-tiny), and the q/k norms (qwen3-tiny).
-  // Packed rows (once: the same copy of their segments for every family) from a pinned table.
-  const auto [preset, packed] = GENERATE(table<std::string, bool>(
-      {{"toy", false}, {"llama-tiny", false}, {"qwen3-tiny", false}, {"llama-tiny", true}}));
+  // GPT-2's operators (toy), the llama family's (llama-tiny), the q/k norms (qwen3-tiny), and
+  // experts with the load-balancing loss (Qwen3-MoE). Packed rows (once: the same copy of their
+  // segments for every family) from a pinned table.
+  const auto [preset, packed] = GENERATE(table<std::string, bool>({{"toy", false},
+                                                                   {"llama-tiny", false},
+                                                                   {"qwen3-tiny", false},
+                                                                   {"qwen3_moe_aux_fp32", false},
+                                                                   {"llama-tiny", true}}));
   INFO(preset << (packed ? ", packed rows" : ""));
   Backend& backend = cuda::backend(0, DType::BF16);
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_shape(preset);
   const int B = 2, T = 32;
   Gpt model(shape, B, T, false, backend);
   DeviceParams params(model, backend.device);
   std::vector<int32_t> tokens(size_t(B) * (T + 1));
-  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919) % 256);
+  for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919) % size_t(shape.vocab_size));
   const RowSegments segments = PackedRows{B, T, {{0, 5, 20}, {0, 17}}}.segments(backend.device, MemSpace::Pinned);
   auto step = [&] {
     const float loss = model.forward(tokens.data(), tokens.data() + 1, B, T, params, packed ? &segments : nullptr);
@@ -179,13 +191,16 @@ TEST_CASE("a GPU micro-step waits for the device nowhere; the kept losses are th
 TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, step after step",
           "[gpu][model][graph]") {
   // Packed rows: the samples move at every step, and a replay reads them from the pinned table.
-  const auto [preset, packed] =
-      GENERATE(table<std::string, bool>({{"toy", false}, {"llama-tiny", false}, {"llama-tiny", true}}));
+  // Experts (Qwen3-MoE with the load-balancing loss): the second row's end is padding, which moves
+  // too, left out of the aux loss and its gradient as the replay reads it.
+  const auto [preset, packed] = GENERATE(table<std::string, bool>(
+      {{"toy", false}, {"llama-tiny", false}, {"llama-tiny", true}, {"qwen3_moe_aux_fp32", true}}));
   INFO(preset << (packed ? ", packed rows" : ""));
   Backend& backend = cuda::backend(0, DType::BF16);
   Device& device = backend.device;
   REQUIRE(device.has_graphs());
-  const GptShape shape = *gpt_preset(preset);
+  const GptShape shape = model_shape(preset);
+  const bool padded = shape.moe.enabled();
   const int B = 2, T = 32;
   // Pinned: a graph's copy reads the tokens (and the rows' segments) there at each launch.
   Buffer<int32_t> tokens(device, MemSpace::Pinned, MemCategory::Buffers, size_t(B) * (T + 1));
@@ -205,15 +220,20 @@ TEST_CASE("a micro-step captured as a graph and replayed gives the eager bits, s
     Run r;
     backend.model.keep_losses(true);
     for (int s = 0; s < 4; ++s) {
-      for (size_t i = 0; i < tokens.size(); ++i) tokens[i] = int32_t((i * 7919 + size_t(s) * 131) % 256);
+      for (size_t i = 0; i < tokens.size(); ++i)
+        tokens[i] = int32_t((i * 7919 + size_t(s) * 131) % size_t(shape.vocab_size));
       segments.set_row(0, std::vector<int32_t>{0, 3 + s, 20 - s});
-      segments.set_row(1, std::vector<int32_t>{0, 30 - 4 * s});
+      segments.set_row(1, std::vector<int32_t>{0, 30 - 4 * s}, padded);
       eager_or_replayed(device, graph, graphs && s > 0, micro_step);
       params.update(backend.vector);
       r.losses.push_back(backend.model.take_losses());  // waits: the tokens may be written again
     }
     backend.model.keep_losses(false);
     device.destroy_graph(graph);
+    if (padded) {  // generation after padded rows: one sequence of its own, the padding forgotten
+      KvCache cache(shape, 1, 3, backend);
+      CHECK_NOTHROW(model.forward_cached(tokens.data(), 1, 3, cache, params));
+    }
     r.params = params.bytes(device, false);
     r.grads = params.bytes(device, true);
     return r;

@@ -9,7 +9,7 @@
 // the first step, and the graph launches. On a GPU, where nothing counts the calls, the test
 // checks that the steps run and report finite losses and norms, and the graphs' bits. With a loss
 // mask the replays give the eager bits too: a graph reads the counted targets of the micro-batch
-// it replays, not those of the one it was captured from.
+// it replays, not those of the one it was captured from. A mixture of experts, likewise.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -154,6 +154,25 @@ TEST_CASE("micro-batches replayed as CUDA graphs give the eager bits", "[gpu][tr
         CHECK(replayed.norms == eager.norms);
         CHECK(replayed.params == eager.params);
       }
+}
+
+// A mixture of experts (Qwen3-MoE's architecture with the load-balancing loss, from a transformers-made
+// directory): the routing, the grouping by expert and the experts' grouped GEMMs stay on the device,
+// so its steps wait once, allocate nothing after the first, and replay as graphs with the eager
+// bits, the aux loss's gradient and the step's aux loss among them.
+TEST_CASE("a model with experts waits once a step and replays its micro-batches as CUDA graphs with the eager bits",
+          "[gpu][train][graph][moe]") {
+  const std::string moe = std::string(ZT_SOURCE_DIR) + "/tests/fixtures/hf/qwen3_moe_aux_fp32";
+  for (const std::string dtype : {"bf16", "fp32"}) {
+    INFO("qwen3_moe " << dtype);
+    const config::Config c = step_config(moe, 0, dtype);
+    REQUIRE(c.model.shape.moe.enabled());
+    const Run eager = run_steps(c, false, 3), replayed = run_steps(c, true, 3);
+    CHECK(eager.losses[1] != eager.losses[2]);
+    CHECK(replayed.losses == eager.losses);
+    CHECK(replayed.norms == eager.norms);
+    CHECK(replayed.params == eager.params);
+  }
 }
 
 // One micro-batch a step on one rank: its loss weight is always 1, so one graph replays every

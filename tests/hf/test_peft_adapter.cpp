@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "../data/temp_dir.hpp"
 #include "core/json_file.hpp"
@@ -131,4 +132,39 @@ TEST_CASE("an adapter directory is written beside its place and swapped in", "[h
   CHECK(read_text_file(out + "/README.md") == "kept");
   CHECK_NOTHROW(check_peft_adapter(out, shape, s));
   CHECK(std::distance(std::filesystem::directory_iterator(dir.path), std::filesystem::directory_iterator()) == 1);
+}
+
+TEST_CASE("a directory written as a model loses an adapter's files, and one written as an adapter a model's weights",
+          "[hf][peft]") {
+  // transformers' from_pretrained takes a directory with adapter_config.json for the adapter on its
+  // base, whatever weights lie beside it: a merged export over an adapter export must not leave one.
+  TempDir dir;
+  const GptShape shape = llama();
+  const LoraSpec s = spec({"q_proj"});
+  const ParamLayout adapter_layout = make_training_layout(shape, {s, {}});
+  const ParamLayout model_layout = make_gpt_layout(shape);
+  const std::vector<float> values(adapter_layout.total, 0.25f);
+  const std::string out = dir.file("out");
+  auto write_adapter = [&] {
+    PeftAdapterWriter writer(out, adapter_layout, shape, s, HfOutput(DType::F32));
+    for (const ParamGroup& g : adapter_layout.groups) writer.write_group(g, values.data() + g.offset);
+    writer.commit();
+  };
+  auto write_model = [&] {
+    HfModelWriter writer(out, model_layout, shape, HfOutput(DType::F32));
+    for (const ParamGroup& g : model_layout.groups) writer.write_group(g, values.data() + g.offset);
+    writer.commit();
+  };
+  auto names = [&] {
+    std::set<std::string> n;
+    for (const auto& e : std::filesystem::directory_iterator(out)) n.insert(e.path().filename().string());
+    return n;
+  };
+  write_adapter();
+  dir.write("out/zerotrain_base_model.json", "{}");  // as an adapter of a base directory records it
+  dir.write("out/README.md", "kept");
+  write_model();
+  CHECK(names() == std::set<std::string>{"README.md", "config.json", "model.safetensors"});
+  write_adapter();
+  CHECK(names() == std::set<std::string>{"README.md", "adapter_config.json", "adapter_model.safetensors", "config.json"});
 }

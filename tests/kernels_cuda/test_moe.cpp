@@ -8,7 +8,9 @@
 
 #include "cuda_test_support.hpp"
 #include "kernels/cpu/moe.hpp"
+#include "kernels/cpu/matmul.hpp"
 #include "kernels/cuda/cuda_moe.hpp"
+#include "kernels/cuda/cuda_moe_gemm.hpp"
 
 using namespace zt;
 using namespace zt::test;
@@ -171,4 +173,182 @@ TEST_CASE("moe operators reject a bad shape", "[cuda][moe][errors]") {
                       Catch::Contains("moe_route") && Catch::Contains("K = 3"));
   REQUIRE_THROWS_WITH(cuda::moe_gather(DType::F32, nullptr, nullptr, nullptr, 4, 0, nullptr),
                       Catch::Contains("moe_gather") && Catch::Contains("C = 0"));
+}
+
+namespace {
+
+// Routing patterns for the grouped GEMM: random picks (some experts get few or no tokens), or every
+// token to experts 1 and 3 (two experts with all the tokens, the others none).
+enum class Routing { Random, Skewed };
+
+struct GemmShape {
+  int N, E, K, C, OC;
+  Routing routing;
+};
+
+std::vector<int32_t> route(const GemmShape& s, uint64_t seed) {
+  std::vector<int32_t> experts(size_t(s.N) * s.K);
+  if (s.routing == Routing::Skewed) {
+    for (int n = 0; n < s.N; ++n)
+      for (int j = 0; j < s.K; ++j) experts[size_t(n) * s.K + j] = 1 + 2 * j;
+    return experts;
+  }
+  Vec probs(size_t(s.N) * s.E), weights(experts.size());
+  cpu::moe_route(probs.data(), experts.data(), weights.data(), random_vec(probs.size(), seed, 3.0f).data(), s.N, s.E,
+                 s.K, false);
+  return experts;
+}
+
+}  // namespace
+
+TEST_CASE("moe_group lays the routed rows out expert by expert on the device", "[cuda][moe]") {
+  for (GemmShape s : {GemmShape{37, 8, 2, 8, 8, Routing::Random}, GemmShape{70, 4, 2, 8, 8, Routing::Skewed},
+                      GemmShape{300, 16, 4, 8, 8, Routing::Random}, GemmShape{5, 4, 1, 8, 8, Routing::Skewed}}) {
+    INFO("N=" << s.N << " E=" << s.E << " K=" << s.K);
+    const std::vector<int32_t> experts = route(s, 111);
+    const Grouping want = group(experts, s.E, s.K);
+    std::vector<int32_t> offsets_want(size_t(s.E) + 1, 0);
+    for (int32_t e : experts) offsets_want[size_t(e) + 1]++;
+    for (int e = 0; e < s.E; ++e) offsets_want[size_t(e) + 1] += offsets_want[size_t(e)];
+    if (s.routing == Routing::Skewed) CHECK(offsets_want[2] - offsets_want[1] == s.N);  // all the tokens
+    DeviceBuffer dexperts = upload_raw(experts);
+    auto run = [&] {
+      DeviceBuffer offsets((size_t(s.E) + 1) * 4), token(experts.size() * 4), row(experts.size() * 4);
+      cuda::moe_group(offsets.as<int32_t>(), token.as<int32_t>(), row.as<int32_t>(), dexperts.as<int32_t>(), s.N,
+                      s.E, s.K, nullptr);
+      device_sync();
+      return std::tuple{download_raw<int32_t>(offsets, size_t(s.E) + 1), download_raw<int32_t>(token, experts.size()),
+                        download_raw<int32_t>(row, experts.size())};
+    };
+    const auto got = run();
+    CHECK(std::get<0>(got) == offsets_want);
+    CHECK(std::get<1>(got) == want.token);
+    CHECK(std::get<2>(got) == want.row);
+  }
+}
+
+TEST_CASE("the grouped expert GEMMs match one GEMM per expert, forward and backward", "[cuda][moe]") {
+  // Experts with no rows, experts with every token, tiles cut at the rows', columns' and k's ends
+  // (64-row and 64-column tiles, 32-wide k slices), experts' weights apart by more than their size.
+  const std::vector<GemmShape> shapes{{37, 8, 2, 40, 24, Routing::Random}, {70, 4, 2, 33, 72, Routing::Skewed},
+                                      {9, 16, 1, 16, 8, Routing::Random}};
+  for (DType dt : {DType::F32, DType::BF16})
+    for (GemmShape s : shapes) {
+      INFO(dtype_name(dt) << " N=" << s.N << " E=" << s.E << " K=" << s.K << " C=" << s.C << " OC=" << s.OC);
+      const std::vector<int32_t> experts = route(s, 121);
+      std::vector<int32_t> offsets(size_t(s.E) + 1, 0);
+      for (int32_t e : experts) offsets[size_t(e) + 1]++;
+      for (int e = 0; e < s.E; ++e) offsets[size_t(e) + 1] += offsets[size_t(e)];
+      const int R = s.N * s.K;
+      const size_t stride = size_t(s.OC) * s.C + 5, RC = size_t(R) * s.C, RO = size_t(R) * s.OC;
+      const Vec in = rounded(dt, random_vec(RC, 122)), w = rounded(dt, random_vec(stride * s.E, 123, 0.3f));
+      const Vec dout = rounded(dt, random_vec(RO, 124)), dw_base = rounded(dt, random_vec(stride * s.E, 125));
+      const Vec dinp_base = rounded(dt, random_vec(RC, 126));
+      // The reference: one CPU GEMM per expert over its rows.
+      Vec out_ref(RO), dinp_ref(RC, 0.0f), dinp_acc_ref = dinp_base, dw_ref = dw_base;
+      for (int e = 0; e < s.E; ++e) {
+        const int first = offsets[size_t(e)], n = offsets[size_t(e) + 1] - first;
+        if (n == 0) continue;
+        const float* we = w.data() + size_t(e) * stride;
+        cpu::matmul_forward(out_ref.data() + size_t(first) * s.OC, in.data() + size_t(first) * s.C, we, nullptr, n,
+                            s.C, s.OC, WeightLayout::OutputMajor);
+        cpu::matmul_backward(dinp_ref.data() + size_t(first) * s.C, dw_ref.data() + size_t(e) * stride, nullptr,
+                             dout.data() + size_t(first) * s.OC, in.data() + size_t(first) * s.C, we, n, s.C, s.OC,
+                             WeightLayout::OutputMajor);
+        cpu::matmul_backward(dinp_acc_ref.data() + size_t(first) * s.C, nullptr, nullptr,
+                             dout.data() + size_t(first) * s.OC, in.data() + size_t(first) * s.C, we, n, s.C, s.OC,
+                             WeightLayout::OutputMajor);
+      }
+      DeviceTensor din(dt, in), dwt(dt, w), ddout(dt, dout);
+      DeviceBuffer dexperts = upload_raw(experts);
+      auto run = [&] {
+        // The offsets as the routing leaves them on the device: never read back.
+        DeviceBuffer doffsets((size_t(s.E) + 1) * 4), token(size_t(R) * 4), row(size_t(R) * 4);
+        cuda::moe_group(doffsets.as<int32_t>(), token.as<int32_t>(), row.as<int32_t>(), dexperts.as<int32_t>(), s.N,
+                        s.E, s.K, nullptr);
+        DeviceTensor out(dt, random_vec(RO, 127)), dinp(dt, random_vec(RC, 128)), dinp_acc(dt, dinp_base);
+        DeviceTensor dw(dt, dw_base);
+        const int32_t* off = doffsets.as<int32_t>();
+        cuda::moe_expert_forward(dt, out.ptr(), din.ptr(), dwt.ptr(), stride, off, s.E, R, s.C, s.OC, nullptr);
+        cuda::moe_expert_backward(dt, dinp.ptr(), dw.ptr(), ddout.ptr(), din.ptr(), dwt.ptr(), stride, off, s.E, R,
+                                  s.C, s.OC, GradInto::Overwrite, nullptr);
+        cuda::moe_expert_backward(dt, dinp_acc.ptr(), nullptr, ddout.ptr(), din.ptr(), dwt.ptr(), stride, off, s.E,
+                                  R, s.C, s.OC, GradInto::Accumulate, nullptr);
+        device_sync();
+        return std::vector<Bytes>{out.bits(), dinp.bits(), dinp_acc.bits(), dw.bits()};
+      };
+      require_close_and_repeatable(dt, run,
+                                   {{out_ref, {1e-1}}, {dinp_ref, {1e-1}}, {dinp_acc_ref, {1e-1}}, {dw_ref, {5e-1}}});
+      // An expert without rows keeps its gradient's bits, and so does the gap between experts.
+      const Vec dw = decode(dt, run()[3]);
+      for (int e = 0; e < s.E; ++e) {
+        const size_t end = size_t(e + 1) * stride;
+        const size_t from = offsets[size_t(e)] == offsets[size_t(e) + 1] ? size_t(e) * stride : end - 5;
+        for (size_t i = from; i < end; ++i) {
+          INFO("expert " << e << " element " << i);
+          REQUIRE(dw[i] == dw_base[i]);
+        }
+      }
+    }
+}
+
+TEST_CASE("the grouped expert GEMMs reject a bad shape", "[cuda][moe][errors]") {
+  REQUIRE_THROWS_WITH(cuda::moe_expert_forward(DType::F32, nullptr, nullptr, nullptr, 0, nullptr, 0, 4, 8, 8, nullptr),
+                      Catch::Contains("moe_expert_forward") && Catch::Contains("E = 0"));
+  REQUIRE_THROWS_WITH(cuda::moe_group(nullptr, nullptr, nullptr, nullptr, 4, 2, 3, nullptr),
+                      Catch::Contains("moe_group") && Catch::Contains("K = 3"));
+}
+
+TEST_CASE("the load-balancing loss's statistics match the CPU's bit for bit, padding left out", "[cuda][moe]") {
+  // Two layers of 3 rows of 5 tokens, routed at random; the second row's last two tokens are
+  // padding, the third row's last one.
+  const int B = 3, T = 5, N = B * T, E = 8, K = 2, L = 2;
+  const std::vector<int32_t> padding_from{5, 3, 4};
+  const size_t width = 2 * E + 1;
+  std::vector<double> stats_ref(L * width);
+  std::vector<Vec> probs(L);
+  std::vector<std::vector<int32_t>> experts(L);
+  for (int l = 0; l < L; ++l) {
+    probs[size_t(l)].resize(size_t(N) * E);
+    experts[size_t(l)].resize(size_t(N) * K);
+    Vec weights(size_t(N) * K);
+    cpu::moe_route(probs[size_t(l)].data(), experts[size_t(l)].data(), weights.data(),
+                   random_vec(size_t(N) * E, 131 + l, 2.0f).data(), N, E, K, true);
+    cpu::moe_route_stats(stats_ref.data() + l * width, probs[size_t(l)].data(), experts[size_t(l)].data(),
+                         padding_from.data(), T, N, E, K);
+  }
+  CHECK(stats_ref[2 * E] == 12);  // the tokens that count
+  std::vector<float> daux_ref(E);
+  cpu::moe_aux_grad(daux_ref.data(), stats_ref.data(), L, E, 0.25f);
+  double acc_ref[2] = {0.5, 1.0};
+  cpu::moe_aux_accumulate(acc_ref, stats_ref.data(), L, E);
+  const Vec x = random_vec(size_t(N) * E, 141);
+  Vec x_ref = x;
+  cpu::moe_zero_padding(x_ref.data(), padding_from.data(), B, T, E);
+
+  DeviceBuffer dpadding = upload_raw(padding_from);
+  auto run = [&] {
+    DeviceBuffer stats(L * width * sizeof(double)), daux(E * sizeof(float));
+    DeviceBuffer acc = upload_raw(std::vector<double>{0.5, 1.0});
+    std::vector<DeviceBuffer> dprobs, dexperts;
+    for (int l = 0; l < L; ++l) {
+      dprobs.push_back(upload_raw(probs[size_t(l)]));
+      dexperts.push_back(upload_raw(experts[size_t(l)]));
+      cuda::moe_route_stats(stats.as<double>() + l * width, dprobs.back().as<float>(), dexperts.back().as<int32_t>(),
+                            dpadding.as<int32_t>(), T, N, E, K, nullptr);
+    }
+    cuda::moe_aux_grad(daux.as<float>(), stats.as<double>(), L, E, 0.25f, nullptr);
+    cuda::moe_aux_accumulate(acc.as<double>(), stats.as<double>(), L, E, nullptr);
+    DeviceTensor dx(DType::F32, x);
+    cuda::moe_zero_padding(DType::F32, dx.ptr(), dpadding.as<int32_t>(), B, T, E, nullptr);
+    device_sync();
+    return std::tuple{download_raw<double>(stats, L * width), download_raw<float>(daux, E),
+                      download_raw<double>(acc, 2), dx.values()};
+  };
+  const auto got = run();
+  CHECK(std::get<0>(got) == stats_ref);
+  CHECK(std::get<1>(got) == daux_ref);
+  CHECK(std::get<2>(got) == std::vector<double>{acc_ref[0], acc_ref[1]});
+  CHECK(std::get<3>(got) == x_ref);
+  CHECK(run() == got);
 }

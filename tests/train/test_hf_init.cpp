@@ -257,6 +257,45 @@ TEST_CASE("experts idle on every rank, split over the ranks at stage 3, train as
   world().control().barrier();
 }
 
+// Evaluation of a model with experts as transformers' Trainer reports it (trainer_eval: every window
+// of the reference's tokens, the directory's weights): with output_router_logits its eval_loss holds
+// router_aux_loss_coef times each window's load-balancing loss, which the run's eval record keeps
+// beside val_loss as aux_loss; without it, the cross-entropy alone.
+TEST_CASE("a model with experts evaluates as transformers' Trainer, the load-balancing loss included",
+          "[trainer][hf][moe]") {
+  for (const char* name : {"qwen3_moe_aux_fp32", "qwen3_moe_fp32"}) {
+    const auto [dir, ref, source, data] = fixture_run(name);
+    const nlohmann::json& want = ref.at("trainer_eval");
+    for (int stage : {0, 3}) {
+      DYNAMIC_SECTION(name << " at stage " << stage) {
+        const fs::path out = fresh_run_dir("hf-moe-eval", name, stage);
+        const nlohmann::json training = {
+            {"eval_interval", 1}, {"eval_batches", want.at("windows")}, {"metrics", (out / "m.jsonl").string()}};
+        const nlohmann::json val = {
+            {"data", {{"train", data}, {"val", data}, {"seq_len", ref.at("T")}, {"shuffle", false}}}};
+        const config::Config config = make(dir, data, ref, stage, training, val);
+        Trainer trainer(config, world());
+        const double loss = trainer.evaluate(), want_loss = want.at("loss");
+        INFO("val loss " << loss << ", the Trainer's eval_loss " << want_loss);
+        CHECK(std::abs(loss - want_loss) <= 1e-5 * want_loss);
+        REQUIRE(trainer.eval_aux_loss().has_value() == !want.at("aux_loss").is_null());
+        if (trainer.eval_aux_loss()) {
+          const double aux = *trainer.eval_aux_loss(), want_aux = want.at("aux_loss");
+          INFO("aux loss " << aux << ", transformers' " << want_aux);
+          CHECK(std::abs(aux - want_aux) <= 1e-5 * want_aux);
+        }
+        REQUIRE(trainer.run() == 0);
+        if (world().rank() == 0) {
+          const auto evals = zt::test::eval_records((out / "m.jsonl").string());
+          REQUIRE(evals.size() == 1);
+          CHECK(evals[0].contains("aux_loss") == !want.at("aux_loss").is_null());
+        }
+        world().control().barrier();
+      }
+    }
+  }
+}
+
 // bf16 on the CPU stores the weights in bf16 and computes in fp32, the router's softmax and top-k
 // included: where the fp32 routing is well separated (qwen2_moe_fp32's first two micro-batches,
 // one per rank on 2: each token's second and third router logits 0.05 and 0.01 apart at the

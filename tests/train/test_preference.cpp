@@ -8,7 +8,9 @@
 // adapters off is the precompute's for new adapters, TRL's adapters-disabled one for trained ones. A resumed run reads
 // the reference its first run kept and goes on as TRL did; the reference of other data is refused. A reference model
 // other than the policy's start (TRL's ref_model), full fine-tuning and LoRA: its log-probabilities are TRL's, and a
-// resume with another reference is refused.
+// resume with another reference is refused. A small Qwen3-MoE in TRL's micro-batches: the loss includes the
+// load-balancing loss under TRL's rules (DPOTrainer: whenever its coefficient is not 0; ORPOTrainer: with
+// output_router_logits), and aux_loss is DPOTrainer's.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -56,7 +58,11 @@ nlohmann::json with_ref_model(const std::string& name, const nlohmann::json& r) 
 // micro-batches.
 nlohmann::json run_json(const std::string& name, const nlohmann::json& r, int stage, int accumulation) {
   const int W = world().world_size();
-  const std::string model = (kFixtures.parent_path() / "lora" / r.at("model").get<std::string>() / "base").string();
+  const fs::path fixtures = kFixtures.parent_path();
+  const std::string model = (r.contains("model_dir") && !r.at("model_dir").is_null()
+                                 ? fixtures / r.at("model_dir").get<std::string>()
+                                 : fixtures / "lora" / r.at("model").get<std::string>() / "base")
+                                .string();
   return {{"train_micro_batch_size_per_gpu", r.at("pairs_per_step").get<int>() / W / accumulation},
           {"gradient_accumulation_steps", accumulation},
           {"gradient_clipping", r.at("clip")},
@@ -129,6 +135,7 @@ void check_steps(const std::vector<nlohmann::json>& steps, const nlohmann::json&
     std::vector<std::string> keys(std::begin(kMetrics), std::end(kMetrics));
     if (r.at("preference").at("loss_type") == "orpo")
       keys.insert(keys.end(), std::begin(kOrpoMetrics), std::end(kOrpoMetrics));
+    if (want.contains("aux_loss")) keys.push_back("aux_loss");  // DPOTrainer's, with experts
     for (const std::string& key : keys) {
       const double got = steps[i].at(key), expected = want.at(key);
       INFO(key << " " << got << ", TRL " << expected);
@@ -149,11 +156,16 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
   for (const char* name : {"qwen3_sigmoid", "qwen3_robust", "qwen3_ipo", "llama3_sigmoid", "qwen3_lora",
                            "qwen3_lora_adapters_off", "llama3_lora", "qwen3_rpo", "llama3_rpo", "qwen3_simpo",
                            "llama3_simpo", "qwen3_orpo", "llama3_orpo", "qwen3_lora_orpo", "qwen3_ref_model",
-                           "qwen3_lora_ref_model"}) {
+                           "qwen3_lora_ref_model", "qwen3_moe_sigmoid", "qwen3_moe_quiet_sigmoid", "qwen3_moe_orpo"}) {
     const nlohmann::json r = reference_of(name);
     for (int stage : {0, 3}) {
-      // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike.
-      const int accumulation = stage == 3 && world().world_size() * 2 <= 4 ? 2 : 1;
+      // Stage 3 with accumulation: the step's pairs over ranks and micro-batches alike. TRL's
+      // micro-batches where it had them (a model with experts: the aux loss is each forward's own).
+      const int pairs = r.at("pairs_per_step"), W = world().world_size();
+      const int micro =
+          r.contains("micro_pairs") && !r.at("micro_pairs").is_null() ? r.at("micro_pairs").get<int>() : 0;
+      if (micro > 0 && (pairs / micro) % W != 0) continue;  // TRL's micro-batches do not split over this world
+      const int accumulation = micro > 0 ? pairs / micro / W : stage == 3 && W * 2 <= pairs ? 2 : 1;
       DYNAMIC_SECTION(name << " at stage " << stage << ", accumulation " << accumulation) {
         const std::string dir = shared_dir("preference", std::string(name) + "-stage" + std::to_string(stage));
         nlohmann::json raw = with_lora(run_json(name, r, stage, accumulation), name, r);
@@ -173,9 +185,15 @@ TEST_CASE("Preference training as TRL's DPOTrainer: 8 steps, loss and metrics, a
           raw["data"]["val"] = raw["data"]["train"];
           raw["training"]["eval_interval"] = r.at("steps");
         }
+        // DPO turns the load-balancing loss on in the trained model only: the saved config.json keeps
+        // output_router_logits false.
+        const bool quiet = std::string(name) == "qwen3_moe_quiet_sigmoid";
+        if (quiet) raw["training"]["save_final"] = dir + "/final";
         const config::Config c = resolve(raw);
         Trainer trainer(c, world());
         REQUIRE(trainer.run() == 0);
+        if (quiet && world().rank() == 0)
+          CHECK(nlohmann::json::parse(std::ifstream(dir + "/final/config.json")).at("output_router_logits") == false);
         if (reference_free) CHECK(!fs::exists(reference_logps_path(dir + "/checkpoints")));
         if (world().rank() == 0) {
           const auto steps = step_records(dir + "/metrics.jsonl");

@@ -158,6 +158,51 @@ void CpuModelOps::moe_route_backward(void* dlogits, const float* dweights, const
   cpu::moe_route_backward(f(dlogits), dweights, probs, experts, daux, N, E, K, normalize);
 }
 
+void CpuModelOps::moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E,
+                            int K) {
+  cpu::moe_group(offsets, token, row, experts, N, E, K);
+}
+
+// One GEMM per expert over its rows (the offsets are host memory here).
+void CpuModelOps::moe_expert_forward(void* out, const void* in, const void* weight, size_t stride,
+                                     const int32_t* offsets, int E, int, int C, int OC) {
+  for (int e = 0; e < E; ++e) {
+    const int first = offsets[e], n = offsets[e + 1] - first;
+    if (n == 0) continue;
+    matmul_forward(f(out) + size_t(first) * OC, f(in) + size_t(first) * C, f(weight) + size_t(e) * stride, nullptr,
+                   n, C, OC, WeightLayout::OutputMajor);
+  }
+}
+
+void CpuModelOps::moe_expert_backward(void* dinp, void* dweight, const void* dout, const void* in, const void* weight,
+                                      size_t stride, const int32_t* offsets, int E, int, int C, int OC,
+                                      GradInto dinp_into) {
+  for (int e = 0; e < E; ++e) {
+    const int first = offsets[e], n = offsets[e + 1] - first;
+    if (n == 0) continue;
+    matmul_backward(dinp ? f(dinp) + size_t(first) * C : nullptr, dweight ? f(dweight) + size_t(e) * stride : nullptr,
+                    nullptr, f(dout) + size_t(first) * OC, f(in) + size_t(first) * C, f(weight) + size_t(e) * stride,
+                    n, C, OC, WeightLayout::OutputMajor, dinp_into);
+  }
+}
+
+void CpuModelOps::moe_route_stats(double* stats, const float* probs, const int32_t* experts,
+                                  const int32_t* padding_from, int T, int N, int E, int K) {
+  cpu::moe_route_stats(stats, probs, experts, padding_from, T, N, E, K);
+}
+
+void CpuModelOps::moe_aux_grad(float* daux, const double* stats, int L, int E, float scale) {
+  cpu::moe_aux_grad(daux, stats, L, E, scale);
+}
+
+void CpuModelOps::moe_aux_accumulate(double* acc, const double* stats, int L, int E) {
+  cpu::moe_aux_accumulate(acc, stats, L, E);
+}
+
+void CpuModelOps::moe_zero_padding(void* x, const int32_t* padding_from, int B, int T, int width) {
+  cpu::moe_zero_padding(f(x), padding_from, B, T, width);
+}
+
 void CpuModelOps::moe_gate_add(void* out, const void* y, const void* gate, int N, int C) {
   cpu::moe_gate_add(f(out), f(y), f(gate), N, C);
 }

@@ -126,6 +126,70 @@ namespace {
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 }  // namespace
 
+void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K) {
+  KernelTimer timer(KernelKind::MoeRouting);
+  const size_t slots = size_t(N) * size_t(K);
+  std::fill(offsets, offsets + E + 1, 0);
+  for (size_t i = 0; i < slots; ++i) offsets[experts[i] + 1]++;
+  for (int e = 0; e < E; ++e) offsets[e + 1] += offsets[e];
+  std::vector<int32_t> next(offsets, offsets + E);
+  for (size_t i = 0; i < slots; ++i) {
+    const int32_t r = next[size_t(experts[i])]++;
+    token[r] = int32_t(i / size_t(K));
+    row[i] = r;
+  }
+}
+
+void moe_route_stats(double* stats, const float* probs, const int32_t* experts, const int32_t* padding_from, int T,
+                     int N, int E, int K) {
+  KernelTimer timer(KernelKind::MoeRouting);
+  std::fill(stats, stats + 2 * E + 1, 0.0);
+  for (int n = 0; n < N; ++n) {
+    if (padding_from && n % T >= padding_from[n / T]) continue;
+    for (int j = 0; j < K; ++j) stats[experts[size_t(n) * K + j]] += 1;
+    for (int e = 0; e < E; ++e) stats[E + e] += probs[size_t(n) * E + e];
+    stats[2 * E] += 1;
+  }
+}
+
+namespace {
+// The slots per expert and the tokens of L layers' stats together.
+double layers_sum(const double* stats, int L, int E, int i) {
+  double sum = 0;
+  for (int l = 0; l < L; ++l) sum += stats[size_t(l) * (2 * E + 1) + i];
+  return sum;
+}
+}  // namespace
+
+void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale) {
+  const double tokens = layers_sum(stats, L, E, 2 * E);
+  for (int e = 0; e < E; ++e)
+    daux[e] = tokens > 0 ? float(double(scale) * double(E) * (layers_sum(stats, L, E, e) / tokens) / tokens) : 0.0f;
+}
+
+void moe_aux_accumulate(double* acc, const double* stats, int L, int E) {
+  const double tokens = layers_sum(stats, L, E, 2 * E);
+  double sum = 0;
+  if (tokens > 0)
+    for (int e = 0; e < E; ++e)
+      sum += (layers_sum(stats, L, E, e) / tokens) * (layers_sum(stats, L, E, E + e) / tokens);
+  acc[0] += double(E) * sum;
+  for (int l = 0; l < L; ++l) {
+    const double* count = stats + size_t(l) * (2 * E + 1);
+    double total = 0, busiest = 0;
+    for (int e = 0; e < E; ++e) {
+      total += count[e];
+      busiest = std::max(busiest, count[e]);
+    }
+    if (total > 0) acc[1] = std::max(acc[1], busiest / (total / double(E)));
+  }
+}
+
+void moe_zero_padding(float* x, const int32_t* padding_from, int B, int T, int width) {
+  for (int b = 0; b < B; ++b)
+    for (int t = padding_from[b]; t < T; ++t) std::fill_n(x + (size_t(b) * T + t) * width, width, 0.0f);
+}
+
 void moe_gate_add(float* out, const float* y, const float* gate, int N, int C) {
   KernelTimer timer(KernelKind::MoeRouting);
 #pragma omp parallel for

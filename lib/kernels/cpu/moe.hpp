@@ -18,6 +18,14 @@ void moe_scatter(float* dx, const float* drows, const int32_t* row, int N, int K
 void moe_route_backward(float* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                         const float* daux, int N, int E, int K, bool normalize);
 
+// ModelOps's grouping and the load-balancing loss's statistics (kernels/model_ops.hpp), on the host.
+void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K);
+void moe_route_stats(double* stats, const float* probs, const int32_t* experts, const int32_t* padding_from, int T,
+                     int N, int E, int K);
+void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale);
+void moe_aux_accumulate(double* acc, const double* stats, int L, int E);
+void moe_zero_padding(float* x, const int32_t* padding_from, int B, int T, int width);
+
 void moe_gate_add(float* out, const float* y, const float* gate, int N, int C);
 void moe_gate_add_backward(float* dy, float* dgate, const float* dout, const float* y, const float* gate, int N,
                            int C);

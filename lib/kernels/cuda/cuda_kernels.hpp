@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_layernorm.hpp"
 #include "kernels/cuda/cuda_matmul.hpp"
 #include "kernels/cuda/cuda_moe.hpp"
+#include "kernels/cuda/cuda_moe_gemm.hpp"
 #include "kernels/cuda/cuda_adapter.hpp"
 #include "kernels/cuda/cuda_residual.hpp"
 #include "kernels/cuda/cuda_rmsnorm.hpp"

@@ -261,6 +261,39 @@ void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, cons
                            normalize, stream());
 }
 
+void CudaModelOps::moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E,
+                             int K) {
+  cuda::moe_group(offsets, token, row, experts, N, E, K, stream());
+}
+
+void CudaModelOps::moe_expert_forward(void* out, const void* in, const void* weight, size_t stride,
+                                      const int32_t* offsets, int E, int R, int C, int OC) {
+  cuda::moe_expert_forward(dtype_, out, in, weight, stride, offsets, E, R, C, OC, stream());
+}
+
+void CudaModelOps::moe_expert_backward(void* dinp, void* dweight, const void* dout, const void* in,
+                                       const void* weight, size_t stride, const int32_t* offsets, int E, int R, int C,
+                                       int OC, GradInto dinp_into) {
+  cuda::moe_expert_backward(dtype_, dinp, dweight, dout, in, weight, stride, offsets, E, R, C, OC, dinp_into, stream());
+}
+
+void CudaModelOps::moe_route_stats(double* stats, const float* probs, const int32_t* experts,
+                                   const int32_t* padding_from, int T, int N, int E, int K) {
+  cuda::moe_route_stats(stats, probs, experts, padding_from, T, N, E, K, stream());
+}
+
+void CudaModelOps::moe_aux_grad(float* daux, const double* stats, int L, int E, float scale) {
+  cuda::moe_aux_grad(daux, stats, L, E, scale, stream());
+}
+
+void CudaModelOps::moe_aux_accumulate(double* acc, const double* stats, int L, int E) {
+  cuda::moe_aux_accumulate(acc, stats, L, E, stream());
+}
+
+void CudaModelOps::moe_zero_padding(void* x, const int32_t* padding_from, int B, int T, int width) {
+  cuda::moe_zero_padding(dtype_, x, padding_from, B, T, width, stream());
+}
+
 void CudaModelOps::moe_gate_add(void* out, const void* y, const void* gate, int N, int C) {
   cuda::moe_gate_add(dtype_, out, y, gate, N, C, stream());
 }

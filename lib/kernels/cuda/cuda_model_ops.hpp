@@ -99,6 +99,17 @@ public:
   void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into) override;
   void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
                           const float* daux, int N, int E, int K, bool normalize, bool fp32_logits) override;
+  void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K) override;
+  void moe_expert_forward(void* out, const void* in, const void* weight, size_t stride, const int32_t* offsets, int E,
+                          int R, int C, int OC) override;
+  void moe_expert_backward(void* dinp, void* dweight, const void* dout, const void* in, const void* weight,
+                           size_t stride, const int32_t* offsets, int E, int R, int C, int OC,
+                           GradInto dinp_into) override;
+  void moe_route_stats(double* stats, const float* probs, const int32_t* experts, const int32_t* padding_from, int T,
+                       int N, int E, int K) override;
+  void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale) override;
+  void moe_aux_accumulate(double* acc, const double* stats, int L, int E) override;
+  void moe_zero_padding(void* x, const int32_t* padding_from, int B, int T, int width) override;
   void moe_gate_add(void* out, const void* y, const void* gate, int N, int C) override;
   void moe_gate_add_backward(void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
                              int C) override;

@@ -194,6 +194,75 @@ __global__ void moe_gate_add_backward_kernel(T* dy, T* dgate, const T* dout, con
 }
 
 // ---------------------------------------------------------------------------------------------
+// The load-balancing loss's statistics: one thread per expert, tokens and layers in order.
+
+__device__ __forceinline__ bool counts(const int32_t* padding_from, int T, int n) {
+  return !padding_from || n % T < padding_from[n / T];
+}
+
+__global__ void moe_route_stats_kernel(double* stats, const float* probs, const int32_t* experts,
+                                       const int32_t* padding_from, int T, int N, int E, int K) {
+  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e > E) return;
+  double slots = 0, prob = 0, tokens = 0;
+  for (int n = 0; n < N; n++) {
+    if (!counts(padding_from, T, n)) continue;
+    if (e == E) {
+      tokens += 1;
+      continue;
+    }
+    for (int j = 0; j < K; j++) slots += experts[size_t(n) * K + j] == e;
+    prob += double(probs[size_t(n) * E + e]);
+  }
+  if (e == E) {
+    stats[2 * E] = tokens;
+    return;
+  }
+  stats[e] = slots;
+  stats[E + e] = prob;
+}
+
+__device__ double layers_sum(const double* stats, int L, int E, int i) {
+  double sum = 0;
+  for (int l = 0; l < L; l++) sum += stats[size_t(l) * (2 * E + 1) + i];
+  return sum;
+}
+
+__global__ void moe_aux_grad_kernel(float* daux, const double* stats, int L, int E, float scale) {
+  const int e = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (e >= E) return;
+  const double tokens = layers_sum(stats, L, E, 2 * E);
+  daux[e] = tokens > 0 ? float(double(scale) * double(E) * (layers_sum(stats, L, E, e) / tokens) / tokens) : 0.0f;
+}
+
+// One thread: the sums in the CPU's order, rounded as the CPU rounds them.
+__global__ void moe_aux_accumulate_kernel(double* acc, const double* stats, int L, int E) {
+  const double tokens = layers_sum(stats, L, E, 2 * E);
+  double sum = 0;
+  if (tokens > 0)
+    for (int e = 0; e < E; e++)  // never contracted into a fused multiply-add: the CPU's bits
+      sum = __dadd_rn(sum, __dmul_rn(layers_sum(stats, L, E, e) / tokens, layers_sum(stats, L, E, E + e) / tokens));
+  acc[0] += double(E) * sum;
+  for (int l = 0; l < L; l++) {
+    const double* count = stats + size_t(l) * (2 * E + 1);
+    double total = 0, busiest = 0;
+    for (int e = 0; e < E; e++) {
+      total += count[e];
+      busiest = fmax(busiest, count[e]);
+    }
+    if (total > 0) acc[1] = fmax(acc[1], busiest / (total / double(E)));
+  }
+}
+
+template <typename T>
+__global__ void moe_zero_padding_kernel(T* x, const int32_t* padding_from, int B, int T_, int width) {
+  const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= size_t(B) * T_ * width) return;
+  const int n = int(i / size_t(width));
+  if (n % T_ >= padding_from[n / T_]) x[i] = from_float<T>(0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Launch helpers.
 
 void check_shape(bool ok, const char* op, int N, int C) { require(ok, op, ": bad shape N = ", N, ", C = ", C); }
@@ -322,6 +391,34 @@ void moe_gate_add_backward(DType dt, void* dy, void* dgate, const void* dout, co
                  vector_rows(C, {dy, dout, y}), size_t(N), stream, "moe_gate_add_backward_kernel", static_cast<T*>(dy),
                  static_cast<T*>(dgate), static_cast<const T*>(dout), static_cast<const T*>(y),
                  static_cast<const T*>(gate), N, C);
+  });
+}
+
+void moe_route_stats(double* stats, const float* probs, const int32_t* experts, const int32_t* padding_from, int T,
+                     int N, int E, int K, cudaStream_t stream) {
+  check_router("moe_route_stats", N, E, K);
+  require(T > 0 && N % T == 0, "moe_route_stats: bad shape N = ", N, ", T = ", T);
+  launch_tokens(moe_route_stats_kernel, E + 1, stream, "moe_route_stats_kernel", stats, probs, experts, padding_from,
+                T, N, E, K);
+}
+
+void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale, cudaStream_t stream) {
+  require(L >= 0 && E > 0, "moe_aux_grad: bad shape L = ", L, ", E = ", E);
+  launch_tokens(moe_aux_grad_kernel, E, stream, "moe_aux_grad_kernel", daux, stats, L, E, scale);
+}
+
+void moe_aux_accumulate(double* acc, const double* stats, int L, int E, cudaStream_t stream) {
+  require(L >= 0 && E > 0, "moe_aux_accumulate: bad shape L = ", L, ", E = ", E);
+  launch(moe_aux_accumulate_kernel, 1, 1, 0, stream, "moe_aux_accumulate_kernel", acc, stats, L, E);
+}
+
+void moe_zero_padding(DType dt, void* x, const int32_t* padding_from, int B, int T, int width, cudaStream_t stream) {
+  check_shape(B >= 0 && T > 0 && width > 0, "moe_zero_padding", B * T, width);
+  if (B == 0) return;
+  dispatch_activation(dt, "moe_zero_padding", [&](auto tag) {
+    using V = decltype(tag);
+    launch(moe_zero_padding_kernel<V>, grid_size(size_t(B) * T * width, kElementwiseBlock, "moe_zero_padding"),
+           kElementwiseBlock, 0, stream, "moe_zero_padding_kernel", static_cast<V*>(x), padding_from, B, T, width);
   });
 }
 

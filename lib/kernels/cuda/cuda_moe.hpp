@@ -45,4 +45,13 @@ void moe_gate_add(DType dt, void* out, const void* y, const void* gate, int N, i
 void moe_gate_add_backward(DType dt, void* dy, void* dgate, const void* dout, const void* y, const void* gate, int N,
                            int C, cudaStream_t stream);
 
+// The load-balancing loss's statistics (kernels/model_ops.hpp's moe_route_stats, moe_aux_grad,
+// moe_aux_accumulate: the CPU's sums in the CPU's order, in double, one thread per expert) and
+// the padding's rows set to zero.
+void moe_route_stats(double* stats, const float* probs, const int32_t* experts, const int32_t* padding_from, int T,
+                     int N, int E, int K, cudaStream_t stream);
+void moe_aux_grad(float* daux, const double* stats, int L, int E, float scale, cudaStream_t stream);
+void moe_aux_accumulate(double* acc, const double* stats, int L, int E, cudaStream_t stream);
+void moe_zero_padding(DType dt, void* x, const int32_t* padding_from, int B, int T, int width, cudaStream_t stream);
+
 }  // namespace zt::cuda
