@@ -23,6 +23,13 @@ public:
   virtual View grads(int g) = 0;
   // The gradients of group g are final for this micro-batch.
   virtual void grads_ready(int g) = 0;
+  // When the model computes in a 16-bit dtype: group g's tensors kept in fp32
+  // (TensorSpec::keep_fp32), side by side in the group's order, in fp32 (valid until release(g)),
+  // and where the model adds their fp32 gradients for the micro-batch (from zero; valid until
+  // grads_ready(g)); their places in fetch's and grads' views are not read. Null views when the
+  // group keeps none, or the model computes in fp32 (it finds them in fetch's view then).
+  virtual ConstView fetch_fp32(int) { return {}; }
+  virtual View grads_fp32(int) { return {}; }
 };
 
 // All parameters and gradients resident in fp32 host memory on this process: single-process use

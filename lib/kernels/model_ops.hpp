@@ -87,6 +87,16 @@ public:
   virtual void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp,
                                const void* weight, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) = 0;
 
+  // A projection whose weight is kept in fp32 (data_types.keep_in_fp32_modules: a router) under a
+  // 16-bit dtype(), all in fp32 as PyTorch computes F.linear(inp.float(), W): out [N, OC] (fp32,
+  // written over) = fp32(inp [N, C]) · W (fp32). Backward: dweight (fp32) += fp32(inp)ᵀ · dout
+  // (fp32), dinp (dtype()) (+)= dout · Wᵀ, the product in fp32 rounded once. scratch: [N, C] fp32
+  // (the input's cast; unused when dtype() is fp32, where these are matmul_forward/backward).
+  virtual void matmul_fp32_forward(float* out, const void* inp, const float* weight, float* scratch, int N, int C,
+                                   int OC, WeightLayout layout);
+  virtual void matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp, const float* weight,
+                                    float* scratch, int N, int C, int OC, WeightLayout layout, GradInto dinp_into);
+
   // The backward of a projection whose input was gelu(pre) (the MLP's output projection), through
   // the GELU: dpre (+)= gelu'(pre) · (dout · Wᵀ), dweight += gelu_outᵀ · dout, dbias += Σ_rows dout.
   // dgelu: [N, C] scratch for dout · Wᵀ (a backend may apply the GELU's gradient in the product's
@@ -203,9 +213,10 @@ public:
   // throw zt::Error).
   // The router: probs [N, E] = softmax(logits [N, E]) in fp32; experts [N, K] the K most probable
   // (int32, written in ascending expert order), weights [N, K] (fp32) their probabilities, divided
-  // by their sum when `normalize`.
+  // by their sum when `normalize`. Logits in dtype(), or in fp32 with fp32_logits (a router kept in
+  // fp32: matmul_fp32_forward's output).
   virtual void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
-                         bool normalize);
+                         bool normalize, bool fp32_logits);
   // rows[r] = x[token[r]]: the tokens of each expert side by side, [R, C] (and the LM head's rows
   // whose target counts).
   virtual void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C);
@@ -218,11 +229,11 @@ public:
                                     const int32_t* row, int N, int K, int C);
   // dx[n] (+)= Σ_j drows[row[n·K + j]]: the gradient of moe_gather, token by token.
   virtual void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into);
-  // The router's backward: dlogits [N, E] (written over) from dweights through the normalisation
-  // and the softmax, plus daux[e] (may be null) in every token's d probs[n, e] (the load-balancing
-  // loss's gradient).
+  // The router's backward: dlogits [N, E] (written over; fp32 with fp32_logits) from dweights
+  // through the normalisation and the softmax, plus daux[e] (may be null) in every token's
+  // d probs[n, e] (the load-balancing loss's gradient).
   virtual void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
-                                  const float* daux, int N, int E, int K, bool normalize);
+                                  const float* daux, int N, int E, int K, bool normalize, bool fp32_logits);
   // The routed rows grouped by expert where the device computes, nothing read back: offsets [E + 1]
   // (expert e's rows [offsets[e], offsets[e+1]), experts in index order, tokens in order within
   // each), token [R] (each row's token) and row [N·K] (where slot n·K + j went).

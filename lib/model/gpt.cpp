@@ -80,6 +80,30 @@ int lowest_trained_block(const ParamLayout& layout, const GptShape& shape, bool 
   return shape.n_layer;
 }
 
+// Whether some router is kept in fp32 (TensorSpec::keep_fp32). A model computing in a 16-bit dtype
+// reads only routers in fp32 (ParamHooks::fetch_fp32); one computing in fp32 reads every kept
+// tensor in its fp32 copy of the group.
+bool keeps_fp32_routers(const ParamLayout& layout, const GptShape& shape, DType dtype, bool experts_apart) {
+  bool routers = false;
+  for (size_t g = 0; g < layout.groups.size(); ++g)
+    for (const TensorSpec& t : layout.groups[g].tensors) {
+      if (!t.keep_fp32) continue;
+      const int layer = int(g) - gpt_block_group(0);
+      const bool router =
+          layer >= 0 && layer < shape.n_layer && shape.sparse(layer) &&
+          t.offset == layout.groups[g].offset +
+                          block_role_offsets(shape, layer, experts_apart)[size_t(BlockRole::RouterWeight)];
+      if (!router && dtype != DType::F32)
+        fail(
+            "data_types.keep_in_fp32_modules: {} is kept in fp32, and the model computes in {} on this device, "
+            "where only the routers of a mixture of experts are read in fp32; leave it out of the list, or train on "
+            "the CPU (training.device cpu)",
+            t.name, dtype_name(dtype));
+      routers = routers || router;
+    }
+  return routers;
+}
+
 std::vector<RoleOffsets> layer_offsets(const GptShape& shape, bool experts_apart) {
   std::vector<RoleOffsets> offsets;
   for (int l = 0; l < shape.n_layer; ++l) offsets.push_back(block_role_offsets(shape, l, experts_apart));
@@ -112,7 +136,9 @@ Gpt::Gpt(const GptShape& shape, int max_batch, int max_seq, bool recompute, cons
       final_softcap_(float(shape.final_logit_softcapping)),
       wpe_offset_(size_t(shape.padded_vocab()) * shape.d_model),
       acts_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend, logits_bytes, head_rows),
-      moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend) {
+      moe_(shape, max_batch, max_seq, recompute ? 1 : shape.n_layer, backend,
+           keeps_fp32_routers(layout_, shape, backend.model.dtype(),
+                              layout_.groups.size() != whole_layout_.groups.size())) {
   if (recipe_.rotary) fill_rope_tables();
   for (int l = 0; l < shape.n_layer; ++l) expert_groups_.push_back(expert_group_of(shape, layout_, l));
   if (layout_.groups.size() != whole_layout_.groups.size())
@@ -234,7 +260,8 @@ Gpt::BlockParams Gpt::fetch_block(ParamHooks& hooks, int layer) {
   const void* params = fetch(hooks, gpt_block_group(layer));
   const void* adapters = lora_.enabled() ? fetch(hooks, lora_group(shape_, layer)) : nullptr;
   const int experts = expert_groups_[size_t(layer)];
-  return {params, adapters, experts >= 0 ? fetch(hooks, experts) : nullptr};
+  return {params, adapters, experts >= 0 ? fetch(hooks, experts) : nullptr,
+          static_cast<const float*>(hooks.fetch_fp32(gpt_block_group(layer)).data)};
 }
 
 void Gpt::release_block(ParamHooks& hooks, int layer) {
@@ -347,8 +374,9 @@ void Gpt::block_forward(int layer, BlockParams bp, const BlockActivations& a, in
     // The experts' output goes straight to proj: recomputation for backward needs their saved
     // products too.
     moe_.forward(layer, recompute_ ? 0 : layer, proj, a.ln2,
-                 {w(RouterWeight), bp.experts ? bp.experts : w(ExpertWeights), w(SharedExpertWeights),
-                  w(SharedGateWeight)},
+                 {bp.router ? static_cast<const void*>(bp.router) : w(RouterWeight),
+                  bp.experts ? bp.experts : w(ExpertWeights), w(SharedExpertWeights), w(SharedGateWeight),
+                  bp.router != nullptr},
                  N);
     if (write_output) ops_.residual_forward(acts_.residual(layer + 1), a.residual2, proj, size_t(N) * C);
     return;
@@ -560,13 +588,13 @@ void Gpt::block_backward(int layer, BlockParams bp, BlockGrads bg, const BlockAc
   // MLP branch: residual3 = residual2 + proj(act(fc(norm_2(residual2))))
   const void* dmlp = post_norm(a.mlp_out, PostFfNormWeight, a.mlp_rstd);
   if (shape_.sparse(layer)) {
-    const bool apart = bp.experts != nullptr;
+    const bool apart = bp.experts != nullptr, fp32 = bp.router != nullptr;
     moe_.backward(recompute_ ? 0 : layer, acts_.dln.data(),
-                  {dw(RouterWeight), apart ? bg.experts : dw(ExpertWeights), dw(SharedExpertWeights),
-                   dw(SharedGateWeight)},
+                  {fp32 ? static_cast<void*>(bg.router) : dw(RouterWeight), apart ? bg.experts : dw(ExpertWeights),
+                   dw(SharedExpertWeights), dw(SharedGateWeight), fp32},
                   dmlp, a.ln2,
-                  {w(RouterWeight), apart ? bp.experts : w(ExpertWeights), w(SharedExpertWeights),
-                   w(SharedGateWeight)},
+                  {fp32 ? static_cast<const void*>(bp.router) : w(RouterWeight), apart ? bp.experts : w(ExpertWeights),
+                   w(SharedExpertWeights), w(SharedGateWeight), fp32},
                   N);
   } else if (recipe_.swiglu || adapted(FcProjWeight)) {
     ops_.matmul_backward(acts_.dfch_gelu.data(), dw(FcProjWeight), dw(FcProjBias), dmlp, a.fch_gelu, w(FcProjWeight),
@@ -684,9 +712,11 @@ void Gpt::backward(ParamHooks& hooks, float dloss, const float* target_weights, 
     const BlockActivations a = acts_.block(recompute_ ? 0 : l);
     if (recompute_) block_forward(l, p, a, B, T, false);
     const int adapters = lora_.enabled() ? lora_group(shape_, l) : -1, experts = expert_groups_[size_t(l)];
-    const BlockGrads g{grads_if_trained(hooks, gpt_block_group(l)),
-                       adapters >= 0 ? grads_if_trained(hooks, adapters) : nullptr,
-                       experts >= 0 ? grads_if_trained(hooks, experts) : nullptr};
+    const int group = gpt_block_group(l);
+    const bool trained = layout_.group_trainable(size_t(group));
+    const BlockGrads g{grads_if_trained(hooks, group), adapters >= 0 ? grads_if_trained(hooks, adapters) : nullptr,
+                       experts >= 0 ? grads_if_trained(hooks, experts) : nullptr,
+                       trained ? static_cast<float*>(hooks.grads_fp32(group).data) : nullptr};
     block_backward(l, p, g, a, B, T);
     grads_ready_if_trained(hooks, gpt_block_group(l));
     if (adapters >= 0) grads_ready_if_trained(hooks, adapters);

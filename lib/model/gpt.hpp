@@ -225,16 +225,19 @@ private:
   // cache: attend to its positions and add this block's keys and values (generation).
   // A block's parameters, its adapters' (null without adapters) and its experts' when they lie in a
   // group of their own (expert parallelism; null: in the block's), with their gradients in backward
-  // (null where frozen).
+  // (null where frozen); router: its router's fp32 values (gradients) when it is kept in fp32 under
+  // a 16-bit dtype (ParamHooks::fetch_fp32), else null.
   struct BlockParams {
     const void* params;
     const void* adapters;
     const void* experts;
+    const float* router = nullptr;
   };
   struct BlockGrads {
     void* params;
     void* adapters;
     void* experts;
+    float* router = nullptr;
   };
   void block_forward(int layer, BlockParams p, const BlockActivations& a, int B, int T, bool write_output,
                      KvCache* cache = nullptr);

@@ -16,7 +16,8 @@ namespace {
 // (expert parallelism: up to ep·routed rows reach this rank's experts).
 struct MoeSizes {
   size_t tokens, routed, C, E, K, I, S, ep;
-  MoeSizes(const GptShape& s, int max_batch, int max_seq, int ep_size)
+  bool fp32_routers;  // under a 16-bit dtype: fp32 logits and the router's fp32 scratch
+  MoeSizes(const GptShape& s, int max_batch, int max_seq, int ep_size, bool fp32_routers)
       : tokens(size_t(max_batch) * size_t(max_seq)),
         routed(tokens * size_t(s.moe.top_k)),
         C(size_t(s.d_model)),
@@ -24,16 +25,20 @@ struct MoeSizes {
         K(size_t(s.moe.top_k)),
         I(size_t(s.expert_width())),
         S(size_t(s.moe.d_shared)),
-        ep(size_t(ep_size)) {}
+        ep(size_t(ep_size)),
+        fp32_routers(fp32_routers) {}
   size_t shared_bytes(size_t esz) const { return S > 0 ? tokens * (3 * S + C + 1) * esz : 0; }
   size_t expert_rows() const { return ep * routed; }
   size_t slot_bytes(size_t esz) const {
     return (tokens * E + tokens * K) * sizeof(float) + (2 * tokens * K + routed + E + 1) * sizeof(int32_t) +
            expert_rows() * 3 * I * esz + routed * C * esz + shared_bytes(esz) + parallel_slot_bytes(esz);
   }
+  size_t logits_bytes(size_t esz) const { return tokens * E * (fp32_routers ? sizeof(float) : esz); }
+  size_t router_scratch() const { return fp32_routers ? tokens * C : 0; }  // floats
   size_t scratch_bytes(size_t esz) const {
-    return (tokens * E + 3 * routed * C + expert_rows() * 3 * I) * esz + (tokens * K + E) * sizeof(float) +
-           shared_bytes(esz) + (ep > 1 ? 2 * expert_rows() * C * esz + 2 * E * sizeof(float) : 0);
+    return logits_bytes(esz) + (3 * routed * C + expert_rows() * 3 * I) * esz +
+           (tokens * K + E + router_scratch()) * sizeof(float) + shared_bytes(esz) +
+           (ep > 1 ? 2 * expert_rows() * C * esz + 2 * E * sizeof(float) : 0);
   }
   // A slot's expert-parallel part: the rows received, and where they came from and go back to.
   size_t parallel_slot_bytes(size_t esz) const {
@@ -61,10 +66,10 @@ int sparse_slots(const GptShape& shape, int slots) {
 
 }  // namespace
 
-size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops,
-                       int ep_size) {
+size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops, int ep_size,
+                       bool fp32_routers) {
   if (!shape.moe.enabled()) return 0;
-  const MoeSizes z(shape, max_batch, max_seq, ep_size);
+  const MoeSizes z(shape, max_batch, max_seq, ep_size, fp32_routers && ops.dtype() != DType::F32);
   const size_t esz = dtype_size(ops.dtype());
   size_t kept = 0;
   if (slots == 1) {
@@ -75,7 +80,8 @@ size_t MoeBlock::bytes(const GptShape& shape, int max_batch, int max_seq, int sl
   return kept + z.scratch_bytes(esz) + shared_bytes(shape, max_batch);
 }
 
-MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend)
+MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend,
+                   bool fp32_routers)
     : shape_(shape),
       device_(backend.device),
       ops_(backend.model),
@@ -88,8 +94,8 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
   if (!enabled_) return;
   max_tokens_ = max_batch * max_seq;
   max_batch_ = max_batch;
-  const MoeSizes z(shape, max_batch, max_seq, 1);
   const DType dt = ops_.dtype();
+  const MoeSizes z(shape, max_batch, max_seq, 1, fp32_routers && dt != DType::F32);
   Device& d = device_;
   const MemSpace dev = MemSpace::Device;
   constexpr MemCategory act = MemCategory::Activations;
@@ -120,7 +126,8 @@ MoeBlock::MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots,
     dshared_y_ = ActTensor(d, dt, z.tokens * z.C);
     dshared_gate_ = ActTensor(d, dt, z.tokens);
   }
-  logits_ = ActTensor(d, dt, z.tokens * z.E);
+  logits_ = ActTensor(d, z.fp32_routers ? DType::F32 : dt, z.tokens * z.E);
+  if (z.fp32_routers) router_scratch_ = Buffer<float>(d, dev, act, z.router_scratch());
   rows_ = ActTensor(d, dt, z.routed * z.C);
   drows_ = ActTensor(d, dt, z.routed * z.C);
   dy_ = ActTensor(d, dt, z.routed * z.C);
@@ -158,7 +165,7 @@ void MoeBlock::set_group(ExpertGroup group) {
          group.size, E_);
   group_ = std::move(group);
   if (!enabled_ || group_.size == 1) return;
-  const MoeSizes z(shape_, max_tokens_, 1, group_.size);
+  const MoeSizes z(shape_, max_tokens_, 1, group_.size, false);  // what the group adds: no router part
   const DType dt = ops_.dtype();
   Device& d = device_;
   constexpr MemCategory act = MemCategory::Activations;
@@ -197,9 +204,14 @@ void MoeBlock::forward(int layer, int slot, void* out, const void* x, const MoeW
   Slot& s = slots_[size_t(slot)];
   const size_t esz = dtype_size(ops_.dtype()), C = size_t(C_);
   const void* experts = wt.experts;
-  ops_.matmul_forward(logits_.data(), x, wt.router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
-  ops_.moe_route(s.probs.data(), s.experts.data(), s.weights.data(), logits_.data(), N, E_, K_,
-                 shape_.renormalises());
+  const bool fp32_router = wt.fp32_router && ops_.dtype() != DType::F32;
+  if (fp32_router)
+    ops_.matmul_fp32_forward(static_cast<float*>(logits_.data()), x, static_cast<const float*>(wt.router),
+                             router_scratch_.data(), N, C_, E_, WeightLayout::OutputMajor);
+  else
+    ops_.matmul_forward(logits_.data(), x, wt.router, nullptr, N, C_, E_, WeightLayout::OutputMajor);
+  ops_.moe_route(s.probs.data(), s.experts.data(), s.weights.data(), logits_.data(), N, E_, K_, shape_.renormalises(),
+                 fp32_router);
   ops_.moe_group(s.offsets.data(), s.token.data(), s.row.data(), s.experts.data(), N, E_, K_);
   ops_.moe_route_stats(stats(layer), s.probs.data(), s.experts.data(), padding_, padding_ ? rows_T_ : N, N, E_, K_);
   const int R = N * K_;
@@ -279,11 +291,18 @@ void MoeBlock::backward(int slot, void* dx, const MoeGrads& g, const void* dout,
   }
   constexpr WeightLayout om = WeightLayout::OutputMajor;
   constexpr GradInto add = GradInto::Accumulate, set = GradInto::Overwrite;
+  const bool fp32_router = wt.fp32_router && ops_.dtype() != DType::F32;
+  const size_t lsz = fp32_router ? sizeof(float) : esz;
   ops_.moe_route_backward(logits_.data(), dweights_.data(), s.probs.data(), s.experts.data(), daux, N, E_, K_,
-                          shape_.renormalises());
-  if (daux && padding_)  // padding gets no gradient from a loss it is not part of (nor from any other)
-    ops_.moe_zero_padding(logits_.data(), padding_, rows_B_, rows_T_, E_);
-  ops_.matmul_backward(dx, g.router, nullptr, logits_.data(), x, wt.router, N, C_, E_, om, add);
+                          shape_.renormalises(), fp32_router);
+  // Padding gets no gradient from a loss it is not part of (nor from any other); fp32 logits are
+  // zeroed as twice as many 16-bit elements.
+  if (daux && padding_) ops_.moe_zero_padding(logits_.data(), padding_, rows_B_, rows_T_, E_ * int(lsz / esz));
+  if (fp32_router)
+    ops_.matmul_fp32_backward(dx, static_cast<float*>(g.router), static_cast<const float*>(logits_.data()), x,
+                              static_cast<const float*>(wt.router), router_scratch_.data(), N, C_, E_, om, add);
+  else
+    ops_.matmul_backward(dx, g.router, nullptr, logits_.data(), x, wt.router, N, C_, E_, om, add);
   if (S_ > 0) {
     const size_t down = 2 * size_t(S_) * C * esz;
     const auto* shared = static_cast<const char*>(wt.shared);

@@ -29,10 +29,12 @@
 namespace zt {
 
 // A sparse block's MLP tensors (gpt_layout.hpp's roles; shared ones null without a shared expert),
-// or their gradients (null: frozen).
+// or their gradients (null: frozen). fp32_router: the router's are fp32 (kept in fp32 under a
+// 16-bit dtype), the others in the model's dtype.
 template <typename P>
 struct MoeTensors {
   P router, experts, shared, shared_gate;
+  bool fp32_router = false;
 };
 using MoeWeights = MoeTensors<const void*>;
 using MoeGrads = MoeTensors<void*>;
@@ -51,11 +53,14 @@ struct ExpertGroup {
 class MoeBlock {
 public:
   // slots: activation slots (n_layer, or 1 when the blocks are recomputed in backward).
-  MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend);
+  // fp32_routers: some router is kept in fp32 (its product runs in fp32 over the cast input, which
+  // needs scratch of its own when the model computes in a 16-bit dtype).
+  MoeBlock(const GptShape& shape, int max_batch, int max_seq, int slots, const Backend& backend,
+           bool fp32_routers = false);
   // The bytes the constructor and set_group(a group of ep_size) register as activations (0 without
   // experts).
   static size_t bytes(const GptShape& shape, int max_batch, int max_seq, int slots, const ModelOps& ops,
-                      int ep_size = 1);
+                      int ep_size = 1, bool fp32_routers = false);
 
   bool enabled() const { return enabled_; }
   // From now on this rank computes only its own experts, over the rows its group routes to them,
@@ -132,7 +137,9 @@ private:
   bool enabled_;
   int C_, E_, K_, I_, S_;
   std::vector<Slot> slots_;
-  ActTensor logits_, rows_, drows_, dy_, dact_, dgate_up_;  // scratch shared by every layer
+  ActTensor logits_, rows_, drows_, dy_, dact_, dgate_up_;  // scratch shared by every layer (logits fp32-wide
+                                                            // with fp32 routers)
+  Buffer<float> router_scratch_;  // [N, C]: a kept router's fp32 input, then its gradient (16-bit models)
   ActTensor dshared_gate_up_, dshared_act_, dshared_y_, dshared_gate_;
   Buffer<float> dweights_, daux_;
   // The micro-batch's padding: where each row's begins, on the device (null: none).

@@ -20,6 +20,18 @@
 
 namespace zt {
 
+namespace {
+
+// The formula's terms of the parameters kept in fp32 (F of them, `trained` of which train): their
+// fp32 copy, 4 bytes each, and the trained ones' fp32 gradients, 4 more.
+std::string kept_terms(size_t kept, size_t trained) {
+  if (kept == 0) return "";
+  if (trained == kept) return " + 8F";
+  return trained == 0 ? " + 4F" : " + 4F + 4Fₜ";
+}
+
+}  // namespace
+
 int planned_head_rows(const DataSampler& train, const DataSampler* val) {
   return std::max(train.max_counted_targets(), val ? val->max_counted_targets() : 0);
 }
@@ -53,10 +65,18 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   }
   p.experts = second;
   p.rest = numel;
-  const size_t fp32 = Fp32Parts::bytes(own, options.dtype);
+  const size_t fp32 = Fp32Parts::bytes(own, options.dtype), fp32_grads = Fp32Parts::grad_bytes(own, options.dtype);
   static_cast<EnginePlan&>(p) = Engine::plan(options, numel, trainable, world, held, second, fp32);
+  p.kept_fp32 = fp32 / sizeof(float);
+  p.kept_fp32_trained = fp32_grads / sizeof(float);
+  p.grads += fp32_grads;
+  p.formula += kept_terms(p.kept_fp32, p.kept_fp32_trained);
   p.num_params = shape.num_params() + (layout.total - shape.flat_size());
-  if (layout.has_frozen()) p.unfrozen = Engine::plan(options, numel, numel, world, held, second_unfrozen, fp32);
+  if (layout.has_frozen()) {
+    p.unfrozen = Engine::plan(options, numel, numel, world, held, second_unfrozen, fp32);
+    p.unfrozen->grads += fp32;
+    p.unfrozen->formula += kept_terms(p.kept_fp32, p.kept_fp32);
+  }
   const bool recompute = c.recompute_activations();
   const int B = int(c.micro_batch_rows()), T = int(c.data.seq_len);
   const int slots = recompute ? 1 : shape.n_layer;
@@ -64,10 +84,9 @@ MemoryPlan plan_memory(const config::Config& c, int world, const ModelOps& ops, 
   p.head_rows = head_rows > 0 ? std::min(head_rows, B * T) : B * T;
   p.logit_rows = logit_rows(shape, size_t(p.head_rows), ops.dtype());
   p.activations = GptActivations::bytes(shape, B, T, slots, ops, kLogitsBytes, head_rows) +
-                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size()) +
-                  ops.own_bytes(B, T, shape.d_model) +
-                  LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) + Trainer::staging_bytes(c, samples) +
-                  p.step_values;
+                  MoeBlock::bytes(shape, B, T, slots, ops, c.expert_parallel.size(), layout.fp32_numel() > 0) +
+                  ops.own_bytes(B, T, shape.d_model) + LoraAdapters::bytes(shape, parts.lora, B, T, slots, ops) +
+                  Trainer::staging_bytes(c, samples) + p.step_values;
   p.activation_dtype = ops.dtype();
   p.checkpoint_staging = RunCheckpoints::staging_bytes(c, Partition(layout.trainable_numel(), world, 0));
   p.buffers_bound += p.checkpoint_staging;
@@ -145,6 +164,14 @@ void print_memory_plan(const config::Config& c, int world, int local_ranks, cons
     for (int l = 0; l < shape.n_layer; ++l) sparse += shape.sparse(l);
     std::printf("  active A = %zu per token (%d of %d experts in %d layers)\n", shape.active_params(),
                 shape.moe.top_k, shape.moe.num_experts, sparse);
+  }
+  if (p.kept_fp32) {
+    std::printf("  kept in fp32 F = %zu (data_types.keep_in_fp32_modules): a whole fp32 copy on every rank",
+                p.kept_fp32);
+    if (p.kept_fp32_trained == p.kept_fp32)
+      std::printf(", and their fp32 gradients\n");
+    else
+      std::printf("; Fₜ = %zu of them train, their fp32 gradients on every rank\n", p.kept_fp32_trained);
   }
   if (p.unfrozen)
     std::printf("  trainable T = %zu (%.2f%%; padded to %zu, shard %zu): gradients and optimizer state for these "

@@ -19,6 +19,9 @@ struct MemoryPlan : EnginePlan {
   // holding the same experts (numel 0 without), and the rest's elements, over every rank.
   SecondDomainSize experts;
   size_t rest = 0;
+  // Under a 16-bit dtype, F: the parameters kept in fp32 (data_types.keep_in_fp32_modules), their
+  // fp32 copy on every rank, and of them the trained ones, whose fp32 gradients every rank holds.
+  size_t kept_fp32 = 0, kept_fp32_trained = 0;
   // With frozen parameters: the engine's plan if every parameter trained (what freezing saves).
   std::optional<EnginePlan> unfrozen;
   // The model's forward results and backward scratch (LoRA's included), the trainer's token

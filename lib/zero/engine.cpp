@@ -93,6 +93,8 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       d->optimizer = ShardOptimizer::make(
           {d->trainable.layout(), d->stage->update_range(), d->options, backend, host, d->stage->params(), clock_});
       d->fp32 = std::make_unique<Fp32Parts>(d->ctx);
+      if (d != domains_[0] && d->fp32->kept_grads())
+        fail("Engine: parameters kept in fp32 in the second sharding domain are not supported");
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -113,7 +115,7 @@ Engine::Engine(const EngineOptions& options, const ParamLayout& layout, Communic
       fail("Engine: the groups of domain 1 ({} ranks each) do not split the {} ranks evenly", group->world_size(), W);
     group_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * size_t(group->world_size()));
   }
-  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * domains_.size());
+  grad_sums_ = Buffer<double>(dev, MemSpace::Device, MemCategory::Activations, W * domains_.size() + 1);
   grad_norm_ = Buffer<GradNorm>(dev, MemSpace::Device, MemCategory::Activations, 1);
   grad_norm_host_ = Buffer<GradNorm>(dev, MemSpace::Pinned, MemCategory::Activations, 1);
 }
@@ -136,9 +138,19 @@ const Partition& Engine::train_partition() const { return domains_[0]->train_par
 
 ConstView Engine::fetch(int g) {
   const Place& p = places_[size_t(g)];
-  ConstView v = p.domain->stage->fetch(p.group);
-  p.domain->fp32->overlay(p.group, v);
-  return v;
+  const FetchedGroup f = p.domain->stage->fetch(p.group);
+  p.domain->fp32->overlay(p.group, f.copy);
+  return f.view;
+}
+
+ConstView Engine::fetch_fp32(int g) {
+  const Place& p = places_[size_t(g)];
+  return p.domain->fp32->values(p.group);
+}
+
+View Engine::grads_fp32(int g) {
+  const Place& p = places_[size_t(g)];
+  return p.domain->fp32->grads(p.group);
 }
 
 void Engine::release(int g) {
@@ -182,6 +194,7 @@ EnginePlan Engine::plan(const EngineOptions& o, size_t numel, size_t trainable, 
                         size_t held_group_elements, SecondDomainSize second, size_t fp32_bytes) {
   EnginePlan p = domain_plan(o, numel, trainable, world_size, held_group_elements);
   p.params += fp32_bytes;
+  p.step_values += sizeof(double);  // the norm partial of the gradients kept in fp32
   if (second.numel == 0) return p;
   const EnginePlan q = domain_plan(o, second.numel, second.trainable, second.world_size, 0);
   p.params += q.params;
@@ -280,10 +293,13 @@ View Engine::grads(int g) {
 
 void Engine::grads_ready(int g) {
   const Place& p = places_[size_t(g)];
-  if (p.domain->stage->grads_in_place(p.group).data) return;  // the model accumulated them where they belong
+  const View in_place = p.domain->stage->grads_in_place(p.group);
+  if (in_place.data) return;  // the model accumulated them where they belong
   void*& open = open_grads_[size_t(g)];
   if (!open) fail("grads_ready({}) without gradients for group {}", g, layout_.groups[size_t(g)].name);
-  p.domain->stage->grads_ready(p.group, p.domain->ctx.view(open, p.domain->ctx.model_dtype));
+  const View grads = p.domain->ctx.view(open, p.domain->ctx.model_dtype);
+  p.domain->fp32->take_grads(p.group, grads);
+  p.domain->stage->grads_ready(p.group, grads);
   pool_.release(open);
   open = nullptr;
 }
@@ -301,7 +317,10 @@ UpdateResult Engine::step(double lr, double beta1, double beta2) {
 
 void Engine::queue_step(double lr, double beta1, double beta2) {
   queued_scale_ = scaler_.scale();
-  for (auto& d : domains_) d->stage->reduce_gradients();
+  for (auto& d : domains_) {
+    d->stage->reduce_gradients();
+    d->fp32->reduce_grads();
+  }
   const double pre = options_.prescale_gradients ? options_.gradient_predivide_factor : 1.0;
   // Every domain's gradients are summed over the ranks whose tokens reached them: the world's.
   const float factor = float(pre / (double(scaler_.scale()) * comm_.world_size() *
@@ -314,10 +333,11 @@ void Engine::queue_step(double lr, double beta1, double beta2) {
   const AdamWHyper hyper{float(lr),           float(beta1), float(beta2), float(options_.adam_eps),
                          float(options_.weight_decay), options_.bias_correction, options_.adam_w_mode};
   for (auto& d : domains_) {
-    d->optimizer->update(d->stage->grads(), grad_norm_.data(), hyper, steps_ + 1);
+    d->optimizer->update(d->stage->grads(), d->fp32->kept_grads(), grad_norm_.data(), hyper, steps_ + 1);
     d->stage->publish_params();  // unchanged parameters when the update was skipped
     d->fp32->refresh(*d->optimizer, d->held());
     d->stage->zero_grads();
+    d->fp32->zero_grads();
   }
   Device& dev = backend_.device;
   dev.copy(grad_norm_host_.data(), grad_norm_.data(), sizeof(GradNorm), dev.compute());
@@ -329,7 +349,11 @@ void Engine::queue_step(double lr, double beta1, double beta2) {
 size_t Engine::norm_partials(float factor) {
   domains_[0]->stage->norm_partials(factor, grad_sums_.data());
   const size_t W = size_t(comm_.world_size());
-  if (domains_.size() == 1) return W;
+  if (domains_.size() == 1) {
+    if (!domains_[0]->fp32->kept_grads()) return W;
+    domains_[0]->fp32->norm_partial(factor, grad_sums_.data() + W);  // the same on every rank
+    return W + 1;
+  }
   Domain& d = *domains_[1];
   const size_t M = size_t(d.comm.world_size());
   Device& dev = backend_.device;

@@ -90,6 +90,8 @@ public:
   void release(int g) override;
   View grads(int g) override;
   void grads_ready(int g) override;
+  ConstView fetch_fp32(int g) override;
+  View grads_fp32(int g) override;
 
   // The parameters filled again from `init`, and the master weights from them, as construction
   // left them (before any step; every rank calls it). A pass of forwards may run in between on other

@@ -12,9 +12,6 @@
 
 namespace zt {
 
-// DeepSpeed's asynchronous I/O settings (the aio block), for NVMe offload: what AsyncFile runs by.
-using AioSettings = AioOptions;
-
 struct OptimizerOffload {
   OffloadDevice device = OffloadDevice::None;
   std::string nvme_path;
@@ -65,7 +62,7 @@ struct EngineOptions {
 
   OptimizerOffload offload_optimizer;
   ParamOffload offload_param;  // stage 3 only
-  AioSettings aio;
+  AioOptions aio;              // DeepSpeed's aio block, for NVMe offload: what AsyncFile runs by
   int rank = 0;  // names this rank's offload files
 };
 

@@ -38,14 +38,14 @@ void FullParams::init(const ParamInit& init) {
   upload_params(ctx_, init, all, {0, ctx_.partition.padded()}, ctx_.partition.numel());
 }
 
-ConstView FullParams::fetch(int g) {
+FetchedGroup FullParams::fetch(int g) {
   auto& group = ctx_.layout.groups[size_t(g)];
-  if (ctx_.model_dtype == ctx_.dtype()) return at(group.offset);
+  if (ctx_.model_dtype == ctx_.dtype()) return {at(group.offset), {}};
   bool fresh = false;
   void* copy = copies_.acquire(g, group.size * dtype_size(ctx_.model_dtype), &fresh);
   View view = ctx_.view(copy, ctx_.model_dtype);
   if (fresh) ctx_.vector().convert(at(group.offset), view, group.size);
-  return view;
+  return {view, view};
 }
 
 void FullParams::release(int g) {

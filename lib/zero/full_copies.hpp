@@ -15,7 +15,7 @@ class FullParams {
 public:
   explicit FullParams(const StageContext& ctx);
   void init(const ParamInit& init);
-  ConstView fetch(int g);
+  FetchedGroup fetch(int g);
   void release(int g);
   View at(size_t flat) { return ctx_.view(values_.data() + flat * dtype_size(ctx_.dtype()), ctx_.dtype()); }
   // All-gather the updated shards, allgather_bucket_size elements at a time.

@@ -118,7 +118,7 @@ void GatherCoordinator::finish(Gathered& e) {
   e.phase = Phase::Ready;
 }
 
-ConstView GatherCoordinator::fetch(int g) {
+View GatherCoordinator::fetch(int g) {
   const bool persistent = persistent_[size_t(g)];  // gathered in refresh(), outside the trace
   if (!persistent) advance_trace(g);
   Gathered& e = persistent ? live_[size_t(g)] : issue(g);

@@ -32,7 +32,7 @@ public:
   GatherCoordinator(const GatherCoordinator&) = delete;
   GatherCoordinator& operator=(const GatherCoordinator&) = delete;
 
-  ConstView fetch(int g);  // group g in the model's dtype, gathered (waiting if in flight)
+  View fetch(int g);  // group g in the model's dtype, gathered (waiting if in flight): its own buffer
   void release(int g);
   void begin_micro_batch();  // the trace restarts
   void end_recording();      // the first micro-batch is over: its fetches are the trace

@@ -44,6 +44,10 @@ public:
     const MemSpace staging = p.options.offload_optimizer.pin_memory ? MemSpace::Pinned : MemSpace::Host;
     for (auto& g : grad_stage_) g = Buffer<uint8_t>(device_, staging, MemCategory::Buffers, bytes, Init::Uninitialised);
     param_stage_ = Buffer<uint8_t>(device_, staging, MemCategory::Buffers, bytes, Init::Uninitialised);
+    size_t kept = 0;
+    for (const KeptPiece& k : kept_)
+      kept = std::max(kept, std::min(sub_elements, k.segments.back().offset + k.segments.back().size));
+    if (kept) kept_stage_ = Buffer<float>(device_, staging, MemCategory::Buffers, kept, Init::Uninitialised);
   }
 
   void init_master() override {
@@ -56,10 +60,11 @@ public:
   }
 
   // The host AdamW needs the factor on the host: the offloaded step waits for the device here.
-  void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
+  void update(ConstView grads, const float* kept_grads, const GradNorm* norm, const AdamWHyper& hyper,
+              int64_t step) override {
     GradNorm host{};
     device_.copy(&host, norm, sizeof host, device_.compute());
-    if (!host.skip) update_on_host(grads, host.grad_factor, hyper, step);
+    if (!host.skip) update_on_host(grads, kept_grads, host.grad_factor, hyper, step);
   }
 
   void read(StateTensor t, Range r, float* host) override {
@@ -85,16 +90,21 @@ public:
 
 private:
   // Sub-group by sub-group with the host's AdamW: grad = float(grads[i]) * grad_factor.
-  void update_on_host(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step);
+  void update_on_host(ConstView grads, const float* kept_grads, float grad_factor, const AdamWHyper& hyper,
+                      int64_t step);
+  // The kept tensors' pieces in sub-group `sub` (relative to update_range().begin), after its other
+  // segments: their gradients through kept_stage_.
+  void update_kept(Range sub, AdamState st, const float* kept_grads, float grad_factor, const AdamWHyper& hyper,
+                   int64_t step);
   static float* tensor(AdamState st, StateTensor t) {
     return t == StateTensor::Master ? st.master : t == StateTensor::AdamM ? st.m : st.v;
   }
   View staged_params() { return {param_stage_.data(), dtype_, MemSpace::Host}; }
-  // Segments of the sub-group `sub` (relative to update_range().begin), with offsets relative to it.
-  std::vector<AdamSegment> segments_in(Range sub) const {
+  // Segments (relative to `base`) within `sub`, with offsets relative to sub.begin; their pieces in it.
+  static std::vector<AdamSegment> segments_in(const std::vector<AdamSegment>& segments, Range sub, size_t base = 0) {
     std::vector<AdamSegment> out;
-    for (const AdamSegment& s : segments_) {
-      const Range piece = sub.intersect({s.offset, s.offset + s.size});
+    for (const AdamSegment& s : segments) {
+      const Range piece = sub.intersect({base + s.offset, base + s.offset + s.size});
       if (!piece.empty()) out.push_back({piece.begin - sub.begin, piece.size(), s.decay});
     }
     return out;
@@ -119,6 +129,7 @@ private:
   StepClock& clock_;
   std::unique_ptr<OffloadedState> state_;
   Buffer<uint8_t> grad_stage_[kGradStages], param_stage_;  // a sub-group's gradients (two), its parameters
+  Buffer<float> kept_stage_;                               // a kept tensor's gradients in a sub-group
   Event grads_arrived_[kGradStages];
   Event grads_final_;  // the gradients are complete on the compute stream
 };
@@ -126,7 +137,8 @@ private:
 // Sub-group k: its gradients came to the host while k-1 was updated; the host AdamW updates its
 // state and writes the parameters into the staging buffer, which go back to where the parameters
 // live; the file's reads run ahead (prefetch) and its writes behind (release).
-void OffloadedOptimizer::update_on_host(ConstView grads, float grad_factor, const AdamWHyper& hyper, int64_t step) {
+void OffloadedOptimizer::update_on_host(ConstView grads, const float* kept_grads, float grad_factor,
+                                        const AdamWHyper& hyper, int64_t step) {
   Device& dev = device_;
   const size_t groups = state_->sub_groups(), gsz = dtype_size(grads.dtype);
   const double io_before = state_->io_seconds();
@@ -154,7 +166,7 @@ void OffloadedOptimizer::update_on_host(ConstView grads, float grad_factor, cons
       dev.synchronize(grads_arrived_[k % 2]);
     });
     if (k + 1 < groups) fetch_grads(k + 1);
-    const std::vector<AdamSegment> segments = segments_in(sub);
+    const std::vector<AdamSegment> segments = segments_in(segments_, sub);
     const View staged = staged_params();
     host_.adamw(segments, st, {grad_stage_[k % 2].data(), grads.dtype, MemSpace::Host}, grad_factor, staged, hyper,
                 step);
@@ -162,11 +174,26 @@ void OffloadedOptimizer::update_on_host(ConstView grads, float grad_factor, cons
     const size_t covered = segments.empty() ? 0 : segments.back().offset + segments.back().size;
     if (covered < sub.size())
       host_.convert({st.master + covered, DType::F32, MemSpace::Host}, staged.at(covered), sub.size() - covered);
+    update_kept(sub, st, kept_grads, grad_factor, hyper, step);
     clock_.time(kWaited, [&] { params_.write(sub, param_stage_.data()); });
     state_->release(k, true);
   }
   clock_.time(kWaited, [&] { state_->flush(); });
   clock_.add(&StepBreakdown::offload_io, state_->io_seconds() - io_before);  // every read and write is done
+}
+
+void OffloadedOptimizer::update_kept(Range sub, AdamState st, const float* kept_grads, float grad_factor,
+                                     const AdamWHyper& hyper, int64_t step) {
+  for (const KeptPiece& k : kept_) {
+    const Range piece = sub.intersect({k.offset, k.offset + k.segments.back().offset + k.segments.back().size});
+    if (piece.empty()) continue;
+    const size_t in_sub = piece.begin - sub.begin;
+    device_.copy(kept_stage_.data(), kept_grads + k.grad + (piece.begin - k.offset), piece.size() * sizeof(float),
+                 device_.compute());
+    device_.synchronize(device_.compute());
+    host_.adamw(segments_in(k.segments, piece, k.offset), {st.master + in_sub, st.m + in_sub, st.v + in_sub},
+                {kept_stage_.data(), DType::F32, MemSpace::Host}, grad_factor, staged_params().at(in_sub), hyper, step);
+  }
 }
 
 }  // namespace

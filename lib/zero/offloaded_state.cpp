@@ -38,7 +38,7 @@ private:
 
 class FileState final : public OffloadedState {
 public:
-  FileState(size_t size, size_t sub_group, int buffer_count, const std::string& dir, int rank, const AioSettings& aio)
+  FileState(size_t size, size_t sub_group, int buffer_count, const std::string& dir, int rank, const AioOptions& aio)
       : OffloadedState(size, sub_group),
         record_(record_bytes(sub_group)),
         file_(dir, fmt::format("zerotrain-optimizer-rank{}.swap", rank), record_ * sub_groups(),
@@ -146,8 +146,8 @@ std::unique_ptr<OffloadedState> make_memory_state(size_t size, size_t sub_group,
   return std::make_unique<MemoryState>(size, sub_group, device, space);
 }
 
-std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count,
-                                                const std::string& dir, int rank, const AioSettings& aio) {
+std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count, const std::string& dir,
+                                                int rank, const AioOptions& aio) {
   return std::make_unique<FileState>(size, sub_group, buffer_count, dir, rank, aio);
 }
 

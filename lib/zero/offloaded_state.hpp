@@ -49,7 +49,7 @@ FileStateBytes file_state_bytes(size_t size, size_t sub_group, int buffer_count)
 
 // The state in memory of `space` (host or pinned memory for cpu offload).
 std::unique_ptr<OffloadedState> make_memory_state(size_t size, size_t sub_group, Device& device, MemSpace space);
-std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count,
-                                                const std::string& dir, int rank, const AioSettings& aio);
+std::unique_ptr<OffloadedState> make_file_state(size_t size, size_t sub_group, int buffer_count, const std::string& dir,
+                                                int rank, const AioOptions& aio);
 
 }  // namespace zt

@@ -19,9 +19,14 @@ public:
     if (dtype_ != DType::F32) vector_.convert(params_.view(), master_view(), range_.size());
   }
 
-  void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) override {
+  void update(ConstView grads, const float* kept_grads, const GradNorm* norm, const AdamWHyper& hyper,
+              int64_t step) override {
     vector_.adamw(segments_, {state(StateTensor::Master), m_.data(), v_.data()}, grads, norm, params_.view(), hyper,
                   step);
+    for (const KeptPiece& k : kept_)
+      vector_.adamw(k.segments, {state(StateTensor::Master) + k.offset, m_.data() + k.offset, v_.data() + k.offset},
+                    ConstView{kept_grads + k.grad, DType::F32, MemSpace::Device}, norm, params_.view().at(k.offset),
+                    hyper, step);
   }
 
   void read(StateTensor t, Range r, float* host) override {

@@ -49,8 +49,11 @@ public:
   virtual void init_master() = 0;
   // One AdamW step: grad = float(grads[i]) * norm->grad_factor, none when norm->skip. `norm` is in
   // the device's memory: resident state is updated without the host waiting; the offloaded
-  // strategy reads it first. grads views update_range().begin.
-  virtual void update(ConstView grads, const GradNorm* norm, const AdamWHyper& hyper, int64_t step) = 0;
+  // strategy reads it first. grads views update_range().begin. The tensors kept in fp32 under a
+  // 16-bit dtype (TensorSpec::keep_fp32) take theirs from kept_grads instead (device memory, fp32:
+  // every kept tensor's, side by side in layout order; Fp32Parts::kept_grads).
+  virtual void update(ConstView grads, const float* kept_grads, const GradNorm* norm, const AdamWHyper& hyper,
+                      int64_t step) = 0;
   // Copies between host memory and the state of flat elements [r.begin, r.end) (within update_range()).
   virtual void read(StateTensor t, Range r, float* host) = 0;
   virtual void write(StateTensor t, Range r, const float* host) = 0;
@@ -62,10 +65,18 @@ protected:
   explicit ShardOptimizer(const Parts& parts);
   Range relative(Range r) const { return {r.begin - range_.begin, r.end - range_.begin}; }
 
+  // The piece of a kept tensor in the range: where it starts (relative to range_.begin), where its
+  // gradients start in kept_grads, and its segments relative to its start.
+  struct KeptPiece {
+    size_t offset = 0, grad = 0;
+    std::vector<AdamSegment> segments;
+  };
+
   Range range_;
   DType dtype_;
   ParamShard& params_;
   std::vector<AdamSegment> segments_;  // tensor pieces of at most one chunk, relative to range_.begin
+  std::vector<KeptPiece> kept_;        // the kept tensors' pieces (not among segments_)
 };
 
 // The two strategies (ShardOptimizer::make chooses).

@@ -42,6 +42,15 @@ struct StageContext {
   View view(void* p, DType t) const { return {p, t, MemSpace::Device}; }
 };
 
+// A group's parameters as a stage hands them out: `view`, in the model's dtype, and the same memory
+// writable (`copy`) when it is a copy made for the model (a dtype conversion, a gathered group),
+// which the engine may write over before the model reads it; a null copy where the view is the
+// stored parameters themselves.
+struct FetchedGroup {
+  ConstView view;
+  View copy;
+};
+
 // Writes initial fp32 values of flat elements [begin, begin + count) into dst (host memory).
 using ParamInit = std::function<void(float* dst, size_t begin, size_t count)>;
 
@@ -51,7 +60,7 @@ public:
   // Fills the parameters this rank stores (all of them, or its shard at stage 3).
   virtual void init_params(const ParamInit& init) = 0;
   // Parameters: the model-facing view of a group, in the model's dtype.
-  virtual ConstView fetch(int g) = 0;
+  virtual FetchedGroup fetch(int g) = 0;
   virtual void release(int g) = 0;
   virtual void begin_micro_batch() {}
   // Where the model may accumulate the group's gradients itself, across micro-batches, so that

@@ -58,7 +58,10 @@ public:
     gathered_.refresh();
   }
 
-  ConstView fetch(int g) override { return gathered_.fetch(g); }
+  FetchedGroup fetch(int g) override {
+    const View gathered = gathered_.fetch(g);
+    return {gathered, gathered};
+  }
   void release(int g) override { gathered_.release(g); }
   void begin_micro_batch() override { gathered_.begin_micro_batch(); }
   void grads_ready(int g, View grads) override { grads_.add_group(g, grads); }

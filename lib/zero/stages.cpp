@@ -29,7 +29,7 @@ public:
     params_.init(init);
     if (trained_) trained_->init(init);
   }
-  ConstView fetch(int g) override { return params_.fetch(g); }
+  FetchedGroup fetch(int g) override { return params_.fetch(g); }
   void release(int g) override { params_.release(g); }
 
 protected:

@@ -557,6 +557,58 @@ TEST_CASE("--dry-run of the mixture-of-experts presets counts every expert, and 
   CHECK_FALSE(contains(dense.out, "active A"));
 }
 
+namespace {
+
+// The number after `key` on the first line of `text` holding it (0 when none does).
+double number_after(const std::string& text, const std::string& key) {
+  const size_t at = text.find(key);
+  return at == std::string::npos ? 0.0 : std::stod(text.substr(at + key.size()));
+}
+
+// The model states --dry-run prints, in bytes: its formula evaluated (Ψ the padded flat buffer, N
+// the ranks, F the parameters kept in fp32), and the sum of its params, grads and optimizer lines.
+std::pair<double, double> plan_formula_and_bytes(const std::string& out, double N) {
+  const double psi = number_after(out, "flat buffer padded to "), F = number_after(out, "kept in fp32 F = ");
+  const size_t at = out.find("formula ");
+  const std::string formula = out.substr(at + 8, out.find('\n', at) - at - 8);
+  double value = 0;
+  std::istringstream terms(formula);
+  for (std::string term; terms >> term;) {
+    if (term == "+") continue;
+    const double k = std::stod(term);
+    const std::string unit = term.substr(term.find_first_not_of("0123456789."));
+    value += unit == "Ψ" ? k * psi : unit == "Ψ/N" ? k * psi / N : unit == "F" ? k * F : -1e30;
+  }
+  double bytes = 0;
+  for (const char* line : {"  params ", "  grads ", "  optimizer "}) {
+    const size_t l = out.find(line);
+    bytes += number_after(out.substr(out.find('(', l)), "(");
+  }
+  return {value, bytes};
+}
+
+}  // namespace
+
+TEST_CASE("--dry-run's formula counts the parameters kept in fp32, as its bytes do") {
+  for (const char* config : {"zero0", "zero2", "zero3"}) {
+    INFO(config);
+    const std::string run =
+        std::string("--model qwen3-30b-a3b --config ") + config + " --set data.seq_len=1024 --dry-run --world-size 8";
+    auto kept = zerotrain(run + " --set data_types.keep_in_fp32_modules=auto");
+    INFO(kept.err);
+    REQUIRE(kept.code == 0);
+    CHECK(number_after(kept.out, "kept in fp32 F = ") == 48.0 * 128 * 2048);  // 48 routers [128, 2048]
+    const auto [formula, bytes] = plan_formula_and_bytes(kept.out, 8);
+    CHECK(formula == bytes);
+    auto plain = zerotrain(run);
+    REQUIRE(plain.code == 0);
+    CHECK_FALSE(contains(plain.out, "kept in fp32"));
+    const auto [plain_formula, plain_bytes] = plan_formula_and_bytes(plain.out, 8);
+    CHECK(plain_formula == plain_bytes);
+    CHECK(bytes > plain_bytes);
+  }
+}
+
 TEST_CASE("ranks started by torchrun or the deepspeed launcher are refused with what to use instead") {
   auto r = zerotrain("--config zero2 --steps 1", "RANK=1 WORLD_SIZE=4 LOCAL_RANK=1");
   CHECK(r.code == 2);

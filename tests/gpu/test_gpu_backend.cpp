@@ -538,6 +538,40 @@ TEST_CASE("the GPU model table computes the llama family's operators as the CPU 
   }
 }
 
+TEST_CASE("the bf16 model table multiplies a router kept in fp32 in fp32, over its input cast to fp32",
+          "[gpu][model][moe]") {
+  // The CPU table's fp32 product over the same bf16 input is the reference: fp32 outputs and weight
+  // gradients within fp32 rounding, the bf16 input gradient (added to what it held) within one
+  // bf16 rounding.
+  const int N = 24, C = 40, E = 8;
+  constexpr auto om = WeightLayout::OutputMajor;
+  cpu::CpuModelOps host;
+  ModelOps& ops = gpu(DType::BF16).model;
+  DevicePool dev;
+  auto bf16 = [](std::vector<float> v) {
+    cpu_ops().round_to(DType::BF16, v.data(), v.size());
+    return v;
+  };
+  const auto x = bf16(random_floats(size_t(N) * C, 61)), w = random_floats(size_t(E) * C, 62);
+  const auto dlogits = random_floats(size_t(N) * E, 63), dw0 = random_floats(size_t(E) * C, 64);
+  const auto dx0 = bf16(random_floats(size_t(N) * C, 65));
+  std::vector<float> logits(size_t(N) * E), dx = dx0, dw = dw0;
+  host.matmul_forward(logits.data(), x.data(), w.data(), nullptr, N, C, E, om);
+  host.matmul_backward(dx.data(), dw.data(), nullptr, dlogits.data(), x.data(), w.data(), N, C, E, om,
+                       GradInto::Accumulate);
+  Buffer<uint8_t> g_x = upload(as_dtype(x, DType::BF16)), g_dx = upload(as_dtype(dx0, DType::BF16));
+  float *g_logits = dev.nans(logits.size()), *g_w = dev.put(w), *g_dw = dev.put(dw0), *scratch = dev.nans(x.size());
+  ops.matmul_fp32_forward(g_logits, g_x.data(), g_w, scratch, N, C, E, om);
+  ops.matmul_fp32_backward(g_dx.data(), g_dw, dev.put(dlogits), g_x.data(), g_w, scratch, N, C, E, om,
+                           GradInto::Accumulate);
+  CHECK(relative_error(fetch(g_logits, logits.size()), logits) <= 1e-6);
+  CHECK(relative_error(fetch(g_dw, dw.size()), dw) <= 1e-6);
+  std::vector<float> got_dx(dx.size());
+  to_f32(DType::BF16, download(g_dx.data(), dx.size() * 2).data(), got_dx.data(), dx.size());
+  CHECK(relative_error(got_dx, dx) <= 4e-3);
+  CHECK(relative_error(got_dx, dx) > 0);  // rounded to bf16
+}
+
 TEST_CASE("one GPU per process; fp16 is refused", "[gpu][backend]") {
   CHECK(&gpu(DType::F32).device == &gpu(DType::BF16).device);
   CHECK(&gpu(DType::F32).vector == &gpu(DType::BF16).vector);

@@ -29,6 +29,7 @@
 #include "core/ledger.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
+#include "model/gpt_layout.hpp"
 #include "train/trainer.hpp"
 
 #include "steady_allocations.hpp"
@@ -64,6 +65,7 @@ struct Spec {
   bool tied = true;                // false: an LM head of its own
   bool lora = false;               // LoRA adapters on every projection (dropout 0.1), the base frozen
   bool cuda_graph = false;         // training.cuda_graph
+  bool fp32_routers = false;       // data_types.keep_in_fp32_modules "auto": the routers kept in fp32
 };
 
 // The llama family's presets: each of their operators on the GPU.
@@ -109,6 +111,7 @@ config::Config run_config(const Spec& s) {
     c.lora.target_modules = {"all-linear"};
   }
   c.training.cuda_graph = s.cuda_graph;
+  if (s.fp32_routers) c.keep_in_fp32_modules = fp32_module_patterns(c.model.shape);
   c.data.seq_len = 64;
   c.training.eval_batches = 4;  // a few windows, not the whole file
   if (kEmulated) {
@@ -236,6 +239,79 @@ TEST_CASE("a model with experts replays its micro-batches as CUDA graphs: the ea
   auto comm = make_local_communicator(backend.device);
   Trainer trainer(c, *comm, backend);
   CHECK(test::allocations_after_first_step(trainer) == 0);
+}
+
+TEST_CASE("bf16 with the routers kept in fp32: the GPU follows the CPU within 1% and reads the fp32 master",
+          "[gpu][train][moe][fp32]") {
+  // The router's product in fp32 over the cast bf16 input, its gradient in fp32, on the GPU as on
+  // the CPU (which computes everything in fp32).
+  Spec spec{0, "bf16", false, "cpu", kMoeFamilies[0]};
+  spec.fp32_routers = true;
+  const RunResult cpu = train("cpu", spec, steps(20));
+  std::vector<double> stage0;
+  for (int stage : {0, 3}) {
+    INFO("stage " << stage);
+    spec.stage = stage;
+    const config::Config c = run_config(spec);
+    Backend& backend = backend_for("cuda", c);
+    auto comm = make_local_communicator(backend.device);
+    Trainer trainer(c, *comm, backend);
+    std::vector<double> losses{trainer.train_step(1).loss};
+    const uint64_t after_first = MemoryLedger::instance().stats().allocations;
+    for (int s = 2; s <= steps(20); ++s) losses.push_back(trainer.train_step(s).loss);
+    CHECK(MemoryLedger::instance().stats().allocations == after_first);  // the fp32 scratch is planned
+    for (size_t i = 0; i < cpu.losses.size(); ++i) {
+      INFO("step " << i + 1 << ": cpu " << cpu.losses[i] << " gpu " << losses[i]);
+      CHECK(std::abs(losses[i] - cpu.losses[i]) <= 0.01 * std::abs(cpu.losses[i]));
+    }
+    if (stage == 0) stage0 = losses;
+    CHECK(losses == stage0);  // every stage reads the same values
+    // What the model reads of each kept router is the fp32 master, bit for bit, not its bf16 rounding.
+    const ParamLayout& layout = trainer.model().layout();
+    std::vector<float> master(layout.total);
+    trainer.engine().gather_master(master.data());
+    size_t kept = 0, off_bf16 = 0, mismatched = 0;
+    for (size_t g = 0; g < layout.groups.size(); ++g) {
+      const ConstView read = trainer.engine().fetch_fp32(int(g));
+      size_t at = 0;
+      for (const TensorSpec& t : layout.groups[g].tensors) {
+        if (!t.keep_fp32) continue;
+        REQUIRE(read.data);
+        std::vector<float> values(t.numel());
+        backend.device.copy(values.data(), static_cast<const float*>(read.data) + at, values.size() * sizeof(float),
+                            backend.device.compute());
+        backend.device.synchronize(backend.device.compute());
+        at += t.numel();
+        for (size_t i = 0; i < values.size(); ++i) {
+          const float want = master[t.offset + i];
+          float rounded = want;
+          cpu_backend().vector.round_to(DType::BF16, &rounded, 1);
+          mismatched += std::memcmp(&values[i], &want, sizeof(float)) != 0;
+          off_bf16 += want != rounded;
+          ++kept;
+        }
+      }
+    }
+    CHECK(kept == layout.fp32_numel());
+    CHECK(kept > 0);
+    CHECK(mismatched == 0);
+    CHECK(off_bf16 > kept / 2);
+  }
+  // Without the key the routers compute in bf16: other losses.
+  spec.fp32_routers = false;
+  spec.stage = 0;
+  CHECK(train("cuda", spec, steps(20)).losses != stage0);
+}
+
+TEST_CASE("on the GPU only routers are read in fp32: another kept parameter is refused by name",
+          "[gpu][train][moe][fp32]") {
+  config::Config c = run_config({0, "bf16", false, "cpu", kMoeFamilies[0]});
+  c.keep_in_fp32_modules = {"model.norm"};
+  Backend& backend = backend_for("cuda", c);
+  auto comm = make_local_communicator(backend.device);
+  REQUIRE_THROWS_WITH(Gpt(c.model.shape, 2, 16, false, backend, config::trained_parts(c)),
+                      Catch::Contains("model.norm.weight is kept in fp32") && Catch::Contains("only the routers"));
+  CHECK_THROWS(Trainer(c, *comm, backend));  // which says so and stops
 }
 
 TEST_CASE("the same GPU run twice gives the same bits", "[gpu][train][determinism]") {

@@ -130,7 +130,7 @@ void CpuModelOps::swiglu_forward(void* out, const void* inp, int N, int F, Gate 
 }
 
 void CpuModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
-                            bool normalize) {
+                            bool normalize, bool) {  // fp32 logits either way
   cpu::moe_route(probs, experts, weights, f(logits), N, E, K, normalize);
 }
 
@@ -153,8 +153,8 @@ void CpuModelOps::moe_scatter(void* dx, const void* drows, const int32_t* row, i
   cpu::moe_scatter(f(dx), f(drows), row, N, K, C, dx_into == GradInto::Accumulate);
 }
 
-void CpuModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs,
-                                     const int32_t* experts, const float* daux, int N, int E, int K, bool normalize) {
+void CpuModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                                     const float* daux, int N, int E, int K, bool normalize, bool) {
   cpu::moe_route_backward(f(dlogits), dweights, probs, experts, daux, N, E, K, normalize);
 }
 

@@ -115,6 +115,40 @@ void CudaModelOps::matmul_backward(void* dinp, void* dweight, void* dbias, const
                         dinp_into);
 }
 
+void CudaModelOps::matmul_fp32_forward(float* out, const void* inp, const float* weight, float* scratch, int N, int C,
+                                       int OC, WeightLayout layout) {
+  const void* x = inp;
+  if (dtype_ != DType::F32) {
+    cuda::cast(DType::F32, scratch, dtype_, inp, size_t(N) * size_t(C), stream());
+    x = scratch;
+  }
+  cuda::matmul_forward(*matmul_, DType::F32, out, x, weight, nullptr, N, C, OC, layout, stream());
+}
+
+void CudaModelOps::matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp,
+                                        const float* weight, float* scratch, int N, int C, int OC, WeightLayout layout,
+                                        GradInto dinp_into) {
+  if (dtype_ == DType::F32) {
+    cuda::matmul_backward(*matmul_, DType::F32, dinp, dweight, nullptr, dout, inp, weight, N, C, OC, layout, stream(),
+                          dinp_into);
+    return;
+  }
+  const size_t n = size_t(N) * size_t(C);
+  if (dweight) {
+    cuda::cast(DType::F32, scratch, dtype_, inp, n, stream());
+    cuda::matmul_backward(*matmul_, DType::F32, nullptr, dweight, nullptr, dout, scratch, weight, N, C, OC, layout,
+                          stream());
+  }
+  if (!dinp) return;
+  // The input's gradient in fp32 over the cast input (no longer needed), then rounded once into dinp.
+  cuda::matmul_backward(*matmul_, DType::F32, scratch, nullptr, nullptr, dout, nullptr, weight, N, C, OC, layout,
+                        stream(), GradInto::Overwrite);
+  if (dinp_into == GradInto::Accumulate)
+    cuda::add_into(dtype_, dinp, DType::F32, scratch, n, stream());
+  else
+    cuda::cast(dtype_, dinp, DType::F32, scratch, n, stream());
+}
+
 // Forward saves the log-sum-exp of every (batch, head, query) row.
 size_t CudaModelOps::attention_saved_floats(int B, int T, int NH) const { return size_t(B) * NH * T; }
 
@@ -198,8 +232,8 @@ void CudaModelOps::swiglu_backward(void* dinp, const void* inp, const void* dout
   cuda::swiglu_backward(dtype_, dinp, inp, dout, N, F, stream(), dinp_into, gate);
 }
 void CudaModelOps::moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
-                             bool normalize) {
-  cuda::moe_route(dtype_, probs, experts, weights, logits, N, E, K, normalize, stream());
+                             bool normalize, bool fp32_logits) {
+  cuda::moe_route(fp32_logits ? DType::F32 : dtype_, probs, experts, weights, logits, N, E, K, normalize, stream());
 }
 
 void CudaModelOps::moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) {
@@ -221,10 +255,10 @@ void CudaModelOps::moe_scatter(void* dx, const void* drows, const int32_t* row, 
   cuda::moe_scatter(dtype_, dx, drows, row, N, K, C, dx_into, stream());
 }
 
-void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs,
-                                      const int32_t* experts, const float* daux, int N, int E, int K,
-                                      bool normalize) {
-  cuda::moe_route_backward(dtype_, dlogits, dweights, probs, experts, daux, N, E, K, normalize, stream());
+void CudaModelOps::moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
+                                      const float* daux, int N, int E, int K, bool normalize, bool fp32_logits) {
+  cuda::moe_route_backward(fp32_logits ? DType::F32 : dtype_, dlogits, dweights, probs, experts, daux, N, E, K,
+                           normalize, stream());
 }
 
 void CudaModelOps::moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E,

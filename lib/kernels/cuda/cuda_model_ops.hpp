@@ -51,6 +51,10 @@ public:
                            int C, int OC, WeightLayout layout) override;
   void matmul_backward(void* dinp, void* dweight, void* dbias, const void* dout, const void* inp, const void* weight,
                        int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
+  void matmul_fp32_forward(float* out, const void* inp, const float* weight, float* scratch, int N, int C, int OC,
+                           WeightLayout layout) override;
+  void matmul_fp32_backward(void* dinp, float* dweight, const float* dout, const void* inp, const float* weight,
+                            float* scratch, int N, int C, int OC, WeightLayout layout, GradInto dinp_into) override;
   void matmul_gelu_backward(void* dpre, void* dgelu, void* dweight, void* dbias, const void* dout, const void* gelu_out,
                             const void* pre, const void* weight, int N, int C, int OC, WeightLayout layout,
                             GradInto dpre_into) override;
@@ -87,14 +91,14 @@ public:
   void swiglu_backward(void* dinp, const void* inp, const void* dout, int N, int F, GradInto dinp_into,
                        Gate gate = Gate::Silu) override;
   void moe_route(float* probs, int32_t* experts, float* weights, const void* logits, int N, int E, int K,
-                 bool normalize) override;
+                 bool normalize, bool fp32_logits) override;
   void moe_gather(void* rows, const void* x, const int32_t* token, int R, int C) override;
   void moe_combine(void* out, const void* y, const float* weights, const int32_t* row, int N, int K, int C) override;
   void moe_combine_backward(void* dy, float* dweights, const void* dout, const void* y, const float* weights,
                             const int32_t* row, int N, int K, int C) override;
   void moe_scatter(void* dx, const void* drows, const int32_t* row, int N, int K, int C, GradInto dx_into) override;
   void moe_route_backward(void* dlogits, const float* dweights, const float* probs, const int32_t* experts,
-                          const float* daux, int N, int E, int K, bool normalize) override;
+                          const float* daux, int N, int E, int K, bool normalize, bool fp32_logits) override;
   void moe_group(int32_t* offsets, int32_t* token, int32_t* row, const int32_t* experts, int N, int E, int K) override;
   void moe_expert_forward(void* out, const void* in, const void* weight, size_t stride, const int32_t* offsets, int E,
                           int R, int C, int OC) override;
