@@ -189,6 +189,17 @@ Config resolve_config(const nlohmann::json& raw_config, const ResolveOptions& op
   readers.run("aio", {}, [&] { c.aio = read_aio(top); });
   readers.run("expert_parallel", {"model"},
               [&] { c.expert_parallel = read_expert_parallel(top, c.model, c.world_size); });
+  // The experts of a rank's place are a second sharding domain, which the engine keeps in memory only.
+  readers.run("expert_parallel offload", {"expert_parallel", "zero"}, [&] {
+    if (c.expert_parallel.size() < 2) return;
+    for (const auto& [key, device] : {std::pair{"offload_optimizer", c.zero.offload_optimizer.device},
+                                      std::pair{"offload_param", c.zero.offload_param.device}})
+      if (device == OffloadDevice::Nvme)
+        diag.fail(fmt::format("zero_optimization.{}.device", key),
+                  fmt::format("\"nvme\" with expert_parallel.autoep_size {}: the experts a rank holds are not "
+                              "offloaded to files (expected \"cpu\" or \"none\", or expert_parallel.enabled false)",
+                              c.expert_parallel.autoep_size));
+  });
   readers.run("ignored", {}, [&] { read_ignored_top_level_keys(top); });
   readers.run("unknown keys", {}, [&] { top.finish(); });
   // Its errors are about how keys relate, collected rather than thrown: judged on values read well.

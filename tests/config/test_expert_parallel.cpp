@@ -1,5 +1,9 @@
 // The expert_parallel block (DeepSpeed's AutoEP): its keys and defaults, the keys that change
 // nothing named in warnings, and the sizes that cannot split the experts refused in one line.
+#include <fmt/format.h>
+
+#include <filesystem>
+
 #include "config_test_support.hpp"
 
 using namespace zt::config;
@@ -65,4 +69,19 @@ TEST_CASE("expert_parallel: sizes that cannot split the experts, a dense model a
   CapturedLog log;
   resolve(moe_with({{"enabled", true}, {"autoep_size", 1}}));
   CHECK(log.count("expert_parallel.autoep_size: 1: every rank holds every expert") == 1);
+}
+
+TEST_CASE("expert_parallel: a group's experts offloaded to files refused before anything is written") {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  for (const char* key : {"offload_optimizer", "offload_param"}) {
+    json c = moe_with({{"enabled", true}, {"autoep_size", 2}});
+    c["zero_optimization"] = {{"stage", 3}, {key, {{"device", "nvme"}, {"nvme_path", dir}}}};
+    CHECK(error_of(c, world(2)) == fmt::format("test.json: zero_optimization.{}.device: \"nvme\" with "
+                                               "expert_parallel.autoep_size 2: the experts a rank holds are not "
+                                               "offloaded to files (expected \"cpu\" or \"none\", or "
+                                               "expert_parallel.enabled false)",
+                                               key));
+    c["expert_parallel"]["autoep_size"] = 1;  // no second domain: files as for any model
+    CHECK_NOTHROW(resolve(c, world(2)));
+  }
 }
