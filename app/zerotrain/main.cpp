@@ -14,9 +14,10 @@
 
 int main(int argc, char** argv) {
   zt::exec_with_passive_openmp_wait(argv);  // idle OpenMP threads sleep: core/threads.hpp
-  CLI::App app{"zerotrain: training of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and the mixtures of experts "
-               "Qwen3-MoE, Qwen2-MoE, Mixtral and OLMoE with ZeRO stages 0-3 "
-               "(DeepSpeed configs), on CPUs or NVIDIA GPUs, one process alone or many over MPI"};
+  CLI::App app{
+      "zerotrain: training of GPT-2, Llama, Mistral, Qwen2, Qwen3, Gemma 2, Gemma 3 and the mixtures of experts "
+      "Qwen3-MoE, Qwen2-MoE, Mixtral and OLMoE with ZeRO stages 0-3 "
+      "(DeepSpeed configs), on CPUs or NVIDIA GPUs, one process alone or many over MPI"};
   app.set_version_flag("--version", std::string("zerotrain ") + ZT_VERSION);
   app.require_subcommand(0, 1);
   using namespace zt::cli;

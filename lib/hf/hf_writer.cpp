@@ -154,8 +154,8 @@ void HfModelWriter::commit() {
       std::string(kHfConfigFile));
   std::sort(stale.begin(), stale.end());
   if (!stale.empty())
-    spdlog::info("{}: removed {} weight or adapter file(s) of an earlier save ({}{})", dir_, stale.size(), stale.front(),
-                 stale.size() > 1 ? ", ..." : "");
+    spdlog::info("{}: removed {} weight or adapter file(s) of an earlier save ({}{})", dir_, stale.size(),
+                 stale.front(), stale.size() > 1 ? ", ..." : "");
 }
 
 void HfModelWriter::copy_source_files() const {

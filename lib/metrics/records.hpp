@@ -79,7 +79,8 @@ struct EvalRecord {
   int64_t step = 0;
   double val_loss = NAN;
   std::optional<PreferenceMetrics> preference;
-  std::optional<double> aux_loss;  // with output_router_logits: the load-balancing loss in val_loss, before its coefficient
+  // With output_router_logits: the load-balancing loss in val_loss, before its coefficient.
+  std::optional<double> aux_loss;
 };
 
 // What the model wrote at a step (training.sample_every).

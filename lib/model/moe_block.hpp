@@ -7,10 +7,10 @@
 // experts' outputs, in expert order. The routing stays on the device: the rows are grouped there
 // and each projection of every expert is one grouped GEMM (ModelOps::moe_expert_forward) sized
 // by the offsets on the device, so a forward and backward queue the same work whatever the routing
-// (expert parallelism alone reads the counts on the host, for its all-to-all). qwen2_moe adds a shared expert that every token goes through, its output scaled
-// by sigmoid(x · shared_expert_gate). Also the load-balancing loss transformers adds with output_router_logits:
-// aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share of (token, layer) top-k
-// slots given to expert e, P_e its mean probability; the tokens of a row's padding left out (as
+// (expert parallelism alone reads the counts on the host, for its all-to-all). qwen2_moe adds a shared expert that
+// every token goes through, its output scaled by sigmoid(x · shared_expert_gate). Also the load-balancing loss
+// transformers adds with output_router_logits: aux = E · Σ_e f_e · P_e over the sparse layers together, f_e the share
+// of (token, layer) top-k slots given to expert e, P_e its mean probability; the tokens of a row's padding left out (as
 // transformers leaves out what its attention mask masks), though the experts compute them.
 #include <array>
 #include <cstddef>

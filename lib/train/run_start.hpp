@@ -37,7 +37,8 @@ public:
   std::string resumed_from() const { return checkpoint_ && !weights_only_ ? checkpoint_->dir() : ""; }
 
   // Copies the checkpoint's state of this rank's elements into the engine (through `state`: the
-  // whole layout's, whatever the expert parallelism), checking the CRC32C of the files it reads. Local: the ranks agree that every read succeeded before apply().
+  // whole layout's, whatever the expert parallelism), checking the CRC32C of the files it reads. Local: the ranks agree
+  // that every read succeeded before apply().
   void read_into(const WholeState& state) const;
   // Collective: the weights read become the parameters everywhere; a resume also restores the
   // counters (optimizer steps, loss scaler) and the data position. Returns the last step done

@@ -90,8 +90,8 @@ TEST_CASE("--help and --version exit 0 on stdout") {
 
 TEST_CASE("every help text speaks of all the model families and devices it serves") {
   const auto help = zerotrain("--help");
-  for (const char* family :
-       {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Gemma 2", "Gemma 3", "Qwen3-MoE", "Qwen2-MoE", "Mixtral", "OLMoE"}) {
+  for (const char* family : {"GPT-2", "Llama", "Mistral", "Qwen2", "Qwen3", "Gemma 2", "Gemma 3", "Qwen3-MoE",
+                             "Qwen2-MoE", "Mixtral", "OLMoE"}) {
     INFO(family);
     CHECK(contains(help.out.substr(0, help.out.find("Options:")), family));  // the first lines say what it trains
     CHECK(contains(help.out.substr(help.out.find("--model")), family));     // and --model takes their directories
@@ -105,7 +105,8 @@ TEST_CASE("every help text speaks of all the model families and devices it serve
     CHECK(contains(sub.out, "Hugging Face model directory"));
     CHECK_FALSE(contains(sub.out, "GPT-2 weights"));
     if (std::string(command) != "estimate")
-      for (const char* family : {"Llama, Mistral, Qwen2, Qwen3", "Gemma 2, Gemma 3", "Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE"})
+      for (const char* family :
+           {"Llama, Mistral, Qwen2, Qwen3", "Gemma 2, Gemma 3", "Qwen3-MoE, Qwen2-MoE, Mixtral, OLMoE"})
         CHECK(contains(sub.out, family));
   }
   // --model names every preset (those of configs/models, as --model finds them).

@@ -166,5 +166,6 @@ TEST_CASE("a directory written as a model loses an adapter's files, and one writ
   write_model();
   CHECK(names() == std::set<std::string>{"README.md", "config.json", "model.safetensors"});
   write_adapter();
-  CHECK(names() == std::set<std::string>{"README.md", "adapter_config.json", "adapter_model.safetensors", "config.json"});
+  CHECK(names() ==
+        std::set<std::string>{"README.md", "adapter_config.json", "adapter_model.safetensors", "config.json"});
 }
